@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Purpose: installs the Debian/Ubuntu packages mgpu_bench builds and tests with (only those missing); CUDA and NCCL
+# come from /usr/local/cuda (or the system) when present, otherwise the CPU fallback is built.
+set -euo pipefail
+
+packages=(build-essential cmake git pkg-config openmpi-bin libopenmpi-dev libhdf5-dev hdf5-tools
+  libboost-program-options-dev libopenblas-dev libgtest-dev python3 python3-h5py python3-numpy)
+missing=()
+for package in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
+done
+if ((${#missing[@]})); then
+  sudo=""
+  if [[ $EUID -ne 0 ]]; then sudo="sudo"; fi
+  echo "install-deps: installing ${missing[*]}"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+else
+  echo "install-deps: all packages present"
+fi

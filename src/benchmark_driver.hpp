@@ -1,0 +1,13 @@
+// Purpose: one benchmark configuration end to end: agree on the back-end, train every run, gather each run's
+// per-rank timings to rank 0, print them and append them to the results file.
+#pragma once
+
+#include "mpi_context.hpp"
+#include "options.hpp"
+
+namespace mgpu {
+
+// Collective over mpi.comm. Throws UsageError (same message on every rank) for bad input, Error otherwise.
+void run_benchmark(const BenchOptions& options, const MpiContext& mpi);
+
+}  // namespace mgpu

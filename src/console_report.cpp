@@ -1,0 +1,90 @@
+// Purpose: console formatting of the banner, per-run lines and the closing summary.
+#include "console_report.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "build_info.hpp"
+
+namespace mgpu {
+
+std::string with_thousands(unsigned long long value) {
+  std::string digits = std::to_string(value);
+  for (int i = static_cast<int>(digits.size()) - 3; i > 0; i -= 3) digits.insert(static_cast<std::size_t>(i), ",");
+  return digits;
+}
+
+void print_banner(std::FILE* out, const BannerFacts& facts) {
+  const BenchOptions& options = *facts.options;
+  const MlpSpec& model = options.model;
+  const double megabytes = model.parameter_count() * 4.0 / 1e6;  // fp32
+  std::fprintf(out, "# mgpu_bench %s (git %s)\n", project_version(), git_revision());
+  std::fprintf(out, "# model %s %s: %s parameters, dropout %.2f\n", model.name.c_str(), model.widths_string().c_str(),
+               with_thousands(model.parameter_count()).c_str(), model.dropout);
+  std::fprintf(out, "#   fp32 parameters %.2f MB, gradients %.2f MB, Adam state %.2f MB\n", megabytes, megabytes,
+               2 * megabytes);
+  std::fprintf(out, "# device %s, ranks %d, global batch %d (%d per rank), warm-up %d, steps %d, runs %d, seed %llu\n",
+               backend_name(facts.backend), facts.ranks, options.global_batch, options.global_batch / facts.ranks,
+               options.warmup_steps, options.measured_steps, options.runs,
+               static_cast<unsigned long long>(options.seed));
+  const LibraryVersions& v = facts.versions;
+  std::fprintf(out, "# NCCL %s, CUDA runtime %s, driver %s, cuBLAS %s, MPI %s\n", v.nccl.c_str(),
+               v.cuda_runtime.c_str(), v.cuda_driver.c_str(), v.cublas.c_str(), v.mpi.c_str());
+  std::string environment;
+  for (const std::string& variable : facts.nccl_environment) environment += " " + variable;
+  std::fprintf(out, "# NCCL environment:%s\n", environment.empty() ? " (none)" : environment.c_str());
+  std::fprintf(out, "# %5s  %-20s  %-22s  %-14s  %s\n", "rank", "host", "gpu", "pci bus id", "uuid");
+  for (int r = 0; r < facts.ranks; ++r) {
+    const RankHardware& h = facts.hardware[r];
+    std::fprintf(out, "# %5d  %-20s  %-22s  %-14s  %s\n", r, facts.hosts[r].c_str(), h.gpu_name.c_str(),
+                 h.pci_bus_id.c_str(), h.gpu_uuid.c_str());
+  }
+  if (facts.backend == Backend::cuda) {
+    for (int r = 0; r < facts.ranks; ++r)
+      std::fprintf(out, "# topology rank %d: %s\n", r, facts.hardware[r].peer_topology.c_str());
+  }
+  std::fprintf(out, "# results: %s\n#\n", facts.output_path.c_str());
+}
+
+void print_run_header(std::FILE* out) {
+  std::fprintf(out, "# %4s %12s %9s %9s %9s %9s %9s %9s %10s\n", "run", "samples/s", "step_ms", "fwd_ms", "bwd_ms",
+               "ar_ms", "exp_ms", "opt_ms", "loss");
+}
+
+void print_run_line(std::FILE* out, int run_index, const RunSummary& run) {
+  const auto& ms = run.mean_ms;
+  std::fprintf(out, "  %4d %12.1f %9.4f %9.4f %9.4f %9.4f %9.4f %9.4f %10.6f\n", run_index, run.samples_per_second,
+               run.mean_step_ms, ms[int(Phase::forward)], ms[int(Phase::backward)], ms[int(Phase::allreduce)],
+               ms[int(Phase::exposed_comm)], ms[int(Phase::optimizer)], run.final_loss);
+  std::fflush(out);
+}
+
+void print_summary(std::FILE* out, const std::vector<RunSummary>& runs) {
+  if (runs.empty()) return;
+  const double n = static_cast<double>(runs.size());
+  double mean = 0, low = runs.front().samples_per_second, high = low;
+  for (const RunSummary& run : runs) {
+    mean += run.samples_per_second / n;
+    low = std::min(low, run.samples_per_second);
+    high = std::max(high, run.samples_per_second);
+  }
+  double squares = 0;
+  for (const RunSummary& run : runs) squares += (run.samples_per_second - mean) * (run.samples_per_second - mean);
+  const double sd = runs.size() > 1 ? std::sqrt(squares / (n - 1)) : 0.0;
+  std::array<double, kPhaseCount> phase{};
+  for (const RunSummary& run : runs)
+    for (int p = 0; p < kPhaseCount; ++p) phase[p] += run.mean_ms[p] / n;
+  const double step = phase[int(Phase::step)];
+  auto share = [&](Phase p) { return step > 0 ? 100.0 * phase[int(p)] / step : 0.0; };
+  std::fprintf(out, "#\n# summary over %zu runs (warm-up excluded): samples/s mean %.1f, sd %.1f, min %.1f, max %.1f\n",
+               runs.size(), mean, sd, low, high);
+  std::fprintf(out,
+               "# mean step %.4f ms = forward %.4f (%.0f%%) + backward %.4f (%.0f%%) + exposed all-reduce %.4f "
+               "(%.0f%%) + optimizer %.4f (%.0f%%); all-reduce %.4f ms\n",
+               step, phase[int(Phase::forward)], share(Phase::forward), phase[int(Phase::backward)],
+               share(Phase::backward), phase[int(Phase::exposed_comm)], share(Phase::exposed_comm),
+               phase[int(Phase::optimizer)], share(Phase::optimizer), phase[int(Phase::allreduce)]);
+  std::fprintf(out, "# intervals, outlier screening and tests: mgpu_analyze (MEASUREMENT.md statistics)\n");
+}
+
+}  // namespace mgpu

@@ -1,0 +1,250 @@
+// Purpose: the project's own CUDA kernels (everything of the training step that is not a cuBLAS call) and their
+// launchers. The element formulas are synthetic_data.hpp's and cpu_mlp.hpp's, so GPU and CPU compute one function.
+#include <algorithm>
+
+#include "cuda_check.hpp"
+#include "cuda_kernels.cuh"
+#include "synthetic_data.hpp"
+
+namespace mgpu::kernels {
+namespace {
+
+constexpr int kThreads = 256;              // elementwise kernels and per-sample blocks
+constexpr int kReductionThreads = 1024;    // the single-block loss reduction
+constexpr std::size_t kMaxBlocks = 65536;  // grid-stride loops cover the rest
+
+unsigned grid_for(std::size_t items) {
+  return static_cast<unsigned>(std::min((items + kThreads - 1) / kThreads, kMaxBlocks));
+}
+
+__device__ __forceinline__ std::size_t global_thread() {
+  return static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+}
+__device__ __forceinline__ std::size_t grid_stride() { return static_cast<std::size_t>(gridDim.x) * blockDim.x; }
+
+// kVector consecutive floats through one 16-byte access when kVector == 4 (the address must then be 16-byte
+// aligned: launchers pick kVector = 4 only when every group starts at a multiple of 4 elements of a cudaMalloc base).
+template <int kVector>
+__device__ __forceinline__ void load(const float* source, float (&values)[kVector]) {
+  if constexpr (kVector == 4) {
+    const float4 q = *reinterpret_cast<const float4*>(source);
+    values[0] = q.x;
+    values[1] = q.y;
+    values[2] = q.z;
+    values[3] = q.w;
+  } else {
+    for (int k = 0; k < kVector; ++k) values[k] = source[k];
+  }
+}
+template <int kVector>
+__device__ __forceinline__ void store(float* destination, const float (&values)[kVector]) {
+  if constexpr (kVector == 4) {
+    *reinterpret_cast<float4*>(destination) = make_float4(values[0], values[1], values[2], values[3]);
+  } else {
+    for (int k = 0; k < kVector; ++k) destination[k] = values[k];
+  }
+}
+
+// Sum over the block (blockDim.x a multiple of 32, at most 1024); the result is valid in thread 0. The order of
+// additions depends only on the block size, so the result is reproducible bit for bit.
+__device__ float block_sum(float value) {
+  __shared__ float warp_sums[32];
+  __syncthreads();  // a previous call's readers are done with warp_sums
+  for (int offset = 16; offset > 0; offset >>= 1) value += __shfl_down_sync(0xffffffffu, value, offset);
+  const int lane = threadIdx.x & 31;
+  const int warp = threadIdx.x >> 5;
+  if (lane == 0) warp_sums[warp] = value;
+  __syncthreads();
+  if (warp == 0) {
+    value = lane < static_cast<int>(blockDim.x >> 5) ? warp_sums[lane] : 0.0f;
+    for (int offset = 16; offset > 0; offset >>= 1) value += __shfl_down_sync(0xffffffffu, value, offset);
+  }
+  return value;
+}
+
+__global__ void teacher_weights_kernel(float* teacher, std::uint64_t seed, int outputs, int inputs) {
+  const std::size_t count = static_cast<std::size_t>(outputs) * inputs;
+  for (std::size_t i = global_thread(); i < count; i += grid_stride()) {
+    teacher[i] =
+        synthetic::teacher_weight(seed, static_cast<std::uint32_t>(i / inputs), static_cast<std::uint32_t>(i % inputs));
+  }
+}
+
+// One block per sample: the block writes the sample's features, then reduces each teacher projection over them.
+__global__ void generate_batch_kernel(float* x, float* targets, const float* teacher, std::uint64_t seed,
+                                      std::uint64_t first_sample, int inputs, int outputs) {
+  const int i = blockIdx.x;
+  const std::uint64_t sample = first_sample + i;
+  float* row = x + static_cast<std::size_t>(i) * inputs;
+  for (int j = threadIdx.x; j < inputs; j += blockDim.x) row[j] = synthetic::feature(seed, sample, j);
+  __syncthreads();  // the row's global writes are visible to the whole block from here on
+  for (int k = 0; k < outputs; ++k) {
+    const float* teacher_row = teacher + static_cast<std::size_t>(k) * inputs;
+    float partial = 0.0f;
+    for (int j = threadIdx.x; j < inputs; j += blockDim.x) partial += teacher_row[j] * row[j];
+    const float projection = block_sum(partial);
+    if (threadIdx.x == 0)
+      targets[static_cast<std::size_t>(i) * outputs + k] = synthetic::teacher_target(projection, inputs);
+  }
+}
+
+__global__ void initialize_weights_kernel(float* weights, std::uint64_t seed, std::uint64_t run,
+                                          std::size_t first_index, std::size_t count, int fan_in, int fan_out) {
+  for (std::size_t i = global_thread(); i < count; i += grid_stride()) {
+    weights[i] = synthetic::initial_weight(seed, run, first_index + i, fan_in, fan_out);
+  }
+}
+
+// Each thread handles kVector consecutive units of one row (width % kVector == 0).
+template <int kVector>
+__global__ void bias_relu_dropout_kernel(float* z, const float* bias, int batch, int width, DropoutLayerKey key,
+                                         float keep_scale) {
+  const std::size_t groups = static_cast<std::size_t>(batch) * width / kVector;
+  for (std::size_t group = global_thread(); group < groups; group += grid_stride()) {
+    const std::size_t first = group * kVector;
+    const std::size_t row = first / width;
+    const int first_unit = static_cast<int>(first % width);
+    float values[kVector];
+    load<kVector>(z + first, values);
+    for (int k = 0; k < kVector; ++k) {
+      const int unit = first_unit + k;
+      const float relu = fmaxf(values[k] + bias[unit], 0.0f);
+      const bool keep = key.drop_probability == 0.0f ||
+                        synthetic::dropout_keep(key.seed, key.run, key.step, key.layer, key.first_sample + row,
+                                                static_cast<std::uint32_t>(unit), key.drop_probability);
+      values[k] = keep ? relu * keep_scale : 0.0f;
+    }
+    store<kVector>(z + first, values);
+  }
+}
+
+template <int kVector>
+__global__ void relu_dropout_backward_kernel(float* grad, const float* h, std::size_t count, float keep_scale) {
+  const std::size_t groups = count / kVector;
+  for (std::size_t group = global_thread(); group < groups; group += grid_stride()) {
+    float g[kVector];
+    float a[kVector];
+    load<kVector>(grad + group * kVector, g);
+    load<kVector>(h + group * kVector, a);
+    for (int k = 0; k < kVector; ++k) g[k] = a[k] > 0.0f ? g[k] * keep_scale : 0.0f;
+    store<kVector>(grad + group * kVector, g);
+  }
+}
+
+__global__ void mse_loss_and_gradient_kernel(const float* y, const float* targets, int count, float* grad_y,
+                                             float* loss) {
+  float partial = 0.0f;
+  for (int i = threadIdx.x; i < count; i += blockDim.x) {
+    const float diff = y[i] - targets[i];
+    partial += diff * diff;
+    grad_y[i] = 2.0f * diff / static_cast<float>(count);
+  }
+  const float sum = block_sum(partial);
+  if (threadIdx.x == 0) *loss = sum / static_cast<float>(count);
+}
+
+template <int kVector>
+__global__ void adam_kernel(float* parameters, const float* gradients, float* first_moment, float* second_moment,
+                            std::size_t count, AdamStep step) {
+  const std::size_t groups = count / kVector;
+  for (std::size_t group = global_thread(); group < groups; group += grid_stride()) {
+    const std::size_t first = group * kVector;
+    float p[kVector], g[kVector], m[kVector], v[kVector];
+    load<kVector>(parameters + first, p);
+    load<kVector>(gradients + first, g);
+    load<kVector>(first_moment + first, m);
+    load<kVector>(second_moment + first, v);
+    for (int k = 0; k < kVector; ++k) {
+      m[k] = step.beta1 * m[k] + (1.0f - step.beta1) * g[k];
+      v[k] = step.beta2 * v[k] + (1.0f - step.beta2) * g[k] * g[k];
+      const float m_hat = m[k] / step.correction1;
+      const float v_hat = v[k] / step.correction2;
+      p[k] -= step.learning_rate * m_hat / (sqrtf(v_hat) + step.epsilon);
+    }
+    store<kVector>(parameters + first, p);
+    store<kVector>(first_moment + first, m);
+    store<kVector>(second_moment + first, v);
+  }
+}
+
+__global__ void fill_kernel(float* destination, std::size_t count, float value) {
+  for (std::size_t i = global_thread(); i < count; i += grid_stride()) destination[i] = value;
+}
+
+}  // namespace
+
+void teacher_weights(float* teacher, std::uint64_t seed, int outputs, int inputs, cudaStream_t stream) {
+  const std::size_t count = static_cast<std::size_t>(outputs) * inputs;
+  if (count == 0) return;
+  teacher_weights_kernel<<<grid_for(count), kThreads, 0, stream>>>(teacher, seed, outputs, inputs);
+  MGPU_CUDA_CHECK_LAUNCH();
+}
+
+void generate_batch(float* x, float* targets, const float* teacher, std::uint64_t seed, std::uint64_t first_sample,
+                    int count, int inputs, int outputs, cudaStream_t stream) {
+  if (count == 0) return;
+  generate_batch_kernel<<<count, kThreads, 0, stream>>>(x, targets, teacher, seed, first_sample, inputs, outputs);
+  MGPU_CUDA_CHECK_LAUNCH();
+}
+
+void initialize_weights(float* weights, std::uint64_t seed, std::uint64_t run, std::size_t first_index,
+                        std::size_t count, int fan_in, int fan_out, cudaStream_t stream) {
+  if (count == 0) return;
+  initialize_weights_kernel<<<grid_for(count), kThreads, 0, stream>>>(weights, seed, run, first_index, count, fan_in,
+                                                                      fan_out);
+  MGPU_CUDA_CHECK_LAUNCH();
+}
+
+void bias_relu_dropout(float* z, const float* bias, int batch, int width, const DropoutLayerKey& key,
+                       cudaStream_t stream) {
+  const std::size_t count = static_cast<std::size_t>(batch) * width;
+  if (count == 0) return;
+  // The same float expression as cpu::mlp_forward's keep_scale (1 / (1 - p)), computed once.
+  const float keep_scale = 1.0f / (1.0f - key.drop_probability);
+  if (width % 4 == 0) {
+    bias_relu_dropout_kernel<4><<<grid_for(count / 4), kThreads, 0, stream>>>(z, bias, batch, width, key, keep_scale);
+  } else {
+    bias_relu_dropout_kernel<1><<<grid_for(count), kThreads, 0, stream>>>(z, bias, batch, width, key, keep_scale);
+  }
+  MGPU_CUDA_CHECK_LAUNCH();
+}
+
+void relu_dropout_backward(float* grad, const float* h, std::size_t count, float drop_probability,
+                           cudaStream_t stream) {
+  if (count == 0) return;
+  const float keep_scale = 1.0f / (1.0f - drop_probability);
+  if (count % 4 == 0) {
+    relu_dropout_backward_kernel<4><<<grid_for(count / 4), kThreads, 0, stream>>>(grad, h, count, keep_scale);
+  } else {
+    relu_dropout_backward_kernel<1><<<grid_for(count), kThreads, 0, stream>>>(grad, h, count, keep_scale);
+  }
+  MGPU_CUDA_CHECK_LAUNCH();
+}
+
+void mse_loss_and_gradient(const float* y, const float* targets, int count, float* grad_y, float* loss,
+                           cudaStream_t stream) {
+  MGPU_REQUIRE(count > 0, "the MSE loss needs at least one value");
+  mse_loss_and_gradient_kernel<<<1, kReductionThreads, 0, stream>>>(y, targets, count, grad_y, loss);
+  MGPU_CUDA_CHECK_LAUNCH();
+}
+
+void adam_update(float* parameters, const float* gradients, float* first_moment, float* second_moment,
+                 std::size_t count, const AdamStep& step, cudaStream_t stream) {
+  if (count == 0) return;
+  if (count % 4 == 0) {
+    adam_kernel<4>
+        <<<grid_for(count / 4), kThreads, 0, stream>>>(parameters, gradients, first_moment, second_moment, count, step);
+  } else {
+    adam_kernel<1>
+        <<<grid_for(count), kThreads, 0, stream>>>(parameters, gradients, first_moment, second_moment, count, step);
+  }
+  MGPU_CUDA_CHECK_LAUNCH();
+}
+
+void fill(float* destination, std::size_t count, float value, cudaStream_t stream) {
+  if (count == 0) return;
+  fill_kernel<<<grid_for(count), kThreads, 0, stream>>>(destination, count, value);
+  MGPU_CUDA_CHECK_LAUNCH();
+}
+
+}  // namespace mgpu::kernels

@@ -1,0 +1,46 @@
+// Purpose: the MPI job as the benchmark sees it: RAII init/finalize, world rank and size, node-local rank, host,
+// and the collective helpers that keep every rank in agreement (so a bad input never leaves a rank hanging).
+#pragma once
+
+#include <mpi.h>
+
+#include <string>
+#include <vector>
+
+namespace mgpu {
+
+// MPI_Init in the constructor, MPI_Finalize in the destructor; MPI errors return codes (checked by MGPU_MPI_CHECK)
+// instead of aborting inside the library.
+class MpiSession {
+ public:
+  MpiSession(int* argc, char*** argv);
+  ~MpiSession();
+  MpiSession(const MpiSession&) = delete;
+  MpiSession& operator=(const MpiSession&) = delete;
+};
+
+struct MpiContext {
+  MPI_Comm comm = MPI_COMM_WORLD;
+  int rank = 0;
+  int size = 1;
+  int local_rank = 0;  // rank among the ranks on this host (MPI_Comm_split_type SHARED): picks the GPU
+  int local_size = 1;
+  std::string host;
+};
+
+// Describes `comm` (world by default); also sets the rank@host origin of error messages.
+MpiContext describe_mpi_job(MPI_Comm comm = MPI_COMM_WORLD);
+
+// Every rank passes its own error message ("" when fine). If any rank has one, every rank throws UsageError with
+// the lowest failing rank's message, so all ranks exit together with the same one line.
+void agree_or_throw(const MpiContext& mpi, const std::string& local_error);
+
+// Gathers one string per rank to rank 0 (other ranks get an empty vector).
+std::vector<std::string> gather_strings(const MpiContext& mpi, const std::string& value);
+// Gathers one double per rank to rank 0.
+std::vector<double> gather_doubles(const MpiContext& mpi, double value);
+
+// The MPI library's own version string (MPI_Get_library_version), first line.
+std::string mpi_library_version();
+
+}  // namespace mgpu

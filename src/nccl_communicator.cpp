@@ -1,0 +1,29 @@
+// Purpose: NCCL communicator set-up as nccl-tests does it: rank 0 makes the unique id, MPI_Bcast hands it to the
+// others, every rank joins with ncclCommInitRank.
+#include "nccl_communicator.hpp"
+
+#include <cuda_runtime_api.h>
+
+#include "cuda_check.hpp"
+#include "mpi_check.hpp"
+
+namespace mgpu {
+
+NcclCommunicator::NcclCommunicator(MPI_Comm comm, int device_ordinal) {
+  MGPU_MPI_CHECK(MPI_Comm_rank(comm, &rank_));
+  MGPU_MPI_CHECK(MPI_Comm_size(comm, &size_));
+  ncclUniqueId id{};
+  if (rank_ == 0) MGPU_NCCL_CHECK(ncclGetUniqueId(&id));
+  MGPU_MPI_CHECK(MPI_Bcast(&id, static_cast<int>(sizeof id), MPI_BYTE, 0, comm));
+  MGPU_CUDA_CHECK(cudaSetDevice(device_ordinal));
+  MGPU_NCCL_CHECK(ncclCommInitRank(&comm_, size_, id, rank_));
+}
+
+NcclCommunicator::~NcclCommunicator() {
+  if (comm_ == nullptr) return;
+  // Finalize flushes this rank's outstanding NCCL work; Destroy then frees the local resources.
+  MGPU_NCCL_WARN(ncclCommFinalize(comm_));
+  MGPU_NCCL_WARN(ncclCommDestroy(comm_));
+}
+
+}  // namespace mgpu

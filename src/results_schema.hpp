@@ -1,0 +1,264 @@
+// Purpose: the results-file format in one place (docs/results-format.md describes it): schema version, group, attribute
+// and dataset names, units, and the plain structs they map to. The writer and every reader (mgpu_analyze) visit these
+// lists instead of spelling names themselves, so the format cannot drift between them.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "run_record.hpp"
+
+namespace mgpu::results_schema {
+
+// Bumped on every change to the format (names, types, shapes, meanings, additions); readers refuse newer files.
+inline constexpr std::int32_t kVersion = 1;
+inline constexpr char kProducer[] = "mgpu_bench";
+// Attributes a reader needs before it knows the rest of the format is one it understands.
+inline constexpr char kSchemaVersionAttribute[] = "schema_version";
+inline constexpr char kProducerAttribute[] = "producer";
+// One subgroup per configuration, named by the caller ("large_b32_n2_cuda").
+inline constexpr char kConfigurationsGroup[] = "configurations";
+// Every dataset carries these two string attributes.
+inline constexpr char kUnitsAttribute[] = "units";
+inline constexpr char kDescriptionAttribute[] = "description";
+// Values of string attributes that mean "not applicable" (CPU runs) and "the library decides" (NCCL algo/proto).
+inline constexpr char kNotApplicable[] = "n/a";
+inline constexpr char kNcclDefault[] = "default";
+// MEASUREMENT.md: a run whose mean SM clock is below this fraction of the rank's maximum SM clock is throttled.
+inline constexpr double kThrottleFraction = 0.75;
+// 0 stands for "unknown" in both clocks, and an unknown clock never flags a run.
+inline bool is_throttled(double mean_sm_clock_mhz, double max_sm_clock_mhz) {
+  return mean_sm_clock_mhz > 0 && max_sm_clock_mhz > 0 && mean_sm_clock_mhz < kThrottleFraction * max_sm_clock_mhz;
+}
+
+// ---- Attributes: each struct below is written and read through its for_each_* list, the only place its names live.
+
+struct RootMetadata {
+  std::int32_t schema_version = kVersion;
+  std::string producer = kProducer;
+  std::string project_version;
+  std::string git_revision;
+  std::string created_utc;  // ISO 8601, "2025-01-31T12:00:00Z"
+};
+
+template <typename Root, typename Visitor>  // Root: RootMetadata or const RootMetadata
+void for_each_attribute_of_root(Root& root, Visitor&& visit) {
+  visit(kSchemaVersionAttribute, root.schema_version);
+  visit(kProducerAttribute, root.producer);
+  visit("project_version", root.project_version);
+  visit("git_revision", root.git_revision);
+  visit("created_utc", root.created_utc);
+}
+
+// What a configuration is and where it ran; written once when its group is created.
+struct ConfigurationMetadata {
+  std::string name;   // the group name under /configurations (not an attribute)
+  std::string model;  // "medium", "large" or "custom"
+  std::vector<std::int32_t> layer_widths;
+  double dropout = 0.0;
+  std::int64_t parameter_count = 0;
+  std::int64_t dense_weight_count = 0;  // weights of the dense layers, no biases (the W of 6·W·B FLOPs)
+  std::int32_t global_batch = 0;
+  std::int32_t local_batch = 0;
+  std::string batch_mode = "global";  // "global": --batch split across ranks (MEASUREMENT.md)
+  std::int32_t ranks = 0;
+  std::string device;  // "cuda" or "cpu"
+  std::string precision = "fp32";
+  std::int32_t warmup_steps = 0;
+  std::int32_t measured_steps = 0;
+  std::int32_t runs_requested = 0;
+  std::uint64_t seed = 0;
+  double adam_learning_rate = 0.0;
+  double adam_beta1 = 0.0;
+  double adam_beta2 = 0.0;
+  double adam_epsilon = 0.0;
+  std::string nccl_algo = kNcclDefault;
+  std::string nccl_proto = kNcclDefault;
+  std::vector<std::string> nccl_environment;  // "NAME=value" for every NCCL_* variable in effect
+  std::string command_line;
+  std::string started_utc;  // ISO 8601; the writer fills it in when empty
+  std::string cuda_runtime_version = kNotApplicable;
+  std::string cuda_driver_version = kNotApplicable;
+  std::string cublas_version = kNotApplicable;
+  std::string nccl_version = kNotApplicable;
+  std::string mpi_library_version = kNotApplicable;
+  // One entry per rank, in rank order.
+  std::vector<std::string> hosts;
+  std::vector<std::string> gpu_names;
+  std::vector<std::string> gpu_uuids;
+  std::vector<std::string> gpu_pci_bus_ids;
+  std::vector<std::string> peer_topology;    // this rank's GPU to every other rank's: NVLink/PCIe path, P2P access
+  std::vector<double> max_sm_clock_mhz;      // 0 = unknown
+  std::vector<double> max_memory_clock_mhz;  // 0 = unknown
+
+  int total_steps() const { return warmup_steps + measured_steps; }
+};
+
+template <typename Metadata, typename Visitor>  // Metadata: ConfigurationMetadata, const or not
+void for_each_attribute_of_configuration(Metadata& m, Visitor&& visit) {
+  visit("model", m.model);
+  visit("layer_widths", m.layer_widths);
+  visit("dropout", m.dropout);
+  visit("parameter_count", m.parameter_count);
+  visit("dense_weight_count", m.dense_weight_count);
+  visit("global_batch", m.global_batch);
+  visit("local_batch", m.local_batch);
+  visit("batch_mode", m.batch_mode);
+  visit("ranks", m.ranks);
+  visit("device", m.device);
+  visit("precision", m.precision);
+  visit("warmup_steps", m.warmup_steps);
+  visit("measured_steps", m.measured_steps);
+  visit("runs_requested", m.runs_requested);
+  visit("seed", m.seed);
+  visit("adam_learning_rate", m.adam_learning_rate);
+  visit("adam_beta1", m.adam_beta1);
+  visit("adam_beta2", m.adam_beta2);
+  visit("adam_epsilon", m.adam_epsilon);
+  visit("nccl_algo", m.nccl_algo);
+  visit("nccl_proto", m.nccl_proto);
+  visit("nccl_environment", m.nccl_environment);
+  visit("command_line", m.command_line);
+  visit("started_utc", m.started_utc);
+  visit("cuda_runtime_version", m.cuda_runtime_version);
+  visit("cuda_driver_version", m.cuda_driver_version);
+  visit("cublas_version", m.cublas_version);
+  visit("nccl_version", m.nccl_version);
+  visit("mpi_library_version", m.mpi_library_version);
+  visit("hosts", m.hosts);
+  visit("gpu_names", m.gpu_names);
+  visit("gpu_uuids", m.gpu_uuids);
+  visit("gpu_pci_bus_ids", m.gpu_pci_bus_ids);
+  visit("peer_topology", m.peer_topology);
+  visit("max_sm_clock_mhz", m.max_sm_clock_mhz);
+  visit("max_memory_clock_mhz", m.max_memory_clock_mhz);
+}
+
+// Attributes the writer updates as the configuration runs. All exist from creation, so a reader of an interrupted
+// file finds complete = 0 and finished_utc = "" rather than a missing attribute.
+struct ConfigurationProgress {
+  std::int32_t runs_completed = 0;  // rows of every per-run dataset that hold a finished run
+  std::int32_t complete = 0;        // 1 once the benchmark finished the configuration; 0 = running or interrupted
+  std::string finished_utc;         // ISO 8601, "" until complete
+};
+
+template <typename Progress, typename Visitor>
+void for_each_attribute_of_progress(Progress& p, Visitor&& visit) {
+  visit("runs_completed", p.runs_completed);
+  visit("complete", p.complete);
+  visit("finished_utc", p.finished_utc);
+}
+
+// ---- Datasets
+
+// A row-major array as stored: shape[0] is the runs dimension for every per-run dataset.
+template <typename T>
+struct ResultArray {
+  using value_type = T;
+  std::vector<std::size_t> shape;
+  std::vector<T> values;
+
+  // Checked element access: array.at(run, rank, step).
+  template <typename... Index>
+  const T& at(Index... index) const {
+    const std::size_t indices[] = {static_cast<std::size_t>(index)...};
+    if (sizeof...(Index) != shape.size()) throw std::out_of_range("ResultArray::at: wrong number of indices");
+    std::size_t offset = 0;
+    for (std::size_t d = 0; d < shape.size(); ++d) {
+      if (indices[d] >= shape[d]) throw std::out_of_range("ResultArray::at: index out of range");
+      offset = offset * shape[d] + indices[d];
+    }
+    return values[offset];
+  }
+};
+
+// The shape of a dataset in terms of the configuration's runs, ranks and steps (steps = warm-up + measured).
+enum class Extent { runs_ranks_steps, runs_steps, runs_ranks, steps };
+
+struct DatasetSpec {
+  std::string name;
+  Extent extent;
+  std::string units;  // "ms", "bytes", "MHz" or "1"
+  std::string description;
+};
+
+inline std::vector<std::size_t> extent_shape(Extent extent, std::size_t runs, std::size_t ranks, std::size_t steps) {
+  switch (extent) {
+    case Extent::runs_ranks_steps:
+      return {runs, ranks, steps};
+    case Extent::runs_steps:
+      return {runs, steps};
+    case Extent::runs_ranks:
+      return {runs, ranks};
+    case Extent::steps:
+      return {steps};
+  }
+  return {};
+}
+
+// The phase datasets: kPhaseNames[p] + "_ms", [runs, ranks, steps], each rank's own CUDA-event (or host) times.
+inline const std::array<DatasetSpec, kPhaseCount>& phase_datasets() {
+  static const std::array<const char*, kPhaseCount> descriptions = {
+      "forward pass per rank and step: batch in place -> loss",
+      "backward pass per rank and step: loss -> last gradient written",
+      "gradient all-reduce per rank and step: first reduction launched -> last complete (communication stream)",
+      "communication not hidden by backward per rank and step: backward end -> all reductions complete",
+      "optimizer (Adam) update per rank and step",
+      "whole training step per rank and step: start -> end; a distributed step takes the max over ranks"};
+  static const std::array<DatasetSpec, kPhaseCount> specs = [] {
+    std::array<DatasetSpec, kPhaseCount> made;
+    for (int p = 0; p < kPhaseCount; ++p)
+      made[p] = {std::string(kPhaseNames[p]) + "_ms", Extent::runs_ranks_steps, "ms", descriptions[p]};
+    return made;
+  }();
+  return specs;
+}
+
+// Fixed at creation (not per run): 1 for the warm-up steps, which come first and which the analyzer excludes.
+inline const DatasetSpec& is_warmup_dataset() {
+  static const DatasetSpec spec{"is_warmup", Extent::steps, "1",
+                                "1 where the step is a warm-up step (excluded from statistics), 0 where measured"};
+  return spec;
+}
+
+// Everything appended once per run; the writer builds one with runs = 1, the reader gets all runs.
+struct Measurements {
+  std::array<ResultArray<double>, kPhaseCount> phase_ms;  // [runs, ranks, steps]
+  ResultArray<double> loss;                               // [runs, steps]
+  ResultArray<std::int64_t> memory_peak_bytes;            // [runs, ranks]
+  ResultArray<double> sm_clock_mhz;                       // [runs, ranks]
+  ResultArray<double> memory_clock_mhz;                   // [runs, ranks]
+  ResultArray<std::int32_t> clock_samples;                // [runs, ranks]
+  ResultArray<std::uint8_t> throttled;                    // [runs, ranks]
+};
+
+// Visits (spec, array) for every per-run dataset; the element type of the file dataset is the array's.
+template <typename M, typename Visitor>  // M: Measurements, const or not
+void for_each_dataset(M& m, Visitor&& visit) {
+  for (int p = 0; p < kPhaseCount; ++p) visit(phase_datasets()[p], m.phase_ms[p]);
+  static const DatasetSpec loss{"loss", Extent::runs_steps, "1",
+                                "MSE loss per run and step: mean over ranks of each rank's local-batch loss"};
+  static const DatasetSpec memory{"memory_peak_bytes", Extent::runs_ranks, "bytes",
+                                  "peak memory per run and rank: device memory in use (GPU) or peak RSS (CPU)"};
+  static const DatasetSpec sm_clock{"sm_clock_mhz", Extent::runs_ranks, "MHz",
+                                    "mean SM clock sampled during the run; 0 = not available"};
+  static const DatasetSpec memory_clock{"memory_clock_mhz", Extent::runs_ranks, "MHz",
+                                        "mean memory clock sampled during the run; 0 = not available"};
+  static const DatasetSpec samples{"clock_samples", Extent::runs_ranks, "1",
+                                   "number of clock samples behind sm_clock_mhz and memory_clock_mhz"};
+  static const DatasetSpec throttled{"throttled", Extent::runs_ranks, "1",
+                                     "1 when the run's mean SM clock is below 75% of the rank's max_sm_clock_mhz "
+                                     "(both known), else 0"};
+  visit(loss, m.loss);
+  visit(memory, m.memory_peak_bytes);
+  visit(sm_clock, m.sm_clock_mhz);
+  visit(memory_clock, m.memory_clock_mhz);
+  visit(samples, m.clock_samples);
+  visit(throttled, m.throttled);
+}
+
+}  // namespace mgpu::results_schema

@@ -1,0 +1,30 @@
+// Purpose: the NCCL_* environment snapshot recorded with the results, and setting NCCL variables.
+#include "run_conditions.hpp"
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+
+#include "error.hpp"
+
+extern char** environ;
+
+namespace mgpu {
+
+std::vector<std::string> nccl_environment() {
+  std::vector<std::string> variables;
+  for (char** entry = environ; entry != nullptr && *entry != nullptr; ++entry) {
+    if (std::strncmp(*entry, "NCCL_", 5) == 0) variables.emplace_back(*entry);
+  }
+  std::sort(variables.begin(), variables.end());
+  return variables;
+}
+
+std::string set_nccl_variable(const std::string& name, const std::string& value) {
+  const char* previous = std::getenv(name.c_str());
+  std::string replaced = previous != nullptr ? previous : "";
+  if (setenv(name.c_str(), value.c_str(), 1) != 0) throw Error("setenv(" + name + ") failed");
+  return replaced;
+}
+
+}  // namespace mgpu

@@ -1,0 +1,58 @@
+// Purpose: what one rank measures in one run: per-step phase times (MEASUREMENT.md), loss, memory and clocks.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <string>
+#include <vector>
+
+namespace mgpu {
+
+// The phases of MEASUREMENT.md, in the order they are stored.
+enum class Phase : int { forward = 0, backward, allreduce, exposed_comm, optimizer, step };
+inline constexpr int kPhaseCount = 6;
+inline constexpr std::array<const char*, kPhaseCount> kPhaseNames = {"forward",      "backward",  "allreduce",
+                                                                      "exposed_comm", "optimizer", "step"};
+inline const char* phase_name(Phase phase) { return kPhaseNames[static_cast<int>(phase)]; }
+
+struct RunRecord {
+  int total_steps = 0;              // warm-up + measured; warm-up steps come first
+  std::vector<double> phase_ms;     // [phase][step], phase-major: kPhaseCount * total_steps
+  std::vector<double> loss;         // [step]: this rank's mean loss over its local batch (before the update)
+  double memory_peak_bytes = 0;     // GPU: device memory in use (total - free) after the run; CPU: peak RSS
+  double sm_clock_mhz = 0;          // mean of samples taken while the run executed; 0 if not available
+  double memory_clock_mhz = 0;
+  int clock_samples = 0;
+
+  explicit RunRecord(int steps = 0)
+      : total_steps(steps), phase_ms(static_cast<std::size_t>(kPhaseCount) * steps, 0.0), loss(steps, 0.0) {}
+  double& ms(Phase phase, int step) { return phase_ms[static_cast<std::size_t>(phase) * total_steps + step]; }
+  double ms(Phase phase, int step) const { return phase_ms[static_cast<std::size_t>(phase) * total_steps + step]; }
+
+  // Flat form for MPI_Gather: phase_ms, loss, then the five scalars. Every rank of a run has the same size.
+  static std::size_t packed_size(int steps) { return static_cast<std::size_t>(kPhaseCount + 1) * steps + 4; }
+  std::vector<double> pack() const;
+  static RunRecord unpack(const double* packed, int steps);
+};
+
+inline std::vector<double> RunRecord::pack() const {
+  std::vector<double> packed(phase_ms);
+  packed.insert(packed.end(), loss.begin(), loss.end());
+  packed.insert(packed.end(), {memory_peak_bytes, sm_clock_mhz, memory_clock_mhz, double(clock_samples)});
+  return packed;
+}
+
+inline RunRecord RunRecord::unpack(const double* packed, int steps) {
+  RunRecord record(steps);
+  const std::size_t phase_values = static_cast<std::size_t>(kPhaseCount) * steps;
+  record.phase_ms.assign(packed, packed + phase_values);
+  record.loss.assign(packed + phase_values, packed + phase_values + steps);
+  const double* tail = packed + phase_values + steps;
+  record.memory_peak_bytes = tail[0];
+  record.sm_clock_mhz = tail[1];
+  record.memory_clock_mhz = tail[2];
+  record.clock_samples = static_cast<int>(tail[3]);
+  return record;
+}
+
+}  // namespace mgpu

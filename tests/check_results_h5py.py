@@ -1,0 +1,153 @@
+#!/usr/bin/python3
+"""Purpose: checks an mgpu_bench results file with h5py alone (none of our code), as a user of the format would read
+it (docs/results-format.md): schema version, every configuration's datasets consistent with its attributes, and one
+throughput line per configuration. Exits 1 on any inconsistency, 2 on bad usage.
+
+Usage: /usr/bin/python3 tests/check_results_h5py.py FILE.h5 [--expect-runs R] [--expect-ranks N] [--expect-steps T]
+(the --expect-* options, for a file whose run is known, also require every configuration to have those sizes;
+steps = warm-up + measured)
+"""
+import argparse
+import sys
+
+import h5py
+import numpy as np
+
+SUPPORTED_SCHEMA_VERSION = 1
+PHASES = ["forward", "backward", "allreduce", "exposed_comm", "optimizer", "step"]
+THROTTLE_FRACTION = 0.75  # MEASUREMENT.md: mean SM clock below 75% of the maximum
+
+# name -> (shape in terms of runs/ranks/steps, numpy kind and size, units); the names are spelled out on purpose, so
+# a change in the writer that the document does not follow fails here.
+PER_RUN_DATASETS = {f"{phase}_ms": (("runs", "ranks", "steps"), "f8", "ms") for phase in PHASES}
+PER_RUN_DATASETS.update({
+    "loss": (("runs", "steps"), "f8", "1"),
+    "memory_peak_bytes": (("runs", "ranks"), "i8", "bytes"),
+    "sm_clock_mhz": (("runs", "ranks"), "f8", "MHz"),
+    "memory_clock_mhz": (("runs", "ranks"), "f8", "MHz"),
+    "clock_samples": (("runs", "ranks"), "i4", "1"),
+    "throttled": (("runs", "ranks"), "u1", "1"),
+})
+PER_RANK_ATTRIBUTES = ["hosts", "gpu_names", "gpu_uuids", "gpu_pci_bus_ids", "peer_topology", "max_sm_clock_mhz",
+                       "max_memory_clock_mhz"]
+
+
+def check_configuration(name, group, expected, problems):
+    """Appends what is wrong with one configuration to problems; returns its throughput line. expected: sizes the
+    caller requires ({"runs": 3, ...}), empty to accept any."""
+    def problem(text):
+        problems.append(f"{name}: {text}")
+
+    try:
+        ranks = int(group.attrs["ranks"])
+        warmup = int(group.attrs["warmup_steps"])
+        measured = int(group.attrs["measured_steps"])
+        runs = int(group.attrs["runs_completed"])
+        global_batch = int(group.attrs["global_batch"])
+    except KeyError as missing:
+        problem(f"missing attribute {missing}")
+        return None
+    steps = warmup + measured
+    sizes = {"runs": runs, "ranks": ranks, "steps": steps}
+    for size, value in expected.items():
+        if sizes[size] != value:
+            problem(f"{size} is {sizes[size]}, expected {value}")
+
+    for attribute in PER_RANK_ATTRIBUTES:
+        if attribute not in group.attrs:
+            problem(f"missing attribute '{attribute}'")
+        elif len(group.attrs[attribute]) != ranks:
+            problem(f"attribute '{attribute}' has {len(group.attrs[attribute])} entries for {ranks} ranks")
+    for attribute in ["complete", "finished_utc", "started_utc", "seed", "nccl_environment", "command_line"]:
+        if attribute not in group.attrs:
+            problem(f"missing attribute '{attribute}'")
+
+    if "is_warmup" not in group:
+        problem("missing dataset 'is_warmup'")
+        return None
+    is_warmup = group["is_warmup"][()]
+    expected_warmup = np.array([1] * warmup + [0] * measured, dtype=np.uint8)
+    if is_warmup.shape != expected_warmup.shape or not np.array_equal(is_warmup, expected_warmup):
+        problem(f"is_warmup is {is_warmup.tolist()}, expected {warmup} ones then {measured} zeros")
+        return None
+
+    data = {}
+    for dataset, (dims, dtype, units) in PER_RUN_DATASETS.items():
+        if dataset not in group:
+            problem(f"missing dataset '{dataset}'")
+            continue
+        expected_shape = tuple(sizes[d] for d in dims)
+        if group[dataset].shape != expected_shape:
+            problem(f"dataset '{dataset}' has shape {group[dataset].shape}, expected {expected_shape} "
+                    f"({', '.join(dims)}; runs = runs_completed)")
+            continue
+        if group[dataset].dtype != np.dtype(dtype):
+            problem(f"dataset '{dataset}' has type {group[dataset].dtype}, expected {np.dtype(dtype)}")
+        if group[dataset].attrs.get("units") != units:
+            problem(f"dataset '{dataset}' has units {group[dataset].attrs.get('units')!r}, expected {units!r}")
+        data[dataset] = group[dataset][()]
+    if len(data) != len(PER_RUN_DATASETS):
+        return None
+
+    # The throttled flag must follow from the clocks it summarises.
+    max_sm = np.asarray(group.attrs["max_sm_clock_mhz"], dtype=float)
+    sm = data["sm_clock_mhz"]
+    expected_throttled = (sm > 0) & (max_sm > 0) & (sm < THROTTLE_FRACTION * max_sm)
+    if not np.array_equal(data["throttled"].astype(bool), expected_throttled):
+        problem("throttled does not match sm_clock_mhz < 0.75 x max_sm_clock_mhz")
+
+    if runs == 0:
+        return f"{name}: no completed runs"
+    # MEASUREMENT.md: a distributed step takes the max over ranks; throughput = global_batch x S / sum of step times.
+    step_s = data["step_ms"][:, :, is_warmup == 0].max(axis=1) / 1000.0
+    throughput = global_batch * measured / step_s.sum(axis=1)
+    if not np.all(np.isfinite(throughput)) or np.any(throughput <= 0):
+        problem("a run has a non-positive or infinite throughput (step_ms <= 0?)")
+    # Each phase the same way as the step: max over ranks per step, then the mean over measured steps and runs.
+    phases = ", ".join(f"{phase} {data[f'{phase}_ms'][:, :, is_warmup == 0].max(axis=1).mean():.4f}"
+                       for phase in PHASES)
+    return (f"{name}: {runs} runs x {ranks} ranks, throughput mean {throughput.mean():.1f} samples/s "
+            f"(min {throughput.min():.1f}, max {throughput.max():.1f}); mean ms: {phases}; "
+            f"peak memory/rank {data['memory_peak_bytes'].max() / 1e6:.0f} MB; "
+            f"mean SM clock {data['sm_clock_mhz'].mean():.0f} MHz, throttled runs {int(data['throttled'].any(axis=1).sum())}")
+
+
+def main(argv):
+    parser = argparse.ArgumentParser(description="Check an mgpu_bench results file with h5py alone.")
+    parser.add_argument("file", help="results file (.h5)")
+    for size in ("runs", "ranks", "steps"):
+        parser.add_argument(f"--expect-{size}", type=int, dest=size, help=f"require this many {size}")
+    arguments = parser.parse_args(argv[1:])  # exits 2 on bad usage
+    expected = {size: getattr(arguments, size) for size in ("runs", "ranks", "steps")
+                if getattr(arguments, size) is not None}
+    path = arguments.file
+    try:
+        results = h5py.File(path, "r")
+    except OSError as error:
+        print(f"{path}: cannot open with h5py: {error}", file=sys.stderr)
+        return 1
+    problems = []
+    with results:
+        version = results.attrs.get("schema_version")
+        producer = results.attrs.get("producer")
+        if producer != "mgpu_bench":
+            problems.append(f"producer is {producer!r}, expected 'mgpu_bench'")
+        if version is None or not 1 <= int(version) <= SUPPORTED_SCHEMA_VERSION:
+            problems.append(f"schema_version is {version}, this check reads 1..{SUPPORTED_SCHEMA_VERSION}")
+        elif "configurations" not in results:
+            problems.append("missing group '/configurations'")
+        else:
+            print(f"{path}: schema_version {int(version)}, git_revision {results.attrs.get('git_revision')}")
+            if len(results["configurations"]) == 0 and expected:
+                problems.append("no configurations, expected at least one")
+            for name, group in results["configurations"].items():
+                line = check_configuration(name, group, expected, problems)
+                if line is not None:
+                    print(line)
+    for text in problems:
+        print(f"{path}: {text}", file=sys.stderr)
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

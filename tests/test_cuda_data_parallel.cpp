@@ -1,0 +1,200 @@
+// Purpose: CudaTrainer under MPI: two ranks on two GPUs train to the same parameters as one GPU on the whole global
+// batch, and a run's record holds every phase of every step. Run with mpiexec -n 2 (tests/mpi_test_main.cpp).
+#include <gtest/gtest.h>
+#include <mpi.h>
+
+#include <algorithm>
+#include <cmath>
+#include <iostream>
+#include <numeric>
+#include <string>
+#include <vector>
+
+#include "cuda_trainer.hpp"
+#include "gpu_devices.hpp"
+#include "mpi_check.hpp"
+
+namespace mgpu {
+namespace {
+
+struct NodeLayout {
+  int world_rank = 0;
+  int world_size = 1;
+  int local_rank = 0;  // rank among the processes of this node: the GPU it uses
+  int local_size = 1;
+};
+
+NodeLayout node_layout() {
+  NodeLayout layout;
+  MGPU_MPI_CHECK(MPI_Comm_rank(MPI_COMM_WORLD, &layout.world_rank));
+  MGPU_MPI_CHECK(MPI_Comm_size(MPI_COMM_WORLD, &layout.world_size));
+  MPI_Comm node = MPI_COMM_NULL;
+  MGPU_MPI_CHECK(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node));
+  MGPU_MPI_CHECK(MPI_Comm_rank(node, &layout.local_rank));
+  MGPU_MPI_CHECK(MPI_Comm_size(node, &layout.local_size));
+  MGPU_MPI_CHECK(MPI_Comm_free(&node));
+  return layout;
+}
+
+// True on every rank when `condition` holds on every rank: a rank that skipped a collective test while another
+// went on would leave that one waiting forever.
+bool on_all_ranks(bool condition) {
+  const int here = condition ? 1 : 0;
+  int everywhere = 0;
+  MGPU_MPI_CHECK(MPI_Allreduce(&here, &everywhere, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD));
+  return everywhere == 1;
+}
+
+std::string two_gpu_skip_reason(const NodeLayout& layout) {
+  if (layout.world_size != 2) {
+    return "needs exactly 2 MPI ranks (mpiexec -n 2), running with " + std::to_string(layout.world_size);
+  }
+  const int visible = visible_cuda_device_count();
+  if (!on_all_ranks(visible >= 2 && visible >= layout.local_size)) {
+    return "needs one visible GPU per rank (at least 2); rank " + std::to_string(layout.world_rank) + " sees " +
+           std::to_string(visible);
+  }
+  return "";
+}
+
+// ||a - b|| / ||b||.
+double relative_difference(const std::vector<float>& a, const std::vector<float>& b) {
+  EXPECT_EQ(a.size(), b.size());
+  double difference = 0.0;
+  double norm = 0.0;
+  for (std::size_t i = 0; i < std::min(a.size(), b.size()); ++i) {
+    difference += (double(a[i]) - b[i]) * (double(a[i]) - b[i]);
+    norm += double(b[i]) * b[i];
+  }
+  return std::sqrt(difference / norm);
+}
+
+struct DataParallelCase {
+  std::string name;
+  MlpSpec model;
+};
+
+TrainingSettings data_parallel_settings(const MlpSpec& model) {
+  TrainingSettings settings;
+  settings.model = model;
+  settings.global_batch = 64;
+  settings.warmup_steps = 0;
+  settings.measured_steps = 20;
+  settings.seed = 7;
+  return settings;
+}
+
+class CudaDataParallel : public ::testing::TestWithParam<DataParallelCase> {};
+
+TEST_P(CudaDataParallel, TwoRanksMatchOneGpuOnTheWholeBatch) {
+  const NodeLayout layout = node_layout();
+  const std::string reason = two_gpu_skip_reason(layout);
+  if (!reason.empty()) GTEST_SKIP() << reason;
+  const TrainingSettings settings = data_parallel_settings(GetParam().model);
+  constexpr int kRun = 3;
+
+  CudaTrainer two_ranks(settings, MPI_COMM_WORLD, layout.local_rank);
+  ASSERT_EQ(two_ranks.local_batch(), settings.global_batch / 2);
+  const RunRecord record = two_ranks.run(kRun);
+  const std::vector<float> distributed = two_ranks.parameters();
+
+  // The same global batches on this rank's GPU alone.
+  CudaTrainer one_gpu(settings, MPI_COMM_SELF, layout.local_rank);
+  one_gpu.run(kRun);
+  const std::vector<float> whole_batch = one_gpu.parameters();
+
+  const double difference = relative_difference(distributed, whole_batch);
+  std::cout << "rank " << layout.world_rank << ": " << GetParam().name << " (" << settings.model.widths_string()
+            << ", dropout " << settings.model.dropout << "), " << settings.total_steps() << " steps, global batch "
+            << settings.global_batch << ": ||params(2 ranks) - params(1 GPU)|| / ||params(1 GPU)|| = " << difference
+            << std::endl;
+  EXPECT_LE(difference, 1e-5);
+
+  // Every rank applied the same all-reduced gradient, so the ranks hold the same parameters.
+  std::vector<float> rank0 = distributed;
+  MGPU_MPI_CHECK(MPI_Bcast(rank0.data(), static_cast<int>(rank0.size()), MPI_FLOAT, 0, MPI_COMM_WORLD));
+  EXPECT_EQ(relative_difference(distributed, rank0), 0.0);
+
+  for (int step = 0; step < record.total_steps; ++step) {
+    const double allreduce = record.ms(Phase::allreduce, step);
+    const double exposed = record.ms(Phase::exposed_comm, step);
+    EXPECT_GT(allreduce, 0.0);
+    EXPECT_GE(exposed, allreduce - 1e-3);  // the reduction starts at or after backward_end: nothing overlaps it
+    EXPECT_GE(record.ms(Phase::step, step),
+              record.ms(Phase::forward, step) + record.ms(Phase::backward, step) + exposed - 1e-3);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Cuda, CudaDataParallel,
+                         ::testing::Values(DataParallelCase{"small", custom_model({37, 64, 48, 5}, 0.0)},
+                                           DataParallelCase{"medium", custom_model({847, 256, 128, 64, 3}, 0.0)},
+                                           DataParallelCase{"medium_dropout", preset_model("medium")}),
+                         [](const ::testing::TestParamInfo<DataParallelCase>& info) { return info.param.name; });
+
+// --- One rank on MPI_COMM_SELF: works with any number of ranks and GPUs (at least one). ---
+
+class CudaTrainerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const int visible = visible_cuda_device_count();
+    if (visible == 0) GTEST_SKIP() << "no CUDA device visible: cudaGetDeviceCount finds no GPU (or no driver)";
+    device_ = node_layout().local_rank % visible;
+  }
+  int device_ = 0;
+};
+
+TEST_F(CudaTrainerTest, RecordHoldsEveryPhaseOfEveryStep) {
+  TrainingSettings settings = data_parallel_settings(custom_model({37, 64, 48, 5}, 0.2));
+  settings.warmup_steps = 2;
+  settings.measured_steps = 5;
+  CudaTrainer trainer(settings, MPI_COMM_SELF, device_);
+  EXPECT_EQ(trainer.device_kind(), "cuda");
+  const RunRecord record = trainer.run(0);
+  ASSERT_EQ(record.total_steps, 7);
+  for (int step = 0; step < record.total_steps; ++step) {
+    const double forward = record.ms(Phase::forward, step);
+    const double backward = record.ms(Phase::backward, step);
+    const double optimizer = record.ms(Phase::optimizer, step);
+    const double exposed = record.ms(Phase::exposed_comm, step);
+    EXPECT_GT(forward, 0.0);
+    EXPECT_GT(backward, 0.0);
+    EXPECT_GT(optimizer, 0.0);
+    // One rank: no all-reduce, so none is timed, and the optimizer follows backward directly.
+    EXPECT_EQ(record.ms(Phase::allreduce, step), 0.0);
+    EXPECT_EQ(exposed, 0.0);
+    // The phases tile the step: start -> forward_end -> backward_end -> end.
+    EXPECT_NEAR(record.ms(Phase::step, step), forward + backward + optimizer, 1e-3) << "step " << step;
+    EXPECT_TRUE(std::isfinite(record.loss[step]) && record.loss[step] > 0.0) << record.loss[step];
+  }
+  EXPECT_GT(record.memory_peak_bytes, 0.0);
+  if (GpuClockSampler(describe_gpu(device_).pci_bus_id).available()) {
+    EXPECT_GE(record.clock_samples, 1);
+    EXPECT_GT(record.sm_clock_mhz, 0.0);
+    EXPECT_GT(record.memory_clock_mhz, 0.0);
+  }
+}
+
+TEST_F(CudaTrainerTest, RunsAreReproducibleAndTheLossFalls) {
+  TrainingSettings settings = data_parallel_settings(custom_model({37, 64, 48, 5}, 0.2));
+  settings.warmup_steps = 0;
+  settings.measured_steps = 60;
+  CudaTrainer trainer(settings, MPI_COMM_SELF, device_);
+  const RunRecord first = trainer.run(1);
+  const std::vector<float> first_parameters = trainer.parameters();
+  const RunRecord other_run = trainer.run(2);
+  const std::vector<float> other_parameters = trainer.parameters();
+  const RunRecord again = trainer.run(1);
+  EXPECT_EQ(trainer.parameters(), first_parameters);  // a run starts afresh from (seed, run): bit-identical
+  EXPECT_EQ(again.loss, first.loss);
+  EXPECT_NE(other_parameters, first_parameters);
+
+  const auto mean = [](const std::vector<double>& v, std::size_t from, std::size_t to) {
+    return std::accumulate(v.begin() + from, v.begin() + to, 0.0) / double(to - from);
+  };
+  EXPECT_LT(mean(first.loss, 50, 60), mean(first.loss, 0, 10));
+  std::cout << "loss over steps 0-9: " << mean(first.loss, 0, 10) << ", steps 50-59: " << mean(first.loss, 50, 60)
+            << std::endl;
+}
+
+}  // namespace
+}  // namespace mgpu
