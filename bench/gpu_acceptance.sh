@@ -46,13 +46,14 @@ table+=("tree/simple $("$python" "$root/tests/check_results_h5py.py" "$file" 2>&
 # More ranks than GPUs must be refused with one line, not shared silently.
 gpus=$(nvidia-smi -L | grep -c '^GPU')
 note "## $((gpus + 1)) ranks on $gpus GPUs (must fail)"
-if "${mpirun[@]}" --oversubscribe -np $((gpus + 1)) "$bin/mgpu_bench" --device cuda --output "$out/results/bad.h5" >>"$log" 2>&1; then
+if "${mpirun[@]}" --oversubscribe -np $((gpus + 1)) "$bin/mgpu_bench" --device cuda --batch $((30 * (gpus + 1))) --output "$out/results/bad.h5" >>"$log" 2>&1; then
   note "FAILED: accepted more ranks than GPUs"; status=1
 fi
 [[ -e "$out/results/bad.h5" ]] && { note "FAILED: left bad.h5 behind"; status=1; }
 
 tar -C "$out" -czf "$out/results.tar.gz" results && rm -rf "$out/results"
-echo; echo "=== weight check"; grep -h "measured" "$log"
+echo; echo "=== 2 ranks vs 1 GPU, weights after 20 steps"; grep -h "^rank 0: .*||params" "$log"
+echo "=== more ranks than GPUs"; grep -h -A1 "ranks on .* GPUs (must fail)" "$log" | tail -n 1
 echo "=== test summary"; grep -hE "^\[  (PASSED|FAILED|SKIPPED) " "$log"
 echo "=== configurations (mean ms per phase: max over ranks, mean over measured steps and runs)"
 printf '%s\n' "${table[@]}"

@@ -120,6 +120,9 @@ void run_benchmark(const BenchOptions& options, const MpiContext& mpi) {
 
   const BackendChoice choice = choose_backend(options.device, mpi);
   if (mpi.rank == 0 && !choice.notice.empty()) std::printf("#\n# NOTE: %s\n#\n", choice.notice.c_str());
+  if (mpi.rank == 0 && choice.backend == Backend::cpu && !(options.nccl_algo + options.nccl_proto).empty()) {
+    std::printf("# note: --nccl-algo/--nccl-proto have no effect on the CPU fallback (MPI_Allreduce)\n");
+  }
   apply_nccl_option(mpi, "NCCL_ALGO", options.nccl_algo);
   apply_nccl_option(mpi, "NCCL_PROTO", options.nccl_proto);
 

@@ -17,7 +17,7 @@ namespace mgpu {
 namespace {
 
 po::options_description describe_options() {
-  po::options_description description("mgpu_bench options");
+  po::options_description description("mgpu_bench options", 120);
   // clang-format off
   description.add_options()
     ("model", po::value<std::string>(), "preset MLP: medium (258,432 parameters) or large (6,885,376); default large")

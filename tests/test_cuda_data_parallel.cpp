@@ -127,8 +127,9 @@ TEST_P(CudaDataParallel, TwoRanksMatchOneGpuOnTheWholeBatch) {
 
 INSTANTIATE_TEST_SUITE_P(Cuda, CudaDataParallel,
                          ::testing::Values(DataParallelCase{"small", custom_model({37, 64, 48, 5}, 0.0)},
-                                           DataParallelCase{"medium", custom_model({847, 256, 128, 64, 3}, 0.0)},
-                                           DataParallelCase{"medium_dropout", preset_model("medium")}),
+                                           DataParallelCase{"medium", custom_model(preset_model("medium").widths, 0.0)},
+                                           DataParallelCase{"medium_dropout", preset_model("medium")},
+                                           DataParallelCase{"large", custom_model(preset_model("large").widths, 0.0)}),
                          [](const ::testing::TestParamInfo<DataParallelCase>& info) { return info.param.name; });
 
 // --- One rank on MPI_COMM_SELF: works with any number of ranks and GPUs (at least one). ---
