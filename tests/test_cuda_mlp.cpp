@@ -76,7 +76,8 @@ struct ModelCase {
 std::vector<ModelCase> model_cases() {
   return {{"small", custom_model({37, 64, 48, 5}, 0.0), 24},
           {"odd", custom_model({13, 21, 7, 2}, 0.0), 19},
-          {"medium", preset_model("medium"), 32}};
+          {"medium", preset_model("medium"), 32},
+          {"large", preset_model("large"), 32}};
 }
 
 // One GPU model on its own stream, with random inputs and parameters uploaded and every output poisoned.
