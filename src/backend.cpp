@@ -20,6 +20,8 @@ BackendChoice choose_backend(DeviceChoice requested, const MpiContext& mpi) {
 #if MGPU_HAVE_CUDA
   const int gpus_here = visible_cuda_device_count();
 #else
+  // Every rank runs the same binary, so every rank throws the same line.
+  if (requested == DeviceChoice::cuda) throw UsageError("--device cuda: this build has no CUDA support (no nvcc at configure time)");
   const int gpus_here = 0;
 #endif
   const int has_own_gpu = mpi.local_rank < gpus_here ? 1 : 0;
