@@ -33,7 +33,7 @@ for model in medium large; do
       file="$out/results/${model}_b${batch}_n${ranks}.h5"
       check "mgpu_bench $model b$batch n$ranks" "${mpirun[@]}" -np "$ranks" "$bin/mgpu_bench" --model "$model" \
         --batch "$batch" --runs "$runs" --output "$file" --force
-      table+=("$("$python" "$root/tests/check_results_h5py.py" "$file" --expect-runs "$runs" --expect-ranks "$ranks" 2>&1 | tail -n 1)")
+      table+=("$("$python" "$root/tests/check_results_h5py.py" "$file" --expect-runs "$runs" --expect-ranks "$ranks" --expect-complete 2>&1 | tail -n 1)")
     done
   done
 done

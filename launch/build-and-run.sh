@@ -14,5 +14,11 @@ if [[ $EUID -eq 0 ]]; then mpirun_flags+=(--allow-run-as-root); fi
 # Containers often lack the cross-memory attach Open MPI's shared-memory transport tries first.
 export OMPI_MCA_btl_vader_single_copy_mechanism=${OMPI_MCA_btl_vader_single_copy_mechanism:-none}
 export OMPI_MCA_rmaps_base_oversubscribe=${OMPI_MCA_rmaps_base_oversubscribe:-1}
-echo "build-and-run: $gpus GPU(s) visible; mpirun ${mpirun_flags[*]} mgpu_bench --model large --batch 32 $*"
-exec mpirun "${mpirun_flags[@]}" "$root/build/mgpu_bench" --model large --batch 32 --force "$@"
+# The main job (the study's large model, global batch 32) unless arguments say otherwise; a new, time-stamped
+# results file unless --output is given, so earlier results are never overwritten.
+args=("$@")
+(( ${#args[@]} )) || args=(--model large --batch 32)
+[[ " ${args[*]} " == *" --output "* || " ${args[*]} " == *" --output="* ]] ||
+  args+=(--output "mgpu_bench_$(date -u +%Y%m%dT%H%M%SZ).h5")
+echo "build-and-run: $gpus GPU(s) visible; mpirun ${mpirun_flags[*]} mgpu_bench ${args[*]}"
+exec mpirun "${mpirun_flags[@]}" "$root/build/mgpu_bench" "${args[@]}"

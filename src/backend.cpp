@@ -1,83 +1,144 @@
-// Purpose: back-end selection, trainer construction and per-rank hardware description (CUDA parts only in CUDA
-// builds, so a machine without CUDA still builds and runs the CPU fallback).
+// Purpose: back-end and GPU selection, the memory check, trainer construction and per-rank hardware description
+// (CUDA parts only in CUDA builds, so a machine without CUDA still builds and runs the CPU fallback).
 #include "backend.hpp"
+
+#include <unistd.h>
+
+#include <cstdio>
 
 #include "cpu_trainer.hpp"
 #include "error.hpp"
 #include "mpi_check.hpp"
 
 #if MGPU_HAVE_CUDA
+#include <cuda_runtime_api.h>
+
+#include "cuda_check.hpp"
 #include "cuda_trainer.hpp"
 #include "gpu_devices.hpp"
 #endif
 
 namespace mgpu {
+namespace {
+
+std::string gigabytes(double bytes) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.1f GB", bytes / 1e9);
+  return text;
+}
+
+// Bytes the trainers allocate for one rank: four parameter-sized buffers (parameters, gradients, Adam's two
+// moments) and, per sample of the local batch, the input, every layer's output and two gradient scratch rows.
+double training_bytes(const TrainingSettings& settings, int ranks) {
+  const MlpSpec& model = settings.model;
+  double per_sample = 2.0 * model.max_width() + model.output_width();  // scratch rows, targets
+  for (int width : model.widths) per_sample += width;
+  return 4.0 * (4.0 * double(model.parameter_count()) + double(settings.global_batch / ranks) * per_sample);
+}
+
+}  // namespace
 
 const char* backend_name(Backend backend) { return backend == Backend::cuda ? "cuda" : "cpu"; }
 
 BackendChoice choose_backend(DeviceChoice requested, const MpiContext& mpi) {
-  if (requested == DeviceChoice::cpu) return {Backend::cpu, ""};
+  if (requested == DeviceChoice::cpu) return {Backend::cpu, -1, ""};
 #if MGPU_HAVE_CUDA
   const int gpus_here = visible_cuda_device_count();
+  // The local rank's GPU when the host shows all of them; the only GPU when the launcher gave this rank its own.
+  const int ordinal = gpus_here == 0 ? -1 : (mpi.local_rank < gpus_here ? mpi.local_rank : 0);
+  const std::string uuid = ordinal >= 0 ? describe_gpu(ordinal).uuid : "";
 #else
   // Every rank runs the same binary, so every rank throws the same line.
-  if (requested == DeviceChoice::cuda) throw UsageError("--device cuda: this build has no CUDA support (no nvcc at configure time)");
+  if (requested == DeviceChoice::cuda) {
+    throw UsageError("--device cuda: this build has no CUDA support (no nvcc at configure time)");
+  }
   const int gpus_here = 0;
+  const int ordinal = -1;
+  const std::string uuid;
 #endif
-  const int has_own_gpu = mpi.local_rank < gpus_here ? 1 : 0;
+  const int has_gpu = ordinal >= 0 ? 1 : 0;
   int every_rank_has_gpu = 0;
   int most_gpus_on_a_host = 0;
-  MGPU_MPI_CHECK(MPI_Allreduce(&has_own_gpu, &every_rank_has_gpu, 1, MPI_INT, MPI_MIN, mpi.comm));
+  MGPU_MPI_CHECK(MPI_Allreduce(&has_gpu, &every_rank_has_gpu, 1, MPI_INT, MPI_MIN, mpi.comm));
   MGPU_MPI_CHECK(MPI_Allreduce(&gpus_here, &most_gpus_on_a_host, 1, MPI_INT, MPI_MAX, mpi.comm));
-  if (every_rank_has_gpu) return {Backend::cuda, ""};
   if (requested == DeviceChoice::automatic && most_gpus_on_a_host == 0) {
-    return {Backend::cpu,
+    return {Backend::cpu, -1,
             std::string(MGPU_HAVE_CUDA ? "no rank sees a GPU" : "this build has no CUDA support") +
                 ": running the CPU FALLBACK (device = cpu). These are CPU timings, not GPU timings."};
   }
   std::string mine;
-  if (!has_own_gpu) {
-    mine = "--device " + std::string(device_choice_name(requested)) + ": rank " + std::to_string(mpi.rank) + " is local rank " +
-           std::to_string(mpi.local_rank) + " on " + mpi.host + ", which has " + std::to_string(gpus_here) +
-           " GPU(s); run one rank per GPU (or --device cpu)";
+  if (!every_rank_has_gpu && !has_gpu) {
+    mine = "--device " + std::string(device_choice_name(requested)) + ": rank " + std::to_string(mpi.rank) + " on " +
+           mpi.host + " sees no GPU" + (most_gpus_on_a_host > 0 ? " while other ranks do" : "") +
+           "; run one rank per GPU (or --device cpu)";
   }
   agree_or_throw(mpi, mine);
-  return {Backend::cuda, ""};  // unreachable: some rank lacked a GPU, so agree_or_throw threw
+  // One rank per GPU: the first rank that shares its GPU with a lower rank on the same host names both.
+  const std::vector<std::string> hosts = allgather_strings(mpi, mpi.host);
+  const std::vector<std::string> uuids = allgather_strings(mpi, uuid);
+  for (int r = 0; r < mpi.rank && mine.empty(); ++r) {
+    if (hosts[r] == mpi.host && uuids[r] == uuid) {
+      mine = "ranks " + std::to_string(r) + " and " + std::to_string(mpi.rank) + " on " + mpi.host +
+             " would share GPU " + uuid + " (" + std::to_string(gpus_here) + " visible, " +
+             std::to_string(mpi.local_size) + " ranks on the host); run one rank per GPU (or --device cpu)";
+    }
+  }
+  agree_or_throw(mpi, mine);
+  return {Backend::cuda, ordinal, ""};
 }
 
-std::unique_ptr<Trainer> make_trainer(Backend backend, const TrainingSettings& settings, const MpiContext& mpi) {
+void check_memory_fits(const BackendChoice& choice, const TrainingSettings& settings, const MpiContext& mpi) {
+  const double needed = training_bytes(settings, mpi.size);
+  double available = 0;
+  std::string where;
 #if MGPU_HAVE_CUDA
-  if (backend == Backend::cuda) return std::make_unique<CudaTrainer>(settings, mpi.comm, mpi.local_rank);
+  if (choice.backend == Backend::cuda) {
+    MGPU_CUDA_CHECK(cudaSetDevice(choice.device_ordinal));
+    std::size_t free_bytes = 0, total_bytes = 0;
+    MGPU_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
+    available = double(free_bytes);
+    where = "free on the GPU of rank " + std::to_string(mpi.rank);
+  }
 #endif
-  MGPU_REQUIRE(backend == Backend::cpu, "this build has no CUDA support");
+  if (choice.backend == Backend::cpu) {
+    available = double(sysconf(_SC_PHYS_PAGES)) * double(sysconf(_SC_PAGESIZE)) / mpi.local_size;
+    where = "of host memory per rank on " + mpi.host;
+  }
+  std::string mine;
+  if (needed > available) {
+    mine = "--batch " + std::to_string(settings.global_batch) + " with model " + settings.model.widths_string() +
+           " needs " + gigabytes(needed) + " per rank, more than the " + gigabytes(available) + " " + where;
+  }
+  agree_or_throw(mpi, mine);
+}
+
+std::unique_ptr<Trainer> make_trainer(const BackendChoice& choice, const TrainingSettings& settings,
+                                      const MpiContext& mpi) {
+#if MGPU_HAVE_CUDA
+  if (choice.backend == Backend::cuda) return std::make_unique<CudaTrainer>(settings, mpi.comm, choice.device_ordinal);
+#endif
+  MGPU_REQUIRE(choice.backend == Backend::cpu, "this build has no CUDA support");
   return std::make_unique<CpuTrainer>(settings, mpi.comm);
 }
 
-RankHardware describe_rank_hardware(Backend backend, const MpiContext& mpi) {
+RankHardware describe_rank_hardware(const BackendChoice& choice, const MpiContext& mpi) {
   RankHardware hardware;
-  if (backend != Backend::cuda) return hardware;
+  if (choice.backend != Backend::cuda) return hardware;
 #if MGPU_HAVE_CUDA
-  const GpuDescription gpu = describe_gpu(mpi.local_rank);
+  const GpuDescription gpu = describe_gpu(choice.device_ordinal);
   hardware.gpu_name = gpu.name;
   hardware.gpu_uuid = gpu.uuid;
   hardware.pci_bus_id = gpu.pci_bus_id;
   hardware.max_sm_clock_mhz = gpu.max_sm_clock_mhz;
   hardware.max_memory_clock_mhz = gpu.max_memory_clock_mhz;
-  // Every rank needs every rank's host and bus id: all-gather fixed-width "host" + "bus id" records.
-  constexpr int kFieldWidth = 128;
-  std::vector<char> mine(2 * kFieldWidth, '\0');
-  mpi.host.copy(mine.data(), kFieldWidth - 1);
-  gpu.pci_bus_id.copy(mine.data() + kFieldWidth, kFieldWidth - 1);
-  std::vector<char> all(mine.size() * std::size_t(mpi.size));
-  MGPU_MPI_CHECK(MPI_Allgather(mine.data(), 2 * kFieldWidth, MPI_CHAR, all.data(), 2 * kFieldWidth, MPI_CHAR,
-                               mpi.comm));
+  // Every rank needs every rank's host and bus id to describe its path to each peer.
+  const std::vector<std::string> hosts = allgather_strings(mpi, mpi.host);
+  const std::vector<std::string> bus_ids = allgather_strings(mpi, gpu.pci_bus_id);
   std::string topology;
   for (int r = 0; r < mpi.size; ++r) {
     if (r == mpi.rank) continue;
-    const std::string peer_host(all.data() + std::size_t(r) * 2 * kFieldWidth);
-    const std::string peer_bus_id(all.data() + std::size_t(r) * 2 * kFieldWidth + kFieldWidth);
-    const std::string path = peer_host == mpi.host ? describe_peer_path(mpi.local_rank, peer_bus_id)
-                                                   : "on host " + peer_host + ": network";
+    const std::string path = hosts[r] == mpi.host ? describe_peer_path(choice.device_ordinal, bus_ids[r])
+                                                  : "on host " + hosts[r] + ": network";
     topology += (topology.empty() ? "" : "; ") + ("rank " + std::to_string(r) + " " + path);
   }
   hardware.peer_topology = topology.empty() ? "single GPU" : topology;

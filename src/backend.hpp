@@ -1,7 +1,8 @@
-// Purpose: which back-end this job trains on (CUDA + NCCL or the CPU fallback), agreed by every rank, the trainer
-// for it, and the hardware and library facts of each rank that the results record.
+// Purpose: which back-end this job trains on (CUDA + NCCL or the CPU fallback) and on which GPU, agreed by every
+// rank; the trainer for it; and the hardware and library facts of each rank that the results record.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <string>
 
@@ -16,26 +17,33 @@ const char* backend_name(Backend backend);
 
 struct BackendChoice {
   Backend backend = Backend::cpu;
-  std::string notice;  // said loudly by rank 0 when auto fell back to the CPU
+  int device_ordinal = -1;  // this rank's GPU (CUDA ordinal as this process sees it); -1 on the CPU
+  std::string notice;       // said loudly by rank 0 when auto fell back to the CPU
 };
 
-// Collective. auto: CUDA when every rank has a GPU of its own, the CPU when no rank sees any GPU, and an error when
-// some do and some don't (more ranks on a host than GPUs is a misconfiguration, never a silent share).
+// Collective. Each rank takes the GPU of its local rank, or its only visible GPU (a launcher that gives every rank
+// its own CUDA_VISIBLE_DEVICES). auto: CUDA when every rank has a GPU, the CPU when no rank sees any, an error when
+// some do and some don't. Two ranks on one GPU (same UUID on the same host) are an error, never a silent share.
 BackendChoice choose_backend(DeviceChoice requested, const MpiContext& mpi);
 
+// Collective: refuses (UsageError naming --batch and the model) a configuration whose buffers cannot fit in any
+// rank's device memory (GPU) or the host's memory (CPU), before anything is allocated.
+void check_memory_fits(const BackendChoice& choice, const TrainingSettings& settings, const MpiContext& mpi);
+
 // Collective (the CUDA path creates the NCCL communicator).
-std::unique_ptr<Trainer> make_trainer(Backend backend, const TrainingSettings& settings, const MpiContext& mpi);
+std::unique_ptr<Trainer> make_trainer(const BackendChoice& choice, const TrainingSettings& settings,
+                                      const MpiContext& mpi);
 
 struct RankHardware {
   std::string gpu_name = "n/a";
   std::string gpu_uuid = "n/a";
   std::string pci_bus_id = "n/a";
   std::string peer_topology = "n/a";
-  double max_sm_clock_mhz = 0;      // 0: unknown
+  double max_sm_clock_mhz = 0;  // 0: unknown
   double max_memory_clock_mhz = 0;
 };
-// Collective: every rank learns the others' bus ids to describe its links to them.
-RankHardware describe_rank_hardware(Backend backend, const MpiContext& mpi);
+// Collective: every rank learns the others' hosts and bus ids to describe its links to them.
+RankHardware describe_rank_hardware(const BackendChoice& choice, const MpiContext& mpi);
 
 struct LibraryVersions {
   std::string cuda_runtime = "n/a", cuda_driver = "n/a", cublas = "n/a", nccl = "n/a", mpi;

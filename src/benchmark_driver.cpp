@@ -86,14 +86,14 @@ ConfigurationMetadata describe_configuration(const BenchOptions& options, const 
   return meta;
 }
 
-// Rank 0 learns every rank's host and hardware (the banner and the results name them per rank).
+// Every rank learns every rank's hardware (rank 0 prints and records it per rank).
 std::vector<RankHardware> gather_hardware(const MpiContext& mpi, const RankHardware& mine) {
-  const std::vector<std::string> names = gather_strings(mpi, mine.gpu_name);
-  const std::vector<std::string> uuids = gather_strings(mpi, mine.gpu_uuid);
-  const std::vector<std::string> bus_ids = gather_strings(mpi, mine.pci_bus_id);
-  const std::vector<std::string> topologies = gather_strings(mpi, mine.peer_topology);
-  const std::vector<double> max_sm = gather_doubles(mpi, mine.max_sm_clock_mhz);
-  const std::vector<double> max_memory = gather_doubles(mpi, mine.max_memory_clock_mhz);
+  const std::vector<std::string> names = allgather_strings(mpi, mine.gpu_name);
+  const std::vector<std::string> uuids = allgather_strings(mpi, mine.gpu_uuid);
+  const std::vector<std::string> bus_ids = allgather_strings(mpi, mine.pci_bus_id);
+  const std::vector<std::string> topologies = allgather_strings(mpi, mine.peer_topology);
+  const std::vector<double> max_sm = allgather_doubles(mpi, mine.max_sm_clock_mhz);
+  const std::vector<double> max_memory = allgather_doubles(mpi, mine.max_memory_clock_mhz);
   std::vector<RankHardware> all(names.size());
   for (std::size_t r = 0; r < all.size(); ++r)
     all[r] = RankHardware{names[r], uuids[r], bus_ids[r], topologies[r], max_sm[r], max_memory[r]};
@@ -132,24 +132,34 @@ void run_benchmark(const BenchOptions& options, const MpiContext& mpi) {
   settings.warmup_steps = options.warmup_steps;
   settings.measured_steps = options.measured_steps;
   settings.seed = options.seed;
-  const std::unique_ptr<Trainer> trainer = make_trainer(choice.backend, settings, mpi);
+  check_memory_fits(choice, settings, mpi);
+  const std::unique_ptr<Trainer> trainer = make_trainer(choice, settings, mpi);
 
   BannerFacts facts;
   facts.options = &options;
   facts.backend = choice.backend;
   facts.ranks = mpi.size;
   facts.versions = library_versions(choice.backend);
-  facts.hosts = gather_strings(mpi, mpi.host);
-  facts.hardware = gather_hardware(mpi, describe_rank_hardware(choice.backend, mpi));
+  facts.hosts = allgather_strings(mpi, mpi.host);
+  facts.hardware = gather_hardware(mpi, describe_rank_hardware(choice, mpi));
   facts.nccl_environment = nccl_environment();
   facts.output_path = output_path;
 
-  // Created only now, after every rank has its trainer, so a failed start leaves no file behind.
+  // Created only now, after every rank has its trainer, so a failed start leaves no file behind. Rank 0 alone can
+  // fail here (another job took the name since the check), so the ranks agree before anyone starts a run.
   std::unique_ptr<ResultsWriter> results;
   ResultsWriter::Configuration configuration;
+  std::string creation_error;
   if (mpi.rank == 0) {
-    results = std::make_unique<ResultsWriter>(output_path, options.force);
-    configuration = results->add_configuration(describe_configuration(options, settings, facts));
+    try {
+      results = std::make_unique<ResultsWriter>(output_path, options.force);
+      configuration = results->add_configuration(describe_configuration(options, settings, facts));
+    } catch (const std::exception& e) {
+      creation_error = e.what();
+    }
+  }
+  agree_or_throw(mpi, creation_error);
+  if (mpi.rank == 0) {
     print_banner(stdout, facts);
     print_run_header(stdout);
   }

@@ -17,12 +17,12 @@ std::string with_thousands(unsigned long long value) {
 void print_banner(std::FILE* out, const BannerFacts& facts) {
   const BenchOptions& options = *facts.options;
   const MlpSpec& model = options.model;
-  const double megabytes = model.parameter_count() * 4.0 / 1e6;  // fp32
+  const unsigned long long bytes = model.parameter_count() * 4ull;  // fp32
   std::fprintf(out, "# mgpu_bench %s (git %s)\n", project_version(), git_revision());
   std::fprintf(out, "# model %s %s: %s parameters, dropout %.2f\n", model.name.c_str(), model.widths_string().c_str(),
                with_thousands(model.parameter_count()).c_str(), model.dropout);
-  std::fprintf(out, "#   fp32 parameters %.2f MB, gradients %.2f MB, Adam state %.2f MB\n", megabytes, megabytes,
-               2 * megabytes);
+  std::fprintf(out, "#   fp32 bytes: parameters %s, gradients %s, Adam state %s\n", with_thousands(bytes).c_str(),
+               with_thousands(bytes).c_str(), with_thousands(2 * bytes).c_str());
   std::fprintf(out, "# device %s, ranks %d, global batch %d (%d per rank), warm-up %d, steps %d, runs %d, seed %llu\n",
                backend_name(facts.backend), facts.ranks, options.global_batch, options.global_batch / facts.ranks,
                options.warmup_steps, options.measured_steps, options.runs,
@@ -79,12 +79,13 @@ void print_summary(std::FILE* out, const std::vector<RunSummary>& runs) {
   std::fprintf(out, "#\n# summary over %zu runs (warm-up excluded): samples/s mean %.1f, sd %.1f, min %.1f, max %.1f\n",
                runs.size(), mean, sd, low, high);
   std::fprintf(out,
-               "# mean step %.4f ms = forward %.4f (%.0f%%) + backward %.4f (%.0f%%) + exposed all-reduce %.4f "
-               "(%.0f%%) + optimizer %.4f (%.0f%%); all-reduce %.4f ms\n",
+               "# mean step %.4f ms ~ forward %.4f (%.0f%%) + backward %.4f (%.0f%%) + exposed all-reduce %.4f "
+               "(%.0f%%) + optimizer %.4f (%.0f%%); all-reduce %.4f ms (each term is its own max over ranks)\n",
                step, phase[int(Phase::forward)], share(Phase::forward), phase[int(Phase::backward)],
                share(Phase::backward), phase[int(Phase::exposed_comm)], share(Phase::exposed_comm),
                phase[int(Phase::optimizer)], share(Phase::optimizer), phase[int(Phase::allreduce)]);
-  std::fprintf(out, "# intervals, outlier screening and tests: mgpu_analyze (MEASUREMENT.md statistics)\n");
+  std::fprintf(out, "# raw per-step, per-rank times are in the results file; confidence intervals, outlier screening and\n"
+                    "# tests (MEASUREMENT.md statistics) are not computed here\n");
 }
 
 }  // namespace mgpu

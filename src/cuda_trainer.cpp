@@ -68,9 +68,7 @@ RunRecord CudaTrainer::run(int run_index) {
   // Fresh parameters and zero Adam moments, enqueued ahead of the first step (its start event comes after them).
   model_.initialize(settings_.seed, static_cast<std::uint64_t>(run_index));
 
-  // One clock reading before the GPU gets the run, so that a run finishing before the first poll still has one.
   clock_sampler_.reset();
-  clock_sampler_.sample();
 
   // The whole run is enqueued without a single host synchronisation: a host wait between steps would idle the GPU
   // and put host latency into the step times. The host blocks at most when the launch queue is full, which does not
@@ -157,9 +155,12 @@ void CudaTrainer::update(int step) { model_.adam(settings_.adam, step + 1); }
 void CudaTrainer::wait_sampling_clocks(const CudaEvent& last) {
   // Poll instead of blocking in cudaEventSynchronize, so the clocks can be sampled while the GPU works. The last
   // step's end event on the compute stream completes after everything of the run: the compute stream waited for
-  // every all-reduce before its optimizer.
-  while (!last.query()) {
+  // every all-reduce before its optimizer. At least one reading is taken, while the GPU still works on the run or
+  // right after (clocks fall only after idle time); a reading taken before the run was enqueued could catch an idle
+  // clock and flag a run as throttled that was not.
+  for (;;) {
     clock_sampler_.sample();
+    if (last.query()) break;
     std::this_thread::sleep_for(std::chrono::microseconds(200));
   }
 }

@@ -29,9 +29,12 @@ int main(int argc, char** argv) {
       return 1;
     } catch (const std::exception& e) {
       // Only this rank may know; the others could be waiting in a collective, so a multi-rank job is aborted.
+      // The world size is asked again: `mpi` is still unset if describing the job was what failed.
       std::fprintf(stderr, "mgpu_bench: error: %s\n", e.what());
       std::fflush(stderr);
-      if (mpi.size > 1) MPI_Abort(MPI_COMM_WORLD, 1);
+      int world_size = 1;
+      MPI_Comm_size(MPI_COMM_WORLD, &world_size);
+      if (world_size > 1) MPI_Abort(MPI_COMM_WORLD, 1);
       return 1;
     }
   } catch (const std::exception& e) {

@@ -50,6 +50,10 @@ std::string MlpSpec::widths_string() const {
 
 MlpSpec custom_model(const std::vector<int>& widths, double dropout) {
   if (widths.size() < 2) throw UsageError("--layers needs at least an input and an output width");
+  // Dropout masks are keyed by an 8-bit layer index (synthetic_data.hpp).
+  if (widths.size() > 256) {
+    throw UsageError("--layers: " + std::to_string(widths.size() - 1) + " layers; at most 255 are supported");
+  }
   for (int w : widths) {
     if (w <= 0) throw UsageError("--layers: width " + std::to_string(w) + " must be positive");
   }

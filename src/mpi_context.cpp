@@ -56,23 +56,23 @@ void agree_or_throw(const MpiContext& mpi, const std::string& local_error) {
   throw UsageError(message);
 }
 
-std::vector<std::string> gather_strings(const MpiContext& mpi, const std::string& value) {
+std::vector<std::string> allgather_strings(const MpiContext& mpi, const std::string& value) {
   const int length = static_cast<int>(value.size());
-  std::vector<int> lengths(mpi.rank == 0 ? mpi.size : 0);
-  MGPU_MPI_CHECK(MPI_Gather(&length, 1, MPI_INT, lengths.data(), 1, MPI_INT, 0, mpi.comm));
-  std::vector<int> offsets(lengths.size(), 0);
-  for (std::size_t r = 1; r < lengths.size(); ++r) offsets[r] = offsets[r - 1] + lengths[r - 1];
-  std::string joined(mpi.rank == 0 ? static_cast<std::size_t>(offsets.back() + lengths.back()) : 0, '\0');
-  MGPU_MPI_CHECK(MPI_Gatherv(value.data(), length, MPI_CHAR, joined.data(), lengths.data(), offsets.data(), MPI_CHAR,
-                             0, mpi.comm));
+  std::vector<int> lengths(mpi.size);
+  MGPU_MPI_CHECK(MPI_Allgather(&length, 1, MPI_INT, lengths.data(), 1, MPI_INT, mpi.comm));
+  std::vector<int> offsets(mpi.size, 0);
+  for (int r = 1; r < mpi.size; ++r) offsets[r] = offsets[r - 1] + lengths[r - 1];
+  std::string joined(static_cast<std::size_t>(offsets.back() + lengths.back()), '\0');
+  MGPU_MPI_CHECK(MPI_Allgatherv(value.data(), length, MPI_CHAR, joined.data(), lengths.data(), offsets.data(),
+                                MPI_CHAR, mpi.comm));
   std::vector<std::string> values;
-  for (std::size_t r = 0; r < lengths.size(); ++r) values.push_back(joined.substr(offsets[r], lengths[r]));
+  for (int r = 0; r < mpi.size; ++r) values.push_back(joined.substr(offsets[r], lengths[r]));
   return values;
 }
 
-std::vector<double> gather_doubles(const MpiContext& mpi, double value) {
-  std::vector<double> values(mpi.rank == 0 ? mpi.size : 0);
-  MGPU_MPI_CHECK(MPI_Gather(&value, 1, MPI_DOUBLE, values.data(), 1, MPI_DOUBLE, 0, mpi.comm));
+std::vector<double> allgather_doubles(const MpiContext& mpi, double value) {
+  std::vector<double> values(mpi.size);
+  MGPU_MPI_CHECK(MPI_Allgather(&value, 1, MPI_DOUBLE, values.data(), 1, MPI_DOUBLE, mpi.comm));
   return values;
 }
 

@@ -35,10 +35,10 @@ MpiContext describe_mpi_job(MPI_Comm comm = MPI_COMM_WORLD);
 // the lowest failing rank's message, so all ranks exit together with the same one line.
 void agree_or_throw(const MpiContext& mpi, const std::string& local_error);
 
-// Gathers one string per rank to rank 0 (other ranks get an empty vector).
-std::vector<std::string> gather_strings(const MpiContext& mpi, const std::string& value);
-// Gathers one double per rank to rank 0.
-std::vector<double> gather_doubles(const MpiContext& mpi, double value);
+// Every rank gets every rank's string, in rank order.
+std::vector<std::string> allgather_strings(const MpiContext& mpi, const std::string& value);
+// Every rank gets every rank's double, in rank order.
+std::vector<double> allgather_doubles(const MpiContext& mpi, double value);
 
 // The MPI library's own version string (MPI_Get_library_version), first line.
 std::string mpi_library_version();

@@ -4,6 +4,8 @@
 
 #include <cuda_runtime_api.h>
 
+#include <exception>
+
 #include "cuda_check.hpp"
 #include "mpi_check.hpp"
 
@@ -21,6 +23,13 @@ NcclCommunicator::NcclCommunicator(MPI_Comm comm, int device_ordinal) {
 
 NcclCommunicator::~NcclCommunicator() {
   if (comm_ == nullptr) return;
+  // Unwinding from an error: peers may never join the reductions this rank has queued, and Finalize would wait for
+  // them forever (and so would the cudaFree of every buffer after it). Abort cancels them so the error can reach
+  // MPI_Abort.
+  if (std::uncaught_exceptions() > 0) {
+    MGPU_NCCL_WARN(ncclCommAbort(comm_));
+    return;
+  }
   // Finalize flushes this rank's outstanding NCCL work; Destroy then frees the local resources.
   MGPU_NCCL_WARN(ncclCommFinalize(comm_));
   MGPU_NCCL_WARN(ncclCommDestroy(comm_));

@@ -243,7 +243,9 @@ void for_each_dataset(M& m, Visitor&& visit) {
   static const DatasetSpec loss{"loss", Extent::runs_steps, "1",
                                 "MSE loss per run and step: mean over ranks of each rank's local-batch loss"};
   static const DatasetSpec memory{"memory_peak_bytes", Extent::runs_ranks, "bytes",
-                                  "peak memory per run and rank: device memory in use (GPU) or peak RSS (CPU)"};
+                                  "peak memory per run and rank: GPU memory in use after the run (all of the GPU's users, "
+                                  "this rank's CUDA context, cuBLAS and NCCL included), or the process's peak RSS so "
+                                  "far (CPU)"};
   static const DatasetSpec sm_clock{"sm_clock_mhz", Extent::runs_ranks, "MHz",
                                     "mean SM clock sampled during the run; 0 = not available"};
   static const DatasetSpec memory_clock{"memory_clock_mhz", Extent::runs_ranks, "MHz",

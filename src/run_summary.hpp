@@ -1,6 +1,6 @@
 // Purpose: the engine's quick view of one run across ranks (console lines): per MEASUREMENT.md a distributed step
 // takes the maximum over ranks, and throughput = global_batch * measured_steps / sum of measured step times.
-// The full statistics (intervals, outliers, tests) belong to mgpu_analyze, which reads the raw data instead.
+// The full statistics (intervals, outliers, tests) belong to the analyzer (mgpu_analyze), which reads the raw data.
 #pragma once
 
 #include <array>

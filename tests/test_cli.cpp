@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "results_file.hpp"
+
 namespace {
 
 struct Outcome {
@@ -61,13 +63,16 @@ class Cli : public ::testing::Test {
   std::string dir_;
 };
 
-// A rejected command: non-zero exit, exactly one line of ours naming `needle`, and no output file.
-void expect_rejected(const Outcome& outcome, const std::string& needle, const std::string& output_path) {
+// A rejected command: non-zero exit, exactly one line of ours naming `needle`, and no output file. Under mpiexec
+// the launcher adds its own report after ours; a single process must print nothing else.
+void expect_rejected(const Outcome& outcome, const std::string& needle, const std::string& output_path,
+                     bool single_process = true) {
   EXPECT_NE(outcome.exit_code, 0);
   std::vector<std::string> ours;
   for (const std::string& line : lines_of(outcome.err))
     if (line.rfind("mgpu_bench: error:", 0) == 0) ours.push_back(line);
   ASSERT_EQ(ours.size(), 1u) << "stderr:\n" << outcome.err;
+  if (single_process) EXPECT_EQ(lines_of(outcome.err).size(), 1u) << "stderr:\n" << outcome.err;
   EXPECT_NE(ours[0].find(needle), std::string::npos) << ours[0];
   if (!output_path.empty()) {
     EXPECT_FALSE(exists(output_path)) << output_path << " was left behind";
@@ -90,7 +95,38 @@ TEST_F(Cli, SingleRankBadInputsAreOneLineAndLeaveNoFile) {
   expect_rejected(run("--model huge" + tail), "huge", out);
   expect_rejected(run("--steps -3" + tail), "--steps -3", out);
   expect_rejected(run("--runs 0" + tail), "--runs 0", out);
-  EXPECT_EQ(lines_of(run("--batch 0" + tail).err).size(), 1u);
+  expect_rejected(run("--warmup 2147483647" + tail), "--warmup 2147483647", out);
+  expect_rejected(run("--steps 99999999999" + tail), "--steps 99999999999", out);
+  expect_rejected(run("--model medium stray words" + tail), "stray", out);
+  // Too large to allocate: refused by the memory check before anything is allocated, naming the batch.
+  expect_rejected(run("--model large --batch 16777216" + tail), "--batch 16777216", out);
+  expect_rejected(run("--layers 1000000,1000000,3" + tail), "1000000-1000000-3", out);
+}
+
+TEST_F(Cli, CudaWithoutAGpuIsRefused) {
+  const Outcome outcome = run("--device cuda --model medium --steps 1 --runs 1 --output '" + dir_ + "/c.h5'");
+  if (outcome.exit_code == 0) GTEST_SKIP() << "a GPU is visible: --device cuda works here";
+  expect_rejected(outcome, "--device cuda", dir_ + "/c.h5");
+}
+
+// The file is flushed after every run, so a killed job keeps its finished runs. The kill comes within 50 ms of run
+// 1's line, i.e. while run 2 trains (a run here takes about a second) and no HDF5 write is in flight.
+TEST_F(Cli, KilledRunKeepsItsFinishedRuns) {
+  const std::string out = dir_ + "/killed.h5";
+  const std::string command = "cd '" + dir_ + "' && { '" + std::string(MGPU_BENCH_BINARY) +
+                              "' --device cpu --model medium --batch 8 --warmup 1 --steps 1000 --runs 100000 --output '" +
+                              out + "' > run.txt 2>&1 & pid=$!; for i in $(seq 1 600); do grep -q '^ *1 ' run.txt && "
+                              "break; sleep 0.05; done; kill -9 $pid; wait $pid; true; }";
+  ASSERT_EQ(std::system(command.c_str()), 0);
+  ASSERT_NE(read_file(dir_ + "/run.txt").find("\n     1 "), std::string::npos) << read_file(dir_ + "/run.txt");
+  const mgpu::ResultsFile results = mgpu::read_results_file(out);
+  ASSERT_EQ(results.configurations.size(), 1u);
+  const mgpu::ConfigurationResults& configuration = results.configurations.front();
+  EXPECT_GE(configuration.runs(), 2);
+  EXPECT_LT(configuration.runs(), 100000);
+  EXPECT_EQ(configuration.progress.complete, 0);
+  for (int run = 0; run < configuration.runs(); ++run)
+    EXPECT_GT(configuration.distributed_step_ms(run, configuration.steps() - 1), 0.0);
 }
 
 TEST_F(Cli, UnwritableOutputDirectoryIsRefused) {
@@ -126,9 +162,9 @@ TEST_F(Cli, DefaultOutputNameAndCpuFallbackNotice) {
 TEST_F(Cli, TwoRankBadInputsAreOneLineAndLeaveNoFile) {
   const std::string launcher = std::string(MGPU_MPIEXEC) + " -n 2";
   const std::string out = dir_ + "/r2.h5";
-  expect_rejected(run("--batch 3 --device cpu --output '" + out + "'", launcher), "--batch 3", out);
+  expect_rejected(run("--batch 3 --device cpu --output '" + out + "'", launcher), "--batch 3", out, false);
   std::ofstream(out) << "precious";
-  expect_rejected(run("--batch 4 --device cpu --output '" + out + "'", launcher), "--force", "");
+  expect_rejected(run("--batch 4 --device cpu --output '" + out + "'", launcher), "--force", "", false);
   EXPECT_EQ(read_file(out), "precious");
 }
 

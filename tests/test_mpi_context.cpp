@@ -22,28 +22,31 @@ TEST(MpiContext, AgreementPassesWhenNobodyFails) {
   EXPECT_NO_THROW(agree_or_throw(mpi, ""));
 }
 
-TEST(MpiContext, EveryRankThrowsTheLowestFailingRanksMessage) {
-  const MpiContext mpi = describe_mpi_job();
-  const std::string mine = mpi.rank == 1 ? "output file 'x.h5' exists" : "";
+// agree_or_throw(mpi, message) must throw `expected` on every rank.
+void expect_agreed_error(const MpiContext& mpi, const std::string& mine, const std::string& expected) {
   try {
     agree_or_throw(mpi, mine);
     ADD_FAILURE() << "no exception on rank " << mpi.rank;
   } catch (const UsageError& e) {
-    EXPECT_STREQ(e.what(), "output file 'x.h5' exists");
+    EXPECT_EQ(std::string(e.what()), expected) << "rank " << mpi.rank;
   }
 }
 
-TEST(MpiContext, GathersStringsAndDoublesToRankZero) {
+TEST(MpiContext, EveryRankThrowsTheOnlyFailingRanksMessage) {
   const MpiContext mpi = describe_mpi_job();
-  const std::vector<std::string> strings = gather_strings(mpi, std::string(mpi.rank + 1, 'a' + mpi.rank));
-  const std::vector<double> doubles = gather_doubles(mpi, 10.0 * mpi.rank);
-  if (mpi.rank == 0) {
-    EXPECT_EQ(strings, (std::vector<std::string>{"a", "bb"}));
-    EXPECT_EQ(doubles, (std::vector<double>{0.0, 10.0}));
-  } else {
-    EXPECT_TRUE(strings.empty());
-    EXPECT_TRUE(doubles.empty());
-  }
+  expect_agreed_error(mpi, mpi.rank == 1 ? "output file 'x.h5' exists" : "", "output file 'x.h5' exists");
+}
+
+TEST(MpiContext, TheLowestFailingRankSpeaksForAll) {
+  const MpiContext mpi = describe_mpi_job();
+  expect_agreed_error(mpi, "rank " + std::to_string(mpi.rank) + " failed", "rank 0 failed");
+}
+
+TEST(MpiContext, AllGathersStringsAndDoubles) {
+  const MpiContext mpi = describe_mpi_job();
+  EXPECT_EQ(allgather_strings(mpi, std::string(mpi.rank + 1, 'a' + mpi.rank)), (std::vector<std::string>{"a", "bb"}));
+  EXPECT_EQ(allgather_strings(mpi, mpi.rank == 0 ? "" : "x"), (std::vector<std::string>{"", "x"}));
+  EXPECT_EQ(allgather_doubles(mpi, 10.0 * mpi.rank), (std::vector<double>{0.0, 10.0}));
 }
 
 }  // namespace

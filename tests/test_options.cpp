@@ -84,6 +84,10 @@ TEST(Options, EachBadValueGivesOneLineNamingIt) {
       {{"--nccl-proto", "ll,"}, "--nccl-proto"},
       {{"--dropout", "1"}, "--dropout"},
       {{"--bogus"}, "bogus"},
+      {{"--model", "medium", "extra"}, "extra"},
+      {{"--warmup", "2147483647"}, "--warmup 2147483647"},
+      {{"--batch", "16777217"}, "--batch 16777217"},
+      {{"--runs", "100001"}, "--runs 100001"},
   };
   for (const auto& [args, needle] : cases) {
     const std::string message = error_of(args);

@@ -28,6 +28,18 @@ TEST(RunSummary, StepIsMaxOverRanksAndWarmupIsExcluded) {
   EXPECT_DOUBLE_EQ(summary.final_loss, 0.3);
 }
 
+TEST(RunSummary, PhaseIsMaxOverRanksPerStepThenMeanOverSteps) {
+  // The slower rank changes from step to step: the mean of the per-step maxima (4) differs from the max over ranks
+  // of the per-rank means (3).
+  RunRecord a(2), b(2);
+  a.ms(Phase::forward, 0) = 4.0;
+  a.ms(Phase::forward, 1) = 2.0;
+  b.ms(Phase::forward, 0) = 2.0;
+  b.ms(Phase::forward, 1) = 4.0;
+  for (RunRecord* r : {&a, &b}) r->ms(Phase::step, 0) = r->ms(Phase::step, 1) = 5.0;
+  EXPECT_DOUBLE_EQ(summarize_run({a, b}, 0, 8).mean_ms[int(Phase::forward)], 4.0);
+}
+
 TEST(RunSummary, PackRoundTrip) {
   RunRecord record = record_with_steps({1.5, 2.5}, 0.25, 0.1);
   record.memory_peak_bytes = 123456789;
