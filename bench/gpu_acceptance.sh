@@ -51,9 +51,17 @@ if "${mpirun[@]}" --oversubscribe -np $((gpus + 1)) "$bin/mgpu_bench" --device c
 fi
 [[ -e "$out/results/bad.h5" ]] && { note "FAILED: left bad.h5 behind"; status=1; }
 
+# A configuration that cannot fit in GPU memory must be refused before anything is allocated.
+note "## batch too large for GPU memory (must fail)"
+if "${mpirun[@]}" -np 1 "$bin/mgpu_bench" --model large --batch 16777216 --output "$out/results/huge.h5" >>"$log" 2>&1; then
+  note "FAILED: accepted a batch that cannot fit"; status=1
+fi
+[[ -e "$out/results/huge.h5" ]] && { note "FAILED: left huge.h5 behind"; status=1; }
+
 tar -C "$out" -czf "$out/results.tar.gz" results && rm -rf "$out/results"
 echo; echo "=== 2 ranks vs 1 GPU, weights after 20 steps"; grep -h "^rank 0: .*||params" "$log"
-echo "=== more ranks than GPUs"; grep -h -A1 "ranks on .* GPUs (must fail)" "$log" | tail -n 1
+echo "=== refused as they must be"
+grep -h -A1 -e "ranks on .* GPUs (must fail)" -e "too large for GPU memory (must fail)" "$log" | grep "mgpu_bench: error"
 echo "=== test summary"; grep -hE "^\[  (PASSED|FAILED|SKIPPED) " "$log"
 echo "=== configurations (mean ms per phase: max over ranks, mean over measured steps and runs)"
 printf '%s\n' "${table[@]}"
