@@ -74,10 +74,9 @@ BackendChoice choose_backend(DeviceChoice requested, const MpiContext& mpi) {
   }
   agree_or_throw(mpi, mine);
   // One rank per GPU: the first rank that shares its GPU with a lower rank on the same host names both.
-  const std::vector<std::string> hosts = allgather_strings(mpi, mpi.host);
   const std::vector<std::string> uuids = allgather_strings(mpi, uuid);
   for (int r = 0; r < mpi.rank && mine.empty(); ++r) {
-    if (hosts[r] == mpi.host && uuids[r] == uuid) {
+    if (mpi.hosts[r] == mpi.host && uuids[r] == uuid) {
       mine = "ranks " + std::to_string(r) + " and " + std::to_string(mpi.rank) + " on " + mpi.host +
              " would share GPU " + uuid + " (" + std::to_string(gpus_here) + " visible, " +
              std::to_string(mpi.local_size) + " ranks on the host); run one rank per GPU (or --device cpu)";
@@ -131,14 +130,13 @@ RankHardware describe_rank_hardware(const BackendChoice& choice, const MpiContex
   hardware.pci_bus_id = gpu.pci_bus_id;
   hardware.max_sm_clock_mhz = gpu.max_sm_clock_mhz;
   hardware.max_memory_clock_mhz = gpu.max_memory_clock_mhz;
-  // Every rank needs every rank's host and bus id to describe its path to each peer.
-  const std::vector<std::string> hosts = allgather_strings(mpi, mpi.host);
+  // Every rank needs every rank's bus id to describe its path to each peer.
   const std::vector<std::string> bus_ids = allgather_strings(mpi, gpu.pci_bus_id);
   std::string topology;
   for (int r = 0; r < mpi.size; ++r) {
     if (r == mpi.rank) continue;
-    const std::string path = hosts[r] == mpi.host ? describe_peer_path(choice.device_ordinal, bus_ids[r])
-                                                  : "on host " + hosts[r] + ": network";
+    const std::string path = mpi.hosts[r] == mpi.host ? describe_peer_path(choice.device_ordinal, bus_ids[r])
+                                                      : "on host " + mpi.hosts[r] + ": network";
     topology += (topology.empty() ? "" : "; ") + ("rank " + std::to_string(r) + " " + path);
   }
   hardware.peer_topology = topology.empty() ? "single GPU" : topology;

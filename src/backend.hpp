@@ -2,7 +2,6 @@
 // rank; the trainer for it; and the hardware and library facts of each rank that the results record.
 #pragma once
 
-#include <cstdint>
 #include <memory>
 #include <string>
 

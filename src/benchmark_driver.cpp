@@ -140,7 +140,7 @@ void run_benchmark(const BenchOptions& options, const MpiContext& mpi) {
   facts.backend = choice.backend;
   facts.ranks = mpi.size;
   facts.versions = library_versions(choice.backend);
-  facts.hosts = allgather_strings(mpi, mpi.host);
+  facts.hosts = mpi.hosts;
   facts.hardware = gather_hardware(mpi, describe_rank_hardware(choice, mpi));
   facts.nccl_environment = nccl_environment();
   facts.output_path = output_path;

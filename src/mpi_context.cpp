@@ -39,6 +39,7 @@ MpiContext describe_mpi_job(MPI_Comm comm) {
   MGPU_MPI_CHECK(MPI_Comm_rank(local, &mpi.local_rank));
   MGPU_MPI_CHECK(MPI_Comm_size(local, &mpi.local_size));
   MGPU_MPI_CHECK(MPI_Comm_free(&local));
+  mpi.hosts = allgather_strings(mpi, mpi.host);
   return mpi;
 }
 

@@ -26,6 +26,7 @@ struct MpiContext {
   int local_rank = 0;  // rank among the ranks on this host (MPI_Comm_split_type SHARED): picks the GPU
   int local_size = 1;
   std::string host;
+  std::vector<std::string> hosts;  // every rank's host, in rank order
 };
 
 // Describes `comm` (world by default); also sets the rank@host origin of error messages.
