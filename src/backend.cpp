@@ -146,6 +146,19 @@ RankHardware describe_rank_hardware(const BackendChoice& choice, const MpiContex
   return hardware;
 }
 
+std::vector<RankHardware> gather_rank_hardware(const MpiContext& mpi, const RankHardware& mine) {
+  const std::vector<std::string> names = allgather_strings(mpi, mine.gpu_name);
+  const std::vector<std::string> uuids = allgather_strings(mpi, mine.gpu_uuid);
+  const std::vector<std::string> bus_ids = allgather_strings(mpi, mine.pci_bus_id);
+  const std::vector<std::string> topologies = allgather_strings(mpi, mine.peer_topology);
+  const std::vector<double> max_sm = allgather_doubles(mpi, mine.max_sm_clock_mhz);
+  const std::vector<double> max_memory = allgather_doubles(mpi, mine.max_memory_clock_mhz);
+  std::vector<RankHardware> all(names.size());
+  for (std::size_t r = 0; r < all.size(); ++r)
+    all[r] = RankHardware{names[r], uuids[r], bus_ids[r], topologies[r], max_sm[r], max_memory[r]};
+  return all;
+}
+
 LibraryVersions library_versions(Backend backend) {
   LibraryVersions versions;
   versions.mpi = mpi_library_version();

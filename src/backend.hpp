@@ -4,6 +4,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "mpi_context.hpp"
 #include "options.hpp"
@@ -43,6 +44,8 @@ struct RankHardware {
 };
 // Collective: every rank learns the others' hosts and bus ids to describe its links to them.
 RankHardware describe_rank_hardware(const BackendChoice& choice, const MpiContext& mpi);
+// Collective: every rank learns every rank's description, in rank order.
+std::vector<RankHardware> gather_rank_hardware(const MpiContext& mpi, const RankHardware& mine);
 
 struct LibraryVersions {
   std::string cuda_runtime = "n/a", cuda_driver = "n/a", cublas = "n/a", nccl = "n/a", mpi;

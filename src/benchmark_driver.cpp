@@ -15,21 +15,6 @@
 namespace mgpu {
 namespace {
 
-// NCCL reads NCCL_ALGO / NCCL_PROTO when the communicator is created, so the options are applied before that.
-void apply_nccl_option(const MpiContext& mpi, const char* variable, const std::string& value) {
-  if (value.empty()) return;
-  const std::string replaced = set_nccl_variable(variable, value);
-  if (mpi.rank == 0 && !replaced.empty() && replaced != value) {
-    std::printf("# note: the command line sets %s=%s over %s=%s from the environment\n", variable, value.c_str(),
-                variable, replaced.c_str());
-  }
-}
-
-std::string variable_or_default(const char* name) {
-  const char* value = std::getenv(name);
-  return value != nullptr && *value != '\0' ? value : "default";
-}
-
 // Gathers every rank's record of one run to rank 0 (others get an empty vector).
 std::vector<RunRecord> gather_run(const MpiContext& mpi, const RunRecord& mine) {
   const std::vector<double> packed = mine.pack();
@@ -48,6 +33,7 @@ ConfigurationMetadata describe_configuration(const BenchOptions& options, const 
   meta.name = (options.model.name == "custom" ? options.model.widths_string() : options.model.name) + "_b" +
               std::to_string(options.global_batch) + "_n" + std::to_string(facts.ranks) + "_" +
               backend_name(facts.backend);
+  meta.implementation = results_schema::kImplementation;
   meta.model = settings.model.name;
   meta.layer_widths.assign(settings.model.widths.begin(), settings.model.widths.end());
   meta.dropout = settings.model.dropout;
@@ -65,8 +51,8 @@ ConfigurationMetadata describe_configuration(const BenchOptions& options, const 
   meta.adam_beta1 = settings.adam.beta1;
   meta.adam_beta2 = settings.adam.beta2;
   meta.adam_epsilon = settings.adam.epsilon;
-  meta.nccl_algo = variable_or_default("NCCL_ALGO");
-  meta.nccl_proto = variable_or_default("NCCL_PROTO");
+  meta.nccl_algo = nccl_variable_or_default("NCCL_ALGO");
+  meta.nccl_proto = nccl_variable_or_default("NCCL_PROTO");
   meta.nccl_environment = facts.nccl_environment;
   meta.command_line = options.command_line;
   meta.cuda_runtime_version = facts.versions.cuda_runtime;
@@ -84,20 +70,6 @@ ConfigurationMetadata describe_configuration(const BenchOptions& options, const 
     meta.max_memory_clock_mhz.push_back(h.max_memory_clock_mhz);
   }
   return meta;
-}
-
-// Every rank learns every rank's hardware (rank 0 prints and records it per rank).
-std::vector<RankHardware> gather_hardware(const MpiContext& mpi, const RankHardware& mine) {
-  const std::vector<std::string> names = allgather_strings(mpi, mine.gpu_name);
-  const std::vector<std::string> uuids = allgather_strings(mpi, mine.gpu_uuid);
-  const std::vector<std::string> bus_ids = allgather_strings(mpi, mine.pci_bus_id);
-  const std::vector<std::string> topologies = allgather_strings(mpi, mine.peer_topology);
-  const std::vector<double> max_sm = allgather_doubles(mpi, mine.max_sm_clock_mhz);
-  const std::vector<double> max_memory = allgather_doubles(mpi, mine.max_memory_clock_mhz);
-  std::vector<RankHardware> all(names.size());
-  for (std::size_t r = 0; r < all.size(); ++r)
-    all[r] = RankHardware{names[r], uuids[r], bus_ids[r], topologies[r], max_sm[r], max_memory[r]};
-  return all;
 }
 
 }  // namespace
@@ -123,8 +95,8 @@ void run_benchmark(const BenchOptions& options, const MpiContext& mpi) {
   if (mpi.rank == 0 && choice.backend == Backend::cpu && !(options.nccl_algo + options.nccl_proto).empty()) {
     std::printf("# note: --nccl-algo/--nccl-proto have no effect on the CPU fallback (MPI_Allreduce)\n");
   }
-  apply_nccl_option(mpi, "NCCL_ALGO", options.nccl_algo);
-  apply_nccl_option(mpi, "NCCL_PROTO", options.nccl_proto);
+  apply_nccl_option(mpi.rank, "NCCL_ALGO", options.nccl_algo);
+  apply_nccl_option(mpi.rank, "NCCL_PROTO", options.nccl_proto);
 
   TrainingSettings settings;
   settings.model = options.model;
@@ -141,7 +113,7 @@ void run_benchmark(const BenchOptions& options, const MpiContext& mpi) {
   facts.ranks = mpi.size;
   facts.versions = library_versions(choice.backend);
   facts.hosts = mpi.hosts;
-  facts.hardware = gather_hardware(mpi, describe_rank_hardware(choice, mpi));
+  facts.hardware = gather_rank_hardware(mpi, describe_rank_hardware(choice, mpi));
   facts.nccl_environment = nccl_environment();
   facts.output_path = output_path;
 

@@ -1,11 +1,16 @@
-// Purpose: mgpu_bench's entry point: MPI start-up, options, and the one place errors become exit codes.
+// Purpose: mgpu_bench's entry point: MPI start-up, the subcommand (first word: `allreduce`, `probe`, else the
+// training benchmark), options, and the one place errors become exit codes.
 #include <cstdio>
+#include <cstring>
 
+#include "allreduce_benchmark.hpp"
 #include "benchmark_driver.hpp"
 #include "build_info.hpp"
 #include "error.hpp"
+#include "hardware_probe.hpp"
 #include "mpi_context.hpp"
 #include "options.hpp"
+#include "tool_options.hpp"
 
 int main(int argc, char** argv) {
   try {
@@ -13,6 +18,26 @@ int main(int argc, char** argv) {
     mgpu::MpiContext mpi;
     try {
       mpi = mgpu::describe_mpi_job();
+      // The measurement subcommands take the rest of the command line as their own.
+      const char* const subcommand = argc > 1 ? argv[1] : "";
+      if (std::strcmp(subcommand, "allreduce") == 0) {
+        const mgpu::AllreduceOptions options = mgpu::parse_allreduce_options(argc - 1, argv + 1);
+        if (options.show_help) {
+          if (mpi.rank == 0) std::fputs(mgpu::allreduce_help_text().c_str(), stdout);
+          return 0;
+        }
+        mgpu::run_allreduce_benchmark(options, mpi);
+        return 0;
+      }
+      if (std::strcmp(subcommand, "probe") == 0) {
+        const mgpu::ProbeOptions options = mgpu::parse_probe_options(argc - 1, argv + 1);
+        if (options.show_help) {
+          if (mpi.rank == 0) std::fputs(mgpu::probe_help_text().c_str(), stdout);
+          return 0;
+        }
+        mgpu::run_hardware_probe(options, mpi);
+        return 0;
+      }
       const mgpu::BenchOptions options = mgpu::parse_options(argc, argv);
       if (options.show_help || options.show_version) {
         if (mpi.rank == 0) {

@@ -117,6 +117,8 @@ const char* device_choice_name(DeviceChoice choice) {
   }
 }
 
+DeviceChoice parse_device_choice(const std::string& text) { return parse_device(text); }
+
 std::string nccl_algo_env_value(const std::string& option_value) {
   return nccl_list_value("nccl-algo", option_value,
                          {"Ring", "Tree", "CollNetDirect", "CollNetChain", "NVLS", "NVLSTree", "PAT"});
@@ -194,7 +196,8 @@ void validate_for_ranks(const BenchOptions& options, int ranks) {
 std::string help_text() {
   std::ostringstream text;
   text << "mgpu_bench " << project_version() << ": data-parallel MLP training benchmark (MPI + NCCL + cuBLAS)\n"
-       << "usage: mpirun -np N mgpu_bench [options]   (one rank per GPU)\n\n"
+       << "usage: mpirun -np N mgpu_bench [options]   (one rank per GPU)\n"
+       << "       mgpu_bench allreduce --help | mgpu_bench probe --help   (the measurement subcommands)\n\n"
        << describe_options();
   return text.str();
 }

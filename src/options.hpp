@@ -39,6 +39,9 @@ BenchOptions parse_options(int argc, const char* const* argv);
 void validate_for_ranks(const BenchOptions& options, int ranks);
 std::string help_text();
 
+// "auto" | "cuda" | "cpu" -> DeviceChoice; throws UsageError naming --device and the bad value.
+DeviceChoice parse_device_choice(const std::string& text);
+
 // NCCL's spelling of a validated --nccl-algo / --nccl-proto value list (e.g. "tree" -> "Tree", "^ring" kept).
 std::string nccl_algo_env_value(const std::string& option_value);
 std::string nccl_proto_env_value(const std::string& option_value);

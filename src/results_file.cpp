@@ -200,24 +200,29 @@ std::vector<std::string> read_strings(const Where& where, hid_t object, const ch
   return values;
 }
 
-// The visitor the schema's for_each_attribute_* lists call on the reading side.
+// The visitor the schema's for_each_attribute_* lists call on the reading side. An attribute newer than the file's
+// schema version may be absent: the value keeps its default (results_schema::attribute_added_in).
 struct AttributeReader {
   const Where& where;
   hid_t object;
+  std::int32_t file_version = schema::kVersion;
+  bool absent_from_older_file(const char* name) const {
+    return file_version < schema::attribute_added_in(name) && MGPU_H5_CHECK(H5Aexists(object, name)) <= 0;
+  }
   template <typename T>
   void operator()(const char* name, T& value) const {
     static_assert(std::is_arithmetic_v<T>, "numbers, strings and vectors of them");
-    value = read_numbers<T>(where, object, name, true).front();
+    if (!absent_from_older_file(name)) value = read_numbers<T>(where, object, name, true).front();
   }
   template <typename T>
   void operator()(const char* name, std::vector<T>& values) const {
-    values = read_numbers<T>(where, object, name, false);
+    if (!absent_from_older_file(name)) values = read_numbers<T>(where, object, name, false);
   }
   void operator()(const char* name, std::string& value) const {
-    value = read_strings(where, object, name, true).front();
+    if (!absent_from_older_file(name)) value = read_strings(where, object, name, true).front();
   }
   void operator()(const char* name, std::vector<std::string>& values) const {
-    values = read_strings(where, object, name, false);
+    if (!absent_from_older_file(name)) values = read_strings(where, object, name, false);
   }
 };
 
@@ -400,12 +405,13 @@ std::vector<std::string> configuration_names(hid_t configurations) {
   return names;
 }
 
-ConfigurationResults read_configuration(const std::string& path, hid_t configurations, const std::string& name) {
+ConfigurationResults read_configuration(const std::string& path, hid_t configurations, const std::string& name,
+                                        std::int32_t file_version) {
   const Where where{path, configuration_path(name)};
   const H5Group group(MGPU_H5_CHECK(H5Gopen2(configurations, name.c_str(), H5P_DEFAULT)));
   ConfigurationResults result;
   result.metadata.name = name;
-  const AttributeReader read{where, group.get()};
+  const AttributeReader read{where, group.get(), file_version};
   schema::for_each_attribute_of_configuration(result.metadata, read);
   schema::for_each_attribute_of_progress(result.progress, read);
   const ConfigurationMetadata& m = result.metadata;
@@ -422,6 +428,140 @@ ConfigurationResults read_configuration(const std::string& path, hid_t configura
     read_dataset(where, group.get(), spec, runs, ranks, steps, array);
   });
   return result;
+}
+
+// ---- Helpers of the standalone groups
+
+template <typename T>
+void write_whole_dataset(hid_t group, const schema::FixedDatasetSpec& spec, const ResultArray<T>& array) {
+  MGPU_REQUIRE(array.values.size() == element_count(array.shape) && !array.shape.empty(),
+               "dataset " + spec.name + ": " + std::to_string(array.values.size()) + " values for shape " +
+                   shape_text(to_hsize(array.shape)));
+  const H5Dataspace space = make_dataspace(to_hsize(array.shape));
+  const H5Dataset dataset(MGPU_H5_CHECK(
+      H5Dcreate2(group, spec.name.c_str(), H5Type<T>::file(), space.get(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT)));
+  if (!array.values.empty())
+    MGPU_H5_CHECK(H5Dwrite(dataset.get(), H5Type<T>::memory(), H5S_ALL, H5S_ALL, H5P_DEFAULT, array.values.data()));
+  write_attribute(dataset.get(), schema::kUnitsAttribute, spec.units);
+  write_attribute(dataset.get(), schema::kDescriptionAttribute, spec.description);
+}
+
+// Reads a whole dataset of whatever shape it has; the caller checks the shape against the attributes.
+template <typename T>
+void read_whole_dataset(const Where& where, hid_t group, const schema::FixedDatasetSpec& spec, ResultArray<T>& out) {
+  if (MGPU_H5_CHECK(H5Lexists(group, spec.name.c_str(), H5P_DEFAULT)) <= 0)
+    where.fail("missing dataset '" + spec.name + "'");
+  const H5Dataset dataset(MGPU_H5_CHECK(H5Dopen2(group, spec.name.c_str(), H5P_DEFAULT)));
+  const H5Dataspace space(MGPU_H5_CHECK(H5Dget_space(dataset.get())));
+  const int rank = MGPU_H5_CHECK(H5Sget_simple_extent_ndims(space.get()));
+  std::vector<hsize_t> dims(static_cast<std::size_t>(rank));
+  if (rank > 0) MGPU_H5_CHECK(H5Sget_simple_extent_dims(space.get(), dims.data(), nullptr));
+  out.shape.assign(dims.begin(), dims.end());
+  out.values.assign(element_count(out.shape), T{});
+  if (!out.values.empty())
+    MGPU_H5_CHECK(H5Dread(dataset.get(), H5Type<T>::memory(), H5S_ALL, H5S_ALL, H5P_DEFAULT, out.values.data()));
+}
+
+// The root attributes, version first (a newer file may lack or retype anything else); UsageError naming the file
+// for a file that is not ours, newer than this build, or invalid.
+RootMetadata read_root_metadata(const std::string& path, hid_t file) {
+  RootMetadata root;
+  const Where where{path, "/"};
+  if (MGPU_H5_CHECK(H5Aexists(file, schema::kSchemaVersionAttribute)) <= 0)
+    throw UsageError("'" + path + "' is not an mgpu_bench results file (no " + schema::kSchemaVersionAttribute +
+                     " attribute)");
+  const AttributeReader read{where, file};
+  read(schema::kSchemaVersionAttribute, root.schema_version);
+  const std::int32_t version = root.schema_version;
+  if (version > schema::kVersion)
+    throw UsageError("'" + path + "' has schema_version " + std::to_string(version) + ", newer than schema_version " +
+                     std::to_string(schema::kVersion) + " that this build reads; use a newer mgpu_bench build");
+  if (version < 1) throw UsageError("'" + path + "' has an invalid schema_version " + std::to_string(version));
+  schema::for_each_attribute_of_root(root, AttributeReader{where, file, version});
+  if (root.producer != schema::kProducer)
+    throw UsageError("'" + path + "' was written by '" + root.producer + "', not " + schema::kProducer);
+  return root;
+}
+
+void stamp_times(schema::MeasurementConditions& conditions) {
+  if (conditions.started_utc.empty()) conditions.started_utc = utc_timestamp_now();
+  if (conditions.finished_utc.empty()) conditions.finished_utc = utc_timestamp_now();
+}
+
+void check_per_rank_conditions(const std::string& path, const schema::MeasurementConditions& c) {
+  MGPU_REQUIRE(c.ranks >= 1, "'" + path + "': a standalone measurement needs at least one rank");
+  for (const auto* per_rank : {&c.hosts, &c.gpu_names, &c.gpu_uuids, &c.gpu_pci_bus_ids, &c.peer_topology})
+    MGPU_REQUIRE(per_rank->size() == static_cast<std::size_t>(c.ranks),
+                 "'" + path + "': a per-rank condition has " + std::to_string(per_rank->size()) + " entries for " +
+                     std::to_string(c.ranks) + " ranks");
+}
+
+// The sweep's arrays agree with its attributes (runs, ranks, sizes); UsageError naming the file otherwise.
+void check_standalone_sizes(const std::string& path, const AllreduceSweep& s) {
+  const std::size_t sizes = s.size_labels.size();
+  const auto runs = static_cast<std::size_t>(std::max(s.runs, 0));
+  const auto ranks = static_cast<std::size_t>(std::max(s.conditions.ranks, 0));
+  const auto expect = [&](const char* name, const std::vector<std::size_t>& shape, const std::vector<std::size_t>& want) {
+    if (shape != want)
+      throw UsageError("'" + path + "': /" + schema::kAllreduceGroup + ": dataset '" + name + "' has shape " +
+                       shape_text(to_hsize(shape)) + ", expected " + shape_text(to_hsize(want)));
+  };
+  expect("bytes", s.bytes.shape, {sizes});
+  expect("elements", s.elements.shape, {sizes});
+  expect("time_ms", s.time_ms.shape, {runs, ranks, sizes});
+  expect("op_ms", s.op_ms.shape, {runs, ranks, sizes});
+  expect("algbw_gbps", s.algbw_gbps.shape, {runs, sizes});
+  expect("busbw_gbps", s.busbw_gbps.shape, {runs, sizes});
+  expect("wrong_elements", s.wrong_elements.shape, {sizes});
+}
+
+// Creates `path` as a results file when it does not exist (root attributes, empty /configurations), else opens it;
+// replaces /<name> when asked; writes the group through `body`, flushes. A failure removes the half-written group,
+// and the file when this call created it.
+template <typename Body>
+void write_standalone_group(const std::string& path, const char* name, bool replace,
+                            const schema::MeasurementConditions& conditions, Body&& body) {
+  check_per_rank_conditions(path, conditions);
+  check_can_add_group(path, name, replace);
+  std::error_code ignored;
+  const bool created = !fs::exists(path, ignored);
+  if (created) ResultsWriter(path, false).close();
+  try {
+    naming_file(path, [&] {
+      const H5File file(MGPU_H5_CHECK(H5Fopen(path.c_str(), H5F_ACC_RDWR, H5P_DEFAULT)));
+      if (MGPU_H5_CHECK(H5Lexists(file.get(), name, H5P_DEFAULT)) > 0)
+        MGPU_H5_CHECK(H5Ldelete(file.get(), name, H5P_DEFAULT));
+      {
+        const H5Group group(MGPU_H5_CHECK(H5Gcreate2(file.get(), name, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT)));
+        try {
+          body(group.get());
+        } catch (...) {
+          MGPU_H5_WARN(H5Ldelete(file.get(), name, H5P_DEFAULT));
+          throw;
+        }
+      }
+      MGPU_H5_CHECK(H5Fflush(file.get(), H5F_SCOPE_GLOBAL));
+    });
+  } catch (...) {
+    if (created) fs::remove(path, ignored);
+    throw;
+  }
+}
+
+template <typename Body>
+void read_standalone_group(const std::string& path, const char* name, Body&& body) {
+  std::error_code ignored;
+  if (!fs::exists(path, ignored)) throw UsageError("'" + path + "' does not exist");
+  naming_file(path, [&] {
+    if (MGPU_H5_CHECK(H5Fis_hdf5(path.c_str())) == 0) throw UsageError("'" + path + "' is not an HDF5 file");
+    const H5File file(MGPU_H5_CHECK(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT)));
+    const RootMetadata root = read_root_metadata(path, file.get());
+    if (MGPU_H5_CHECK(H5Lexists(file.get(), name, H5P_DEFAULT)) <= 0)
+      throw UsageError("'" + path + "' has no /" + std::string(name) + " group");
+    const H5Group group(MGPU_H5_CHECK(H5Gopen2(file.get(), name, H5P_DEFAULT)));
+    const Where where{path, std::string("/") + name};
+    body(where, AttributeReader{where, group.get(), root.schema_version}, group.get());
+  });
 }
 
 }  // namespace
@@ -613,28 +753,88 @@ ResultsFile read_results_file(const std::string& path) {
     const Where root_where{path, "/"};
     ResultsFile result;
     result.path = path;
-    // The version first: a newer file may lack or retype anything else.
-    if (MGPU_H5_CHECK(H5Aexists(file.get(), schema::kSchemaVersionAttribute)) <= 0)
-      throw UsageError("'" + path + "' is not an mgpu_bench results file (no " + schema::kSchemaVersionAttribute +
-                       " attribute)");
-    const AttributeReader read_root{root_where, file.get()};
-    read_root(schema::kSchemaVersionAttribute, result.root.schema_version);
-    const std::int32_t version = result.root.schema_version;
-    if (version > schema::kVersion)
-      throw UsageError("'" + path + "' has schema_version " + std::to_string(version) + ", newer than schema_version " +
-                       std::to_string(schema::kVersion) + " that this build reads; use a newer mgpu_bench build");
-    if (version < 1) throw UsageError("'" + path + "' has an invalid schema_version " + std::to_string(version));
-    schema::for_each_attribute_of_root(result.root, read_root);
-    if (result.root.producer != schema::kProducer)
-      throw UsageError("'" + path + "' was written by '" + result.root.producer + "', not " + schema::kProducer);
-
+    result.root = read_root_metadata(path, file.get());
     if (MGPU_H5_CHECK(H5Lexists(file.get(), schema::kConfigurationsGroup, H5P_DEFAULT)) <= 0)
       root_where.fail(std::string("missing group '") + schema::kConfigurationsGroup + "'");
     const H5Group configurations(MGPU_H5_CHECK(H5Gopen2(file.get(), schema::kConfigurationsGroup, H5P_DEFAULT)));
     for (const std::string& name : configuration_names(configurations.get()))
-      result.configurations.push_back(read_configuration(path, configurations.get(), name));
+      result.configurations.push_back(
+          read_configuration(path, configurations.get(), name, result.root.schema_version));
     return result;
   });
+}
+
+// ---- Standalone groups (/allreduce, /probe): written whole into a new file or an existing one of this version.
+
+void check_can_add_group(const std::string& path, const std::string& group, bool replace) {
+  std::error_code ignored;
+  const fs::file_status status = fs::status(path, ignored);
+  if (!fs::exists(status)) {
+    ResultsWriter::check_can_create(path, false);
+    return;
+  }
+  if (!fs::is_regular_file(status)) throw UsageError("output file '" + path + "' is not a file");
+  if (::access(path.c_str(), W_OK) != 0) throw UsageError("output file '" + path + "' is not writable");
+  naming_file(path, [&] {
+    if (MGPU_H5_CHECK(H5Fis_hdf5(path.c_str())) == 0)
+      throw UsageError("output file '" + path + "' exists and is not an HDF5 file");
+    const H5File file(MGPU_H5_CHECK(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT)));
+    const RootMetadata root = read_root_metadata(path, file.get());
+    // Adding a group of this version to an older file would leave the file's schema_version wrong for one part.
+    if (root.schema_version != schema::kVersion)
+      throw UsageError("output file '" + path + "' has schema_version " + std::to_string(root.schema_version) +
+                       "; /" + group + " can only be added to a file of schema_version " +
+                       std::to_string(schema::kVersion) + " (or a new file)");
+    if (MGPU_H5_CHECK(H5Lexists(file.get(), group.c_str(), H5P_DEFAULT)) > 0 && !replace)
+      throw UsageError("output file '" + path + "' already has /" + group + "; use --force to replace it");
+  });
+}
+
+void write_allreduce_sweep(const std::string& path, const AllreduceSweep& sweep, bool replace) {
+  check_standalone_sizes(path, sweep);
+  write_standalone_group(path, schema::kAllreduceGroup, replace, sweep.conditions, [&](hid_t group) {
+    AllreduceSweep stamped = sweep;
+    stamp_times(stamped.conditions);
+    schema::for_each_attribute_of_allreduce(stamped, AttributeWriter{group});
+    schema::for_each_dataset_of_allreduce(sweep, [&](const schema::FixedDatasetSpec& spec, const auto& array) {
+      write_whole_dataset(group, spec, array);
+    });
+  });
+}
+
+void write_hardware_probe(const std::string& path, const HardwareProbe& probe, bool replace) {
+  write_standalone_group(path, schema::kProbeGroup, replace, probe.conditions, [&](hid_t group) {
+    HardwareProbe stamped = probe;
+    stamp_times(stamped.conditions);
+    schema::for_each_attribute_of_probe(stamped, AttributeWriter{group});
+    schema::for_each_dataset_of_probe(probe, [&](const schema::FixedDatasetSpec& spec, const auto& array) {
+      write_whole_dataset(group, spec, array);
+    });
+  });
+}
+
+AllreduceSweep read_allreduce_sweep(const std::string& path) {
+  AllreduceSweep sweep;
+  read_standalone_group(path, schema::kAllreduceGroup, [&](const Where& where, const AttributeReader& read,
+                                                            hid_t group) {
+    schema::for_each_attribute_of_allreduce(sweep, read);
+    schema::for_each_dataset_of_allreduce(sweep, [&](const schema::FixedDatasetSpec& spec, auto& array) {
+      read_whole_dataset(where, group, spec, array);
+    });
+  });
+  check_standalone_sizes(path, sweep);
+  return sweep;
+}
+
+HardwareProbe read_hardware_probe(const std::string& path) {
+  HardwareProbe probe;
+  read_standalone_group(path, schema::kProbeGroup, [&](const Where& where, const AttributeReader& read, hid_t group) {
+    schema::for_each_attribute_of_probe(probe, read);
+    schema::for_each_dataset_of_probe(probe, [&](const schema::FixedDatasetSpec& spec, auto& array) {
+      read_whole_dataset(where, group, spec, array);
+    });
+  });
+  return probe;
 }
 
 }  // namespace mgpu

@@ -13,8 +13,10 @@
 
 namespace mgpu {
 
+using results_schema::AllreduceSweep;
 using results_schema::ConfigurationMetadata;
 using results_schema::ConfigurationProgress;
+using results_schema::HardwareProbe;
 using results_schema::Measurements;
 using results_schema::ResultArray;
 using results_schema::RootMetadata;
@@ -110,5 +112,25 @@ struct ResultsFile {
 // results_schema::kVersion (naming both), or lacks an attribute or dataset (naming the group and the name) or has one
 // of the wrong shape; other HDF5 failures throw Error, also prefixed with the file name.
 ResultsFile read_results_file(const std::string& path);
+
+// ---- Standalone measurements: top-level groups (/allreduce, /probe) written whole, once, next to /configurations,
+// into a new results file or an existing one, so one file can hold a training sweep and its yardsticks.
+
+// Throws UsageError, one line naming the path, when /<group> cannot be added to `path`: the file does not exist and
+// could not be created (ResultsWriter::check_can_create), or it exists and is not a writable mgpu_bench results file
+// of schema_version results_schema::kVersion, or it already has /<group> and replace is false ("... already has
+// /allreduce; use --force to replace it"). Creates nothing: call it before measuring.
+void check_can_add_group(const std::string& path, const std::string& group, bool replace);
+
+// Write /allreduce or /probe into `path` (created as an empty results file when it does not exist; an existing
+// /<group> is replaced only when replace is true). Conditions' started_utc/finished_utc are stamped now when empty.
+// A failure removes the half-written group (and the file, if this call created it). Training configurations in the
+// file are never touched.
+void write_allreduce_sweep(const std::string& path, const AllreduceSweep& sweep, bool replace);
+void write_hardware_probe(const std::string& path, const HardwareProbe& probe, bool replace);
+
+// Read them back; UsageError naming the file when it has no such group or its datasets disagree with its attributes.
+AllreduceSweep read_allreduce_sweep(const std::string& path);
+HardwareProbe read_hardware_probe(const std::string& path);
 
 }  // namespace mgpu

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "run_record.hpp"
@@ -15,8 +16,12 @@
 namespace mgpu::results_schema {
 
 // Bumped on every change to the format (names, types, shapes, meanings, additions); readers refuse newer files.
-inline constexpr std::int32_t kVersion = 1;
+inline constexpr std::int32_t kVersion = 2;
+// The format's name: every file in this format says so, whoever wrote it (the PyTorch peer too; see implementation).
 inline constexpr char kProducer[] = "mgpu_bench";
+// Which code measured a configuration or a standalone measurement ("implementation" attribute): this program, or the
+// PyTorch peer (bench/peers/), which writes "pytorch-ddp" or "pytorch-graph".
+inline constexpr char kImplementation[] = "mgpu_bench";
 // Attributes a reader needs before it knows the rest of the format is one it understands.
 inline constexpr char kSchemaVersionAttribute[] = "schema_version";
 inline constexpr char kProducerAttribute[] = "producer";
@@ -33,6 +38,14 @@ inline constexpr double kThrottleFraction = 0.75;
 // 0 stands for "unknown" in both clocks, and an unknown clock never flags a run.
 inline bool is_throttled(double mean_sm_clock_mhz, double max_sm_clock_mhz) {
   return mean_sm_clock_mhz > 0 && max_sm_clock_mhz > 0 && mean_sm_clock_mhz < kThrottleFraction * max_sm_clock_mhz;
+}
+
+// The schema version that introduced an attribute. A reader given an older file keeps the struct's default for an
+// attribute that version did not have (v1 files: every v2 attribute at its default); every other attribute is
+// required. Each helper that adds an attribute adds its name here.
+inline std::int32_t attribute_added_in(std::string_view name) {
+  if (name == "implementation") return 2;
+  return 1;
 }
 
 // ---- Attributes: each struct below is written and read through its for_each_* list, the only place its names live.
@@ -57,6 +70,7 @@ void for_each_attribute_of_root(Root& root, Visitor&& visit) {
 // What a configuration is and where it ran; written once when its group is created.
 struct ConfigurationMetadata {
   std::string name;   // the group name under /configurations (not an attribute)
+  std::string implementation = kImplementation;  // which code measured it (v2)
   std::string model;  // "medium", "large" or "custom"
   std::vector<std::int32_t> layer_widths;
   double dropout = 0.0;
@@ -100,6 +114,7 @@ struct ConfigurationMetadata {
 
 template <typename Metadata, typename Visitor>  // Metadata: ConfigurationMetadata, const or not
 void for_each_attribute_of_configuration(Metadata& m, Visitor&& visit) {
+  visit("implementation", m.implementation);
   visit("model", m.model);
   visit("layer_widths", m.layer_widths);
   visit("dropout", m.dropout);
@@ -261,6 +276,176 @@ void for_each_dataset(M& m, Visitor&& visit) {
   visit(memory_clock, m.memory_clock_mhz);
   visit(samples, m.clock_samples);
   visit(throttled, m.throttled);
+}
+
+
+// ---- Standalone measurements (v2): top-level groups next to /configurations, each written whole by one command
+// (`mgpu_bench allreduce`, `mgpu_bench probe`) into a new results file or an existing one of this schema version.
+
+inline constexpr char kAllreduceGroup[] = "allreduce";
+inline constexpr char kProbeGroup[] = "probe";
+
+// Where a standalone measurement ran; the names and meanings are the configuration attributes' of the same names.
+struct MeasurementConditions {
+  std::string implementation = kImplementation;
+  std::string device;  // "cuda" or "cpu"
+  std::int32_t ranks = 0;
+  std::string nccl_algo = kNcclDefault;
+  std::string nccl_proto = kNcclDefault;
+  std::vector<std::string> nccl_environment;
+  std::string command_line;
+  std::string started_utc;   // the writer fills it in when empty
+  std::string finished_utc;  // the writer fills it in when empty
+  std::string cuda_runtime_version = kNotApplicable;
+  std::string cuda_driver_version = kNotApplicable;
+  std::string cublas_version = kNotApplicable;
+  std::string nccl_version = kNotApplicable;
+  std::string mpi_library_version = kNotApplicable;
+  // One entry per rank, in rank order.
+  std::vector<std::string> hosts;
+  std::vector<std::string> gpu_names;
+  std::vector<std::string> gpu_uuids;
+  std::vector<std::string> gpu_pci_bus_ids;
+  std::vector<std::string> peer_topology;
+};
+
+template <typename Conditions, typename Visitor>
+void for_each_attribute_of_conditions(Conditions& c, Visitor&& visit) {
+  visit("implementation", c.implementation);
+  visit("device", c.device);
+  visit("ranks", c.ranks);
+  visit("nccl_algo", c.nccl_algo);
+  visit("nccl_proto", c.nccl_proto);
+  visit("nccl_environment", c.nccl_environment);
+  visit("command_line", c.command_line);
+  visit("started_utc", c.started_utc);
+  visit("finished_utc", c.finished_utc);
+  visit("cuda_runtime_version", c.cuda_runtime_version);
+  visit("cuda_driver_version", c.cuda_driver_version);
+  visit("cublas_version", c.cublas_version);
+  visit("nccl_version", c.nccl_version);
+  visit("mpi_library_version", c.mpi_library_version);
+  visit("hosts", c.hosts);
+  visit("gpu_names", c.gpu_names);
+  visit("gpu_uuids", c.gpu_uuids);
+  visit("gpu_pci_bus_ids", c.gpu_pci_bus_ids);
+  visit("peer_topology", c.peer_topology);
+}
+
+// A dataset of a standalone group: written whole, its shape given by the arrays the producer fills.
+struct FixedDatasetSpec {
+  std::string name;
+  std::string units;  // "ms", "bytes", "GB/s" or "1"
+  std::string description;
+};
+
+// /allreduce: the standalone all-reduce sweep (MEASUREMENT.md: algbw = bytes / t, busbw = algbw x 2(N-1)/N).
+struct AllreduceSweep {
+  MeasurementConditions conditions;
+  std::string dtype;            // "fp32" or "bf16"
+  std::string timed_operation;  // "ncclAvg in place" (what the training step does) or "MPI_SUM in place" (CPU)
+  std::string data_check;       // which exact checks ran, e.g. "ncclSum out of place (small integers: exact)..."
+  std::int32_t data_check_passed = 0;  // 1 when every element of every check at every size was right
+  std::int32_t iterations = 0;         // back-to-back all-reduces per timed run
+  std::int32_t warmup_iterations = 0;  // untimed all-reduces before each timed run
+  std::int32_t runs = 0;
+  std::vector<std::string> size_labels;  // [sizes]: "" or e.g. "large gradient" (a --model gradient's exact size)
+  ResultArray<std::int64_t> bytes;         // [sizes]
+  ResultArray<std::int64_t> elements;      // [sizes]
+  ResultArray<double> time_ms;             // [runs, ranks, sizes]: N back-to-back all-reduces / N, this rank's events
+  ResultArray<double> op_ms;               // [runs, ranks, sizes]: mean of the same N, each timed by its own events
+  ResultArray<double> algbw_gbps;          // [runs, sizes]: bytes / max over ranks of time_ms
+  ResultArray<double> busbw_gbps;          // [runs, sizes]: algbw x 2(N-1)/N
+  ResultArray<std::int64_t> wrong_elements;  // [sizes]: elements wrong in any check (0 = exact)
+};
+
+template <typename Sweep, typename Visitor>
+void for_each_attribute_of_allreduce(Sweep& s, Visitor&& visit) {
+  for_each_attribute_of_conditions(s.conditions, visit);
+  visit("dtype", s.dtype);
+  visit("timed_operation", s.timed_operation);
+  visit("data_check", s.data_check);
+  visit("data_check_passed", s.data_check_passed);
+  visit("iterations", s.iterations);
+  visit("warmup_iterations", s.warmup_iterations);
+  visit("runs", s.runs);
+  visit("size_labels", s.size_labels);
+}
+
+template <typename Sweep, typename Visitor>
+void for_each_dataset_of_allreduce(Sweep& s, Visitor&& visit) {
+  static const FixedDatasetSpec bytes{"bytes", "bytes", "message size per rank of each all-reduce [sizes]"};
+  static const FixedDatasetSpec elements{"elements", "1", "elements per rank of each all-reduce [sizes]"};
+  static const FixedDatasetSpec time{"time_ms", "ms",
+                                     "per all-reduce [runs, ranks, sizes]: iterations back-to-back all-reduces "
+                                     "between two CUDA events on the stream (host clock on the CPU), divided by "
+                                     "iterations"};
+  static const FixedDatasetSpec op{"op_ms", "ms",
+                                   "per all-reduce [runs, ranks, sizes]: mean over the iterations of each all-reduce "
+                                   "timed between its own two events (as the training step times its reduction)"};
+  static const FixedDatasetSpec algbw{"algbw_gbps", "GB/s",
+                                      "algorithm bandwidth [runs, sizes]: bytes / max over ranks of time_ms, "
+                                      "decimal GB/s"};
+  static const FixedDatasetSpec busbw{"busbw_gbps", "GB/s", "bus bandwidth [runs, sizes]: algbw x 2(ranks-1)/ranks"};
+  static const FixedDatasetSpec wrong{"wrong_elements", "1",
+                                      "elements of the result that differ from the expected value in any data "
+                                      "check [sizes]; 0 = every element right"};
+  visit(bytes, s.bytes);
+  visit(elements, s.elements);
+  visit(time, s.time_ms);
+  visit(op, s.op_ms);
+  visit(algbw, s.algbw_gbps);
+  visit(busbw, s.busbw_gbps);
+  visit(wrong, s.wrong_elements);
+}
+
+// /probe: the hardware's own rates on one GPU, the floors of docs/performance.md.
+struct HardwareProbe {
+  MeasurementConditions conditions;  // ranks = 1
+  std::int32_t iterations = 0;       // operations per timed graph replay
+  std::int32_t runs = 0;
+  std::vector<std::string> copy_labels;       // [copies]
+  std::vector<std::string> gemm_labels;       // [gemms]: "large b32 L0 forward", ..., "square 8192"
+  std::vector<std::string> gemm_precisions;   // [precisions]: "fp32", "tf32", "bf16"
+  std::vector<std::string> launch_labels;     // [launches]: "kernel_launch", "graph_node", "graph_launch"
+  ResultArray<std::int64_t> copy_bytes;       // [copies]
+  ResultArray<double> copy_ms;                // [runs, copies]: one device-to-device copy
+  ResultArray<std::int64_t> gemm_shape;       // [gemms, 3]: m, n, k (FLOPs = 2 m n k)
+  ResultArray<double> gemm_ms;                // [runs, precisions, gemms]: one GEMM
+  ResultArray<double> launch_ms;              // [runs, launches]: one empty kernel, launched as labelled
+};
+
+template <typename Probe, typename Visitor>
+void for_each_attribute_of_probe(Probe& p, Visitor&& visit) {
+  for_each_attribute_of_conditions(p.conditions, visit);
+  visit("iterations", p.iterations);
+  visit("runs", p.runs);
+  visit("copy_labels", p.copy_labels);
+  visit("gemm_labels", p.gemm_labels);
+  visit("gemm_precisions", p.gemm_precisions);
+  visit("launch_labels", p.launch_labels);
+}
+
+template <typename Probe, typename Visitor>
+void for_each_dataset_of_probe(Probe& p, Visitor&& visit) {
+  static const FixedDatasetSpec copy_bytes{"copy_bytes", "bytes", "bytes of each device-to-device copy [copies]"};
+  static const FixedDatasetSpec copy{"copy_ms", "ms",
+                                     "one cudaMemcpyAsync device-to-device [runs, copies] (graph of iterations "
+                                     "copies over rotating buffers, replay time / iterations); bandwidth = 2 x "
+                                     "bytes / time (read + write)"};
+  static const FixedDatasetSpec shape{"gemm_shape", "1", "m, n, k of each cuBLAS GEMM [gemms, 3]; FLOPs = 2 m n k"};
+  static const FixedDatasetSpec gemm{"gemm_ms", "ms",
+                                     "one cuBLAS GEMM [runs, precisions, gemms] (graph of iterations GEMMs, replay "
+                                     "time / iterations)"};
+  static const FixedDatasetSpec launch{"launch_ms", "ms",
+                                       "one empty kernel [runs, launches]: kernel_launch = back-to-back stream "
+                                       "launches, graph_node = a node of one graph, graph_launch = a one-node graph "
+                                       "launched back-to-back"};
+  visit(copy_bytes, p.copy_bytes);
+  visit(copy, p.copy_ms);
+  visit(shape, p.gemm_shape);
+  visit(gemm, p.gemm_ms);
+  visit(launch, p.launch_ms);
 }
 
 }  // namespace mgpu::results_schema

@@ -2,6 +2,7 @@
 #include "run_conditions.hpp"
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 
@@ -25,6 +26,20 @@ std::string set_nccl_variable(const std::string& name, const std::string& value)
   std::string replaced = previous != nullptr ? previous : "";
   if (setenv(name.c_str(), value.c_str(), 1) != 0) throw Error("setenv(" + name + ") failed");
   return replaced;
+}
+
+void apply_nccl_option(int rank, const char* variable, const std::string& value) {
+  if (value.empty()) return;
+  const std::string replaced = set_nccl_variable(variable, value);
+  if (rank == 0 && !replaced.empty() && replaced != value) {
+    std::printf("# note: the command line sets %s=%s over %s=%s from the environment\n", variable, value.c_str(),
+                variable, replaced.c_str());
+  }
+}
+
+std::string nccl_variable_or_default(const char* name) {
+  const char* value = std::getenv(name);
+  return value != nullptr && *value != '\0' ? value : "default";
 }
 
 }  // namespace mgpu

@@ -12,5 +12,10 @@ std::vector<std::string> nccl_environment();
 // Sets NAME=value for NCCL before the communicator exists (the only time NCCL reads it). Returns what it replaced
 // ("" if unset), so the caller can say that a command-line option overrode the environment.
 std::string set_nccl_variable(const std::string& name, const std::string& value);
+// Applies a --nccl-algo / --nccl-proto value (NCCL's spelling; "" = leave NCCL's choice) before the communicator
+// exists; rank 0 says so when it overrides a different value from the environment.
+void apply_nccl_option(int rank, const char* variable, const std::string& value);
+// The value of NCCL_ALGO / NCCL_PROTO as recorded in the results: the variable, or "default" when unset or empty.
+std::string nccl_variable_or_default(const char* name);
 
 }  // namespace mgpu

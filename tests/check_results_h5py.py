@@ -1,7 +1,10 @@
 #!/usr/bin/python3
 """Purpose: checks an mgpu_bench results file with h5py alone (none of our code), as a user of the format would read
 it (docs/results-format.md): schema version, every configuration's datasets consistent with its attributes, and one
-throughput line per configuration. Exits 1 on any inconsistency, 2 on bad usage.
+throughput line per configuration; the standalone /allreduce and /probe groups when present (shapes against their
+attributes, algbw/busbw recomputed from the times, a passed data check). Files of the PyTorch peer (bench/peers/,
+implementation "pytorch-*") pass the same checks; their phases that cannot be separated are NaN.
+Exits 1 on any inconsistency, 2 on bad usage.
 
 Usage: /usr/bin/python3 tests/check_results_h5py.py FILE.h5 [--expect-runs R] [--expect-ranks N] [--expect-steps T]
        [--expect-complete]
@@ -14,7 +17,8 @@ import sys
 import h5py
 import numpy as np
 
-SUPPORTED_SCHEMA_VERSION = 1
+SUPPORTED_SCHEMA_VERSION = 2
+IMPLEMENTATIONS = ("mgpu_bench", "pytorch-ddp", "pytorch-graph")
 PHASES = ["forward", "backward", "allreduce", "exposed_comm", "optimizer", "step"]
 THROTTLE_FRACTION = 0.75  # MEASUREMENT.md: mean SM clock below 75% of the maximum
 
@@ -65,6 +69,10 @@ def check_configuration(name, group, expected, problems):
     for attribute in ["complete", "finished_utc", "started_utc", "seed", "nccl_environment", "command_line"]:
         if attribute not in group.attrs:
             problem(f"missing attribute '{attribute}'")
+    # schema_version 2 added implementation; a version 1 file means mgpu_bench.
+    implementation = group.attrs.get("implementation", "mgpu_bench")
+    if implementation not in IMPLEMENTATIONS:
+        problem(f"implementation is {implementation!r}, expected one of {IMPLEMENTATIONS}")
 
     if "is_warmup" not in group:
         problem("missing dataset 'is_warmup'")
@@ -111,13 +119,81 @@ def check_configuration(name, group, expected, problems):
     throughput = global_batch * measured / step_s.sum(axis=1)
     if not np.all(np.isfinite(throughput)) or np.any(throughput <= 0):
         problem("a run has a non-positive or infinite throughput (step_ms <= 0?)")
-    # Each phase the same way as the step: max over ranks per step, then the mean over measured steps and runs.
+    # Each phase the same way as the step: max over ranks per step, then the mean over measured steps and runs. NaN
+    # marks a phase the implementation cannot separate (the PyTorch peer), and stays NaN.
     phases = ", ".join(f"{phase} {data[f'{phase}_ms'][:, :, is_warmup == 0].max(axis=1).mean():.4f}"
                        for phase in PHASES)
-    return (f"{name}: {runs} runs x {ranks} ranks, throughput mean {throughput.mean():.1f} samples/s "
+    return (f"{name} [{implementation}]: {runs} runs x {ranks} ranks, throughput mean {throughput.mean():.1f} samples/s "
             f"(min {throughput.min():.1f}, max {throughput.max():.1f}); mean ms: {phases}; "
             f"peak memory/rank {data['memory_peak_bytes'].max() / 1e6:.0f} MB; "
             f"mean SM clock {data['sm_clock_mhz'].mean():.0f} MHz, throttled runs {int(data['throttled'].any(axis=1).sum())}")
+
+
+def expect_shape(where, group, name, shape, problems):
+    """The dataset exists with this shape; returns its values or None."""
+    if name not in group:
+        problems.append(f"{where}: missing dataset '{name}'")
+        return None
+    if group[name].shape != tuple(shape):
+        problems.append(f"{where}: dataset '{name}' has shape {group[name].shape}, expected {tuple(shape)}")
+        return None
+    return group[name][()]
+
+
+def check_allreduce(group, problems):
+    """/allreduce: shapes from runs, ranks and size_labels; algbw = bytes / max over ranks of time_ms (decimal GB/s),
+    busbw = algbw x 2(N-1)/N (MEASUREMENT.md); every element of the data check right. Returns a summary line."""
+    where = "/allreduce"
+    try:
+        runs, ranks = int(group.attrs["runs"]), int(group.attrs["ranks"])
+        sizes = len(group.attrs["size_labels"])
+        passed = int(group.attrs["data_check_passed"])
+    except KeyError as missing:
+        problems.append(f"{where}: missing attribute {missing}")
+        return None
+    data = {name: expect_shape(where, group, name, shape, problems) for name, shape in [
+        ("bytes", [sizes]), ("elements", [sizes]), ("wrong_elements", [sizes]), ("time_ms", [runs, ranks, sizes]),
+        ("op_ms", [runs, ranks, sizes]), ("algbw_gbps", [runs, sizes]), ("busbw_gbps", [runs, sizes])]}
+    if any(value is None for value in data.values()):
+        return None
+    algbw = data["bytes"][None, :] / (data["time_ms"].max(axis=1) * 1e-3) / 1e9
+    if not np.allclose(algbw, data["algbw_gbps"], rtol=1e-9):
+        problems.append(f"{where}: algbw_gbps is not bytes / max over ranks of time_ms")
+    if not np.allclose(data["algbw_gbps"] * 2 * (ranks - 1) / ranks, data["busbw_gbps"], rtol=1e-9):
+        problems.append(f"{where}: busbw_gbps is not algbw x 2(N-1)/N")
+    if data["wrong_elements"].sum() != 0 or passed != 1:
+        problems.append(f"{where}: data check failed ({int(data['wrong_elements'].sum())} wrong elements)")
+    labels = [str(label) for label in group.attrs["size_labels"]]
+    gradients = "; ".join(f"{label} {int(b)} B: busbw {np.median(data['busbw_gbps'][:, i]):.1f} GB/s"
+                          for i, (label, b) in enumerate(zip(labels, data["bytes"])) if label)
+    return f"/allreduce: {sizes} sizes x {runs} runs x {ranks} ranks, data check passed; {gradients}"
+
+
+def check_probe(group, problems):
+    """/probe: shapes from runs and the label lists; every time positive. Returns a summary line."""
+    where = "/probe"
+    try:
+        runs = int(group.attrs["runs"])
+        copies, gemms = len(group.attrs["copy_labels"]), len(group.attrs["gemm_labels"])
+        precisions, launches = len(group.attrs["gemm_precisions"]), len(group.attrs["launch_labels"])
+    except KeyError as missing:
+        problems.append(f"{where}: missing attribute {missing}")
+        return None
+    data = {name: expect_shape(where, group, name, shape, problems) for name, shape in [
+        ("copy_bytes", [copies]), ("copy_ms", [runs, copies]), ("gemm_shape", [gemms, 3]),
+        ("gemm_ms", [runs, precisions, gemms]), ("launch_ms", [runs, launches])]}
+    if any(value is None for value in data.values()):
+        return None
+    if not all(np.all(data[name] > 0) for name in ("copy_ms", "gemm_ms", "launch_ms")):
+        problems.append(f"{where}: a time is not positive")
+        return None
+    copy_gbps = (2 * data["copy_bytes"][None, :] / (data["copy_ms"] * 1e-3) / 1e9).max()
+    flops = 2.0 * data["gemm_shape"].prod(axis=1)
+    peak = (flops[None, None, :] / (data["gemm_ms"] * 1e-3) / 1e12).max(axis=(0, 2))
+    rates = ", ".join(f"{p} {r:.0f}" for p, r in zip(group.attrs["gemm_precisions"], peak))
+    return (f"/probe: copy up to {copy_gbps:.0f} GB/s; best GEMM TFLOP/s {rates}; launch us "
+            + ", ".join(f"{l} {v:.2f}" for l, v in zip(group.attrs["launch_labels"],
+                                                      np.median(data["launch_ms"], axis=0) * 1e3)))
 
 
 def main(argv):
@@ -156,6 +232,11 @@ def main(argv):
                 line = check_configuration(name, group, expected, problems)
                 if line is not None:
                     print(line)
+            for name, check in (("allreduce", check_allreduce), ("probe", check_probe)):
+                if name in results:
+                    line = check(results[name], problems)
+                    if line is not None:
+                        print(line)
     for text in problems:
         print(f"{path}: {text}", file=sys.stderr)
     return 1 if problems else 0

@@ -168,4 +168,63 @@ TEST_F(Cli, TwoRankBadInputsAreOneLineAndLeaveNoFile) {
   EXPECT_EQ(read_file(out), "precious");
 }
 
+TEST_F(Cli, AllreduceSubcommandChecksEveryElementAndAddsItsGroupNextToTraining) {
+  const std::string launcher = std::string(MGPU_MPIEXEC) + " -n 2";
+  const std::string out = dir_ + "/study.h5";
+  // A training file first: the sweep goes into it, and its configuration stays readable.
+  const Outcome training = run("--device cpu --model medium --batch 8 --warmup 1 --steps 2 --runs 1 --output '" + out +
+                               "'", launcher);
+  ASSERT_EQ(training.exit_code, 0) << training.err;
+  const std::string args = "allreduce --device cpu --model medium --min-bytes 8 --max-bytes 64K --runs 2 --iters 3 "
+                           "--warmup 1 --output '" + out + "'";
+  const Outcome sweep_run = run(args, launcher);
+  ASSERT_EQ(sweep_run.exit_code, 0) << sweep_run.err;
+  EXPECT_NE(sweep_run.out.find("# data check: every element right"), std::string::npos) << sweep_run.out;
+  EXPECT_NE(sweep_run.out.find("medium gradient"), std::string::npos) << sweep_run.out;
+  const mgpu::AllreduceSweep sweep = mgpu::read_allreduce_sweep(out);
+  EXPECT_EQ(sweep.conditions.device, "cpu");
+  EXPECT_EQ(sweep.conditions.ranks, 2);
+  EXPECT_EQ(sweep.data_check_passed, 1);
+  ASSERT_EQ(sweep.size_labels.size(), 15u);  // 8 B .. 64 KiB by 2, and the medium gradient
+  EXPECT_EQ(sweep.bytes.values.back(), 258432 * 4);
+  EXPECT_EQ(sweep.size_labels.back(), "medium gradient");
+  for (double ms : sweep.time_ms.values) EXPECT_GT(ms, 0.0);
+  EXPECT_EQ(mgpu::read_results_file(out).configurations.size(), 1u);
+  // A second sweep needs --force, and then replaces only the group.
+  expect_rejected(run(args, launcher), "--force", "", false);
+  const Outcome forced = run(args + " --force", launcher);
+  EXPECT_EQ(forced.exit_code, 0) << forced.err;
+  EXPECT_EQ(mgpu::read_results_file(out).configurations.size(), 1u);
+}
+
+TEST_F(Cli, MeasurementSubcommandsRefuseBadInputInOneLine) {
+  const std::string out = dir_ + "/t.h5";
+  const std::string tail = " --device cpu --output '" + out + "'";
+  expect_rejected(run("allreduce --min-bytes 0" + tail), "--min-bytes '0'", out);
+  expect_rejected(run("allreduce --max-bytes 5T" + tail), "--max-bytes '5T'", out);
+  expect_rejected(run("allreduce --min-bytes 1M --max-bytes 1K" + tail), "--max-bytes 1024", out);
+  expect_rejected(run("allreduce --factor 1" + tail), "--factor 1", out);
+  expect_rejected(run("allreduce --dtype fp16" + tail), "--dtype 'fp16'", out);
+  expect_rejected(run("allreduce --dtype bf16" + tail), "--dtype bf16", out);
+  expect_rejected(run("allreduce --model huge" + tail), "huge", out);
+  expect_rejected(run("allreduce --iters 0" + tail), "--iters 0", out);
+  expect_rejected(run("allreduce --nccl-algo warp" + tail), "warp", out);
+  expect_rejected(run("allreduce 64" + tail), "'64'", out);
+  expect_rejected(run("probe --batches 32,0 --output '" + out + "'"), "--batches", out);
+  expect_rejected(run("probe --model medium,huge --output '" + out + "'"), "huge", out);
+  const Outcome help = run("allreduce --help");
+  EXPECT_EQ(help.exit_code, 0);
+  EXPECT_NE(help.out.find("--max-bytes"), std::string::npos);
+  EXPECT_NE(run("--help").out.find("mgpu_bench allreduce --help"), std::string::npos);
+}
+
+TEST_F(Cli, ProbeWithoutAGpuOrOnTwoRanksIsRefused) {
+  const std::string out = dir_ + "/p.h5";
+  const Outcome outcome = run("probe --runs 1 --output '" + out + "'");
+  if (outcome.exit_code == 0) GTEST_SKIP() << "a GPU is visible: the probe runs here";
+  expect_rejected(outcome, "probe measures a GPU", out);
+  expect_rejected(run("probe --output '" + out + "'", std::string(MGPU_MPIEXEC) + " -n 2"), "one process", out,
+                  false);
+}
+
 }  // namespace

@@ -237,7 +237,7 @@ class ResultsFileTest : public ::testing::Test {
 TEST_F(ResultsFileTest, RootAttributes) {
   const H5File file = open_read_only(write_sample());
   EXPECT_EQ(attribute_type(file.get(), "/", "schema_version"), "i4");
-  EXPECT_EQ(raw_number(file.get(), "/", "schema_version"), 1);
+  EXPECT_EQ(raw_number(file.get(), "/", "schema_version"), results_schema::kVersion);
   EXPECT_EQ(raw_string(file.get(), "/", "producer"), "mgpu_bench");
   EXPECT_EQ(raw_string(file.get(), "/", "project_version"), project_version());
   EXPECT_EQ(raw_string(file.get(), "/", "git_revision"), git_revision());
@@ -252,6 +252,7 @@ TEST_F(ResultsFileTest, ConfigurationAttributes) {
     const ConfigurationMetadata m = synthetic_metadata(config);
     const std::string group = group_of(config);
     const hid_t f = file.get();
+    EXPECT_EQ(raw_string(f, group, "implementation"), "mgpu_bench");
     EXPECT_EQ(raw_string(f, group, "model"), m.model);
     EXPECT_EQ(attribute_type(f, group, "layer_widths"), "i4");
     EXPECT_EQ(raw_numbers(f, group, "layer_widths"), std::vector<double>(m.layer_widths.begin(), m.layer_widths.end()));
@@ -577,12 +578,191 @@ TEST_F(ResultsFileTest, ReaderRefusesANewerSchemaVersionNamingBoth) {
   {
     const H5File raw(MGPU_H5_CHECK(H5Fopen(file.c_str(), H5F_ACC_RDWR, H5P_DEFAULT)));
     const H5Attribute version(MGPU_H5_CHECK(H5Aopen(raw.get(), "schema_version", H5P_DEFAULT)));
-    const std::int32_t newer = 2;
+    const std::int32_t newer = results_schema::kVersion + 1;
     MGPU_H5_CHECK(H5Awrite(version.get(), H5T_NATIVE_INT32, &newer));
   }
   const std::string message = reader_error(file);
-  EXPECT_NE(message.find("schema_version 2"), std::string::npos) << message;
-  EXPECT_NE(message.find("schema_version 1"), std::string::npos) << message;
+  EXPECT_NE(message.find("schema_version " + std::to_string(results_schema::kVersion + 1)), std::string::npos)
+      << message;
+  EXPECT_NE(message.find("schema_version " + std::to_string(results_schema::kVersion)), std::string::npos) << message;
+}
+
+// Rewrites the sample as a file of schema_version 1: no implementation attribute.
+void make_version_1(const std::string& file, int configurations) {
+  const H5File raw(MGPU_H5_CHECK(H5Fopen(file.c_str(), H5F_ACC_RDWR, H5P_DEFAULT)));
+  const H5Attribute version(MGPU_H5_CHECK(H5Aopen(raw.get(), "schema_version", H5P_DEFAULT)));
+  const std::int32_t one = 1;
+  MGPU_H5_CHECK(H5Awrite(version.get(), H5T_NATIVE_INT32, &one));
+  for (int config = 0; config < configurations; ++config)
+    MGPU_H5_CHECK(H5Adelete_by_name(raw.get(), group_of(config).c_str(), "implementation", H5P_DEFAULT));
+}
+
+TEST_F(ResultsFileTest, ReaderGivesAVersion1FileTheDefaultsOfNewerAttributes) {
+  const std::string file = write_sample();
+  make_version_1(file, 2);
+  const ResultsFile results = read_results_file(file);
+  EXPECT_EQ(results.root.schema_version, 1);
+  ASSERT_EQ(results.configurations.size(), 2u);
+  EXPECT_EQ(results.configurations[0].metadata.implementation, "mgpu_bench");
+}
+
+TEST_F(ResultsFileTest, ReaderRequiresTheAttributesOfItsOwnVersion) {
+  const std::string file = write_sample();
+  {
+    const H5File raw(MGPU_H5_CHECK(H5Fopen(file.c_str(), H5F_ACC_RDWR, H5P_DEFAULT)));
+    MGPU_H5_CHECK(H5Adelete_by_name(raw.get(), group_of(0).c_str(), "implementation", H5P_DEFAULT));
+  }
+  EXPECT_EQ(reader_error(file), "'" + file + "': " + group_of(0) + ": missing attribute 'implementation'");
+}
+
+TEST_F(ResultsFileTest, ReaderKeepsAnotherImplementationsName) {
+  const std::string file = path("peer.h5");
+  {
+    ResultsWriter writer(file, false);
+    ConfigurationMetadata metadata = synthetic_metadata(0);
+    metadata.implementation = "pytorch-ddp";
+    writer.add_configuration(metadata);
+  }
+  EXPECT_EQ(read_results_file(file).configurations.at(0).metadata.implementation, "pytorch-ddp");
+}
+
+// ---- Standalone groups: /allreduce and /probe, next to /configurations
+
+results_schema::MeasurementConditions synthetic_conditions(int ranks) {
+  results_schema::MeasurementConditions c;
+  c.device = "cuda";
+  c.ranks = ranks;
+  c.nccl_environment = {"NCCL_NVLS_ENABLE=0"};
+  c.command_line = "mgpu_bench allreduce --max-bytes 64";
+  c.nccl_version = "2.28.3";
+  for (int r = 0; r < ranks; ++r) {
+    c.hosts.push_back("node" + std::to_string(r));
+    c.gpu_names.push_back("NVIDIA H200");
+    c.gpu_uuids.push_back("GPU-" + std::to_string(r));
+    c.gpu_pci_bus_ids.push_back("0000:00:0" + std::to_string(6 + r) + ".0");
+    c.peer_topology.push_back("rank " + std::to_string(1 - r) + " NVLink yes");
+  }
+  return c;
+}
+
+// 2 runs, 2 ranks, 3 sizes; every time says where it belongs.
+AllreduceSweep synthetic_sweep() {
+  AllreduceSweep s;
+  s.conditions = synthetic_conditions(2);
+  s.dtype = "fp32";
+  s.timed_operation = "ncclAllReduce ncclAvg fp32, in place";
+  s.data_check = "ncclSum exact";
+  s.data_check_passed = 1;
+  s.iterations = 20;
+  s.warmup_iterations = 5;
+  s.runs = 2;
+  s.size_labels = {"", "medium gradient", ""};
+  s.bytes = {{3}, {8, 1033728, 64}};
+  s.elements = {{3}, {2, 258432, 16}};
+  s.wrong_elements = {{3}, {0, 0, 0}};
+  s.time_ms.shape = s.op_ms.shape = {2, 2, 3};
+  s.algbw_gbps.shape = s.busbw_gbps.shape = {2, 3};
+  for (int run = 0; run < 2; ++run)
+    for (int rank = 0; rank < 2; ++rank)
+      for (int size = 0; size < 3; ++size) {
+        s.time_ms.values.push_back(0.01 * (1 + run) + 0.001 * rank + 0.0001 * size);
+        s.op_ms.values.push_back(0.02 * (1 + run) + 0.001 * rank + 0.0001 * size);
+      }
+  for (int run = 0; run < 2; ++run)
+    for (int size = 0; size < 3; ++size) {
+      s.algbw_gbps.values.push_back(run + 0.5 * size);
+      s.busbw_gbps.values.push_back(run + 0.5 * size);
+    }
+  return s;
+}
+
+TEST_F(ResultsFileTest, AllreduceSweepGoesNextToTheTrainingConfigurations) {
+  const std::string file = write_sample();
+  write_allreduce_sweep(file, synthetic_sweep(), false);
+  const ResultsFile results = read_results_file(file);  // the training data are untouched
+  EXPECT_EQ(results.configurations.size(), 2u);
+  const AllreduceSweep back = read_allreduce_sweep(file);
+  const AllreduceSweep sent = synthetic_sweep();
+  EXPECT_EQ(back.conditions.hosts, sent.conditions.hosts);
+  EXPECT_EQ(back.conditions.implementation, "mgpu_bench");
+  EXPECT_FALSE(back.conditions.started_utc.empty());
+  EXPECT_EQ(back.size_labels, sent.size_labels);
+  EXPECT_EQ(back.bytes.values, sent.bytes.values);
+  EXPECT_EQ(back.time_ms.shape, sent.time_ms.shape);
+  EXPECT_EQ(back.time_ms.at(1, 1, 2), sent.time_ms.at(1, 1, 2));
+  EXPECT_EQ(back.op_ms.values, sent.op_ms.values);
+  EXPECT_EQ(back.busbw_gbps.values, sent.busbw_gbps.values);
+  EXPECT_EQ(back.data_check_passed, 1);
+  // As h5py sees it: the group, its datasets' types and units.
+  const H5File raw = open_read_only(file);
+  EXPECT_EQ(dataset_type(raw.get(), "/allreduce/time_ms"), "f8");
+  EXPECT_EQ(dataset_type(raw.get(), "/allreduce/bytes"), "i8");
+  EXPECT_EQ(raw_string(raw.get(), "/allreduce/busbw_gbps", "units"), "GB/s");
+  EXPECT_EQ(raw_dataset(raw.get(), "/allreduce/time_ms").dims, (std::vector<hsize_t>{2, 2, 3}));
+}
+
+TEST_F(ResultsFileTest, AllreduceSweepIsReplacedOnlyWhenAsked) {
+  const std::string file = path("new.h5");
+  check_can_add_group(file, "allreduce", false);  // a new file is fine
+  EXPECT_FALSE(fs::exists(file));                 // and the check creates nothing
+  write_allreduce_sweep(file, synthetic_sweep(), false);
+  EXPECT_EQ(read_results_file(file).configurations.size(), 0u);  // a valid, empty results file around it
+  try {
+    write_allreduce_sweep(file, synthetic_sweep(), false);
+    ADD_FAILURE() << "a second /allreduce was accepted";
+  } catch (const UsageError& e) {
+    EXPECT_EQ(std::string(e.what()), "output file '" + file + "' already has /allreduce; use --force to replace it");
+  }
+  AllreduceSweep second = synthetic_sweep();
+  second.size_labels = {"a", "b", "c"};
+  write_allreduce_sweep(file, second, true);
+  EXPECT_EQ(read_allreduce_sweep(file).size_labels, second.size_labels);
+}
+
+TEST_F(ResultsFileTest, AllreduceSweepRefusesAnOlderFileAndInconsistentShapes) {
+  const std::string old_file = write_sample("old.h5");
+  make_version_1(old_file, 2);
+  try {
+    check_can_add_group(old_file, "allreduce", false);
+    ADD_FAILURE() << "a version 1 file was accepted";
+  } catch (const UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("has schema_version 1"), std::string::npos) << e.what();
+  }
+  AllreduceSweep bad = synthetic_sweep();
+  bad.time_ms.shape = {2, 3, 2};  // runs and ranks swapped with sizes: same count, wrong shape
+  const std::string file = path("bad.h5");
+  EXPECT_THROW(write_allreduce_sweep(file, bad, false), UsageError);
+  EXPECT_FALSE(fs::exists(file)) << "a refused sweep left a file";
+  std::ofstream(path("text.h5")) << "not hdf5";
+  EXPECT_THROW(check_can_add_group(path("text.h5"), "allreduce", true), UsageError);
+}
+
+TEST_F(ResultsFileTest, HardwareProbeRoundTrip) {
+  HardwareProbe probe;
+  probe.conditions = synthetic_conditions(1);
+  probe.iterations = 20;
+  probe.runs = 2;
+  probe.copy_labels = {"1 MiB"};
+  probe.gemm_labels = {"large b32 L0 forward", "square 8192"};
+  probe.gemm_precisions = {"fp32", "tf32", "bf16"};
+  probe.launch_labels = {"kernel_launch", "graph_node", "graph_launch"};
+  probe.copy_bytes = {{1}, {1 << 20}};
+  probe.copy_ms = {{2, 1}, {0.001, 0.002}};
+  probe.gemm_shape = {{2, 3}, {1024, 32, 4800, 8192, 8192, 8192}};
+  probe.launch_ms = {{2, 3}, {0.002, 0.001, 0.003, 0.0021, 0.0011, 0.0031}};
+  probe.gemm_ms.shape = {2, 3, 2};
+  for (int i = 0; i < 12; ++i) probe.gemm_ms.values.push_back(0.01 * (i + 1));
+  const std::string file = write_sample();
+  write_allreduce_sweep(file, synthetic_sweep(), false);
+  write_hardware_probe(file, probe, false);
+  const HardwareProbe back = read_hardware_probe(file);
+  EXPECT_EQ(back.gemm_labels, probe.gemm_labels);
+  EXPECT_EQ(back.gemm_shape.values, probe.gemm_shape.values);
+  EXPECT_EQ(back.gemm_ms.shape, probe.gemm_ms.shape);
+  EXPECT_EQ(back.gemm_ms.at(1, 2, 1), probe.gemm_ms.at(1, 2, 1));
+  EXPECT_EQ(back.launch_ms.values, probe.launch_ms.values);
+  EXPECT_EQ(read_allreduce_sweep(file).bytes.values, synthetic_sweep().bytes.values);  // both groups in one file
+  EXPECT_THROW(read_hardware_probe(path("absent.h5")), UsageError);
 }
 
 TEST_F(ResultsFileTest, ReaderNamesTheFileGroupAndMissingDataset) {
