@@ -1,0 +1,89 @@
+#!/usr/bin/env bash
+# Purpose: the one command behind docs/performance.md, for the 2 x H200 machine, in one device call (< 9 minutes):
+# the hardware probe and the standalone all-reduce sweep (the floors and the yardstick), mgpu_bench for every figure
+# of the issue's targets table, the PyTorch peer for the same configurations, every file checked with h5py, and the
+# markdown table (floor, ours, peer, target met or missed) from bench/performance_table.py, printed last.
+# Usage (from the repository root, binaries in BIN_DIR, results to OUT):
+#   BIN_DIR=build OUT=/tmp/perf bash bench/performance.sh
+# Knobs: RUNS (mgpu_bench runs per configuration, default 20), PEER_RUNS (default 10), QUICK=1 (5 and 3 runs, a
+# shorter sweep: a smoke test of the script), STEP_FLAGS=off (drop --graph/--overlap/--timing for a build without
+# them: the figures then measure the core step).
+set -uo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+bin="${BIN_DIR:-$root/build}"
+out="${OUT:-/tmp/mgpu_performance}"
+runs="${RUNS:-20}"
+peer_runs="${PEER_RUNS:-10}"
+max_bytes=1G
+if [[ "${QUICK:-0}" == 1 ]]; then runs=5; peer_runs=3; max_bytes=256M; fi
+results="$out/results"
+mkdir -p "$results"
+log="$out/performance.log"
+# NVLink multicast stays off on the shared machines (GPU-MACHINES.md, KINDS.md), for NCCL, PyTorch and NVSHMEM.
+export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
+mpirun=(mpirun --allow-run-as-root -x NCCL_NVLS_ENABLE=0)
+python=$(command -v python3)
+status=0
+started=$SECONDS
+note() { echo "$*" | tee -a "$log"; }
+check() {  # check NAME COMMAND...: runs it with its output in the log, remembers a failure
+  note "## $1 ($((SECONDS - started)) s)"; shift
+  "$@" >>"$log" 2>&1 || { note "FAILED ($?): $*"; status=1; }
+}
+# ours NAME RANKS ARGS...: mgpu_bench on RANKS GPUs into results/ours_NAME.h5 (STEP_FLAGS=off drops the step
+# helper's flags, for a build that predates them).
+ours() {
+  local name=$1 ranks=$2; shift 2
+  local args=()
+  while (($#)); do
+    case "$1" in
+      --graph|--overlap|--timing|--bucket-mb|--grad-dtype|--accumulate)
+        if [[ "${STEP_FLAGS:-on}" == off ]]; then shift 2; continue; fi ;;
+    esac
+    args+=("$1"); shift
+  done
+  check "mgpu_bench $name" "${mpirun[@]}" -np "$ranks" "$bin/mgpu_bench" "${args[@]}" --runs "$runs" \
+    --output "$results/ours_$name.h5" --force
+}
+
+{ date -u; nvidia-smi -L; nvidia-smi topo -m; nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,clocks.mem,power.draw --format=csv
+  "$python" -c 'import torch; print("torch", torch.__version__, "cuda", torch.version.cuda, "gpus", torch.cuda.device_count())'
+} >>"$log" 2>&1
+
+# 1. Floors: copy bandwidth, GEMM rates at the step's exact shapes (per-GPU batches of every figure), launch costs.
+check "probe" "$bin/mgpu_bench" probe --batches 16,32,64,512,1024,2048,4096 --runs 5 \
+  --output "$results/tools.h5" --force
+# 2. The yardstick: the standalone all-reduce, 8 B .. 1 GiB and both gradients' exact sizes, data checked.
+check "allreduce sweep" "${mpirun[@]}" -np 2 "$bin/mgpu_bench" allreduce --min-bytes 8 --max-bytes "$max_bytes" \
+  --runs 5 --output "$results/tools.h5" --force
+
+# 3. Ours, one configuration per figure (fp32; names are what performance_table.py looks for).
+best=(--graph on --overlap on --timing events)
+ours large_b32_n1 1 --model large --batch 32 "${best[@]}"
+ours large_b32_n1_untimed 1 --model large --batch 32 --graph on --overlap on --timing none
+ours medium_b64_n1 1 --model medium --batch 64 "${best[@]}"
+ours large_b32_n2 2 --model large --batch 32 "${best[@]}"
+ours large_b32_n2_no_overlap 2 --model large --batch 32 --graph on --overlap off --timing events
+for batch in 1024 4096; do
+  ours "large_b${batch}_n1" 1 --model large --batch "$batch" "${best[@]}"
+  ours "large_b${batch}_n2" 2 --model large --batch "$batch" "${best[@]}"
+done
+
+# 4. The PyTorch peer on the same machine, same configurations (batches <= 1024 for the "ours faster" target).
+peer=("$root/bench/peers/torch_mlp.py" --runs "$peer_runs" --force)
+check "peer graph (1 GPU)" "$python" "${peer[@]}" --mode graph --config large:32 --config medium:64 \
+  --config large:1024 --output "$results/peer_graph.h5"
+check "peer DDP (2 GPUs)" "$python" -m torch.distributed.run --standalone --nproc_per_node 2 "${peer[@]}" --mode ddp \
+  --config large:32 --config large:1024 --output "$results/peer_ddp.h5"
+
+# 5. Every file read back with h5py alone; then the table.
+for file in "$results"/*.h5; do
+  check "h5py check $(basename "$file")" "$python" "$root/tests/check_results_h5py.py" "$file"
+done
+note "## done in $((SECONDS - started)) s"
+"$python" "$root/bench/performance_table.py" "$results" >"$out/performance_table.md" 2>>"$log" || status=1
+tar -C "$out" -czf "$out/performance_results.tar.gz" results
+echo; grep -h -e "^## " -e "FAILED" "$log" | tail -n 40
+echo; cat "$out/performance_table.md"
+echo "=== status $status"
+exit $status
