@@ -5,17 +5,17 @@
 # markdown table (floor, ours, peer, target met or missed) from bench/performance_table.py, printed last.
 # Usage (from the repository root, binaries in BIN_DIR, results to OUT):
 #   BIN_DIR=build OUT=/tmp/perf bash bench/performance.sh
-# Knobs: RUNS (mgpu_bench runs per configuration, default 20), PEER_RUNS (default 10), QUICK=1 (5 and 3 runs, a
-# shorter sweep: a smoke test of the script), STEP_FLAGS=off (drop --graph/--overlap/--timing for a build without
+# Knobs: RUNS (mgpu_bench runs per configuration, default 30), PEER_RUNS (default 10), MAX_BYTES (largest all-reduce,
+# default 1G), QUICK=1 (5 and 3 runs: a smoke test of the script), STEP_FLAGS=off (drop --graph/--overlap/--timing for a build without
 # them: the figures then measure the core step).
 set -uo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 bin="${BIN_DIR:-$root/build}"
 out="${OUT:-/tmp/mgpu_performance}"
-runs="${RUNS:-20}"
+runs="${RUNS:-30}"
 peer_runs="${PEER_RUNS:-10}"
-max_bytes=1G
-if [[ "${QUICK:-0}" == 1 ]]; then runs=5; peer_runs=3; max_bytes=256M; fi
+max_bytes="${MAX_BYTES:-1G}"
+if [[ "${QUICK:-0}" == 1 ]]; then runs=5; peer_runs=3; fi
 results="$out/results"
 mkdir -p "$results"
 log="$out/performance.log"
@@ -82,7 +82,8 @@ for file in "$results"/*.h5; do
 done
 note "## done in $((SECONDS - started)) s"
 "$python" "$root/bench/performance_table.py" "$results" >"$out/performance_table.md" 2>>"$log" || status=1
-tar -C "$out" -czf "$out/performance_results.tar.gz" results
+# One archive instead of a dozen files (a device call brings back at most 8).
+tar -C "$out" -czf "$out/performance_results.tar.gz" results && rm -rf "$results"
 echo; grep -h -e "^## " -e "FAILED" "$log" | tail -n 40
 echo; cat "$out/performance_table.md"
 echo "=== status $status"

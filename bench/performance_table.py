@@ -112,8 +112,9 @@ class Tools:
             self.gemm_ms = np.median(p["gemm_ms"][()], axis=0)  # [precisions, gemms]
             shapes = p["gemm_shape"][()]
             flops = 2.0 * shapes.prod(axis=1)
-            square = [i for i, label in enumerate(self.gemm_labels) if label.startswith("square")]
-            self.peak_tflops = {prec: float(max(flops[i] / (self.gemm_ms[k, i] * 1e-3) for i in square) / 1e12)
+            # The best rate any probed GEMM reached (median over runs), the square one included: the highest
+            # measured rate gives the lowest, so the safest, FLOP floor.
+            self.peak_tflops = {prec: float((flops / (self.gemm_ms[k] * 1e-3)).max() / 1e12)
                                 for k, prec in enumerate(self.precisions)}
             launches = np.median(p["launch_ms"][()], axis=0)
             self.launch_ms = {str(label): float(v) for label, v in zip(p.attrs["launch_labels"], launches)}
@@ -143,8 +144,8 @@ def floor(tools, model, global_batch, ranks, precision="fp32"):
     """Lower bounds of one step, in ms: each term alone is unbeatable, so their max is the floor.
     bytes: Adam reads p, g, m, v and writes p, m, v (7 x 4P), forward and backward read the weights and backward
     writes the gradient (3 x 4P), activations ~3 passes of 4 x B x sum(in + out); over the streaming copy bandwidth.
-    flops: 6 x dense weights x local batch over the peak GEMM rate of the precision (cuBLAS at the step's exact
-    shapes is reported beside it). launches: the fewest kernels of a fused step, 3L + 1 (L forward GEMMs with
+    flops: 6 x dense weights x local batch over the best measured GEMM rate of the precision (cuBLAS at the step's
+    exact shapes, summed, is reported beside it: the matrix work alone as cuBLAS does it). launches: the fewest kernels of a fused step, 3L + 1 (L forward GEMMs with
     epilogues, L weight- and L-1 input-gradient GEMMs, the loss, one multi-tensor Adam), at the graph-node cost.
     2 GPUs: the standalone all-reduce of the gradient (one at a time) bounds the step too."""
     widths = PRESETS[model]

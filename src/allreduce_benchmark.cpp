@@ -28,6 +28,7 @@ std::unique_ptr<AllreduceEngine> make_engine(const BackendChoice& choice, const 
   if (choice.backend == Backend::cuda)
     return make_nccl_allreduce_engine(mpi, choice.device_ordinal, options.dtype, max_elements, options.iterations);
 #endif
+  (void)options;  // the CPU engine is fp32 only (bf16 is refused before) and needs no iteration count
   MGPU_REQUIRE(choice.backend == Backend::cpu, "this build has no CUDA support");
   return make_mpi_allreduce_engine(mpi, max_elements);
 }
@@ -47,14 +48,16 @@ std::vector<double> gather_runs(const MpiContext& mpi, const std::vector<double>
 }
 
 void print_header(std::FILE* out, const AllreduceOptions& options) {
-  std::fprintf(out, "# %d runs of %d back-to-back all-reduces (after %d untimed) per size; time = median over runs of "
-               "the max over ranks\n", options.runs, options.iterations, options.warmup_iterations);
+  std::fprintf(out,
+               "# %d runs of %d back-to-back all-reduces (after %d untimed) per size; time = median over runs of "
+               "the max over ranks\n",
+               options.runs, options.iterations, options.warmup_iterations);
   std::fprintf(out, "# %12s %12s %5s  %-29s  %-29s %8s  %s\n", "", "", "", "      back-to-back (nccl-tests)",
                "       one at a time", "", "");
   std::fprintf(out, "# %12s %12s %5s  %9s %9s %9s  %9s %9s %9s %8s  %s\n", "size(B)", "count", "type", "time(us)",
                "algbw", "busbw", "time(us)", "algbw", "busbw", "#wrong", "");
-  std::fprintf(out, "# %12s %12s %5s  %9s %9s %9s  %9s %9s %9s %8s\n", "", "(elements)", "", "", "(GB/s)", "(GB/s)",
-               "", "(GB/s)", "(GB/s)", "");
+  std::fprintf(out, "# %12s %12s %5s  %9s %9s %9s  %9s %9s %9s %8s\n", "", "(elements)", "", "", "(GB/s)", "(GB/s)", "",
+               "(GB/s)", "(GB/s)", "");
 }
 
 }  // namespace

@@ -28,7 +28,7 @@ namespace mgpu {
 #if MGPU_HAVE_CUDA
 namespace {
 
-constexpr int kLaunchCount = 1000;  // empty kernels per timed launch measurement
+constexpr int kLaunchCount = 1000;                  // empty kernels per timed launch measurement
 constexpr std::size_t kCopyPoolBytes = 2ull << 30;  // each of source and destination: several times the L2
 
 struct GemmShape {
@@ -141,9 +141,10 @@ class Probe {
     probe.copy_bytes.shape = {sizes.size()};
     probe.copy_ms.shape = {std::size_t(options_.runs), sizes.size()};
     probe.copy_ms.values.assign(probe.copy_ms.shape[0] * sizes.size(), 0.0);
-    std::printf("# device-to-device copy (graph of %d cudaMemcpyAsync over rotating %.0f GiB buffers): bandwidth = "
-                "2 x bytes / time (read + write)\n#  %14s %12s %10s  %s\n", options_.iterations,
-                kCopyPoolBytes / double(1 << 30), "bytes", "time(us)", "GB/s", "");
+    std::printf(
+        "# device-to-device copy (graph of %d cudaMemcpyAsync over rotating %.0f GiB buffers): bandwidth = "
+        "2 x bytes / time (read + write)\n#  %14s %12s %10s  %s\n",
+        options_.iterations, kCopyPoolBytes / double(1 << 30), "bytes", "time(us)", "GB/s", "");
     for (std::size_t c = 0; c < sizes.size(); ++c) {
       const std::size_t bytes = std::size_t(sizes[c].first);
       // Each copy of the graph touches other memory, so repeated copies do not run from the L2.
@@ -206,8 +207,8 @@ class Probe {
         const float one = 1.0f, zero = 0.0f;
         const std::vector<double> ms = time_graph(options_.iterations, [&](int) {
           MGPU_CUBLAS_CHECK(cublasGemmEx(cublas_.get(), shape.op_a, shape.op_b, shape.m, shape.n, shape.k, &one, a,
-                                         precision.type, lda, b, precision.type, ldb, &zero, c, precision.type,
-                                         shape.m, precision.compute, CUBLAS_GEMM_DEFAULT));
+                                         precision.type, lda, b, precision.type, ldb, &zero, c, precision.type, shape.m,
+                                         precision.compute, CUBLAS_GEMM_DEFAULT));
         });
         for (int run = 0; run < options_.runs; ++run)
           probe.gemm_ms.values[(std::size_t(run) * precisions + p) * shapes.size() + g] = ms[run];
@@ -215,8 +216,10 @@ class Probe {
       }
     }
     // Console: the peak GEMM, then per model and batch the sum over the step's GEMMs.
-    std::printf("#\n# cuBLAS GEMM (graph of %d; fp32 = COMPUTE_32F, tf32 = COMPUTE_32F_FAST_TF32, bf16 = bf16 data "
-                "with fp32 accumulation)\n", options_.iterations);
+    std::printf(
+        "#\n# cuBLAS GEMM (graph of %d; fp32 = COMPUTE_32F, tf32 = COMPUTE_32F_FAST_TF32, bf16 = bf16 data "
+        "with fp32 accumulation)\n",
+        options_.iterations);
     std::printf("#  %-24s", "GEMMs");
     for (const Precision& precision : kPrecisions) std::printf(" %9s_us %7s", precision.name, "TFLOP/s");
     std::printf("\n");
@@ -227,7 +230,8 @@ class Probe {
       double flops = 0;
       while (last < shapes.size() && shapes[last].label.substr(0, shapes[last].label.rfind(" L")) == group)
         flops += shapes[last++].flops();
-      std::printf("   %-24s", (group + " step").c_str());
+      // A model's GEMMs are summed per batch: the matrix work of one training step on one GPU.
+      std::printf("   %-24s", (group.rfind("square", 0) == 0 ? group : group + " step").c_str());
       for (std::size_t p = 0; p < precisions; ++p) {
         double ms = 0;
         for (std::size_t g = first; g < last; ++g) ms += median_ms[p][g];
@@ -264,9 +268,10 @@ class Probe {
     probe.launch_ms.shape = {std::size_t(options_.runs), 3};
     for (int run = 0; run < options_.runs; ++run)
       for (int l = 0; l < 3; ++l) probe.launch_ms.values.push_back(per_run[l][run]);
-    std::printf("#\n# empty kernel (%d per measurement): kernel_launch %.2f us, graph_node %.2f us, graph_launch "
-                "%.2f us\n", kLaunchCount, median(per_run[0]) * 1e3, median(per_run[1]) * 1e3,
-                median(per_run[2]) * 1e3);
+    std::printf(
+        "#\n# empty kernel (%d per measurement): kernel_launch %.2f us, graph_node %.2f us, graph_launch "
+        "%.2f us\n",
+        kLaunchCount, median(per_run[0]) * 1e3, median(per_run[1]) * 1e3, median(per_run[2]) * 1e3);
   }
 
  private:

@@ -43,8 +43,8 @@ class MpiAllreduceEngine final : public AllreduceEngine {
   long long check(std::size_t elements) override {
     allreduce_pattern::fill(AllreduceDtype::fp32, mpi_.rank, elements, send_.data());
     std::fill_n(receive_.begin(), elements, std::numeric_limits<float>::quiet_NaN());
-    MGPU_MPI_CHECK(MPI_Allreduce(send_.data(), receive_.data(), static_cast<int>(elements), MPI_FLOAT, MPI_SUM,
-                                 mpi_.comm));
+    MGPU_MPI_CHECK(
+        MPI_Allreduce(send_.data(), receive_.data(), static_cast<int>(elements), MPI_FLOAT, MPI_SUM, mpi_.comm));
     return allreduce_pattern::count_wrong(AllreduceDtype::fp32, mpi_.size, elements, receive_.data(), false);
   }
 

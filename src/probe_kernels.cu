@@ -49,8 +49,8 @@ void fill_random(float* values, std::size_t count, std::uint64_t seed, cudaStrea
 
 void fill_random_bf16(std::uint16_t* values, std::size_t count, std::uint64_t seed, cudaStream_t stream) {
   if (count == 0) return;
-  fill_random_bf16_kernel<<<blocks_for(count), kThreads, 0, stream>>>(reinterpret_cast<__nv_bfloat16*>(values),
-                                                                       count, seed);
+  fill_random_bf16_kernel<<<blocks_for(count), kThreads, 0, stream>>>(reinterpret_cast<__nv_bfloat16*>(values), count,
+                                                                      seed);
   MGPU_CUDA_CHECK_LAUNCH();
 }
 

@@ -6,8 +6,7 @@
 
 namespace mgpu {
 
-results_schema::MeasurementConditions describe_standalone_conditions(const BackendChoice& choice,
-                                                                     const MpiContext& mpi,
+results_schema::MeasurementConditions describe_standalone_conditions(const BackendChoice& choice, const MpiContext& mpi,
                                                                      const std::string& command_line) {
   results_schema::MeasurementConditions c;
   c.implementation = results_schema::kImplementation;
@@ -33,12 +32,12 @@ results_schema::MeasurementConditions describe_standalone_conditions(const Backe
   return c;
 }
 
-void print_standalone_banner(std::FILE* out, const std::string& title,
-                             const results_schema::MeasurementConditions& c, const std::string& output_path) {
+void print_standalone_banner(std::FILE* out, const std::string& title, const results_schema::MeasurementConditions& c,
+                             const std::string& output_path) {
   std::fprintf(out, "# mgpu_bench %s (git %s) %s\n", project_version(), git_revision(), title.c_str());
-  std::fprintf(out, "# device %s, ranks %d; NCCL %s, CUDA runtime %s, driver %s, cuBLAS %s, MPI %s\n",
-               c.device.c_str(), c.ranks, c.nccl_version.c_str(), c.cuda_runtime_version.c_str(),
-               c.cuda_driver_version.c_str(), c.cublas_version.c_str(), c.mpi_library_version.c_str());
+  std::fprintf(out, "# device %s, ranks %d; NCCL %s, CUDA runtime %s, driver %s, cuBLAS %s, MPI %s\n", c.device.c_str(),
+               c.ranks, c.nccl_version.c_str(), c.cuda_runtime_version.c_str(), c.cuda_driver_version.c_str(),
+               c.cublas_version.c_str(), c.mpi_library_version.c_str());
   std::string environment;
   for (const std::string& variable : c.nccl_environment) environment += " " + variable;
   std::fprintf(out, "# NCCL environment:%s\n", environment.empty() ? " (none)" : environment.c_str());

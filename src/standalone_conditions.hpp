@@ -12,13 +12,11 @@
 namespace mgpu {
 
 // Collective: versions, NCCL_* environment and NCCL_ALGO/PROTO in effect, and every rank's host, GPU and topology.
-results_schema::MeasurementConditions describe_standalone_conditions(const BackendChoice& choice,
-                                                                     const MpiContext& mpi,
+results_schema::MeasurementConditions describe_standalone_conditions(const BackendChoice& choice, const MpiContext& mpi,
                                                                      const std::string& command_line);
 
 // "# mgpu_bench 0.1.0 (git ...) <title>", versions, NCCL environment, one line per rank, topology, results path.
 void print_standalone_banner(std::FILE* out, const std::string& title,
-                             const results_schema::MeasurementConditions& conditions,
-                             const std::string& output_path);
+                             const results_schema::MeasurementConditions& conditions, const std::string& output_path);
 
 }  // namespace mgpu

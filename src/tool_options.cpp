@@ -1,9 +1,8 @@
 // Purpose: parsing and validation of the `allreduce` and `probe` subcommands' options; one line per rejection.
 #include "tool_options.hpp"
 
-#include <boost/program_options.hpp>
-
 #include <algorithm>
+#include <boost/program_options.hpp>
 #include <cctype>
 #include <map>
 #include <sstream>
@@ -107,7 +106,8 @@ std::vector<std::string> split(const std::string& text) {
 std::vector<std::string> model_list(const std::string& text, bool allow_none) {
   if (allow_none && text == "none") return {};
   std::vector<std::string> models = split(text);
-  if (models.empty() || text.back() == ',') throw UsageError("--model '" + text + "': give preset names, e.g. medium,large");
+  if (models.empty() || text.back() == ',')
+    throw UsageError("--model '" + text + "': give preset names, e.g. medium,large");
   for (const std::string& model : models) preset_model(model);
   return models;
 }
@@ -158,8 +158,7 @@ std::vector<SweepSize> AllreduceOptions::sizes() const {
   std::vector<SweepSize> unique;
   for (const SweepSize& size : all) {
     if (!unique.empty() && unique.back().bytes == size.bytes) {
-      if (!size.label.empty())
-        unique.back().label += (unique.back().label.empty() ? "" : ", ") + size.label;
+      if (!size.label.empty()) unique.back().label += (unique.back().label.empty() ? "" : ", ") + size.label;
       continue;
     }
     unique.push_back(size);
@@ -180,9 +179,12 @@ AllreduceOptions parse_allreduce_options(int argc, const char* const* argv) {
   options.factor = bounded(vm, "factor", 2, 1024);
   options.gradient_models = model_list(vm["model"].as<std::string>(), true);
   const std::string dtype = vm["dtype"].as<std::string>();
-  if (dtype == "fp32") options.dtype = AllreduceDtype::fp32;
-  else if (dtype == "bf16") options.dtype = AllreduceDtype::bf16;
-  else throw UsageError("--dtype '" + dtype + "': choose fp32 or bf16");
+  if (dtype == "fp32")
+    options.dtype = AllreduceDtype::fp32;
+  else if (dtype == "bf16")
+    options.dtype = AllreduceDtype::bf16;
+  else
+    throw UsageError("--dtype '" + dtype + "': choose fp32 or bf16");
   options.iterations = bounded(vm, "iters", 1, kMaxIterations);
   options.warmup_iterations = bounded(vm, "warmup", 0, kMaxIterations);
   options.runs = bounded(vm, "runs", 1, kMaxRuns);

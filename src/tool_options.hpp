@@ -45,8 +45,8 @@ struct AllreduceOptions {
 struct ProbeOptions {
   std::vector<std::string> models = {"medium", "large"};
   std::vector<int> batches = {16, 32, 64, 128, 512, 1024, 2048, 4096};  // per-GPU batches whose GEMMs are timed
-  int square = 8192;       // the m = n = k of the peak-rate GEMM
-  int iterations = 20;     // operations per timed graph replay
+  int square = 8192;                                                    // the m = n = k of the peak-rate GEMM
+  int iterations = 20;                                                  // operations per timed graph replay
   int runs = 5;
   std::string output_path = "mgpu_bench_probe.h5";
   bool force = false;  // replace an existing /probe group

@@ -64,9 +64,9 @@ TEST(AllreducePattern, ACorrectResultPassesForEveryRankCountAndBothOperations) {
 
 TEST(AllreducePattern, TheCheckCanFail) {
   std::vector<float> result = reduced(2, 1000, false);
-  result[17] += 1.0f;                                        // a wrong value
-  result[500] = std::numeric_limits<float>::quiet_NaN();     // an element nobody wrote (poisoned)
-  result[999] = std::nextafter(result[999], 100.0f);         // one ulp off: a sum of small integers is exact
+  result[17] += 1.0f;                                     // a wrong value
+  result[500] = std::numeric_limits<float>::quiet_NaN();  // an element nobody wrote (poisoned)
+  result[999] = std::nextafter(result[999], 100.0f);      // one ulp off: a sum of small integers is exact
   EXPECT_EQ(allreduce_pattern::count_wrong(AllreduceDtype::fp32, 2, 1000, result.data(), false), 3);
   // The sum is not the average: every element whose sum is not 0 fails the other operation's check.
   const std::vector<float> sum = reduced(2, 1000, false);
