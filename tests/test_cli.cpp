@@ -218,6 +218,38 @@ TEST_F(Cli, MeasurementSubcommandsRefuseBadInputInOneLine) {
   EXPECT_NE(run("--help").out.find("mgpu_bench allreduce --help"), std::string::npos);
 }
 
+// On a machine with 2 GPUs (run test_cli there directly): the NCCL path, fp32 and bf16, every element checked.
+TEST_F(Cli, AllreduceOnTwoGpusChecksEveryElement) {
+  const std::string launcher = std::string(MGPU_MPIEXEC) + " -n 2 -x NCCL_NVLS_ENABLE=0";
+  for (const char* dtype : {"fp32", "bf16"}) {
+    const std::string out = dir_ + "/gpu_" + dtype + ".h5";
+    const Outcome outcome = run("allreduce --device cuda --dtype " + std::string(dtype) +
+                                    " --max-bytes 4M --runs 2 --iters 3 --output '" + out + "'",
+                                launcher);
+    if (outcome.exit_code != 0 && outcome.err.find("--device cuda") != std::string::npos)
+      GTEST_SKIP() << "no GPU for every rank here: " << outcome.err.substr(0, outcome.err.find('\n'));
+    ASSERT_EQ(outcome.exit_code, 0) << outcome.err;
+    const mgpu::AllreduceSweep sweep = mgpu::read_allreduce_sweep(out);
+    EXPECT_EQ(sweep.conditions.device, "cuda");
+    EXPECT_EQ(sweep.dtype, dtype);
+    EXPECT_EQ(sweep.data_check_passed, 1);
+    EXPECT_EQ(sweep.size_labels.back(), "large gradient");
+  }
+}
+
+TEST_F(Cli, ProbeOnAGpuWritesItsGroup) {
+  const std::string out = dir_ + "/probe.h5";
+  const Outcome outcome =
+      run("probe --model medium --batches 32 --square 256 --iters 2 --runs 2 --output '" + out + "'");
+  if (outcome.exit_code != 0 && outcome.err.find("probe measures a GPU") != std::string::npos)
+    GTEST_SKIP() << "no GPU here";
+  ASSERT_EQ(outcome.exit_code, 0) << outcome.err;
+  const mgpu::HardwareProbe probe = mgpu::read_hardware_probe(out);
+  EXPECT_EQ(probe.gemm_labels.size(), 12u);  // medium: 4 forward, 4 weight-gradient, 3 input-gradient, 1 square
+  for (double ms : probe.gemm_ms.values) EXPECT_GT(ms, 0.0);
+  for (double ms : probe.copy_ms.values) EXPECT_GT(ms, 0.0);
+}
+
 TEST_F(Cli, ProbeWithoutAGpuOrOnTwoRanksIsRefused) {
   const std::string out = dir_ + "/p.h5";
   const Outcome outcome = run("probe --runs 1 --output '" + out + "'");
