@@ -8,8 +8,11 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <cstdio>
+#include <cstdlib>
 #include <ctime>
 #include <filesystem>
+#include <map>
 #include <numeric>
 #include <type_traits>
 #include <utility>
@@ -200,26 +203,76 @@ std::vector<std::string> read_strings(const Where& where, hid_t object, const ch
   return values;
 }
 
-// The visitor the schema's for_each_attribute_* lists call on the reading side.
+// The visitor the schema's for_each_attribute_* lists call on the reading side. A file of an older schema_version may
+// lack attributes added since; those keep the struct's default (docs/results-format.md, Versioning), while a file of
+// the current version must have every one.
 struct AttributeReader {
   const Where& where;
   hid_t object;
+  std::int32_t file_version = schema::kVersion;
+  template <typename Value>
+  void operator()(const char* name, Value& value) const {
+    if (results_schema::missing_attribute_takes_default(file_version) &&
+        MGPU_H5_CHECK(H5Aexists(object, name)) <= 0)
+      return;
+    read(name, value);
+  }
+
+ private:
   template <typename T>
-  void operator()(const char* name, T& value) const {
+  void read(const char* name, T& value) const {
     static_assert(std::is_arithmetic_v<T>, "numbers, strings and vectors of them");
     value = read_numbers<T>(where, object, name, true).front();
   }
   template <typename T>
-  void operator()(const char* name, std::vector<T>& values) const {
+  void read(const char* name, std::vector<T>& values) const {
     values = read_numbers<T>(where, object, name, false);
   }
-  void operator()(const char* name, std::string& value) const {
-    value = read_strings(where, object, name, true).front();
-  }
-  void operator()(const char* name, std::vector<std::string>& values) const {
+  void read(const char* name, std::string& value) const { value = read_strings(where, object, name, true).front(); }
+  void read(const char* name, std::vector<std::string>& values) const {
     values = read_strings(where, object, name, false);
   }
 };
+
+// Every attribute of an object as text (numbers in shortest round-trip form, arrays joined by ","), including ones
+// this build's structs do not name: readers such as mgpu_analyze key configurations on them.
+std::map<std::string, std::string> all_attributes_as_text(const Where& where, hid_t object) {
+  std::vector<std::string> names;
+  const auto collect = [](hid_t, const char* name, const H5A_info_t*, void* data) -> herr_t {
+    static_cast<std::vector<std::string>*>(data)->emplace_back(name);
+    return 0;
+  };
+  MGPU_H5_CHECK(H5Aiterate2(object, H5_INDEX_NAME, H5_ITER_INC, nullptr, collect, &names));
+  std::map<std::string, std::string> texts;
+  for (const std::string& name : names) {
+    const H5Attribute attribute(MGPU_H5_CHECK(H5Aopen(object, name.c_str(), H5P_DEFAULT)));
+    const H5Datatype type(MGPU_H5_CHECK(H5Aget_type(attribute.get())));
+    std::vector<std::string> parts;
+    switch (H5Tget_class(type.get())) {
+      case H5T_STRING:
+        parts = read_strings(where, object, name.c_str(), false);
+        break;
+      case H5T_INTEGER:
+      case H5T_FLOAT:
+        for (const double number : read_numbers<double>(where, object, name.c_str(), false)) {
+          char text[32] = {};
+          // The shortest form that reads back the same number: 0.001, not 0.0010000000000000000208.
+          for (int digits = 1; digits <= 17; ++digits) {
+            std::snprintf(text, sizeof text, "%.*g", digits, number);
+            if (std::strtod(text, nullptr) == number) break;
+          }
+          parts.emplace_back(text);
+        }
+        break;
+      default:
+        continue;  // compound, enum, ...: not ours, nothing to key on
+    }
+    std::string joined;
+    for (std::size_t i = 0; i < parts.size(); ++i) joined += (i > 0 ? "," : "") + parts[i];
+    texts.emplace(name, std::move(joined));
+  }
+  return texts;
+}
 
 // ---- Datasets
 
@@ -400,13 +453,15 @@ std::vector<std::string> configuration_names(hid_t configurations) {
   return names;
 }
 
-ConfigurationResults read_configuration(const std::string& path, hid_t configurations, const std::string& name) {
+ConfigurationResults read_configuration(const std::string& path, hid_t configurations, const std::string& name,
+                                        std::int32_t file_version) {
   const Where where{path, configuration_path(name)};
   const H5Group group(MGPU_H5_CHECK(H5Gopen2(configurations, name.c_str(), H5P_DEFAULT)));
   ConfigurationResults result;
   result.metadata.name = name;
-  const AttributeReader read{where, group.get()};
+  const AttributeReader read{where, group.get(), file_version};
   schema::for_each_attribute_of_configuration(result.metadata, read);
+  result.attribute_text = all_attributes_as_text(where, group.get());
   schema::for_each_attribute_of_progress(result.progress, read);
   const ConfigurationMetadata& m = result.metadata;
   if (m.ranks < 1 || m.warmup_steps < 0 || m.measured_steps < 0 || m.total_steps() < 1 ||
@@ -607,6 +662,7 @@ ResultsFile read_results_file(const std::string& path) {
   const fs::file_status status = fs::status(path, ignored);
   if (!fs::exists(status)) throw UsageError("'" + path + "' does not exist");
   if (!fs::is_regular_file(status)) throw UsageError("'" + path + "' is not a file");
+  if (fs::file_size(path, ignored) == 0) throw UsageError("'" + path + "' is empty (0 bytes), not a results file");
   return naming_file(path, [&] {
     if (MGPU_H5_CHECK(H5Fis_hdf5(path.c_str())) == 0) throw UsageError("'" + path + "' is not an HDF5 file");
     const H5File file(MGPU_H5_CHECK(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT)));
@@ -624,7 +680,7 @@ ResultsFile read_results_file(const std::string& path) {
       throw UsageError("'" + path + "' has schema_version " + std::to_string(version) + ", newer than schema_version " +
                        std::to_string(schema::kVersion) + " that this build reads; use a newer mgpu_bench build");
     if (version < 1) throw UsageError("'" + path + "' has an invalid schema_version " + std::to_string(version));
-    schema::for_each_attribute_of_root(result.root, read_root);
+    schema::for_each_attribute_of_root(result.root, AttributeReader{root_where, file.get(), version});
     if (result.root.producer != schema::kProducer)
       throw UsageError("'" + path + "' was written by '" + result.root.producer + "', not " + schema::kProducer);
 
@@ -632,7 +688,7 @@ ResultsFile read_results_file(const std::string& path) {
       root_where.fail(std::string("missing group '") + schema::kConfigurationsGroup + "'");
     const H5Group configurations(MGPU_H5_CHECK(H5Gopen2(file.get(), schema::kConfigurationsGroup, H5P_DEFAULT)));
     for (const std::string& name : configuration_names(configurations.get()))
-      result.configurations.push_back(read_configuration(path, configurations.get(), name));
+      result.configurations.push_back(read_configuration(path, configurations.get(), name, version));
     return result;
   });
 }

@@ -17,6 +17,10 @@ namespace mgpu::results_schema {
 // Bumped on every change to the format (names, types, shapes, meanings, additions); readers refuse newer files.
 inline constexpr std::int32_t kVersion = 1;
 inline constexpr char kProducer[] = "mgpu_bench";
+// Attributes added after version 1 are absent from older files: a reader then keeps the struct member's default, which
+// must be the value that older files implied (docs/results-format.md, Versioning). A file of the current version has
+// every attribute, so a missing one there is an error.
+inline bool missing_attribute_takes_default(std::int32_t file_version) { return file_version < kVersion; }
 // Attributes a reader needs before it knows the rest of the format is one it understands.
 inline constexpr char kSchemaVersionAttribute[] = "schema_version";
 inline constexpr char kProducerAttribute[] = "producer";
