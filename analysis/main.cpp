@@ -7,6 +7,7 @@
 #include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -191,11 +192,18 @@ int run_compare(const std::string& before_path, const std::string& after_path, c
   return 0;
 }
 
-double positive_fraction(const po::variables_map& vm, const char* name, double low, double high) {
+std::string number_text(double value) {
+  std::ostringstream text;
+  text << value;
+  return text.str();
+}
+
+// A value of an option that must lie in [low, high), or in (low, high) when low_open.
+double option_in_range(const po::variables_map& vm, const char* name, double low, bool low_open, double high) {
   const double value = vm[name].as<double>();
-  if (!(value >= low && value < high))
-    throw UsageError(std::string("--") + name + " " + std::to_string(value) + ": expected a value in [" +
-                     std::to_string(low) + ", " + std::to_string(high) + ")");
+  if (!((low_open ? value > low : value >= low) && value < high))
+    throw UsageError(std::string("--") + name + " " + number_text(value) + ": expected a value in " +
+                     (low_open ? "(" : "[") + number_text(low) + ", " + number_text(high) + ")");
   return value;
 }
 
@@ -247,17 +255,17 @@ int run(int argc, char** argv) {
     options.out_dir = vm["out"].as<std::string>();
     options.analysis.outlier_threshold = vm["outlier-threshold"].as<double>();
     if (!(options.analysis.outlier_threshold > 0))
-      throw UsageError("--outlier-threshold " + std::to_string(options.analysis.outlier_threshold) +
+      throw UsageError("--outlier-threshold " + number_text(options.analysis.outlier_threshold) +
                        ": expected a positive number");
     options.analysis.include_warmup = vm["include-warmup"].as<bool>();
     options.scaling = !vm["no-scaling"].as<bool>();
     return run_report(options);
   }
   if (files.size() != 2)
-    throw UsageError("compare: expected BEFORE.h5 AFTER.h5, got " + std::to_string(files.size()) + " files");
+    throw UsageError("compare: expected two files, BEFORE.h5 AFTER.h5; got " + std::to_string(files.size()));
   CompareOptions options;
-  options.alpha = positive_fraction(vm, "alpha", 1e-12, 1);
-  options.min_effect = positive_fraction(vm, "min-effect", 0, 10);
+  options.alpha = option_in_range(vm, "alpha", 0, true, 1);
+  options.min_effect = option_in_range(vm, "min-effect", 0, false, 1);
   options.match_nccl_settings = !vm["ignore-nccl-settings"].as<bool>();
   return run_compare(files[0], files[1], options, format);
 }

@@ -26,21 +26,25 @@ std::string render_timeline(const std::vector<ConfigurationStats>& configuration
     double start = 0;
     double backward_end = 0;
     const auto bar = [&](BreakdownPhase p, double from) {
-      const double ms = s.phase(p);
-      const int first = column(from);
-      const int length = std::max(0, column(from + std::max(0.0, ms)) - first);
+      const double ms = std::max(0.0, s.phase(p));
+      // A phase shorter than half a character still shows as a thin mark, so no phase silently vanishes; rounding
+      // never pushes a bar past the frame.
+      const int last = std::min(width, column(from + ms));
+      const int first = std::min(column(from), ms > 0 ? width - 1 : width);
+      const int length = std::max(0, last - first);
       std::string text = "    ";
       char name[24];
       std::snprintf(name, sizeof name, "%-13s|", kBreakdownPhaseNames[static_cast<int>(p)]);
       text += name;
-      text += std::string(static_cast<std::size_t>(std::min(first, width)), ' ');
-      // A phase shorter than half a character still shows as a thin mark, so no phase silently vanishes.
+      text += std::string(static_cast<std::size_t>(first), ' ');
+      int used = first;
       if (length > 0) {
         for (int i = 0; i < length; ++i) text += "█";
+        used += length;
       } else if (ms > 0) {
         text += "▏";
+        used += 1;
       }
-      const int used = std::min(width, first + std::max(length, ms > 0 ? 1 : 0));
       text += std::string(static_cast<std::size_t>(std::max(0, width - used)), ' ');
       std::snprintf(line, sizeof line, "| %8.4f ms %5.1f%%\n", ms, 100 * s.share(p));
       out += text + line;
