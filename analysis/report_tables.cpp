@@ -239,7 +239,9 @@ Table comparison_table(const Comparison& comparison, const CompareOptions& optio
   table.columns.push_back({"verdict", "verdict", 0, false, false, "", "", true});
   for (const ComparedPair& pair : comparison.pairs) {
     const ConfigurationMetadata& m = pair.after->results->metadata;
-    std::vector<Value> row = {text(pair.after->label), text(m.model), integer(m.global_batch), integer(m.ranks)};
+    const std::string label =
+        pair.before->label == pair.after->label ? pair.after->label : pair.before->label + " → " + pair.after->label;
+    std::vector<Value> row = {text(label), text(m.model), integer(m.global_batch), integer(m.ranks)};
     add_mean_with_interval(row, pair.before->throughput);
     add_mean_with_interval(row, pair.after->throughput);
     add_ratio_with_interval(row, pair.ratio);
@@ -254,6 +256,10 @@ Table comparison_table(const Comparison& comparison, const CompareOptions& optio
                 "otherwise, n/a without a test (fewer than 2 kept runs or no variance).",
                 options.alpha, 100 * options.min_effect);
   table.notes.push_back(rule);
+  table.notes.push_back(options.match_nccl_settings
+                            ? "paired by model, widths, batch, GPUs, NCCL algorithm/protocol and every other setting"
+                            : "paired by model, widths, batch, GPUs and every other setting except the NCCL "
+                              "algorithm/protocol (--ignore-nccl-settings)");
   table.notes.push_back(std::string("ratio interval: ") + kRatioIntervalMethod + ", 95%.");
   table.notes.push_back(kIntervalNote);
   for (const ConfigurationStats* s : comparison.only_before)

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <sstream>
 
 #include "error.hpp"
@@ -25,6 +26,8 @@ std::string format_double(double value, int decimals, bool thousands) {
   if (!std::isfinite(value)) return std::isnan(value) ? "nan" : (value > 0 ? "inf" : "-inf");
   char text[64];
   std::snprintf(text, sizeof text, "%.*f", decimals, value);
+  // A tiny negative value (rounding noise of a difference) shows as 0.0000, not -0.0000.
+  if (text[0] == '-' && std::strspn(text + 1, "0.") == std::strlen(text + 1)) std::memmove(text, text + 1, sizeof text - 1);
   return thousands ? group_thousands(text) : text;
 }
 

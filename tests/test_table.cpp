@@ -88,6 +88,13 @@ TEST(Table, TerminalColumnsAlign) {
   EXPECT_EQ(second, "  with, \"quotes\" | pipe               -0.5      —   0.500");
 }
 
+TEST(Table, RoundingNoiseShowsNoMinusSign) {
+  const Column column{"x", "x", 4};
+  EXPECT_EQ(display_value(column, Value{-1e-9}), "0.0000");
+  EXPECT_EQ(display_value(column, Value{-0.00005}), "-0.0001");
+  EXPECT_EQ(display_value(Column{"x", "x", 0, true}, Value{-1234.4}), "-1,234");
+}
+
 TEST(Table, RowOfTheWrongWidthAndUnknownFormatAreRefused) {
   Table table = sample_table();
   EXPECT_THROW(table.add_row({1.0}), Error);
