@@ -78,8 +78,7 @@ ConfigurationStats compute_configuration_stats(const ConfigurationResults& c, co
   if (std::fabs(other) < 1e-9 * s.mean_step_ms) other = 0;
   s.throughput = summarize_sample(s.kept_throughput);
   if (s.mean_step_ms > 0)
-    s.tflops = 6.0 * double(c.metadata.dense_weight_count) * c.metadata.global_batch / (s.mean_step_ms / 1000.0) /
-               1e12;
+    s.tflops = 6.0 * double(c.metadata.dense_weight_count) * c.metadata.global_batch / (s.mean_step_ms / 1000.0) / 1e12;
   return s;
 }
 

@@ -37,19 +37,19 @@ struct ConfigurationStats {
 
   int runs_total = 0;
   int runs_kept = 0;
-  std::vector<double> run_throughput;      // samples/s of every run, in run order
-  std::vector<double> run_modified_z;      // of every run's throughput
+  std::vector<double> run_throughput;  // samples/s of every run, in run order
+  std::vector<double> run_modified_z;  // of every run's throughput
   std::vector<bool> run_kept;
-  std::vector<double> kept_throughput;     // the kept runs' throughputs
-  int steps_per_run = 0;                   // steps counted per run (measured, or all with include_warmup)
-  SampleSummary throughput;                // over the kept runs
+  std::vector<double> kept_throughput;  // the kept runs' throughputs
+  int steps_per_run = 0;                // steps counted per run (measured, or all with include_warmup)
+  SampleSummary throughput;             // over the kept runs
   // Mean over kept runs and counted steps, ms.
   std::array<double, kBreakdownPhaseCount> phase_ms{};
   double mean_step_ms = 0;
-  double tflops = 0;                       // 6 · dense_weight_count · global_batch / mean step
-  double peak_memory_mib = 0;              // max over kept runs and ranks of memory_peak_bytes, MiB
-  bool clocks_recorded = false;            // some run had clock samples
-  int throttled_runs = 0;                  // kept runs with any rank flagged throttled
+  double tflops = 0;             // 6 · dense_weight_count · global_batch / mean step
+  double peak_memory_mib = 0;    // max over kept runs and ranks of memory_peak_bytes, MiB
+  bool clocks_recorded = false;  // some run had clock samples
+  int throttled_runs = 0;        // kept runs with any rank flagged throttled
 
   double phase(BreakdownPhase p) const { return phase_ms[static_cast<int>(p)]; }
   // Share of the step, 0..1 (only meaningful for the stacked phases).

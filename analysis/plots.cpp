@@ -162,12 +162,12 @@ PlotOutcome write_plots(const std::string& directory, const std::vector<Configur
     return directory + "/" + stem + extension;
   };
   plots.push_back({"throughput_vs_batch", throughput.data(),
-                   throughput_script(stem_path("throughput_vs_batch", ".dat"),
-                                     stem_path("throughput_vs_batch", ".png"), throughput)});
+                   throughput_script(stem_path("throughput_vs_batch", ".dat"), stem_path("throughput_vs_batch", ".png"),
+                                     throughput)});
   if (!scaling.pairs.empty())
-    plots.push_back({"speedup_vs_batch", speedup.data(),
-                     speedup_script(stem_path("speedup_vs_batch", ".dat"), stem_path("speedup_vs_batch", ".png"),
-                                    speedup)});
+    plots.push_back(
+        {"speedup_vs_batch", speedup.data(),
+         speedup_script(stem_path("speedup_vs_batch", ".dat"), stem_path("speedup_vs_batch", ".png"), speedup)});
   plots.push_back({"phases", phases.str(),
                    phases_script(stem_path("phases", ".dat"), stem_path("phases", ".png"), configurations.size())});
 
@@ -177,8 +177,7 @@ PlotOutcome write_plots(const std::string& directory, const std::vector<Configur
     outcome.scripts.push_back(stem_path(plot.stem, ".gp"));
     if (!outcome.gnuplot_found) continue;
     const std::string log = stem_path(plot.stem, ".gnuplot.log");
-    const std::string command =
-        "'" + gnuplot + "' '" + stem_path(plot.stem, ".gp") + "' > '" + log + "' 2>&1";
+    const std::string command = "'" + gnuplot + "' '" + stem_path(plot.stem, ".gp") + "' > '" + log + "' 2>&1";
     const int status = std::system(command.c_str());
     if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
       throw Error("gnuplot failed on '" + stem_path(plot.stem, ".gp") + "' (its messages: '" + log + "')");

@@ -124,9 +124,10 @@ Table configurations_table(const std::vector<ConfigurationStats>& configurations
                 "(Iglewicz & Hoaglin; none when MAD = 0); warm-up steps %s.",
                 options.outlier_threshold, options.include_warmup ? "INCLUDED (--include-warmup)" : "excluded");
   table.notes.push_back(rule);
-  table.notes.push_back("TFLOP/s = 6 x dense weights x global batch / mean step; MiB/GPU = peak device memory, max over "
-                        "kept runs and ranks; throttled = kept runs with a rank below 75% of its max SM clock "
-                        "(— where clocks were not recorded).");
+  table.notes.push_back(
+      "TFLOP/s = 6 x dense weights x global batch / mean step; MiB/GPU = peak device memory, max over "
+      "kept runs and ranks; throttled = kept runs with a rank below 75% of its max SM clock "
+      "(— where clocks were not recorded).");
   for (const ConfigurationStats& s : configurations) {
     if (s.runs_kept == s.runs_total) continue;
     std::string excluded = configuration_note_name(s) + ": excluded runs";
@@ -171,10 +172,11 @@ Table phases_table(const std::vector<ConfigurationStats>& configurations) {
                       : none());
     table.add_row(std::move(row));
   }
-  table.notes.push_back("step = forward + backward + exposed_comm + optimizer + other, all from the rank whose step "
-                        "time is the step's maximum; allreduce runs on the communication stream (not a term of the "
-                        "sum); overlap % = 100 (1 - exposed_comm / allreduce) (MEASUREMENT.md): 0 = no overlap, below 0 when the "
-                        "wait for the all-reduce exceeds the all-reduce itself (its launch latency).");
+  table.notes.push_back(
+      "step = forward + backward + exposed_comm + optimizer + other, all from the rank whose step "
+      "time is the step's maximum; allreduce runs on the communication stream (not a term of the "
+      "sum); overlap % = 100 (1 - exposed_comm / allreduce) (MEASUREMENT.md): 0 = no overlap, below 0 when the "
+      "wait for the all-reduce exceeds the all-reduce itself (its launch latency).");
   return table;
 }
 
@@ -215,7 +217,8 @@ Table scaling_table(const ScalingTable& scaling) {
   table.notes.push_back("Welch: two-sided t-test of N-GPU against 1-GPU run throughputs (Welch-Satterthwaite df).");
   for (const ConfigurationStats* s : scaling.without_baseline)
     table.notes.push_back("NO 1-GPU BASELINE: " + configuration_note_name(*s) + " (" +
-                          std::to_string(s->results->ranks()) + " GPUs): no 1-GPU configuration of the same model, "
+                          std::to_string(s->results->ranks()) +
+                          " GPUs): no 1-GPU configuration of the same model, "
                           "batch and settings was given");
   for (const ConfigurationStats* s : scaling.duplicate_baselines)
     table.notes.push_back("not used as a baseline (an earlier 1-GPU configuration has the same identity): " +

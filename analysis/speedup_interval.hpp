@@ -15,10 +15,10 @@ inline constexpr char kRatioIntervalMethod[] =
     "Fieller's interval for a ratio of independent means, Welch-Satterthwaite df at the ratio (Tamhane & Logan 2004)";
 
 struct RatioInterval {
-  double ratio = 0;            // mean_numerator / mean_denominator
-  bool has_interval = false;   // both sides have >= kMinimumRunsForInterval values and the interval is bounded
+  double ratio = 0;           // mean_numerator / mean_denominator
+  bool has_interval = false;  // both sides have >= kMinimumRunsForInterval values and the interval is bounded
   double low = 0, high = 0;
-  double df = 0;               // degrees of freedom used for the t quantile
+  double df = 0;  // degrees of freedom used for the t quantile
 };
 
 // Numerator and denominator each given by mean, sample variance and n. The interval is

@@ -64,8 +64,7 @@ WelchTest welch_test(double mean_a, double variance_a, std::size_t n_a, double m
   if (va + vb <= 0) return w;
   w.valid = true;
   w.t = (mean_a - mean_b) / std::sqrt(va + vb);
-  w.df = (va + vb) * (va + vb) /
-         (va * va / static_cast<double>(n_a - 1) + vb * vb / static_cast<double>(n_b - 1));
+  w.df = (va + vb) * (va + vb) / (va * va / static_cast<double>(n_a - 1) + vb * vb / static_cast<double>(n_b - 1));
   // Two-sided: twice the upper tail of |t|; the complement keeps precision for tiny p.
   w.p = 2 * boost::math::cdf(boost::math::complement(boost::math::students_t(w.df), std::fabs(w.t)));
   return w;

@@ -31,9 +31,9 @@ struct SampleSummary {
   double mean = 0;
   double sd = 0;
   double median = 0;
-  double cv = 0;                 // sd / mean (0 when the mean is 0)
-  bool has_interval = false;     // n >= kMinimumRunsForInterval
-  double half_width = 0;         // of the confidence interval, when has_interval
+  double cv = 0;              // sd / mean (0 when the mean is 0)
+  bool has_interval = false;  // n >= kMinimumRunsForInterval
+  double half_width = 0;      // of the confidence interval, when has_interval
 };
 SampleSummary summarize_sample(const std::vector<double>& x, double confidence = kConfidence);
 

@@ -27,7 +27,8 @@ std::string format_double(double value, int decimals, bool thousands) {
   char text[64];
   std::snprintf(text, sizeof text, "%.*f", decimals, value);
   // A tiny negative value (rounding noise of a difference) shows as 0.0000, not -0.0000.
-  if (text[0] == '-' && std::strspn(text + 1, "0.") == std::strlen(text + 1)) std::memmove(text, text + 1, sizeof text - 1);
+  if (text[0] == '-' && std::strspn(text + 1, "0.") == std::strlen(text + 1))
+    std::memmove(text, text + 1, sizeof text - 1);
   return thousands ? group_thousands(text) : text;
 }
 

@@ -19,9 +19,9 @@ using Value = std::variant<std::monostate, double, std::int64_t, std::string>;
 enum class Shown { everywhere, data_only, screen_only };
 
 struct Column {
-  std::string key;       // CSV header and JSON member name: lower_snake_case
-  std::string header;    // terminal and Markdown header
-  int decimals = 0;      // for doubles on the terminal and in Markdown
+  std::string key;         // CSV header and JSON member name: lower_snake_case
+  std::string header;      // terminal and Markdown header
+  int decimals = 0;        // for doubles on the terminal and in Markdown
   bool thousands = false;  // group thousands with ","
   bool glued = false;      // shown in the previous column's cell, after a space
   std::string prefix;      // around the shown value, e.g. "± " or "[" and "]"

@@ -7,9 +7,9 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstring>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <ctime>
 #include <filesystem>
 #include <map>
@@ -212,8 +212,7 @@ struct AttributeReader {
   std::int32_t file_version = schema::kVersion;
   template <typename Value>
   void operator()(const char* name, Value& value) const {
-    if (results_schema::missing_attribute_takes_default(file_version) &&
-        MGPU_H5_CHECK(H5Aexists(object, name)) <= 0)
+    if (results_schema::missing_attribute_takes_default(file_version) && MGPU_H5_CHECK(H5Aexists(object, name)) <= 0)
       return;
     read(name, value);
   }
@@ -234,8 +233,8 @@ struct AttributeReader {
   }
 };
 
-// Every attribute of an object as text (numbers in shortest round-trip form, arrays joined by ","), including ones
-// this build's structs do not name: readers such as mgpu_analyze key configurations on them.
+// Every attribute of an object as text (integers exactly, floats in shortest round-trip form, arrays joined by ","),
+// including ones this build's structs do not name: readers such as mgpu_analyze key configurations on them.
 std::map<std::string, std::string> all_attributes_as_text(const Where& where, hid_t object) {
   std::vector<std::string> names;
   const auto collect = [](hid_t, const char* name, const H5A_info_t*, void* data) -> herr_t {
@@ -252,7 +251,15 @@ std::map<std::string, std::string> all_attributes_as_text(const Where& where, hi
       case H5T_STRING:
         parts = read_strings(where, object, name.c_str(), false);
         break;
-      case H5T_INTEGER:
+      case H5T_INTEGER:  // exact, also above 2^53 (seeds)
+        if (H5Tget_sign(type.get()) == H5T_SGN_NONE) {
+          for (const std::uint64_t number : read_numbers<std::uint64_t>(where, object, name.c_str(), false))
+            parts.push_back(std::to_string(number));
+        } else {
+          for (const std::int64_t number : read_numbers<std::int64_t>(where, object, name.c_str(), false))
+            parts.push_back(std::to_string(number));
+        }
+        break;
       case H5T_FLOAT:
         for (const double number : read_numbers<double>(where, object, name.c_str(), false)) {
           char text[32] = {};

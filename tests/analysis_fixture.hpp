@@ -90,8 +90,8 @@ inline void add_double(ResultsWriter& writer, const std::string& name = "double"
   ResultsWriter::Configuration c = writer.add_configuration(synthetic_metadata(name, 2));
   for (int run = 0; run < 5; ++run) {
     const bool slow = run < 3;
-    const std::vector<double> critical = slow ? std::vector<double>{1.0, 0.5, 0.6, 0.7, 0.2, 2.5}
-                                              : std::vector<double>{0.8, 0.4, 0.5, 0.5, 0.2, 2.0};
+    const std::vector<double> critical =
+        slow ? std::vector<double>{1.0, 0.5, 0.6, 0.7, 0.2, 2.5} : std::vector<double>{0.8, 0.4, 0.5, 0.5, 0.2, 2.0};
     const std::vector<double> fast = {0.05, 0.05, 0.05, 0.05, 0.05, 1.5};
     writer.append_run(c, {synthetic_record({critical, fast}, 2048 * kMiB, 1900, 4),
                           synthetic_record({fast, critical}, 3072 * kMiB, run == 1 ? 1000 : 1900, 4)});

@@ -21,8 +21,11 @@ struct Side {
     ConfigurationResults& c = results.emplace_back();
     c.metadata.name = name;
     c.metadata.ranks = ranks;
-    c.attribute_text = {{"model", "medium"}, {"global_batch", "32"}, {"ranks", std::to_string(ranks)},
-                        {"nccl_algo", algo}, {"nccl_proto", "default"}};
+    c.attribute_text = {{"model", "medium"},
+                        {"global_batch", "32"},
+                        {"ranks", std::to_string(ranks)},
+                        {"nccl_algo", algo},
+                        {"nccl_proto", "default"}};
     ConfigurationStats s;
     s.label = configuration_label(c);
     s.results = &c;

@@ -2,7 +2,6 @@
 // analysis_fixture.hpp, written by ResultsWriter and read back by read_results_file; every expected value is derived
 // by hand in analysis_fixture.hpp's comments and below.
 #include <gtest/gtest.h>
-
 #include <unistd.h>
 
 #include <cmath>

@@ -93,7 +93,8 @@ TEST_F(ReportTables, TimelineBarsSitWhereThePhasesHappen) {
   // 40 characters for the longest step (4.4 ms): 0.11 ms each. single: forward 1.2 ms = 11 characters from 0,
   // backward 2 ms = 18 from 11; double: the all-reduce (0.56 ms, 5) starts where backward ends (1.38 ms, column 13).
   const std::string text = render_timeline(stats_, 40);
-  EXPECT_NE(text.find("    forward      |███████████                             |   1.2000 ms  27.3%"), std::string::npos)
+  EXPECT_NE(text.find("    forward      |███████████                             |   1.2000 ms  27.3%"),
+            std::string::npos)
       << text;
   EXPECT_NE(text.find("    backward     |           ██████████████████           |   2.0000 ms  45.5%"),
             std::string::npos)

@@ -572,6 +572,58 @@ TEST_F(ResultsFileTest, ReaderRefusesAFileThatIsNotHdf5) {
   EXPECT_EQ(reader_error(path("absent.h5")), "'" + path("absent.h5") + "' does not exist");
 }
 
+TEST_F(ResultsFileTest, ReaderRefusesAnEmptyFile) {
+  const std::string file = path("empty.h5");
+  std::ofstream(file).close();
+  EXPECT_EQ(reader_error(file), "'" + file + "' is empty (0 bytes), not a results file");
+}
+
+TEST_F(ResultsFileTest, ReaderKeepsEveryAttributeAsText) {
+  const std::string file = write_sample();
+  {  // An attribute this build's structs do not name (as a newer helper's "graph" would be) and a float array.
+    const H5File raw(MGPU_H5_CHECK(H5Fopen(file.c_str(), H5F_ACC_RDWR, H5P_DEFAULT)));
+    const H5Group group(MGPU_H5_CHECK(H5Gopen2(raw.get(), group_of(0).c_str(), H5P_DEFAULT)));
+    const std::int32_t accumulate = 4;
+    const H5Dataspace scalar(MGPU_H5_CHECK(H5Screate(H5S_SCALAR)));
+    const H5Attribute extra(MGPU_H5_CHECK(
+        H5Acreate2(group.get(), "accumulate_steps", H5T_STD_I32LE, scalar.get(), H5P_DEFAULT, H5P_DEFAULT)));
+    MGPU_H5_CHECK(H5Awrite(extra.get(), H5T_NATIVE_INT32, &accumulate));
+  }
+  const ResultsFile read = read_results_file(file);
+  const auto& text = read.configurations[0].attribute_text;
+  EXPECT_EQ(text.at("model"), "medium");
+  EXPECT_EQ(text.at("layer_widths"), "847,256,128,64,3");
+  EXPECT_EQ(text.at("dropout"), "0.2");
+  EXPECT_EQ(text.at("seed"), "18364758544493064720");  // exact above 2^53
+  EXPECT_EQ(text.at("global_batch"), "8");
+  EXPECT_EQ(text.at("accumulate_steps"), "4");
+  EXPECT_EQ(text.at("hosts"), "node0,node1");
+  EXPECT_EQ(text.at("nccl_environment"), "");
+  EXPECT_EQ(read.configurations[1].attribute_text.count("accumulate_steps"), 0u);
+}
+
+TEST_F(ResultsFileTest, OlderSchemaVersionTakesDefaultsForMissingAttributes) {
+  EXPECT_FALSE(results_schema::missing_attribute_takes_default(results_schema::kVersion));
+  EXPECT_TRUE(results_schema::missing_attribute_takes_default(results_schema::kVersion - 1));
+  // In a file of the current version a missing attribute is an error.
+  const std::string current = write_sample("current.h5");
+  {
+    const H5File raw(MGPU_H5_CHECK(H5Fopen(current.c_str(), H5F_ACC_RDWR, H5P_DEFAULT)));
+    MGPU_H5_CHECK(H5Adelete_by_name(raw.get(), group_of(0).c_str(), "precision", H5P_DEFAULT));
+  }
+  EXPECT_EQ(reader_error(current), "'" + current + "': " + group_of(0) + ": missing attribute 'precision'");
+  if (results_schema::kVersion < 2) GTEST_SKIP() << "no older schema_version than 1 exists yet";
+  const std::string older = write_sample("older.h5");
+  {
+    const H5File raw(MGPU_H5_CHECK(H5Fopen(older.c_str(), H5F_ACC_RDWR, H5P_DEFAULT)));
+    MGPU_H5_CHECK(H5Adelete_by_name(raw.get(), group_of(0).c_str(), "precision", H5P_DEFAULT));
+    const H5Attribute version(MGPU_H5_CHECK(H5Aopen(raw.get(), "schema_version", H5P_DEFAULT)));
+    const std::int32_t previous = results_schema::kVersion - 1;
+    MGPU_H5_CHECK(H5Awrite(version.get(), H5T_NATIVE_INT32, &previous));
+  }
+  EXPECT_EQ(read_results_file(older).configurations[0].metadata.precision, ConfigurationMetadata{}.precision);
+}
+
 TEST_F(ResultsFileTest, ReaderRefusesANewerSchemaVersionNamingBoth) {
   const std::string file = write_sample();
   {

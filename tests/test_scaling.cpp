@@ -29,12 +29,24 @@ struct Made {
     c.metadata.model = "large";
     c.metadata.ranks = ranks;
     c.metadata.global_batch = 32;
-    c.attribute_text = {{"model", "large"},         {"layer_widths", "4800,1024,3"}, {"dropout", "0.3"},
-                        {"global_batch", "32"},     {"batch_mode", "global"},        {"device", "cuda"},
-                        {"precision", "fp32"},      {"warmup_steps", "10"},          {"measured_steps", "100"},
-                        {"seed", "1"},              {"adam_learning_rate", "0.001"}, {"adam_beta1", "0.9"},
-                        {"adam_beta2", "0.999"},    {"adam_epsilon", "1e-07"},       {"ranks", std::to_string(ranks)},
-                        {"nccl_algo", "default"},   {"nccl_proto", "default"},       {"hosts", "a"}};
+    c.attribute_text = {{"model", "large"},
+                        {"layer_widths", "4800,1024,3"},
+                        {"dropout", "0.3"},
+                        {"global_batch", "32"},
+                        {"batch_mode", "global"},
+                        {"device", "cuda"},
+                        {"precision", "fp32"},
+                        {"warmup_steps", "10"},
+                        {"measured_steps", "100"},
+                        {"seed", "1"},
+                        {"adam_learning_rate", "0.001"},
+                        {"adam_beta1", "0.9"},
+                        {"adam_beta2", "0.999"},
+                        {"adam_epsilon", "1e-07"},
+                        {"ranks", std::to_string(ranks)},
+                        {"nccl_algo", "default"},
+                        {"nccl_proto", "default"},
+                        {"hosts", "a"}};
     for (auto& [key, value] : changes) c.attribute_text[key] = value;
     ConfigurationStats s;
     s.file = name + ".h5";
@@ -68,7 +80,7 @@ TEST(Scaling, DifferentSettingsDoNotPair) {
   m.add("one", 1);
   m.add("batch64", 2, {{"global_batch", "64"}});
   m.add("bf16", 2, {{"precision", "bf16"}});
-  m.add("graph", 2, {{"graph", "on"}});              // a schema-2 attribute that differs from its default
+  m.add("graph", 2, {{"graph", "on"}});  // a schema-2 attribute that differs from its default
   m.add("other_seed", 2, {{"seed", "2"}});
   const ScalingTable table = build_scaling_table(m.stats);
   EXPECT_TRUE(table.pairs.empty());
@@ -81,8 +93,14 @@ TEST(Scaling, AbsentNewAttributesTakeTheirDefaults) {
   Made m;
   m.add("v1_one", 1);
   m.add("v2_two", 2,
-        {{"graph", "off"}, {"overlap", "off"}, {"bucket_mb", "25"}, {"grad_dtype", "fp32"}, {"accumulate_steps", "1"},
-         {"timing", "events"}, {"implementation", "mgpu_bench"}, {"environment_preset", "none"}});
+        {{"graph", "off"},
+         {"overlap", "off"},
+         {"bucket_mb", "25"},
+         {"grad_dtype", "fp32"},
+         {"accumulate_steps", "1"},
+         {"timing", "events"},
+         {"implementation", "mgpu_bench"},
+         {"environment_preset", "none"}});
   EXPECT_EQ(build_scaling_table(m.stats).pairs.size(), 1u);
 }
 

@@ -71,8 +71,10 @@ TEST(Welch, MatchesRsTTestOutput) {
 
 TEST(Welch, MatchesWikipediaExamples) {
   // Wikipedia, "Welch's t-test", Examples (values given to 2-3 significant digits).
-  const std::vector<double> a1 = {27.5, 21.0, 19.0, 23.6, 17.0, 17.9, 16.9, 20.1, 21.9, 22.6, 23.1, 19.6, 19.0, 21.7, 21.4};
-  const std::vector<double> a2 = {27.1, 22.0, 20.8, 23.4, 23.4, 23.5, 25.8, 22.0, 24.8, 20.2, 21.9, 22.1, 22.9, 20.5, 24.4};
+  const std::vector<double> a1 = {27.5, 21.0, 19.0, 23.6, 17.0, 17.9, 16.9, 20.1,
+                                  21.9, 22.6, 23.1, 19.6, 19.0, 21.7, 21.4};
+  const std::vector<double> a2 = {27.1, 22.0, 20.8, 23.4, 23.4, 23.5, 25.8, 22.0,
+                                  24.8, 20.2, 21.9, 22.1, 22.9, 20.5, 24.4};
   const WelchTest w = welch_test(a1, a2);
   EXPECT_NEAR(w.t, -2.46, 0.005);
   EXPECT_NEAR(w.df, 25.0, 0.05);

@@ -27,8 +27,8 @@ Table sample_table() {
                    {"p", "p", 0, false, false, "", "", false, Shown::data_only},
                    {"p_text", "p", 0, false, false, "", "", false, Shown::screen_only}};
   table.add_row({std::string("plain"), 1234567.891, 0.1 + 0.2, std::int64_t{42}, 1e-300, std::string("1e-300")});
-  table.add_row({std::string("with, \"quotes\" | pipe"), -0.5, std::monostate{}, std::monostate{}, 0.5,
-                 std::string("0.500")});
+  table.add_row(
+      {std::string("with, \"quotes\" | pipe"), -0.5, std::monostate{}, std::monostate{}, 0.5, std::string("0.500")});
   table.notes = {"a note"};
   return table;
 }
