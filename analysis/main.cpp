@@ -47,13 +47,22 @@ const char kHelp[] =
     "report: per configuration, kept runs (outliers by modified z-score), throughput mean with its 95% Student-t\n"
     "  interval, median, sd, CV, the mean step and its phases, TFLOP/s, peak memory per GPU, throttled runs; the\n"
     "  scaling table (each N-GPU configuration against the 1-GPU one of the same model, global batch and settings:\n"
-    "  speedup with Fieller's 95% interval, efficiency, Welch's t-test); the timeline of each mean step. With --out,\n"
-    "  the report and one file per table are written to DIR with gnuplot plots (throughput and speedup vs batch,\n"
-    "  stacked phases). Exit status 3 when the report was written but an N-GPU configuration has no 1-GPU baseline\n"
-    "  (one error line for each); --no-scaling leaves the scaling table out.\n"
-    "compare: configurations of BEFORE and AFTER paired by model, widths, batch, GPUs, NCCL and every other setting;\n"
-    "  for each, after/before throughput ratio with Fieller's 95% interval, Welch's p and a verdict SAME, FASTER or\n"
-    "  SLOWER; configurations found on one side only are listed.\n"
+    "  speedup with Fieller's 95% interval, efficiency, Welch's t-test); the timeline of each mean step.\n"
+    "  --format F            table (aligned text, default), markdown, csv or json\n"
+    "  --out DIR             also write report.<txt|md|csv|json> there (and one CSV per table with --format csv),\n"
+    "                        with gnuplot plots: throughput and speedup vs batch, stacked phases (.png, .dat, .gp)\n"
+    "  --outlier-threshold M exclude runs with |modified z| > M (default 3.5)\n"
+    "  --include-warmup      count the warm-up steps as measured steps (excluded by default)\n"
+    "  --no-scaling          leave the scaling table out\n"
+    "  Exit status 3 when the report was written but an N-GPU configuration has no 1-GPU baseline (one error line\n"
+    "  for each).\n"
+    "compare: configurations of BEFORE and AFTER paired by model, widths, batch, GPUs, NCCL settings and every other\n"
+    "  setting (not hosts or library versions); for each, the after/before throughput ratio with Fieller's 95%\n"
+    "  interval, Welch's p and a verdict SAME, FASTER or SLOWER; configurations found on one side only are listed.\n"
+    "  --alpha A             significance level of Welch's two-sided test (default 0.05)\n"
+    "  --min-effect E        smallest relative change that counts as FASTER or SLOWER (default 0.02 = 2%)\n"
+    "  --ignore-nccl-settings  pair configurations that differ only in NCCL algorithm/protocol\n"
+    "  --format F            as for report\n"
     "Bad input (a missing, empty or non-HDF5 file, a missing dataset, a newer schema_version) is one line naming the\n"
     "file and the problem, exit status 1.\n";
 
@@ -65,32 +74,28 @@ struct ReportOptions {
   bool scaling = true;
 };
 
-struct LoadedFile {
-  ResultsFile results;
-};
-
 // Reads every file first, so one bad file stops everything before any output.
-std::vector<LoadedFile> load(const std::vector<std::string>& paths) {
-  std::vector<LoadedFile> files;
+std::vector<ResultsFile> load(const std::vector<std::string>& paths) {
+  std::vector<ResultsFile> files;
   files.reserve(paths.size());
   for (const std::string& path : paths) {
-    LoadedFile loaded{read_results_file(path)};
-    if (loaded.results.configurations.empty()) throw UsageError("'" + path + "' holds no configurations");
-    files.push_back(std::move(loaded));
+    files.push_back(read_results_file(path));
+    if (files.back().configurations.empty()) throw UsageError("'" + path + "' holds no configurations");
   }
   return files;
 }
 
-std::vector<ConfigurationStats> analyse(const std::vector<LoadedFile>& files, const AnalysisOptions& options) {
+// The statistics of every configuration with a completed run; they point into files, which must outlive them.
+std::vector<ConfigurationStats> analyse(const std::vector<ResultsFile>& files, const AnalysisOptions& options) {
   std::vector<ConfigurationStats> stats;
-  for (const LoadedFile& file : files)
-    for (const ConfigurationResults& c : file.results.configurations) {
+  for (const ResultsFile& file : files)
+    for (const ConfigurationResults& c : file.configurations) {
       if (c.runs() == 0) {
         std::fprintf(stderr, "mgpu_analyze: warning: '%s': configuration '%s' has no completed run; left out\n",
-                     file.results.path.c_str(), c.metadata.name.c_str());
+                     file.path.c_str(), c.metadata.name.c_str());
         continue;
       }
-      stats.push_back(compute_configuration_stats(c, file.results.path, options));
+      stats.push_back(compute_configuration_stats(c, file.path, options));
     }
   if (stats.empty()) throw UsageError("no configuration with a completed run in the files given");
   return stats;
@@ -129,7 +134,7 @@ void prepare_directory(const std::string& dir) {
 int run_report(const ReportOptions& options) {
   if (options.files.empty()) throw UsageError("report: no results file given");
   if (!options.out_dir.empty()) prepare_directory(options.out_dir);
-  const std::vector<LoadedFile> files = load(options.files);
+  const std::vector<ResultsFile> files = load(options.files);
   const std::vector<ConfigurationStats> stats = analyse(files, options.analysis);
   std::vector<Table> tables = {configurations_table(stats, options.analysis), phases_table(stats)};
   ScalingTable scaling;
@@ -173,8 +178,8 @@ int run_report(const ReportOptions& options) {
 
 int run_compare(const std::string& before_path, const std::string& after_path, const CompareOptions& options,
                 Format format) {
-  const std::vector<LoadedFile> before_files = load({before_path});
-  const std::vector<LoadedFile> after_files = load({after_path});
+  const std::vector<ResultsFile> before_files = load({before_path});
+  const std::vector<ResultsFile> after_files = load({after_path});
   const AnalysisOptions analysis;
   const std::vector<ConfigurationStats> before = analyse(before_files, analysis);
   const std::vector<ConfigurationStats> after = analyse(after_files, analysis);
