@@ -144,6 +144,7 @@ int run_report(const ReportOptions& options) {
     scaling = build_scaling_table(stats);
     tables.push_back(scaling_table(scaling));
   }
+  tables.push_back(runs_table(stats));
   const nlohmann::json settings = {{"confidence", kConfidence},
                                    {"outlier_threshold", options.analysis.outlier_threshold},
                                    {"include_warmup", options.analysis.include_warmup},

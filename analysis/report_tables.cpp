@@ -143,6 +143,28 @@ Table configurations_table(const std::vector<ConfigurationStats>& configurations
   return table;
 }
 
+Table runs_table(const std::vector<ConfigurationStats>& configurations) {
+  Table table;
+  table.key = "runs";
+  table.title = "Runs (throughput over the counted steps; step = max over ranks)";
+  table.on_screen = false;
+  table.columns = identity_columns();
+  table.columns.push_back({"run", "run"});
+  table.columns.push_back({"samples_per_s", "samples/s", 0, true});
+  table.columns.push_back({"modified_z", "M", 2});
+  table.columns.push_back({"kept", "kept", 0, false, false, "", "", true});
+  for (const ConfigurationStats& s : configurations)
+    for (std::size_t run = 0; run < s.run_throughput.size(); ++run) {
+      std::vector<Value> row = identity_values(s);
+      row.push_back(integer(static_cast<long long>(run)));
+      row.push_back(number(s.run_throughput[run]));
+      row.push_back(number(s.run_modified_z[run]));
+      row.push_back(text(s.run_kept[run] ? "yes" : "no"));
+      table.add_row(std::move(row));
+    }
+  return table;
+}
+
 Table phases_table(const std::vector<ConfigurationStats>& configurations) {
   Table table;
   table.key = "phases";

@@ -256,8 +256,11 @@ std::string render_tables(const std::vector<Table>& tables, Format format) {
     for (const Table& table : tables) json[table.key] = table_to_json(table);
     return json.dump(2) + "\n";
   }
+  bool first = true;
   for (std::size_t t = 0; t < tables.size(); ++t) {
-    if (t > 0) out += "\n";
+    if (!tables[t].on_screen && (format == Format::terminal || format == Format::markdown)) continue;
+    if (!first) out += "\n";
+    first = false;
     switch (format) {
       case Format::terminal:
         out += render_terminal(tables[t]);

@@ -36,6 +36,7 @@ struct Table {
   std::vector<Column> columns;
   std::vector<std::vector<Value>> rows;  // each row has columns.size() values
   std::vector<std::string> notes;        // lines shown after it (method, exclusions, ...)
+  bool on_screen = true;                 // false: only in CSV and JSON (per-run data, too long for a terminal)
 
   Table& add_row(std::vector<Value> row);
 };
@@ -55,7 +56,8 @@ std::string render_csv(const Table& table);
 // {"title": ..., "columns": [keys], "rows": [{key: value}], "notes": [...]}.
 nlohmann::json table_to_json(const Table& table);
 
-// Several tables in one format (CSV: each table preceded by a "# title" line, tables separated by a blank line).
+// Several tables in one format (CSV: each table preceded by a "# title" line, tables separated by a blank line); the
+// terminal and Markdown leave out tables that are not on_screen.
 std::string render_tables(const std::vector<Table>& tables, Format format);
 
 }  // namespace mgpu::analysis

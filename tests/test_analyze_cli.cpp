@@ -120,6 +120,10 @@ TEST_F(AnalyzeCli, JsonReportReadsBack) {
   ASSERT_EQ(scaling.size(), 1u);
   EXPECT_NEAR(scaling[0].at("speedup").get<double>(), 3520.0 / 1840.0, 1e-12);
   EXPECT_NEAR(scaling[0].at("welch_p").get<double>(), 2.8291615e-4, 1e-10);
+  const nlohmann::json& runs = json.at("tables").at("runs").at("rows");
+  ASSERT_EQ(runs.size(), 11u);
+  EXPECT_NEAR(runs[5].at("modified_z").get<double>(), -5.396, 1e-9);
+  EXPECT_EQ(runs[5].at("kept"), "no");
 }
 
 TEST_F(AnalyzeCli, CsvReportReadsBack) {
@@ -135,7 +139,7 @@ TEST_F(AnalyzeCli, CsvReportReadsBack) {
       tables.back().push_back(row);
     }
   }
-  ASSERT_EQ(tables.size(), 3u);
+  ASSERT_EQ(tables.size(), 4u);  // configurations, phases, scaling, runs
   const Rows& configurations = tables[0];
   ASSERT_EQ(configurations.size(), 3u);
   EXPECT_EQ(configurations[0][0], "file");
@@ -146,6 +150,11 @@ TEST_F(AnalyzeCli, CsvReportReadsBack) {
   EXPECT_EQ(std::stod(configurations[2][column(configurations, "samples_per_s_mean")]), 3520);
   EXPECT_EQ(configurations[1][column(configurations, "throttled_runs")], "");  // no clocks recorded
   EXPECT_EQ(std::stod(tables[2][1][column(tables[2], "efficiency")]), 3520.0 / 1840.0 / 2);
+  const Rows& runs = tables[3];
+  ASSERT_EQ(runs.size(), 12u);  // header + 6 + 5 runs
+  EXPECT_EQ(runs[6][column(runs, "run")], "5");
+  EXPECT_EQ(std::stod(runs[6][column(runs, "samples_per_s")]), 200);
+  EXPECT_EQ(runs[6][column(runs, "kept")], "no");
 }
 
 TEST_F(AnalyzeCli, MarkdownReportReadsBack) {
@@ -157,14 +166,15 @@ TEST_F(AnalyzeCli, MarkdownReportReadsBack) {
   EXPECT_EQ(rows[1][1], "single");
   EXPECT_EQ(rows[1][6], "1,840 ± 272");
   EXPECT_EQ(rows[7][6], "1.913 [1.599, 2.286]");
-  EXPECT_NE(o.out.find("```"), std::string::npos);  // the timeline, as a code block
+  EXPECT_NE(o.out.find("```"), std::string::npos);     // the timeline, as a code block
+  EXPECT_EQ(o.out.find("Runs ("), std::string::npos);  // per-run data only in CSV and JSON
 }
 
 TEST_F(AnalyzeCli, OutDirectoryWithPlots) {
   const Outcome o = run("report good.h5 --out plots --format csv");
   ASSERT_EQ(o.exit_code, 0) << o.err;
-  for (const char* file : {"report.csv", "configurations.csv", "phases.csv", "scaling.csv", "throughput_vs_batch.gp",
-                           "throughput_vs_batch.dat", "speedup_vs_batch.gp", "phases.gp"})
+  for (const char* file : {"report.csv", "configurations.csv", "phases.csv", "scaling.csv", "runs.csv",
+                           "throughput_vs_batch.gp", "throughput_vs_batch.dat", "speedup_vs_batch.gp", "phases.gp"})
     EXPECT_TRUE(fs::exists(dir_ + "/plots/" + file)) << file;
   if (o.err.find("gnuplot not found") == std::string::npos) {
     for (const char* image : {"throughput_vs_batch.png", "speedup_vs_batch.png", "phases.png"}) {
