@@ -4,7 +4,8 @@
 set -euo pipefail
 
 packages=(build-essential cmake git pkg-config openmpi-bin libopenmpi-dev libhdf5-dev hdf5-tools
-  libboost-program-options-dev libopenblas-dev libgtest-dev python3 python3-h5py python3-numpy)
+  libboost-program-options-dev libboost-dev libopenblas-dev libgtest-dev python3 python3-h5py python3-numpy
+  nlohmann-json3-dev gnuplot-nox)
 missing=()
 for package in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")

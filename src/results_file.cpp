@@ -7,9 +7,12 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <ctime>
 #include <filesystem>
+#include <map>
 #include <numeric>
 #include <type_traits>
 #include <utility>
@@ -210,7 +213,7 @@ struct AttributeReader {
     return file_version < schema::attribute_added_in(name) && MGPU_H5_CHECK(H5Aexists(object, name)) <= 0;
   }
   template <typename T>
-  void operator()(const char* name, T& value) const {
+  void read(const char* name, T& value) const {
     static_assert(std::is_arithmetic_v<T>, "numbers, strings and vectors of them");
     if (!absent_from_older_file(name)) value = read_numbers<T>(where, object, name, true).front();
   }
@@ -225,6 +228,54 @@ struct AttributeReader {
     if (!absent_from_older_file(name)) values = read_strings(where, object, name, false);
   }
 };
+
+// Every attribute of an object as text (integers exactly, floats in shortest round-trip form, arrays joined by ","),
+// including ones this build's structs do not name: readers such as mgpu_analyze key configurations on them.
+std::map<std::string, std::string> all_attributes_as_text(const Where& where, hid_t object) {
+  std::vector<std::string> names;
+  const auto collect = [](hid_t, const char* name, const H5A_info_t*, void* data) -> herr_t {
+    static_cast<std::vector<std::string>*>(data)->emplace_back(name);
+    return 0;
+  };
+  MGPU_H5_CHECK(H5Aiterate2(object, H5_INDEX_NAME, H5_ITER_INC, nullptr, collect, &names));
+  std::map<std::string, std::string> texts;
+  for (const std::string& name : names) {
+    const H5Attribute attribute(MGPU_H5_CHECK(H5Aopen(object, name.c_str(), H5P_DEFAULT)));
+    const H5Datatype type(MGPU_H5_CHECK(H5Aget_type(attribute.get())));
+    std::vector<std::string> parts;
+    switch (H5Tget_class(type.get())) {
+      case H5T_STRING:
+        parts = read_strings(where, object, name.c_str(), false);
+        break;
+      case H5T_INTEGER:  // exact, also above 2^53 (seeds)
+        if (H5Tget_sign(type.get()) == H5T_SGN_NONE) {
+          for (const std::uint64_t number : read_numbers<std::uint64_t>(where, object, name.c_str(), false))
+            parts.push_back(std::to_string(number));
+        } else {
+          for (const std::int64_t number : read_numbers<std::int64_t>(where, object, name.c_str(), false))
+            parts.push_back(std::to_string(number));
+        }
+        break;
+      case H5T_FLOAT:
+        for (const double number : read_numbers<double>(where, object, name.c_str(), false)) {
+          char text[32] = {};
+          // The shortest form that reads back the same number: 0.001, not 0.0010000000000000000208.
+          for (int digits = 1; digits <= 17; ++digits) {
+            std::snprintf(text, sizeof text, "%.*g", digits, number);
+            if (std::strtod(text, nullptr) == number) break;
+          }
+          parts.emplace_back(text);
+        }
+        break;
+      default:
+        continue;  // compound, enum, ...: not ours, nothing to key on
+    }
+    std::string joined;
+    for (std::size_t i = 0; i < parts.size(); ++i) joined += (i > 0 ? "," : "") + parts[i];
+    texts.emplace(name, std::move(joined));
+  }
+  return texts;
+}
 
 // ---- Datasets
 
@@ -413,6 +464,7 @@ ConfigurationResults read_configuration(const std::string& path, hid_t configura
   result.metadata.name = name;
   const AttributeReader read{where, group.get(), file_version};
   schema::for_each_attribute_of_configuration(result.metadata, read);
+  result.attribute_text = all_attributes_as_text(where, group.get());
   schema::for_each_attribute_of_progress(result.progress, read);
   const ConfigurationMetadata& m = result.metadata;
   if (m.ranks < 1 || m.warmup_steps < 0 || m.measured_steps < 0 || m.total_steps() < 1 ||
@@ -747,6 +799,7 @@ ResultsFile read_results_file(const std::string& path) {
   const fs::file_status status = fs::status(path, ignored);
   if (!fs::exists(status)) throw UsageError("'" + path + "' does not exist");
   if (!fs::is_regular_file(status)) throw UsageError("'" + path + "' is not a file");
+  if (fs::file_size(path, ignored) == 0) throw UsageError("'" + path + "' is empty (0 bytes), not a results file");
   return naming_file(path, [&] {
     if (MGPU_H5_CHECK(H5Fis_hdf5(path.c_str())) == 0) throw UsageError("'" + path + "' is not an HDF5 file");
     const H5File file(MGPU_H5_CHECK(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT)));

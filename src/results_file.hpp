@@ -3,6 +3,7 @@
 // and is documented in docs/results-format.md.
 #pragma once
 
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -90,6 +91,9 @@ struct ConfigurationResults {
   ConfigurationProgress progress;
   std::vector<std::uint8_t> is_warmup;  // [steps]
   Measurements measurements;
+  // Every attribute of the group as text (integers exactly, floats in shortest round-trip form, arrays joined by ","),
+  // also those this build's ConfigurationMetadata does not name: mgpu_analyze keys configurations on them.
+  std::map<std::string, std::string> attribute_text;
 
   int runs() const { return progress.runs_completed; }
   int ranks() const { return metadata.ranks; }
@@ -108,9 +112,9 @@ struct ResultsFile {
 };
 
 // Reads and validates a whole results file. Throws UsageError with one line naming the file when it does not exist,
-// is not an HDF5 file ("'x' is not an HDF5 file"), was not written by mgpu_bench, has a schema_version newer than
-// results_schema::kVersion (naming both), or lacks an attribute or dataset (naming the group and the name) or has one
-// of the wrong shape; other HDF5 failures throw Error, also prefixed with the file name.
+// is empty, is not an HDF5 file ("'x' is not an HDF5 file"), was not written by mgpu_bench, has a schema_version newer
+// than results_schema::kVersion (naming both), or lacks an attribute or dataset (naming the group and the name) or has
+// one of the wrong shape; other HDF5 failures throw Error, also prefixed with the file name.
 ResultsFile read_results_file(const std::string& path);
 
 // ---- Standalone measurements: top-level groups (/allreduce, /probe) written whole, once, next to /configurations,

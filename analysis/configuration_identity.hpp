@@ -1,0 +1,40 @@
+// Purpose: which configurations are "the same" — the one place that defines the identity keys the scaling table
+// (pairs an N-GPU configuration with its 1-GPU baseline) and compare (pairs before with after) match on.
+#pragma once
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "results_file.hpp"
+
+namespace mgpu::analysis {
+
+// An attribute that is part of a configuration's identity, with the value a file that lacks it implies (attributes
+// added after schema_version 1 are absent from older files: docs/results-format.md, Versioning).
+struct IdentityAttribute {
+  const char* name;
+  const char* default_text;  // nullptr: every schema version has it
+};
+
+// What the model computes and how it is trained and timed: model, widths, dropout, global batch and its mode, device,
+// precision, warm-up and measured steps, seed, Adam settings, and the step options added in schema_version 2 (graph,
+// overlap, bucket_mb, grad_dtype, accumulate_steps, timing, implementation). Not: ranks, NCCL settings, environment
+// preset, hosts, hardware or library versions.
+const std::vector<IdentityAttribute>& scaling_identity_attributes();
+// The scaling identity plus ranks, nccl_algo, nccl_proto and environment_preset: what compare pairs on.
+const std::vector<IdentityAttribute>& comparison_identity_attributes();
+
+// nccl_algo or nccl_proto (compare --ignore-nccl-settings leaves them out).
+bool is_nccl_setting(const IdentityAttribute& attribute);
+
+// The values of the given attributes, in order, as one comparable key.
+std::vector<std::string> identity_key(const ConfigurationResults& configuration,
+                                      const std::vector<IdentityAttribute>& attributes);
+// The attribute's text, or its default when absent.
+std::string attribute_or_default(const ConfigurationResults& configuration, const IdentityAttribute& attribute);
+
+// A short human label: the group name, plus the settings that differ from their defaults ("nccl tree/simple", ...).
+std::string configuration_label(const ConfigurationResults& configuration);
+
+}  // namespace mgpu::analysis

@@ -1,0 +1,86 @@
+// Purpose: per-configuration summary from the raw per-step data.
+#include "configuration_stats.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "configuration_identity.hpp"
+#include "error.hpp"
+
+namespace mgpu::analysis {
+
+ConfigurationStats compute_configuration_stats(const ConfigurationResults& c, const std::string& file,
+                                               const AnalysisOptions& options) {
+  ConfigurationStats s;
+  s.file = file;
+  s.label = configuration_label(c);
+  s.results = &c;
+  s.runs_total = c.runs();
+  const std::string where = "'" + file + "': configuration '" + c.metadata.name + "'";
+  if (s.runs_total < 1) throw UsageError(where + " has no completed run");
+
+  std::vector<int> counted_steps;
+  for (int step = 0; step < c.steps(); ++step)
+    if (options.include_warmup || c.is_warmup[static_cast<std::size_t>(step)] == 0) counted_steps.push_back(step);
+  if (counted_steps.empty()) throw UsageError(where + " has no measured step");
+  s.steps_per_run = static_cast<int>(counted_steps.size());
+
+  const auto& ms = c.measurements.phase_ms;
+  const auto phase_of = [&](Phase p, int run, int rank, int step) {
+    return ms[static_cast<int>(p)].at(run, rank, step);
+  };
+  // Per run: throughput and the sum over counted steps of every breakdown phase of the critical rank.
+  std::vector<std::array<double, kBreakdownPhaseCount>> run_phase_sums(static_cast<std::size_t>(s.runs_total));
+  for (int run = 0; run < s.runs_total; ++run) {
+    auto& sums = run_phase_sums[static_cast<std::size_t>(run)];
+    sums.fill(0);
+    for (const int step : counted_steps) {
+      int critical = 0;  // MEASUREMENT.md: the distributed step is the max over ranks
+      for (int rank = 1; rank < c.ranks(); ++rank)
+        if (phase_of(Phase::step, run, rank, step) > phase_of(Phase::step, run, critical, step)) critical = rank;
+      const double step_ms = phase_of(Phase::step, run, critical, step);
+      double named = 0;
+      for (const Phase p : {Phase::forward, Phase::backward, Phase::allreduce, Phase::exposed_comm, Phase::optimizer}) {
+        const double value = phase_of(p, run, critical, step);
+        sums[static_cast<int>(p)] += value;  // Phase and BreakdownPhase share their first five indices
+        if (p != Phase::allreduce) named += value;
+      }
+      sums[static_cast<int>(BreakdownPhase::other)] += step_ms - named;
+      sums[static_cast<int>(BreakdownPhase::step)] += step_ms;
+    }
+    const double seconds = sums[static_cast<int>(BreakdownPhase::step)] / 1000.0;
+    s.run_throughput.push_back(seconds > 0 ? c.metadata.global_batch * double(s.steps_per_run) / seconds : 0);
+  }
+
+  s.run_modified_z = modified_z_scores(s.run_throughput);
+  s.run_kept = outlier_free(s.run_throughput, options.outlier_threshold);
+  for (int run = 0; run < s.runs_total; ++run) {
+    const auto r = static_cast<std::size_t>(run);
+    if (!s.run_kept[r]) continue;
+    ++s.runs_kept;
+    s.kept_throughput.push_back(s.run_throughput[r]);
+    for (int p = 0; p < kBreakdownPhaseCount; ++p) s.phase_ms[p] += run_phase_sums[r][p];
+    std::int64_t peak = 0;
+    bool throttled = false;
+    for (int rank = 0; rank < c.ranks(); ++rank) {
+      peak = std::max(peak, c.measurements.memory_peak_bytes.at(run, rank));
+      throttled = throttled || c.measurements.throttled.at(run, rank) != 0;
+      s.clocks_recorded = s.clocks_recorded || c.measurements.clock_samples.at(run, rank) > 0;
+    }
+    s.peak_memory_mib = std::max(s.peak_memory_mib, double(peak) / (1024.0 * 1024.0));
+    if (throttled) ++s.throttled_runs;
+  }
+  const double kept_steps = double(s.runs_kept) * s.steps_per_run;
+  for (double& value : s.phase_ms) value /= kept_steps;
+  s.mean_step_ms = s.phase(BreakdownPhase::step);
+  // step − (sum of four phases) of a step without a gap is the rounding of the stored fp32 event times (~1e-7 of the
+  // step), far below the events' resolution (~0.5 µs); it is the 0 it stands for.
+  double& other = s.phase_ms[static_cast<int>(BreakdownPhase::other)];
+  if (std::fabs(other) < 1e-6 * s.mean_step_ms) other = 0;
+  s.throughput = summarize_sample(s.kept_throughput);
+  if (s.mean_step_ms > 0)
+    s.tflops = 6.0 * double(c.metadata.dense_weight_count) * c.metadata.global_batch / (s.mean_step_ms / 1000.0) / 1e12;
+  return s;
+}
+
+}  // namespace mgpu::analysis

@@ -1,0 +1,63 @@
+// Purpose: one configuration's summary from its raw per-step, per-rank data (MEASUREMENT.md "Figures" and
+// "Statistics"): step = max over ranks, warm-up excluded by default, throughput per run, outliers on run throughputs,
+// the phase breakdown of the mean step, TFLOP/s, peak memory per GPU and throttled runs.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "results_file.hpp"
+#include "statistics.hpp"
+
+namespace mgpu::analysis {
+
+struct AnalysisOptions {
+  double outlier_threshold = kDefaultOutlierThreshold;  // |modified z| above this excludes a run
+  bool include_warmup = false;                          // count warm-up steps as measured steps
+};
+
+// The breakdown of the mean step. Each step is attributed to its critical rank (the rank whose step time is the
+// distributed step's, i.e. the maximum), so forward + backward + exposed_comm + optimizer + other = step exactly.
+// allreduce runs on the communication stream beside the others and is not a term of the sum (docs/statistics.md).
+enum class BreakdownPhase : int { forward = 0, backward, allreduce, exposed_comm, optimizer, other, step };
+inline constexpr int kBreakdownPhaseCount = 7;
+inline constexpr std::array<const char*, kBreakdownPhaseCount> kBreakdownPhaseNames = {
+    "forward", "backward", "allreduce", "exposed_comm", "optimizer", "other", "step"};
+// The phases whose sum is the step (the stacked bars and the shares).
+inline constexpr std::array<BreakdownPhase, 5> kStackedPhases = {BreakdownPhase::forward, BreakdownPhase::backward,
+                                                                 BreakdownPhase::exposed_comm,
+                                                                 BreakdownPhase::optimizer, BreakdownPhase::other};
+
+struct ConfigurationStats {
+  std::string file;
+  std::string label;  // configuration_label(): name plus non-default settings
+  const ConfigurationResults* results = nullptr;
+
+  int runs_total = 0;
+  int runs_kept = 0;
+  std::vector<double> run_throughput;  // samples/s of every run, in run order
+  std::vector<double> run_modified_z;  // of every run's throughput
+  std::vector<bool> run_kept;
+  std::vector<double> kept_throughput;  // the kept runs' throughputs
+  int steps_per_run = 0;                // steps counted per run (measured, or all with include_warmup)
+  SampleSummary throughput;             // over the kept runs
+  // Mean over kept runs and counted steps, ms.
+  std::array<double, kBreakdownPhaseCount> phase_ms{};
+  double mean_step_ms = 0;
+  double tflops = 0;             // 6 · dense_weight_count · global_batch / mean step
+  double peak_memory_mib = 0;    // max over kept runs and ranks of memory_peak_bytes, MiB
+  bool clocks_recorded = false;  // some run had clock samples
+  int throttled_runs = 0;        // kept runs with any rank flagged throttled
+
+  double phase(BreakdownPhase p) const { return phase_ms[static_cast<int>(p)]; }
+  // Share of the step, 0..1 (only meaningful for the stacked phases).
+  double share(BreakdownPhase p) const { return mean_step_ms > 0 ? phase(p) / mean_step_ms : 0; }
+};
+
+// Throws UsageError when the configuration has no completed run or no counted step.
+ConfigurationStats compute_configuration_stats(const ConfigurationResults& configuration, const std::string& file,
+                                               const AnalysisOptions& options);
+
+}  // namespace mgpu::analysis

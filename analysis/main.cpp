@@ -1,0 +1,291 @@
+// Purpose: mgpu_analyze's command line (Boost.Program_options): `report` and `compare` over results files, and the
+// one place errors become exit codes (0 done, 1 bad input, 3 report written but N-GPU configurations lack a 1-GPU
+// baseline).
+#include <boost/program_options.hpp>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "build_info.hpp"
+#include "compare.hpp"
+#include "configuration_stats.hpp"
+#include "error.hpp"
+#include "plots.hpp"
+#include "report_tables.hpp"
+#include "results_file.hpp"
+#include "scaling.hpp"
+#include "speedup_interval.hpp"
+#include "table.hpp"
+#include "timeline.hpp"
+
+namespace po = boost::program_options;
+namespace fs = std::filesystem;
+using namespace mgpu;
+using namespace mgpu::analysis;
+
+namespace {
+
+constexpr int kExitNoBaseline = 3;
+
+const char kUsage[] =
+    "usage: mgpu_analyze report FILE.h5 [FILE.h5 ...] [--format table|markdown|csv|json] [--out DIR]\n"
+    "                           [--outlier-threshold M] [--include-warmup] [--no-scaling]\n"
+    "       mgpu_analyze compare BEFORE.h5 AFTER.h5 [--alpha A] [--min-effect E] [--ignore-nccl-settings]\n"
+    "                           [--format table|markdown|csv|json]\n"
+    "       mgpu_analyze --help | --version\n";
+
+const char kHelp[] =
+    "\n"
+    "mgpu_analyze summarises mgpu_bench results files from their raw per-step, per-rank data, following the\n"
+    "statistics of MEASUREMENT.md (docs/statistics.md states every formula).\n"
+    "\n"
+    "report: per configuration, kept runs (outliers by modified z-score), throughput mean with its 95% Student-t\n"
+    "  interval, median, sd, CV, the mean step and its phases, TFLOP/s, peak memory per GPU, throttled runs; the\n"
+    "  scaling table (each N-GPU configuration against the 1-GPU one of the same model, global batch and settings:\n"
+    "  speedup with Fieller's 95% interval, efficiency, Welch's t-test); the timeline of each mean step.\n"
+    "  --format F            table (aligned text, default), markdown, csv or json\n"
+    "  --out DIR             also write report.<txt|md|csv|json> there (and one CSV per table with --format csv),\n"
+    "                        with gnuplot plots: throughput and speedup vs batch, stacked phases (.png, .dat, .gp)\n"
+    "  --outlier-threshold M exclude runs with |modified z| > M (default 3.5)\n"
+    "  --include-warmup      count the warm-up steps as measured steps (excluded by default)\n"
+    "  --no-scaling          leave the scaling table out\n"
+    "  Exit status 3 when the report was written but an N-GPU configuration has no 1-GPU baseline (one error line\n"
+    "  for each).\n"
+    "compare: configurations of BEFORE and AFTER paired by model, widths, batch, GPUs, NCCL settings and every other\n"
+    "  setting (not hosts or library versions); for each, the after/before throughput ratio with Fieller's 95%\n"
+    "  interval, Welch's p and a verdict SAME, FASTER or SLOWER; configurations found on one side only are listed.\n"
+    "  --alpha A             significance level of Welch's two-sided test (default 0.05)\n"
+    "  --min-effect E        smallest relative change that counts as FASTER or SLOWER (default 0.02 = 2%)\n"
+    "  --ignore-nccl-settings  pair configurations that differ only in NCCL algorithm/protocol\n"
+    "  --format F            as for report\n"
+    "Bad input (a missing, empty or non-HDF5 file, a missing dataset, a newer schema_version) is one line naming the\n"
+    "file and the problem, exit status 1.\n";
+
+struct ReportOptions {
+  std::vector<std::string> files;
+  Format format = Format::terminal;
+  std::string out_dir;
+  AnalysisOptions analysis;
+  bool scaling = true;
+};
+
+// Reads every file first, so one bad file stops everything before any output.
+std::vector<ResultsFile> load(const std::vector<std::string>& paths) {
+  std::vector<ResultsFile> files;
+  files.reserve(paths.size());
+  for (const std::string& path : paths) {
+    files.push_back(read_results_file(path));
+    if (files.back().configurations.empty()) throw UsageError("'" + path + "' holds no configurations");
+  }
+  return files;
+}
+
+// The statistics of every configuration with a completed run; they point into files, which must outlive them.
+std::vector<ConfigurationStats> analyse(const std::vector<ResultsFile>& files, const AnalysisOptions& options) {
+  std::vector<ConfigurationStats> stats;
+  for (const ResultsFile& file : files)
+    for (const ConfigurationResults& c : file.configurations) {
+      if (c.runs() == 0) {
+        std::fprintf(stderr, "mgpu_analyze: warning: '%s': configuration '%s' has no completed run; left out\n",
+                     file.path.c_str(), c.metadata.name.c_str());
+        continue;
+      }
+      stats.push_back(compute_configuration_stats(c, file.path, options));
+    }
+  if (stats.empty()) throw UsageError("no configuration with a completed run in the files given");
+  return stats;
+}
+
+void write_file(const fs::path& path, const std::string& text) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out << text;
+  out.close();
+  if (!out) throw UsageError("cannot write '" + path.string() + "'");
+}
+
+// The whole output in one format; JSON also carries the settings and methods.
+std::string render_report(const std::vector<Table>& tables, Format format, const std::string& timeline,
+                          const nlohmann::json& settings) {
+  if (format == Format::json) {
+    nlohmann::json json = {{"tool", "mgpu_analyze"},
+                           {"version", project_version()},
+                           {"settings", settings},
+                           {"tables", nlohmann::json::object()}};
+    for (const Table& table : tables) json["tables"][table.key] = table_to_json(table);
+    return json.dump(2) + "\n";
+  }
+  std::string text = render_tables(tables, format);
+  if (!timeline.empty() && format == Format::terminal) text += "\n" + timeline;
+  if (!timeline.empty() && format == Format::markdown) text += "\n### Timeline\n\n```\n" + timeline + "```\n";
+  return text;
+}
+
+void prepare_directory(const std::string& dir) {
+  std::error_code error;
+  fs::create_directories(dir, error);
+  if (error || !fs::is_directory(dir)) throw UsageError("--out " + dir + ": cannot create the directory");
+}
+
+int run_report(const ReportOptions& options) {
+  if (options.files.empty()) throw UsageError("report: no results file given");
+  if (!options.out_dir.empty()) prepare_directory(options.out_dir);
+  const std::vector<ResultsFile> files = load(options.files);
+  const std::vector<ConfigurationStats> stats = analyse(files, options.analysis);
+  std::vector<Table> tables = {configurations_table(stats, options.analysis), phases_table(stats)};
+  ScalingTable scaling;
+  bool multi_gpu = false;
+  for (const ConfigurationStats& s : stats) multi_gpu = multi_gpu || s.results->ranks() > 1;
+  if (options.scaling && multi_gpu) {
+    scaling = build_scaling_table(stats);
+    tables.push_back(scaling_table(scaling));
+  }
+  tables.push_back(runs_table(stats));
+  const nlohmann::json settings = {{"confidence", kConfidence},
+                                   {"outlier_threshold", options.analysis.outlier_threshold},
+                                   {"include_warmup", options.analysis.include_warmup},
+                                   {"minimum_runs_for_interval", kMinimumRunsForInterval},
+                                   {"ratio_interval_method", kRatioIntervalMethod},
+                                   {"files", options.files}};
+  const std::string timeline = render_timeline(stats);
+  const std::string report = render_report(tables, options.format, timeline, settings);
+  std::fputs(report.c_str(), stdout);
+  std::fflush(stdout);
+
+  if (!options.out_dir.empty()) {
+    const fs::path dir(options.out_dir);
+    write_file(dir / (std::string("report.") + format_extension(options.format)), report);
+    if (options.format == Format::csv)
+      for (const Table& table : tables) write_file(dir / (table.key + ".csv"), render_csv(table));
+    const PlotOutcome plots = write_plots(options.out_dir, stats, scaling);
+    if (!plots.gnuplot_found)
+      std::fprintf(stderr,
+                   "mgpu_analyze: note: gnuplot not found on PATH: plots not drawn (their data and scripts are in "
+                   "'%s'); the tables are written\n",
+                   options.out_dir.c_str());
+  }
+  // The report stands; the missing baselines are the error, one line each.
+  for (const ConfigurationStats* s : scaling.without_baseline)
+    std::fprintf(stderr,
+                 "mgpu_analyze: error: '%s': configuration '%s' (%d GPUs) has no 1-GPU baseline for the scaling table "
+                 "(no 1-GPU configuration of the same model, batch and settings was given)\n",
+                 s->file.c_str(), s->label.c_str(), s->results->ranks());
+  return scaling.without_baseline.empty() ? 0 : kExitNoBaseline;
+}
+
+int run_compare(const std::string& before_path, const std::string& after_path, const CompareOptions& options,
+                Format format) {
+  const std::vector<ResultsFile> before_files = load({before_path});
+  const std::vector<ResultsFile> after_files = load({after_path});
+  const AnalysisOptions analysis;
+  const std::vector<ConfigurationStats> before = analyse(before_files, analysis);
+  const std::vector<ConfigurationStats> after = analyse(after_files, analysis);
+  const Comparison comparison = compare_results(before, after, options);
+  const std::vector<Table> tables = {comparison_table(comparison, options)};
+  const nlohmann::json settings = {{"confidence", kConfidence},
+                                   {"alpha", options.alpha},
+                                   {"min_effect", options.min_effect},
+                                   {"match_nccl_settings", options.match_nccl_settings},
+                                   {"outlier_threshold", analysis.outlier_threshold},
+                                   {"ratio_interval_method", kRatioIntervalMethod},
+                                   {"before", before_path},
+                                   {"after", after_path}};
+  std::fputs(render_report(tables, format, "", settings).c_str(), stdout);
+  return 0;
+}
+
+std::string number_text(double value) {
+  std::ostringstream text;
+  text << value;
+  return text.str();
+}
+
+// A value of an option that must lie in [low, high), or in (low, high) when low_open.
+double option_in_range(const po::variables_map& vm, const char* name, double low, bool low_open, double high) {
+  const double value = vm[name].as<double>();
+  if (!((low_open ? value > low : value >= low) && value < high))
+    throw UsageError(std::string("--") + name + " " + number_text(value) + ": expected a value in " +
+                     (low_open ? "(" : "[") + number_text(low) + ", " + number_text(high) + ")");
+  return value;
+}
+
+int run(int argc, char** argv) {
+  if (argc < 2) throw UsageError("no command given: expected report or compare (see --help)");
+  const std::string command = argv[1];
+  if (command == "--help" || command == "-h") {
+    std::fputs(kUsage, stdout);
+    std::fputs(kHelp, stdout);
+    return 0;
+  }
+  if (command == "--version") {
+    std::printf("mgpu_analyze %s (git %s)\n", project_version(), git_revision());
+    return 0;
+  }
+  if (command != "report" && command != "compare")
+    throw UsageError("unknown command '" + command + "': expected report or compare (see --help)");
+
+  po::options_description described;
+  described.add_options()("help,h", "")("format", po::value<std::string>()->default_value("table"), "")(
+      "files", po::value<std::vector<std::string>>()->default_value({}, ""), "");
+  if (command == "report")
+    described.add_options()("out", po::value<std::string>()->default_value(""), "")(
+        "outlier-threshold", po::value<double>()->default_value(kDefaultOutlierThreshold), "")(
+        "include-warmup", po::bool_switch(), "")("no-scaling", po::bool_switch(), "");
+  else
+    described.add_options()("alpha", po::value<double>()->default_value(0.05), "")(
+        "min-effect", po::value<double>()->default_value(0.02), "")("ignore-nccl-settings", po::bool_switch(), "");
+  po::positional_options_description positional;
+  positional.add("files", -1);
+  po::variables_map vm;
+  try {
+    po::store(po::command_line_parser(argc - 1, argv + 1).options(described).positional(positional).run(), vm);
+    po::notify(vm);
+  } catch (const po::error& e) {
+    throw UsageError(command + ": " + e.what());
+  }
+  if (vm.count("help") > 0) {
+    std::fputs(kUsage, stdout);
+    std::fputs(kHelp, stdout);
+    return 0;
+  }
+  const Format format = parse_format(vm["format"].as<std::string>());
+  const std::vector<std::string> files = vm["files"].as<std::vector<std::string>>();
+  if (command == "report") {
+    ReportOptions options;
+    options.files = files;
+    options.format = format;
+    options.out_dir = vm["out"].as<std::string>();
+    options.analysis.outlier_threshold = vm["outlier-threshold"].as<double>();
+    if (!(options.analysis.outlier_threshold > 0))
+      throw UsageError("--outlier-threshold " + number_text(options.analysis.outlier_threshold) +
+                       ": expected a positive number");
+    options.analysis.include_warmup = vm["include-warmup"].as<bool>();
+    options.scaling = !vm["no-scaling"].as<bool>();
+    return run_report(options);
+  }
+  if (files.size() != 2)
+    throw UsageError("compare: expected two files, BEFORE.h5 AFTER.h5; got " + std::to_string(files.size()));
+  CompareOptions options;
+  options.alpha = option_in_range(vm, "alpha", 0, true, 1);
+  options.min_effect = option_in_range(vm, "min-effect", 0, false, 1);
+  options.match_nccl_settings = !vm["ignore-nccl-settings"].as<bool>();
+  return run_compare(files[0], files[1], options, format);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    return run(argc, argv);
+  } catch (const UsageError& e) {
+    std::fprintf(stderr, "mgpu_analyze: error: %s\n", e.what());
+    return 1;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "mgpu_analyze: error: %s\n", e.what());
+    return 1;
+  }
+}

@@ -1,0 +1,28 @@
+// Purpose: the report's plots, drawn by gnuplot into --out: throughput vs global batch per GPU count with 95%
+// interval bars, speedup vs batch with the 1.0 line, and stacked phase bars per configuration. The data (.dat) and
+// scripts (.gp) are always written next to the images, so a plot can be redrawn or restyled without mgpu_analyze.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "configuration_stats.hpp"
+#include "scaling.hpp"
+
+namespace mgpu::analysis {
+
+struct PlotOutcome {
+  std::vector<std::string> images;   // PNG files drawn
+  std::vector<std::string> scripts;  // gnuplot scripts written (drawn or not)
+  bool gnuplot_found = false;
+};
+
+// Writes data and scripts into directory and runs gnuplot on each script when it is on PATH. Throws Error when a file
+// cannot be written or gnuplot fails on a script.
+PlotOutcome write_plots(const std::string& directory, const std::vector<ConfigurationStats>& configurations,
+                        const ScalingTable& scaling);
+
+// The path of an executable found on PATH, or "" when there is none.
+std::string find_on_path(const std::string& program);
+
+}  // namespace mgpu::analysis

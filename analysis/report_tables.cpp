@@ -1,0 +1,297 @@
+// Purpose: builds the report's and compare's tables from computed statistics.
+#include "report_tables.hpp"
+
+#include <cmath>
+#include <cstdio>
+#include <string>
+
+#include "configuration_identity.hpp"
+#include "speedup_interval.hpp"
+
+namespace mgpu::analysis {
+namespace {
+
+Value number(double value) { return value; }
+Value integer(long long value) { return static_cast<std::int64_t>(value); }
+Value text(std::string value) { return value; }
+Value none() { return std::monostate{}; }
+
+// Columns shared by the tables: where a row's configuration comes from and what it is.
+std::vector<Column> identity_columns() {
+  return {{"file", "file", 0, false, false, "", "", true},
+          {"configuration", "configuration", 0, false, false, "", "", true},
+          {"model", "model", 0, false, false, "", "", true},
+          {"global_batch", "batch"},
+          {"gpus", "GPUs"}};
+}
+std::vector<Value> identity_values(const ConfigurationStats& s) {
+  const ConfigurationMetadata& m = s.results->metadata;
+  return {text(s.file), text(s.label), text(m.model), integer(m.global_batch), integer(m.ranks)};
+}
+
+// mean ± half-width as two columns; the half-width is empty (no interval) below kMinimumRunsForInterval runs.
+void add_mean_with_interval(std::vector<Column>& columns, const std::string& key, const std::string& header) {
+  columns.push_back({key, header, 0, true});
+  columns.push_back({key + "_ci95", "", 0, true, true, "± "});
+}
+void add_mean_with_interval(std::vector<Value>& row, const SampleSummary& s) {
+  row.push_back(number(s.mean));
+  row.push_back(s.has_interval ? number(s.half_width) : none());
+}
+
+void add_ratio_with_interval(std::vector<Column>& columns, const std::string& key, const std::string& header) {
+  columns.push_back({key, header, 3});
+  columns.push_back({key + "_low", "", 3, false, true, "[", ","});
+  columns.push_back({key + "_high", "", 3, false, true, "", "]"});
+}
+void add_ratio_with_interval(std::vector<Value>& row, const RatioInterval& r) {
+  row.push_back(number(r.ratio));
+  row.push_back(r.has_interval ? number(r.low) : none());
+  row.push_back(r.has_interval ? number(r.high) : none());
+}
+
+std::string format_p(double p) {
+  char out[32];
+  if (p >= 0.001)
+    std::snprintf(out, sizeof out, "%.3f", p);
+  else
+    std::snprintf(out, sizeof out, "%.1e", p);
+  return out;
+}
+
+void add_welch(std::vector<Column>& columns) {
+  columns.push_back({"welch_t", "Welch t", 2});
+  columns.push_back({"welch_df", "df", 1});
+  columns.push_back({"welch_p", "p", 0, false, false, "", "", false, Shown::data_only});
+  // The terminal and Markdown show p through a text twin: fixed above 0.001, scientific below.
+  columns.push_back({"welch_p_text", "p", 0, false, false, "", "", false, Shown::screen_only});
+}
+void add_welch(std::vector<Value>& row, const WelchTest& w) {
+  if (!w.valid) {
+    row.insert(row.end(), {none(), none(), none(), none()});
+    return;
+  }
+  row.insert(row.end(), {number(w.t), number(w.df), number(w.p), text(format_p(w.p))});
+}
+
+std::string format_fixed(double value, int decimals) {
+  char out[32];
+  std::snprintf(out, sizeof out, "%.*f", decimals, value);
+  return out;
+}
+
+std::string configuration_note_name(const ConfigurationStats& s) { return "'" + s.file + "' " + s.label; }
+
+const char* kIntervalNote = "± is the 95% Student-t interval t(0.975, n-1)·s/√n over the kept runs (none below 5 runs)";
+
+}  // namespace
+
+Table configurations_table(const std::vector<ConfigurationStats>& configurations, const AnalysisOptions& options) {
+  Table table;
+  table.key = "configurations";
+  table.title = "Throughput per configuration (samples/s over kept runs; step = max over ranks)";
+  table.columns = identity_columns();
+  table.columns.push_back({"runs_kept", "runs"});
+  table.columns.push_back({"runs_total", "", 0, false, true, "/ "});
+  add_mean_with_interval(table.columns, "samples_per_s_mean", "samples/s");
+  table.columns.push_back({"samples_per_s_median", "median", 0, true});
+  table.columns.push_back({"samples_per_s_sd", "sd", 0, true});
+  table.columns.push_back({"cv_percent", "CV %", 2});
+  table.columns.push_back({"step_ms", "step ms", 4});
+  table.columns.push_back({"tflops", "TFLOP/s", 2});
+  table.columns.push_back({"peak_memory_mib_per_gpu", "MiB/GPU", 0, true});
+  table.columns.push_back({"throttled_runs", "throttled"});
+  table.columns.push_back({"complete", "complete", 0, false, false, "", "", true});
+  for (const ConfigurationStats& s : configurations) {
+    std::vector<Value> row = identity_values(s);
+    row.push_back(integer(s.runs_kept));
+    row.push_back(integer(s.runs_total));
+    add_mean_with_interval(row, s.throughput);
+    row.push_back(number(s.throughput.median));
+    row.push_back(number(s.throughput.sd));
+    row.push_back(number(100 * s.throughput.cv));
+    row.push_back(number(s.mean_step_ms));
+    row.push_back(number(s.tflops));
+    row.push_back(number(s.peak_memory_mib));
+    row.push_back(s.clocks_recorded ? integer(s.throttled_runs) : none());
+    row.push_back(text(s.results->progress.complete != 0 ? "yes" : "no"));
+    table.add_row(std::move(row));
+  }
+  table.notes.push_back(kIntervalNote);
+  char rule[200];
+  std::snprintf(rule, sizeof rule,
+                "Outliers: runs with |modified z| = |0.6745 (x - median) / MAD| > %g on run throughput are excluded "
+                "(Iglewicz & Hoaglin; none when MAD = 0); warm-up steps %s.",
+                options.outlier_threshold, options.include_warmup ? "INCLUDED (--include-warmup)" : "excluded");
+  table.notes.push_back(rule);
+  table.notes.push_back(
+      "TFLOP/s = 6 x dense weights x global batch / mean step; MiB/GPU = peak device memory, max over "
+      "kept runs and ranks; throttled = kept runs with a rank below 75% of its max SM clock "
+      "(— where clocks were not recorded).");
+  for (const ConfigurationStats& s : configurations) {
+    if (s.runs_kept == s.runs_total) continue;
+    std::string excluded = configuration_note_name(s) + ": excluded runs";
+    for (std::size_t run = 0; run < s.run_kept.size(); ++run)
+      if (!s.run_kept[run])
+        excluded += " " + std::to_string(run) + " (" + format_fixed(s.run_throughput[run], 0) + " samples/s, M " +
+                    format_fixed(s.run_modified_z[run], 2) + ")";
+    table.notes.push_back(excluded);
+  }
+  for (const ConfigurationStats& s : configurations)
+    if (s.runs_kept < static_cast<int>(kMinimumRunsForInterval))
+      table.notes.push_back(configuration_note_name(s) + ": fewer than 5 kept runs, no interval");
+  return table;
+}
+
+Table runs_table(const std::vector<ConfigurationStats>& configurations) {
+  Table table;
+  table.key = "runs";
+  table.title = "Runs (throughput over the counted steps; step = max over ranks)";
+  table.on_screen = false;
+  table.columns = identity_columns();
+  table.columns.push_back({"run", "run"});
+  table.columns.push_back({"samples_per_s", "samples/s", 0, true});
+  table.columns.push_back({"modified_z", "M", 2});
+  table.columns.push_back({"kept", "kept", 0, false, false, "", "", true});
+  for (const ConfigurationStats& s : configurations)
+    for (std::size_t run = 0; run < s.run_throughput.size(); ++run) {
+      std::vector<Value> row = identity_values(s);
+      row.push_back(integer(static_cast<long long>(run)));
+      row.push_back(number(s.run_throughput[run]));
+      row.push_back(number(s.run_modified_z[run]));
+      row.push_back(text(s.run_kept[run] ? "yes" : "no"));
+      table.add_row(std::move(row));
+    }
+  return table;
+}
+
+Table phases_table(const std::vector<ConfigurationStats>& configurations) {
+  Table table;
+  table.key = "phases";
+  table.title = "Mean step and its phases (ms, share of the step; critical rank of each step)";
+  table.columns = identity_columns();
+  table.columns.push_back({"step_ms", "step", 4});
+  for (const BreakdownPhase p : {BreakdownPhase::forward, BreakdownPhase::backward, BreakdownPhase::allreduce,
+                                 BreakdownPhase::exposed_comm, BreakdownPhase::optimizer, BreakdownPhase::other}) {
+    const std::string name = kBreakdownPhaseNames[static_cast<int>(p)];
+    table.columns.push_back({name + "_ms", name, 4});
+    if (p != BreakdownPhase::allreduce)
+      table.columns.push_back({name + "_share_percent", "", 0, false, true, "(", "%)"});
+  }
+  table.columns.push_back({"overlap_percent", "overlap %", 0});
+  for (const ConfigurationStats& s : configurations) {
+    std::vector<Value> row = identity_values(s);
+    row.push_back(number(s.mean_step_ms));
+    for (const BreakdownPhase p : {BreakdownPhase::forward, BreakdownPhase::backward, BreakdownPhase::allreduce,
+                                   BreakdownPhase::exposed_comm, BreakdownPhase::optimizer, BreakdownPhase::other}) {
+      row.push_back(number(s.phase(p)));
+      if (p != BreakdownPhase::allreduce) row.push_back(number(100 * s.share(p)));
+    }
+    const double allreduce = s.phase(BreakdownPhase::allreduce);
+    // MEASUREMENT.md: overlap% = 100 (1 − exposed_comm / allreduce); nothing to overlap on one rank.
+    row.push_back(s.results->ranks() > 1 && allreduce > 0
+                      ? number(100 * (1 - s.phase(BreakdownPhase::exposed_comm) / allreduce))
+                      : none());
+    table.add_row(std::move(row));
+  }
+  table.notes.push_back(
+      "step = forward + backward + exposed_comm + optimizer + other, all from the rank whose step "
+      "time is the step's maximum; allreduce runs on the communication stream (not a term of the "
+      "sum); overlap % = 100 (1 - exposed_comm / allreduce) (MEASUREMENT.md): 0 = no overlap, below 0 when the "
+      "wait for the all-reduce exceeds the all-reduce itself (its launch latency).");
+  return table;
+}
+
+Table scaling_table(const ScalingTable& scaling) {
+  Table table;
+  table.key = "scaling";
+  table.title = "Scaling: N GPUs against 1 GPU of the same model, global batch and settings";
+  table.columns = {{"model", "model", 0, false, false, "", "", true},
+                   {"global_batch", "batch"},
+                   {"gpus", "GPUs"},
+                   {"configuration", "N-GPU configuration", 0, false, false, "", "", true}};
+  add_mean_with_interval(table.columns, "single_samples_per_s", "1-GPU samples/s");
+  add_mean_with_interval(table.columns, "multi_samples_per_s", "N-GPU samples/s");
+  add_ratio_with_interval(table.columns, "speedup", "speedup [95%]");
+  table.columns.push_back({"efficiency", "efficiency", 3});
+  table.columns.push_back({"single_memory_mib", "MiB/GPU", 0, true});
+  table.columns.push_back({"multi_memory_mib", "", 0, true, true, "→ "});
+  table.columns.push_back({"single_step_ms", "step ms", 4});
+  table.columns.push_back({"multi_step_ms", "", 4, false, true, "→ "});
+  add_welch(table.columns);
+  for (const ScalingPair& pair : scaling.pairs) {
+    const ConfigurationMetadata& m = pair.multi->results->metadata;
+    std::vector<Value> row = {text(m.model), integer(m.global_batch), integer(m.ranks), text(pair.multi->label)};
+    add_mean_with_interval(row, pair.single->throughput);
+    add_mean_with_interval(row, pair.multi->throughput);
+    add_ratio_with_interval(row, pair.speedup);
+    row.push_back(number(pair.efficiency));
+    row.push_back(number(pair.single->peak_memory_mib));
+    row.push_back(number(pair.multi->peak_memory_mib));
+    row.push_back(number(pair.single->mean_step_ms));
+    row.push_back(number(pair.multi->mean_step_ms));
+    add_welch(row, pair.welch);
+    table.add_row(std::move(row));
+  }
+  table.notes.push_back(kIntervalNote);
+  table.notes.push_back(std::string("speedup = mean N-GPU / mean 1-GPU throughput; interval: ") + kRatioIntervalMethod +
+                        ", 95%; efficiency = speedup / N.");
+  table.notes.push_back("Welch: two-sided t-test of N-GPU against 1-GPU run throughputs (Welch-Satterthwaite df).");
+  for (const ConfigurationStats* s : scaling.without_baseline)
+    table.notes.push_back("NO 1-GPU BASELINE: " + configuration_note_name(*s) + " (" +
+                          std::to_string(s->results->ranks()) +
+                          " GPUs): no 1-GPU configuration of the same model, "
+                          "batch and settings was given");
+  for (const ConfigurationStats* s : scaling.duplicate_baselines)
+    table.notes.push_back("not used as a baseline (an earlier 1-GPU configuration has the same identity): " +
+                          configuration_note_name(*s));
+  return table;
+}
+
+Table comparison_table(const Comparison& comparison, const CompareOptions& options) {
+  Table table;
+  table.key = "comparison";
+  table.title = "Compare: after / before, per configuration present in both";
+  table.columns = {{"configuration", "configuration", 0, false, false, "", "", true},
+                   {"model", "model", 0, false, false, "", "", true},
+                   {"global_batch", "batch"},
+                   {"gpus", "GPUs"}};
+  add_mean_with_interval(table.columns, "before_samples_per_s", "before samples/s");
+  add_mean_with_interval(table.columns, "after_samples_per_s", "after samples/s");
+  add_ratio_with_interval(table.columns, "ratio", "after/before [95%]");
+  table.columns.push_back({"change_percent", "change %", 2});
+  add_welch(table.columns);
+  table.columns.push_back({"verdict", "verdict", 0, false, false, "", "", true});
+  for (const ComparedPair& pair : comparison.pairs) {
+    const ConfigurationMetadata& m = pair.after->results->metadata;
+    const std::string label =
+        pair.before->label == pair.after->label ? pair.after->label : pair.before->label + " → " + pair.after->label;
+    std::vector<Value> row = {text(label), text(m.model), integer(m.global_batch), integer(m.ranks)};
+    add_mean_with_interval(row, pair.before->throughput);
+    add_mean_with_interval(row, pair.after->throughput);
+    add_ratio_with_interval(row, pair.ratio);
+    row.push_back(number(100 * (pair.ratio.ratio - 1)));
+    add_welch(row, pair.welch);
+    row.push_back(text(verdict_name(pair.verdict)));
+    table.add_row(std::move(row));
+  }
+  char rule[300];
+  std::snprintf(rule, sizeof rule,
+                "verdict: FASTER / SLOWER when Welch's two-sided p < %g and |after/before - 1| >= %g%%, SAME "
+                "otherwise, n/a without a test (fewer than 2 kept runs or no variance).",
+                options.alpha, 100 * options.min_effect);
+  table.notes.push_back(rule);
+  table.notes.push_back(options.match_nccl_settings
+                            ? "paired by model, widths, batch, GPUs, NCCL algorithm/protocol and every other setting"
+                            : "paired by model, widths, batch, GPUs and every other setting except the NCCL "
+                              "algorithm/protocol (--ignore-nccl-settings)");
+  table.notes.push_back(std::string("ratio interval: ") + kRatioIntervalMethod + ", 95%.");
+  table.notes.push_back(kIntervalNote);
+  for (const ConfigurationStats* s : comparison.only_before)
+    table.notes.push_back("only in BEFORE: " + configuration_note_name(*s));
+  for (const ConfigurationStats* s : comparison.only_after)
+    table.notes.push_back("only in AFTER: " + configuration_note_name(*s));
+  return table;
+}
+
+}  // namespace mgpu::analysis

@@ -1,0 +1,21 @@
+// Purpose: the report's and compare's tables (typed values, table.hpp renders them): per-configuration throughput
+// statistics, the phase breakdown, the scaling table in the study's layout, and the before/after comparison.
+#pragma once
+
+#include <vector>
+
+#include "compare.hpp"
+#include "configuration_stats.hpp"
+#include "scaling.hpp"
+#include "table.hpp"
+
+namespace mgpu::analysis {
+
+Table configurations_table(const std::vector<ConfigurationStats>& configurations, const AnalysisOptions& options);
+// Every run of every configuration: throughput, modified z-score, kept or not (CSV and JSON only).
+Table runs_table(const std::vector<ConfigurationStats>& configurations);
+Table phases_table(const std::vector<ConfigurationStats>& configurations);
+Table scaling_table(const ScalingTable& scaling);
+Table comparison_table(const Comparison& comparison, const CompareOptions& options);
+
+}  // namespace mgpu::analysis

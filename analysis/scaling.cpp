@@ -1,0 +1,39 @@
+// Purpose: pairs N-GPU configurations with their 1-GPU baselines.
+#include "scaling.hpp"
+
+#include <map>
+#include <string>
+
+#include "configuration_identity.hpp"
+
+namespace mgpu::analysis {
+
+ScalingTable build_scaling_table(const std::vector<ConfigurationStats>& configurations) {
+  ScalingTable table;
+  std::map<std::vector<std::string>, const ConfigurationStats*> baselines;
+  for (const ConfigurationStats& c : configurations) {
+    if (c.results->ranks() != 1) continue;
+    const auto inserted = baselines.emplace(identity_key(*c.results, scaling_identity_attributes()), &c);
+    if (!inserted.second) table.duplicate_baselines.push_back(&c);
+  }
+  for (const ConfigurationStats& c : configurations) {
+    if (c.results->ranks() == 1) continue;
+    const auto found = baselines.find(identity_key(*c.results, scaling_identity_attributes()));
+    if (found == baselines.end()) {
+      table.without_baseline.push_back(&c);
+      continue;
+    }
+    ScalingPair pair;
+    pair.single = found->second;
+    pair.multi = &c;
+    const SampleSummary& one = pair.single->throughput;
+    const SampleSummary& many = pair.multi->throughput;
+    pair.speedup = fieller_ratio_interval(many.mean, many.sd * many.sd, many.n, one.mean, one.sd * one.sd, one.n);
+    pair.efficiency = pair.speedup.ratio / c.results->ranks();
+    pair.welch = welch_test(many.mean, many.sd * many.sd, many.n, one.mean, one.sd * one.sd, one.n);
+    table.pairs.push_back(pair);
+  }
+  return table;
+}
+
+}  // namespace mgpu::analysis

@@ -1,0 +1,31 @@
+// Purpose: the scaling table's pairs (MEASUREMENT.md "Figures"): each N-GPU configuration with the 1-GPU
+// configuration of the same scaling identity (configuration_identity.hpp); speedup = mean throughput(N) / mean
+// throughput(1) with its Fieller interval, efficiency = speedup / N, and Welch's test of the two run samples.
+#pragma once
+
+#include <vector>
+
+#include "configuration_stats.hpp"
+#include "speedup_interval.hpp"
+#include "statistics.hpp"
+
+namespace mgpu::analysis {
+
+struct ScalingPair {
+  const ConfigurationStats* single = nullptr;  // 1 GPU
+  const ConfigurationStats* multi = nullptr;   // N GPUs
+  RatioInterval speedup;
+  double efficiency = 0;
+  WelchTest welch;  // multi − single
+};
+
+struct ScalingTable {
+  std::vector<ScalingPair> pairs;
+  std::vector<const ConfigurationStats*> without_baseline;  // N-GPU configurations no 1-GPU one matches
+  // A 1-GPU identity seen more than once: the first one (in the order given) is the baseline; these are not used.
+  std::vector<const ConfigurationStats*> duplicate_baselines;
+};
+
+ScalingTable build_scaling_table(const std::vector<ConfigurationStats>& configurations);
+
+}  // namespace mgpu::analysis

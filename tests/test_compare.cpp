@@ -1,0 +1,92 @@
+// Purpose: compare (compare.hpp): the verdict rule (Welch's p against alpha AND the minimum effect), pairing by the
+// full identity including GPUs and NCCL settings (or without NCCL settings on request), and configurations found on
+// one side only listed, not dropped.
+#include <gtest/gtest.h>
+
+#include <deque>
+#include <map>
+
+#include "compare.hpp"
+#include "configuration_identity.hpp"
+
+using namespace mgpu;
+using namespace mgpu::analysis;
+
+namespace {
+
+struct Side {
+  std::deque<ConfigurationResults> results;
+  std::vector<ConfigurationStats> stats;
+  void add(const std::string& name, int ranks, const std::string& algo, std::vector<double> throughput) {
+    ConfigurationResults& c = results.emplace_back();
+    c.metadata.name = name;
+    c.metadata.ranks = ranks;
+    c.attribute_text = {{"model", "medium"},
+                        {"global_batch", "32"},
+                        {"ranks", std::to_string(ranks)},
+                        {"nccl_algo", algo},
+                        {"nccl_proto", "default"}};
+    ConfigurationStats s;
+    s.label = configuration_label(c);
+    s.results = &c;
+    s.kept_throughput = throughput;
+    s.throughput = summarize_sample(throughput);
+    stats.push_back(s);
+  }
+};
+
+WelchTest significant() {
+  WelchTest w;
+  w.valid = true;
+  w.p = 0.001;
+  return w;
+}
+
+TEST(Verdict, NeedsSignificanceAndTheMinimumEffect) {
+  const CompareOptions options;  // alpha 0.05, min effect 2%
+  EXPECT_STREQ(verdict_name(decide_verdict(1.05, significant(), options)), "FASTER");
+  EXPECT_STREQ(verdict_name(decide_verdict(0.95, significant(), options)), "SLOWER");
+  EXPECT_STREQ(verdict_name(decide_verdict(1.01, significant(), options)), "SAME");  // significant but below 2%
+  WelchTest noisy = significant();
+  noisy.p = 0.2;
+  EXPECT_STREQ(verdict_name(decide_verdict(1.30, noisy, options)), "SAME");  // large but not significant
+  EXPECT_STREQ(verdict_name(decide_verdict(1.30, WelchTest{}, options)), "n/a");
+  CompareOptions strict;
+  strict.alpha = 0.0001;
+  EXPECT_STREQ(verdict_name(decide_verdict(1.05, significant(), strict)), "SAME");
+}
+
+TEST(Compare, PairsByFullIdentityAndListsOneSidedConfigurations) {
+  Side before, after;
+  before.add("n1", 1, "default", {100, 101, 99, 100, 100});
+  before.add("n2", 2, "default", {180, 181, 179, 180, 180});
+  before.add("gone", 2, "Ring", {10, 11, 9, 10, 10});
+  after.add("n1", 1, "default", {110, 111, 109, 110, 110});
+  after.add("n2", 2, "default", {180, 181, 179, 180, 180.5});
+  after.add("new", 2, "Tree", {10, 11, 9, 10, 10});
+  const Comparison c = compare_results(before.stats, after.stats, {});
+  ASSERT_EQ(c.pairs.size(), 2u);
+  EXPECT_NEAR(c.pairs[0].ratio.ratio, 1.1, 1e-12);
+  EXPECT_EQ(c.pairs[0].verdict, Verdict::faster);
+  EXPECT_TRUE(c.pairs[0].ratio.has_interval);
+  EXPECT_GT(c.pairs[0].ratio.low, 1.0);
+  EXPECT_EQ(c.pairs[1].verdict, Verdict::same);
+  ASSERT_EQ(c.only_before.size(), 1u);
+  EXPECT_EQ(c.only_before[0]->label, "gone nccl Ring/default");
+  ASSERT_EQ(c.only_after.size(), 1u);
+  EXPECT_EQ(c.only_after[0]->label, "new nccl Tree/default");
+}
+
+TEST(Compare, IgnoringNcclSettingsPairsDifferentAlgorithms) {
+  Side before, after;
+  before.add("ring", 2, "Ring", {100, 101, 99, 100, 100});
+  after.add("tree", 2, "Tree", {90, 91, 89, 90, 90});
+  EXPECT_TRUE(compare_results(before.stats, after.stats, {}).pairs.empty());
+  CompareOptions options;
+  options.match_nccl_settings = false;
+  const Comparison c = compare_results(before.stats, after.stats, options);
+  ASSERT_EQ(c.pairs.size(), 1u);
+  EXPECT_EQ(c.pairs[0].verdict, Verdict::slower);
+}
+
+}  // namespace

@@ -1,0 +1,107 @@
+// Purpose: the report's tables for a synthetic results file with known per-step values (analysis_fixture.hpp), as the
+// terminal shows them, character for character; every number is derived by hand in the comments.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+
+#include "analysis_fixture.hpp"
+#include "configuration_stats.hpp"
+#include "report_tables.hpp"
+#include "scaling.hpp"
+#include "table.hpp"
+#include "timeline.hpp"
+
+namespace fs = std::filesystem;
+using namespace mgpu;
+using namespace mgpu::analysis;
+using namespace mgpu::analysis_test;
+
+namespace {
+
+class ReportTables : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    path_ = (fs::temp_directory_path() / ("mgpu_report_" + std::to_string(::getpid()) + ".h5")).string();
+    ResultsWriter writer(path_, true);
+    add_single(writer);
+    add_double(writer);
+    writer.close();
+    file_ = read_results_file(path_);
+    for (const ConfigurationResults& c : file_.configurations)
+      stats_.push_back(compute_configuration_stats(c, "synthetic.h5", {}));
+  }
+  void TearDown() override { fs::remove(path_); }
+  std::string path_;
+  ResultsFile file_;
+  std::vector<ConfigurationStats> stats_;
+};
+
+// single: kept runs 2000 2000 2000 1600 1600 (run 5, 200 samples/s, has M = 0.6745·(200 − 1800)/200 = −5.40):
+// mean 1840, sd √48000 = 219.09, t(0.975, 4)·219.09/√5 = 272.03, median 2000, CV 11.91%, step 4.4 ms,
+// 6·1e6·8/4.4 ms = 0.0109 TFLOP/s, 1024 MiB, no clocks (—). double: 3200 ×3, 4000 ×2 (MAD 0, none excluded): mean
+// 3520, sd √192000 = 438.18, ± 544.07, median 3200, CV 12.45%, step 2.3 ms, 0.0209 TFLOP/s, 3072 MiB, 1 throttled.
+const char kExpectedConfigurations[] = R"(Throughput per configuration (samples/s over kept runs; step = max over ranks)
+  file          configuration  model   batch  GPUs   runs    samples/s  median   sd   CV %  step ms  TFLOP/s  MiB/GPU  throttled  complete
+  ------------  -------------  ------  -----  ----  -----  -----------  ------  ---  -----  -------  -------  -------  ---------  --------
+  synthetic.h5  single         custom      8     1  5 / 6  1,840 ± 272   2,000  219  11.91   4.4000     0.01    1,024          —  yes
+  synthetic.h5  double         custom      8     2  5 / 5  3,520 ± 544   3,200  438  12.45   2.3000     0.02    3,072          1  yes
+  ± is the 95% Student-t interval t(0.975, n-1)·s/√n over the kept runs (none below 5 runs)
+  Outliers: runs with |modified z| = |0.6745 (x - median) / MAD| > 3.5 on run throughput are excluded (Iglewicz & Hoaglin; none when MAD = 0); warm-up steps excluded.
+  TFLOP/s = 6 x dense weights x global batch / mean step; MiB/GPU = peak device memory, max over kept runs and ranks; throttled = kept runs with a rank below 75% of its max SM clock (— where clocks were not recorded).
+  'synthetic.h5' single: excluded runs 5 (200 samples/s, M -5.40)
+)";
+
+// Phases of the critical rank (analysis_fixture.hpp): single 1.2 + 2 + 0 + 0.5 + 0.7 = 4.4 ms (27%, 45%, 0%, 11%,
+// 16%); double 0.92 + 0.46 + 0.62 + 0.2 + 0.1 = 2.3 ms, all-reduce 0.56, overlap 100·(1 − 0.62/0.56) = −10.7%.
+const char kExpectedPhasesRows[] =
+    R"(  synthetic.h5  single         custom      8     1  4.4000  1.2000 (27%)  2.0000 (45%)     0.0000   0.0000 (0%)  0.5000 (11%)  0.7000 (16%)          —
+  synthetic.h5  double         custom      8     2  2.3000  0.9200 (40%)  0.4600 (20%)     0.5600  0.6200 (27%)   0.2000 (9%)   0.1000 (4%)        -11
+)";
+
+// Speedup 3520/1840 = 1.913, efficiency 0.957; Welch t = 1680/√(38400 + 9600) = 7.67, df = 48000²/(38400²/4 +
+// 9600²/4) = 5.88, p = 2.83e-4; Fieller at df 7.984 (t = 2.3068): [1.5985, 2.2862]. The p and the interval were also
+// computed independently of Boost, by numerically integrating Student's t density (Python, no libraries).
+const char kExpectedScaling[] = R"(Scaling: N GPUs against 1 GPU of the same model, global batch and settings
+  model   batch  GPUs  N-GPU configuration  1-GPU samples/s  N-GPU samples/s         speedup [95%]  efficiency        MiB/GPU          step ms  Welch t   df        p
+  ------  -----  ----  -------------------  ---------------  ---------------  --------------------  ----------  -------------  ---------------  -------  ---  -------
+  custom      8     2  double                   1,840 ± 272      3,520 ± 544  1.913 [1.599, 2.286]       0.957  1,024 → 3,072  4.4000 → 2.3000     7.67  5.9  2.8e-04
+  ± is the 95% Student-t interval t(0.975, n-1)·s/√n over the kept runs (none below 5 runs)
+  speedup = mean N-GPU / mean 1-GPU throughput; interval: Fieller's interval for a ratio of independent means, Welch-Satterthwaite df at the ratio (Tamhane & Logan 2004), 95%; efficiency = speedup / N.
+  Welch: two-sided t-test of N-GPU against 1-GPU run throughputs (Welch-Satterthwaite df).
+)";
+
+TEST_F(ReportTables, ConfigurationsTableExactly) {
+  EXPECT_EQ(render_terminal(configurations_table(stats_, {})), kExpectedConfigurations);
+}
+
+TEST_F(ReportTables, PhasesTableRowsExactly) {
+  const std::string text = render_terminal(phases_table(stats_));
+  EXPECT_NE(text.find(kExpectedPhasesRows), std::string::npos) << text;
+}
+
+TEST_F(ReportTables, ScalingTableExactly) {
+  const ScalingTable scaling = build_scaling_table(stats_);
+  ASSERT_EQ(scaling.pairs.size(), 1u);
+  EXPECT_NEAR(scaling.pairs[0].welch.p, 2.8291615e-4, 1e-10);
+  EXPECT_NEAR(scaling.pairs[0].speedup.low, 1.59854074, 1e-7);
+  EXPECT_NEAR(scaling.pairs[0].speedup.high, 2.28616164, 1e-7);
+  EXPECT_EQ(render_terminal(scaling_table(scaling)), kExpectedScaling);
+}
+
+TEST_F(ReportTables, TimelineBarsSitWhereThePhasesHappen) {
+  // 40 characters for the longest step (4.4 ms): 0.11 ms each. single: forward 1.2 ms = 11 characters from 0,
+  // backward 2 ms = 18 from 11; double: the all-reduce (0.56 ms, 5) starts where backward ends (1.38 ms, column 13).
+  const std::string text = render_timeline(stats_, 40);
+  EXPECT_NE(text.find("    forward      |███████████                             |   1.2000 ms  27.3%"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("    backward     |           ██████████████████           |   2.0000 ms  45.5%"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("    allreduce    |             █████                      |   0.5600 ms  24.3%"),
+            std::string::npos)
+      << text;
+}
+
+}  // namespace

@@ -1,0 +1,130 @@
+// Purpose: the scaling table's pairing (scaling.hpp, configuration_identity.hpp): an N-GPU configuration pairs with
+// the 1-GPU one of the same model, widths, batch and settings whatever its NCCL settings, hosts or versions; a
+// different batch, precision or step option (added in schema_version 2, defaulted when absent) does not pair; missing
+// baselines and repeated baselines are reported.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <deque>
+#include <map>
+#include <string>
+
+#include "configuration_identity.hpp"
+#include "scaling.hpp"
+
+using namespace mgpu;
+using namespace mgpu::analysis;
+
+namespace {
+
+// Configurations made in memory: attribute_text is what the identity keys read.
+struct Made {
+  std::deque<ConfigurationResults> results;  // stable addresses
+  std::vector<ConfigurationStats> stats;
+
+  void add(const std::string& name, int ranks, std::map<std::string, std::string> changes = {},
+           std::vector<double> throughput = {100, 101, 99, 100, 100}) {
+    ConfigurationResults& c = results.emplace_back();
+    c.metadata.name = name;
+    c.metadata.model = "large";
+    c.metadata.ranks = ranks;
+    c.metadata.global_batch = 32;
+    c.attribute_text = {{"model", "large"},
+                        {"layer_widths", "4800,1024,3"},
+                        {"dropout", "0.3"},
+                        {"global_batch", "32"},
+                        {"batch_mode", "global"},
+                        {"device", "cuda"},
+                        {"precision", "fp32"},
+                        {"warmup_steps", "10"},
+                        {"measured_steps", "100"},
+                        {"seed", "1"},
+                        {"adam_learning_rate", "0.001"},
+                        {"adam_beta1", "0.9"},
+                        {"adam_beta2", "0.999"},
+                        {"adam_epsilon", "1e-07"},
+                        {"ranks", std::to_string(ranks)},
+                        {"nccl_algo", "default"},
+                        {"nccl_proto", "default"},
+                        {"hosts", "a"}};
+    for (auto& [key, value] : changes) c.attribute_text[key] = value;
+    ConfigurationStats s;
+    s.file = name + ".h5";
+    s.label = configuration_label(c);
+    s.results = &c;
+    s.kept_throughput = throughput;
+    s.throughput = summarize_sample(throughput);
+    stats.push_back(s);
+  }
+};
+
+TEST(Scaling, PairsOnIdentityIgnoringNcclHostsAndVersions) {
+  Made m;
+  m.add("one", 1);
+  m.add("two", 2, {{"hosts", "a,b"}, {"nccl_version", "2.28"}}, {200, 202, 198, 200, 200});
+  m.add("two_tree", 2, {{"nccl_algo", "Tree"}, {"nccl_proto", "Simple"}});
+  const ScalingTable table = build_scaling_table(m.stats);
+  ASSERT_EQ(table.pairs.size(), 2u);
+  EXPECT_TRUE(table.without_baseline.empty());
+  EXPECT_EQ(table.pairs[0].single->results->metadata.name, "one");
+  EXPECT_EQ(table.pairs[0].multi->results->metadata.name, "two");
+  EXPECT_DOUBLE_EQ(table.pairs[0].speedup.ratio, 2.0);
+  EXPECT_DOUBLE_EQ(table.pairs[0].efficiency, 1.0);
+  EXPECT_TRUE(table.pairs[0].welch.valid);
+  EXPECT_GT(table.pairs[0].welch.t, 0);  // N-GPU minus 1-GPU
+  EXPECT_EQ(table.pairs[1].multi->label, "two_tree nccl Tree/Simple");
+}
+
+TEST(Scaling, DifferentSettingsDoNotPair) {
+  Made m;
+  m.add("one", 1);
+  m.add("batch64", 2, {{"global_batch", "64"}});
+  m.add("bf16", 2, {{"precision", "bf16"}});
+  m.add("graph", 2, {{"graph", "on"}});  // a schema-2 attribute that differs from its default
+  m.add("other_seed", 2, {{"seed", "2"}});
+  const ScalingTable table = build_scaling_table(m.stats);
+  EXPECT_TRUE(table.pairs.empty());
+  ASSERT_EQ(table.without_baseline.size(), 4u);
+  EXPECT_EQ(table.without_baseline[2]->label, "graph graph=on");
+}
+
+TEST(Scaling, AbsentNewAttributesTakeTheirDefaults) {
+  // A version-1 file (no graph, overlap, ... attributes) pairs with a version-2 file that states the defaults.
+  Made m;
+  m.add("v1_one", 1);
+  m.add("v2_two", 2,
+        {{"graph", "off"},
+         {"overlap", "off"},
+         {"bucket_mb", "25"},
+         {"grad_dtype", "fp32"},
+         {"accumulate_steps", "1"},
+         {"timing", "events"},
+         {"implementation", "mgpu_bench"},
+         {"environment_preset", "none"}});
+  EXPECT_EQ(build_scaling_table(m.stats).pairs.size(), 1u);
+}
+
+TEST(Scaling, FirstOfRepeatedBaselinesIsUsedAndTheOthersListed) {
+  Made m;
+  m.add("one_a", 1);
+  m.add("one_b", 1, {}, {50, 51, 49, 50, 50});
+  m.add("two", 2);
+  const ScalingTable table = build_scaling_table(m.stats);
+  ASSERT_EQ(table.pairs.size(), 1u);
+  EXPECT_EQ(table.pairs[0].single->results->metadata.name, "one_a");
+  ASSERT_EQ(table.duplicate_baselines.size(), 1u);
+  EXPECT_EQ(table.duplicate_baselines[0]->results->metadata.name, "one_b");
+}
+
+TEST(Scaling, IdentityListsAreTheDocumentedOnes) {
+  std::vector<std::string> names;
+  for (const IdentityAttribute& a : scaling_identity_attributes()) names.push_back(a.name);
+  for (const char* excluded : {"ranks", "nccl_algo", "nccl_proto", "environment_preset", "hosts", "nccl_version"})
+    EXPECT_EQ(std::count(names.begin(), names.end(), excluded), 0) << excluded;
+  std::vector<std::string> compared;
+  for (const IdentityAttribute& a : comparison_identity_attributes()) compared.push_back(a.name);
+  for (const char* included : {"ranks", "nccl_algo", "nccl_proto", "environment_preset", "global_batch", "graph"})
+    EXPECT_EQ(std::count(compared.begin(), compared.end(), included), 1) << included;
+}
+
+}  // namespace
