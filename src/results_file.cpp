@@ -213,7 +213,7 @@ struct AttributeReader {
     return file_version < schema::attribute_added_in(name) && MGPU_H5_CHECK(H5Aexists(object, name)) <= 0;
   }
   template <typename T>
-  void read(const char* name, T& value) const {
+  void operator()(const char* name, T& value) const {
     static_assert(std::is_arithmetic_v<T>, "numbers, strings and vectors of them");
     if (!absent_from_older_file(name)) value = read_numbers<T>(where, object, name, true).front();
   }
