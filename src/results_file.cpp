@@ -204,20 +204,25 @@ std::vector<std::string> read_strings(const Where& where, hid_t object, const ch
 struct AttributeReader {
   const Where& where;
   hid_t object;
+  std::int32_t file_version = schema::kVersion;
+  // An attribute newer than the file is absent there: the value keeps its default.
+  bool absent_by_version(const char* name) const {
+    return file_version < schema::first_version_with(name) && MGPU_H5_CHECK(H5Aexists(object, name)) <= 0;
+  }
   template <typename T>
   void operator()(const char* name, T& value) const {
     static_assert(std::is_arithmetic_v<T>, "numbers, strings and vectors of them");
-    value = read_numbers<T>(where, object, name, true).front();
+    if (!absent_by_version(name)) value = read_numbers<T>(where, object, name, true).front();
   }
   template <typename T>
   void operator()(const char* name, std::vector<T>& values) const {
-    values = read_numbers<T>(where, object, name, false);
+    if (!absent_by_version(name)) values = read_numbers<T>(where, object, name, false);
   }
   void operator()(const char* name, std::string& value) const {
-    value = read_strings(where, object, name, true).front();
+    if (!absent_by_version(name)) value = read_strings(where, object, name, true).front();
   }
   void operator()(const char* name, std::vector<std::string>& values) const {
-    values = read_strings(where, object, name, false);
+    if (!absent_by_version(name)) values = read_strings(where, object, name, false);
   }
 };
 
@@ -400,12 +405,13 @@ std::vector<std::string> configuration_names(hid_t configurations) {
   return names;
 }
 
-ConfigurationResults read_configuration(const std::string& path, hid_t configurations, const std::string& name) {
+ConfigurationResults read_configuration(const std::string& path, hid_t configurations, const std::string& name,
+                                        std::int32_t file_version) {
   const Where where{path, configuration_path(name)};
   const H5Group group(MGPU_H5_CHECK(H5Gopen2(configurations, name.c_str(), H5P_DEFAULT)));
   ConfigurationResults result;
   result.metadata.name = name;
-  const AttributeReader read{where, group.get()};
+  const AttributeReader read{where, group.get(), file_version};
   schema::for_each_attribute_of_configuration(result.metadata, read);
   schema::for_each_attribute_of_progress(result.progress, read);
   const ConfigurationMetadata& m = result.metadata;
@@ -491,6 +497,37 @@ ResultsWriter::ResultsWriter(const std::string& path, bool overwrite) : impl_(st
   });
 }
 
+void ResultsWriter::check_can_resume(const std::string& path) {
+  std::error_code ignored;
+  const fs::file_status status = fs::status(path, ignored);
+  if (!fs::exists(status)) return check_can_create(path, false);
+  if (!fs::is_regular_file(status)) throw UsageError("--resume: output file '" + path + "' is not a file");
+  if (::access(path.c_str(), R_OK | W_OK) != 0) throw UsageError("--resume: output file '" + path + "' is not writable");
+}
+
+ResultsWriter ResultsWriter::open_for_resume(const std::string& path) {
+  ResultsWriter writer;
+  writer.impl_ = std::make_unique<Impl>();
+  writer.impl_->path = path;
+  naming_file(path, [&] {
+    writer.impl_->file = H5File(MGPU_H5_CHECK(H5Fopen(path.c_str(), H5F_ACC_RDWR, H5P_DEFAULT)));
+    writer.impl_->configurations =
+        H5Group(MGPU_H5_CHECK(H5Gopen2(writer.impl_->file.get(), schema::kConfigurationsGroup, H5P_DEFAULT)));
+  });
+  return writer;
+}
+
+void ResultsWriter::remove_configuration(const std::string& name) {
+  Impl& impl = this->impl();
+  naming_file(impl.path, [&] {
+    // The link goes; HDF5 does not reclaim the space (h5repack does), which costs only file size.
+    if (MGPU_H5_CHECK(H5Lexists(impl.configurations.get(), name.c_str(), H5P_DEFAULT)) > 0)
+      MGPU_H5_CHECK(H5Ldelete(impl.configurations.get(), name.c_str(), H5P_DEFAULT));
+    MGPU_H5_CHECK(H5Fflush(impl.file.get(), H5F_SCOPE_GLOBAL));
+  });
+}
+
+ResultsWriter::ResultsWriter() = default;
 ResultsWriter::~ResultsWriter() = default;  // Impl's handles close the group, then the file
 ResultsWriter::ResultsWriter(ResultsWriter&&) noexcept = default;
 ResultsWriter& ResultsWriter::operator=(ResultsWriter&&) noexcept = default;
@@ -624,7 +661,7 @@ ResultsFile read_results_file(const std::string& path) {
       throw UsageError("'" + path + "' has schema_version " + std::to_string(version) + ", newer than schema_version " +
                        std::to_string(schema::kVersion) + " that this build reads; use a newer mgpu_bench build");
     if (version < 1) throw UsageError("'" + path + "' has an invalid schema_version " + std::to_string(version));
-    schema::for_each_attribute_of_root(result.root, read_root);
+    schema::for_each_attribute_of_root(result.root, AttributeReader{root_where, file.get(), version});
     if (result.root.producer != schema::kProducer)
       throw UsageError("'" + path + "' was written by '" + result.root.producer + "', not " + schema::kProducer);
 
@@ -632,7 +669,7 @@ ResultsFile read_results_file(const std::string& path) {
       root_where.fail(std::string("missing group '") + schema::kConfigurationsGroup + "'");
     const H5Group configurations(MGPU_H5_CHECK(H5Gopen2(file.get(), schema::kConfigurationsGroup, H5P_DEFAULT)));
     for (const std::string& name : configuration_names(configurations.get()))
-      result.configurations.push_back(read_configuration(path, configurations.get(), name));
+      result.configurations.push_back(read_configuration(path, configurations.get(), name, version));
     return result;
   });
 }

@@ -16,6 +16,22 @@ namespace mgpu::results_schema {
 
 // Bumped on every change to the format (names, types, shapes, meanings, additions); readers refuse newer files.
 inline constexpr std::int32_t kVersion = 1;
+// Attributes added after version 1, with the version that added them: a reader of an older file that lacks one keeps
+// the struct's default (v1 files read as all defaults). Every attribute added to a for_each_* list gets a row here.
+struct AddedAttribute {
+  const char* name;
+  std::int32_t since_version;
+};
+inline constexpr AddedAttribute kAddedAttributes[] = {
+    {"environment_preset", 2},
+    {"attempt", 2},
+};
+// The schema version that added attribute `name` (1 for the original ones).
+inline std::int32_t first_version_with(const std::string& name) {
+  for (const AddedAttribute& added : kAddedAttributes)
+    if (name == added.name) return added.since_version;
+  return 1;
+}
 inline constexpr char kProducer[] = "mgpu_bench";
 // Attributes a reader needs before it knows the rest of the format is one it understands.
 inline constexpr char kSchemaVersionAttribute[] = "schema_version";
@@ -65,6 +81,8 @@ struct ConfigurationMetadata {
   std::int32_t global_batch = 0;
   std::int32_t local_batch = 0;
   std::string batch_mode = "global";  // "global": --batch split across ranks (MEASUREMENT.md)
+  std::string environment_preset = "none";  // launch/presets name the launcher applied (MGPU_ENVIRONMENT_PRESET)
+  std::int32_t attempt = 1;  // 1; n + 1 when --resume replaced an incomplete n-th attempt of this configuration
   std::int32_t ranks = 0;
   std::string device;  // "cuda" or "cpu"
   std::string precision = "fp32";
@@ -108,6 +126,8 @@ void for_each_attribute_of_configuration(Metadata& m, Visitor&& visit) {
   visit("global_batch", m.global_batch);
   visit("local_batch", m.local_batch);
   visit("batch_mode", m.batch_mode);
+  visit("environment_preset", m.environment_preset);
+  visit("attempt", m.attempt);
   visit("ranks", m.ranks);
   visit("device", m.device);
   visit("precision", m.precision);
