@@ -48,9 +48,9 @@ std::vector<std::pair<std::string, std::string>> identity_of(const results_schem
 }  // namespace
 
 bool is_condition_attribute(const std::string& name) {
-  static const std::set<std::string> conditions = {
-      "command_line", "started_utc", "attempt", "hosts", "gpu_uuids", "gpu_pci_bus_ids", "peer_topology",
-      "max_sm_clock_mhz", "max_memory_clock_mhz"};
+  static const std::set<std::string> conditions = {"command_line",  "started_utc",      "attempt",
+                                                   "hosts",         "gpu_uuids",        "gpu_pci_bus_ids",
+                                                   "peer_topology", "max_sm_clock_mhz", "max_memory_clock_mhz"};
   return conditions.count(name) > 0;
 }
 

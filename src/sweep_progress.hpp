@@ -37,8 +37,8 @@ class SweepProgress {
   bool drawn_ = false;
   int configurations_;
   int configurations_done_ = 0;
-  long long runs_left_;        // runs not yet done in this invocation (skipped ones excluded)
-  long long runs_done_ = 0;    // runs done in this invocation: the basis of the estimate
+  long long runs_left_;      // runs not yet done in this invocation (skipped ones excluded)
+  long long runs_done_ = 0;  // runs done in this invocation: the basis of the estimate
   std::string current_;
   int current_runs_ = 0;
   int current_run_ = 0;

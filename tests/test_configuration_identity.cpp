@@ -35,9 +35,7 @@ results_schema::ConfigurationMetadata sample() {
   return m;
 }
 
-TEST(ConfigurationIdentity, TheSameMeasurementMatches) {
-  EXPECT_EQ(identity_difference(sample(), sample()), "");
-}
+TEST(ConfigurationIdentity, TheSameMeasurementMatches) { EXPECT_EQ(identity_difference(sample(), sample()), ""); }
 
 TEST(ConfigurationIdentity, WhereAndWhenItRanDoNotCount) {
   results_schema::ConfigurationMetadata elsewhere = sample();
@@ -67,7 +65,9 @@ TEST(ConfigurationIdentity, EverySettingCounts) {
             std::string::npos);
   EXPECT_NE(differs([](auto& m) { m.nccl_environment = {"NCCL_NVLS_ENABLE=0"}; }).find("nccl_environment"),
             std::string::npos);
-  EXPECT_NE(differs([](auto& m) { m.gpu_names = {"NVIDIA H100", "NVIDIA H100"}; }).find("gpu_names"),
+  EXPECT_NE(differs([](auto& m) {
+              m.gpu_names = {"NVIDIA H100", "NVIDIA H100"};
+            }).find("gpu_names"),
             std::string::npos);
   EXPECT_NE(differs([](auto& m) { m.dropout = 0.0; }).find("dropout"), std::string::npos);
   EXPECT_NE(differs([](auto& m) { m.adam_learning_rate = 1e-4; }).find("adam_learning_rate"), std::string::npos);
