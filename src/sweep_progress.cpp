@@ -77,7 +77,7 @@ void SweepProgress::clear() {
 
 void SweepProgress::redraw() {
   if (!terminal_) return;
-  std::fflush(stdout);  // what rank 0 printed comes first
+  std::fflush(stdout);  // what rank 0 printed comes first (when `out` is another stream)
   std::fprintf(out_, "\r\033[K%s", status_line().c_str());
   std::fflush(out_);
   drawn_ = true;
