@@ -1,11 +1,11 @@
-// Purpose: the benchmark's control flow: command line -> agreed back-end -> trainer -> runs -> gather -> results.
+// Purpose: the benchmark's control flow: command line -> sweep plan -> agreed back-end -> results file (new or
+// resumed) -> per configuration: its ranks' communicators -> trainer -> runs -> gather -> results.
 #include "benchmark_driver.hpp"
-
-#include <cstdio>
-#include <cstdlib>
 
 #include <unistd.h>
 
+#include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 
 #include "backend.hpp"
