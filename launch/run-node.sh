@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Purpose: mgpu_bench on this node through mpirun: one rank per GPU (CUDA_VISIBLE_DEVICES, else nvidia-smi), each rank
-# bound to a NUMA domain; without a GPU, CPU ranks of the fallback (MGPU_CPU_RANKS, default 2) bound to cores.
+# bound to a NUMA domain; without a GPU, CPU ranks of the fallback (MGPU_CPU_RANKS, default 2), unbound.
 # Usage: launch/run-node.sh [--preset NAME] [--np N] [--] MGPU_BENCH_ARGS...
 #   e.g. launch/run-node.sh --preset pcie-host-bridge --config bench/study.ini --output study.h5
 #   --preset (or MGPU_PRESET): none (default), pcie-host-bridge, nvlink-default (launch/presets/*.env)
@@ -23,9 +23,9 @@ if ((gpus > 0)); then
   binding=(--map-by numa --bind-to numa)
 else
   ranks="${MGPU_NP:-${MGPU_CPU_RANKS:-2}}"
-  cores=$(nproc)
-  # The fallback's ranks compute on the CPU: a core each when there are enough, otherwise no binding at all.
-  if ((ranks <= cores)); then binding=(--map-by core --bind-to core); else binding=(--oversubscribe --bind-to none); fi
+  # The fallback sizes OpenBLAS's threads from the host's cores and the ranks of a configuration (a 1-rank
+  # configuration of a sweep takes them all): binding each rank to one core would squeeze those threads onto it.
+  binding=(--oversubscribe --bind-to none)
 fi
 mgpu_apply_preset
 mapfile -t env_flags < <(mgpu_mpirun_env_flags)
