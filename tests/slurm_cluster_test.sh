@@ -24,6 +24,12 @@ chmod 700 "$tmp"
 stop_daemons() {
   local status=$?
   local pidfile pid
+  # A job still running (a failure or a timeout) is cancelled while slurmctld can still do it, so no slurmstepd or
+  # rank of ours outlives the daemons.
+  if [[ -s "$tmp/jobs" ]] && [[ -s "$tmp/slurmctld.pid" ]]; then
+    scancel $(cat "$tmp/jobs") 2>/dev/null || true
+    for _ in $(seq 1 100); do squeue -h -j "$(paste -sd, "$tmp/jobs")" 2>/dev/null | grep -q . || break; sleep 0.1; done
+  fi
   for pidfile in "$tmp"/slurmd.pid "$tmp"/slurmctld.pid "$tmp"/munged.pid; do
     [[ -s "$pidfile" ]] || continue
     pid="$(cat "$pidfile")"
@@ -110,6 +116,7 @@ run_job() {
   id=$(cd "$root" && sbatch --parsable --ntasks=2 --chdir="$root" --output="$tmp/job/slurm-$launcher-%j.out" \
     --export=ALL,MGPU_BENCH="$build/mgpu_bench",MGPU_LAUNCHER="$launcher",MGPU_PRESET=nvlink-default \
     launch/slurm/mgpu_bench.sbatch --config bench/smoke.ini --device cpu --output "$out")
+  echo "$id" >> "$tmp/jobs"
   echo "# submitted job $id (launcher $launcher)"
   local waited=0
   while squeue -h -j "$id" 2>/dev/null | grep -q .; do
