@@ -211,6 +211,11 @@ TEST_F(Cli, SweepListsAreValidatedAgainstTheJob) {
   expect_rejected(run("--device cpu --batch 8,9 --gpus 1,2 --output '" + out + "'", launcher), "--batch 9", out, false);
   expect_rejected(run("--device cpu --batch 8,8 --output '" + out + "'"), "8 is given twice", out);
   expect_rejected(run("--device cpu --resume --force --output '" + out + "'"), "--resume and --force", out);
+  // --resume never touches a file it cannot continue.
+  const std::string foreign = dir_ + "/foreign.h5";
+  std::ofstream(foreign) << "precious";
+  expect_rejected(run("--device cpu --resume --steps 1 --runs 1 --output '" + foreign + "'"), "not an HDF5 file", "");
+  EXPECT_EQ(read_file(foreign), "precious");
 }
 
 // Killed in the middle of a sweep, resumed: the finished configuration is kept as it was, the interrupted one is
