@@ -87,7 +87,12 @@ BackendChoice choose_backend(DeviceChoice requested, const MpiContext& mpi) {
 }
 
 void check_memory_fits(const BackendChoice& choice, const TrainingSettings& settings, const MpiContext& mpi) {
-  const double needed = training_bytes(settings, mpi.size);
+  check_memory_fits(choice, settings, mpi.size, mpi);
+}
+
+void check_memory_fits(const BackendChoice& choice, const TrainingSettings& settings, int ranks,
+                       const MpiContext& mpi) {
+  const double needed = training_bytes(settings, ranks);
   double available = 0;
   std::string where;
 #if MGPU_HAVE_CUDA

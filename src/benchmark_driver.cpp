@@ -1,16 +1,23 @@
-// Purpose: the benchmark's control flow: command line -> agreed back-end -> trainer -> runs -> gather -> results.
+// Purpose: the benchmark's control flow: command line -> sweep plan -> agreed back-end -> results file (new or
+// resumed) -> per configuration: its ranks' communicators -> trainer -> runs -> gather -> results.
 #include "benchmark_driver.hpp"
+
+#include <unistd.h>
 
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 
 #include "backend.hpp"
+#include "configuration_identity.hpp"
 #include "console_report.hpp"
 #include "error.hpp"
 #include "mpi_check.hpp"
 #include "results_file.hpp"
 #include "run_conditions.hpp"
 #include "run_summary.hpp"
+#include "sweep_plan.hpp"
+#include "sweep_progress.hpp"
 
 namespace mgpu {
 namespace {
@@ -27,12 +34,23 @@ std::vector<RunRecord> gather_run(const MpiContext& mpi, const RunRecord& mine) 
   return per_rank;
 }
 
-ConfigurationMetadata describe_configuration(const BenchOptions& options, const TrainingSettings& settings,
-                                             const BannerFacts& facts) {
+// Facts of the whole job, the same for every configuration.
+struct JobFacts {
+  BackendChoice choice;
+  LibraryVersions versions;
+  std::vector<std::string> nccl_environment;
+  std::string environment_preset;
+  std::string command_line;
+  std::string output_path;
+};
+
+// What a configuration's group records. `hardware` and `hosts`: one entry per participating rank, in rank order.
+ConfigurationMetadata describe_configuration(const BenchConfiguration& configuration, const JobFacts& job,
+                                             const std::vector<std::string>& hosts,
+                                             const std::vector<RankHardware>& hardware) {
+  const TrainingSettings settings = configuration.training_settings();
   ConfigurationMetadata meta;
-  meta.name = (options.model.name == "custom" ? options.model.widths_string() : options.model.name) + "_b" +
-              std::to_string(options.global_batch) + "_n" + std::to_string(facts.ranks) + "_" +
-              backend_name(facts.backend);
+  meta.name = configuration.name(backend_name(job.choice.backend));
   meta.implementation = results_schema::kImplementation;
   meta.model = settings.model.name;
   meta.layer_widths.assign(settings.model.widths.begin(), settings.model.widths.end());
@@ -40,12 +58,13 @@ ConfigurationMetadata describe_configuration(const BenchOptions& options, const 
   meta.parameter_count = static_cast<std::int64_t>(settings.model.parameter_count());
   meta.dense_weight_count = static_cast<std::int64_t>(settings.model.dense_weight_count());
   meta.global_batch = settings.global_batch;
-  meta.local_batch = settings.global_batch / facts.ranks;
-  meta.ranks = facts.ranks;
-  meta.device = backend_name(facts.backend);
+  meta.local_batch = settings.global_batch / configuration.gpus;
+  meta.ranks = configuration.gpus;
+  meta.device = backend_name(job.choice.backend);
+  meta.environment_preset = job.environment_preset;
   meta.warmup_steps = settings.warmup_steps;
   meta.measured_steps = settings.measured_steps;
-  meta.runs_requested = options.runs;
+  meta.runs_requested = configuration.runs;
   meta.seed = settings.seed;
   meta.adam_learning_rate = settings.adam.learning_rate;
   meta.adam_beta1 = settings.adam.beta1;
@@ -53,15 +72,16 @@ ConfigurationMetadata describe_configuration(const BenchOptions& options, const 
   meta.adam_epsilon = settings.adam.epsilon;
   meta.nccl_algo = nccl_variable_or_default("NCCL_ALGO");
   meta.nccl_proto = nccl_variable_or_default("NCCL_PROTO");
-  meta.nccl_environment = facts.nccl_environment;
-  meta.command_line = options.command_line;
-  meta.cuda_runtime_version = facts.versions.cuda_runtime;
-  meta.cuda_driver_version = facts.versions.cuda_driver;
-  meta.cublas_version = facts.versions.cublas;
-  meta.nccl_version = facts.versions.nccl;
-  meta.mpi_library_version = facts.versions.mpi;
-  meta.hosts = facts.hosts;
-  for (const RankHardware& h : facts.hardware) {
+  meta.nccl_environment = job.nccl_environment;
+  meta.command_line = job.command_line;
+  meta.cuda_runtime_version = job.versions.cuda_runtime;
+  meta.cuda_driver_version = job.versions.cuda_driver;
+  meta.cublas_version = job.versions.cublas;
+  meta.nccl_version = job.versions.nccl;
+  meta.mpi_library_version = job.versions.mpi;
+  meta.hosts.assign(hosts.begin(), hosts.begin() + configuration.gpus);
+  for (int r = 0; r < configuration.gpus; ++r) {
+    const RankHardware& h = hardware[r];
     meta.gpu_names.push_back(h.gpu_name);
     meta.gpu_uuids.push_back(h.gpu_uuid);
     meta.gpu_pci_bus_ids.push_back(h.pci_bus_id);
@@ -72,81 +92,208 @@ ConfigurationMetadata describe_configuration(const BenchOptions& options, const 
   return meta;
 }
 
+// What rank 0 decided for each planned configuration before the sweep starts.
+enum class PlanStep : int { run = 0, skip = 1, replace = 2 };
+
+struct SweepState {
+  std::unique_ptr<ResultsWriter> results;  // rank 0 only
+  std::vector<int> steps;                  // PlanStep per configuration, every rank
+  std::vector<int> attempts;               // attempt number each configuration gets when it runs, every rank
+};
+
+// Rank 0: creates the results file, or with --resume opens it and matches each planned configuration against the
+// file's group of the same name by identity: complete -> skip, incomplete -> replace (its group is rerun), absent ->
+// run. A same-named group that measures something else, or a file of another schema version, is refused.
+SweepState open_results(const BenchOptions& options, const std::vector<BenchConfiguration>& plan,
+                        const JobFacts& job, const MpiContext& mpi, const std::vector<RankHardware>& job_hardware) {
+  SweepState state;
+  state.steps.assign(plan.size(), int(PlanStep::run));
+  state.attempts.assign(plan.size(), 1);
+  std::string error;
+  if (mpi.rank == 0) {
+    try {
+      std::error_code ignored;
+      if (options.resume && std::filesystem::exists(job.output_path, ignored)) {
+        const ResultsFile existing = read_results_file(job.output_path);
+        if (existing.root.schema_version != results_schema::kVersion)
+          throw UsageError("--resume: '" + job.output_path + "' has schema_version " +
+                           std::to_string(existing.root.schema_version) + ", this build writes " +
+                           std::to_string(results_schema::kVersion) + "; resume into a file of this build's version");
+        for (std::size_t i = 0; i < plan.size(); ++i) {
+          const ConfigurationMetadata planned = describe_configuration(plan[i], job, mpi.hosts, job_hardware);
+          for (const ConfigurationResults& stored : existing.configurations) {
+            if (stored.metadata.name != planned.name) continue;
+            const std::string difference = identity_difference(planned, stored.metadata);
+            if (!difference.empty())
+              throw UsageError("--resume: '" + job.output_path + "': configuration '" + planned.name + "': " +
+                               difference + "; give another --output");
+            state.steps[i] = int(stored.progress.complete ? PlanStep::skip : PlanStep::replace);
+            state.attempts[i] = stored.metadata.attempt + (stored.progress.complete ? 0 : 1);
+          }
+        }
+        state.results = std::make_unique<ResultsWriter>(ResultsWriter::open_for_resume(job.output_path));
+      } else {
+        state.results = std::make_unique<ResultsWriter>(job.output_path, options.force);
+      }
+    } catch (const UsageError& e) {
+      error = e.what();
+    }
+  }
+  agree_or_throw(mpi, error);
+  const int count = static_cast<int>(plan.size());
+  MGPU_MPI_CHECK(MPI_Bcast(state.steps.data(), count, MPI_INT, 0, mpi.comm));
+  MGPU_MPI_CHECK(MPI_Bcast(state.attempts.data(), count, MPI_INT, 0, mpi.comm));
+  return state;
+}
+
+// One configuration on the ranks of `sub` (the first configuration.gpus ranks of the job); collective over them.
+// Returns rank 0's run summaries.
+std::vector<RunSummary> run_configuration(const BenchConfiguration& configuration, const JobFacts& job,
+                                          const MpiContext& sub, PlanStep step, int attempt, ResultsWriter* results,
+                                          SweepProgress* progress) {
+  const TrainingSettings settings = configuration.training_settings();
+  // A trainer per configuration, on this configuration's communicator: NCCL's is created over exactly these ranks.
+  const std::unique_ptr<Trainer> trainer = make_trainer(job.choice, settings, sub);
+  BannerFacts facts;
+  facts.configuration = &configuration;
+  facts.backend = job.choice.backend;
+  facts.ranks = sub.size;
+  facts.versions = job.versions;
+  facts.hosts = sub.hosts;
+  facts.hardware = gather_rank_hardware(sub, describe_rank_hardware(job.choice, sub));
+  facts.nccl_environment = job.nccl_environment;
+  facts.output_path = job.output_path;
+  facts.environment_preset = job.environment_preset;
+
+  // Created only now, after every rank has its trainer, so a failed start leaves no group behind. Rank 0 alone can
+  // fail here, so the ranks agree before anyone starts a run.
+  ResultsWriter::Configuration group;
+  std::string creation_error;
+  if (sub.rank == 0) {
+    try {
+      ConfigurationMetadata metadata = describe_configuration(configuration, job, facts.hosts, facts.hardware);
+      metadata.attempt = attempt;
+      if (step == PlanStep::replace) results->remove_configuration(metadata.name);
+      group = results->add_configuration(metadata);
+    } catch (const std::exception& e) {
+      creation_error = e.what();
+    }
+  }
+  agree_or_throw(sub, creation_error);
+  if (sub.rank == 0) {
+    progress->start_configuration(group.name(), configuration.runs);
+    progress->clear();
+    print_banner(stdout, facts);
+    print_run_header(stdout);
+    progress->redraw();
+  }
+
+  std::vector<RunSummary> summaries;
+  for (int run = 0; run < configuration.runs; ++run) {
+    const std::vector<RunRecord> per_rank = gather_run(sub, trainer->run(run));
+    if (sub.rank != 0) continue;
+    summaries.push_back(summarize_run(per_rank, settings.warmup_steps, settings.global_batch));
+    results->append_run(group, per_rank);  // flushed: the file is valid after every run
+    progress->clear();
+    print_run_line(stdout, run, summaries.back());
+    progress->finish_run();
+  }
+  if (sub.rank == 0) {
+    results->finish(group);
+    progress->clear();
+    print_summary(stdout, summaries);
+    progress->finish_configuration();
+  }
+  return summaries;
+}
+
 }  // namespace
 
 void run_benchmark(const BenchOptions& options, const MpiContext& mpi) {
-  validate_for_ranks(options, mpi.size);
-  const std::string output_path =
-      options.output_path.empty() ? options.default_output_path(mpi.size) : options.output_path;
+  const std::vector<BenchConfiguration> plan = plan_sweep(options, mpi.size);
+  JobFacts job;
+  job.command_line = options.command_line;
+  job.output_path = options.output_path.empty() ? options.default_output_path(mpi.size) : options.output_path;
 
   // Fail before any GPU work if the results could not be written; rank 0 alone writes them.
   std::string output_error;
   if (mpi.rank == 0) {
     try {
-      ResultsWriter::check_can_create(output_path, options.force);
+      if (options.resume)
+        ResultsWriter::check_can_resume(job.output_path);
+      else
+        ResultsWriter::check_can_create(job.output_path, options.force);
     } catch (const UsageError& e) {
       output_error = e.what();
     }
   }
   agree_or_throw(mpi, output_error);
 
-  const BackendChoice choice = choose_backend(options.device, mpi);
-  if (mpi.rank == 0 && !choice.notice.empty()) std::printf("#\n# NOTE: %s\n#\n", choice.notice.c_str());
-  if (mpi.rank == 0 && choice.backend == Backend::cpu && !(options.nccl_algo + options.nccl_proto).empty()) {
+  job.choice = choose_backend(options.device, mpi);
+  if (mpi.rank == 0 && !job.choice.notice.empty()) std::printf("#\n# NOTE: %s\n#\n", job.choice.notice.c_str());
+  if (mpi.rank == 0 && job.choice.backend == Backend::cpu && !(options.nccl_algo + options.nccl_proto).empty()) {
     std::printf("# note: --nccl-algo/--nccl-proto have no effect on the CPU fallback (MPI_Allreduce)\n");
   }
   apply_nccl_option(mpi.rank, "NCCL_ALGO", options.nccl_algo);
   apply_nccl_option(mpi.rank, "NCCL_PROTO", options.nccl_proto);
+  // Every configuration must fit before the first one starts, so a long sweep does not fail half-way.
+  for (const BenchConfiguration& configuration : plan)
+    check_memory_fits(job.choice, configuration.training_settings(), configuration.gpus, mpi);
 
-  TrainingSettings settings;
-  settings.model = options.model;
-  settings.global_batch = options.global_batch;
-  settings.warmup_steps = options.warmup_steps;
-  settings.measured_steps = options.measured_steps;
-  settings.seed = options.seed;
-  check_memory_fits(choice, settings, mpi);
-  const std::unique_ptr<Trainer> trainer = make_trainer(choice, settings, mpi);
+  job.versions = library_versions(job.choice.backend);
+  job.nccl_environment = nccl_environment();
+  job.environment_preset = environment_preset();
+  // Every rank's hardware, for matching a resumed file's configurations (their GPU models must be the same).
+  const std::vector<RankHardware> job_hardware = gather_rank_hardware(mpi, describe_rank_hardware(job.choice, mpi));
+  SweepState state = open_results(options, plan, job, mpi, job_hardware);
 
-  BannerFacts facts;
-  facts.options = &options;
-  facts.backend = choice.backend;
-  facts.ranks = mpi.size;
-  facts.versions = library_versions(choice.backend);
-  facts.hosts = mpi.hosts;
-  facts.hardware = gather_rank_hardware(mpi, describe_rank_hardware(choice, mpi));
-  facts.nccl_environment = nccl_environment();
-  facts.output_path = output_path;
-
-  // Created only now, after every rank has its trainer, so a failed start leaves no file behind. Rank 0 alone can
-  // fail here (another job took the name since the check), so the ranks agree before anyone starts a run.
-  std::unique_ptr<ResultsWriter> results;
-  ResultsWriter::Configuration configuration;
-  std::string creation_error;
-  if (mpi.rank == 0) {
-    try {
-      results = std::make_unique<ResultsWriter>(output_path, options.force);
-      configuration = results->add_configuration(describe_configuration(options, settings, facts));
-    } catch (const std::exception& e) {
-      creation_error = e.what();
+  long long total_runs = 0;
+  for (const BenchConfiguration& configuration : plan) total_runs += configuration.runs;
+  // On stdout, with the rest of rank 0's report: mpirun gives a rank's stdout a terminal of its own when it has one
+  // (a pty), but its stderr only a pipe, so stdout is where the in-place line can work.
+  SweepProgress progress(stdout, isatty(fileno(stdout)) != 0, static_cast<int>(plan.size()), total_runs);
+  if (mpi.rank == 0 && plan.size() > 1) {
+    std::printf("# sweep: %zu configurations, %lld runs, results %s\n", plan.size(), total_runs,
+                job.output_path.c_str());
+  }
+  std::vector<SweepTableRow> table;
+  for (std::size_t i = 0; i < plan.size(); ++i) {
+    const BenchConfiguration& configuration = plan[i];
+    const PlanStep step = PlanStep(state.steps[i]);
+    SweepTableRow row{&configuration, configuration.name(backend_name(job.choice.backend)), {}};
+    if (step == PlanStep::skip) {
+      if (mpi.rank == 0) {
+        progress.clear();
+        std::printf("# %s: complete in %s, skipped (--resume)\n", row.name.c_str(), job.output_path.c_str());
+        progress.skip(configuration.runs);
+      }
+      table.push_back(std::move(row));
+      continue;
     }
+    // The configuration's ranks run it through communicators of their own; the others sleep at the barrier. A bad
+    // input seen by the participants (they agree on it among themselves) reaches every rank through the agreement
+    // over the whole job that follows, so nobody waits forever.
+    std::string error;
+    {
+      const FirstRanksCommunicator communicator(mpi, configuration.gpus);
+      if (communicator.member()) {
+        try {
+          const MpiContext sub = describe_mpi_job(communicator.get());
+          row.runs = run_configuration(configuration, job, sub, step, state.attempts[i], state.results.get(),
+                                       &progress);
+        } catch (const UsageError& e) {
+          error = e.what();
+        }
+      }
+    }
+    idle_barrier(mpi);
+    agree_or_throw(mpi, error);
+    table.push_back(std::move(row));
   }
-  agree_or_throw(mpi, creation_error);
   if (mpi.rank == 0) {
-    print_banner(stdout, facts);
-    print_run_header(stdout);
-  }
-
-  std::vector<RunSummary> summaries;
-  for (int run = 0; run < options.runs; ++run) {
-    const std::vector<RunRecord> per_rank = gather_run(mpi, trainer->run(run));
-    if (mpi.rank != 0) continue;
-    summaries.push_back(summarize_run(per_rank, settings.warmup_steps, settings.global_batch));
-    results->append_run(configuration, per_rank);  // flushed: the file is valid after every run
-    print_run_line(stdout, run, summaries.back());
-  }
-  if (mpi.rank == 0) {
-    results->finish(configuration);
-    print_summary(stdout, summaries);
+    progress.clear();
+    state.results->close();
+    if (plan.size() > 1) print_sweep_table(stdout, table);
   }
 }
 

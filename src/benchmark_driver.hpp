@@ -1,5 +1,6 @@
-// Purpose: one benchmark configuration end to end: agree on the back-end, train every run, gather each run's
-// per-rank timings to rank 0, print them and append them to the results file.
+// Purpose: a sweep end to end: plan the configurations, agree on the back-end, open (or resume) the results file, and
+// run each configuration on its first k ranks: train every run, gather each run's per-rank timings to rank 0, print
+// them and append them to the results file.
 #pragma once
 
 #include "mpi_context.hpp"

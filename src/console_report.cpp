@@ -1,6 +1,7 @@
 // Purpose: console formatting of the banner, per-run lines and the closing summary.
 #include "console_report.hpp"
 
+#include <array>
 #include <algorithm>
 #include <cmath>
 
@@ -15,8 +16,8 @@ std::string with_thousands(unsigned long long value) {
 }
 
 void print_banner(std::FILE* out, const BannerFacts& facts) {
-  const BenchOptions& options = *facts.options;
-  const MlpSpec& model = options.model;
+  const BenchConfiguration& configuration = *facts.configuration;
+  const MlpSpec& model = configuration.model;
   const unsigned long long bytes = model.parameter_count() * 4ull;  // fp32
   std::fprintf(out, "# mgpu_bench %s (git %s)\n", project_version(), git_revision());
   std::fprintf(out, "# model %s %s: %s parameters, dropout %.2f\n", model.name.c_str(), model.widths_string().c_str(),
@@ -24,15 +25,16 @@ void print_banner(std::FILE* out, const BannerFacts& facts) {
   std::fprintf(out, "#   fp32 bytes: parameters %s, gradients %s, Adam state %s\n", with_thousands(bytes).c_str(),
                with_thousands(bytes).c_str(), with_thousands(2 * bytes).c_str());
   std::fprintf(out, "# device %s, ranks %d, global batch %d (%d per rank), warm-up %d, steps %d, runs %d, seed %llu\n",
-               backend_name(facts.backend), facts.ranks, options.global_batch, options.global_batch / facts.ranks,
-               options.warmup_steps, options.measured_steps, options.runs,
-               static_cast<unsigned long long>(options.seed));
+               backend_name(facts.backend), facts.ranks, configuration.global_batch,
+               configuration.global_batch / facts.ranks, configuration.warmup_steps, configuration.measured_steps,
+               configuration.runs, static_cast<unsigned long long>(configuration.seed));
   const LibraryVersions& v = facts.versions;
   std::fprintf(out, "# NCCL %s, CUDA runtime %s, driver %s, cuBLAS %s, MPI %s\n", v.nccl.c_str(),
                v.cuda_runtime.c_str(), v.cuda_driver.c_str(), v.cublas.c_str(), v.mpi.c_str());
   std::string environment;
   for (const std::string& variable : facts.nccl_environment) environment += " " + variable;
-  std::fprintf(out, "# NCCL environment:%s\n", environment.empty() ? " (none)" : environment.c_str());
+  std::fprintf(out, "# NCCL environment:%s (preset %s)\n", environment.empty() ? " (none)" : environment.c_str(),
+               facts.environment_preset.c_str());
   std::fprintf(out, "# %5s  %-20s  %-22s  %-14s  %s\n", "rank", "host", "gpu", "pci bus id", "uuid");
   for (int r = 0; r < facts.ranks; ++r) {
     const RankHardware& h = facts.hardware[r];
@@ -56,6 +58,56 @@ void print_run_line(std::FILE* out, int run_index, const RunSummary& run) {
   std::fprintf(out, "  %4d %12.1f %9.4f %9.4f %9.4f %9.4f %9.4f %9.4f %10.6f\n", run_index, run.samples_per_second,
                run.mean_step_ms, ms[int(Phase::forward)], ms[int(Phase::backward)], ms[int(Phase::allreduce)],
                ms[int(Phase::exposed_comm)], ms[int(Phase::optimizer)], run.final_loss);
+  std::fflush(out);
+}
+
+namespace {
+
+struct Means {
+  double samples_per_second = 0;
+  std::array<double, kPhaseCount> phase_ms{};
+};
+
+Means means_of(const std::vector<RunSummary>& runs) {
+  Means means;
+  const double n = static_cast<double>(runs.size());
+  for (const RunSummary& run : runs) {
+    means.samples_per_second += run.samples_per_second / n;
+    for (int p = 0; p < kPhaseCount; ++p) means.phase_ms[p] += run.mean_ms[p] / n;
+  }
+  return means;
+}
+
+}  // namespace
+
+void print_sweep_table(std::FILE* out, const std::vector<SweepTableRow>& rows) {
+  std::fprintf(out, "#\n# sweep: mean over runs (warm-up excluded) of each run's throughput and mean ms per step (max over ranks)\n");
+  std::fprintf(out, "# %-28s %6s %7s %4s %5s %12s %9s %9s %9s %9s %9s %8s\n", "configuration", "model", "batch", "gpus",
+               "runs", "samples/s", "step_ms", "fwd_ms", "bwd_ms", "ar_ms", "opt_ms", "speedup");
+  for (const SweepTableRow& row : rows) {
+    const BenchConfiguration& c = *row.configuration;
+    if (row.runs.empty()) {
+      std::fprintf(out, "  %-28s %6s %7d %4d %5s   (complete in the file: skipped by --resume)\n", row.name.c_str(),
+                   c.model.name.c_str(), c.global_batch, c.gpus, "-");
+      continue;
+    }
+    const Means m = means_of(row.runs);
+    // Speedup on N GPUs = mean throughput(N) / mean throughput(1), same model, same global batch (MEASUREMENT.md).
+    std::string speedup = "-";
+    for (const SweepTableRow& other : rows) {
+      const BenchConfiguration& o = *other.configuration;
+      if (c.gpus != 1 && o.gpus == 1 && o.model.widths == c.model.widths && o.global_batch == c.global_batch &&
+          !other.runs.empty()) {
+        char text[16];
+        std::snprintf(text, sizeof text, "%.3f", m.samples_per_second / means_of(other.runs).samples_per_second);
+        speedup = text;
+      }
+    }
+    std::fprintf(out, "  %-28s %6s %7d %4d %5zu %12.1f %9.4f %9.4f %9.4f %9.4f %9.4f %8s\n", row.name.c_str(),
+                 c.model.name.c_str(), c.global_batch, c.gpus, row.runs.size(), m.samples_per_second,
+                 m.phase_ms[int(Phase::step)], m.phase_ms[int(Phase::forward)], m.phase_ms[int(Phase::backward)],
+                 m.phase_ms[int(Phase::allreduce)], m.phase_ms[int(Phase::optimizer)], speedup.c_str());
+  }
   std::fflush(out);
 }
 

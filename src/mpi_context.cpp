@@ -4,7 +4,9 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
+#include <thread>
 
 #include "error.hpp"
 #include "mpi_check.hpp"
@@ -41,6 +43,25 @@ MpiContext describe_mpi_job(MPI_Comm comm) {
   MGPU_MPI_CHECK(MPI_Comm_free(&local));
   mpi.hosts = allgather_strings(mpi, mpi.host);
   return mpi;
+}
+
+FirstRanksCommunicator::FirstRanksCommunicator(const MpiContext& parent, int count) {
+  MGPU_MPI_CHECK(MPI_Comm_split(parent.comm, parent.rank < count ? 0 : MPI_UNDEFINED, parent.rank, &comm_));
+  if (comm_ != MPI_COMM_NULL) MGPU_MPI_CHECK(MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN));
+}
+
+FirstRanksCommunicator::~FirstRanksCommunicator() {
+  if (comm_ != MPI_COMM_NULL) MGPU_MPI_WARN(MPI_Comm_free(&comm_));
+}
+
+void idle_barrier(const MpiContext& mpi) {
+  MPI_Request request = MPI_REQUEST_NULL;
+  MGPU_MPI_CHECK(MPI_Ibarrier(mpi.comm, &request));
+  for (int done = 0;;) {
+    MGPU_MPI_CHECK(MPI_Test(&request, &done, MPI_STATUS_IGNORE));
+    if (done) return;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
 }
 
 void agree_or_throw(const MpiContext& mpi, const std::string& local_error) {

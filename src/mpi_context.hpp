@@ -32,6 +32,26 @@ struct MpiContext {
 // Describes `comm` (world by default); also sets the rank@host origin of error messages.
 MpiContext describe_mpi_job(MPI_Comm comm = MPI_COMM_WORLD);
 
+// The communicator of the first `count` ranks of `parent` (same order), made by MPI_Comm_split and freed by the
+// destructor. Collective over `parent`: every rank constructs it; ranks from `count` on get no communicator.
+class FirstRanksCommunicator {
+ public:
+  FirstRanksCommunicator(const MpiContext& parent, int count);
+  ~FirstRanksCommunicator();
+  FirstRanksCommunicator(const FirstRanksCommunicator&) = delete;
+  FirstRanksCommunicator& operator=(const FirstRanksCommunicator&) = delete;
+
+  bool member() const noexcept { return comm_ != MPI_COMM_NULL; }
+  MPI_Comm get() const noexcept { return comm_; }
+
+ private:
+  MPI_Comm comm_ = MPI_COMM_NULL;
+};
+
+// A barrier that sleeps instead of spinning: the ranks a configuration leaves out wait here without taking CPU time
+// from the ranks that measure. Collective over mpi.comm.
+void idle_barrier(const MpiContext& mpi);
+
 // Every rank passes its own error message ("" when fine). If any rank has one, every rank throws UsageError with
 // the lowest failing rank's message, so all ranks exit together with the same one line.
 void agree_or_throw(const MpiContext& mpi, const std::string& local_error);

@@ -1,4 +1,5 @@
-// Purpose: the mgpu_bench command line (Boost.Program_options): parsing and validation into BenchOptions.
+// Purpose: the mgpu_bench command line and study files (Boost.Program_options): parsing and validation into
+// BenchOptions, including the lists that make a sweep (models, batches, GPU counts).
 #pragma once
 
 #include <cstdint>
@@ -12,9 +13,17 @@ namespace mgpu {
 enum class DeviceChoice { automatic, cuda, cpu };
 const char* device_choice_name(DeviceChoice choice);
 
-struct BenchOptions {
+// One model of the sweep with the global batches it runs (`--model M --batch B1,B2` or a `sweep = M:B1,B2` entry).
+struct SweepEntry {
   MlpSpec model;
-  int global_batch = 32;
+  std::vector<int> global_batches;
+};
+
+struct BenchOptions {
+  // The grid: every entry's batches, each on every GPU count. One entry with one batch and no --gpus is the
+  // single-configuration run of the core (all ranks of the job).
+  std::vector<SweepEntry> sweep;
+  std::vector<int> gpus;  // ranks per configuration (the first k ranks of the job); empty: all of them
   int warmup_steps = 10;
   int measured_steps = 100;
   int runs = 50;
@@ -24,23 +33,36 @@ struct BenchOptions {
   std::string nccl_proto;  // empty: NCCL chooses
   std::string output_path; // empty: default_output_path()
   bool force = false;
+  bool resume = false;     // skip the configurations already complete in the output file, rerun incomplete ones
+  std::string config_path; // the study file the options came from ("" without --config)
   bool show_help = false;
   bool show_version = false;
   std::string command_line;  // argv joined, recorded with the results
 
-  // "mgpu_bench_large_b32_n2.h5" when --output is not given.
+  // Number of configurations the grid holds.
+  std::size_t configuration_count() const;
+  // "mgpu_bench_large_b32_n2.h5" for one configuration, "mgpu_bench_sweep_<count>configs.h5" for a sweep, when
+  // --output is not given.
   std::string default_output_path(int ranks) const;
 };
 
-// Parses and validates everything that does not depend on the MPI job. Throws UsageError with a one-line message
-// naming the bad option and value.
+// Parses and validates everything that does not depend on the MPI job: the command line, and the study file named by
+// --config (options given on the command line win over the file's). Throws UsageError with a one-line message naming
+// the bad option and value (and the file, for a value from it).
 BenchOptions parse_options(int argc, const char* const* argv);
-// Checks what depends on the number of ranks (the global batch must split evenly). Throws UsageError.
+// Checks what depends on the number of ranks: every GPU count fits in the job and divides every global batch.
+// Throws UsageError.
 void validate_for_ranks(const BenchOptions& options, int ranks);
 std::string help_text();
 
 // "auto" | "cuda" | "cpu" -> DeviceChoice; throws UsageError naming --device and the bad value.
 DeviceChoice parse_device_choice(const std::string& text);
+// A comma-separated list of whole numbers in [minimum, maximum], without duplicates, for option `option`
+// ("--batch 8,16,32"). Throws UsageError naming the option and the bad item.
+std::vector<int> parse_int_list(const std::string& option, const std::string& text, long long minimum,
+                                long long maximum);
+// A study file's `sweep = MODEL:B1,B2,...` entry (MODEL a preset name). Throws UsageError naming the entry.
+SweepEntry parse_sweep_entry(const std::string& text, long long max_batch);
 
 // NCCL's spelling of a validated --nccl-algo / --nccl-proto value list (e.g. "tree" -> "Tree", "^ring" kept).
 std::string nccl_algo_env_value(const std::string& option_value);

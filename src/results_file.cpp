@@ -683,6 +683,37 @@ ResultsWriter::ResultsWriter(const std::string& path, bool overwrite) : impl_(st
   });
 }
 
+void ResultsWriter::check_can_resume(const std::string& path) {
+  std::error_code ignored;
+  const fs::file_status status = fs::status(path, ignored);
+  if (!fs::exists(status)) return check_can_create(path, false);
+  if (!fs::is_regular_file(status)) throw UsageError("--resume: output file '" + path + "' is not a file");
+  if (::access(path.c_str(), R_OK | W_OK) != 0) throw UsageError("--resume: output file '" + path + "' is not writable");
+}
+
+ResultsWriter ResultsWriter::open_for_resume(const std::string& path) {
+  ResultsWriter writer;
+  writer.impl_ = std::make_unique<Impl>();
+  writer.impl_->path = path;
+  naming_file(path, [&] {
+    writer.impl_->file = H5File(MGPU_H5_CHECK(H5Fopen(path.c_str(), H5F_ACC_RDWR, H5P_DEFAULT)));
+    writer.impl_->configurations =
+        H5Group(MGPU_H5_CHECK(H5Gopen2(writer.impl_->file.get(), schema::kConfigurationsGroup, H5P_DEFAULT)));
+  });
+  return writer;
+}
+
+void ResultsWriter::remove_configuration(const std::string& name) {
+  Impl& impl = this->impl();
+  naming_file(impl.path, [&] {
+    // The link goes; HDF5 does not reclaim the space (h5repack does), which costs only file size.
+    if (MGPU_H5_CHECK(H5Lexists(impl.configurations.get(), name.c_str(), H5P_DEFAULT)) > 0)
+      MGPU_H5_CHECK(H5Ldelete(impl.configurations.get(), name.c_str(), H5P_DEFAULT));
+    MGPU_H5_CHECK(H5Fflush(impl.file.get(), H5F_SCOPE_GLOBAL));
+  });
+}
+
+ResultsWriter::ResultsWriter() = default;
 ResultsWriter::~ResultsWriter() = default;  // Impl's handles close the group, then the file
 ResultsWriter::ResultsWriter(ResultsWriter&&) noexcept = default;
 ResultsWriter& ResultsWriter::operator=(ResultsWriter&&) noexcept = default;

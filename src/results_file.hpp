@@ -54,6 +54,15 @@ class ResultsWriter {
   // Creates the file (exclusively unless overwrite, which truncates) and writes the root attributes. Runs
   // check_can_create first; removes the file again if anything after creating it fails.
   ResultsWriter(const std::string& path, bool overwrite);
+  // --resume: a missing file is checked as check_can_create(path, false) (the sweep starts it); an existing one must be
+  // a writable regular file. Throws UsageError naming the path. Whether its contents fit is read_results_file's and
+  // the caller's business.
+  static void check_can_resume(const std::string& path);
+  // Opens an existing results file (validate it with read_results_file first) to add configurations to it.
+  static ResultsWriter open_for_resume(const std::string& path);
+  // Removes a configuration's group (an incomplete one that --resume reruns); nothing when there is none.
+  void remove_configuration(const std::string& name);
+
   ~ResultsWriter();  // closes the file; failures are printed as warnings
   ResultsWriter(ResultsWriter&&) noexcept;
   ResultsWriter& operator=(ResultsWriter&&) noexcept;
@@ -79,6 +88,7 @@ class ResultsWriter {
   const std::string& path() const;
 
  private:
+  ResultsWriter();
   struct Impl;
   Impl& impl() const;
   std::unique_ptr<Impl> impl_;

@@ -17,6 +17,17 @@ namespace mgpu::results_schema {
 
 // Bumped on every change to the format (names, types, shapes, meanings, additions); readers refuse newer files.
 inline constexpr std::int32_t kVersion = 2;
+// Attributes added after version 1, with the version that added them: a reader of an older file that lacks one keeps
+// the struct's default (v1 files read as all defaults). Every attribute added to a for_each_* list gets a row here.
+struct AddedAttribute {
+  const char* name;
+  std::int32_t since_version;
+};
+inline constexpr AddedAttribute kAddedAttributes[] = {
+    {"environment_preset", 2},
+    {"attempt", 2},
+    {"implementation", 2},
+};
 // The format's name: every file in this format says so, whoever wrote it (the PyTorch peer too; see implementation).
 inline constexpr char kProducer[] = "mgpu_bench";
 // Which code measured a configuration or a standalone measurement ("implementation" attribute): this program, or the
@@ -40,11 +51,10 @@ inline bool is_throttled(double mean_sm_clock_mhz, double max_sm_clock_mhz) {
   return mean_sm_clock_mhz > 0 && max_sm_clock_mhz > 0 && mean_sm_clock_mhz < kThrottleFraction * max_sm_clock_mhz;
 }
 
-// The schema version that introduced an attribute. A reader given an older file keeps the struct's default for an
-// attribute that version did not have (v1 files: every v2 attribute at its default); every other attribute is
-// required. Each helper that adds an attribute adds its name here.
+// The schema version that added attribute `name` (1 for the original ones).
 inline std::int32_t attribute_added_in(std::string_view name) {
-  if (name == "implementation") return 2;
+  for (const AddedAttribute& added : kAddedAttributes)
+    if (name == added.name) return added.since_version;
   return 1;
 }
 
@@ -79,6 +89,8 @@ struct ConfigurationMetadata {
   std::int32_t global_batch = 0;
   std::int32_t local_batch = 0;
   std::string batch_mode = "global";  // "global": --batch split across ranks (MEASUREMENT.md)
+  std::string environment_preset = "none";  // launch/presets name the launcher applied (MGPU_ENVIRONMENT_PRESET)
+  std::int32_t attempt = 1;  // 1; n + 1 when --resume replaced an incomplete n-th attempt of this configuration
   std::int32_t ranks = 0;
   std::string device;  // "cuda" or "cpu"
   std::string precision = "fp32";
@@ -123,6 +135,8 @@ void for_each_attribute_of_configuration(Metadata& m, Visitor&& visit) {
   visit("global_batch", m.global_batch);
   visit("local_batch", m.local_batch);
   visit("batch_mode", m.batch_mode);
+  visit("environment_preset", m.environment_preset);
+  visit("attempt", m.attempt);
   visit("ranks", m.ranks);
   visit("device", m.device);
   visit("precision", m.precision);

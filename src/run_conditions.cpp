@@ -21,6 +21,11 @@ std::vector<std::string> nccl_environment() {
   return variables;
 }
 
+std::string environment_preset() {
+  const char* name = std::getenv("MGPU_ENVIRONMENT_PRESET");
+  return name != nullptr && *name != '\0' ? name : "none";
+}
+
 std::string set_nccl_variable(const std::string& name, const std::string& value) {
   const char* previous = std::getenv(name.c_str());
   std::string replaced = previous != nullptr ? previous : "";

@@ -7,9 +7,10 @@ implementation "pytorch-*") pass the same checks; their phases that cannot be se
 Exits 1 on any inconsistency, 2 on bad usage.
 
 Usage: /usr/bin/python3 tests/check_results_h5py.py FILE.h5 [--expect-runs R] [--expect-ranks N] [--expect-steps T]
-       [--expect-complete]
+       [--expect-complete] [--expect-configurations C] [--expect-preset NAME]
 (the --expect-* options, for a file whose run is known, also require every configuration to have those sizes;
-steps = warm-up + measured)
+steps = warm-up + measured; --expect-configurations: the file holds C configurations (a sweep), each named with its
+GPU count; --expect-preset: every configuration records that environment_preset and NCCL_NVLS_ENABLE=0)
 """
 import argparse
 import sys
@@ -58,6 +59,16 @@ def check_configuration(name, group, expected, problems):
         if size == "complete":
             if int(group.attrs.get("complete", 0)) != 1 or not group.attrs.get("finished_utc"):
                 problem("not marked complete (complete = 1 and finished_utc set)")
+        elif size == "configurations":
+            # A sweep's groups are unique by model, batch and GPU count: the name carries the GPU count.
+            if f"_n{ranks}_" not in name:
+                problem(f"name does not carry its GPU count (_n{ranks}_)")
+        elif size == "preset":
+            environment = list(group.attrs.get("nccl_environment", []))
+            if group.attrs.get("environment_preset") != value:
+                problem(f"environment_preset is {group.attrs.get('environment_preset')!r}, expected {value!r}")
+            if "NCCL_NVLS_ENABLE=0" not in environment:
+                problem(f"nccl_environment {environment} lacks NCCL_NVLS_ENABLE=0")
         elif sizes[size] != value:
             problem(f"{size} is {sizes[size]}, expected {value}")
 
@@ -203,11 +214,18 @@ def main(argv):
         parser.add_argument(f"--expect-{size}", type=int, dest=size, help=f"require this many {size}")
     parser.add_argument("--expect-complete", action="store_true", dest="complete",
                         help="require every configuration to be marked complete")
+    parser.add_argument("--expect-configurations", type=int, dest="configurations",
+                        help="require this many configurations, each named with its GPU count")
+    parser.add_argument("--expect-preset", dest="preset",
+                        help="require every configuration to record this environment_preset and NCCL_NVLS_ENABLE=0")
     arguments = parser.parse_args(argv[1:])  # exits 2 on bad usage
     expected = {size: getattr(arguments, size) for size in ("runs", "ranks", "steps")
                 if getattr(arguments, size) is not None}
     if arguments.complete:
         expected["complete"] = True
+    for key in ("configurations", "preset"):
+        if getattr(arguments, key) is not None:
+            expected[key] = getattr(arguments, key)
     path = arguments.file
     try:
         results = h5py.File(path, "r")
@@ -226,8 +244,11 @@ def main(argv):
             problems.append("missing group '/configurations'")
         else:
             print(f"{path}: schema_version {int(version)}, git_revision {results.attrs.get('git_revision')}")
-            if len(results["configurations"]) == 0 and expected:
+            count = len(results["configurations"])
+            if count == 0 and expected:
                 problems.append("no configurations, expected at least one")
+            if "configurations" in expected and count != expected["configurations"]:
+                problems.append(f"{count} configurations, expected {expected['configurations']}")
             for name, group in results["configurations"].items():
                 line = check_configuration(name, group, expected, problems)
                 if line is not None:

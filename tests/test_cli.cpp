@@ -5,6 +5,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cmath>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
@@ -257,6 +258,93 @@ TEST_F(Cli, ProbeWithoutAGpuOrOnTwoRanksIsRefused) {
   expect_rejected(outcome, "probe measures a GPU", out);
   expect_rejected(run("probe --output '" + out + "'", std::string(MGPU_MPIEXEC) + " -n 2"), "one process", out,
                   false);
+// A sweep on a 2-rank job: the 1-GPU configurations run on rank 0 alone through their own communicator while rank 1
+// waits, the 2-GPU ones on both; all in one file, and 1 rank trains exactly what 2 ranks train (same global batches).
+TEST_F(Cli, TwoRankSweepRunsOneGpuConfigurationsOnTheFirstRank) {
+  const std::string launcher = std::string(MGPU_MPIEXEC) + " -n 2";
+  const std::string out = dir_ + "/sweep.h5";
+  const Outcome outcome = run("--device cpu --model medium --batch 8,16 --gpus 1,2 --dropout 0 --warmup 1 --steps 3 "
+                              "--runs 2 --output '" + out + "'", launcher);
+  ASSERT_EQ(outcome.exit_code, 0) << outcome.err;
+  EXPECT_NE(outcome.out.find("# sweep: 4 configurations, 8 runs"), std::string::npos) << outcome.out;
+  EXPECT_NE(outcome.out.find("medium_b16_n2_cpu"), std::string::npos) << outcome.out;
+  const mgpu::ResultsFile results = mgpu::read_results_file(out);
+  const std::vector<std::string> names = {"medium_b8_n1_cpu", "medium_b8_n2_cpu", "medium_b16_n1_cpu",
+                                          "medium_b16_n2_cpu"};
+  ASSERT_EQ(results.configurations.size(), names.size());
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    const mgpu::ConfigurationResults& c = results.configurations[i];
+    EXPECT_EQ(c.metadata.name, names[i]);
+    const int ranks = i % 2 == 0 ? 1 : 2;
+    EXPECT_EQ(c.ranks(), ranks);
+    EXPECT_EQ(c.metadata.hosts.size(), std::size_t(ranks));
+    EXPECT_EQ(c.metadata.local_batch, c.metadata.global_batch / ranks);
+    EXPECT_EQ(c.runs(), 2);
+    EXPECT_EQ(c.progress.complete, 1);
+    EXPECT_EQ(c.metadata.environment_preset, "none");
+  }
+  // Same samples, no dropout: the loss of every step agrees between 1 and 2 ranks up to fp32 summation order.
+  for (std::size_t i = 0; i < names.size(); i += 2) {
+    const auto& one = results.configurations[i].measurements.loss;
+    const auto& two = results.configurations[i + 1].measurements.loss;
+    ASSERT_EQ(one.values.size(), two.values.size());
+    for (std::size_t k = 0; k < one.values.size(); ++k)
+      EXPECT_NEAR(one.values[k], two.values[k], 1e-5 * std::abs(one.values[k])) << names[i] << " value " << k;
+  }
+}
+
+TEST_F(Cli, SweepListsAreValidatedAgainstTheJob) {
+  const std::string launcher = std::string(MGPU_MPIEXEC) + " -n 2";
+  const std::string out = dir_ + "/bad.h5";
+  expect_rejected(run("--device cpu --gpus 1,3 --output '" + out + "'", launcher), "--gpus 3", out, false);
+  expect_rejected(run("--device cpu --batch 8,9 --gpus 1,2 --output '" + out + "'", launcher), "--batch 9", out, false);
+  expect_rejected(run("--device cpu --batch 8,8 --output '" + out + "'"), "8 is given twice", out);
+  expect_rejected(run("--device cpu --resume --force --output '" + out + "'"), "--resume and --force", out);
+  // --resume never touches a file it cannot continue.
+  const std::string foreign = dir_ + "/foreign.h5";
+  std::ofstream(foreign) << "precious";
+  expect_rejected(run("--device cpu --resume --steps 1 --runs 1 --output '" + foreign + "'"), "not an HDF5 file", "");
+  EXPECT_EQ(read_file(foreign), "precious");
+}
+
+// Killed in the middle of a sweep, resumed: the finished configuration is kept as it was, the interrupted one is
+// replaced by a complete second attempt, and a changed command is refused without touching the file.
+TEST_F(Cli, ResumeAfterKillSkipsTheCompleteAndRerunsTheIncomplete) {
+  const std::string out = dir_ + "/resume.h5";
+  const std::string args = "--device cpu --model medium --batch 8,16 --gpus 1 --warmup 1 --steps 10 --runs 60 "
+                           "--output '" + out + "'";
+  // Killed once the second configuration has finished its first run (the second run line numbered 0).
+  const std::string command = "cd '" + dir_ + "' && { '" + std::string(MGPU_BENCH_BINARY) + "' " + args +
+                              " > run.txt 2>&1 & pid=$!; for i in $(seq 1 1200); do "
+                              "[ $(grep -c '^ *0 ' run.txt) -ge 2 ] && break; sleep 0.05; done; "
+                              "kill -9 $pid; wait $pid; true; }";
+  ASSERT_EQ(std::system(command.c_str()), 0);
+  const mgpu::ResultsFile killed = mgpu::read_results_file(out);
+  ASSERT_EQ(killed.configurations.size(), 2u) << read_file(dir_ + "/run.txt");
+  EXPECT_EQ(killed.configurations[0].progress.complete, 1);
+  EXPECT_EQ(killed.configurations[1].progress.complete, 0);
+  EXPECT_LT(killed.configurations[1].runs(), 60);
+
+  expect_rejected(run(args), "--force", "");  // never overwritten without --force
+  // A different command (another run count) would mix measurements: refused, naming the attribute.
+  const std::string changed = "--device cpu --model medium --batch 8,16 --gpus 1 --warmup 1 --steps 10 --runs 59 "
+                              "--resume --output '" + out + "'";
+  expect_rejected(run(changed), "runs_requested is 60 in the file, 59 in this command", "");
+
+  // The rest of the sweep, smaller: the complete configuration is skipped, so its 60 runs are not redone.
+  const Outcome resumed = run(args + " --resume");
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.err;
+  EXPECT_NE(resumed.out.find("medium_b8_n1_cpu: complete in"), std::string::npos) << resumed.out;
+  const mgpu::ResultsFile after = mgpu::read_results_file(out);
+  ASSERT_EQ(after.configurations.size(), 2u);
+  const mgpu::ConfigurationResults& kept = after.configuration("medium_b8_n1_cpu");
+  const mgpu::ConfigurationResults& rerun = after.configuration("medium_b16_n1_cpu");
+  EXPECT_EQ(kept.metadata.started_utc, killed.configurations[0].metadata.started_utc);
+  EXPECT_EQ(kept.metadata.attempt, 1);
+  EXPECT_EQ(kept.runs(), 60);
+  EXPECT_EQ(rerun.metadata.attempt, 2);
+  EXPECT_EQ(rerun.progress.complete, 1);
+  EXPECT_EQ(rerun.runs(), 60);
 }
 
 }  // namespace

@@ -49,5 +49,48 @@ TEST(MpiContext, AllGathersStringsAndDoubles) {
   EXPECT_EQ(allgather_doubles(mpi, 10.0 * mpi.rank), (std::vector<double>{0.0, 10.0}));
 }
 
+TEST(MpiContext, FirstRanksCommunicatorHoldsExactlyTheFirstRanks) {
+  const MpiContext mpi = describe_mpi_job();
+  {
+    const FirstRanksCommunicator first(mpi, 1);
+    EXPECT_EQ(first.member(), mpi.rank == 0);
+    if (first.member()) {
+      const MpiContext sub = describe_mpi_job(first.get());
+      EXPECT_EQ(sub.size, 1);
+      EXPECT_EQ(sub.rank, 0);
+      // A collective over the sub-communicator involves only its ranks: rank 1 is not waited for.
+      EXPECT_EQ(allgather_doubles(sub, 7.0), std::vector<double>{7.0});
+    }
+  }
+  idle_barrier(mpi);
+  const FirstRanksCommunicator both(mpi, 2);
+  ASSERT_TRUE(both.member());
+  const MpiContext sub = describe_mpi_job(both.get());
+  EXPECT_EQ(sub.size, 2);
+  EXPECT_EQ(sub.rank, mpi.rank);  // same order as the job
+  EXPECT_EQ(allgather_doubles(sub, 1.0 + mpi.rank), (std::vector<double>{1.0, 2.0}));
+}
+
+// What the sweep does when a configuration fails on its ranks: they agree among themselves, the left-out rank waits
+// at the idle barrier, and the agreement over the whole job hands every rank the same message.
+TEST(MpiContext, AnErrorOnTheFirstRanksReachesTheOthers) {
+  const MpiContext mpi = describe_mpi_job();
+  std::string error;
+  {
+    const FirstRanksCommunicator first(mpi, 1);
+    if (first.member()) {
+      const MpiContext sub = describe_mpi_job(first.get());
+      try {
+        agree_or_throw(sub, "--batch 8: too large");
+      } catch (const UsageError& e) {
+        error = e.what();
+      }
+    }
+  }
+  idle_barrier(mpi);
+  expect_agreed_error(mpi, error, "--batch 8: too large");
+  describe_mpi_job();  // restores the rank@host origin the sub-communicator set
+}
+
 }  // namespace
 }  // namespace mgpu

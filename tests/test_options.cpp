@@ -1,6 +1,10 @@
 // Purpose: tests of command-line parsing and validation (one-line errors naming the bad value).
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
 #include <vector>
 
 #include "error.hpp"
@@ -25,8 +29,12 @@ std::string error_of(std::vector<const char*> args) {
 
 TEST(Options, DefaultsFollowTheStudy) {
   const BenchOptions options = parse({});
-  EXPECT_EQ(options.model.name, "large");
-  EXPECT_EQ(options.global_batch, 32);
+  ASSERT_EQ(options.sweep.size(), 1u);
+  EXPECT_EQ(options.sweep.front().model.name, "large");
+  EXPECT_EQ(options.sweep.front().global_batches, std::vector<int>{32});
+  EXPECT_TRUE(options.gpus.empty());
+  EXPECT_FALSE(options.resume);
+  EXPECT_EQ(options.configuration_count(), 1u);
   EXPECT_EQ(options.warmup_steps, 10);
   EXPECT_EQ(options.measured_steps, 100);
   EXPECT_EQ(options.runs, 50);
@@ -41,9 +49,9 @@ TEST(Options, ParsesEverything) {
       parse({"--model", "medium", "--batch", "128", "--warmup", "0", "--steps", "7", "--runs", "3", "--seed",
              "18446744073709551615", "--device", "cpu", "--nccl-algo", "tree", "--nccl-proto", "SIMPLE", "--output",
              "x.h5", "--force", "--dropout", "0"});
-  EXPECT_EQ(options.model.name, "medium");
-  EXPECT_EQ(options.model.dropout, 0.0);
-  EXPECT_EQ(options.global_batch, 128);
+  EXPECT_EQ(options.sweep.front().model.name, "medium");
+  EXPECT_EQ(options.sweep.front().model.dropout, 0.0);
+  EXPECT_EQ(options.sweep.front().global_batches, std::vector<int>{128});
   EXPECT_EQ(options.warmup_steps, 0);
   EXPECT_EQ(options.measured_steps, 7);
   EXPECT_EQ(options.runs, 3);
@@ -57,8 +65,8 @@ TEST(Options, ParsesEverything) {
 
 TEST(Options, CustomLayers) {
   const BenchOptions options = parse({"--layers", "50,256,3", "--dropout", "0.5"});
-  EXPECT_EQ(options.model.name, "custom");
-  EXPECT_EQ(options.model.widths, (std::vector<int>{50, 256, 3}));
+  EXPECT_EQ(options.sweep.front().model.name, "custom");
+  EXPECT_EQ(options.sweep.front().model.widths, (std::vector<int>{50, 256, 3}));
   EXPECT_EQ(options.default_output_path(1), "mgpu_bench_50-256-3_b32_n1.h5");
 }
 
@@ -88,6 +96,21 @@ TEST(Options, EachBadValueGivesOneLineNamingIt) {
       {{"--warmup", "2147483647"}, "--warmup 2147483647"},
       {{"--batch", "16777217"}, "--batch 16777217"},
       {{"--runs", "100001"}, "--runs 100001"},
+      {{"--batch", "8,0"}, "--batch 0"},
+      {{"--batch", "8,16,8"}, "8 is given twice"},
+      {{"--batch", "8,,16"}, "'' is not a whole number"},
+      {{"--batch", "8,"}, "--batch '8,'"},
+      {{"--gpus", "1,x"}, "'x' is not a whole number"},
+      {{"--gpus", "0"}, "--gpus 0"},
+      {{"--gpus", "2,2"}, "2 is given twice"},
+      {{"--model", "medium,medium"}, "medium is given twice"},
+      {{"--model", "medium,huge"}, "huge"},
+      {{"--sweep", "medium"}, "MODEL:B1,B2"},
+      {{"--sweep", "huge:8"}, "huge"},
+      {{"--sweep", "medium:8", "--sweep", "medium:16"}, "twice"},
+      {{"--sweep", "medium:8", "--batch", "16"}, "--sweep excludes"},
+      {{"--resume", "--force"}, "--resume and --force"},
+      {{"--config", "/no/such/study.ini"}, "/no/such/study.ini"},
   };
   for (const auto& [args, needle] : cases) {
     const std::string message = error_of(args);
@@ -106,6 +129,135 @@ TEST(Options, BatchMustSplitEvenlyAcrossRanks) {
   } catch (const UsageError& e) {
     EXPECT_NE(std::string(e.what()).find("--batch 33"), std::string::npos) << e.what();
   }
+}
+
+TEST(Options, ListsMakeAGrid) {
+  const BenchOptions options = parse({"--model", "medium,large", "--batch", "8,16,32", "--gpus", "1,2"});
+  ASSERT_EQ(options.sweep.size(), 2u);
+  EXPECT_EQ(options.sweep[0].model.name, "medium");
+  EXPECT_EQ(options.sweep[1].model.name, "large");
+  EXPECT_EQ(options.sweep[1].global_batches, (std::vector<int>{8, 16, 32}));
+  EXPECT_EQ(options.gpus, (std::vector<int>{1, 2}));
+  EXPECT_EQ(options.configuration_count(), 12u);
+  EXPECT_EQ(options.default_output_path(2), "mgpu_bench_sweep_12configs.h5");
+  EXPECT_EQ(parse({"--gpus", "1"}).default_output_path(2), "mgpu_bench_large_b32_n1.h5");
+  EXPECT_EQ(parse_int_list("--batch", "4,8192", 1, 1 << 24), (std::vector<int>{4, 8192}));
+}
+
+TEST(Options, SweepEntriesGiveEachModelItsBatches) {
+  const BenchOptions options = parse({"--sweep", "medium:8,16", "--sweep", "large:4", "--dropout", "0"});
+  ASSERT_EQ(options.sweep.size(), 2u);
+  EXPECT_EQ(options.sweep[0].global_batches, (std::vector<int>{8, 16}));
+  EXPECT_EQ(options.sweep[1].model.name, "large");
+  EXPECT_EQ(options.sweep[1].model.dropout, 0.0);
+  EXPECT_EQ(options.configuration_count(), 3u);
+}
+
+TEST(Options, GpuCountsMustFitTheJobAndDivideEveryBatch) {
+  const BenchOptions options = parse({"--batch", "8,12", "--gpus", "1,2,4"});
+  EXPECT_NO_THROW(validate_for_ranks(options, 4));
+  const auto message = [&](int ranks) {
+    try {
+      validate_for_ranks(options, ranks);
+    } catch (const UsageError& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  EXPECT_NE(message(2).find("--gpus 4: the job has only 2 ranks"), std::string::npos) << message(2);
+  const BenchOptions odd = parse({"--batch", "8,6", "--gpus", "1,4"});
+  try {
+    validate_for_ranks(odd, 4);
+    ADD_FAILURE() << "batch 6 accepted on 4 GPUs";
+  } catch (const UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("--batch 6"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("--gpus 4"), std::string::npos) << e.what();
+  }
+}
+
+// A study file in a temporary directory, removed afterwards.
+class StudyFile : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char pattern[] = "/tmp/mgpu_study_XXXXXX";
+    ASSERT_NE(mkdtemp(pattern), nullptr);
+    dir_ = pattern;
+  }
+  void TearDown() override {
+    std::remove(path_.c_str());
+    rmdir(dir_.c_str());
+  }
+  const char* write(const std::string& text) {
+    path_ = dir_ + "/study.ini";
+    std::ofstream(path_) << text;
+    return path_.c_str();
+  }
+  std::string dir_, path_;
+};
+
+TEST_F(StudyFile, GivesTheGridAndTheCommandLineOverridesIt) {
+  const char* file = write(
+      "# a study\nsweep = medium:8,16,32\nsweep = large:4,8\ngpus = 1,2\nwarmup = 3\nsteps = 7\nruns = 5\n");
+  const BenchOptions options = parse({"--config", file});
+  EXPECT_EQ(options.config_path, file);
+  ASSERT_EQ(options.sweep.size(), 2u);
+  EXPECT_EQ(options.sweep[0].global_batches, (std::vector<int>{8, 16, 32}));
+  EXPECT_EQ(options.sweep[1].global_batches, (std::vector<int>{4, 8}));
+  EXPECT_EQ(options.gpus, (std::vector<int>{1, 2}));
+  EXPECT_EQ(options.warmup_steps, 3);
+  EXPECT_EQ(options.measured_steps, 7);
+  EXPECT_EQ(options.runs, 5);
+  EXPECT_EQ(options.configuration_count(), 10u);
+
+  // Scalars: the command line wins.
+  const BenchOptions fewer = parse({"--config", file, "--runs", "2", "--gpus", "2"});
+  EXPECT_EQ(fewer.runs, 2);
+  EXPECT_EQ(fewer.gpus, std::vector<int>{2});
+  EXPECT_EQ(fewer.measured_steps, 7);
+  // --model keeps the file's entries of those models; --batch replaces every entry's batches.
+  const BenchOptions large = parse({"--config", file, "--model", "large"});
+  ASSERT_EQ(large.sweep.size(), 1u);
+  EXPECT_EQ(large.sweep[0].model.name, "large");
+  EXPECT_EQ(large.sweep[0].global_batches, (std::vector<int>{4, 8}));
+  const BenchOptions b64 = parse({"--config", file, "--batch", "64"});
+  ASSERT_EQ(b64.sweep.size(), 2u);
+  EXPECT_EQ(b64.sweep[0].global_batches, std::vector<int>{64});
+  EXPECT_EQ(b64.sweep[1].global_batches, std::vector<int>{64});
+  // --sweep on the command line replaces the file's entries.
+  const BenchOptions own = parse({"--config", file, "--sweep", "medium:128"});
+  ASSERT_EQ(own.sweep.size(), 1u);
+  EXPECT_EQ(own.sweep[0].global_batches, std::vector<int>{128});
+}
+
+TEST_F(StudyFile, ModelAndBatchListsWork) {
+  const char* file = write("model = medium,large\nbatch = 8,16\n");
+  const BenchOptions options = parse({"--config", file, "--model", "medium"});
+  ASSERT_EQ(options.sweep.size(), 1u);
+  EXPECT_EQ(options.sweep[0].model.name, "medium");
+  EXPECT_EQ(options.sweep[0].global_batches, (std::vector<int>{8, 16}));
+}
+
+TEST_F(StudyFile, BadContentsNameTheFile) {
+  const auto error_for = [&](const std::string& text, std::vector<const char*> extra = {}) {
+    std::vector<const char*> args = {"--config", write(text)};
+    args.insert(args.end(), extra.begin(), extra.end());
+    return error_of(args);
+  };
+  for (const auto& [text, needle] : std::vector<std::pair<std::string, std::string>>{
+           {"bogus = 1\n", "bogus"},
+           {"force = 1\n", "force"},
+           {"runs = 0\n", "--runs 0"},
+           {"batch = 8,x\n", "'x'"},
+           {"sweep = medium:8\nbatch = 16\n", "either sweep entries or model/batch"},
+       }) {
+    const std::string message = error_for(text);
+    EXPECT_NE(message.find(needle), std::string::npos) << text << " -> " << message;
+    EXPECT_NE(message.find("study.ini"), std::string::npos) << text << " -> " << message;
+    EXPECT_EQ(message.find('\n'), std::string::npos) << message;
+  }
+  EXPECT_NE(error_for("sweep = medium:8\n", {"--model", "large"}).find("no sweep entry"), std::string::npos);
+  // A bad value on the command line is the command line's, even with a file.
+  EXPECT_EQ(error_for("runs = 5\n", {"--runs", "0"}).find("study.ini"), std::string::npos);
 }
 
 }  // namespace

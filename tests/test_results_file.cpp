@@ -804,6 +804,63 @@ TEST_F(ResultsFileTest, ReaderNamesTheFileGroupAndMissingDataset) {
   EXPECT_EQ(reader_error(file), "'" + file + "': " + group_of(1) + ": missing dataset 'loss'");
 }
 
+// ---- Older files and resuming
+
+TEST_F(ResultsFileTest, AnOlderFileWithoutNewerAttributesReadsAsDefaults) {
+  const std::string file = write_sample();
+  {
+    // What a schema_version 1 file of the core looks like: no environment_preset, no attempt.
+    const H5File raw(MGPU_H5_CHECK(H5Fopen(file.c_str(), H5F_ACC_RDWR, H5P_DEFAULT)));
+    const H5Attribute version(MGPU_H5_CHECK(H5Aopen(raw.get(), "schema_version", H5P_DEFAULT)));
+    const std::int32_t first = 1;
+    MGPU_H5_CHECK(H5Awrite(version.get(), H5T_NATIVE_INT32, &first));
+    const H5Group group(MGPU_H5_CHECK(H5Gopen2(raw.get(), group_of(0).c_str(), H5P_DEFAULT)));
+    MGPU_H5_CHECK(H5Adelete(group.get(), "environment_preset"));
+    MGPU_H5_CHECK(H5Adelete(group.get(), "attempt"));
+  }
+  EXPECT_EQ(results_schema::attribute_added_in("environment_preset"), 2);
+  EXPECT_EQ(results_schema::attribute_added_in("seed"), 1);
+  const ResultsFile read = read_results_file(file);
+  EXPECT_EQ(read.configurations[0].metadata.environment_preset, "none");
+  EXPECT_EQ(read.configurations[0].metadata.attempt, 1);
+  // An original attribute stays required.
+  {
+    const H5File raw(MGPU_H5_CHECK(H5Fopen(file.c_str(), H5F_ACC_RDWR, H5P_DEFAULT)));
+    const H5Group group(MGPU_H5_CHECK(H5Gopen2(raw.get(), group_of(0).c_str(), H5P_DEFAULT)));
+    MGPU_H5_CHECK(H5Adelete(group.get(), "seed"));
+  }
+  EXPECT_EQ(reader_error(file), "'" + file + "': " + group_of(0) + ": missing attribute 'seed'");
+}
+
+TEST_F(ResultsFileTest, ResumeReplacesAConfigurationAndKeepsTheOthers) {
+  const std::string file = write_sample();
+  EXPECT_NO_THROW(ResultsWriter::check_can_resume(file));
+  EXPECT_NO_THROW(ResultsWriter::check_can_resume(path("not-yet.h5")));  // a resumed sweep may start the file
+  EXPECT_THROW(ResultsWriter::check_can_resume(path("no/such/dir/x.h5")), UsageError);
+  {
+    ResultsWriter writer = ResultsWriter::open_for_resume(file);
+    writer.remove_configuration(kConfigurationNames[0]);
+    ConfigurationMetadata again = synthetic_metadata(0);
+    again.attempt = 2;
+    again.environment_preset = "pcie-host-bridge";
+    ResultsWriter::Configuration configuration = writer.add_configuration(again);
+    writer.append_run(configuration, synthetic_run(0, 0));
+    writer.finish(configuration);
+    writer.close();
+  }
+  const ResultsFile read = read_results_file(file);
+  ASSERT_EQ(read.configurations.size(), 2u);
+  // The untouched configuration keeps everything; the replaced one comes last (creation order) with its one run.
+  EXPECT_EQ(read.configurations[0].metadata.name, kConfigurationNames[1]);
+  EXPECT_EQ(read.configurations[0].runs(), kRuns);
+  EXPECT_EQ(read.configurations[0].metadata.attempt, 1);
+  EXPECT_EQ(read.configurations[1].metadata.name, kConfigurationNames[0]);
+  EXPECT_EQ(read.configurations[1].runs(), 1);
+  EXPECT_EQ(read.configurations[1].metadata.attempt, 2);
+  EXPECT_EQ(read.configurations[1].metadata.environment_preset, "pcie-host-bridge");
+  EXPECT_EQ(read.configurations[1].progress.complete, 1);
+}
+
 // ---- The checking macro
 
 TEST(Hdf5Check, ThrowsTheInnermostDescriptionWithoutPrintingTheStack) {

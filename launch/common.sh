@@ -1,0 +1,66 @@
+# Purpose: what every launcher in launch/ shares (sourced, not run): the binary, the environment preset, and the
+# mpirun flags that carry it to every rank.
+#   mgpu_take_preset_option "$@"  -> sets MGPU_PRESET from a leading --preset NAME and leaves the rest in MGPU_ARGS
+#   mgpu_apply_preset             -> exports the preset's variables (NCCL_NVLS_ENABLE=0 always) and
+#                                    MGPU_ENVIRONMENT_PRESET, which mgpu_bench records
+#   mgpu_mpirun_env_flags         -> "-x NAME" for each of them (mpirun forwards only what -x names to remote nodes)
+
+mgpu_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+MGPU_BENCH="${MGPU_BENCH:-$mgpu_root/build/mgpu_bench}"
+MGPU_PRESET="${MGPU_PRESET:-none}"
+
+mgpu_die() { echo "$(basename "$0"): error: $*" >&2; exit 2; }
+
+# Launcher options come first; `--` (optional) ends them; everything else goes to mgpu_bench.
+mgpu_take_preset_option() {
+  MGPU_ARGS=()
+  while (($#)); do
+    case "$1" in
+      --preset) (($# >= 2)) || mgpu_die "--preset needs a name"; MGPU_PRESET="$2"; shift 2 ;;
+      --preset=*) MGPU_PRESET="${1#--preset=}"; shift ;;
+      --np) (($# >= 2)) || mgpu_die "--np needs a number"; MGPU_NP="$2"; shift 2 ;;
+      --) shift; MGPU_ARGS+=("$@"); return ;;
+      *) MGPU_ARGS+=("$@"); return ;;
+    esac
+  done
+}
+
+mgpu_preset_names() { (cd "$mgpu_root/launch/presets" && ls -1 *.env | sed 's/\.env$//' | tr '\n' ' '); }
+
+MGPU_FORWARDED_VARIABLES=()
+mgpu_apply_preset() {
+  if [[ "$MGPU_PRESET" != none ]]; then
+    local file="$mgpu_root/launch/presets/$MGPU_PRESET.env"
+    [[ -f "$file" ]] || mgpu_die "--preset '$MGPU_PRESET': unknown preset (choose from: none $(mgpu_preset_names))"
+    # A preset is the whole NCCL environment: what the caller had set would otherwise mix in unrecorded intent.
+    local name
+    for name in $(compgen -e | grep '^NCCL_' || true); do unset "$name"; done
+    local line
+    while IFS= read -r line || [[ -n "$line" ]]; do
+      line="${line%%#*}"; line="${line//[[:space:]]/}"
+      [[ -z "$line" ]] && continue
+      [[ "$line" =~ ^[A-Z_][A-Z0-9_]*=.*$ ]] || mgpu_die "$file: bad line '$line' (want NAME=value)"
+      export "${line?}"
+      MGPU_FORWARDED_VARIABLES+=("${line%%=*}")
+    done < "$file"
+  fi
+  export NCCL_NVLS_ENABLE=0 MGPU_ENVIRONMENT_PRESET="$MGPU_PRESET"
+  MGPU_FORWARDED_VARIABLES+=(NCCL_NVLS_ENABLE MGPU_ENVIRONMENT_PRESET)
+  # Variables the caller set (no preset) travel too, so every rank sees what rank 0 records.
+  for name in $(compgen -e | grep '^NCCL_' || true); do MGPU_FORWARDED_VARIABLES+=("$name"); done
+  # Containers often lack the cross-memory attach Open MPI's shared-memory transport tries first.
+  export OMPI_MCA_btl_vader_single_copy_mechanism="${OMPI_MCA_btl_vader_single_copy_mechanism:-none}"
+  echo "# $(basename "$0"): environment preset $MGPU_PRESET:$(for v in $(printf '%s\n' "${MGPU_FORWARDED_VARIABLES[@]}" | sort -u); do printf ' %s=%s' "$v" "${!v}"; done)"
+}
+
+mgpu_mpirun_env_flags() {
+  local name
+  for name in $(printf '%s\n' "${MGPU_FORWARDED_VARIABLES[@]}" | sort -u); do printf -- '-x\n%s\n' "$name"; done
+}
+
+# Open MPI refuses to start as root without consent (containers, the GPU machines).
+mgpu_mpirun_root_flags() { if [[ $EUID -eq 0 ]]; then echo --allow-run-as-root; fi; }
+
+mgpu_require_binary() {
+  [[ -x "$MGPU_BENCH" ]] || mgpu_die "no mgpu_bench at $MGPU_BENCH (build it: launch/build.sh, or set MGPU_BENCH)"
+}

@@ -1,0 +1,43 @@
+// Purpose: expanding the command line's grid into configurations.
+#include "sweep_plan.hpp"
+
+namespace mgpu {
+
+std::string BenchConfiguration::name(const std::string& device) const {
+  return (model.name == "custom" ? model.widths_string() : model.name) + "_b" + std::to_string(global_batch) + "_n" +
+         std::to_string(gpus) + "_" + device;
+}
+
+TrainingSettings BenchConfiguration::training_settings() const {
+  TrainingSettings settings;
+  settings.model = model;
+  settings.global_batch = global_batch;
+  settings.warmup_steps = warmup_steps;
+  settings.measured_steps = measured_steps;
+  settings.seed = seed;
+  return settings;
+}
+
+std::vector<BenchConfiguration> plan_sweep(const BenchOptions& options, int job_ranks) {
+  validate_for_ranks(options, job_ranks);
+  const std::vector<int> gpu_counts = options.gpus.empty() ? std::vector<int>{job_ranks} : options.gpus;
+  std::vector<BenchConfiguration> plan;
+  for (const SweepEntry& entry : options.sweep) {
+    for (int batch : entry.global_batches) {
+      for (int gpus : gpu_counts) {
+        BenchConfiguration configuration;
+        configuration.model = entry.model;
+        configuration.global_batch = batch;
+        configuration.gpus = gpus;
+        configuration.warmup_steps = options.warmup_steps;
+        configuration.measured_steps = options.measured_steps;
+        configuration.runs = options.runs;
+        configuration.seed = options.seed;
+        plan.push_back(std::move(configuration));
+      }
+    }
+  }
+  return plan;
+}
+
+}  // namespace mgpu

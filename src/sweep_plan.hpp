@@ -1,0 +1,37 @@
+// Purpose: the sweep as a list of configurations: the one place each configuration's settings come from (model,
+// global batch, GPU count and every per-configuration training option), expanded from BenchOptions and validated
+// against the job before any work starts.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "mlp_spec.hpp"
+#include "options.hpp"
+#include "trainer.hpp"
+
+namespace mgpu {
+
+// One configuration of a sweep. The driver reads per-configuration settings only from here: a new per-configuration
+// option is a field here, filled in plan_sweep and passed on by training_settings().
+struct BenchConfiguration {
+  MlpSpec model;
+  int global_batch = 32;
+  int gpus = 1;  // runs on ranks 0..gpus-1 of the job, through communicators of their own
+  int warmup_steps = 10;
+  int measured_steps = 100;
+  int runs = 50;
+  std::uint64_t seed = 1;
+
+  // The results group: "large_b32_n2_cuda" (model or widths, global batch, GPU count, device). Unique in a sweep.
+  std::string name(const std::string& device) const;
+  TrainingSettings training_settings() const;
+};
+
+// Every configuration of the grid, model by model, batch by batch, each batch on every GPU count in the order given
+// (so the 1- and 2-GPU runs of a batch are neighbours in time). Throws UsageError (validate_for_ranks) when a GPU
+// count exceeds the job or does not divide a batch.
+std::vector<BenchConfiguration> plan_sweep(const BenchOptions& options, int job_ranks);
+
+}  // namespace mgpu
