@@ -4,7 +4,7 @@
 #include <cmath>
 #include <map>
 
-#include "configuration_identity.hpp"
+#include "pairing_identity.hpp"
 
 namespace mgpu::analysis {
 

@@ -1,5 +1,5 @@
 // Purpose: compare two result sets (before, after): configurations paired by their full comparison identity
-// (configuration_identity.hpp), throughput ratio after/before with its Fieller interval, Welch's p, and a verdict.
+// (pairing_identity.hpp), throughput ratio after/before with its Fieller interval, Welch's p, and a verdict.
 #pragma once
 
 #include <string>

@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "configuration_identity.hpp"
+#include "pairing_identity.hpp"
 #include "error.hpp"
 
 namespace mgpu::analysis {

@@ -11,7 +11,7 @@
 #include <sstream>
 #include <tuple>
 
-#include "configuration_identity.hpp"
+#include "pairing_identity.hpp"
 #include "error.hpp"
 
 namespace mgpu::analysis {

@@ -5,7 +5,7 @@
 #include <cstdio>
 #include <string>
 
-#include "configuration_identity.hpp"
+#include "pairing_identity.hpp"
 #include "speedup_interval.hpp"
 
 namespace mgpu::analysis {

@@ -4,7 +4,7 @@
 #include <map>
 #include <string>
 
-#include "configuration_identity.hpp"
+#include "pairing_identity.hpp"
 
 namespace mgpu::analysis {
 

@@ -258,6 +258,8 @@ TEST_F(Cli, ProbeWithoutAGpuOrOnTwoRanksIsRefused) {
   expect_rejected(outcome, "probe measures a GPU", out);
   expect_rejected(run("probe --output '" + out + "'", std::string(MGPU_MPIEXEC) + " -n 2"), "one process", out,
                   false);
+}
+
 // A sweep on a 2-rank job: the 1-GPU configurations run on rank 0 alone through their own communicator while rank 1
 // waits, the 2-GPU ones on both; all in one file, and 1 rank trains exactly what 2 ranks train (same global batches).
 TEST_F(Cli, TwoRankSweepRunsOneGpuConfigurationsOnTheFirstRank) {

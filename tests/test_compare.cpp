@@ -7,7 +7,7 @@
 #include <map>
 
 #include "compare.hpp"
-#include "configuration_identity.hpp"
+#include "pairing_identity.hpp"
 
 using namespace mgpu;
 using namespace mgpu::analysis;

@@ -9,7 +9,7 @@
 #include <map>
 #include <string>
 
-#include "configuration_identity.hpp"
+#include "pairing_identity.hpp"
 #include "scaling.hpp"
 
 using namespace mgpu;

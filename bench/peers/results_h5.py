@@ -34,7 +34,7 @@ STRING = h5py.string_dtype("utf-8")  # variable-length UTF-8, as the C++ writer 
 
 # Configuration attributes and their stored types (results_schema.hpp's for_each_attribute_of_configuration, plus the
 # v2 attributes of the step and sweep work: graph, overlap, bucket_mb, grad_dtype, accumulate_steps, timing,
-# environment_preset). A value missing from the caller's dict is an error: every attribute is written.
+# environment_preset, attempt). A value missing from the caller's dict is an error: every attribute is written.
 CONFIGURATION_ATTRIBUTES = {
     "implementation": "str", "model": "str", "layer_widths": "i4[]", "dropout": "f8", "parameter_count": "i8",
     "dense_weight_count": "i8", "global_batch": "i4", "local_batch": "i4", "batch_mode": "str", "ranks": "i4",
@@ -46,7 +46,7 @@ CONFIGURATION_ATTRIBUTES = {
     "gpu_uuids": "str[]", "gpu_pci_bus_ids": "str[]", "peer_topology": "str[]", "max_sm_clock_mhz": "f8[]",
     "max_memory_clock_mhz": "f8[]",
     "graph": "str", "overlap": "str", "bucket_mb": "f8", "grad_dtype": "str", "accumulate_steps": "i4",
-    "timing": "str", "environment_preset": "str",
+    "timing": "str", "environment_preset": "str", "attempt": "i4",
 }
 PER_RANK = ["hosts", "gpu_names", "gpu_uuids", "gpu_pci_bus_ids", "peer_topology", "max_sm_clock_mhz",
             "max_memory_clock_mhz"]
@@ -189,7 +189,7 @@ def self_test(path):
             "gpu_uuids": ["GPU-0", "GPU-1"], "gpu_pci_bus_ids": ["0000:00:06.0", "0000:00:07.0"],
             "peer_topology": ["rank 1", "rank 0"], "max_sm_clock_mhz": [1980.0, 0.0],
             "max_memory_clock_mhz": [3201.0, 3201.0], "graph": "off", "overlap": "on", "bucket_mb": 25.0,
-            "grad_dtype": "fp32", "accumulate_steps": 1, "timing": "events", "environment_preset": "none",
+            "grad_dtype": "fp32", "accumulate_steps": 1, "timing": "events", "environment_preset": "none", "attempt": 1,
         }
         group = add_configuration(f, "medium_b64_n2_pytorch-ddp", attributes)
         for run in range(2):

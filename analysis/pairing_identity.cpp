@@ -1,5 +1,5 @@
 // Purpose: identity keys of configurations, defined once.
-#include "configuration_identity.hpp"
+#include "pairing_identity.hpp"
 
 #include <cstring>
 
