@@ -57,6 +57,11 @@ ConfigurationMetadata describe_configuration(const BenchOptions& options, const 
   meta.local_batch = settings.global_batch / facts.ranks;
   meta.ranks = facts.ranks;
   meta.device = backend_name(facts.backend);
+  meta.precision = precision_name(settings.precision);
+  meta.graph = settings.graph ? "on" : "off";
+  meta.overlap = settings.overlap ? "on" : "off";
+  meta.bucket_mb = settings.overlap ? settings.bucket_mb : 0.0;
+  meta.timing = timing_name(settings.timing);
   meta.warmup_steps = settings.warmup_steps;
   meta.measured_steps = settings.measured_steps;
   meta.runs_requested = options.runs;
@@ -132,6 +137,10 @@ void run_benchmark(const BenchOptions& options, const MpiContext& mpi) {
   settings.warmup_steps = options.warmup_steps;
   settings.measured_steps = options.measured_steps;
   settings.seed = options.seed;
+  // How the step runs (--graph, --overlap, ...): refused here with one line where the back-end cannot honour it.
+  // One rank has nothing to overlap, so it is recorded as off.
+  apply_step_options(options.step, choice.backend == Backend::cuda, settings);
+  settings.overlap = settings.overlap && mpi.size > 1;
   check_memory_fits(choice, settings, mpi);
   const std::unique_ptr<Trainer> trainer = make_trainer(choice, settings, mpi);
 
@@ -144,6 +153,7 @@ void run_benchmark(const BenchOptions& options, const MpiContext& mpi) {
   facts.hardware = gather_hardware(mpi, describe_rank_hardware(choice, mpi));
   facts.nccl_environment = nccl_environment();
   facts.output_path = output_path;
+  facts.settings = &settings;
 
   // Created only now, after every rank has its trainer, so a failed start leaves no file behind. Rank 0 alone can
   // fail here (another job took the name since the check), so the ranks agree before anyone starts a run.

@@ -27,6 +27,12 @@ void print_banner(std::FILE* out, const BannerFacts& facts) {
                backend_name(facts.backend), facts.ranks, options.global_batch, options.global_batch / facts.ranks,
                options.warmup_steps, options.measured_steps, options.runs,
                static_cast<unsigned long long>(options.seed));
+  if (facts.settings != nullptr) {
+    const TrainingSettings& st = *facts.settings;
+    std::fprintf(out, "# step: graph %s, overlap %s", st.graph ? "on" : "off", st.overlap ? "on" : "off");
+    if (st.overlap) std::fprintf(out, " (buckets of <= %g MB, first <= 1 MB)", st.bucket_mb);
+    std::fprintf(out, ", precision %s, timing %s\n", precision_name(st.precision), timing_name(st.timing));
+  }
   const LibraryVersions& v = facts.versions;
   std::fprintf(out, "# NCCL %s, CUDA runtime %s, driver %s, cuBLAS %s, MPI %s\n", v.nccl.c_str(),
                v.cuda_runtime.c_str(), v.cuda_driver.c_str(), v.cublas.c_str(), v.mpi.c_str());
@@ -84,6 +90,11 @@ void print_summary(std::FILE* out, const std::vector<RunSummary>& runs) {
                step, phase[int(Phase::forward)], share(Phase::forward), phase[int(Phase::backward)],
                share(Phase::backward), phase[int(Phase::exposed_comm)], share(Phase::exposed_comm),
                phase[int(Phase::optimizer)], share(Phase::optimizer), phase[int(Phase::allreduce)]);
+  // MEASUREMENT.md: overlap% = 100 (1 - exposed_comm / allreduce); only meaningful where something was reduced.
+  if (phase[int(Phase::allreduce)] > 0) {
+    std::fprintf(out, "# overlap %.0f%% (100 x (1 - exposed_comm / allreduce))\n",
+                 100.0 * (1.0 - phase[int(Phase::exposed_comm)] / phase[int(Phase::allreduce)]));
+  }
   std::fprintf(out, "# raw per-step, per-rank times are in the results file; confidence intervals, outlier screening and\n"
                     "# tests (MEASUREMENT.md statistics) are not computed here\n");
 }

@@ -16,10 +16,11 @@ struct BannerFacts {
   Backend backend = Backend::cpu;
   int ranks = 1;
   LibraryVersions versions;
-  std::vector<std::string> hosts;                 // per rank
-  std::vector<RankHardware> hardware;             // per rank
-  std::vector<std::string> nccl_environment;      // "NAME=value"
+  std::vector<std::string> hosts;             // per rank
+  std::vector<RankHardware> hardware;         // per rank
+  std::vector<std::string> nccl_environment;  // "NAME=value"
   std::string output_path;
+  const TrainingSettings* settings = nullptr;  // the resolved step execution (graph, overlap, ...)
 };
 
 void print_banner(std::FILE* out, const BannerFacts& facts);

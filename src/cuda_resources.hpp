@@ -1,4 +1,4 @@
-// Purpose: RAII owners of CUDA resources (device memory, streams, timing events, a cuBLAS handle, the current
+// Purpose: RAII owners of CUDA resources (device memory, streams, events, graphs, a cuBLAS handle, the current
 // device): non-copyable, movable, every call checked; destructors warn instead of throwing.
 #pragma once
 
@@ -92,11 +92,13 @@ class CudaStream {
   cudaStream_t stream_ = nullptr;
 };
 
-// A timing event (cudaEventDefault: records a GPU timestamp). Only elapsed times between two events recorded on the
-// same device are meaningful; they may come from different streams.
+// A timing event (cudaEventDefault: records a GPU timestamp), or with cudaEventDisableTiming an event that only
+// orders streams (cheaper). Only elapsed times between two timing events recorded on the same device are
+// meaningful; they may come from different streams.
 class CudaEvent {
  public:
-  CudaEvent() { MGPU_CUDA_CHECK(cudaEventCreateWithFlags(&event_, cudaEventDefault)); }
+  CudaEvent() : CudaEvent(cudaEventDefault) {}
+  explicit CudaEvent(unsigned flags) { MGPU_CUDA_CHECK(cudaEventCreateWithFlags(&event_, flags)); }
   ~CudaEvent() {
     if (event_ != nullptr) MGPU_CUDA_WARN(cudaEventDestroy(event_));
   }
@@ -111,6 +113,11 @@ class CudaEvent {
   cudaEvent_t get() const noexcept { return event_; }
   // Completes when all work enqueued on `stream` before this call has completed.
   void record(cudaStream_t stream) const { MGPU_CUDA_CHECK(cudaEventRecord(event_, stream)); }
+  // The same as a node of the graph `stream` is capturing (cudaEventRecordExternal): the recorded graph then records
+  // this event's timestamp every time it is launched. Only valid while `stream` captures.
+  void record_in_capture(cudaStream_t stream) const {
+    MGPU_CUDA_CHECK(cudaEventRecordWithFlags(event_, stream, cudaEventRecordExternal));
+  }
   // True once the recorded work has completed; never blocks.
   bool query() const {
     const cudaError_t status = cudaEventQuery(event_);
@@ -130,6 +137,47 @@ inline double elapsed_ms(const CudaEvent& start, const CudaEvent& end) {
   MGPU_CUDA_CHECK(cudaEventElapsedTime(&milliseconds, start.get(), end.get()));
   return milliseconds;
 }
+
+// A graph made by stream capture and its executable instance. capture_begin/capture_end bracket the enqueueing on
+// `stream` (and on any stream that joined it through events); launch replays the whole of it on a stream.
+class CudaGraph {
+ public:
+  CudaGraph() = default;
+  ~CudaGraph() { reset(); }
+  CudaGraph(const CudaGraph&) = delete;
+  CudaGraph& operator=(const CudaGraph&) = delete;
+
+  // Thread-local capture mode: only this thread's unsafe calls (e.g. cudaMalloc) break the capture.
+  static void capture_begin(cudaStream_t stream) {
+    MGPU_CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
+  }
+  void capture_end(cudaStream_t stream) {
+    reset();
+    MGPU_CUDA_CHECK(cudaStreamEndCapture(stream, &graph_));
+    MGPU_CUDA_CHECK(cudaGraphInstantiate(&exec_, graph_, 0));
+  }
+  // Ends a capture that failed part-way (the error is already being reported); the stream is usable again after.
+  static void capture_abandon(cudaStream_t stream) noexcept {
+    cudaGraph_t partial = nullptr;
+    if (cudaStreamEndCapture(stream, &partial) == cudaSuccess && partial != nullptr) cudaGraphDestroy(partial);
+    cudaGetLastError();  // clear the sticky capture-invalidated error
+  }
+  void launch(cudaStream_t stream) const { MGPU_CUDA_CHECK(cudaGraphLaunch(exec_, stream)); }
+
+  cudaGraph_t graph() const noexcept { return graph_; }
+  cudaGraphExec_t exec() const noexcept { return exec_; }
+  bool ready() const noexcept { return exec_ != nullptr; }
+
+ private:
+  void reset() noexcept {
+    if (exec_ != nullptr) MGPU_CUDA_WARN(cudaGraphExecDestroy(exec_));
+    if (graph_ != nullptr) MGPU_CUDA_WARN(cudaGraphDestroy(graph_));
+    exec_ = nullptr;
+    graph_ = nullptr;
+  }
+  cudaGraph_t graph_ = nullptr;
+  cudaGraphExec_t exec_ = nullptr;
+};
 
 // A cuBLAS handle whose work goes to one stream, in true fp32: the default math mode never substitutes TF32 for
 // CUBLAS_COMPUTE_32F (only CUBLAS_TF32_TENSOR_OP_MATH or a *_FAST_TF32 compute type would).
