@@ -1,4 +1,5 @@
-// Purpose: CudaMlp: the forward/backward GEMMs through cuBLAS (fp32 or tf32, column-major view of row-major data)
+// Purpose: CudaMlp: the forward/backward GEMMs through cuBLASLt (fp32 or tf32, column-major view of row-major data,
+// the algorithm of each shape chosen by timing, see tuned_gemm.hpp)
 // and the rest of the step through our kernels (bias + ReLU + dropout, its backward fused with the bias gradient,
 // loss + gradient, one Adam over the flat buffer), all on one stream, every per-step value read from device memory.
 #include "cuda_mlp.hpp"
@@ -26,7 +27,7 @@ namespace mgpu {
 namespace {
 
 // cuBLAS's recommended workspace on Hopper; handed over once so that no GEMM allocates while a graph is captured.
-constexpr std::size_t kCublasWorkspaceBytes = 32u << 20;
+constexpr std::size_t kGemmWorkspaceBytes = 32u << 20;
 
 cublasComputeType_t compute_type_for(Precision precision) {
   MGPU_REQUIRE(precision != Precision::bf16, "--precision bf16: not implemented in this build (use fp32 or tf32)");
@@ -42,9 +43,8 @@ CudaMlp::CudaMlp(const MlpSpec& model, int batch, cudaStream_t stream, Precision
       whole_plan_(whole_buffer_plan(model)),
       batch_(batch),
       stream_(stream),
-      compute_type_(compute_type_for(precision)),
-      cublas_(stream),
-      cublas_workspace_(kCublasWorkspaceBytes),
+      gemm_workspace_(kGemmWorkspaceBytes),
+      gemm_(stream, compute_type_for(precision), gemm_workspace_.data(), gemm_workspace_.bytes()),
       step_params_(1),
       parameters_(model.parameter_count()),
       gradients_(model.parameter_count()),
@@ -62,16 +62,12 @@ CudaMlp::CudaMlp(const MlpSpec& model, int batch, cudaStream_t stream, Precision
   for (DeviceBuffer<float>& scratch : grad_scratch_) {
     scratch = DeviceBuffer<float>(static_cast<std::size_t>(batch) * model.max_width());
   }
-  MGPU_CUBLAS_CHECK(cublasSetWorkspace(cublas_.get(), cublas_workspace_.data(), cublas_workspace_.bytes()));
   upload_step_params();
 }
 
 void CudaMlp::gemm(cublasOperation_t op_a, cublasOperation_t op_b, int m, int n, int k, const float* a, int lda,
                    const float* b, int ldb, float* c, int ldc) {
-  const float one = 1.0f;
-  const float zero = 0.0f;  // beta = 0: C is overwritten, never read (so NaN-poisoned outputs stay a valid test)
-  MGPU_CUBLAS_CHECK(cublasGemmEx(cublas_.get(), op_a, op_b, m, n, k, &one, a, CUDA_R_32F, lda, b, CUDA_R_32F, ldb,
-                                 &zero, c, CUDA_R_32F, ldc, compute_type_, CUBLAS_GEMM_DEFAULT));
+  gemm_.multiply(op_a, op_b, m, n, k, a, lda, b, ldb, c, ldc);
 }
 
 void CudaMlp::initialize(std::uint64_t seed, std::uint64_t run) {

@@ -16,6 +16,7 @@
 #include "gradient_buckets.hpp"
 #include "mlp_spec.hpp"
 #include "trainer.hpp"
+#include "tuned_gemm.hpp"
 
 namespace mgpu {
 
@@ -87,9 +88,8 @@ class CudaMlp {
   BucketPlan whole_plan_;
   int batch_;
   cudaStream_t stream_;
-  cublasComputeType_t compute_type_;
-  CublasHandle cublas_;
-  DeviceBuffer<unsigned char> cublas_workspace_;   // given to cuBLAS so it never allocates during capture
+  DeviceBuffer<unsigned char> gemm_workspace_;     // cuBLASLt's, so that no GEMM allocates during capture
+  TunedGemm gemm_;                                 // every product of the step, its algorithm tuned per shape
   DeviceBuffer<kernels::StepParams> step_params_;  // one element
   kernels::StepParams host_params_;                // the tests' host-side copy (test conveniences only)
 

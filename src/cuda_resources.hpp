@@ -72,6 +72,15 @@ std::vector<T> copy_to_host(const DeviceBuffer<T>& source, cudaStream_t stream) 
 class CudaStream {
  public:
   CudaStream() { MGPU_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking)); }
+  // The device's highest stream priority (of the current device): when SMs free up, its pending blocks are
+  // scheduled before those of normal streams.
+  static CudaStream highest_priority() {
+    int least = 0, greatest = 0;
+    MGPU_CUDA_CHECK(cudaDeviceGetStreamPriorityRange(&least, &greatest));
+    CudaStream stream(nullptr);
+    MGPU_CUDA_CHECK(cudaStreamCreateWithPriority(&stream.stream_, cudaStreamNonBlocking, greatest));
+    return stream;
+  }
   ~CudaStream() {
     if (stream_ != nullptr) MGPU_CUDA_WARN(cudaStreamDestroy(stream_));
   }
@@ -85,10 +94,12 @@ class CudaStream {
 
   cudaStream_t get() const noexcept { return stream_; }
   void synchronize() const { MGPU_CUDA_CHECK(cudaStreamSynchronize(stream_)); }
+
   // Work enqueued on this stream after the call starts only once `event` has completed (no host wait).
   void wait(cudaEvent_t event) const { MGPU_CUDA_CHECK(cudaStreamWaitEvent(stream_, event, 0)); }
 
  private:
+  explicit CudaStream(std::nullptr_t) {}  // no stream yet (highest_priority fills it in)
   cudaStream_t stream_ = nullptr;
 };
 

@@ -72,21 +72,20 @@ CudaTrainer::CudaTrainer(const TrainingSettings& settings, MPI_Comm comm, int de
       events_(settings.timing == TimingMode::events ? static_cast<std::size_t>(settings.total_steps()) : 0),
       clock_sampler_(describe_gpu(device_ordinal_).pci_bus_id) {
   for (std::size_t b = 0; b < plan_.buckets.size(); ++b) bucket_reduced_.emplace_back(cudaEventDisableTiming);
+  // One eager step first, from a valid state, graph or not: every GEMM shape is tuned (tuned_gemm.hpp), cuBLAS and
+  // our kernels are loaded and NCCL sets up its connections, none of which may happen inside a capture or a timed
+  // run. Every run re-initialises, so this step leaves nothing behind that a run could see.
+  model_.initialize(settings_.seed, 0);
+  enqueue_step(events_.empty() ? nullptr : &events_.front());
+  compute_stream_.synchronize();
+  comm_stream_.synchronize();
   if (settings_.graph) capture_step_graph();
-  compute_stream_.synchronize();  // set-up work (the teacher, the eager step) done before the first run is timed
+  compute_stream_.synchronize();  // set-up work done before the first run is timed
 }
 
 CudaTrainer::~CudaTrainer() = default;
 
 void CudaTrainer::capture_step_graph() {
-  // One eager step first, from a valid state: cuBLAS picks and loads its kernels and NCCL sets up its connections
-  // outside the capture (neither may allocate or synchronise inside it). Every run re-initialises, so this step
-  // leaves nothing behind that a run could see.
-  model_.initialize(settings_.seed, 0);
-  enqueue_step(events_.empty() ? nullptr : &events_.front());
-  compute_stream_.synchronize();
-  comm_stream_.synchronize();
-
   // The step is captured once, with step 0's events; run() re-targets the event nodes to each step's own events
   // before its launch (cudaGraphExecEventRecordNodeSetEvent changes only later launches, never one in flight).
   const cudaStream_t compute = compute_stream_.get();
@@ -159,6 +158,8 @@ RunRecord CudaTrainer::run(int run_index) {
 
   wait_sampling_clocks(timed_steps ? events_.back()[kEnd] : run_marks_[kRunEnd]);
   read_phase_times(record);
+  record.measured_wall_ms = timed_steps ? elapsed_ms(events_[settings_.warmup_steps][kStart], events_.back()[kEnd])
+                                        : elapsed_ms(run_marks_[kMeasuredStart], run_marks_[kRunEnd]);
 
   const std::vector<float> losses = copy_to_host(losses_, compute);
   record.loss.assign(losses.begin(), losses.end());

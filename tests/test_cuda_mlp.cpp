@@ -19,9 +19,12 @@ namespace {
 
 // fp32 against float64 with fp32 accumulation (no TF32): errors of a few 1e-7 relative are expected.
 constexpr double kMathTolerance = 1e-4;
-// TF32 rounds GEMM inputs to a 10-bit mantissa (relative 2^-11 ~ 4.9e-4 per operand) and accumulates in fp32; over
-// sums of thousands of products the relative error of a layer's output or gradient stays around 1e-3.
+// TF32 rounds GEMM inputs to a 10-bit mantissa (relative 2^-11 ~ 4.9e-4 per operand) and accumulates in fp32: the
+// output stays within 1e-2 of float64. Gradients differ more, because a pre-activation within rounding of zero
+// takes the other side of the ReLU and passes (or blocks) a whole gradient term: measured on H200 up to 5.5e-2
+// (medium with dropout, first layer's weights). So gradients are held to 1e-1: a wrong GEMM gives O(1).
 constexpr double kTf32Tolerance = 1e-2;
+constexpr double kTf32GradientTolerance = 1e-1;
 constexpr double kDataTolerance = 1e-5;  // libm vs CUDA logf/cosf in the Box-Muller features
 constexpr double kInitTolerance = 1e-6;
 
@@ -350,7 +353,7 @@ TEST_P(CudaMlpReference, Tf32GradientsMatchFloat64ReferenceLoosely) {
   gpu.mlp.backward();
   const Reference reference(rc.model, gpu, key);
   EXPECT_LE(relative_error(gpu.mlp.download_output(), reference.activations.output), kTf32Tolerance);
-  expect_gradients_match(rc.model, gpu.mlp.download_gradients(), reference, kTf32Tolerance, "tf32");
+  expect_gradients_match(rc.model, gpu.mlp.download_gradients(), reference, kTf32GradientTolerance, "tf32");
 }
 
 std::vector<ReferenceCase> reference_cases() {
