@@ -34,7 +34,7 @@ po::options_description describe_options() {
     ("graph", po::value<std::string>()->default_value("auto"),
      "auto | on | off: replay each step as one CUDA graph, NCCL included (auto: on for CUDA)")
     ("overlap", po::value<std::string>()->default_value("auto"),
-     "auto | on | off: reduce gradients in buckets during backward, Adam per reduced bucket (auto: on for CUDA)")
+     "auto | on | off: reduce gradients in buckets during backward, Adam per reduced bucket (auto: off, see docs)")
     ("bucket-mb", po::value<double>()->default_value(8.0), "all-reduce bucket cap in MB with --overlap on (first: 1 MB)")
     ("precision", po::value<std::string>()->default_value("fp32"), "fp32 | tf32 GEMMs (bf16: not yet available)")
     ("timing", po::value<std::string>()->default_value("events"),
@@ -168,7 +168,9 @@ void apply_step_options(const StepOptions& step, bool cuda_backend, TrainingSett
     if (step.timing != TimingMode::events) throw UsageError("--timing none: the CPU fallback always times phases");
   }
   settings.graph = cuda_backend && step.graph != Toggle::off;
-  settings.overlap = cuda_backend && step.overlap != Toggle::off;
+  // auto = off: on 2 x H200 bucketed overlap measured no faster than one reduction after backward (the NCCL kernels
+  // take SMs and memory bandwidth from backward and Adam; docs/measurement.md has the figures).
+  settings.overlap = cuda_backend && step.overlap == Toggle::on;
   settings.bucket_mb = step.bucket_mb;
   settings.precision = step.precision;
   settings.timing = step.timing;

@@ -14,7 +14,8 @@ enum class DeviceChoice { automatic, cuda, cpu };
 const char* device_choice_name(DeviceChoice choice);
 
 // --- Step execution options (--graph, --overlap, --bucket-mb, --precision, --timing): how the CUDA step runs. ---
-// auto: on where the back-end can (CUDA; overlap with more than one rank), off on the CPU fallback.
+// auto: graph on where the back-end can (CUDA), overlap off (measured no faster, docs/measurement.md); both off on
+// the CPU fallback.
 enum class Toggle { automatic, on, off };
 struct StepOptions {
   Toggle graph = Toggle::automatic;

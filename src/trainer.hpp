@@ -41,7 +41,7 @@ struct TrainingSettings {
   // cannot honour (backend.cpp). ---
   Precision precision = Precision::fp32;
   bool graph = true;       // the whole step (NCCL included) captured once and replayed as one CUDA graph
-  bool overlap = true;     // gradients reduced in buckets during backward, Adam per reduced bucket
+  bool overlap = false;    // gradients reduced in buckets during backward, Adam per reduced bucket
   double bucket_mb = 8.0;  // bucket cap in MB (1e6 bytes); the first bucket closes at min(1 MB, bucket_mb)
   TimingMode timing = TimingMode::events;
 

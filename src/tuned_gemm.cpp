@@ -16,6 +16,39 @@ namespace {
 
 constexpr int kCandidates = 16;  // cuBLASLt's best guesses, in its order
 constexpr int kTimedCalls = 10;  // per candidate, after one untimed call
+// Each guess is also tried with its K dimension split in this many parts (partial products reduced in a second
+// pass, in a fixed order): a skinny product such as 1024 x 32 x 4800 otherwise fills only a few of the 132 SMs.
+constexpr int kSplits[] = {2, 4, 8, 16, 32};
+constexpr int kMinimumSplitDepth = 32;  // no split leaves fewer than this many K values per part
+
+// `algo` with its K split in `splits` parts, when the algorithm supports it and cuBLASLt accepts the result for
+// this problem within the workspace; the reduction goes through the workspace in the compute type (deterministic).
+bool split_variant(cublasLtHandle_t handle, cublasLtMatmulDesc_t operation, cublasLtMatrixLayout_t a,
+                   cublasLtMatrixLayout_t b, cublasLtMatrixLayout_t c, const cublasLtMatmulAlgo_t& algo, int splits,
+                   std::size_t workspace_bytes, cublasLtMatmulAlgo_t& variant) {
+  std::int32_t supported = 0;
+  std::uint32_t schemes = 0;
+  std::size_t written = 0;
+  if (cublasLtMatmulAlgoCapGetAttribute(&algo, CUBLASLT_ALGO_CAP_SPLITK_SUPPORT, &supported, sizeof supported,
+                                        &written) != CUBLAS_STATUS_SUCCESS ||
+      supported == 0)
+    return false;
+  if (cublasLtMatmulAlgoCapGetAttribute(&algo, CUBLASLT_ALGO_CAP_REDUCTION_SCHEME_MASK, &schemes, sizeof schemes,
+                                        &written) != CUBLAS_STATUS_SUCCESS ||
+      (schemes & CUBLASLT_REDUCTION_SCHEME_COMPUTE_TYPE) == 0)
+    return false;
+  variant = algo;
+  const std::int32_t parts = splits;
+  const std::uint32_t scheme = CUBLASLT_REDUCTION_SCHEME_COMPUTE_TYPE;
+  if (cublasLtMatmulAlgoConfigSetAttribute(&variant, CUBLASLT_ALGO_CONFIG_SPLITK_NUM, &parts, sizeof parts) !=
+          CUBLAS_STATUS_SUCCESS ||
+      cublasLtMatmulAlgoConfigSetAttribute(&variant, CUBLASLT_ALGO_CONFIG_REDUCTION_SCHEME, &scheme, sizeof scheme) !=
+          CUBLAS_STATUS_SUCCESS)
+    return false;
+  cublasLtMatmulHeuristicResult_t check{};
+  return cublasLtMatmulAlgoCheck(handle, operation, a, b, c, c, &variant, &check) == CUBLAS_STATUS_SUCCESS &&
+         check.workspaceSize <= workspace_bytes;
+}
 
 // The largest power of two up to 16 that divides the address: cuBLASLt's vectorised kernels need it.
 int alignment_of(const void* pointer) {
@@ -120,19 +153,30 @@ TunedGemm::Plan& TunedGemm::plan_for(const Key& key, cublasOperation_t op_a, cub
   MGPU_REQUIRE(returned > 0, "cuBLASLt offers no algorithm for a " + std::to_string(m) + "x" + std::to_string(n) + "x" +
                                  std::to_string(k) + " GEMM");
 
+  std::vector<cublasLtMatmulAlgo_t> candidates;
+  for (int i = 0; i < returned; ++i) {
+    if (results[i].state != CUBLAS_STATUS_SUCCESS || results[i].workspaceSize > workspace_bytes_) continue;
+    candidates.push_back(results[i].algo);
+    for (int splits : kSplits) {
+      cublasLtMatmulAlgo_t variant{};
+      if (k / splits >= kMinimumSplitDepth && split_variant(handle_, plan->operation, plan->a, plan->b, plan->c,
+                                                            results[i].algo, splits, workspace_bytes_, variant))
+        candidates.push_back(variant);
+    }
+  }
+
   // Time each candidate on the real buffers: one untimed call (kernel load), then kTimedCalls back to back.
   CudaEvent start;
   CudaEvent stop;
   const float one = 1.0f;
   const float zero = 0.0f;
   double best_ms = std::numeric_limits<double>::infinity();
-  for (int i = 0; i < returned; ++i) {
-    if (results[i].state != CUBLAS_STATUS_SUCCESS || results[i].workspaceSize > workspace_bytes_) continue;
+  for (const cublasLtMatmulAlgo_t& candidate : candidates) {
     bool ran = true;
     for (int call = 0; call <= kTimedCalls && ran; ++call) {
       if (call == 1) start.record(stream_);
       ran = cublasLtMatmul(handle_, plan->operation, &one, a, plan->a, b, plan->b, &zero, c, plan->c, c, plan->c,
-                           &results[i].algo, workspace_, workspace_bytes_, stream_) == CUBLAS_STATUS_SUCCESS;
+                           &candidate, workspace_, workspace_bytes_, stream_) == CUBLAS_STATUS_SUCCESS;
     }
     if (!ran) continue;  // a candidate that refuses these buffers is simply not chosen
     stop.record(stream_);
@@ -140,7 +184,7 @@ TunedGemm::Plan& TunedGemm::plan_for(const Key& key, cublasOperation_t op_a, cub
     const double ms = elapsed_ms(start, stop);
     if (ms < best_ms) {
       best_ms = ms;
-      plan->algo = results[i].algo;
+      plan->algo = candidate;
     }
   }
   MGPU_REQUIRE(

@@ -1,6 +1,6 @@
 // Purpose: fp32-storage GEMMs through cuBLASLt with the algorithm for each shape chosen by timing cuBLASLt's own
-// candidates once (outside any graph capture), so the small-batch products of this benchmark do not run on the
-// one-size-fits-all default; every later call (eager or captured) reuses the choice.
+// candidates, each also with its K dimension split 2..32 ways, once (outside any graph capture), so the skinny
+// small-batch products of this benchmark do not run on a few SMs; every later call (eager or captured) reuses it.
 #pragma once
 
 #include <cublasLt.h>

@@ -124,6 +124,8 @@ TEST(Options, StepExecutionResolvesPerBackend) {
   TrainingSettings cuda;
   apply_step_options(parse({}).step, true, cuda);
   EXPECT_TRUE(cuda.graph);
+  EXPECT_FALSE(cuda.overlap);  // auto: off (measured no faster on 2 x H200)
+  apply_step_options(parse({"--overlap", "on"}).step, true, cuda);
   EXPECT_TRUE(cuda.overlap);
   TrainingSettings cpu;
   cpu.graph = cpu.overlap = true;
