@@ -74,7 +74,8 @@ struct DataParallelCase {
   std::string name;
   MlpSpec model;
   int steps;
-  double bucket_mb = 8.0;  // with overlap: small enough to cut this model into several buckets
+  double bucket_mb = 8.0;   // with overlap: small enough to cut this model into several buckets
+  double tolerance = 1e-5;  // ||params(2 ranks) - params(1 GPU)|| / ||params(1 GPU)|| (see the measurements below)
 };
 
 // How the step executes: every combination is held to the same single-GPU result.
@@ -123,7 +124,7 @@ TEST_P(CudaDataParallel, TwoRanksMatchOneGpuOnTheWholeBatch) {
             << settings.model.widths_string() << ", dropout " << settings.model.dropout << "), "
             << settings.total_steps() << " steps, global batch " << settings.global_batch
             << ": ||params(2 ranks) - params(1 GPU)|| / ||params(1 GPU)|| = " << difference << std::endl;
-  EXPECT_LE(difference, 1e-5);
+  EXPECT_LE(difference, data_case.tolerance);
 
   // Every rank applied the same all-reduced gradient, so the ranks hold the same parameters.
   std::vector<float> rank0 = distributed;
@@ -150,14 +151,18 @@ TEST_P(CudaDataParallel, TwoRanksMatchOneGpuOnTheWholeBatch) {
 // then on the two trajectories separate like any perturbed training run (Adam turns tiny gradient differences into
 // lr-sized steps). Measured on 2 x H200 (seed 7, batch 64): medium stays at 5.2e-7 for 20 steps; large stays below
 // 9.2e-7 for 8 steps, jumps to 1.1e-5 at step 9 and reaches 3.5e-3 at step 20, while either side alone is bit-for-bit
-// reproducible. So the large model is held to the bound over 5 steps, the others over 20.
+// reproducible. So the large model is held to the bound over 5 steps, the others over 20. Since the GEMMs take the
+// fastest of cuBLASLt's algorithms, split-K variants included (tuned_gemm.hpp), each GPU may sum in another order:
+// on 2 x H200 the large model's 5-step difference was 1.2e-6 against one GPU's choice and 2.8e-5 against the
+// other's (every other case stayed below 1e-6). The large model is therefore held to 1e-4 over its 5 steps; a bucket
+// left unreduced trains each rank on its half batch, which the rank-equality check below and this bound both see.
 INSTANTIATE_TEST_SUITE_P(
     Cuda, CudaDataParallel,
     ::testing::Combine(
         ::testing::Values(DataParallelCase{"small", custom_model({37, 64, 48, 5}, 0.0), 20, 0.004},
                           DataParallelCase{"medium", custom_model(preset_model("medium").widths, 0.0), 20, 0.1},
                           DataParallelCase{"medium_dropout", preset_model("medium"), 20, 0.1},
-                          DataParallelCase{"large", custom_model(preset_model("large").widths, 0.0), 5, 4.0}),
+                          DataParallelCase{"large", custom_model(preset_model("large").widths, 0.0), 5, 4.0, 1e-4}),
         ::testing::Values(Execution{true, true}, Execution{true, false}, Execution{false, true},
                           Execution{false, false})),
     [](const ::testing::TestParamInfo<std::tuple<DataParallelCase, Execution>>& info) {
