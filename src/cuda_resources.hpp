@@ -149,8 +149,9 @@ inline double elapsed_ms(const CudaEvent& start, const CudaEvent& end) {
   return milliseconds;
 }
 
-// A graph made by stream capture and its executable instance. capture_begin/capture_end bracket the enqueueing on
-// `stream` (and on any stream that joined it through events); launch replays the whole of it on a stream.
+// A graph made by stream capture and `copies` executable instances of it. capture_begin/capture_end bracket the
+// enqueueing on `stream` (and on any stream that joined it through events); launch(copy) replays the whole of it on
+// a stream. Several instances let a caller change one instance's parameters while another may still be in flight.
 class CudaGraph {
  public:
   CudaGraph() = default;
@@ -162,10 +163,14 @@ class CudaGraph {
   static void capture_begin(cudaStream_t stream) {
     MGPU_CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
   }
-  void capture_end(cudaStream_t stream) {
+  void capture_end(cudaStream_t stream, int copies = 1) {
     reset();
     MGPU_CUDA_CHECK(cudaStreamEndCapture(stream, &graph_));
-    MGPU_CUDA_CHECK(cudaGraphInstantiate(&exec_, graph_, 0));
+    for (int c = 0; c < copies; ++c) {
+      cudaGraphExec_t exec = nullptr;
+      MGPU_CUDA_CHECK(cudaGraphInstantiate(&exec, graph_, 0));
+      execs_.push_back(exec);
+    }
   }
   // Ends a capture that failed part-way (the error is already being reported); the stream is usable again after.
   static void capture_abandon(cudaStream_t stream) noexcept {
@@ -173,21 +178,22 @@ class CudaGraph {
     if (cudaStreamEndCapture(stream, &partial) == cudaSuccess && partial != nullptr) cudaGraphDestroy(partial);
     cudaGetLastError();  // clear the sticky capture-invalidated error
   }
-  void launch(cudaStream_t stream) const { MGPU_CUDA_CHECK(cudaGraphLaunch(exec_, stream)); }
+  void launch(cudaStream_t stream, int copy = 0) const { MGPU_CUDA_CHECK(cudaGraphLaunch(execs_.at(copy), stream)); }
 
   cudaGraph_t graph() const noexcept { return graph_; }
-  cudaGraphExec_t exec() const noexcept { return exec_; }
-  bool ready() const noexcept { return exec_ != nullptr; }
+  cudaGraphExec_t exec(int copy = 0) const { return execs_.at(copy); }
+  int copies() const noexcept { return static_cast<int>(execs_.size()); }
+  bool ready() const noexcept { return !execs_.empty(); }
 
  private:
   void reset() noexcept {
-    if (exec_ != nullptr) MGPU_CUDA_WARN(cudaGraphExecDestroy(exec_));
+    for (cudaGraphExec_t exec : execs_) MGPU_CUDA_WARN(cudaGraphExecDestroy(exec));
     if (graph_ != nullptr) MGPU_CUDA_WARN(cudaGraphDestroy(graph_));
-    exec_ = nullptr;
+    execs_.clear();
     graph_ = nullptr;
   }
   cudaGraph_t graph_ = nullptr;
-  cudaGraphExec_t exec_ = nullptr;
+  std::vector<cudaGraphExec_t> execs_;
 };
 
 // A cuBLAS handle whose work goes to one stream, in true fp32: the default math mode never substitutes TF32 for

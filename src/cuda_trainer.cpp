@@ -99,7 +99,12 @@ void CudaTrainer::capture_step_graph() {
     throw;
   }
   capturing_ = false;
-  step_graph_.capture_end(compute);
+  // Several instances when events are re-targeted: re-targeting an instance while its previous launch is still queued
+  // may make the host wait for that launch, and with a single instance that wait would leave the GPU idle between
+  // steps (suspected cause of the 6-16 % wall-time cost of --timing events measured on H200 with one instance).
+  // With kGraphCopies instances used in turn, the host waits at most for the step kGraphCopies back. Only without
+  // NCCL for now: several instances of a graph holding NCCL kernels have not been run on the GPU machines yet.
+  step_graph_.capture_end(compute, events_.empty() || nccl_ ? 1 : kGraphCopies);
 
   std::size_t count = 0;
   MGPU_CUDA_CHECK(cudaGraphGetNodes(step_graph_.graph(), nullptr, &count));
@@ -123,8 +128,9 @@ void CudaTrainer::capture_step_graph() {
 }
 
 void CudaTrainer::retarget_graph_events(int step) {
+  const cudaGraphExec_t exec = step_graph_.exec(step % step_graph_.copies());
   for (const auto& [node, which] : event_nodes_) {
-    MGPU_CUDA_CHECK(cudaGraphExecEventRecordNodeSetEvent(step_graph_.exec(), node, events_[step][which].get()));
+    MGPU_CUDA_CHECK(cudaGraphExecEventRecordNodeSetEvent(exec, node, events_[step][which].get()));
   }
 }
 
@@ -149,7 +155,8 @@ RunRecord CudaTrainer::run(int run_index) {
     if (!timed_steps && step == settings_.warmup_steps) run_marks_[kMeasuredStart].record(compute);
     if (step_graph_.ready()) {
       if (timed_steps) retarget_graph_events(step);
-      step_graph_.launch(compute);  // the step counter in device memory tells the replay which step it is
+      // The step counter in device memory tells the replay which step it is.
+      step_graph_.launch(compute, step % step_graph_.copies());
     } else {
       enqueue_step(timed_steps ? &events_[step] : nullptr);
     }

@@ -86,6 +86,7 @@ class CudaTrainer final : public Trainer {
   CudaEvent gradients_ready_{cudaEventDisableTiming};  // compute -> communication stream, before each bucket
   std::vector<CudaEvent> bucket_reduced_;              // communication -> compute stream, one per bucket
   bool capturing_ = false;
+  static constexpr int kGraphCopies = 4;  // instances of the step graph used in turn (see capture_step_graph)
   CudaGraph step_graph_;
   std::vector<std::pair<cudaGraphNode_t, Mark>> event_nodes_;  // the graph's event-record nodes and their marks
   GpuClockSampler clock_sampler_;
