@@ -1,8 +1,7 @@
-// Purpose: RAII owners of CUDA resources (device memory, streams, events, graphs, a cuBLAS handle, the current
-// device): non-copyable, movable, every call checked; destructors warn instead of throwing.
+// Purpose: RAII owners of CUDA resources (device memory, streams, events, graphs, the current device): non-copyable,
+// movable, every call checked; destructors warn instead of throwing.
 #pragma once
 
-#include <cublas_v2.h>
 #include <cuda_runtime_api.h>
 
 #include <cstddef>
@@ -194,38 +193,6 @@ class CudaGraph {
   }
   cudaGraph_t graph_ = nullptr;
   std::vector<cudaGraphExec_t> execs_;
-};
-
-// A cuBLAS handle whose work goes to one stream, in true fp32: the default math mode never substitutes TF32 for
-// CUBLAS_COMPUTE_32F (only CUBLAS_TF32_TENSOR_OP_MATH or a *_FAST_TF32 compute type would).
-class CublasHandle {
- public:
-  explicit CublasHandle(cudaStream_t stream) {
-    MGPU_CUBLAS_CHECK(cublasCreate(&handle_));
-    try {
-      MGPU_CUBLAS_CHECK(cublasSetStream(handle_, stream));
-      MGPU_CUBLAS_CHECK(cublasSetMathMode(handle_, CUBLAS_DEFAULT_MATH));
-      MGPU_CUBLAS_CHECK(cublasSetPointerMode(handle_, CUBLAS_POINTER_MODE_HOST));
-    } catch (...) {
-      MGPU_CUBLAS_WARN(cublasDestroy(handle_));
-      throw;
-    }
-  }
-  ~CublasHandle() {
-    if (handle_ != nullptr) MGPU_CUBLAS_WARN(cublasDestroy(handle_));
-  }
-  CublasHandle(const CublasHandle&) = delete;
-  CublasHandle& operator=(const CublasHandle&) = delete;
-  CublasHandle(CublasHandle&& other) noexcept : handle_(std::exchange(other.handle_, nullptr)) {}
-  CublasHandle& operator=(CublasHandle&& other) noexcept {
-    std::swap(handle_, other.handle_);
-    return *this;
-  }
-
-  cublasHandle_t get() const noexcept { return handle_; }
-
- private:
-  cublasHandle_t handle_ = nullptr;
 };
 
 // Makes `ordinal` the calling thread's current device for the scope, then restores the previous one.
