@@ -23,9 +23,6 @@ const std::vector<IdentityAttribute>& scaling_identity_attributes() {
       {"adam_epsilon", nullptr},
       // Added in schema_version 2 (HELPERS.md, schema coordination); the defaults are what a version-1 run did.
       {"graph", "off"},
-      {"overlap", "off"},
-      {"bucket_mb", "25"},
-      {"grad_dtype", "fp32"},
       {"accumulate_steps", "1"},
       {"timing", "events"},
       {"implementation", "mgpu_bench"},
@@ -40,6 +37,11 @@ const std::vector<IdentityAttribute>& comparison_identity_attributes() {
     all.push_back({"nccl_algo", nullptr});
     all.push_back({"nccl_proto", nullptr});
     all.push_back({"environment_preset", "none"});
+    // How the gradients are reduced: meaningless on 1 GPU (recorded there as off / 0 / fp32), so, like the NCCL
+    // settings, they pair N-GPU configurations with each other but never keep one from its 1-GPU baseline.
+    all.push_back({"overlap", "off"});
+    all.push_back({"bucket_mb", "0"});
+    all.push_back({"grad_dtype", "fp32"});
     return all;
   }();
   return attributes;

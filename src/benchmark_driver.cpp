@@ -62,6 +62,11 @@ ConfigurationMetadata describe_configuration(const BenchConfiguration& configura
   meta.ranks = configuration.gpus;
   meta.device = backend_name(job.choice.backend);
   meta.environment_preset = job.environment_preset;
+  meta.precision = precision_name(settings.precision);
+  meta.graph = settings.graph ? "on" : "off";
+  meta.overlap = settings.overlap ? "on" : "off";
+  meta.bucket_mb = settings.overlap ? settings.bucket_mb : 0.0;
+  meta.timing = timing_name(settings.timing);
   meta.warmup_steps = settings.warmup_steps;
   meta.measured_steps = settings.measured_steps;
   meta.runs_requested = configuration.runs;
@@ -164,6 +169,7 @@ std::vector<RunSummary> run_configuration(const BenchConfiguration& configuratio
   facts.nccl_environment = job.nccl_environment;
   facts.output_path = job.output_path;
   facts.environment_preset = job.environment_preset;
+  facts.settings = &settings;
 
   // Created only now, after every rank has its trainer, so a failed start leaves no group behind. Rank 0 alone can
   // fail here, so the ranks agree before anyone starts a run.
@@ -210,7 +216,7 @@ std::vector<RunSummary> run_configuration(const BenchConfiguration& configuratio
 }  // namespace
 
 void run_benchmark(const BenchOptions& options, const MpiContext& mpi) {
-  const std::vector<BenchConfiguration> plan = plan_sweep(options, mpi.size);
+  std::vector<BenchConfiguration> plan = plan_sweep(options, mpi.size);
   JobFacts job;
   job.command_line = options.command_line;
   job.output_path = options.output_path.empty() ? options.default_output_path(mpi.size) : options.output_path;
@@ -236,6 +242,9 @@ void run_benchmark(const BenchOptions& options, const MpiContext& mpi) {
   }
   apply_nccl_option(mpi.rank, "NCCL_ALGO", options.nccl_algo);
   apply_nccl_option(mpi.rank, "NCCL_PROTO", options.nccl_proto);
+  // How each step runs (--graph, --overlap, ...) depends on the back-end; the CPU fallback refuses with one line
+  // what it cannot honour, and the same on every rank.
+  for (BenchConfiguration& configuration : plan) configuration.cuda_backend = job.choice.backend == Backend::cuda;
   // Every configuration must fit before the first one starts, so a long sweep does not fail half-way.
   for (const BenchConfiguration& configuration : plan)
     check_memory_fits(job.choice, configuration.training_settings(), configuration.gpus, mpi);

@@ -28,6 +28,12 @@ void print_banner(std::FILE* out, const BannerFacts& facts) {
                backend_name(facts.backend), facts.ranks, configuration.global_batch,
                configuration.global_batch / facts.ranks, configuration.warmup_steps, configuration.measured_steps,
                configuration.runs, static_cast<unsigned long long>(configuration.seed));
+  if (facts.settings != nullptr) {
+    const TrainingSettings& st = *facts.settings;
+    std::fprintf(out, "# step: graph %s, overlap %s", st.graph ? "on" : "off", st.overlap ? "on" : "off");
+    if (st.overlap) std::fprintf(out, " (buckets of <= %g MB, first <= 1 MB)", st.bucket_mb);
+    std::fprintf(out, ", precision %s, timing %s\n", precision_name(st.precision), timing_name(st.timing));
+  }
   const LibraryVersions& v = facts.versions;
   std::fprintf(out, "# NCCL %s, CUDA runtime %s, driver %s, cuBLAS %s, MPI %s\n", v.nccl.c_str(),
                v.cuda_runtime.c_str(), v.cuda_driver.c_str(), v.cublas.c_str(), v.mpi.c_str());
@@ -136,6 +142,15 @@ void print_summary(std::FILE* out, const std::vector<RunSummary>& runs) {
                step, phase[int(Phase::forward)], share(Phase::forward), phase[int(Phase::backward)],
                share(Phase::backward), phase[int(Phase::exposed_comm)], share(Phase::exposed_comm),
                phase[int(Phase::optimizer)], share(Phase::optimizer), phase[int(Phase::allreduce)]);
+  double wall = 0;
+  for (const RunSummary& run : runs) wall += run.wall_step_ms / n;
+  // What --timing none measures too: the run's measured part divided by its steps, gaps between steps included.
+  std::fprintf(out, "# wall per measured step %.4f ms (first measured start -> last end, max over ranks)\n", wall);
+  // MEASUREMENT.md: overlap% = 100 (1 - exposed_comm / allreduce); only meaningful where something was reduced.
+  if (phase[int(Phase::allreduce)] > 0) {
+    std::fprintf(out, "# overlap %.0f%% (100 x (1 - exposed_comm / allreduce))\n",
+                 100.0 * (1.0 - phase[int(Phase::exposed_comm)] / phase[int(Phase::allreduce)]));
+  }
   std::fprintf(out, "# raw per-step, per-rank times are in the results file; confidence intervals, outlier screening and\n"
                     "# tests (MEASUREMENT.md statistics) are not computed here\n");
 }

@@ -16,11 +16,12 @@ struct BannerFacts {
   Backend backend = Backend::cpu;
   int ranks = 1;
   LibraryVersions versions;
-  std::vector<std::string> hosts;                 // per rank
-  std::vector<RankHardware> hardware;             // per rank
-  std::vector<std::string> nccl_environment;      // "NAME=value"
+  std::vector<std::string> hosts;             // per rank
+  std::vector<RankHardware> hardware;         // per rank
+  std::vector<std::string> nccl_environment;  // "NAME=value"
   std::string output_path;
   std::string environment_preset = "none";
+  const TrainingSettings* settings = nullptr;  // the resolved step execution (graph, overlap, ...)
 };
 
 // One configuration's result for the closing table of a sweep.

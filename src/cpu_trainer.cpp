@@ -75,6 +75,7 @@ RunRecord CpuTrainer::run(int run_index) {
   std::fill(first_moment_.begin(), first_moment_.end(), 0.0f);
   std::fill(second_moment_.begin(), second_moment_.end(), 0.0f);
 
+  Clock::time_point measured_start{};
   for (int step = 0; step < settings_.total_steps(); ++step) {
     const std::uint64_t first_sample =
         std::uint64_t(step) * settings_.global_batch + std::uint64_t(rank_) * local_batch_;
@@ -85,6 +86,7 @@ RunRecord CpuTrainer::run(int run_index) {
                                   static_cast<float>(model.dropout)};
 
     const Clock::time_point start = Clock::now();
+    if (step == settings_.warmup_steps) measured_start = start;
     cpu::mlp_forward(model, parameters_.data(), inputs_.data(), local_batch_, dropout, activations_);
     record.loss[step] = cpu::mse_loss_and_gradient(activations_.output.data(), targets_.data(), targets_.size(),
                                                    grad_output_.data());
@@ -107,6 +109,8 @@ RunRecord CpuTrainer::run(int run_index) {
     record.ms(Phase::optimizer, step) = elapsed_ms(allreduce_end, end);
     record.ms(Phase::step, step) = elapsed_ms(start, end);
   }
+  // Includes the data generation between measured steps (the GPU path's wall span includes its launch gaps).
+  record.measured_wall_ms = elapsed_ms(measured_start, Clock::now());
   record.memory_peak_bytes = peak_resident_bytes();
   return record;
 }

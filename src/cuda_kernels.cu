@@ -1,6 +1,8 @@
 // Purpose: the project's own CUDA kernels (everything of the training step that is not a cuBLAS call) and their
-// launchers. The element formulas are synthetic_data.hpp's and cpu_mlp.hpp's, so GPU and CPU compute one function.
+// launchers. Values that change per step are read from a device-resident StepParams, so a captured step replays. The
+// element formulas are synthetic_data.hpp's and cpu_mlp.hpp's, so GPU and CPU compute one function.
 #include <algorithm>
+#include <cstdint>
 
 #include "cuda_check.hpp"
 #include "cuda_kernels.cuh"
@@ -62,6 +64,25 @@ __device__ float block_sum(float value) {
   return value;
 }
 
+__global__ void begin_run_kernel(StepParams* params, std::uint64_t seed, std::uint64_t run) {
+  params->seed = seed;
+  params->run = run;
+  params->next_step = 0;
+}
+
+__global__ void advance_step_kernel(StepParams* params, std::uint64_t global_batch, std::uint64_t rank_offset,
+                                    float beta1, float beta2) {
+  const std::uint64_t step = params->next_step;
+  params->step = step;
+  params->first_sample = step * global_batch + rank_offset;
+  params->loss_index = step;
+  // As CudaMlp computed them on the host before: 1 - beta^t in double, then rounded once to float.
+  const double t = static_cast<double>(step + 1);
+  params->correction1 = static_cast<float>(1.0 - pow(static_cast<double>(beta1), t));
+  params->correction2 = static_cast<float>(1.0 - pow(static_cast<double>(beta2), t));
+  params->next_step = step + 1;
+}
+
 __global__ void teacher_weights_kernel(float* teacher, std::uint64_t seed, int outputs, int inputs) {
   const std::size_t count = static_cast<std::size_t>(outputs) * inputs;
   for (std::size_t i = global_thread(); i < count; i += grid_stride()) {
@@ -71,10 +92,11 @@ __global__ void teacher_weights_kernel(float* teacher, std::uint64_t seed, int o
 }
 
 // One block per sample: the block writes the sample's features, then reduces each teacher projection over them.
-__global__ void generate_batch_kernel(float* x, float* targets, const float* teacher, std::uint64_t seed,
-                                      std::uint64_t first_sample, int inputs, int outputs) {
+__global__ void generate_batch_kernel(float* x, float* targets, const float* teacher, const StepParams* params,
+                                      int inputs, int outputs) {
   const int i = blockIdx.x;
-  const std::uint64_t sample = first_sample + i;
+  const std::uint64_t seed = params->seed;
+  const std::uint64_t sample = params->first_sample + i;
   float* row = x + static_cast<std::size_t>(i) * inputs;
   for (int j = threadIdx.x; j < inputs; j += blockDim.x) row[j] = synthetic::feature(seed, sample, j);
   __syncthreads();  // the row's global writes are visible to the whole block from here on
@@ -97,8 +119,12 @@ __global__ void initialize_weights_kernel(float* weights, std::uint64_t seed, st
 
 // Each thread handles kVector consecutive units of one row (width % kVector == 0).
 template <int kVector>
-__global__ void bias_relu_dropout_kernel(float* z, const float* bias, int batch, int width, DropoutLayerKey key,
-                                         float keep_scale) {
+__global__ void bias_relu_dropout_kernel(float* z, const float* bias, int batch, int width, std::uint32_t layer,
+                                         float drop_probability, float keep_scale, const StepParams* params) {
+  const std::uint64_t seed = params->seed;
+  const std::uint64_t run = params->run;
+  const std::uint64_t step = params->step;
+  const std::uint64_t first_sample = params->first_sample;
   const std::size_t groups = static_cast<std::size_t>(batch) * width / kVector;
   for (std::size_t group = global_thread(); group < groups; group += grid_stride()) {
     const std::size_t first = group * kVector;
@@ -109,30 +135,45 @@ __global__ void bias_relu_dropout_kernel(float* z, const float* bias, int batch,
     for (int k = 0; k < kVector; ++k) {
       const int unit = first_unit + k;
       const float relu = fmaxf(values[k] + bias[unit], 0.0f);
-      const bool keep = key.drop_probability == 0.0f ||
-                        synthetic::dropout_keep(key.seed, key.run, key.step, key.layer, key.first_sample + row,
-                                                static_cast<std::uint32_t>(unit), key.drop_probability);
+      const bool keep =
+          drop_probability == 0.0f || synthetic::dropout_keep(seed, run, step, layer, first_sample + row,
+                                                              static_cast<std::uint32_t>(unit), drop_probability);
       values[k] = keep ? relu * keep_scale : 0.0f;
     }
     store<kVector>(z + first, values);
   }
 }
 
-template <int kVector>
-__global__ void relu_dropout_backward_kernel(float* grad, const float* h, std::size_t count, float keep_scale) {
-  const std::size_t groups = count / kVector;
-  for (std::size_t group = global_thread(); group < groups; group += grid_stride()) {
-    float g[kVector];
-    float a[kVector];
-    load<kVector>(grad + group * kVector, g);
-    load<kVector>(h + group * kVector, a);
-    for (int k = 0; k < kVector; ++k) g[k] = a[k] > 0.0f ? g[k] * keep_scale : 0.0f;
-    store<kVector>(grad + group * kVector, g);
+// A block owns kBiasColumns consecutive units (one per lane of x) and walks every row with kBiasRowLanes lanes of y:
+// each load of a warp covers 32 consecutive floats of one row (coalesced). The kBiasRowLanes partial column sums are
+// then added in lane order, so the bias gradient does not depend on timing.
+constexpr int kBiasColumns = 32;
+constexpr int kBiasRowLanes = 16;
+
+__global__ void relu_dropout_backward_bias_kernel(float* grad, const float* h, float* bias_grad, int batch, int width,
+                                                  float keep_scale) {
+  __shared__ float partial[kBiasRowLanes][kBiasColumns + 1];
+  const int unit = blockIdx.x * kBiasColumns + threadIdx.x;
+  float sum = 0.0f;
+  if (unit < width) {
+    for (int row = threadIdx.y; row < batch; row += kBiasRowLanes) {
+      const std::size_t i = static_cast<std::size_t>(row) * width + unit;
+      const float g = h[i] > 0.0f ? grad[i] * keep_scale : 0.0f;
+      grad[i] = g;
+      sum += g;
+    }
+  }
+  partial[threadIdx.y][threadIdx.x] = sum;
+  __syncthreads();
+  if (threadIdx.y == 0 && unit < width) {
+    float total = 0.0f;
+    for (int lane = 0; lane < kBiasRowLanes; ++lane) total += partial[lane][threadIdx.x];
+    bias_grad[unit] = total;
   }
 }
 
 __global__ void mse_loss_and_gradient_kernel(const float* y, const float* targets, int count, float* grad_y,
-                                             float* loss) {
+                                             float* losses, const StepParams* params) {
   float partial = 0.0f;
   for (int i = threadIdx.x; i < count; i += blockDim.x) {
     const float diff = y[i] - targets[i];
@@ -140,12 +181,14 @@ __global__ void mse_loss_and_gradient_kernel(const float* y, const float* target
     grad_y[i] = 2.0f * diff / static_cast<float>(count);
   }
   const float sum = block_sum(partial);
-  if (threadIdx.x == 0) *loss = sum / static_cast<float>(count);
+  if (threadIdx.x == 0) losses[params->loss_index] = sum / static_cast<float>(count);
 }
 
 template <int kVector>
 __global__ void adam_kernel(float* parameters, const float* gradients, float* first_moment, float* second_moment,
-                            std::size_t count, AdamStep step) {
+                            std::size_t count, AdamConstants adam, const StepParams* params) {
+  const float correction1 = params->correction1;
+  const float correction2 = params->correction2;
   const std::size_t groups = count / kVector;
   for (std::size_t group = global_thread(); group < groups; group += grid_stride()) {
     const std::size_t first = group * kVector;
@@ -155,11 +198,11 @@ __global__ void adam_kernel(float* parameters, const float* gradients, float* fi
     load<kVector>(first_moment + first, m);
     load<kVector>(second_moment + first, v);
     for (int k = 0; k < kVector; ++k) {
-      m[k] = step.beta1 * m[k] + (1.0f - step.beta1) * g[k];
-      v[k] = step.beta2 * v[k] + (1.0f - step.beta2) * g[k] * g[k];
-      const float m_hat = m[k] / step.correction1;
-      const float v_hat = v[k] / step.correction2;
-      p[k] -= step.learning_rate * m_hat / (sqrtf(v_hat) + step.epsilon);
+      m[k] = adam.beta1 * m[k] + (1.0f - adam.beta1) * g[k];
+      v[k] = adam.beta2 * v[k] + (1.0f - adam.beta2) * g[k] * g[k];
+      const float m_hat = m[k] / correction1;
+      const float v_hat = v[k] / correction2;
+      p[k] -= adam.learning_rate * m_hat / (sqrtf(v_hat) + adam.epsilon);
     }
     store<kVector>(parameters + first, p);
     store<kVector>(first_moment + first, m);
@@ -171,7 +214,20 @@ __global__ void fill_kernel(float* destination, std::size_t count, float value) 
   for (std::size_t i = global_thread(); i < count; i += grid_stride()) destination[i] = value;
 }
 
+bool aligned16(const void* pointer) { return reinterpret_cast<std::uintptr_t>(pointer) % 16 == 0; }
+
 }  // namespace
+
+void begin_run(StepParams* params, std::uint64_t seed, std::uint64_t run, cudaStream_t stream) {
+  begin_run_kernel<<<1, 1, 0, stream>>>(params, seed, run);
+  MGPU_CUDA_CHECK_LAUNCH();
+}
+
+void advance_step(StepParams* params, std::uint64_t global_batch, std::uint64_t rank_offset, float beta1, float beta2,
+                  cudaStream_t stream) {
+  advance_step_kernel<<<1, 1, 0, stream>>>(params, global_batch, rank_offset, beta1, beta2);
+  MGPU_CUDA_CHECK_LAUNCH();
+}
 
 void teacher_weights(float* teacher, std::uint64_t seed, int outputs, int inputs, cudaStream_t stream) {
   const std::size_t count = static_cast<std::size_t>(outputs) * inputs;
@@ -180,10 +236,10 @@ void teacher_weights(float* teacher, std::uint64_t seed, int outputs, int inputs
   MGPU_CUDA_CHECK_LAUNCH();
 }
 
-void generate_batch(float* x, float* targets, const float* teacher, std::uint64_t seed, std::uint64_t first_sample,
-                    int count, int inputs, int outputs, cudaStream_t stream) {
+void generate_batch(float* x, float* targets, const float* teacher, const StepParams* params, int count, int inputs,
+                    int outputs, cudaStream_t stream) {
   if (count == 0) return;
-  generate_batch_kernel<<<count, kThreads, 0, stream>>>(x, targets, teacher, seed, first_sample, inputs, outputs);
+  generate_batch_kernel<<<count, kThreads, 0, stream>>>(x, targets, teacher, params, inputs, outputs);
   MGPU_CUDA_CHECK_LAUNCH();
 }
 
@@ -195,48 +251,51 @@ void initialize_weights(float* weights, std::uint64_t seed, std::uint64_t run, s
   MGPU_CUDA_CHECK_LAUNCH();
 }
 
-void bias_relu_dropout(float* z, const float* bias, int batch, int width, const DropoutLayerKey& key,
-                       cudaStream_t stream) {
+void bias_relu_dropout(float* z, const float* bias, int batch, int width, std::uint32_t layer, float drop_probability,
+                       const StepParams* params, cudaStream_t stream) {
   const std::size_t count = static_cast<std::size_t>(batch) * width;
   if (count == 0) return;
   // The same float expression as cpu::mlp_forward's keep_scale (1 / (1 - p)), computed once.
-  const float keep_scale = 1.0f / (1.0f - key.drop_probability);
-  if (width % 4 == 0) {
-    bias_relu_dropout_kernel<4><<<grid_for(count / 4), kThreads, 0, stream>>>(z, bias, batch, width, key, keep_scale);
-  } else {
-    bias_relu_dropout_kernel<1><<<grid_for(count), kThreads, 0, stream>>>(z, bias, batch, width, key, keep_scale);
-  }
-  MGPU_CUDA_CHECK_LAUNCH();
-}
-
-void relu_dropout_backward(float* grad, const float* h, std::size_t count, float drop_probability,
-                           cudaStream_t stream) {
-  if (count == 0) return;
   const float keep_scale = 1.0f / (1.0f - drop_probability);
-  if (count % 4 == 0) {
-    relu_dropout_backward_kernel<4><<<grid_for(count / 4), kThreads, 0, stream>>>(grad, h, count, keep_scale);
+  if (width % 4 == 0) {
+    bias_relu_dropout_kernel<4><<<grid_for(count / 4), kThreads, 0, stream>>>(z, bias, batch, width, layer,
+                                                                              drop_probability, keep_scale, params);
   } else {
-    relu_dropout_backward_kernel<1><<<grid_for(count), kThreads, 0, stream>>>(grad, h, count, keep_scale);
+    bias_relu_dropout_kernel<1>
+        <<<grid_for(count), kThreads, 0, stream>>>(z, bias, batch, width, layer, drop_probability, keep_scale, params);
   }
   MGPU_CUDA_CHECK_LAUNCH();
 }
 
-void mse_loss_and_gradient(const float* y, const float* targets, int count, float* grad_y, float* loss,
-                           cudaStream_t stream) {
+void relu_dropout_backward_bias(float* grad, const float* h, float* bias_grad, int batch, int width,
+                                float drop_probability, cudaStream_t stream) {
+  if (batch == 0 || width == 0) return;
+  const float keep_scale = 1.0f / (1.0f - drop_probability);
+  const dim3 block(kBiasColumns, kBiasRowLanes);
+  const unsigned blocks = static_cast<unsigned>((width + kBiasColumns - 1) / kBiasColumns);
+  relu_dropout_backward_bias_kernel<<<blocks, block, 0, stream>>>(grad, h, bias_grad, batch, width, keep_scale);
+  MGPU_CUDA_CHECK_LAUNCH();
+}
+
+void mse_loss_and_gradient(const float* y, const float* targets, int count, float* grad_y, float* losses,
+                           const StepParams* params, cudaStream_t stream) {
   MGPU_REQUIRE(count > 0, "the MSE loss needs at least one value");
-  mse_loss_and_gradient_kernel<<<1, kReductionThreads, 0, stream>>>(y, targets, count, grad_y, loss);
+  mse_loss_and_gradient_kernel<<<1, kReductionThreads, 0, stream>>>(y, targets, count, grad_y, losses, params);
   MGPU_CUDA_CHECK_LAUNCH();
 }
 
 void adam_update(float* parameters, const float* gradients, float* first_moment, float* second_moment,
-                 std::size_t count, const AdamStep& step, cudaStream_t stream) {
+                 std::size_t count, const AdamConstants& adam, const StepParams* params, cudaStream_t stream) {
   if (count == 0) return;
-  if (count % 4 == 0) {
-    adam_kernel<4>
-        <<<grid_for(count / 4), kThreads, 0, stream>>>(parameters, gradients, first_moment, second_moment, count, step);
+  // float4 only where every buffer of the range starts on a 16-byte boundary (a bucket may start anywhere).
+  const bool vector4 = count % 4 == 0 && aligned16(parameters) && aligned16(gradients) && aligned16(first_moment) &&
+                       aligned16(second_moment);
+  if (vector4) {
+    adam_kernel<4><<<grid_for(count / 4), kThreads, 0, stream>>>(parameters, gradients, first_moment, second_moment,
+                                                                 count, adam, params);
   } else {
-    adam_kernel<1>
-        <<<grid_for(count), kThreads, 0, stream>>>(parameters, gradients, first_moment, second_moment, count, step);
+    adam_kernel<1><<<grid_for(count), kThreads, 0, stream>>>(parameters, gradients, first_moment, second_moment, count,
+                                                             adam, params);
   }
   MGPU_CUDA_CHECK_LAUNCH();
 }

@@ -1,6 +1,6 @@
-// Purpose: host launchers for the project's own CUDA kernels (synthetic batch, initialisation, bias + ReLU +
-// dropout, its backward, MSE loss, Adam). Plain C++ signatures, so .cpp files compiled by g++ can call them; every
-// launcher only enqueues work on `stream` and checks the launch.
+// Purpose: host launchers for the project's own CUDA kernels (step parameters, synthetic batch, initialisation,
+// bias + ReLU + dropout, its backward fused with the bias gradient, MSE loss, Adam). Plain C++ signatures, so .cpp
+// files compiled by g++ can call them; every launcher only enqueues work on `stream` and checks the launch.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -10,52 +10,66 @@
 
 namespace mgpu::kernels {
 
+// Everything of a training step that changes from one step to the next, kept in device memory so that a captured
+// step (a CUDA graph) replays correctly: kernels read these values when they run, never as baked-in arguments.
+// advance_step writes them at the start of every step from the counter next_step; begin_run resets the counter.
+struct StepParams {
+  std::uint64_t seed = 0;
+  std::uint64_t run = 0;
+  std::uint64_t step = 0;          // index of the step within the run, warm-up steps included (the dropout key)
+  std::uint64_t first_sample = 0;  // global index of this rank's first sample in the step
+  std::uint64_t loss_index = 0;    // slot of the loss array the step writes
+  float correction1 = 1.0f;        // Adam's 1 - beta1^t, t = step + 1
+  float correction2 = 1.0f;        // Adam's 1 - beta2^t
+  std::uint64_t next_step = 0;     // the counter: the step the next advance_step starts
+};
+
+// One thread: params->{seed, run} = (seed, run), next_step = 0. Enqueued once per run, before its first step.
+void begin_run(StepParams* params, std::uint64_t seed, std::uint64_t run, cudaStream_t stream);
+// One thread: step = next_step++, first_sample = step * global_batch + rank_offset, loss_index = step, and the Adam
+// corrections for t = step + 1 (computed in double, as the host did, then rounded to float).
+void advance_step(StepParams* params, std::uint64_t global_batch, std::uint64_t rank_offset, float beta1, float beta2,
+                  cudaStream_t stream);
+
 // teacher[k * inputs + j] = synthetic::teacher_weight(seed, k, j), k < outputs.
 void teacher_weights(float* teacher, std::uint64_t seed, int outputs, int inputs, cudaStream_t stream);
 
-// Global samples first_sample .. first_sample + count - 1: x[count, inputs] = synthetic::feature, and
+// Global samples params->first_sample .. + count - 1 of params->seed: x[count, inputs] = synthetic::feature, and
 // targets[count, outputs] = synthetic::teacher_target(sum_j teacher[k, j] * x[i, j], inputs).
-void generate_batch(float* x, float* targets, const float* teacher, std::uint64_t seed, std::uint64_t first_sample,
-                    int count, int inputs, int outputs, cudaStream_t stream);
+void generate_batch(float* x, float* targets, const float* teacher, const StepParams* params, int count, int inputs,
+                    int outputs, cudaStream_t stream);
 
 // weights[i] = synthetic::initial_weight(seed, run, first_index + i, fan_in, fan_out) for i < count, where
 // first_index is the layer's offset in the flat parameter buffer (the key cpu::initialize_parameters uses).
 void initialize_weights(float* weights, std::uint64_t seed, std::uint64_t run, std::size_t first_index,
                         std::size_t count, int fan_in, int fan_out, cudaStream_t stream);
 
-// Which dropout mask one hidden layer uses in one step (synthetic::dropout_keep's key).
-struct DropoutLayerKey {
-  std::uint64_t seed = 0;
-  std::uint64_t run = 0;
-  std::uint64_t step = 0;
-  std::uint32_t layer = 0;         // index of the dense layer the activation follows
-  std::uint64_t first_sample = 0;  // global index of row 0
-  float drop_probability = 0.0f;   // 0: no hashing, every unit kept with scale 1
-};
+// In place on z[batch, width] (row-major): z = keep ? max(z + bias[unit], 0) / (1 - p) : 0, the mask being
+// synthetic::dropout_keep(seed, run, step, layer, first_sample + row, unit) with the step's values from *params.
+void bias_relu_dropout(float* z, const float* bias, int batch, int width, std::uint32_t layer, float drop_probability,
+                       const StepParams* params, cudaStream_t stream);
 
-// In place on z[batch, width] (row-major): z = keep ? max(z + bias[unit], 0) / (1 - p) : 0.
-void bias_relu_dropout(float* z, const float* bias, int batch, int width, const DropoutLayerKey& key,
-                       cudaStream_t stream);
+// In place on grad[batch, width]: grad *= (h > 0 ? 1 / (1 - p) : 0), h being the stored post-dropout activation; and,
+// fused into the same pass, bias_grad[unit] = sum over rows of the new grad (the layer's bias gradient). The row sum
+// runs in a fixed order, so the result is reproducible bit for bit.
+void relu_dropout_backward_bias(float* grad, const float* h, float* bias_grad, int batch, int width,
+                                float drop_probability, cudaStream_t stream);
 
-// In place on grad[count]: grad *= (h > 0 ? 1 / (1 - p) : 0), h being the stored post-dropout activation.
-void relu_dropout_backward(float* grad, const float* h, std::size_t count, float drop_probability, cudaStream_t stream);
-
-// MSE over count values: grad_y = 2 (y - t) / count, *loss = mean (y - t)^2 (a device address). One block, fixed
+// MSE over count values: grad_y = 2 (y - t) / count, losses[params->loss_index] = mean (y - t)^2. One block, fixed
 // reduction order: the same inputs always give the same loss bits.
-void mse_loss_and_gradient(const float* y, const float* targets, int count, float* grad_y, float* loss,
-                           cudaStream_t stream);
+void mse_loss_and_gradient(const float* y, const float* targets, int count, float* grad_y, float* losses,
+                           const StepParams* params, cudaStream_t stream);
 
-// One Adam step over flat buffers, cpu::adam_update's formula; the bias corrections 1 - beta^t come from the host.
-struct AdamStep {
+// One Adam step over flat buffers (any contiguous range of them), cpu::adam_update's formula; the bias corrections
+// 1 - beta^t come from *params.
+struct AdamConstants {
   float learning_rate = 0.0f;
   float beta1 = 0.0f;
   float beta2 = 0.0f;
   float epsilon = 0.0f;
-  float correction1 = 1.0f;  // 1 - beta1^t
-  float correction2 = 1.0f;  // 1 - beta2^t
 };
 void adam_update(float* parameters, const float* gradients, float* first_moment, float* second_moment,
-                 std::size_t count, const AdamStep& step, cudaStream_t stream);
+                 std::size_t count, const AdamConstants& adam, const StepParams* params, cudaStream_t stream);
 
 // destination[i] = value for i < count (e.g. the ones vector for bias gradients).
 void fill(float* destination, std::size_t count, float value, cudaStream_t stream);

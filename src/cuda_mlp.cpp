@@ -1,13 +1,15 @@
-// Purpose: CudaMlp: the forward/backward GEMMs through cuBLAS (fp32, column-major view of row-major data) and the
-// rest of the step through our kernels, all on one stream.
+// Purpose: CudaMlp: the forward/backward GEMMs through cuBLASLt (fp32 or tf32, column-major view of row-major data,
+// the algorithm of each shape chosen by timing, see tuned_gemm.hpp)
+// and the rest of the step through our kernels (bias + ReLU + dropout, its backward fused with the bias gradient,
+// loss + gradient, one Adam over the flat buffer), all on one stream, every per-step value read from device memory.
 #include "cuda_mlp.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <utility>
 
 #include "cuda_check.hpp"
-#include "cuda_kernels.cuh"
 
 namespace mgpu {
 
@@ -18,14 +20,32 @@ namespace mgpu {
 //   forward  Y = X W^T   ->  Y^T[out, B]   = W[out, in] X^T[in, B]      W is stored as W^T:   gemm(T, N, out, B, in)
 //   weights  dW = dZ^T X ->  dW^T[in, out] = X^T[in, B] dZ[B, out]      dZ is stored as dZ^T: gemm(N, T, in, out, B)
 //   inputs   dX = dZ W   ->  dX^T[in, B]   = W^T[in, out] dZ^T[out, B]  both as stored:       gemm(N, N, in, B, out)
-//   biases   db = dZ^T 1 ->  db[out]       = dZ^T[out, B] ones[B]       dZ as stored:         gemv(N, out, B)
+//   biases   db = column sums of dZ, fused into the kernel that writes dZ (relu_dropout_backward_bias)
+// A block of weight rows [r0, r1) (a GradientPiece) is the same weight product on columns r0.. of dZ^T and dW^T:
+//   dW^T[in, r0:r1] = X^T[in, B] dZ[B, r0:r1]:  gemm(N, T, in, r1 - r0, B) with dZ^T + r0 and dW^T + r0 * in.
 
-CudaMlp::CudaMlp(const MlpSpec& model, int batch, cudaStream_t stream)
+namespace {
+
+// cuBLAS's recommended workspace on Hopper; handed over once so that no GEMM allocates while a graph is captured.
+constexpr std::size_t kGemmWorkspaceBytes = 32u << 20;
+
+cublasComputeType_t compute_type_for(Precision precision) {
+  MGPU_REQUIRE(precision != Precision::bf16, "--precision bf16: not implemented in this build (use fp32 or tf32)");
+  // CUBLAS_COMPUTE_32F: fp32 inputs, products and accumulation. FAST_TF32: tensor cores round the inputs to TF32.
+  return precision == Precision::tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
+}
+
+}  // namespace
+
+CudaMlp::CudaMlp(const MlpSpec& model, int batch, cudaStream_t stream, Precision precision)
     : model_(model),
       layers_(model.layers()),
+      whole_plan_(whole_buffer_plan(model)),
       batch_(batch),
       stream_(stream),
-      cublas_(stream),
+      gemm_workspace_(kGemmWorkspaceBytes),
+      gemm_(stream, compute_type_for(precision), gemm_workspace_.data(), gemm_workspace_.bytes()),
+      step_params_(1),
       parameters_(model.parameter_count()),
       gradients_(model.parameter_count()),
       first_moment_(model.parameter_count()),
@@ -33,8 +53,8 @@ CudaMlp::CudaMlp(const MlpSpec& model, int batch, cudaStream_t stream)
       inputs_(static_cast<std::size_t>(batch) * model.input_width()),
       targets_(static_cast<std::size_t>(batch) * model.output_width()),
       output_(static_cast<std::size_t>(batch) * model.output_width()),
-      ones_(static_cast<std::size_t>(batch)),
-      teacher_(static_cast<std::size_t>(model.output_width()) * model.input_width()) {
+      teacher_(static_cast<std::size_t>(model.output_width()) * model.input_width()),
+      drop_probability_(static_cast<float>(model.dropout)) {
   MGPU_REQUIRE(batch > 0, "the local batch must hold at least one sample");
   for (const DenseLayer& layer : layers_) {
     if (layer.hidden) hidden_.emplace_back(static_cast<std::size_t>(batch) * layer.fan_out);
@@ -42,16 +62,12 @@ CudaMlp::CudaMlp(const MlpSpec& model, int batch, cudaStream_t stream)
   for (DeviceBuffer<float>& scratch : grad_scratch_) {
     scratch = DeviceBuffer<float>(static_cast<std::size_t>(batch) * model.max_width());
   }
-  kernels::fill(ones_.data(), ones_.size(), 1.0f, stream_);
+  upload_step_params();
 }
 
 void CudaMlp::gemm(cublasOperation_t op_a, cublasOperation_t op_b, int m, int n, int k, const float* a, int lda,
                    const float* b, int ldb, float* c, int ldc) {
-  const float one = 1.0f;
-  const float zero = 0.0f;  // beta = 0: C is overwritten, never read (so NaN-poisoned outputs stay a valid test)
-  // CUBLAS_COMPUTE_32F: fp32 inputs, products and accumulation. TF32 would need CUBLAS_COMPUTE_32F_FAST_TF32.
-  MGPU_CUBLAS_CHECK(cublasGemmEx(cublas_.get(), op_a, op_b, m, n, k, &one, a, CUDA_R_32F, lda, b, CUDA_R_32F, ldb,
-                                 &zero, c, CUDA_R_32F, ldc, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+  gemm_.multiply(op_a, op_b, m, n, k, a, lda, b, ldb, c, ldc);
 }
 
 void CudaMlp::initialize(std::uint64_t seed, std::uint64_t run) {
@@ -65,20 +81,29 @@ void CudaMlp::initialize(std::uint64_t seed, std::uint64_t run) {
   }
   MGPU_CUDA_CHECK(cudaMemsetAsync(first_moment_.data(), 0, first_moment_.bytes(), stream_));
   MGPU_CUDA_CHECK(cudaMemsetAsync(second_moment_.data(), 0, second_moment_.bytes(), stream_));
+  build_teacher(seed);
+  kernels::begin_run(step_params_.data(), seed, run, stream_);
 }
 
-void CudaMlp::generate_batch(std::uint64_t seed, std::uint64_t first_sample) {
-  if (!have_teacher_ || teacher_seed_ != seed) {
-    kernels::teacher_weights(teacher_.data(), seed, model_.output_width(), model_.input_width(), stream_);
-    have_teacher_ = true;
-    teacher_seed_ = seed;
-  }
-  kernels::generate_batch(inputs_.data(), targets_.data(), teacher_.data(), seed, first_sample, batch_,
+void CudaMlp::build_teacher(std::uint64_t seed) {
+  if (have_teacher_ && teacher_seed_ == seed) return;
+  kernels::teacher_weights(teacher_.data(), seed, model_.output_width(), model_.input_width(), stream_);
+  have_teacher_ = true;
+  teacher_seed_ = seed;
+}
+
+void CudaMlp::advance_step(int global_batch, std::uint64_t rank_offset, const AdamSettings& adam) {
+  kernels::advance_step(step_params_.data(), static_cast<std::uint64_t>(global_batch), rank_offset, adam.beta1,
+                        adam.beta2, stream_);
+}
+
+void CudaMlp::generate_batch() {
+  MGPU_REQUIRE(have_teacher_, "generate_batch before initialize: no teacher network yet");
+  kernels::generate_batch(inputs_.data(), targets_.data(), teacher_.data(), step_params_.data(), batch_,
                           model_.input_width(), model_.output_width(), stream_);
 }
 
-void CudaMlp::forward(const cpu::DropoutKey& dropout) {
-  drop_probability_ = dropout.drop_probability;
+void CudaMlp::forward() {
   const float* input = inputs_.data();
   for (std::size_t l = 0; l < layers_.size(); ++l) {
     const DenseLayer& layer = layers_[l];
@@ -87,60 +112,89 @@ void CudaMlp::forward(const cpu::DropoutKey& dropout) {
     gemm(CUBLAS_OP_T, CUBLAS_OP_N, layer.fan_out, batch_, layer.fan_in, parameters_.data() + layer.weight_offset,
          layer.fan_in, input, layer.fan_in, z, layer.fan_out);
     if (!layer.hidden) break;  // the output layer is linear and has no bias
-    kernels::DropoutLayerKey key;
-    key.seed = dropout.seed;
-    key.run = dropout.run;
-    key.step = dropout.step;
-    key.layer = static_cast<std::uint32_t>(l);
-    key.first_sample = dropout.first_sample;
-    key.drop_probability = dropout.drop_probability;
-    kernels::bias_relu_dropout(z, parameters_.data() + layer.bias_offset, batch_, layer.fan_out, key, stream_);
+    kernels::bias_relu_dropout(z, parameters_.data() + layer.bias_offset, batch_, layer.fan_out,
+                               static_cast<std::uint32_t>(l), drop_probability_, step_params_.data(), stream_);
     input = z;
   }
 }
 
-void CudaMlp::loss_and_gradient(float* loss) {
+void CudaMlp::loss_and_gradient(float* losses) {
   // dL/dy goes to scratch 0, where backward starts.
   kernels::mse_loss_and_gradient(output_.data(), targets_.data(), batch_ * model_.output_width(),
-                                 grad_scratch_[0].data(), loss, stream_);
+                                 grad_scratch_[0].data(), losses, step_params_.data(), stream_);
 }
 
-void CudaMlp::backward() {
+void CudaMlp::backward(const BucketPlan& plan, const std::function<void(int piece)>& after_piece) {
   float* grad = grad_scratch_[0].data();   // dL/dZ of the current layer, [batch, fan_out]
   float* other = grad_scratch_[1].data();  // receives dL/dX, [batch, fan_in]
+  std::size_t next_piece = 0;
   for (int l = static_cast<int>(layers_.size()) - 1; l >= 0; --l) {
     const DenseLayer& layer = layers_[l];
     const float* input = l == 0 ? inputs_.data() : hidden_[l - 1].data();
-    // dW^T[in, out] = X^T * dZ.
-    gemm(CUBLAS_OP_N, CUBLAS_OP_T, layer.fan_in, layer.fan_out, batch_, input, layer.fan_in, grad, layer.fan_out,
-         gradients_.data() + layer.weight_offset, layer.fan_in);
-    if (layer.hidden) {
-      const float one = 1.0f;
-      const float zero = 0.0f;
-      // db[out] = dZ^T[out, B] * ones[B]: the column sums of dZ.
-      MGPU_CUBLAS_CHECK(cublasSgemv(cublas_.get(), CUBLAS_OP_N, layer.fan_out, batch_, &one, grad, layer.fan_out,
-                                    ones_.data(), 1, &zero, gradients_.data() + layer.bias_offset, 1));
+    // dW^T[in, rows] = X^T * dZ[:, rows], one GEMM per piece of this layer (the plan lists them in this order). The
+    // layer's bias gradient was written with its dZ (below, one layer up), so each piece is complete after its GEMM.
+    for (; next_piece < plan.pieces.size() && plan.pieces[next_piece].layer == l; ++next_piece) {
+      const GradientPiece& piece = plan.pieces[next_piece];
+      gemm(CUBLAS_OP_N, CUBLAS_OP_T, layer.fan_in, piece.row_end - piece.row_begin, batch_, input, layer.fan_in,
+           grad + piece.row_begin, layer.fan_out,
+           gradients_.data() + layer.weight_offset + static_cast<std::size_t>(piece.row_begin) * layer.fan_in,
+           layer.fan_in);
+      if (after_piece) after_piece(static_cast<int>(next_piece));
     }
     if (l == 0) break;  // no gradient with respect to the data
-    // dX^T[in, B] = W^T * dZ^T, then through the previous layer's dropout and ReLU (its stored activation).
+    // dX^T[in, B] = W^T * dZ^T, then through the previous layer's dropout and ReLU (its stored activation), with
+    // that layer's bias gradient (the column sums of its dZ) in the same pass.
     gemm(CUBLAS_OP_N, CUBLAS_OP_N, layer.fan_in, batch_, layer.fan_out, parameters_.data() + layer.weight_offset,
          layer.fan_in, grad, layer.fan_out, other, layer.fan_in);
-    kernels::relu_dropout_backward(other, hidden_[l - 1].data(), static_cast<std::size_t>(batch_) * layer.fan_in,
-                                   drop_probability_, stream_);
+    const DenseLayer& previous = layers_[l - 1];
+    kernels::relu_dropout_backward_bias(other, hidden_[l - 1].data(), gradients_.data() + previous.bias_offset, batch_,
+                                        layer.fan_in, drop_probability_, stream_);
     std::swap(grad, other);
   }
+  MGPU_REQUIRE(next_piece == plan.pieces.size(), "the bucket plan does not match the model's layers");
+}
+
+void CudaMlp::adam(const AdamSettings& adam, std::size_t begin, std::size_t count) {
+  MGPU_REQUIRE(begin <= parameters_.size(), "Adam range starts past the parameters");
+  count = std::min(count, parameters_.size() - begin);
+  kernels::AdamConstants constants;
+  constants.learning_rate = adam.learning_rate;
+  constants.beta1 = adam.beta1;
+  constants.beta2 = adam.beta2;
+  constants.epsilon = adam.epsilon;
+  kernels::adam_update(parameters_.data() + begin, gradients_.data() + begin, first_moment_.data() + begin,
+                       second_moment_.data() + begin, count, constants, step_params_.data(), stream_);
+}
+
+void CudaMlp::upload_step_params() {
+  MGPU_CUDA_CHECK(
+      cudaMemcpyAsync(step_params_.data(), &host_params_, sizeof host_params_, cudaMemcpyHostToDevice, stream_));
+  MGPU_CUDA_CHECK(cudaStreamSynchronize(stream_));  // host_params_ may change as soon as this returns
+}
+
+void CudaMlp::generate_batch(std::uint64_t seed, std::uint64_t first_sample) {
+  build_teacher(seed);
+  host_params_.seed = seed;
+  host_params_.first_sample = first_sample;
+  upload_step_params();
+  generate_batch();
+}
+
+void CudaMlp::forward(const cpu::DropoutKey& dropout) {
+  host_params_.seed = dropout.seed;
+  host_params_.run = dropout.run;
+  host_params_.step = dropout.step;
+  host_params_.first_sample = dropout.first_sample;
+  upload_step_params();
+  drop_probability_ = dropout.drop_probability;
+  forward();
 }
 
 void CudaMlp::adam(const AdamSettings& adam, int step_number) {
-  kernels::AdamStep step;
-  step.learning_rate = adam.learning_rate;
-  step.beta1 = adam.beta1;
-  step.beta2 = adam.beta2;
-  step.epsilon = adam.epsilon;
-  step.correction1 = static_cast<float>(1.0 - std::pow(static_cast<double>(adam.beta1), step_number));
-  step.correction2 = static_cast<float>(1.0 - std::pow(static_cast<double>(adam.beta2), step_number));
-  kernels::adam_update(parameters_.data(), gradients_.data(), first_moment_.data(), second_moment_.data(),
-                       parameters_.size(), step, stream_);
+  host_params_.correction1 = static_cast<float>(1.0 - std::pow(static_cast<double>(adam.beta1), step_number));
+  host_params_.correction2 = static_cast<float>(1.0 - std::pow(static_cast<double>(adam.beta2), step_number));
+  upload_step_params();
+  this->adam(adam);
 }
 
 void CudaMlp::upload_batch(const std::vector<float>& inputs, const std::vector<float>& targets) {

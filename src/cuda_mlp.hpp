@@ -1,25 +1,31 @@
 // Purpose: the MLP's math on one GPU (the function cpu_mlp.hpp defines): device buffers, synthetic batch, forward,
-// MSE loss, backward and Adam, each enqueued on one stream with no host synchronisation. Used by CudaTrainer and by
-// the tests that hold the GPU to the float64 reference.
+// MSE loss, backward and Adam, each enqueued on one stream with no host synchronisation and no per-step value baked
+// into a launch (those live in a device-resident StepParams), so the whole step can be captured into a CUDA graph.
+// Used by CudaTrainer and by the tests that hold the GPU to the float64 reference.
 #pragma once
 
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 #include "cpu_mlp.hpp"
+#include "cuda_kernels.cuh"
 #include "cuda_resources.hpp"
+#include "gradient_buckets.hpp"
 #include "mlp_spec.hpp"
 #include "trainer.hpp"
+#include "tuned_gemm.hpp"
 
 namespace mgpu {
 
 class CudaMlp {
  public:
   // Allocates every buffer for `batch` samples on the current device; all work goes to `stream` (not owned, must
-  // outlive this object). Nothing is allocated after construction.
-  CudaMlp(const MlpSpec& model, int batch, cudaStream_t stream);
+  // outlive this object). Nothing is allocated after construction (cuBLAS gets its workspace here too), which is what
+  // stream capture requires. precision: fp32 or tf32 (bf16 is refused).
+  CudaMlp(const MlpSpec& model, int batch, cudaStream_t stream, Precision precision = Precision::fp32);
   CudaMlp(const CudaMlp&) = delete;
   CudaMlp& operator=(const CudaMlp&) = delete;
 
@@ -27,19 +33,33 @@ class CudaMlp {
   int batch() const noexcept { return batch_; }
   std::size_t parameter_count() const noexcept { return parameters_.size(); }
 
-  // --- The training step, in order. Each call only enqueues work on the stream. ---
-  // Glorot-uniform weights and zero biases from (seed, run), as cpu::initialize_parameters; zero Adam moments.
+  // --- The training step, in order. Each call only enqueues work on the stream; none bakes a per-step value into a
+  // launch: kernels read the step's values from step_params() when they run. ---
+  // Glorot-uniform weights and zero biases from (seed, run), as cpu::initialize_parameters; zero Adam moments; the
+  // step counter reset to step 0 of run `run` (and the teacher for `seed` built, once per seed).
   void initialize(std::uint64_t seed, std::uint64_t run);
-  // Inputs and targets of global samples first_sample .. first_sample + batch - 1 (the teacher for `seed` is built
-  // once, at the first call with that seed).
-  void generate_batch(std::uint64_t seed, std::uint64_t first_sample);
-  // Activations and output for the current inputs; `dropout.first_sample` must be the batch's first global sample.
-  void forward(const cpu::DropoutKey& dropout);
-  // MSE of the output against the targets into *loss (a device address), and dL/dy for backward.
-  void loss_and_gradient(float* loss);
+  // The next step's values: step = counter++, first sample = step * global_batch + rank_offset, Adam corrections.
+  void advance_step(int global_batch, std::uint64_t rank_offset, const AdamSettings& adam);
+  // Inputs and targets of the step's global samples (step_params().first_sample onwards).
+  void generate_batch();
+  // Activations and output for the current inputs, dropout keyed by the step's (seed, run, step, first_sample).
+  void forward();
+  // MSE of the output against the targets into losses[step_params().loss_index] (a device array), and dL/dy.
+  void loss_and_gradient(float* losses);
   // Every parameter's gradient into gradients() (all of it is overwritten), through the last forward's dropout.
-  void backward();
-  // One Adam step (step_number counts from 1) from gradients() into the parameters.
+  // The weight-gradient GEMMs follow plan.pieces; after_piece(p) is called once piece p's elements (its bias
+  // included) are written, so a caller can hand a finished bucket to the communication stream.
+  void backward(const BucketPlan& plan, const std::function<void(int piece)>& after_piece = {});
+  void backward() { backward(whole_plan_); }
+  // One Adam step with the step's corrections over elements [begin, begin + count) (default: all).
+  void adam(const AdamSettings& adam, std::size_t begin = 0, std::size_t count = static_cast<std::size_t>(-1));
+
+  // The device-resident per-step values the kernels read.
+  kernels::StepParams* step_params() noexcept { return step_params_.data(); }
+
+  // --- Test conveniences: set the step's values from the host (synchronous upload), then run the step above. ---
+  void generate_batch(std::uint64_t seed, std::uint64_t first_sample);
+  void forward(const cpu::DropoutKey& dropout);
   void adam(const AdamSettings& adam, int step_number);
 
   // The flat gradient buffer (layout of MlpSpec::layers()): what the data-parallel step all-reduces in place.
@@ -60,12 +80,18 @@ class CudaMlp {
  private:
   void gemm(cublasOperation_t op_a, cublasOperation_t op_b, int m, int n, int k, const float* a, int lda,
             const float* b, int ldb, float* c, int ldc);
+  void build_teacher(std::uint64_t seed);
+  void upload_step_params();
 
   MlpSpec model_;
   std::vector<DenseLayer> layers_;
+  BucketPlan whole_plan_;
   int batch_;
   cudaStream_t stream_;
-  CublasHandle cublas_;
+  DeviceBuffer<unsigned char> gemm_workspace_;     // cuBLASLt's, so that no GEMM allocates during capture
+  TunedGemm gemm_;                                 // every product of the step, its algorithm tuned per shape
+  DeviceBuffer<kernels::StepParams> step_params_;  // one element
+  kernels::StepParams host_params_;                // the tests' host-side copy (test conveniences only)
 
   DeviceBuffer<float> parameters_;           // [W0, b0, W1, b1, ..., W_last], MlpSpec::layers() offsets
   DeviceBuffer<float> gradients_;            // same layout: one contiguous buffer, so one all-reduce covers all
@@ -76,11 +102,10 @@ class CudaMlp {
   std::vector<DeviceBuffer<float>> hidden_;  // hidden_[l]: [batch, fan_out of layer l] after bias, ReLU, dropout
   DeviceBuffer<float> output_;               // [batch, outputs]
   DeviceBuffer<float> grad_scratch_[2];      // ping-pong dL/d(activation), [batch, max width] each
-  DeviceBuffer<float> ones_;                 // [batch] of 1: bias gradient = dZ^T * ones
   DeviceBuffer<float> teacher_;              // [outputs, inputs]
   bool have_teacher_ = false;
   std::uint64_t teacher_seed_ = 0;
-  float drop_probability_ = 0.0f;  // of the last forward, which backward must match
+  float drop_probability_ = 0.0f;  // the model's; forward and backward use the same
 };
 
 }  // namespace mgpu

@@ -1,4 +1,4 @@
-// Purpose: RAII owners of CUDA resources (device memory, streams, timing events, a cuBLAS handle, the current
+// Purpose: RAII owners of CUDA resources (device memory, streams, events, graphs, a cuBLAS handle, the current
 // device): non-copyable, movable, every call checked; destructors warn instead of throwing.
 #pragma once
 
@@ -72,6 +72,15 @@ std::vector<T> copy_to_host(const DeviceBuffer<T>& source, cudaStream_t stream) 
 class CudaStream {
  public:
   CudaStream() { MGPU_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking)); }
+  // The device's highest stream priority (of the current device): when SMs free up, its pending blocks are
+  // scheduled before those of normal streams.
+  static CudaStream highest_priority() {
+    int least = 0, greatest = 0;
+    MGPU_CUDA_CHECK(cudaDeviceGetStreamPriorityRange(&least, &greatest));
+    CudaStream stream(nullptr);
+    MGPU_CUDA_CHECK(cudaStreamCreateWithPriority(&stream.stream_, cudaStreamNonBlocking, greatest));
+    return stream;
+  }
   ~CudaStream() {
     if (stream_ != nullptr) MGPU_CUDA_WARN(cudaStreamDestroy(stream_));
   }
@@ -85,18 +94,22 @@ class CudaStream {
 
   cudaStream_t get() const noexcept { return stream_; }
   void synchronize() const { MGPU_CUDA_CHECK(cudaStreamSynchronize(stream_)); }
+
   // Work enqueued on this stream after the call starts only once `event` has completed (no host wait).
   void wait(cudaEvent_t event) const { MGPU_CUDA_CHECK(cudaStreamWaitEvent(stream_, event, 0)); }
 
  private:
+  explicit CudaStream(std::nullptr_t) {}  // no stream yet (highest_priority fills it in)
   cudaStream_t stream_ = nullptr;
 };
 
-// A timing event (cudaEventDefault: records a GPU timestamp). Only elapsed times between two events recorded on the
-// same device are meaningful; they may come from different streams.
+// A timing event (cudaEventDefault: records a GPU timestamp), or with cudaEventDisableTiming an event that only
+// orders streams (cheaper). Only elapsed times between two timing events recorded on the same device are
+// meaningful; they may come from different streams.
 class CudaEvent {
  public:
-  CudaEvent() { MGPU_CUDA_CHECK(cudaEventCreateWithFlags(&event_, cudaEventDefault)); }
+  CudaEvent() : CudaEvent(cudaEventDefault) {}
+  explicit CudaEvent(unsigned flags) { MGPU_CUDA_CHECK(cudaEventCreateWithFlags(&event_, flags)); }
   ~CudaEvent() {
     if (event_ != nullptr) MGPU_CUDA_WARN(cudaEventDestroy(event_));
   }
@@ -111,6 +124,11 @@ class CudaEvent {
   cudaEvent_t get() const noexcept { return event_; }
   // Completes when all work enqueued on `stream` before this call has completed.
   void record(cudaStream_t stream) const { MGPU_CUDA_CHECK(cudaEventRecord(event_, stream)); }
+  // The same as a node of the graph `stream` is capturing (cudaEventRecordExternal): the recorded graph then records
+  // this event's timestamp every time it is launched. Only valid while `stream` captures.
+  void record_in_capture(cudaStream_t stream) const {
+    MGPU_CUDA_CHECK(cudaEventRecordWithFlags(event_, stream, cudaEventRecordExternal));
+  }
   // True once the recorded work has completed; never blocks.
   bool query() const {
     const cudaError_t status = cudaEventQuery(event_);
@@ -130,6 +148,53 @@ inline double elapsed_ms(const CudaEvent& start, const CudaEvent& end) {
   MGPU_CUDA_CHECK(cudaEventElapsedTime(&milliseconds, start.get(), end.get()));
   return milliseconds;
 }
+
+// A graph made by stream capture and `copies` executable instances of it. capture_begin/capture_end bracket the
+// enqueueing on `stream` (and on any stream that joined it through events); launch(copy) replays the whole of it on
+// a stream. Several instances let a caller change one instance's parameters while another may still be in flight.
+class CudaGraph {
+ public:
+  CudaGraph() = default;
+  ~CudaGraph() { reset(); }
+  CudaGraph(const CudaGraph&) = delete;
+  CudaGraph& operator=(const CudaGraph&) = delete;
+
+  // Thread-local capture mode: only this thread's unsafe calls (e.g. cudaMalloc) break the capture.
+  static void capture_begin(cudaStream_t stream) {
+    MGPU_CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
+  }
+  void capture_end(cudaStream_t stream, int copies = 1) {
+    reset();
+    MGPU_CUDA_CHECK(cudaStreamEndCapture(stream, &graph_));
+    for (int c = 0; c < copies; ++c) {
+      cudaGraphExec_t exec = nullptr;
+      MGPU_CUDA_CHECK(cudaGraphInstantiate(&exec, graph_, 0));
+      execs_.push_back(exec);
+    }
+  }
+  // Ends a capture that failed part-way (the error is already being reported); the stream is usable again after.
+  static void capture_abandon(cudaStream_t stream) noexcept {
+    cudaGraph_t partial = nullptr;
+    if (cudaStreamEndCapture(stream, &partial) == cudaSuccess && partial != nullptr) cudaGraphDestroy(partial);
+    cudaGetLastError();  // clear the sticky capture-invalidated error
+  }
+  void launch(cudaStream_t stream, int copy = 0) const { MGPU_CUDA_CHECK(cudaGraphLaunch(execs_.at(copy), stream)); }
+
+  cudaGraph_t graph() const noexcept { return graph_; }
+  cudaGraphExec_t exec(int copy = 0) const { return execs_.at(copy); }
+  int copies() const noexcept { return static_cast<int>(execs_.size()); }
+  bool ready() const noexcept { return !execs_.empty(); }
+
+ private:
+  void reset() noexcept {
+    for (cudaGraphExec_t exec : execs_) MGPU_CUDA_WARN(cudaGraphExecDestroy(exec));
+    if (graph_ != nullptr) MGPU_CUDA_WARN(cudaGraphDestroy(graph_));
+    execs_.clear();
+    graph_ = nullptr;
+  }
+  cudaGraph_t graph_ = nullptr;
+  std::vector<cudaGraphExec_t> execs_;
+};
 
 // A cuBLAS handle whose work goes to one stream, in true fp32: the default math mode never substitutes TF32 for
 // CUBLAS_COMPUTE_32F (only CUBLAS_TF32_TENSOR_OP_MATH or a *_FAST_TF32 compute type would).

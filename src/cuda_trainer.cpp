@@ -1,8 +1,12 @@
-// Purpose: CudaTrainer: one data-parallel training run on this rank's GPU, the gradient all-reduce on its own
-// stream, and the phase times of MEASUREMENT.md read from CUDA events once the run is over.
+// Purpose: CudaTrainer: one data-parallel training run on this rank's GPU (each step one CUDA graph replay, or
+// launched eagerly with --graph off), the gradient all-reduce in buckets on its own stream, and the phase times of
+// MEASUREMENT.md read from CUDA events once the run is over.
 #include "cuda_trainer.hpp"
 
+#include <algorithm>
 #include <chrono>
+#include <cmath>
+#include <limits>
 #include <thread>
 
 #include "cuda_check.hpp"
@@ -42,6 +46,17 @@ std::unique_ptr<NcclCommunicator> make_communicator(MPI_Comm comm, int world_siz
   return std::make_unique<NcclCommunicator>(comm, device_ordinal);
 }
 
+BucketPlan make_bucket_plan(const TrainingSettings& settings, int world_size) {
+  // One rank reduces nothing, and without overlap everything goes in one call after backward: no piece splitting.
+  if (world_size == 1 || !settings.overlap) return whole_buffer_plan(settings.model);
+  MGPU_REQUIRE(settings.bucket_mb > 0, "--bucket-mb must be positive");
+  const auto bucket_bytes = static_cast<std::size_t>(std::max(4.0, settings.bucket_mb * 1e6));
+  // A small first bucket (the last layers, written first) gets the communication stream going early, as PyTorch
+  // DDP's 1 MB first bucket does.
+  constexpr std::size_t kFirstBucketBytes = 1000000;
+  return overlap_plan(settings.model, bucket_bytes, std::min(bucket_bytes, kFirstBucketBytes));
+}
+
 }  // namespace
 
 CudaTrainer::CudaTrainer(const TrainingSettings& settings, MPI_Comm comm, int device_ordinal)
@@ -51,34 +66,109 @@ CudaTrainer::CudaTrainer(const TrainingSettings& settings, MPI_Comm comm, int de
       local_batch_(checked_local_batch(settings, world_size_)),
       device_ordinal_(select_device(device_ordinal)),
       nccl_(make_communicator(comm, world_size_, device_ordinal_)),
-      model_(settings.model, local_batch_, compute_stream_.get()),
+      model_(settings.model, local_batch_, compute_stream_.get(), settings.precision),
+      plan_(make_bucket_plan(settings, world_size_)),
       losses_(static_cast<std::size_t>(settings.total_steps())),
-      events_(static_cast<std::size_t>(settings.total_steps())),
+      events_(settings.timing == TimingMode::events ? static_cast<std::size_t>(settings.total_steps()) : 0),
       clock_sampler_(describe_gpu(device_ordinal_).pci_bus_id) {
-  compute_stream_.synchronize();  // set-up work (the ones vector) done before the first run is timed
+  for (std::size_t b = 0; b < plan_.buckets.size(); ++b) bucket_reduced_.emplace_back(cudaEventDisableTiming);
+  // One eager step first, from a valid state, graph or not: every GEMM shape is tuned (tuned_gemm.hpp), cuBLAS and
+  // our kernels are loaded and NCCL sets up its connections, none of which may happen inside a capture or a timed
+  // run. Every run re-initialises, so this step leaves nothing behind that a run could see.
+  model_.initialize(settings_.seed, 0);
+  enqueue_step(events_.empty() ? nullptr : &events_.front());
+  compute_stream_.synchronize();
+  comm_stream_.synchronize();
+  if (settings_.graph) capture_step_graph();
+  compute_stream_.synchronize();  // set-up work done before the first run is timed
 }
 
 CudaTrainer::~CudaTrainer() = default;
+
+void CudaTrainer::capture_step_graph() {
+  // The step is captured once, with step 0's events; run() re-targets the event nodes to each step's own events
+  // before its launch (cudaGraphExecEventRecordNodeSetEvent changes only later launches, never one in flight).
+  const cudaStream_t compute = compute_stream_.get();
+  CudaGraph::capture_begin(compute);
+  capturing_ = true;
+  try {
+    enqueue_step(events_.empty() ? nullptr : &events_.front());
+  } catch (...) {
+    capturing_ = false;
+    CudaGraph::capture_abandon(compute);
+    throw;
+  }
+  capturing_ = false;
+  // Several instances when events are re-targeted: re-targeting an instance while its previous launch is still queued
+  // may make the host wait for that launch, and with a single instance that wait would leave the GPU idle between
+  // steps (suspected cause of the 6-16 % wall-time cost of --timing events measured on H200 with one instance).
+  // With kGraphCopies instances used in turn, the host waits at most for the step kGraphCopies back. Only without
+  // NCCL for now: several instances of a graph holding NCCL kernels have not been run on the GPU machines yet.
+  step_graph_.capture_end(compute, events_.empty() || nccl_ ? 1 : kGraphCopies);
+
+  std::size_t count = 0;
+  MGPU_CUDA_CHECK(cudaGraphGetNodes(step_graph_.graph(), nullptr, &count));
+  std::vector<cudaGraphNode_t> nodes(count);
+  MGPU_CUDA_CHECK(cudaGraphGetNodes(step_graph_.graph(), nodes.data(), &count));
+  for (cudaGraphNode_t node : nodes) {
+    cudaGraphNodeType type{};
+    MGPU_CUDA_CHECK(cudaGraphNodeGetType(node, &type));
+    if (type != cudaGraphNodeTypeEventRecord) continue;
+    cudaEvent_t event = nullptr;
+    MGPU_CUDA_CHECK(cudaGraphEventRecordNodeGetEvent(node, &event));
+    for (int m = 0; m < kMarkCount; ++m) {
+      if (!events_.empty() && events_.front()[m].get() == event) event_nodes_.emplace_back(node, Mark(m));
+    }
+  }
+  int marks_recorded = 0;  // what enqueue_step records: 4 marks on one rank, all 7 with a reduction
+  if (!events_.empty()) marks_recorded = nccl_ ? kMarkCount : 4;
+  MGPU_REQUIRE(static_cast<int>(event_nodes_.size()) == marks_recorded,
+               "the captured step has " + std::to_string(event_nodes_.size()) + " timing event nodes, expected " +
+                   std::to_string(marks_recorded));
+}
+
+void CudaTrainer::retarget_graph_events(int step) {
+  const cudaGraphExec_t exec = step_graph_.exec(step % step_graph_.copies());
+  for (const auto& [node, which] : event_nodes_) {
+    MGPU_CUDA_CHECK(cudaGraphExecEventRecordNodeSetEvent(exec, node, events_[step][which].get()));
+  }
+}
 
 RunRecord CudaTrainer::run(int run_index) {
   ScopedDevice device(device_ordinal_);
   const int steps = settings_.total_steps();
   RunRecord record(steps);
+  const cudaStream_t compute = compute_stream_.get();
 
-  // Fresh parameters and zero Adam moments, enqueued ahead of the first step (its start event comes after them).
+  // Fresh parameters, zero Adam moments and the step counter at 0, enqueued ahead of the first step (its start
+  // event comes after them).
   model_.initialize(settings_.seed, static_cast<std::uint64_t>(run_index));
 
   clock_sampler_.reset();
 
   // The whole run is enqueued without a single host synchronisation: a host wait between steps would idle the GPU
   // and put host latency into the step times. The host blocks at most when the launch queue is full, which does not
-  // change what the events measure.
-  for (int step = 0; step < steps; ++step) train_step(run_index, step);
+  // change what the events measure. With --timing none the only events are these run marks, outside the steps.
+  const bool timed_steps = !events_.empty();
+  if (!timed_steps) run_marks_[kRunStart].record(compute);
+  for (int step = 0; step < steps; ++step) {
+    if (!timed_steps && step == settings_.warmup_steps) run_marks_[kMeasuredStart].record(compute);
+    if (step_graph_.ready()) {
+      if (timed_steps) retarget_graph_events(step);
+      // The step counter in device memory tells the replay which step it is.
+      step_graph_.launch(compute, step % step_graph_.copies());
+    } else {
+      enqueue_step(timed_steps ? &events_[step] : nullptr);
+    }
+  }
+  if (!timed_steps) run_marks_[kRunEnd].record(compute);
 
-  wait_sampling_clocks(events_.back().end);
+  wait_sampling_clocks(timed_steps ? events_.back()[kEnd] : run_marks_[kRunEnd]);
   read_phase_times(record);
+  record.measured_wall_ms = timed_steps ? elapsed_ms(events_[settings_.warmup_steps][kStart], events_.back()[kEnd])
+                                        : elapsed_ms(run_marks_[kMeasuredStart], run_marks_[kRunEnd]);
 
-  const std::vector<float> losses = copy_to_host(losses_, compute_stream_.get());
+  const std::vector<float> losses = copy_to_host(losses_, compute);
   record.loss.assign(losses.begin(), losses.end());
   // Device memory in use now: includes the CUDA context, cuBLAS's workspace and NCCL's buffers. Nothing is freed
   // during a run, so this is also its peak.
@@ -91,66 +181,82 @@ RunRecord CudaTrainer::run(int run_index) {
   return record;
 }
 
-void CudaTrainer::train_step(int run_index, int step) {
-  const StepEvents& events = events_[step];
-  const cudaStream_t compute = compute_stream_.get();
-  // Rank r's contiguous slice of global batch `step`: the same samples whatever the number of ranks.
-  const std::uint64_t first_sample =
-      static_cast<std::uint64_t>(step) * settings_.global_batch + static_cast<std::uint64_t>(rank_) * local_batch_;
+void CudaTrainer::mark(const StepEvents* events, Mark which, cudaStream_t stream) const {
+  if (events == nullptr) return;
+  // Inside a capture a plain record would only order streams; the external flag makes it a node that records the
+  // timestamp at every replay.
+  if (capturing_) {
+    (*events)[which].record_in_capture(stream);
+  } else {
+    (*events)[which].record(stream);
+  }
+}
 
+void CudaTrainer::enqueue_step(const StepEvents* events) {
+  const cudaStream_t compute = compute_stream_.get();
+  // The step's values (index, first sample, Adam corrections) are advanced in device memory, so a replay of the same
+  // captured work trains step s + 1 after step s. Rank r's slice of global batch s starts at s*B + r*B/N: the same
+  // samples whatever the number of ranks.
+  model_.advance_step(settings_.global_batch, static_cast<std::uint64_t>(rank_) * local_batch_, settings_.adam);
   // Data loading is not part of the step (MEASUREMENT.md: forward starts with the batch in place). The batch is
   // generated on the compute stream before `start` is recorded, so `start` fires only once it is there.
-  model_.generate_batch(settings_.seed, first_sample);
+  model_.generate_batch();
 
-  events.start.record(compute);
-  forward(run_index, step, first_sample);
-  events.forward_end.record(compute);  // forward phase = start -> here, loss and dL/dy included
-  backward();
-  events.backward_end.record(compute);  // backward phase = forward_end -> here: every gradient written
-  reduce_gradients(events);
-  update(step);
-  events.end.record(compute);  // step = start -> here
+  mark(events, kStart, compute);
+  model_.forward();
+  model_.loss_and_gradient(losses_.data());
+  mark(events, kForwardEnd, compute);  // forward phase = start -> here, loss and dL/dy included
+
+  // With overlap each bucket is handed to the communication stream as soon as backward has written its last piece;
+  // without, the single bucket goes after backward_end.
+  const bool overlap = nccl_ && settings_.overlap;
+  if (overlap) {
+    int next_bucket = 0;
+    model_.backward(plan_, [&](int piece) {
+      if (plan_.buckets[next_bucket].last_piece == piece) reduce_bucket(next_bucket++, events);
+    });
+  } else {
+    model_.backward(plan_);
+  }
+  mark(events, kBackwardEnd, compute);  // backward phase = forward_end -> here: every gradient written
+  if (nccl_ && !overlap) reduce_bucket(0, events);
+
+  // One rank: nothing to reduce, nothing is enqueued or recorded, so the single-GPU baseline carries no cost a real
+  // single-GPU run would not have; read_phase_times reports allreduce = exposed_comm = 0 and starts the optimizer
+  // at backward_end. Otherwise Adam updates each bucket once its reduction is complete: the compute stream waits for
+  // bucket b only (a GPU-side wait), so updating early buckets overlaps reducing later ones.
+  if (!nccl_) {
+    model_.adam(settings_.adam);
+  } else {
+    for (std::size_t b = 0; b < plan_.buckets.size(); ++b) {
+      compute_stream_.wait(bucket_reduced_[b].get());
+      // Recorded on the compute stream after its first wait: the optimizer phase starts when the compute stream
+      // could actually proceed, not when the communication stream finished.
+      if (b == 0) mark(events, kOptimizerStart, compute);
+      const GradientBucket& bucket = plan_.buckets[b];
+      model_.adam(settings_.adam, bucket.begin, bucket.end - bucket.begin);
+    }
+  }
+  mark(events, kEnd, compute);  // step = start -> here
 }
 
-void CudaTrainer::forward(int run_index, int step, std::uint64_t first_sample) {
-  cpu::DropoutKey dropout;
-  dropout.seed = settings_.seed;
-  dropout.run = static_cast<std::uint64_t>(run_index);
-  dropout.step = static_cast<std::uint64_t>(step);  // step index within the run, warm-up steps included
-  dropout.first_sample = first_sample;
-  dropout.drop_probability = static_cast<float>(settings_.model.dropout);
-  model_.forward(dropout);
-  model_.loss_and_gradient(losses_.data() + step);
-}
-
-void CudaTrainer::backward() { model_.backward(); }
-
-void CudaTrainer::reduce_gradients(const StepEvents& events) {
-  // One rank: nothing to reduce, and nothing is enqueued or recorded, so the single-GPU baseline carries no cost a
-  // real single-GPU run would not have (each event record costs the host ~3 us, which shows in launch-bound steps).
-  // read_phase_times then reports allreduce = exposed_comm = 0 and starts the optimizer at backward_end.
-  if (!nccl_) return;
+void CudaTrainer::reduce_bucket(int bucket, const StepEvents* events) {
   const cudaStream_t comm = comm_stream_.get();
-  // The communication stream starts only once backward has written the last gradient (a GPU-side wait, no host
-  // involvement). allreduce_start is recorded after that wait, so the allreduce phase is the NCCL kernel itself,
-  // including any time it spends waiting for a slower rank to arrive.
-  comm_stream_.wait(events.backward_end.get());
-  events.allreduce_start.record(comm);
-  // One in-place average over the one contiguous gradient buffer: each rank's gradient is the mean over its local
-  // batch, so their average is the gradient of the mean over the global batch, as on one GPU.
-  MGPU_NCCL_CHECK(ncclAllReduce(model_.gradients(), model_.gradients(), model_.parameter_count(), ncclFloat, ncclAvg,
-                                nccl_->get(), comm));
-  events.allreduce_end.record(comm);
-  // The optimizer must not read gradients before the reduction completes. exposed_comm = backward_end ->
-  // allreduce_end is what the compute stream waits here; with a single reduction after backward nothing overlaps,
-  // so it equals allreduce plus the stream hop (per-layer buckets launched during backward would hide part of it).
-  compute_stream_.wait(events.allreduce_end.get());
-  // Recorded on the compute stream after its wait: the optimizer phase starts when the compute stream could
-  // actually proceed, not when the communication stream finished.
-  events.optimizer_start.record(compute_stream_.get());
+  const GradientBucket& range = plan_.buckets[bucket];
+  // The communication stream starts a bucket only once the compute stream has written it (a GPU-side wait, no host
+  // involvement). allreduce_start is recorded after the first such wait, so the allreduce phase runs from the first
+  // reduction's launch to the last one's completion, including any time NCCL waits for a slower rank and, with
+  // overlap, the gaps in which the next bucket is still being computed.
+  gradients_ready_.record(compute_stream_.get());
+  comm_stream_.wait(gradients_ready_.get());
+  if (bucket == 0) mark(events, kAllreduceStart, comm);
+  // In-place average: each rank's gradient is the mean over its local batch, so their average is the gradient of the
+  // mean over the global batch, as on one GPU. Buckets are contiguous ranges of the one flat gradient buffer.
+  float* first = model_.gradients() + range.begin;
+  MGPU_NCCL_CHECK(ncclAllReduce(first, first, range.end - range.begin, ncclFloat, ncclAvg, nccl_->get(), comm));
+  if (bucket + 1 == static_cast<int>(plan_.buckets.size())) mark(events, kAllreduceEnd, comm);
+  bucket_reduced_[bucket].record(comm);
 }
-
-void CudaTrainer::update(int step) { model_.adam(settings_.adam, step + 1); }
 
 void CudaTrainer::wait_sampling_clocks(const CudaEvent& last) {
   // Poll instead of blocking in cudaEventSynchronize, so the clocks can be sampled while the GPU works. The last
@@ -166,15 +272,31 @@ void CudaTrainer::wait_sampling_clocks(const CudaEvent& last) {
 }
 
 void CudaTrainer::read_phase_times(RunRecord& record) const {
+  if (events_.empty()) {
+    // --timing none: no phase was measured (NaN says so to every reader); each step holds the mean step time of its
+    // part of the run (warm-up or measured), which is all two events per part can say.
+    const double nan = std::numeric_limits<double>::quiet_NaN();
+    const int warmup = settings_.warmup_steps;
+    const int measured = settings_.measured_steps;
+    const double warmup_mean =
+        warmup > 0 ? elapsed_ms(run_marks_[kRunStart], run_marks_[kMeasuredStart]) / warmup : nan;
+    const double measured_mean = elapsed_ms(run_marks_[kMeasuredStart], run_marks_[kRunEnd]) / measured;
+    for (int step = 0; step < record.total_steps; ++step) {
+      for (int p = 0; p < kPhaseCount; ++p) record.ms(Phase(p), step) = nan;
+      record.ms(Phase::step, step) = step < warmup ? warmup_mean : measured_mean;
+    }
+    return;
+  }
   for (int step = 0; step < record.total_steps; ++step) {
     const StepEvents& e = events_[step];
-    record.ms(Phase::forward, step) = elapsed_ms(e.start, e.forward_end);
-    record.ms(Phase::backward, step) = elapsed_ms(e.forward_end, e.backward_end);
-    // One rank (see reduce_gradients): no reduction, its phases are 0 and the optimizer follows backward directly.
-    record.ms(Phase::allreduce, step) = nccl_ ? elapsed_ms(e.allreduce_start, e.allreduce_end) : 0.0;
-    record.ms(Phase::exposed_comm, step) = nccl_ ? elapsed_ms(e.backward_end, e.allreduce_end) : 0.0;
-    record.ms(Phase::optimizer, step) = elapsed_ms(nccl_ ? e.optimizer_start : e.backward_end, e.end);
-    record.ms(Phase::step, step) = elapsed_ms(e.start, e.end);
+    record.ms(Phase::forward, step) = elapsed_ms(e[kStart], e[kForwardEnd]);
+    record.ms(Phase::backward, step) = elapsed_ms(e[kForwardEnd], e[kBackwardEnd]);
+    // One rank (see enqueue_step): no reduction, its phases are 0 and the optimizer follows backward directly.
+    record.ms(Phase::allreduce, step) = nccl_ ? elapsed_ms(e[kAllreduceStart], e[kAllreduceEnd]) : 0.0;
+    // The last bucket holds the last piece backward writes, so its reduction ends after backward_end, overlap or not.
+    record.ms(Phase::exposed_comm, step) = nccl_ ? elapsed_ms(e[kBackwardEnd], e[kAllreduceEnd]) : 0.0;
+    record.ms(Phase::optimizer, step) = elapsed_ms(nccl_ ? e[kOptimizerStart] : e[kBackwardEnd], e[kEnd]);
+    record.ms(Phase::step, step) = elapsed_ms(e[kStart], e[kEnd]);
   }
 }
 

@@ -1,17 +1,21 @@
 // Purpose: the CUDA + NCCL training back-end: data-parallel steps on one GPU per rank, each phase timed with CUDA
-// events as MEASUREMENT.md defines it, a whole run enqueued without host synchronisation.
+// events as MEASUREMENT.md defines it, a whole run enqueued without host synchronisation, the step replayed as one
+// CUDA graph (NCCL included) and its gradients reduced in buckets that overlap backward.
 #pragma once
 
 #include <mpi.h>
 
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "cuda_mlp.hpp"
 #include "cuda_resources.hpp"
 #include "gpu_devices.hpp"
+#include "gradient_buckets.hpp"
 #include "nccl_communicator.hpp"
 #include "trainer.hpp"
 
@@ -19,8 +23,9 @@ namespace mgpu {
 
 class CudaTrainer final : public Trainer {
  public:
-  // Collective over `comm` (NCCL set-up) when it has more than one rank. Rank r of N trains on the contiguous slice
-  // [r*B/N, (r+1)*B/N) of every global batch B on GPU `device_ordinal`; B must be divisible by N.
+  // Collective over `comm` (NCCL set-up, and with settings.graph one eager step and its capture) when it has more
+  // than one rank. Rank r of N trains on the contiguous slice [r*B/N, (r+1)*B/N) of every global batch B on GPU
+  // `device_ordinal`; B must be divisible by N.
   CudaTrainer(const TrainingSettings& settings, MPI_Comm comm, int device_ordinal);
   ~CudaTrainer() override;
   CudaTrainer(const CudaTrainer&) = delete;
@@ -31,26 +36,34 @@ class CudaTrainer final : public Trainer {
   std::string device_kind() const override { return "cuda"; }
 
   int local_batch() const noexcept { return local_batch_; }
+  // The buckets the gradient is reduced in (one bucket without overlap or with one rank).
+  const BucketPlan& bucket_plan() const noexcept { return plan_; }
 
  private:
-  // The events that bound the phases of one step; created once for every step of a run and reused by every run.
-  // The three reduction events are recorded only with more than one rank.
-  struct StepEvents {
-    CudaEvent start;            // compute stream: the batch is in place, the step begins
-    CudaEvent forward_end;      // compute stream: loss and dL/dy written
-    CudaEvent backward_end;     // compute stream: last gradient written
-    CudaEvent allreduce_start;  // communication stream: the reduction may begin
-    CudaEvent allreduce_end;    // communication stream: reduced gradients complete
-    CudaEvent optimizer_start;  // compute stream: after its wait for allreduce_end
-    CudaEvent end;              // compute stream: parameters updated, the step is over
+  // The instants that bound the phases of one step (MEASUREMENT.md). allreduce_start/_end are on the communication
+  // stream, the others on the compute stream; the reduction marks and optimizer_start exist only with > 1 rank.
+  enum Mark : int {
+    kStart,           // the batch is in place, the step begins
+    kForwardEnd,      // loss and dL/dy written
+    kBackwardEnd,     // last gradient written
+    kAllreduceStart,  // the first bucket's reduction may begin (after its wait for the gradients)
+    kAllreduceEnd,    // the last bucket reduced
+    kOptimizerStart,  // the compute stream may update (after its wait for the first reduced bucket)
+    kEnd,             // parameters updated, the step is over
+    kMarkCount
   };
+  using StepEvents = std::array<CudaEvent, kMarkCount>;
+  // --timing none: the only events of a run, outside the steps.
+  enum RunMark : int { kRunStart, kMeasuredStart, kRunEnd, kRunMarkCount };
 
-  // One step as the reader expects it: forward, backward, reduce, update.
-  void train_step(int run_index, int step);
-  void forward(int run_index, int step, std::uint64_t first_sample);
-  void backward();
-  void reduce_gradients(const StepEvents& events);
-  void update(int step);
+  // Enqueues one whole step (advance the step counter, batch, forward, backward, reductions, Adam) on the streams;
+  // `events` (null with --timing none) receive the phase marks. Identical work whether captured or launched eagerly.
+  void enqueue_step(const StepEvents* events);
+  void reduce_bucket(int bucket, const StepEvents* events);
+  void mark(const StepEvents* events, Mark which, cudaStream_t stream) const;
+  void capture_step_graph();
+  // Points the graph's event-record nodes at step `step`'s events (they were captured with step 0's).
+  void retarget_graph_events(int step);
 
   void wait_sampling_clocks(const CudaEvent& last);
   void read_phase_times(RunRecord& record) const;
@@ -61,11 +74,21 @@ class CudaTrainer final : public Trainer {
   int local_batch_;
   int device_ordinal_;  // made current before any resource below is created
   CudaStream compute_stream_;
-  CudaStream comm_stream_;
+  // Highest priority: a reduction launched during backward gets SMs as soon as a GEMM's blocks retire, instead of
+  // queueing behind the rest of backward.
+  CudaStream comm_stream_ = CudaStream::highest_priority();
   std::unique_ptr<NcclCommunicator> nccl_;  // only with more than one rank
   CudaMlp model_;
-  DeviceBuffer<float> losses_;  // [step] of the current run, copied back once it is over
-  std::vector<StepEvents> events_;
+  BucketPlan plan_;
+  DeviceBuffer<float> losses_;      // [step] of the current run, copied back once it is over
+  std::vector<StepEvents> events_;  // [step]; empty with --timing none
+  std::array<CudaEvent, kRunMarkCount> run_marks_;
+  CudaEvent gradients_ready_{cudaEventDisableTiming};  // compute -> communication stream, before each bucket
+  std::vector<CudaEvent> bucket_reduced_;              // communication -> compute stream, one per bucket
+  bool capturing_ = false;
+  static constexpr int kGraphCopies = 4;  // instances of the step graph used in turn (see capture_step_graph)
+  CudaGraph step_graph_;
+  std::vector<std::pair<cudaGraphNode_t, Mark>> event_nodes_;  // the graph's event-record nodes and their marks
   GpuClockSampler clock_sampler_;
 };
 

@@ -36,6 +36,14 @@ po::options_description describe_study_options() {
     ("device", po::value<std::string>()->default_value("auto"), "auto | cuda | cpu (auto: GPUs if every rank has one)")
     ("nccl-algo", po::value<std::string>(), "NCCL_ALGO for the gradient all-reduce, e.g. tree or ring (default: NCCL's)")
     ("nccl-proto", po::value<std::string>(), "NCCL_PROTO, e.g. simple, ll, ll128 (default: NCCL's)")
+    ("graph", po::value<std::string>()->default_value("auto"),
+     "auto | on | off: replay each step as one CUDA graph, NCCL included (auto: on for CUDA)")
+    ("overlap", po::value<std::string>()->default_value("auto"),
+     "auto | on | off: reduce gradients in buckets during backward, Adam per reduced bucket (auto: off, see docs)")
+    ("bucket-mb", po::value<double>()->default_value(8.0), "all-reduce bucket cap in MB with --overlap on (first: 1 MB)")
+    ("precision", po::value<std::string>()->default_value("fp32"), "fp32 | tf32 GEMMs (bf16: not yet available)")
+    ("timing", po::value<std::string>()->default_value("events"),
+     "events: every phase of every step | none: one event pair per run part (to measure the instrumentation)")
     ("output", po::value<std::string>(), "results file (HDF5); default mgpu_bench_<model>_b<batch>_n<ranks>.h5 (one configuration) or mgpu_bench_sweep_<count>configs.h5");
   // clang-format on
   return description;
@@ -141,7 +149,66 @@ std::string nccl_list_value(const std::string& option, const std::string& value,
   return prefix + result;
 }
 
+// ---- Step execution options (one block, so the driver's own options stay apart from the step's).
+
+Toggle parse_toggle(const char* option, const std::string& text) {
+  if (text == "auto") return Toggle::automatic;
+  if (text == "on") return Toggle::on;
+  if (text == "off") return Toggle::off;
+  throw UsageError("--" + std::string(option) + " '" + text + "': choose auto, on or off");
+}
+
+StepOptions parse_step_options(const po::variables_map& vm) {
+  StepOptions step;
+  step.graph = parse_toggle("graph", vm["graph"].as<std::string>());
+  step.overlap = parse_toggle("overlap", vm["overlap"].as<std::string>());
+  step.bucket_mb = vm["bucket-mb"].as<double>();
+  // A bucket smaller than one float or larger than any GPU's memory is a typo, not a configuration.
+  if (!(step.bucket_mb >= 1e-6 && step.bucket_mb <= 1e6)) {
+    throw UsageError("--bucket-mb " + std::to_string(step.bucket_mb) + ": must be from 1e-06 to 1e+06 MB");
+  }
+  const std::string precision = vm["precision"].as<std::string>();
+  if (precision == "fp32") {
+    step.precision = Precision::fp32;
+  } else if (precision == "tf32") {
+    step.precision = Precision::tf32;
+  } else if (precision == "bf16") {
+    throw UsageError("--precision bf16: not implemented yet (choose fp32 or tf32)");
+  } else {
+    throw UsageError("--precision '" + precision + "': choose fp32 or tf32");
+  }
+  const std::string timing = vm["timing"].as<std::string>();
+  if (timing == "events") {
+    step.timing = TimingMode::events;
+  } else if (timing == "none") {
+    step.timing = TimingMode::none;
+  } else {
+    throw UsageError("--timing '" + timing + "': choose events or none");
+  }
+  return step;
+}
+
 }  // namespace
+
+void apply_step_options(const StepOptions& step, bool cuda_backend, TrainingSettings& settings) {
+  if (!cuda_backend) {
+    // The CPU fallback has no graphs, no communication stream and only fp32 BLAS: refuse what it cannot do.
+    if (step.graph == Toggle::on) throw UsageError("--graph on: CUDA graphs need the CUDA back-end (device is cpu)");
+    if (step.overlap == Toggle::on) throw UsageError("--overlap on: the CPU fallback reduces after backward");
+    if (step.precision != Precision::fp32) {
+      throw UsageError("--precision " + std::string(precision_name(step.precision)) +
+                       ": the CPU fallback is fp32 only");
+    }
+    if (step.timing != TimingMode::events) throw UsageError("--timing none: the CPU fallback always times phases");
+  }
+  settings.graph = cuda_backend && step.graph != Toggle::off;
+  // auto = off: on 2 x H200 bucketed overlap measured no faster than one reduction after backward (the NCCL kernels
+  // take SMs and memory bandwidth from backward and Adam; docs/measurement.md has the figures).
+  settings.overlap = cuda_backend && step.overlap == Toggle::on;
+  settings.bucket_mb = step.bucket_mb;
+  settings.precision = step.precision;
+  settings.timing = step.timing;
+}
 
 const char* device_choice_name(DeviceChoice choice) {
   switch (choice) {
@@ -399,6 +466,7 @@ BenchOptions parse_options(int argc, const char* const* argv) {
   options.resume = vm.count("resume") > 0;
   if (options.force && options.resume)
     throw UsageError("--resume and --force exclude each other: --resume keeps the file, --force replaces it");
+  options.step = parse_step_options(vm);
   return options;
 }
 

@@ -7,11 +7,27 @@
 #include <vector>
 
 #include "mlp_spec.hpp"
+#include "trainer.hpp"
 
 namespace mgpu {
 
 enum class DeviceChoice { automatic, cuda, cpu };
 const char* device_choice_name(DeviceChoice choice);
+
+// --- Step execution options (--graph, --overlap, --bucket-mb, --precision, --timing): how the CUDA step runs. ---
+// auto: graph on where the back-end can (CUDA), overlap off (measured no faster, docs/measurement.md); both off on
+// the CPU fallback.
+enum class Toggle { automatic, on, off };
+struct StepOptions {
+  Toggle graph = Toggle::automatic;
+  Toggle overlap = Toggle::automatic;
+  double bucket_mb = 8.0;
+  Precision precision = Precision::fp32;
+  TimingMode timing = TimingMode::events;
+};
+// Resolves `step` for the chosen back-end into `settings`; throws UsageError (one line) for what the CPU fallback
+// cannot honour (--graph on, --overlap on, --precision tf32/bf16, --timing none).
+void apply_step_options(const StepOptions& step, bool cuda_backend, TrainingSettings& settings);
 
 // One model of the sweep with the global batches it runs (`--model M --batch B1,B2` or a `sweep = M:B1,B2` entry).
 struct SweepEntry {
@@ -32,6 +48,7 @@ struct BenchOptions {
   std::string nccl_algo;   // empty: NCCL chooses
   std::string nccl_proto;  // empty: NCCL chooses
   std::string output_path; // empty: default_output_path()
+  StepOptions step;
   bool force = false;
   bool resume = false;     // skip the configurations already complete in the output file, rerun incomplete ones
   std::string config_path; // the study file the options came from ("" without --config)

@@ -27,6 +27,12 @@ inline constexpr AddedAttribute kAddedAttributes[] = {
     {"environment_preset", 2},
     {"attempt", 2},
     {"implementation", 2},
+    {"graph", 2},
+    {"overlap", 2},
+    {"bucket_mb", 2},
+    {"grad_dtype", 2},
+    {"accumulate_steps", 2},
+    {"timing", 2},
 };
 // The format's name: every file in this format says so, whoever wrote it (the PyTorch peer too; see implementation).
 inline constexpr char kProducer[] = "mgpu_bench";
@@ -92,8 +98,15 @@ struct ConfigurationMetadata {
   std::string environment_preset = "none";  // launch/presets name the launcher applied (MGPU_ENVIRONMENT_PRESET)
   std::int32_t attempt = 1;  // 1; n + 1 when --resume replaced an incomplete n-th attempt of this configuration
   std::int32_t ranks = 0;
-  std::string device;  // "cuda" or "cpu"
-  std::string precision = "fp32";
+  std::string device;              // "cuda" or "cpu"
+  std::string precision = "fp32";  // "fp32", "tf32" or "bf16" (GEMM arithmetic)
+  // How the step ran (docs/measurement.md, "Step execution"); the defaults are what a version-1 file's runs did.
+  std::string graph = "off";          // "on": each step one CUDA graph replay
+  std::string overlap = "off";        // "on": bucketed reductions during backward, Adam per bucket (ranks > 1 only)
+  double bucket_mb = 0.0;             // bucket cap in MB with overlap on; 0 = one bucket of everything
+  std::string grad_dtype = "fp32";    // element type of the all-reduced gradient
+  std::int32_t accumulate_steps = 1;  // 1 = gradients reduced and applied every step
+  std::string timing = "events";      // "events": every phase timed; "none": only per-run step means, phases NaN
   std::int32_t warmup_steps = 0;
   std::int32_t measured_steps = 0;
   std::int32_t runs_requested = 0;
@@ -140,6 +153,12 @@ void for_each_attribute_of_configuration(Metadata& m, Visitor&& visit) {
   visit("ranks", m.ranks);
   visit("device", m.device);
   visit("precision", m.precision);
+  visit("graph", m.graph);
+  visit("overlap", m.overlap);
+  visit("bucket_mb", m.bucket_mb);
+  visit("grad_dtype", m.grad_dtype);
+  visit("accumulate_steps", m.accumulate_steps);
+  visit("timing", m.timing);
   visit("warmup_steps", m.warmup_steps);
   visit("measured_steps", m.measured_steps);
   visit("runs_requested", m.runs_requested);

@@ -23,14 +23,17 @@ struct RunRecord {
   double sm_clock_mhz = 0;          // mean of samples taken while the run executed; 0 if not available
   double memory_clock_mhz = 0;
   int clock_samples = 0;
+  // Wall span of the measured steps on this rank: first measured step's start -> last step's end, gaps between steps
+  // (data generation, launches) included. Divided by the measured steps it is comparable between --timing modes.
+  double measured_wall_ms = 0;
 
   explicit RunRecord(int steps = 0)
       : total_steps(steps), phase_ms(static_cast<std::size_t>(kPhaseCount) * steps, 0.0), loss(steps, 0.0) {}
   double& ms(Phase phase, int step) { return phase_ms[static_cast<std::size_t>(phase) * total_steps + step]; }
   double ms(Phase phase, int step) const { return phase_ms[static_cast<std::size_t>(phase) * total_steps + step]; }
 
-  // Flat form for MPI_Gather: phase_ms, loss, then the five scalars. Every rank of a run has the same size.
-  static std::size_t packed_size(int steps) { return static_cast<std::size_t>(kPhaseCount + 1) * steps + 4; }
+  // Flat form for MPI_Gather: phase_ms, loss, then the scalars. Every rank of a run has the same size.
+  static std::size_t packed_size(int steps) { return static_cast<std::size_t>(kPhaseCount + 1) * steps + 5; }
   std::vector<double> pack() const;
   static RunRecord unpack(const double* packed, int steps);
 };
@@ -38,7 +41,8 @@ struct RunRecord {
 inline std::vector<double> RunRecord::pack() const {
   std::vector<double> packed(phase_ms);
   packed.insert(packed.end(), loss.begin(), loss.end());
-  packed.insert(packed.end(), {memory_peak_bytes, sm_clock_mhz, memory_clock_mhz, double(clock_samples)});
+  packed.insert(packed.end(),
+                {memory_peak_bytes, sm_clock_mhz, memory_clock_mhz, double(clock_samples), measured_wall_ms});
   return packed;
 }
 
@@ -52,6 +56,7 @@ inline RunRecord RunRecord::unpack(const double* packed, int steps) {
   record.sm_clock_mhz = tail[1];
   record.memory_clock_mhz = tail[2];
   record.clock_samples = static_cast<int>(tail[3]);
+  record.measured_wall_ms = tail[4];
   return record;
 }
 

@@ -15,6 +15,7 @@ struct RunSummary {
   double mean_step_ms = 0;                   // mean over measured steps of max-over-ranks step time
   std::array<double, kPhaseCount> mean_ms{};  // same for every phase (max over ranks, then mean over steps)
   double final_loss = 0;                     // mean over ranks, last step
+  double wall_step_ms = 0;  // max over ranks of the measured steps' wall span, per measured step
 };
 
 // per_rank[r] is rank r's record of the same run; warm-up steps are excluded.

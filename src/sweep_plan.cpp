@@ -15,6 +15,9 @@ TrainingSettings BenchConfiguration::training_settings() const {
   settings.warmup_steps = warmup_steps;
   settings.measured_steps = measured_steps;
   settings.seed = seed;
+  apply_step_options(step, cuda_backend, settings);
+  // One rank has nothing to reduce, so nothing to overlap: recorded as off.
+  settings.overlap = settings.overlap && gpus > 1;
   return settings;
 }
 
@@ -33,6 +36,7 @@ std::vector<BenchConfiguration> plan_sweep(const BenchOptions& options, int job_
         configuration.measured_steps = options.measured_steps;
         configuration.runs = options.runs;
         configuration.seed = options.seed;
+        configuration.step = options.step;
         plan.push_back(std::move(configuration));
       }
     }

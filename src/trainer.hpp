@@ -18,6 +18,18 @@ struct AdamSettings {
   float epsilon = 1e-7f;
 };
 
+// GEMM arithmetic: fp32 (true fp32 products), tf32 (CUBLAS_COMPUTE_32F_FAST_TF32: tensor cores, fp32 accumulation),
+// bf16 (bf16 operands, fp32 accumulation and fp32 master weights; not available yet, refused with one line).
+enum class Precision { fp32, tf32, bf16 };
+inline const char* precision_name(Precision p) {
+  return p == Precision::tf32 ? "tf32" : p == Precision::bf16 ? "bf16" : "fp32";
+}
+
+// events: CUDA events bound every phase of every step. none: one event pair around the warm-up and one around the
+// measured steps (the un-instrumented step, for measuring what the instrumentation costs); per-step phases are NaN.
+enum class TimingMode { events, none };
+inline const char* timing_name(TimingMode t) { return t == TimingMode::none ? "none" : "events"; }
+
 struct TrainingSettings {
   MlpSpec model;
   int global_batch = 32;   // split evenly: rank r of N trains on samples [r*B/N, (r+1)*B/N) of each global batch
@@ -25,6 +37,13 @@ struct TrainingSettings {
   int measured_steps = 100;
   std::uint64_t seed = 1;
   AdamSettings adam;
+  // --- How the CUDA step is executed (docs/measurement.md, "Step execution"); the CPU fallback refuses the ones it
+  // cannot honour (backend.cpp). ---
+  Precision precision = Precision::fp32;
+  bool graph = true;       // the whole step (NCCL included) captured once and replayed as one CUDA graph
+  bool overlap = false;    // gradients reduced in buckets during backward, Adam per reduced bucket
+  double bucket_mb = 8.0;  // bucket cap in MB (1e6 bytes); the first bucket closes at min(1 MB, bucket_mb)
+  TimingMode timing = TimingMode::events;
 
   int total_steps() const { return warmup_steps + measured_steps; }
 };

@@ -102,6 +102,10 @@ TEST_F(Cli, SingleRankBadInputsAreOneLineAndLeaveNoFile) {
   // Too large to allocate: refused by the memory check before anything is allocated, naming the batch.
   expect_rejected(run("--model large --batch 16777216" + tail), "--batch 16777216", out);
   expect_rejected(run("--layers 1000000,1000000,3" + tail), "1000000-1000000-3", out);
+  // Step execution the CPU fallback cannot honour, and values nothing can.
+  expect_rejected(run("--graph on" + tail), "--graph on", out);
+  expect_rejected(run("--precision tf32" + tail), "--precision tf32", out);
+  expect_rejected(run("--bucket-mb 0" + tail), "--bucket-mb 0", out);
 }
 
 TEST_F(Cli, CudaWithoutAGpuIsRefused) {

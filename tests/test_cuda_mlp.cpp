@@ -19,6 +19,12 @@ namespace {
 
 // fp32 against float64 with fp32 accumulation (no TF32): errors of a few 1e-7 relative are expected.
 constexpr double kMathTolerance = 1e-4;
+// TF32 rounds GEMM inputs to a 10-bit mantissa (relative 2^-11 ~ 4.9e-4 per operand) and accumulates in fp32: the
+// output stays within 1e-2 of float64. Gradients differ more, because a pre-activation within rounding of zero
+// takes the other side of the ReLU and passes (or blocks) a whole gradient term: measured on H200 up to 5.5e-2
+// (medium with dropout, first layer's weights). So gradients are held to 1e-1: a wrong GEMM gives O(1).
+constexpr double kTf32Tolerance = 1e-2;
+constexpr double kTf32GradientTolerance = 1e-1;
 constexpr double kDataTolerance = 1e-5;  // libm vs CUDA logf/cosf in the Box-Muller features
 constexpr double kInitTolerance = 1e-6;
 
@@ -88,8 +94,8 @@ struct GpuFixture {
   std::vector<float> inputs;
   std::vector<float> targets;
 
-  explicit GpuFixture(const ModelCase& c)
-      : mlp(c.model, c.batch, stream.get()),
+  explicit GpuFixture(const ModelCase& c, Precision precision = Precision::fp32)
+      : mlp(c.model, c.batch, stream.get(), precision),
         parameters(random_parameters(c.model, 11)),
         inputs(normal_values(std::size_t(c.batch) * c.model.input_width(), 1.0f, 12)),
         targets(normal_values(std::size_t(c.batch) * c.model.output_width(), 0.5f, 13)) {
@@ -199,6 +205,66 @@ TEST_F(CudaMlpTest, AdamMatchesFloat64Reference) {
   }
 }
 
+TEST_F(CudaMlpTest, AdamOverBucketRangesEqualsOneAdamBitForBit) {
+  // Per-bucket updates (overlap) must be exactly the whole-buffer update: element-wise, only the ranges differ,
+  // including ranges that start off a 16-byte boundary (the scalar path).
+  AdamSettings adam;
+  for (const ModelCase& c : model_cases()) {
+    const std::vector<float> gradients = normal_values(c.model.parameter_count(), 1e-2f, 7);
+    GpuFixture whole(c);
+    whole.mlp.initialize(3, 1);
+    whole.mlp.upload_parameters(whole.parameters);
+    whole.mlp.upload_gradients(gradients);
+    whole.mlp.adam(adam, 1);
+    GpuFixture pieces(c);
+    pieces.mlp.initialize(3, 1);
+    pieces.mlp.upload_parameters(pieces.parameters);
+    pieces.mlp.upload_gradients(gradients);
+    pieces.mlp.adam(adam, 1);  // sets the step-1 corrections; then undo it with fresh state and redo per range
+    pieces.mlp.initialize(3, 1);
+    pieces.mlp.upload_parameters(pieces.parameters);
+    const BucketPlan plan = overlap_plan(c.model, 4 * 37, 4 * 11);
+    for (const GradientBucket& bucket : plan.buckets) pieces.mlp.adam(adam, bucket.begin, bucket.end - bucket.begin);
+    EXPECT_EQ(pieces.mlp.download_parameters(), whole.mlp.download_parameters()) << c.name;
+  }
+}
+
+TEST_F(CudaMlpTest, StepCounterDrivesBatchAndLossSlot) {
+  // What a graph replay relies on: initialize resets the device step counter, each advance_step moves it on, and
+  // the batch and the loss slot follow it without any host-side argument.
+  const ModelCase c = model_cases().front();
+  CudaStream stream;
+  CudaMlp mlp(c.model, c.batch, stream.get());
+  const std::uint64_t seed = 29;
+  const int global_batch = 3 * c.batch;
+  const std::uint64_t rank_offset = c.batch;  // rank 1 of 3
+  mlp.initialize(seed, 5);
+  DeviceBuffer<float> losses(4);
+  copy_to_device(losses, std::vector<float>(4, std::numeric_limits<float>::quiet_NaN()), stream.get());
+  AdamSettings adam;
+  for (int step = 0; step < 3; ++step) {
+    mlp.advance_step(global_batch, rank_offset, adam);
+    mlp.generate_batch();
+    mlp.forward();
+    mlp.loss_and_gradient(losses.data());
+  }
+  std::vector<float> inputs(std::size_t(c.batch) * c.model.input_width());
+  std::vector<float> targets(std::size_t(c.batch) * c.model.output_width());
+  cpu::generate_samples(seed, 2 * global_batch + rank_offset, c.batch, c.model.input_width(), c.model.output_width(),
+                        inputs.data(), targets.data());
+  EXPECT_LE(relative_error(mlp.download_inputs(), to_double(inputs)), kDataTolerance);
+  const std::vector<float> written = copy_to_host(losses, stream.get());
+  for (int step = 0; step < 3; ++step) EXPECT_TRUE(std::isfinite(written[step]) && written[step] > 0) << step;
+  EXPECT_TRUE(std::isnan(written[3]));  // no fourth step
+  // A new run starts again at step 0 and so at sample rank_offset.
+  mlp.initialize(seed, 6);
+  mlp.advance_step(global_batch, rank_offset, adam);
+  mlp.generate_batch();
+  cpu::generate_samples(seed, rank_offset, c.batch, c.model.input_width(), c.model.output_width(), inputs.data(),
+                        targets.data());
+  EXPECT_LE(relative_error(mlp.download_inputs(), to_double(inputs)), kDataTolerance);
+}
+
 struct ReferenceCase {
   ModelCase model;
   float drop_probability;
@@ -244,6 +310,50 @@ TEST_P(CudaMlpReference, LossAndGradientsMatchFloat64Reference) {
           << "biases " << layer.fan_out;
     }
   }
+}
+
+// The gradients of one backward, computed per plan piece (as overlap runs them) and compared layer by layer.
+void expect_gradients_match(const ModelCase& c, const std::vector<float>& gradients, const Reference& reference,
+                            double tolerance, const std::string& what) {
+  for (const DenseLayer& layer : c.model.layers()) {
+    EXPECT_LE(relative_error(gradients, reference.gradients, layer.weight_offset, layer.weight_count()), tolerance)
+        << what << ": weights " << layer.fan_in << "->" << layer.fan_out;
+    if (layer.hidden) {
+      EXPECT_LE(relative_error(gradients, reference.gradients, layer.bias_offset, layer.bias_count()), tolerance)
+          << what << ": biases " << layer.fan_out;
+    }
+  }
+}
+
+TEST_P(CudaMlpReference, BackwardInBucketPiecesMatchesFloat64Reference) {
+  const ReferenceCase& rc = GetParam();
+  // Caps of a few rows: every layer's weight gradient is cut into several GEMMs, as overlap does it.
+  const std::size_t cap = std::size_t(4) * rc.model.model.max_width() * 3;
+  const BucketPlan plan = overlap_plan(rc.model.model, cap, cap / 2);
+  GpuFixture gpu(rc.model);
+  const cpu::DropoutKey key = dropout_key(rc.drop_probability);
+  DeviceBuffer<float> loss(1);
+  gpu.mlp.forward(key);
+  gpu.mlp.loss_and_gradient(loss.data());
+  std::vector<int> pieces_seen;
+  gpu.mlp.backward(plan, [&](int piece) { pieces_seen.push_back(piece); });
+  ASSERT_EQ(pieces_seen.size(), plan.pieces.size());
+  for (std::size_t p = 0; p < pieces_seen.size(); ++p) EXPECT_EQ(pieces_seen[p], static_cast<int>(p));
+  const Reference reference(rc.model, gpu, key);
+  expect_gradients_match(rc.model, gpu.mlp.download_gradients(), reference, kMathTolerance, "pieces");
+}
+
+TEST_P(CudaMlpReference, Tf32GradientsMatchFloat64ReferenceLoosely) {
+  const ReferenceCase& rc = GetParam();
+  GpuFixture gpu(rc.model, Precision::tf32);
+  const cpu::DropoutKey key = dropout_key(rc.drop_probability);
+  DeviceBuffer<float> loss(1);
+  gpu.mlp.forward(key);
+  gpu.mlp.loss_and_gradient(loss.data());
+  gpu.mlp.backward();
+  const Reference reference(rc.model, gpu, key);
+  EXPECT_LE(relative_error(gpu.mlp.download_output(), reference.activations.output), kTf32Tolerance);
+  expect_gradients_match(rc.model, gpu.mlp.download_gradients(), reference, kTf32GradientTolerance, "tf32");
 }
 
 std::vector<ReferenceCase> reference_cases() {

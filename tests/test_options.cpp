@@ -111,11 +111,67 @@ TEST(Options, EachBadValueGivesOneLineNamingIt) {
       {{"--sweep", "medium:8", "--batch", "16"}, "--sweep excludes"},
       {{"--resume", "--force"}, "--resume and --force"},
       {{"--config", "/no/such/study.ini"}, "/no/such/study.ini"},
+      {{"--graph", "yes"}, "--graph 'yes'"},
+      {{"--overlap", "1"}, "--overlap '1'"},
+      {{"--bucket-mb", "0"}, "--bucket-mb 0"},
+      {{"--bucket-mb", "-2"}, "--bucket-mb -2"},
+      {{"--bucket-mb", "nan"}, "--bucket-mb"},
+      {{"--precision", "fp16"}, "--precision 'fp16'"},
+      {{"--precision", "bf16"}, "--precision bf16"},
+      {{"--timing", "some"}, "--timing 'some'"},
   };
   for (const auto& [args, needle] : cases) {
     const std::string message = error_of(args);
     EXPECT_NE(message.find(needle), std::string::npos) << "args[0]=" << args[0] << " message: '" << message << "'";
     EXPECT_EQ(message.find('\n'), std::string::npos) << message;
+  }
+}
+
+TEST(Options, StepExecutionDefaultsAndValues) {
+  const BenchOptions defaults = parse({});
+  EXPECT_EQ(defaults.step.graph, Toggle::automatic);
+  EXPECT_EQ(defaults.step.overlap, Toggle::automatic);
+  EXPECT_EQ(defaults.step.bucket_mb, 8.0);
+  EXPECT_EQ(defaults.step.precision, Precision::fp32);
+  EXPECT_EQ(defaults.step.timing, TimingMode::events);
+  const BenchOptions set =
+      parse({"--graph", "off", "--overlap", "on", "--bucket-mb", "0.5", "--precision", "tf32", "--timing", "none"});
+  EXPECT_EQ(set.step.graph, Toggle::off);
+  EXPECT_EQ(set.step.overlap, Toggle::on);
+  EXPECT_EQ(set.step.bucket_mb, 0.5);
+  EXPECT_EQ(set.step.precision, Precision::tf32);
+  EXPECT_EQ(set.step.timing, TimingMode::none);
+}
+
+TEST(Options, StepExecutionResolvesPerBackend) {
+  TrainingSettings cuda;
+  apply_step_options(parse({}).step, true, cuda);
+  EXPECT_TRUE(cuda.graph);
+  EXPECT_FALSE(cuda.overlap);  // auto: off (measured no faster on 2 x H200)
+  apply_step_options(parse({"--overlap", "on"}).step, true, cuda);
+  EXPECT_TRUE(cuda.overlap);
+  TrainingSettings cpu;
+  cpu.graph = cpu.overlap = true;
+  apply_step_options(parse({}).step, false, cpu);  // auto: off on the CPU, no error
+  EXPECT_FALSE(cpu.graph);
+  EXPECT_FALSE(cpu.overlap);
+  apply_step_options(parse({"--graph", "off", "--overlap", "off"}).step, true, cuda);
+  EXPECT_FALSE(cuda.graph);
+  EXPECT_FALSE(cuda.overlap);
+  const std::vector<std::pair<std::vector<const char*>, std::string>> refused_on_cpu = {
+      {{"--graph", "on"}, "--graph on"},
+      {{"--overlap", "on"}, "--overlap on"},
+      {{"--precision", "tf32"}, "--precision tf32"},
+      {{"--timing", "none"}, "--timing none"}};
+  for (const auto& [args, needle] : refused_on_cpu) {
+    TrainingSettings settings;
+    try {
+      apply_step_options(parse(args).step, false, settings);
+      ADD_FAILURE() << args[0] << " accepted on the CPU";
+    } catch (const UsageError& e) {
+      EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
+      EXPECT_NO_THROW(apply_step_options(parse(args).step, true, settings)) << args[0];
+    }
   }
 }
 

@@ -581,14 +581,14 @@ TEST_F(ResultsFileTest, ReaderRefusesAnEmptyFile) {
 
 TEST_F(ResultsFileTest, ReaderKeepsEveryAttributeAsText) {
   const std::string file = write_sample();
-  {  // An attribute this build's structs do not name (as a newer helper's "graph" would be) and a float array.
+  {  // An attribute this build's structs do not name (as a newer writer's would be) and a float array.
     const H5File raw(MGPU_H5_CHECK(H5Fopen(file.c_str(), H5F_ACC_RDWR, H5P_DEFAULT)));
     const H5Group group(MGPU_H5_CHECK(H5Gopen2(raw.get(), group_of(0).c_str(), H5P_DEFAULT)));
-    const std::int32_t accumulate = 4;
+    const std::int32_t knob = 4;
     const H5Dataspace scalar(MGPU_H5_CHECK(H5Screate(H5S_SCALAR)));
     const H5Attribute extra(MGPU_H5_CHECK(
-        H5Acreate2(group.get(), "accumulate_steps", H5T_STD_I32LE, scalar.get(), H5P_DEFAULT, H5P_DEFAULT)));
-    MGPU_H5_CHECK(H5Awrite(extra.get(), H5T_NATIVE_INT32, &accumulate));
+        H5Acreate2(group.get(), "future_knob", H5T_STD_I32LE, scalar.get(), H5P_DEFAULT, H5P_DEFAULT)));
+    MGPU_H5_CHECK(H5Awrite(extra.get(), H5T_NATIVE_INT32, &knob));
   }
   const ResultsFile read = read_results_file(file);
   const auto& text = read.configurations[0].attribute_text;
@@ -597,10 +597,10 @@ TEST_F(ResultsFileTest, ReaderKeepsEveryAttributeAsText) {
   EXPECT_EQ(text.at("dropout"), "0.2");
   EXPECT_EQ(text.at("seed"), "18364758544493064720");  // exact above 2^53
   EXPECT_EQ(text.at("global_batch"), "8");
-  EXPECT_EQ(text.at("accumulate_steps"), "4");
+  EXPECT_EQ(text.at("future_knob"), "4");
   EXPECT_EQ(text.at("hosts"), "node0,node1");
   EXPECT_EQ(text.at("nccl_environment"), "");
-  EXPECT_EQ(read.configurations[1].attribute_text.count("accumulate_steps"), 0u);
+  EXPECT_EQ(read.configurations[1].attribute_text.count("future_knob"), 0u);
 }
 
 TEST_F(ResultsFileTest, ReaderRefusesANewerSchemaVersionNamingBoth) {

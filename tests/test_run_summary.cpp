@@ -46,6 +46,7 @@ TEST(RunSummary, PackRoundTrip) {
   record.sm_clock_mhz = 1980;
   record.memory_clock_mhz = 3201;
   record.clock_samples = 4;
+  record.measured_wall_ms = 7.25;
   const std::vector<double> packed = record.pack();
   ASSERT_EQ(packed.size(), RunRecord::packed_size(2));
   const RunRecord back = RunRecord::unpack(packed.data(), 2);
@@ -55,6 +56,15 @@ TEST(RunSummary, PackRoundTrip) {
   EXPECT_EQ(back.sm_clock_mhz, 1980);
   EXPECT_EQ(back.memory_clock_mhz, 3201);
   EXPECT_EQ(back.clock_samples, 4);
+  EXPECT_EQ(back.measured_wall_ms, 7.25);
+}
+
+TEST(RunSummary, WallPerMeasuredStepIsTheSlowestRanksSpan) {
+  RunRecord a = record_with_steps({9.0, 1.0, 1.0, 1.0}, 0.5, 0.1);
+  RunRecord b = a;
+  a.measured_wall_ms = 3.3;  // three measured steps plus gaps
+  b.measured_wall_ms = 4.5;
+  EXPECT_DOUBLE_EQ(summarize_run({a, b}, 1, 8).wall_step_ms, 1.5);
 }
 
 }  // namespace

@@ -1,0 +1,43 @@
+// Purpose: how backward's gradients are cut into all-reduce buckets for overlap: pieces of weight-gradient rows in
+// the order backward writes them (last layer first), grouped into contiguous buckets of the flat gradient buffer.
+#pragma once
+
+#include <cstddef>
+#include <vector>
+
+#include "mlp_spec.hpp"
+
+namespace mgpu {
+
+// Rows [row_begin, row_end) of layer `layer`'s weight gradient, computed by one GEMM. Its elements [begin, end) of
+// the flat buffer include the layer's bias gradient when row_end is the last row (the bias follows the weight, and
+// backward writes it before the layer's weight gradient).
+struct GradientPiece {
+  int layer = 0;
+  int row_begin = 0;
+  int row_end = 0;
+  std::size_t begin = 0;
+  std::size_t end = 0;
+};
+
+// Elements [begin, end) of the flat gradient buffer, reduced by one call once piece `last_piece` is written.
+struct GradientBucket {
+  std::size_t begin = 0;
+  std::size_t end = 0;
+  int last_piece = 0;
+};
+
+struct BucketPlan {
+  std::vector<GradientPiece> pieces;    // backward order: last layer first, each layer's rows from the last block
+  std::vector<GradientBucket> buckets;  // reduction order; together they cover the buffer exactly once
+};
+
+// One piece per layer and one bucket of everything: the plan without overlap.
+BucketPlan whole_buffer_plan(const MlpSpec& model);
+
+// Pieces of at most bucket_bytes (a layer's weight rows split evenly where the layer is larger), grouped greedily
+// into buckets that stay within bucket_bytes, except that the first bucket closes at first_bucket_bytes so that
+// communication starts early. A single piece larger than its cap (one row wider than a bucket) is a bucket alone.
+BucketPlan overlap_plan(const MlpSpec& model, std::size_t bucket_bytes, std::size_t first_bucket_bytes);
+
+}  // namespace mgpu

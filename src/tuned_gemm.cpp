@@ -1,0 +1,200 @@
+// Purpose: TunedGemm: cuBLASLt descriptors per GEMM shape and the fastest of cuBLASLt's candidate algorithms, timed
+// once with CUDA events on the caller's buffers. The choice is shared by every TunedGemm of the process (same
+// device, shape, alignment and compute type), so two models of the same shapes compute bit-identical products.
+#include "tuned_gemm.hpp"
+
+#include <algorithm>
+#include <limits>
+#include <mutex>
+#include <vector>
+
+#include "cuda_check.hpp"
+#include "cuda_resources.hpp"
+
+namespace mgpu {
+namespace {
+
+constexpr int kCandidates = 16;  // cuBLASLt's best guesses, in its order
+constexpr int kTimedCalls = 10;  // per candidate, after one untimed call
+// Each guess is also tried with its K dimension split in this many parts (partial products reduced in a second
+// pass, in a fixed order): a skinny product such as 1024 x 32 x 4800 otherwise fills only a few of the 132 SMs.
+constexpr int kSplits[] = {2, 4, 8, 16, 32};
+constexpr int kMinimumSplitDepth = 32;  // no split leaves fewer than this many K values per part
+
+// `algo` with its K split in `splits` parts, when the algorithm supports it and cuBLASLt accepts the result for
+// this problem within the workspace; the reduction goes through the workspace in the compute type (deterministic).
+bool split_variant(cublasLtHandle_t handle, cublasLtMatmulDesc_t operation, cublasLtMatrixLayout_t a,
+                   cublasLtMatrixLayout_t b, cublasLtMatrixLayout_t c, const cublasLtMatmulAlgo_t& algo, int splits,
+                   std::size_t workspace_bytes, cublasLtMatmulAlgo_t& variant) {
+  std::int32_t supported = 0;
+  std::uint32_t schemes = 0;
+  std::size_t written = 0;
+  if (cublasLtMatmulAlgoCapGetAttribute(&algo, CUBLASLT_ALGO_CAP_SPLITK_SUPPORT, &supported, sizeof supported,
+                                        &written) != CUBLAS_STATUS_SUCCESS ||
+      supported == 0)
+    return false;
+  if (cublasLtMatmulAlgoCapGetAttribute(&algo, CUBLASLT_ALGO_CAP_REDUCTION_SCHEME_MASK, &schemes, sizeof schemes,
+                                        &written) != CUBLAS_STATUS_SUCCESS ||
+      (schemes & CUBLASLT_REDUCTION_SCHEME_COMPUTE_TYPE) == 0)
+    return false;
+  variant = algo;
+  const std::int32_t parts = splits;
+  const std::uint32_t scheme = CUBLASLT_REDUCTION_SCHEME_COMPUTE_TYPE;
+  if (cublasLtMatmulAlgoConfigSetAttribute(&variant, CUBLASLT_ALGO_CONFIG_SPLITK_NUM, &parts, sizeof parts) !=
+          CUBLAS_STATUS_SUCCESS ||
+      cublasLtMatmulAlgoConfigSetAttribute(&variant, CUBLASLT_ALGO_CONFIG_REDUCTION_SCHEME, &scheme, sizeof scheme) !=
+          CUBLAS_STATUS_SUCCESS)
+    return false;
+  cublasLtMatmulHeuristicResult_t check{};
+  return cublasLtMatmulAlgoCheck(handle, operation, a, b, c, c, &variant, &check) == CUBLAS_STATUS_SUCCESS &&
+         check.workspaceSize <= workspace_bytes;
+}
+
+// The largest power of two up to 16 that divides the address: cuBLASLt's vectorised kernels need it.
+int alignment_of(const void* pointer) {
+  const auto address = reinterpret_cast<std::uintptr_t>(pointer);
+  int alignment = 16;
+  while (alignment > 4 && address % alignment != 0) alignment /= 2;
+  return alignment;
+}
+
+// Process-wide choices: (device, compute type, shape key) -> algorithm.
+std::mutex choices_mutex;
+std::map<std::tuple<int, int, std::tuple<int, int, int, int, int, int, int, int, int>>, cublasLtMatmulAlgo_t> choices;
+
+}  // namespace
+
+struct TunedGemm::Plan {
+  cublasLtMatmulDesc_t operation = nullptr;
+  cublasLtMatrixLayout_t a = nullptr, b = nullptr, c = nullptr;
+  cublasLtMatmulAlgo_t algo{};
+  ~Plan() {
+    if (c != nullptr) MGPU_CUBLAS_WARN(cublasLtMatrixLayoutDestroy(c));
+    if (b != nullptr) MGPU_CUBLAS_WARN(cublasLtMatrixLayoutDestroy(b));
+    if (a != nullptr) MGPU_CUBLAS_WARN(cublasLtMatrixLayoutDestroy(a));
+    if (operation != nullptr) MGPU_CUBLAS_WARN(cublasLtMatmulDescDestroy(operation));
+  }
+};
+
+TunedGemm::TunedGemm(cudaStream_t stream, cublasComputeType_t compute, void* workspace, std::size_t workspace_bytes)
+    : stream_(stream), compute_(compute), workspace_(workspace), workspace_bytes_(workspace_bytes) {
+  MGPU_CUBLAS_CHECK(cublasLtCreate(&handle_));
+}
+
+TunedGemm::~TunedGemm() {
+  plans_.clear();
+  if (handle_ != nullptr) MGPU_CUBLAS_WARN(cublasLtDestroy(handle_));
+}
+
+void TunedGemm::multiply(cublasOperation_t op_a, cublasOperation_t op_b, int m, int n, int k, const float* a, int lda,
+                         const float* b, int ldb, float* c, int ldc) {
+  const int alignment = std::min({alignment_of(a), alignment_of(b), alignment_of(c)});
+  const Key key{int(op_a), int(op_b), m, n, k, lda, ldb, ldc, alignment};
+  Plan& plan = plan_for(key, op_a, op_b, m, n, k, a, lda, b, ldb, c, ldc);
+  const float one = 1.0f;
+  const float zero = 0.0f;  // beta = 0: C is overwritten, never read (so NaN-poisoned outputs stay a valid test)
+  MGPU_CUBLAS_CHECK(cublasLtMatmul(handle_, plan.operation, &one, a, plan.a, b, plan.b, &zero, c, plan.c, c, plan.c,
+                                   &plan.algo, workspace_, workspace_bytes_, stream_));
+}
+
+TunedGemm::Plan& TunedGemm::plan_for(const Key& key, cublasOperation_t op_a, cublasOperation_t op_b, int m, int n,
+                                     int k, const float* a, int lda, const float* b, int ldb, float* c, int ldc) {
+  const auto found = plans_.find(key);
+  if (found != plans_.end()) return *found->second;
+
+  auto plan = std::make_unique<Plan>();
+  MGPU_CUBLAS_CHECK(cublasLtMatmulDescCreate(&plan->operation, compute_, CUDA_R_32F));
+  MGPU_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(plan->operation, CUBLASLT_MATMUL_DESC_TRANSA, &op_a, sizeof op_a));
+  MGPU_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(plan->operation, CUBLASLT_MATMUL_DESC_TRANSB, &op_b, sizeof op_b));
+  // Layouts of A and B as stored (before the op), C as written; column-major.
+  const bool ta = op_a != CUBLAS_OP_N;
+  const bool tb = op_b != CUBLAS_OP_N;
+  MGPU_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&plan->a, CUDA_R_32F, ta ? k : m, ta ? m : k, lda));
+  MGPU_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&plan->b, CUDA_R_32F, tb ? n : k, tb ? k : n, ldb));
+  MGPU_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&plan->c, CUDA_R_32F, m, n, ldc));
+
+  int device = 0;
+  MGPU_CUDA_CHECK(cudaGetDevice(&device));
+  const auto choice_key = std::make_tuple(device, int(compute_), key);
+  {
+    std::lock_guard<std::mutex> lock(choices_mutex);
+    const auto chosen = choices.find(choice_key);
+    if (chosen != choices.end()) {
+      plan->algo = chosen->second;
+      return *plans_.emplace(key, std::move(plan)).first->second;
+    }
+  }
+
+  // Tuning synchronises the stream, which a capture forbids: every shape must have been seen once before.
+  cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+  MGPU_CUDA_CHECK(cudaStreamIsCapturing(stream_, &capture));
+  MGPU_REQUIRE(capture == cudaStreamCaptureStatusNone, "a GEMM shape was first seen while capturing a CUDA graph");
+
+  cublasLtMatmulPreference_t preference = nullptr;
+  MGPU_CUBLAS_CHECK(cublasLtMatmulPreferenceCreate(&preference));
+  std::vector<cublasLtMatmulHeuristicResult_t> results(kCandidates);
+  int returned = 0;
+  try {
+    const std::uint64_t workspace = workspace_bytes_;
+    const std::uint32_t alignment = static_cast<std::uint32_t>(std::get<8>(key));
+    MGPU_CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(preference, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
+                                                           &workspace, sizeof workspace));
+    for (auto attribute : {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES,
+                           CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES}) {
+      MGPU_CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(preference, attribute, &alignment, sizeof alignment));
+    }
+    MGPU_CUBLAS_CHECK(cublasLtMatmulAlgoGetHeuristic(handle_, plan->operation, plan->a, plan->b, plan->c, plan->c,
+                                                     preference, kCandidates, results.data(), &returned));
+  } catch (...) {
+    MGPU_CUBLAS_WARN(cublasLtMatmulPreferenceDestroy(preference));
+    throw;
+  }
+  MGPU_CUBLAS_CHECK(cublasLtMatmulPreferenceDestroy(preference));
+  MGPU_REQUIRE(returned > 0, "cuBLASLt offers no algorithm for a " + std::to_string(m) + "x" + std::to_string(n) + "x" +
+                                 std::to_string(k) + " GEMM");
+
+  std::vector<cublasLtMatmulAlgo_t> candidates;
+  for (int i = 0; i < returned; ++i) {
+    if (results[i].state != CUBLAS_STATUS_SUCCESS || results[i].workspaceSize > workspace_bytes_) continue;
+    candidates.push_back(results[i].algo);
+    for (int splits : kSplits) {
+      cublasLtMatmulAlgo_t variant{};
+      if (k / splits >= kMinimumSplitDepth && split_variant(handle_, plan->operation, plan->a, plan->b, plan->c,
+                                                            results[i].algo, splits, workspace_bytes_, variant))
+        candidates.push_back(variant);
+    }
+  }
+
+  // Time each candidate on the real buffers: one untimed call (kernel load), then kTimedCalls back to back.
+  CudaEvent start;
+  CudaEvent stop;
+  const float one = 1.0f;
+  const float zero = 0.0f;
+  double best_ms = std::numeric_limits<double>::infinity();
+  for (const cublasLtMatmulAlgo_t& candidate : candidates) {
+    bool ran = true;
+    for (int call = 0; call <= kTimedCalls && ran; ++call) {
+      if (call == 1) start.record(stream_);
+      ran = cublasLtMatmul(handle_, plan->operation, &one, a, plan->a, b, plan->b, &zero, c, plan->c, c, plan->c,
+                           &candidate, workspace_, workspace_bytes_, stream_) == CUBLAS_STATUS_SUCCESS;
+    }
+    if (!ran) continue;  // a candidate that refuses these buffers is simply not chosen
+    stop.record(stream_);
+    stop.synchronize();
+    const double ms = elapsed_ms(start, stop);
+    if (ms < best_ms) {
+      best_ms = ms;
+      plan->algo = candidate;
+    }
+  }
+  MGPU_REQUIRE(
+      best_ms < std::numeric_limits<double>::infinity(),
+      "no cuBLASLt algorithm ran a " + std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k) + " GEMM");
+  {
+    std::lock_guard<std::mutex> lock(choices_mutex);
+    choices.emplace(choice_key, plan->algo);
+  }
+  return *plans_.emplace(key, std::move(plan)).first->second;
+}
+
+}  // namespace mgpu

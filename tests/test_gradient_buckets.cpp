@@ -1,0 +1,94 @@
+// Purpose: the all-reduce bucket plans: pieces tile every layer's gradient in backward order, buckets are contiguous,
+// cover the flat buffer exactly once, respect their caps and close after the piece that completes them.
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "gradient_buckets.hpp"
+
+namespace mgpu {
+namespace {
+
+constexpr std::size_t kFloat = sizeof(float);
+
+// Every element of [0, parameter_count) in exactly one piece and one bucket; pieces in backward order.
+void expect_well_formed(const MlpSpec& model, const BucketPlan& plan) {
+  const std::size_t count = model.parameter_count();
+  ASSERT_FALSE(plan.pieces.empty());
+  ASSERT_FALSE(plan.buckets.empty());
+  // Pieces walk backwards through the buffer without gaps: the first ends at the buffer's end, the last starts at 0.
+  EXPECT_EQ(plan.pieces.front().end, count);
+  EXPECT_EQ(plan.pieces.back().begin, 0u);
+  for (std::size_t p = 1; p < plan.pieces.size(); ++p) {
+    EXPECT_EQ(plan.pieces[p].end, plan.pieces[p - 1].begin) << "piece " << p;
+    EXPECT_LE(plan.pieces[p].layer, plan.pieces[p - 1].layer) << "backward order";
+  }
+  const std::vector<DenseLayer> layers = model.layers();
+  for (const GradientPiece& piece : plan.pieces) {
+    const DenseLayer& layer = layers[piece.layer];
+    EXPECT_LT(piece.row_begin, piece.row_end);
+    EXPECT_EQ(piece.begin, layer.weight_offset + std::size_t(piece.row_begin) * layer.fan_in);
+    // The piece with the last rows carries the bias (written before the weight gradient); the others end at rows.
+    const std::size_t rows_end = layer.weight_offset + std::size_t(piece.row_end) * layer.fan_in;
+    EXPECT_EQ(piece.end, piece.row_end == layer.fan_out ? rows_end + layer.bias_count() : rows_end);
+  }
+  // Buckets: the same backward walk, each closing at the piece that reaches its start.
+  EXPECT_EQ(plan.buckets.front().end, count);
+  EXPECT_EQ(plan.buckets.back().begin, 0u);
+  EXPECT_EQ(plan.buckets.back().last_piece, static_cast<int>(plan.pieces.size()) - 1);
+  for (std::size_t b = 0; b < plan.buckets.size(); ++b) {
+    const GradientBucket& bucket = plan.buckets[b];
+    EXPECT_LT(bucket.begin, bucket.end);
+    EXPECT_EQ(plan.pieces[bucket.last_piece].begin, bucket.begin) << "bucket " << b;
+    if (b > 0) {
+      EXPECT_EQ(bucket.end, plan.buckets[b - 1].begin) << "bucket " << b;
+      EXPECT_GT(bucket.last_piece, plan.buckets[b - 1].last_piece);
+    }
+  }
+}
+
+TEST(GradientBuckets, WholeBufferPlanIsOneBucketOnePiecePerLayer) {
+  const MlpSpec model = preset_model("large");
+  const BucketPlan plan = whole_buffer_plan(model);
+  expect_well_formed(model, plan);
+  EXPECT_EQ(plan.pieces.size(), std::size_t(model.layer_count()));
+  ASSERT_EQ(plan.buckets.size(), 1u);
+}
+
+TEST(GradientBuckets, LargeModelSplitsTheInputLayerAndKeepsCaps) {
+  const MlpSpec model = preset_model("large");
+  const std::size_t cap = 8000000;
+  const std::size_t first_cap = 1000000;
+  const BucketPlan plan = overlap_plan(model, cap, first_cap);
+  expect_well_formed(model, plan);
+  // The input layer (4800 x 1024 + 1024 floats, 19.7 MB) is cut into 3 pieces of at most 8 MB.
+  int input_pieces = 0;
+  for (const GradientPiece& piece : plan.pieces) {
+    EXPECT_LE((piece.end - piece.begin) * kFloat, cap);
+    input_pieces += piece.layer == 0;
+  }
+  EXPECT_EQ(input_pieces, 3);
+  EXPECT_LE((plan.buckets.front().end - plan.buckets.front().begin) * kFloat, first_cap);
+  for (const GradientBucket& bucket : plan.buckets) EXPECT_LE((bucket.end - bucket.begin) * kFloat, cap);
+  EXPECT_GE(plan.buckets.size(), 4u);
+}
+
+TEST(GradientBuckets, TinyCapsGiveOneRowPiecesAndStillCoverEverything) {
+  // A cap below one row's bytes: every row is its own piece and its own bucket (odd widths, a bias-free output).
+  const MlpSpec model = custom_model({13, 21, 7, 2}, 0.0);
+  const BucketPlan plan = overlap_plan(model, 4, 4);
+  expect_well_formed(model, plan);
+  EXPECT_EQ(plan.pieces.size(), std::size_t(21 + 7 + 2));
+  EXPECT_EQ(plan.buckets.size(), plan.pieces.size());
+}
+
+TEST(GradientBuckets, HugeCapsGiveOneBucketOfUnsplitLayers) {
+  const MlpSpec model = preset_model("medium");
+  const BucketPlan plan = overlap_plan(model, 1u << 30, 1u << 30);
+  expect_well_formed(model, plan);
+  EXPECT_EQ(plan.pieces.size(), std::size_t(model.layer_count()));
+  EXPECT_EQ(plan.buckets.size(), 1u);
+}
+
+}  // namespace
+}  // namespace mgpu
