@@ -1,69 +1,75 @@
 #!/usr/bin/env bash
-# Purpose: the core issue's GPU acceptance check in one call on a GPU machine: GPU unit tests, the 2-GPU vs 1-GPU
-# weight check, mgpu_bench on 1 and 2 GPUs for medium/large at batch 32/128 (plus the study's Tree/Simple NCCL
-# setting), every file read back with h5py, and a bad-input check. Logs and results go to $OUT; a table comes last.
-# Usage: BIN_DIR=dir-with-binaries OUT=dir bash bench/gpu_acceptance.sh
+# Purpose: the suite's whole GPU acceptance check in one call on a 2-GPU machine (< 10 minutes), most important part
+# first, each part bounded by its own time limit and packed as soon as it ends (a device call brings back at most 8
+# files): the GPU unit tests, refusals of bad input, two identical grid sweeps for mgpu_analyze (report + compare),
+# the performance figures (bench/performance.sh) and the study's grid under both presets (bench/run_study.sh).
+# Usage: BIN_DIR=dir-with-mgpu_bench-and-tests OUT=dir bash bench/gpu_acceptance.sh
+# Knobs: GRID_RUNS (runs per grid configuration, default 10), PERF_RUNS (default 20), SKIP="tests grid perf study"
+# (parts to leave out).
 set -uo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-bin="${BIN_DIR:-$root/build}"
+bin="$(cd "${BIN_DIR:-$root/build}" && pwd)"
 out="${OUT:-/tmp/mgpu_acceptance}"
-runs="${RUNS:-50}"
-mkdir -p "$out/results"
+skip=" ${SKIP:-} "
+mkdir -p "$out"
 log="$out/acceptance.log"
 # NVLink multicast stays off on shared machines (GPU-MACHINES.md); mpirun passes it to every rank.
 export NCCL_NVLS_ENABLE=0
 mpirun=(mpirun --allow-run-as-root -x NCCL_NVLS_ENABLE=0)
-python=$(command -v python3)
 status=0
+started=$SECONDS
 note() { echo "$*" | tee -a "$log"; }
-check() {  # check NAME COMMAND...: runs it, logs it, remembers a failure
-  note "## $1"; shift
-  "$@" >>"$log" 2>&1 || { note "FAILED ($?): $*"; status=1; }
+check() {  # check SECONDS NAME COMMAND...: runs it under a time limit with its output in the log
+  local limit=$1 name=$2; shift 2
+  note "## $name ($((SECONDS - started)) s)"
+  timeout --kill-after=10 "$limit" "$@" >>"$log" 2>&1 || { note "FAILED ($?): $name"; status=1; }
 }
+wants() { [[ "$skip" != *" $1 "* ]]; }
 
 { nvidia-smi -L; nvidia-smi topo -m; nvidia-smi --query-gpu=name,clocks.max.sm,clocks.max.mem --format=csv; } >>"$log" 2>&1
-check "CUDA unit tests" "$bin/test_cuda_mlp"
-check "GPU description tests" "$bin/test_gpu_devices"
-check "2 GPUs vs 1 GPU weights" "${mpirun[@]}" -np 2 "$bin/test_cuda_data_parallel"
 
-table=()
-for model in medium large; do
-  for batch in 32 128; do
-    for ranks in 1 2; do
-      file="$out/results/${model}_b${batch}_n${ranks}.h5"
-      check "mgpu_bench $model b$batch n$ranks" "${mpirun[@]}" -np "$ranks" "$bin/mgpu_bench" --model "$model" \
-        --batch "$batch" --runs "$runs" --output "$file" --force
-      table+=("$("$python" "$root/tests/check_results_h5py.py" "$file" --expect-runs "$runs" --expect-ranks "$ranks" --expect-complete 2>&1 | tail -n 1)")
-    done
+# 1. Correctness on the GPU: every path (graph, overlap, precisions, accumulate) against the float64 reference, and
+#    2 GPUs against 1 on the same global batches.
+if wants tests; then
+  check 120 "CUDA unit tests" "$bin/test_cuda_mlp"
+  check 30 "GPU description tests" "$bin/test_gpu_devices"
+  check 120 "2 GPUs vs 1 GPU weights" "${mpirun[@]}" -np 2 "$bin/test_cuda_data_parallel"
+  # More ranks than GPUs, and a batch that cannot fit, must be refused with one line and leave no file.
+  note "## refusals (must fail)"
+  if "${mpirun[@]}" --oversubscribe -np 3 "$bin/mgpu_bench" --device cuda --batch 30 --output "$out/bad.h5" >>"$log" 2>&1; then
+    note "FAILED: accepted 3 ranks on 2 GPUs"; status=1
+  fi
+  if "${mpirun[@]}" -np 1 "$bin/mgpu_bench" --model large --batch 16777216 --output "$out/huge.h5" >>"$log" 2>&1; then
+    note "FAILED: accepted a batch that cannot fit"; status=1
+  fi
+  [[ -e "$out/bad.h5" || -e "$out/huge.h5" ]] && { note "FAILED: a refused run left a file"; status=1; }
+fi
+
+# 2. Real data for mgpu_analyze: the same grid twice (report on one, compare the two: repeatability).
+if wants grid; then
+  mkdir -p "$out/grid"
+  for side in a b; do
+    check 150 "grid sweep $side" "${mpirun[@]}" -np 2 "$bin/mgpu_bench" --model medium,large --batch 32,128 --gpus 1,2 \
+      --runs "${GRID_RUNS:-10}" --output "$out/grid/grid-$side.h5" --force
   done
-done
-file="$out/results/large_b32_n2_tree_simple.h5"
-check "mgpu_bench large b32 n2 Tree/Simple" "${mpirun[@]}" -np 2 "$bin/mgpu_bench" --model large --batch 32 \
-  --runs "$runs" --nccl-algo tree --nccl-proto simple --output "$file" --force
-table+=("tree/simple $("$python" "$root/tests/check_results_h5py.py" "$file" 2>&1 | tail -n 1)")
-"$python" -c "import h5py,sys; g=h5py.File(sys.argv[1])['configurations']; c=g[list(g)[0]]; print('recorded:', c.attrs['nccl_algo'], c.attrs['nccl_proto'], list(c.attrs['nccl_environment']), list(c.attrs['peer_topology']))" "$file" >>"$log" 2>&1
-
-# More ranks than GPUs must be refused with one line, not shared silently.
-gpus=$(nvidia-smi -L | grep -c '^GPU')
-note "## $((gpus + 1)) ranks on $gpus GPUs (must fail)"
-if "${mpirun[@]}" --oversubscribe -np $((gpus + 1)) "$bin/mgpu_bench" --device cuda --batch $((30 * (gpus + 1))) --output "$out/results/bad.h5" >>"$log" 2>&1; then
-  note "FAILED: accepted more ranks than GPUs"; status=1
+  tar -C "$out" -czf "$out/grid.tar.gz" grid && rm -rf "$out/grid"
 fi
-[[ -e "$out/results/bad.h5" ]] && { note "FAILED: left bad.h5 behind"; status=1; }
 
-# A configuration that cannot fit in GPU memory must be refused before anything is allocated.
-note "## batch too large for GPU memory (must fail)"
-if "${mpirun[@]}" -np 1 "$bin/mgpu_bench" --model large --batch 16777216 --output "$out/results/huge.h5" >>"$log" 2>&1; then
-  note "FAILED: accepted a batch that cannot fit"; status=1
+# 3. The performance figures of docs/performance.md (probe, all-reduce sweep, targets, PyTorch peer, table).
+if wants perf; then
+  check 300 "performance.sh" env BIN_DIR="$bin" OUT="$out/perf" RUNS="${PERF_RUNS:-20}" bash "$root/bench/performance.sh"
 fi
-[[ -e "$out/results/huge.h5" ]] && { note "FAILED: left huge.h5 behind"; status=1; }
 
-tar -C "$out" -czf "$out/results.tar.gz" results && rm -rf "$out/results"
-echo; echo "=== 2 ranks vs 1 GPU, weights after 20 steps"; grep -h "^rank 0: .*||params" "$log"
-echo "=== refused as they must be"
-grep -h -A1 -e "ranks on .* GPUs (must fail)" -e "too large for GPU memory (must fail)" "$log" | grep "mgpu_bench: error"
+# 4. The study's grid from its study file under both environment presets, with wall times.
+if wants study; then
+  check 240 "run_study.sh" env MGPU_BENCH="$bin/mgpu_bench" bash "$root/bench/run_study.sh" "$out/study"
+  grep -h "s wall" "$log" | tail -n 2
+  tar -C "$out" -czf "$out/study.tar.gz" study && rm -rf "$out/study"
+fi
+
 echo "=== test summary"; grep -hE "^\[  (PASSED|FAILED|SKIPPED) " "$log"
-echo "=== configurations (mean ms per phase: max over ranks, mean over measured steps and runs)"
-printf '%s\n' "${table[@]}"
-echo "=== status $status"
+echo "=== refused"; grep -h "mgpu_bench: error" "$log" | head -n 2
+echo "=== parts"; grep -h -e "^## " -e "FAILED" -e "s wall" "$log"
+[[ -f "$out/perf/performance_table.md" ]] && { echo "=== performance"; cat "$out/perf/performance_table.md"; }
+echo "=== status $status after $((SECONDS - started)) s"
 exit $status
