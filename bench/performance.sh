@@ -6,8 +6,9 @@
 # Usage (from the repository root, binaries in BIN_DIR, results to OUT):
 #   BIN_DIR=build OUT=/tmp/perf bash bench/performance.sh
 # Knobs: RUNS (mgpu_bench runs per configuration, default 30), PEER_RUNS (default 10), MAX_BYTES (largest all-reduce,
-# default 1G), QUICK=1 (5 and 3 runs: a smoke test of the script), STEP_FLAGS=off (drop --graph/--overlap/--timing for a build without
-# them: the figures then measure the core step).
+# default 1G), QUICK=1 (5 and 3 runs: a smoke test of the script), STEP_FLAGS=off (drop the step options --graph,
+# --overlap, --timing, --bucket-mb, --grad-dtype, --accumulate for a build without them: the figures then measure the
+# core step).
 set -uo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 bin="${BIN_DIR:-$root/build}"

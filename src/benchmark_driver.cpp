@@ -2,8 +2,6 @@
 // resumed) -> per configuration: its ranks' communicators -> trainer -> runs -> gather -> results.
 #include "benchmark_driver.hpp"
 
-#include <unistd.h>
-
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -245,9 +243,9 @@ void run_benchmark(const BenchOptions& options, const MpiContext& mpi) {
 
   long long total_runs = 0;
   for (const BenchConfiguration& configuration : plan) total_runs += configuration.runs;
-  // On stdout, with the rest of rank 0's report: mpirun gives a rank's stdout a terminal of its own when it has one
-  // (a pty), but its stderr only a pipe, so stdout is where the in-place line can work.
-  SweepProgress progress(stdout, isatty(fileno(stdout)) != 0, static_cast<int>(plan.size()), total_runs);
+  // On stdout, with the rest of rank 0's report: Open MPI gives a rank's stdout a pseudo-terminal but its stderr only a
+  // pipe, so stdout is where the in-place line can work; whether it should is progress_in_place's call.
+  SweepProgress progress(stdout, progress_in_place(stdout), static_cast<int>(plan.size()), total_runs);
   if (mpi.rank == 0 && plan.size() > 1) {
     std::printf("# sweep: %zu configurations, %lld runs, results %s\n", plan.size(), total_runs,
                 job.output_path.c_str());
