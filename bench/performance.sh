@@ -22,7 +22,9 @@ mkdir -p "$results"
 log="$out/performance.log"
 # NVLink multicast stays off on the shared machines (GPU-MACHINES.md, KINDS.md), for NCCL, PyTorch and NVSHMEM.
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
-mpirun=(mpirun --allow-run-as-root -x NCCL_NVLS_ENABLE=0)
+# Logs, not a terminal: plain progress lines (Open MPI would give rank 0 a pseudo-terminal anyway).
+export MGPU_PROGRESS=plain
+mpirun=(mpirun --allow-run-as-root -x NCCL_NVLS_ENABLE=0 -x MGPU_PROGRESS)
 python=$(command -v python3)
 status=0
 started=$SECONDS
