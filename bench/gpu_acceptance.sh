@@ -15,7 +15,9 @@ mkdir -p "$out"
 log="$out/acceptance.log"
 # NVLink multicast stays off on shared machines (GPU-MACHINES.md); mpirun passes it to every rank.
 export NCCL_NVLS_ENABLE=0
-mpirun=(mpirun --allow-run-as-root -x NCCL_NVLS_ENABLE=0)
+# Logs, not a terminal: plain progress lines (Open MPI would give rank 0 a pseudo-terminal anyway).
+export MGPU_PROGRESS=plain
+mpirun=(mpirun --allow-run-as-root -x NCCL_NVLS_ENABLE=0 -x MGPU_PROGRESS)
 status=0
 started=$SECONDS
 note() { echo "$*" | tee -a "$log"; }

@@ -6,8 +6,9 @@
 # Usage (from the repository root, binaries in BIN_DIR, results to OUT):
 #   BIN_DIR=build OUT=/tmp/perf bash bench/performance.sh
 # Knobs: RUNS (mgpu_bench runs per configuration, default 30), PEER_RUNS (default 10), MAX_BYTES (largest all-reduce,
-# default 1G), QUICK=1 (5 and 3 runs: a smoke test of the script), STEP_FLAGS=off (drop --graph/--overlap/--timing for a build without
-# them: the figures then measure the core step).
+# default 1G), QUICK=1 (5 and 3 runs: a smoke test of the script), STEP_FLAGS=off (drop the step options --graph,
+# --overlap, --timing, --bucket-mb, --grad-dtype, --accumulate for a build without them: the figures then measure the
+# core step).
 set -uo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 bin="${BIN_DIR:-$root/build}"
@@ -21,7 +22,9 @@ mkdir -p "$results"
 log="$out/performance.log"
 # NVLink multicast stays off on the shared machines (GPU-MACHINES.md, KINDS.md), for NCCL, PyTorch and NVSHMEM.
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
-mpirun=(mpirun --allow-run-as-root -x NCCL_NVLS_ENABLE=0)
+# Logs, not a terminal: plain progress lines (Open MPI would give rank 0 a pseudo-terminal anyway).
+export MGPU_PROGRESS=plain
+mpirun=(mpirun --allow-run-as-root -x NCCL_NVLS_ENABLE=0 -x MGPU_PROGRESS)
 python=$(command -v python3)
 status=0
 started=$SECONDS

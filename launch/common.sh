@@ -1,8 +1,9 @@
 # Purpose: what every launcher in launch/ shares (sourced, not run): the binary, the environment preset, and the
 # mpirun flags that carry it to every rank.
 #   mgpu_take_preset_option "$@"  -> sets MGPU_PRESET from a leading --preset NAME and leaves the rest in MGPU_ARGS
-#   mgpu_apply_preset             -> exports the preset's variables (NCCL_NVLS_ENABLE=0 always) and
-#                                    MGPU_ENVIRONMENT_PRESET, which mgpu_bench records
+#   mgpu_apply_preset             -> exports the preset's variables (NCCL_NVLS_ENABLE=0 always),
+#                                    MGPU_ENVIRONMENT_PRESET, which mgpu_bench records, and MGPU_PROGRESS (line on a
+#                                    terminal, plain otherwise)
 #   mgpu_mpirun_env_flags         -> "-x NAME" for each of them (mpirun forwards only what -x names to remote nodes)
 
 mgpu_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -45,7 +46,12 @@ mgpu_apply_preset() {
     done < "$file"
   fi
   export NCCL_NVLS_ENABLE=0 MGPU_ENVIRONMENT_PRESET="$MGPU_PRESET"
-  MGPU_FORWARDED_VARIABLES+=(NCCL_NVLS_ENABLE MGPU_ENVIRONMENT_PRESET)
+  # Open MPI gives rank 0's stdout a pseudo-terminal even when ours goes to a log (open-mpi/ompi#7868): tell
+  # mgpu_bench which it is, so a log gets plain progress lines and a terminal the line redrawn in place.
+  if [[ -z "${MGPU_PROGRESS:-}" ]]; then
+    if [[ -t 1 ]]; then export MGPU_PROGRESS=line; else export MGPU_PROGRESS=plain; fi
+  fi
+  MGPU_FORWARDED_VARIABLES+=(NCCL_NVLS_ENABLE MGPU_ENVIRONMENT_PRESET MGPU_PROGRESS)
   # Variables the caller set (no preset) travel too, so every rank sees what rank 0 records.
   for name in $(compgen -e | grep '^NCCL_' || true); do MGPU_FORWARDED_VARIABLES+=("$name"); done
   # Containers often lack the cross-memory attach Open MPI's shared-memory transport tries first.

@@ -8,6 +8,7 @@
 
 #include "mpi_context.hpp"
 #include "options.hpp"
+#include "run_conditions.hpp"
 #include "trainer.hpp"
 
 namespace mgpu {
@@ -54,5 +55,30 @@ struct LibraryVersions {
   std::string cuda_runtime = "n/a", cuda_driver = "n/a", cublas = "n/a", nccl = "n/a", mpi;
 };
 LibraryVersions library_versions(Backend backend);
+
+// Fills what a training configuration (results_schema::ConfigurationMetadata) and a standalone measurement
+// (results_schema::MeasurementConditions) both record under the same attribute names: the rank count, library
+// versions, NCCL_ALGO / NCCL_PROTO as recorded, and the host, GPU and peer topology of each of the first `ranks` ranks
+// (`hosts` and `hardware` in rank order, at least `ranks` long).
+template <typename Recorded>
+void record_ranks_and_libraries(Recorded& recorded, const LibraryVersions& versions,
+                                const std::vector<std::string>& hosts, const std::vector<RankHardware>& hardware,
+                                int ranks) {
+  recorded.ranks = ranks;
+  recorded.nccl_algo = nccl_variable_or_default("NCCL_ALGO");
+  recorded.nccl_proto = nccl_variable_or_default("NCCL_PROTO");
+  recorded.cuda_runtime_version = versions.cuda_runtime;
+  recorded.cuda_driver_version = versions.cuda_driver;
+  recorded.cublas_version = versions.cublas;
+  recorded.nccl_version = versions.nccl;
+  recorded.mpi_library_version = versions.mpi;
+  recorded.hosts.assign(hosts.begin(), hosts.begin() + ranks);
+  for (int r = 0; r < ranks; ++r) {
+    recorded.gpu_names.push_back(hardware[r].gpu_name);
+    recorded.gpu_uuids.push_back(hardware[r].gpu_uuid);
+    recorded.gpu_pci_bus_ids.push_back(hardware[r].pci_bus_id);
+    recorded.peer_topology.push_back(hardware[r].peer_topology);
+  }
+}
 
 }  // namespace mgpu

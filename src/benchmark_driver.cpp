@@ -2,8 +2,6 @@
 // resumed) -> per configuration: its ranks' communicators -> trainer -> runs -> gather -> results.
 #include "benchmark_driver.hpp"
 
-#include <unistd.h>
-
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -59,7 +57,6 @@ ConfigurationMetadata describe_configuration(const BenchConfiguration& configura
   meta.dense_weight_count = static_cast<std::int64_t>(settings.model.dense_weight_count());
   meta.global_batch = settings.global_batch;
   meta.local_batch = settings.global_batch / configuration.gpus;
-  meta.ranks = configuration.gpus;
   meta.device = backend_name(job.choice.backend);
   meta.environment_preset = job.environment_preset;
   meta.precision = precision_name(settings.precision);
@@ -75,24 +72,12 @@ ConfigurationMetadata describe_configuration(const BenchConfiguration& configura
   meta.adam_beta1 = settings.adam.beta1;
   meta.adam_beta2 = settings.adam.beta2;
   meta.adam_epsilon = settings.adam.epsilon;
-  meta.nccl_algo = nccl_variable_or_default("NCCL_ALGO");
-  meta.nccl_proto = nccl_variable_or_default("NCCL_PROTO");
   meta.nccl_environment = job.nccl_environment;
   meta.command_line = job.command_line;
-  meta.cuda_runtime_version = job.versions.cuda_runtime;
-  meta.cuda_driver_version = job.versions.cuda_driver;
-  meta.cublas_version = job.versions.cublas;
-  meta.nccl_version = job.versions.nccl;
-  meta.mpi_library_version = job.versions.mpi;
-  meta.hosts.assign(hosts.begin(), hosts.begin() + configuration.gpus);
+  record_ranks_and_libraries(meta, job.versions, hosts, hardware, configuration.gpus);
   for (int r = 0; r < configuration.gpus; ++r) {
-    const RankHardware& h = hardware[r];
-    meta.gpu_names.push_back(h.gpu_name);
-    meta.gpu_uuids.push_back(h.gpu_uuid);
-    meta.gpu_pci_bus_ids.push_back(h.pci_bus_id);
-    meta.peer_topology.push_back(h.peer_topology);
-    meta.max_sm_clock_mhz.push_back(h.max_sm_clock_mhz);
-    meta.max_memory_clock_mhz.push_back(h.max_memory_clock_mhz);
+    meta.max_sm_clock_mhz.push_back(hardware[r].max_sm_clock_mhz);
+    meta.max_memory_clock_mhz.push_back(hardware[r].max_memory_clock_mhz);
   }
   return meta;
 }
@@ -207,7 +192,7 @@ std::vector<RunSummary> run_configuration(const BenchConfiguration& configuratio
   if (sub.rank == 0) {
     results->finish(group);
     progress->clear();
-    print_summary(stdout, summaries);
+    print_summary(stdout, summaries, job.output_path);
     progress->finish_configuration();
   }
   return summaries;
@@ -258,9 +243,9 @@ void run_benchmark(const BenchOptions& options, const MpiContext& mpi) {
 
   long long total_runs = 0;
   for (const BenchConfiguration& configuration : plan) total_runs += configuration.runs;
-  // On stdout, with the rest of rank 0's report: mpirun gives a rank's stdout a terminal of its own when it has one
-  // (a pty), but its stderr only a pipe, so stdout is where the in-place line can work.
-  SweepProgress progress(stdout, isatty(fileno(stdout)) != 0, static_cast<int>(plan.size()), total_runs);
+  // On stdout, with the rest of rank 0's report: Open MPI gives a rank's stdout a pseudo-terminal but its stderr only a
+  // pipe, so stdout is where the in-place line can work; whether it should is progress_in_place's call.
+  SweepProgress progress(stdout, progress_in_place(stdout), static_cast<int>(plan.size()), total_runs);
   if (mpi.rank == 0 && plan.size() > 1) {
     std::printf("# sweep: %zu configurations, %lld runs, results %s\n", plan.size(), total_runs,
                 job.output_path.c_str());

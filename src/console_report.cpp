@@ -117,7 +117,7 @@ void print_sweep_table(std::FILE* out, const std::vector<SweepTableRow>& rows) {
   std::fflush(out);
 }
 
-void print_summary(std::FILE* out, const std::vector<RunSummary>& runs) {
+void print_summary(std::FILE* out, const std::vector<RunSummary>& runs, const std::string& results_path) {
   if (runs.empty()) return;
   const double n = static_cast<double>(runs.size());
   double mean = 0, low = runs.front().samples_per_second, high = low;
@@ -151,8 +151,12 @@ void print_summary(std::FILE* out, const std::vector<RunSummary>& runs) {
     std::fprintf(out, "# overlap %.0f%% (100 x (1 - exposed_comm / allreduce))\n",
                  100.0 * (1.0 - phase[int(Phase::exposed_comm)] / phase[int(Phase::allreduce)]));
   }
-  std::fprintf(out, "# raw per-step, per-rank times are in the results file; confidence intervals, outlier screening and\n"
-                    "# tests (MEASUREMENT.md statistics) are not computed here\n");
+  // The statistics of MEASUREMENT.md (intervals, outliers, tests) need every run of the raw per-step data: they are
+  // mgpu_analyze's, so the console only points there.
+  std::fprintf(out,
+               "# raw per-step, per-rank times are in the results file; confidence intervals, outlier screening and\n"
+               "# tests (MEASUREMENT.md statistics): mgpu_analyze report %s\n",
+               results_path.c_str());
 }
 
 }  // namespace mgpu

@@ -34,7 +34,9 @@ struct SweepTableRow {
 void print_banner(std::FILE* out, const BannerFacts& facts);
 void print_run_header(std::FILE* out);
 void print_run_line(std::FILE* out, int run_index, const RunSummary& run);
-void print_summary(std::FILE* out, const std::vector<RunSummary>& runs);
+// Mean throughput and phases over a configuration's runs, and where its statistics are: `mgpu_analyze report
+// results_path`.
+void print_summary(std::FILE* out, const std::vector<RunSummary>& runs, const std::string& results_path);
 // The sweep's closing table: per configuration the mean throughput and phase times over its runs, and the speedup
 // over the 1-GPU configuration of the same model and batch when the table has one (MEASUREMENT.md's definition).
 void print_sweep_table(std::FILE* out, const std::vector<SweepTableRow>& rows);

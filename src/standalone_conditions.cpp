@@ -11,24 +11,10 @@ results_schema::MeasurementConditions describe_standalone_conditions(const Backe
   results_schema::MeasurementConditions c;
   c.implementation = results_schema::kImplementation;
   c.device = backend_name(choice.backend);
-  c.ranks = mpi.size;
-  c.nccl_algo = nccl_variable_or_default("NCCL_ALGO");
-  c.nccl_proto = nccl_variable_or_default("NCCL_PROTO");
   c.nccl_environment = nccl_environment();
   c.command_line = command_line;
-  const LibraryVersions versions = library_versions(choice.backend);
-  c.cuda_runtime_version = versions.cuda_runtime;
-  c.cuda_driver_version = versions.cuda_driver;
-  c.cublas_version = versions.cublas;
-  c.nccl_version = versions.nccl;
-  c.mpi_library_version = versions.mpi;
-  c.hosts = mpi.hosts;
-  for (const RankHardware& h : gather_rank_hardware(mpi, describe_rank_hardware(choice, mpi))) {
-    c.gpu_names.push_back(h.gpu_name);
-    c.gpu_uuids.push_back(h.gpu_uuid);
-    c.gpu_pci_bus_ids.push_back(h.pci_bus_id);
-    c.peer_topology.push_back(h.peer_topology);
-  }
+  record_ranks_and_libraries(c, library_versions(choice.backend), mpi.hosts,
+                             gather_rank_hardware(mpi, describe_rank_hardware(choice, mpi)), mpi.size);
   return c;
 }
 

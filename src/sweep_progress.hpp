@@ -11,9 +11,15 @@ namespace mgpu {
 // "45s", "12m05s", "3h02m07s".
 std::string format_duration(double seconds);
 
+// Whether the progress goes to `out` as one line redrawn in place. MGPU_PROGRESS=line or =plain decides when set (the
+// launch/ scripts set it from whether their own stdout is a terminal); otherwise isatty(out). Open MPI's mpirun gives
+// a rank's stdout a pseudo-terminal even when mpirun's own output goes to a file (open-mpi/ompi#7868), so isatty alone
+// would put the redrawn line's escape sequences into logs.
+bool progress_in_place(std::FILE* out);
+
 class SweepProgress {
  public:
-  // `terminal`: redraw one line in place (pass isatty(fileno(out))); otherwise print a line per event.
+  // `terminal`: redraw one line in place (pass progress_in_place(out)); otherwise print a line per event.
   SweepProgress(std::FILE* out, bool terminal, int configurations, long long total_runs);
 
   // A configuration --resume found complete: counted as done, costs no time.

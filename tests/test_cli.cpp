@@ -155,6 +155,9 @@ TEST_F(Cli, ExistingOutputNeedsForce) {
   EXPECT_EQ(forced.exit_code, 0) << forced.err;
   EXPECT_EQ(read_file(out).substr(1, 3), "HDF");  // replaced by an HDF5 file (signature "\x89HDF")
   EXPECT_NE(forced.out.find("# summary over 2 runs"), std::string::npos) << forced.out;
+  // The console leaves the statistics to the analyzer and says how to get them for this very file.
+  EXPECT_NE(forced.out.find("(MEASUREMENT.md statistics): mgpu_analyze report " + out + "\n"), std::string::npos)
+      << forced.out;
 }
 
 TEST_F(Cli, DefaultOutputNameAndCpuFallbackNotice) {

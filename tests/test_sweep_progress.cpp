@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <string>
 
 #include "sweep_progress.hpp"
@@ -60,6 +61,27 @@ TEST(SweepProgress, RedrawsOneLineOnATerminal) {
   EXPECT_NE(text.find("\r\033[K[0/1 done] large_b32_n1_cuda run 0/1"), std::string::npos);
   EXPECT_NE(text.find("\r\033[K[1/1 done]"), std::string::npos);
   std::fclose(out);
+}
+
+// Under Open MPI isatty says "terminal" even when mpirun writes to a log, so the launchers' MGPU_PROGRESS decides.
+TEST(SweepProgress, MgpuProgressDecidesOverIsatty) {
+  std::FILE* file = std::tmpfile();  // not a terminal
+  ASSERT_NE(file, nullptr);
+  const char* saved = std::getenv("MGPU_PROGRESS");
+  const std::string kept = saved != nullptr ? saved : "";
+  unsetenv("MGPU_PROGRESS");
+  EXPECT_FALSE(progress_in_place(file));
+  setenv("MGPU_PROGRESS", "line", 1);
+  EXPECT_TRUE(progress_in_place(file));
+  setenv("MGPU_PROGRESS", "plain", 1);
+  EXPECT_FALSE(progress_in_place(file));
+  setenv("MGPU_PROGRESS", "something else", 1);  // not a choice: isatty decides
+  EXPECT_FALSE(progress_in_place(file));
+  if (saved != nullptr)
+    setenv("MGPU_PROGRESS", kept.c_str(), 1);
+  else
+    unsetenv("MGPU_PROGRESS");
+  std::fclose(file);
 }
 
 }  // namespace
