@@ -71,13 +71,13 @@ __global__ void begin_run_kernel(StepParams* params, std::uint64_t seed, std::ui
 }
 
 __global__ void advance_step_kernel(StepParams* params, std::uint64_t global_batch, std::uint64_t rank_offset,
-                                    float beta1, float beta2) {
+                                    float beta1, float beta2, int accumulate_steps) {
   const std::uint64_t step = params->next_step;
   params->step = step;
   params->first_sample = step * global_batch + rank_offset;
   params->loss_index = step;
   // As CudaMlp computed them on the host before: 1 - beta^t in double, then rounded once to float.
-  const double t = static_cast<double>(step + 1);
+  const double t = static_cast<double>(step / static_cast<std::uint64_t>(accumulate_steps) + 1);
   params->correction1 = static_cast<float>(1.0 - pow(static_cast<double>(beta1), t));
   params->correction2 = static_cast<float>(1.0 - pow(static_cast<double>(beta2), t));
   params->next_step = step + 1;
@@ -151,7 +151,7 @@ constexpr int kBiasColumns = 32;
 constexpr int kBiasRowLanes = 16;
 
 __global__ void relu_dropout_backward_bias_kernel(float* grad, const float* h, float* bias_grad, int batch, int width,
-                                                  float keep_scale) {
+                                                  float keep_scale, bool accumulate) {
   __shared__ float partial[kBiasRowLanes][kBiasColumns + 1];
   const int unit = blockIdx.x * kBiasColumns + threadIdx.x;
   float sum = 0.0f;
@@ -168,7 +168,7 @@ __global__ void relu_dropout_backward_bias_kernel(float* grad, const float* h, f
   if (threadIdx.y == 0 && unit < width) {
     float total = 0.0f;
     for (int lane = 0; lane < kBiasRowLanes; ++lane) total += partial[lane][threadIdx.x];
-    bias_grad[unit] = total;
+    bias_grad[unit] = accumulate ? bias_grad[unit] + total : total;
   }
 }
 
@@ -197,6 +197,7 @@ __global__ void adam_kernel(float* parameters, const float* gradients, float* fi
     load<kVector>(gradients + first, g);
     load<kVector>(first_moment + first, m);
     load<kVector>(second_moment + first, v);
+    for (int k = 0; k < kVector; ++k) g[k] *= adam.gradient_scale;
     for (int k = 0; k < kVector; ++k) {
       m[k] = adam.beta1 * m[k] + (1.0f - adam.beta1) * g[k];
       v[k] = adam.beta2 * v[k] + (1.0f - adam.beta2) * g[k] * g[k];
@@ -224,8 +225,9 @@ void begin_run(StepParams* params, std::uint64_t seed, std::uint64_t run, cudaSt
 }
 
 void advance_step(StepParams* params, std::uint64_t global_batch, std::uint64_t rank_offset, float beta1, float beta2,
-                  cudaStream_t stream) {
-  advance_step_kernel<<<1, 1, 0, stream>>>(params, global_batch, rank_offset, beta1, beta2);
+                  int accumulate_steps, cudaStream_t stream) {
+  MGPU_REQUIRE(accumulate_steps >= 1, "accumulate_steps must be at least 1");
+  advance_step_kernel<<<1, 1, 0, stream>>>(params, global_batch, rank_offset, beta1, beta2, accumulate_steps);
   MGPU_CUDA_CHECK_LAUNCH();
 }
 
@@ -268,12 +270,13 @@ void bias_relu_dropout(float* z, const float* bias, int batch, int width, std::u
 }
 
 void relu_dropout_backward_bias(float* grad, const float* h, float* bias_grad, int batch, int width,
-                                float drop_probability, cudaStream_t stream) {
+                                float drop_probability, bool accumulate, cudaStream_t stream) {
   if (batch == 0 || width == 0) return;
   const float keep_scale = 1.0f / (1.0f - drop_probability);
   const dim3 block(kBiasColumns, kBiasRowLanes);
   const unsigned blocks = static_cast<unsigned>((width + kBiasColumns - 1) / kBiasColumns);
-  relu_dropout_backward_bias_kernel<<<blocks, block, 0, stream>>>(grad, h, bias_grad, batch, width, keep_scale);
+  relu_dropout_backward_bias_kernel<<<blocks, block, 0, stream>>>(grad, h, bias_grad, batch, width, keep_scale,
+                                                                  accumulate);
   MGPU_CUDA_CHECK_LAUNCH();
 }
 

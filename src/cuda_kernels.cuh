@@ -27,9 +27,10 @@ struct StepParams {
 // One thread: params->{seed, run} = (seed, run), next_step = 0. Enqueued once per run, before its first step.
 void begin_run(StepParams* params, std::uint64_t seed, std::uint64_t run, cudaStream_t stream);
 // One thread: step = next_step++, first_sample = step * global_batch + rank_offset, loss_index = step, and the Adam
-// corrections for t = step + 1 (computed in double, as the host did, then rounded to float).
+// corrections for t = step / accumulate_steps + 1, the number of the update the step's accumulation ends with
+// (computed in double, as the host did, then rounded to float).
 void advance_step(StepParams* params, std::uint64_t global_batch, std::uint64_t rank_offset, float beta1, float beta2,
-                  cudaStream_t stream);
+                  int accumulate_steps, cudaStream_t stream);
 
 // teacher[k * inputs + j] = synthetic::teacher_weight(seed, k, j), k < outputs.
 void teacher_weights(float* teacher, std::uint64_t seed, int outputs, int inputs, cudaStream_t stream);
@@ -50,23 +51,26 @@ void bias_relu_dropout(float* z, const float* bias, int batch, int width, std::u
                        const StepParams* params, cudaStream_t stream);
 
 // In place on grad[batch, width]: grad *= (h > 0 ? 1 / (1 - p) : 0), h being the stored post-dropout activation; and,
-// fused into the same pass, bias_grad[unit] = sum over rows of the new grad (the layer's bias gradient). The row sum
-// runs in a fixed order, so the result is reproducible bit for bit.
+// fused into the same pass, bias_grad[unit] = sum over rows of the new grad (the layer's bias gradient; with
+// `accumulate`, added to bias_grad[unit]). The row sum runs in a fixed order, so the result is reproducible bit for
+// bit.
 void relu_dropout_backward_bias(float* grad, const float* h, float* bias_grad, int batch, int width,
-                                float drop_probability, cudaStream_t stream);
+                                float drop_probability, bool accumulate, cudaStream_t stream);
 
 // MSE over count values: grad_y = 2 (y - t) / count, losses[params->loss_index] = mean (y - t)^2. One block, fixed
 // reduction order: the same inputs always give the same loss bits.
 void mse_loss_and_gradient(const float* y, const float* targets, int count, float* grad_y, float* losses,
                            const StepParams* params, cudaStream_t stream);
 
-// One Adam step over flat buffers (any contiguous range of them), cpu::adam_update's formula; the bias corrections
-// 1 - beta^t come from *params.
+// One Adam step over flat buffers (any contiguous range of them), cpu::adam_update's formula on the gradient
+// g * gradient_scale (1 / K for the mean of K accumulated gradients; 1 is exact); the bias corrections 1 - beta^t come
+// from *params.
 struct AdamConstants {
   float learning_rate = 0.0f;
   float beta1 = 0.0f;
   float beta2 = 0.0f;
   float epsilon = 0.0f;
+  float gradient_scale = 1.0f;
 };
 void adam_update(float* parameters, const float* gradients, float* first_moment, float* second_moment,
                  std::size_t count, const AdamConstants& adam, const StepParams* params, cudaStream_t stream);

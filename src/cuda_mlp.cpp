@@ -66,8 +66,8 @@ CudaMlp::CudaMlp(const MlpSpec& model, int batch, cudaStream_t stream, Precision
 }
 
 void CudaMlp::gemm(cublasOperation_t op_a, cublasOperation_t op_b, int m, int n, int k, const float* a, int lda,
-                   const float* b, int ldb, float* c, int ldc) {
-  gemm_.multiply(op_a, op_b, m, n, k, a, lda, b, ldb, c, ldc);
+                   const float* b, int ldb, float* c, int ldc, bool accumulate) {
+  gemm_.multiply(op_a, op_b, m, n, k, a, lda, b, ldb, c, ldc, accumulate);
 }
 
 void CudaMlp::initialize(std::uint64_t seed, std::uint64_t run) {
@@ -92,9 +92,10 @@ void CudaMlp::build_teacher(std::uint64_t seed) {
   teacher_seed_ = seed;
 }
 
-void CudaMlp::advance_step(int global_batch, std::uint64_t rank_offset, const AdamSettings& adam) {
+void CudaMlp::advance_step(int global_batch, std::uint64_t rank_offset, const AdamSettings& adam,
+                           int accumulate_steps) {
   kernels::advance_step(step_params_.data(), static_cast<std::uint64_t>(global_batch), rank_offset, adam.beta1,
-                        adam.beta2, stream_);
+                        adam.beta2, accumulate_steps, stream_);
 }
 
 void CudaMlp::generate_batch() {
@@ -124,7 +125,7 @@ void CudaMlp::loss_and_gradient(float* losses) {
                                  grad_scratch_[0].data(), losses, step_params_.data(), stream_);
 }
 
-void CudaMlp::backward(const BucketPlan& plan, const std::function<void(int piece)>& after_piece) {
+void CudaMlp::backward(const BucketPlan& plan, const std::function<void(int piece)>& after_piece, bool accumulate) {
   float* grad = grad_scratch_[0].data();   // dL/dZ of the current layer, [batch, fan_out]
   float* other = grad_scratch_[1].data();  // receives dL/dX, [batch, fan_in]
   std::size_t next_piece = 0;
@@ -138,7 +139,7 @@ void CudaMlp::backward(const BucketPlan& plan, const std::function<void(int piec
       gemm(CUBLAS_OP_N, CUBLAS_OP_T, layer.fan_in, piece.row_end - piece.row_begin, batch_, input, layer.fan_in,
            grad + piece.row_begin, layer.fan_out,
            gradients_.data() + layer.weight_offset + static_cast<std::size_t>(piece.row_begin) * layer.fan_in,
-           layer.fan_in);
+           layer.fan_in, accumulate);
       if (after_piece) after_piece(static_cast<int>(next_piece));
     }
     if (l == 0) break;  // no gradient with respect to the data
@@ -148,13 +149,13 @@ void CudaMlp::backward(const BucketPlan& plan, const std::function<void(int piec
          layer.fan_in, grad, layer.fan_out, other, layer.fan_in);
     const DenseLayer& previous = layers_[l - 1];
     kernels::relu_dropout_backward_bias(other, hidden_[l - 1].data(), gradients_.data() + previous.bias_offset, batch_,
-                                        layer.fan_in, drop_probability_, stream_);
+                                        layer.fan_in, drop_probability_, accumulate, stream_);
     std::swap(grad, other);
   }
   MGPU_REQUIRE(next_piece == plan.pieces.size(), "the bucket plan does not match the model's layers");
 }
 
-void CudaMlp::adam(const AdamSettings& adam, std::size_t begin, std::size_t count) {
+void CudaMlp::adam(const AdamSettings& adam, std::size_t begin, std::size_t count, float gradient_scale) {
   MGPU_REQUIRE(begin <= parameters_.size(), "Adam range starts past the parameters");
   count = std::min(count, parameters_.size() - begin);
   kernels::AdamConstants constants;
@@ -162,6 +163,7 @@ void CudaMlp::adam(const AdamSettings& adam, std::size_t begin, std::size_t coun
   constants.beta1 = adam.beta1;
   constants.beta2 = adam.beta2;
   constants.epsilon = adam.epsilon;
+  constants.gradient_scale = gradient_scale;
   kernels::adam_update(parameters_.data() + begin, gradients_.data() + begin, first_moment_.data() + begin,
                        second_moment_.data() + begin, count, constants, step_params_.data(), stream_);
 }

@@ -38,21 +38,26 @@ class CudaMlp {
   // Glorot-uniform weights and zero biases from (seed, run), as cpu::initialize_parameters; zero Adam moments; the
   // step counter reset to step 0 of run `run` (and the teacher for `seed` built, once per seed).
   void initialize(std::uint64_t seed, std::uint64_t run);
-  // The next step's values: step = counter++, first sample = step * global_batch + rank_offset, Adam corrections.
-  void advance_step(int global_batch, std::uint64_t rank_offset, const AdamSettings& adam);
+  // The next step's values: step = counter++, first sample = step * global_batch + rank_offset, Adam corrections for
+  // update step / accumulate_steps + 1.
+  void advance_step(int global_batch, std::uint64_t rank_offset, const AdamSettings& adam, int accumulate_steps = 1);
   // Inputs and targets of the step's global samples (step_params().first_sample onwards).
   void generate_batch();
   // Activations and output for the current inputs, dropout keyed by the step's (seed, run, step, first_sample).
   void forward();
   // MSE of the output against the targets into losses[step_params().loss_index] (a device array), and dL/dy.
   void loss_and_gradient(float* losses);
-  // Every parameter's gradient into gradients() (all of it is overwritten), through the last forward's dropout.
-  // The weight-gradient GEMMs follow plan.pieces; after_piece(p) is called once piece p's elements (its bias
-  // included) are written, so a caller can hand a finished bucket to the communication stream.
-  void backward(const BucketPlan& plan, const std::function<void(int piece)>& after_piece = {});
+  // Every parameter's gradient into gradients() (all of it is overwritten, or with `accumulate` added to what it
+  // holds), through the last forward's dropout. The weight-gradient GEMMs follow plan.pieces; after_piece(p) is called
+  // once piece p's elements (its bias included) are written, so a caller can hand a finished bucket to the
+  // communication stream.
+  void backward(const BucketPlan& plan, const std::function<void(int piece)>& after_piece = {},
+                bool accumulate = false);
   void backward() { backward(whole_plan_); }
-  // One Adam step with the step's corrections over elements [begin, begin + count) (default: all).
-  void adam(const AdamSettings& adam, std::size_t begin = 0, std::size_t count = static_cast<std::size_t>(-1));
+  // One Adam step with the step's corrections over elements [begin, begin + count) (default: all), on the gradient
+  // times gradient_scale (1 / K: the mean of K accumulated gradients).
+  void adam(const AdamSettings& adam, std::size_t begin = 0, std::size_t count = static_cast<std::size_t>(-1),
+            float gradient_scale = 1.0f);
 
   // The device-resident per-step values the kernels read.
   kernels::StepParams* step_params() noexcept { return step_params_.data(); }
@@ -79,7 +84,7 @@ class CudaMlp {
 
  private:
   void gemm(cublasOperation_t op_a, cublasOperation_t op_b, int m, int n, int k, const float* a, int lda,
-            const float* b, int ldb, float* c, int ldc);
+            const float* b, int ldb, float* c, int ldc, bool accumulate = false);
   void build_teacher(std::uint64_t seed);
   void upload_step_params();
 

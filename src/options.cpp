@@ -42,6 +42,8 @@ po::options_description describe_study_options() {
      "auto | on | off: reduce gradients in buckets during backward, Adam per reduced bucket (auto: off, see docs)")
     ("bucket-mb", po::value<double>()->default_value(8.0), "all-reduce bucket cap in MB with --overlap on (first: 1 MB)")
     ("precision", po::value<std::string>()->default_value("fp32"), "fp32 | tf32 GEMMs (bf16: not yet available)")
+    ("accumulate", po::value<long long>()->default_value(1),
+     "K: every step adds its gradient; every K-th step all-reduces and updates with the mean of the K (1: every step)")
     ("timing", po::value<std::string>()->default_value("events"),
      "events: every phase of every step | none: one event pair per run part (to measure the instrumentation)")
     ("output", po::value<std::string>(), "results file (HDF5); default mgpu_bench_<model>_b<batch>_n<ranks>.h5 (one configuration) or mgpu_bench_sweep_<count>configs.h5");
@@ -167,6 +169,7 @@ StepOptions parse_step_options(const po::variables_map& vm) {
   if (!(step.bucket_mb >= 1e-6 && step.bucket_mb <= 1e6)) {
     throw UsageError("--bucket-mb " + std::to_string(step.bucket_mb) + ": must be from 1e-06 to 1e+06 MB");
   }
+  step.accumulate_steps = checked_int(vm, "accumulate", 1, kMaxAccumulateSteps);
   const std::string precision = vm["precision"].as<std::string>();
   if (precision == "fp32") {
     step.precision = Precision::fp32;
@@ -208,6 +211,7 @@ void apply_step_options(const StepOptions& step, bool cuda_backend, TrainingSett
   settings.bucket_mb = step.bucket_mb;
   settings.precision = step.precision;
   settings.timing = step.timing;
+  settings.accumulate_steps = step.accumulate_steps;
 }
 
 const char* device_choice_name(DeviceChoice choice) {

@@ -44,6 +44,14 @@ struct TrainingSettings {
   bool overlap = false;    // gradients reduced in buckets during backward, Adam per reduced bucket
   double bucket_mb = 8.0;  // bucket cap in MB (1e6 bytes); the first bucket closes at min(1 MB, bucket_mb)
   TimingMode timing = TimingMode::events;
+  // Gradient accumulation (docs/measurement.md, "Gradient accumulation"): every step trains one global batch and adds
+  // its gradient to the flat buffer; every accumulate_steps-th step (steps K, 2K, ... counting from 1) all-reduces
+  // and applies Adam to the mean of the K gradients. 1 = reduce and update every step.
+  int accumulate_steps = 1;
+
+  // Step s (from 0) starts a new accumulation (its gradient overwrites the buffer) / ends one (reduce + Adam).
+  bool starts_accumulation(int step) const { return step % accumulate_steps == 0; }
+  bool ends_accumulation(int step) const { return step % accumulate_steps == accumulate_steps - 1; }
 
   int total_steps() const { return warmup_steps + measured_steps; }
 };

@@ -87,13 +87,14 @@ TunedGemm::~TunedGemm() {
 }
 
 void TunedGemm::multiply(cublasOperation_t op_a, cublasOperation_t op_b, int m, int n, int k, const float* a, int lda,
-                         const float* b, int ldb, float* c, int ldc) {
+                         const float* b, int ldb, float* c, int ldc, bool accumulate) {
   const int alignment = std::min({alignment_of(a), alignment_of(b), alignment_of(c)});
   const Key key{int(op_a), int(op_b), m, n, k, lda, ldb, ldc, alignment};
   Plan& plan = plan_for(key, op_a, op_b, m, n, k, a, lda, b, ldb, c, ldc);
   const float one = 1.0f;
-  const float zero = 0.0f;  // beta = 0: C is overwritten, never read (so NaN-poisoned outputs stay a valid test)
-  MGPU_CUBLAS_CHECK(cublasLtMatmul(handle_, plan.operation, &one, a, plan.a, b, plan.b, &zero, c, plan.c, c, plan.c,
+  // beta = 0: C is overwritten, never read (so NaN-poisoned outputs stay a valid test); 1: gradient accumulation.
+  const float beta = accumulate ? 1.0f : 0.0f;
+  MGPU_CUBLAS_CHECK(cublasLtMatmul(handle_, plan.operation, &one, a, plan.a, b, plan.b, &beta, c, plan.c, c, plan.c,
                                    &plan.algo, workspace_, workspace_bytes_, stream_));
 }
 

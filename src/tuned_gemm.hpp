@@ -22,11 +22,12 @@ class TunedGemm {
   TunedGemm(const TunedGemm&) = delete;
   TunedGemm& operator=(const TunedGemm&) = delete;
 
-  // Column-major C[m, n] = op_a(A) op_b(B) (alpha 1, beta 0: C is only written). The first call of a shape (and
-  // pointer alignment) times the candidates on these very buffers, synchronising the stream; it must therefore not
+  // Column-major C[m, n] = op_a(A) op_b(B) (alpha 1, beta 0: C is only written), or with `accumulate`
+  // C += op_a(A) op_b(B) (beta 1; the same algorithm, cuBLASLt applies beta in every one). The first call of a shape
+  // (and pointer alignment) times the candidates on these very buffers, synchronising the stream; it must therefore not
   // happen while the stream is being captured (CudaTrainer makes one eager step before capturing).
   void multiply(cublasOperation_t op_a, cublasOperation_t op_b, int m, int n, int k, const float* a, int lda,
-                const float* b, int ldb, float* c, int ldc);
+                const float* b, int ldb, float* c, int ldc, bool accumulate = false);
 
   // How many distinct shapes were tuned (for tests and the log).
   std::size_t shapes() const noexcept { return plans_.size(); }
