@@ -24,7 +24,9 @@ class CudaMlp {
  public:
   // Allocates every buffer for `batch` samples on the current device; all work goes to `stream` (not owned, must
   // outlive this object). Nothing is allocated after construction (cuBLAS gets its workspace here too), which is what
-  // stream capture requires. precision: fp32 or tf32 (bf16 is refused).
+  // stream capture requires. precision: fp32, tf32 or bf16 (bf16 GEMM operands: a bf16 copy of the weights that Adam
+  // keeps in step with the fp32 master weights, and bf16 copies of the activations and activation gradients that the
+  // kernels producing them write in the same pass; products, gradients and Adam stay fp32).
   CudaMlp(const MlpSpec& model, int batch, cudaStream_t stream, Precision precision = Precision::fp32);
   CudaMlp(const CudaMlp&) = delete;
   CudaMlp& operator=(const CudaMlp&) = delete;
@@ -76,15 +78,22 @@ class CudaMlp {
   std::vector<float> download_inputs() const { return copy_to_host(inputs_, stream_); }
   std::vector<float> download_targets() const { return copy_to_host(targets_, stream_); }
   std::vector<float> download_output() const { return copy_to_host(output_, stream_); }
-  void upload_parameters(const std::vector<float>& parameters) { copy_to_device(parameters_, parameters, stream_); }
+  void upload_parameters(const std::vector<float>& parameters);  // and their bf16 copy, with bf16
+  std::vector<float> download_bf16_parameters() const;           // the GEMMs' bf16 copy (bf16 only)
   void upload_gradients(const std::vector<float>& gradients) { copy_to_device(gradients_, gradients, stream_); }
   void upload_batch(const std::vector<float>& inputs, const std::vector<float>& targets);
   // Fills activations, output, gradients and scratch with NaN, so that any element a step fails to write shows.
   void fill_work_buffers_with_nan();
 
  private:
-  void gemm(cublasOperation_t op_a, cublasOperation_t op_b, int m, int n, int k, const float* a, int lda,
-            const float* b, int ldb, float* c, int ldc, bool accumulate = false);
+  void gemm(cublasOperation_t op_a, cublasOperation_t op_b, int m, int n, int k, const void* a, int lda, const void* b,
+            int ldb, float* c, int ldc, bool accumulate = false);
+  // What the GEMMs read: the fp32 buffers, or with bf16 their bf16 copies (element offsets are the same).
+  const void* gemm_parameters(std::size_t offset) const;
+  const void* gemm_input(int layer) const;  // the input of layer `layer`: x, or hidden layer - 1
+  // Copies the fp32 parameters and inputs into their bf16 copies (bf16 only; after initialisation and uploads).
+  void refresh_bf16_parameters();
+  void refresh_bf16_inputs();
   void build_teacher(std::uint64_t seed);
   void upload_step_params();
 
@@ -97,6 +106,7 @@ class CudaMlp {
   TunedGemm gemm_;                                 // every product of the step, its algorithm tuned per shape
   DeviceBuffer<kernels::StepParams> step_params_;  // one element
   kernels::StepParams host_params_;                // the tests' host-side copy (test conveniences only)
+  bool bf16_ = false;                              // --precision bf16: GEMM operands in bf16
 
   DeviceBuffer<float> parameters_;           // [W0, b0, W1, b1, ..., W_last], MlpSpec::layers() offsets
   DeviceBuffer<float> gradients_;            // same layout: one contiguous buffer, so one all-reduce covers all
@@ -108,6 +118,11 @@ class CudaMlp {
   DeviceBuffer<float> output_;               // [batch, outputs]
   DeviceBuffer<float> grad_scratch_[2];      // ping-pong dL/d(activation), [batch, max width] each
   DeviceBuffer<float> teacher_;              // [outputs, inputs]
+  // bf16 only (empty otherwise): the GEMMs' operands, each the bf16 rounding of the fp32 buffer of the same name.
+  DeviceBuffer<__nv_bfloat16> parameters_bf16_;
+  DeviceBuffer<__nv_bfloat16> inputs_bf16_;
+  std::vector<DeviceBuffer<__nv_bfloat16>> hidden_bf16_;
+  DeviceBuffer<__nv_bfloat16> grad_scratch_bf16_[2];
   bool have_teacher_ = false;
   std::uint64_t teacher_seed_ = 0;
   float drop_probability_ = 0.0f;  // the model's; forward and backward use the same

@@ -41,7 +41,7 @@ po::options_description describe_study_options() {
     ("overlap", po::value<std::string>()->default_value("auto"),
      "auto | on | off: reduce gradients in buckets during backward, Adam per reduced bucket (auto: off, see docs)")
     ("bucket-mb", po::value<double>()->default_value(8.0), "all-reduce bucket cap in MB with --overlap on (first: 1 MB)")
-    ("precision", po::value<std::string>()->default_value("fp32"), "fp32 | tf32 GEMMs (bf16: not yet available)")
+    ("precision", po::value<std::string>()->default_value("fp32"), "fp32 | tf32 | bf16 GEMM operands (fp32 accumulation, weights and Adam)")
     ("accumulate", po::value<long long>()->default_value(1),
      "K: every step adds its gradient; every K-th step all-reduces and updates with the mean of the K (1: every step)")
     ("timing", po::value<std::string>()->default_value("events"),
@@ -176,9 +176,9 @@ StepOptions parse_step_options(const po::variables_map& vm) {
   } else if (precision == "tf32") {
     step.precision = Precision::tf32;
   } else if (precision == "bf16") {
-    throw UsageError("--precision bf16: not implemented yet (choose fp32 or tf32)");
+    step.precision = Precision::bf16;
   } else {
-    throw UsageError("--precision '" + precision + "': choose fp32 or tf32");
+    throw UsageError("--precision '" + precision + "': choose fp32, tf32 or bf16");
   }
   const std::string timing = vm["timing"].as<std::string>();
   if (timing == "events") {

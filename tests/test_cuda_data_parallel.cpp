@@ -10,6 +10,7 @@
 #include <numeric>
 #include <string>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #include "cuda_trainer.hpp"
@@ -252,9 +253,12 @@ TEST_F(CudaTrainerTest, RecordHoldsEveryPhaseOfEveryStep) {
 TEST_F(CudaTrainerTest, GraphReplayEqualsEagerLaunchesBitForBit) {
   // The captured step reads its step index, samples, dropout key, loss slot and Adam corrections from device memory;
   // if any of them were baked into the graph, replays would diverge from eager launches at step 1.
-  for (const MlpSpec& model : {custom_model({37, 64, 48, 5}, 0.2), preset_model("medium")}) {
+  for (const auto& [model, precision] :
+       {std::pair{custom_model({37, 64, 48, 5}, 0.2), Precision::fp32},
+        std::pair{preset_model("medium"), Precision::fp32}, std::pair{preset_model("medium"), Precision::bf16}}) {
     TrainingSettings settings = data_parallel_settings({"m", model, 12});
     settings.warmup_steps = 3;
+    settings.precision = precision;
     settings.graph = false;
     CudaTrainer eager(settings, MPI_COMM_SELF, device_);
     const RunRecord eager_record = eager.run(4);
