@@ -33,6 +33,7 @@ void print_banner(std::FILE* out, const BannerFacts& facts) {
     std::fprintf(out, "# step: graph %s, overlap %s", st.graph ? "on" : "off", st.overlap ? "on" : "off");
     if (st.overlap) std::fprintf(out, " (buckets of <= %g MB, first <= 1 MB)", st.bucket_mb);
     std::fprintf(out, ", precision %s, timing %s", precision_name(st.precision), timing_name(st.timing));
+    if (st.grad_dtype != GradDtype::fp32) std::fprintf(out, ", all-reduce in %s", grad_dtype_name(st.grad_dtype));
     if (st.accumulate_steps > 1) std::fprintf(out, ", reduce + update every %d steps", st.accumulate_steps);
     std::fprintf(out, "\n");
   }

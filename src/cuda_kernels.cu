@@ -193,7 +193,7 @@ __global__ void mse_loss_and_gradient_kernel(const float* y, const float* target
 template <int kVector>
 __global__ void adam_kernel(float* parameters, const float* gradients, float* first_moment, float* second_moment,
                             std::size_t count, AdamConstants adam, const StepParams* params,
-                            __nv_bfloat16* parameters_bf16) {
+                            __nv_bfloat16* parameters_bf16, const __nv_bfloat16* gradients_bf16) {
   const float correction1 = params->correction1;
   const float correction2 = params->correction2;
   const std::size_t groups = count / kVector;
@@ -201,7 +201,11 @@ __global__ void adam_kernel(float* parameters, const float* gradients, float* fi
     const std::size_t first = group * kVector;
     float p[kVector], g[kVector], m[kVector], v[kVector];
     load<kVector>(parameters + first, p);
-    load<kVector>(gradients + first, g);
+    if (gradients_bf16 != nullptr) {
+      for (int k = 0; k < kVector; ++k) g[k] = __bfloat162float(gradients_bf16[first + k]);
+    } else {
+      load<kVector>(gradients + first, g);
+    }
     load<kVector>(first_moment + first, m);
     load<kVector>(second_moment + first, v);
     for (int k = 0; k < kVector; ++k) g[k] *= adam.gradient_scale;
@@ -305,17 +309,17 @@ void mse_loss_and_gradient(const float* y, const float* targets, int count, floa
 
 void adam_update(float* parameters, const float* gradients, float* first_moment, float* second_moment,
                  std::size_t count, const AdamConstants& adam, const StepParams* params, cudaStream_t stream,
-                 __nv_bfloat16* parameters_bf16) {
+                 __nv_bfloat16* parameters_bf16, const __nv_bfloat16* gradients_bf16) {
   if (count == 0) return;
   // float4 only where every buffer of the range starts on a 16-byte boundary (a bucket may start anywhere).
   const bool vector4 = count % 4 == 0 && aligned16(parameters) && aligned16(gradients) && aligned16(first_moment) &&
                        aligned16(second_moment);
   if (vector4) {
     adam_kernel<4><<<grid_for(count / 4), kThreads, 0, stream>>>(parameters, gradients, first_moment, second_moment,
-                                                                 count, adam, params, parameters_bf16);
+                                                                 count, adam, params, parameters_bf16, gradients_bf16);
   } else {
     adam_kernel<1><<<grid_for(count), kThreads, 0, stream>>>(parameters, gradients, first_moment, second_moment, count,
-                                                             adam, params, parameters_bf16);
+                                                             adam, params, parameters_bf16, gradients_bf16);
   }
   MGPU_CUDA_CHECK_LAUNCH();
 }

@@ -78,10 +78,12 @@ struct AdamConstants {
   float gradient_scale = 1.0f;
 };
 // With `parameters_bf16` (non-null, --precision bf16) the updated parameters are also written there rounded to bf16
-// (the GEMMs' copy of the fp32 master weights), in the same pass.
+// (the GEMMs' copy of the fp32 master weights), in the same pass. With `gradients_bf16` (non-null, --grad-dtype bf16)
+// the gradient is read from there (the bf16 all-reduce's result, widened to fp32 as it is read) instead of
+// `gradients`.
 void adam_update(float* parameters, const float* gradients, float* first_moment, float* second_moment,
                  std::size_t count, const AdamConstants& adam, const StepParams* params, cudaStream_t stream,
-                 __nv_bfloat16* parameters_bf16 = nullptr);
+                 __nv_bfloat16* parameters_bf16 = nullptr, const __nv_bfloat16* gradients_bf16 = nullptr);
 
 // destination[i] = source[i] rounded to bf16 (round to nearest even), i < count.
 void cast_to_bf16(const float* source, __nv_bfloat16* destination, std::size_t count, cudaStream_t stream);

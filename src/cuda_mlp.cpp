@@ -40,7 +40,7 @@ cudaDataType_t operand_type_for(Precision precision) { return precision == Preci
 
 }  // namespace
 
-CudaMlp::CudaMlp(const MlpSpec& model, int batch, cudaStream_t stream, Precision precision)
+CudaMlp::CudaMlp(const MlpSpec& model, int batch, cudaStream_t stream, Precision precision, GradDtype reduce_dtype)
     : model_(model),
       layers_(model.layers()),
       whole_plan_(whole_buffer_plan(model)),
@@ -75,7 +75,14 @@ CudaMlp::CudaMlp(const MlpSpec& model, int batch, cudaStream_t stream, Precision
       scratch = DeviceBuffer<__nv_bfloat16>(static_cast<std::size_t>(batch) * model.max_width());
     }
   }
+  if (reduce_dtype == GradDtype::bf16) gradients_bf16_ = DeviceBuffer<__nv_bfloat16>(model.parameter_count());
   upload_step_params();
+}
+
+void CudaMlp::cast_gradients_to_bf16(std::size_t begin, std::size_t count, cudaStream_t stream) {
+  MGPU_REQUIRE(gradients_bf16_.size() > 0, "no bf16 gradient buffer without --grad-dtype bf16");
+  MGPU_REQUIRE(begin + count <= gradients_.size(), "gradient cast range past the buffer");
+  kernels::cast_to_bf16(gradients_.data() + begin, gradients_bf16_.data() + begin, count, stream);
 }
 
 void CudaMlp::gemm(cublasOperation_t op_a, cublasOperation_t op_b, int m, int n, int k, const void* a, int lda,
@@ -206,7 +213,8 @@ void CudaMlp::adam(const AdamSettings& adam, std::size_t begin, std::size_t coun
   constants.gradient_scale = gradient_scale;
   kernels::adam_update(parameters_.data() + begin, gradients_.data() + begin, first_moment_.data() + begin,
                        second_moment_.data() + begin, count, constants, step_params_.data(), stream_,
-                       bf16_ ? parameters_bf16_.data() + begin : nullptr);
+                       bf16_ ? parameters_bf16_.data() + begin : nullptr,
+                       gradients_bf16_.size() > 0 ? gradients_bf16_.data() + begin : nullptr);
 }
 
 void CudaMlp::upload_step_params() {

@@ -27,7 +27,9 @@ class CudaMlp {
   // stream capture requires. precision: fp32, tf32 or bf16 (bf16 GEMM operands: a bf16 copy of the weights that Adam
   // keeps in step with the fp32 master weights, and bf16 copies of the activations and activation gradients that the
   // kernels producing them write in the same pass; products, gradients and Adam stay fp32).
-  CudaMlp(const MlpSpec& model, int batch, cudaStream_t stream, Precision precision = Precision::fp32);
+  // reduce_dtype bf16 (--grad-dtype bf16): a bf16 gradient buffer for the all-reduce, which adam() then reads.
+  CudaMlp(const MlpSpec& model, int batch, cudaStream_t stream, Precision precision = Precision::fp32,
+          GradDtype reduce_dtype = GradDtype::fp32);
   CudaMlp(const CudaMlp&) = delete;
   CudaMlp& operator=(const CudaMlp&) = delete;
 
@@ -57,7 +59,8 @@ class CudaMlp {
                 bool accumulate = false);
   void backward() { backward(whole_plan_); }
   // One Adam step with the step's corrections over elements [begin, begin + count) (default: all), on the gradient
-  // times gradient_scale (1 / K: the mean of K accumulated gradients).
+  // times gradient_scale (1 / K: the mean of K accumulated gradients). With reduce_dtype bf16 the gradient is read from
+  // reduced_gradients_bf16().
   void adam(const AdamSettings& adam, std::size_t begin = 0, std::size_t count = static_cast<std::size_t>(-1),
             float gradient_scale = 1.0f);
 
@@ -68,6 +71,11 @@ class CudaMlp {
   void generate_batch(std::uint64_t seed, std::uint64_t first_sample);
   void forward(const cpu::DropoutKey& dropout);
   void adam(const AdamSettings& adam, int step_number);
+
+  // --grad-dtype bf16: the bf16 gradient buffer (same layout) the all-reduce works on, and the cast that fills a range
+  // of it from gradients(), enqueued on `stream` (the communication stream: the cast is part of the reduction).
+  __nv_bfloat16* reduced_gradients_bf16() noexcept { return gradients_bf16_.data(); }
+  void cast_gradients_to_bf16(std::size_t begin, std::size_t count, cudaStream_t stream);
 
   // The flat gradient buffer (layout of MlpSpec::layers()): what the data-parallel step all-reduces in place.
   float* gradients() noexcept { return gradients_.data(); }
@@ -123,6 +131,7 @@ class CudaMlp {
   DeviceBuffer<__nv_bfloat16> inputs_bf16_;
   std::vector<DeviceBuffer<__nv_bfloat16>> hidden_bf16_;
   DeviceBuffer<__nv_bfloat16> grad_scratch_bf16_[2];
+  DeviceBuffer<__nv_bfloat16> gradients_bf16_;  // --grad-dtype bf16 only: the all-reduced gradient
   bool have_teacher_ = false;
   std::uint64_t teacher_seed_ = 0;
   float drop_probability_ = 0.0f;  // the model's; forward and backward use the same

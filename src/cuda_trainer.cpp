@@ -66,7 +66,9 @@ CudaTrainer::CudaTrainer(const TrainingSettings& settings, MPI_Comm comm, int de
       local_batch_(checked_local_batch(settings, world_size_)),
       device_ordinal_(select_device(device_ordinal)),
       nccl_(make_communicator(comm, world_size_, device_ordinal_)),
-      model_(settings.model, local_batch_, compute_stream_.get(), settings.precision),
+      // One rank reduces nothing: --grad-dtype does not apply.
+      model_(settings.model, local_batch_, compute_stream_.get(), settings.precision,
+             world_size_ > 1 ? settings.grad_dtype : GradDtype::fp32),
       plan_(make_bucket_plan(settings, world_size_)),
       losses_(static_cast<std::size_t>(settings.total_steps())),
       events_(settings.timing == TimingMode::events ? static_cast<std::size_t>(settings.total_steps()) : 0),
@@ -275,8 +277,17 @@ void CudaTrainer::reduce_bucket(int bucket, const StepEvents* events) {
   if (bucket == 0) mark(events, kAllreduceStart, comm);
   // In-place average: each rank's gradient is the mean over its local batch, so their average is the gradient of the
   // mean over the global batch, as on one GPU. Buckets are contiguous ranges of the one flat gradient buffer.
-  float* first = model_.gradients() + range.begin;
-  MGPU_NCCL_CHECK(ncclAllReduce(first, first, range.end - range.begin, ncclFloat, ncclAvg, nccl_->get(), comm));
+  const std::size_t count = range.end - range.begin;
+  if (settings_.grad_dtype == GradDtype::bf16) {
+    // --grad-dtype bf16: the bucket is rounded to bf16 on the communication stream (part of the allreduce phase),
+    // averaged by NCCL in bf16 (half the bytes on the wire), and Adam widens it back to fp32 as it reads it.
+    model_.cast_gradients_to_bf16(range.begin, count, comm);
+    __nv_bfloat16* first = model_.reduced_gradients_bf16() + range.begin;
+    MGPU_NCCL_CHECK(ncclAllReduce(first, first, count, ncclBfloat16, ncclAvg, nccl_->get(), comm));
+  } else {
+    float* first = model_.gradients() + range.begin;
+    MGPU_NCCL_CHECK(ncclAllReduce(first, first, count, ncclFloat, ncclAvg, nccl_->get(), comm));
+  }
   if (bucket + 1 == static_cast<int>(plan_.buckets.size())) mark(events, kAllreduceEnd, comm);
   bucket_reduced_[bucket].record(comm);
 }

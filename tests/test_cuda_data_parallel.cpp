@@ -204,6 +204,44 @@ TEST(CudaAccumulation, TwoRanksMatchOneGpuOnTheWholeBatch) {
   }
 }
 
+// --grad-dtype bf16 on two ranks against fp32 on one GPU. Each update's gradient is rounded to bf16 before the
+// reduction and the average is rounded again (relative 2^-9 each), so each Adam update, which is lr-sized, moves by
+// about 2 * 2^-9 of lr per element (more where m_hat is small against sqrt(v_hat)); over S steps the parameters can
+// differ by about S * lr * 2^-8 in RMS if every perturbation added up. The bound is twice that, relative to the
+// parameters' RMS (measured and printed; the first update is a sign and does not move). A bucket left unreduced
+// gives differences of order lr per step per element, ~100x above it; fp32 agrees to 5e-7 (above), so a difference
+// above 1e-6 shows the reduction really ran in bf16.
+TEST(CudaBf16Gradients, TwoRanksMatchOneGpuWithinBf16Rounding) {
+  const NodeLayout layout = node_layout();
+  const std::string reason = two_gpu_skip_reason(layout);
+  if (!reason.empty()) GTEST_SKIP() << reason;
+  for (Execution execution : {Execution{true, true}, Execution{true, false}, Execution{false, true}}) {
+    TrainingSettings settings = data_parallel_settings({"medium_dropout", preset_model("medium"), 20, 0.1}, execution);
+    CudaTrainer one_gpu(settings, MPI_COMM_SELF, layout.local_rank);
+    one_gpu.run(3);
+    const std::vector<float> reference = one_gpu.parameters();
+    settings.grad_dtype = GradDtype::bf16;
+    CudaTrainer two_ranks(settings, MPI_COMM_WORLD, layout.local_rank);
+    const RunRecord record = two_ranks.run(3);
+    const std::vector<float> distributed = two_ranks.parameters();
+    double norm = 0.0;
+    for (float p : reference) norm += double(p) * p;
+    const double rms = std::sqrt(norm / reference.size());
+    const double bound = settings.total_steps() * settings.adam.learning_rate * std::ldexp(1.0, -7) / rms;
+    const double difference = relative_difference(distributed, reference);
+    std::cout << "rank " << layout.world_rank << ": grad-dtype bf16 (graph " << execution.graph << ", overlap "
+              << execution.overlap
+              << "): ||params(2 ranks, bf16 all-reduce) - params(1 GPU)|| / ||params|| = " << difference << ", bound "
+              << bound << std::endl;
+    EXPECT_LE(difference, bound);
+    EXPECT_GT(difference, 1e-6);
+    std::vector<float> rank0 = distributed;
+    MGPU_MPI_CHECK(MPI_Bcast(rank0.data(), static_cast<int>(rank0.size()), MPI_FLOAT, 0, MPI_COMM_WORLD));
+    EXPECT_EQ(relative_difference(distributed, rank0), 0.0);  // every rank applied the same reduced gradient
+    for (int step = 0; step < record.total_steps; ++step) EXPECT_GT(record.ms(Phase::allreduce, step), 0.0);
+  }
+}
+
 // --- One rank on MPI_COMM_SELF: works with any number of ranks and GPUs (at least one). ---
 
 class CudaTrainerTest : public ::testing::Test {

@@ -119,6 +119,7 @@ TEST(Options, EachBadValueGivesOneLineNamingIt) {
       {{"--precision", "fp16"}, "--precision 'fp16'"},
       {{"--timing", "some"}, "--timing 'some'"},
       {{"--accumulate", "0"}, "--accumulate 0"},
+      {{"--grad-dtype", "fp16"}, "--grad-dtype 'fp16'"},
       {{"--accumulate", "1025"}, "--accumulate 1025"},
   };
   for (const auto& [args, needle] : cases) {
@@ -137,13 +138,15 @@ TEST(Options, StepExecutionDefaultsAndValues) {
   EXPECT_EQ(defaults.step.timing, TimingMode::events);
   EXPECT_EQ(defaults.step.accumulate_steps, 1);
   const BenchOptions set = parse({"--graph", "off", "--overlap", "on", "--bucket-mb", "0.5", "--precision", "tf32",
-                                  "--timing", "none", "--accumulate", "4"});
+                                  "--timing", "none", "--accumulate", "4", "--grad-dtype", "bf16"});
   EXPECT_EQ(set.step.graph, Toggle::off);
   EXPECT_EQ(set.step.overlap, Toggle::on);
   EXPECT_EQ(set.step.bucket_mb, 0.5);
   EXPECT_EQ(set.step.precision, Precision::tf32);
   EXPECT_EQ(set.step.timing, TimingMode::none);
   EXPECT_EQ(set.step.accumulate_steps, 4);
+  EXPECT_EQ(set.step.grad_dtype, GradDtype::bf16);
+  EXPECT_EQ(defaults.step.grad_dtype, GradDtype::fp32);
   // Accumulation works on both back-ends and reaches the trainer's settings.
   for (bool cuda_backend : {true, false}) {
     TrainingSettings settings;
@@ -173,6 +176,7 @@ TEST(Options, StepExecutionResolvesPerBackend) {
       {{"--overlap", "on"}, "--overlap on"},
       {{"--precision", "tf32"}, "--precision tf32"},
       {{"--precision", "bf16"}, "--precision bf16"},
+      {{"--grad-dtype", "bf16"}, "--grad-dtype bf16"},
       {{"--timing", "none"}, "--timing none"}};
   for (const auto& [args, needle] : refused_on_cpu) {
     TrainingSettings settings;
