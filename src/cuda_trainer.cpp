@@ -112,9 +112,13 @@ void CudaTrainer::capture_step_graph(StepKind kind) {
   // Several instances when events are re-targeted: re-targeting an instance while its previous launch is still queued
   // may make the host wait for that launch, and with a single instance that wait would leave the GPU idle between
   // steps (suspected cause of the 6-16 % wall-time cost of --timing events measured on H200 with one instance).
-  // With kGraphCopies instances used in turn, the host waits at most for the step kGraphCopies back. Only without
-  // NCCL for now: several instances of a graph holding NCCL kernels have not been run on the GPU machines yet.
-  captured.graph.capture_end(compute, events_.empty() || nccl_ ? 1 : kGraphCopies);
+  // With kGraphCopies instances used in turn, the host waits at most for the step kGraphCopies back. With NCCL too:
+  // NCCL's CUDA-graph rules (user guide, "Using NCCL with CUDA Graphs") make a launch of a graph holding a captured
+  // collective collective over the ranks of the capture, each rank launching a graph derived from that capture. Every
+  // instance here is derived from the one collective capture, every rank launches the same instance sequence
+  // (run() picks instance = launches % copies, identical on all ranks), and all launches are ordered on one stream,
+  // so no two instances ever run concurrently (concurrent replays on one communicator are what NCCL does not allow).
+  captured.graph.capture_end(compute, events_.empty() ? 1 : kGraphCopies);
 
   std::size_t count = 0;
   MGPU_CUDA_CHECK(cudaGraphGetNodes(captured.graph.graph(), nullptr, &count));
