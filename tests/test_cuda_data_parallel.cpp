@@ -205,12 +205,13 @@ TEST(CudaAccumulation, TwoRanksMatchOneGpuOnTheWholeBatch) {
 }
 
 // --grad-dtype bf16 on two ranks against fp32 on one GPU. Each update's gradient is rounded to bf16 before the
-// reduction and the average is rounded again (relative 2^-9 each), so each Adam update, which is lr-sized, moves by
-// about 2 * 2^-9 of lr per element (more where m_hat is small against sqrt(v_hat)); over S steps the parameters can
-// differ by about S * lr * 2^-8 in RMS if every perturbation added up. The bound is twice that, relative to the
-// parameters' RMS (measured and printed; the first update is a sign and does not move). A bucket left unreduced
-// gives differences of order lr per step per element, ~100x above it; fp32 agrees to 5e-7 (above), so a difference
-// above 1e-6 shows the reduction really ran in bf16.
+// reduction and the average is rounded again (relative 2^-9 each): 2^-8 of the gradient per update. Adam's update is
+// lr-sized, and m_hat / sqrt(v_hat) magnifies a relative perturbation of g where m_hat is small against sqrt(v_hat)
+// (gradients that change sign), and later gradients feel earlier perturbations. Measured on 2 x H200 (medium, dropout
+// 0.2, 20 steps, seed 7): 4.0e-3 relative = S * lr * 2^-6.6 / RMS(params), for graph/eager and overlap on/off
+// alike; S * lr * 2^-8 (every rounding adding up, no magnification) was 3.1e-3 and too tight. The bound is
+// S * lr * 2^-5 / RMS (3x the measurement), while a bucket left unreduced moves each element by O(lr) per step,
+// S * lr / RMS = 0.4 here; fp32 agrees to 5e-7 (above), so a difference above 1e-6 shows the reduction ran in bf16.
 TEST(CudaBf16Gradients, TwoRanksMatchOneGpuWithinBf16Rounding) {
   const NodeLayout layout = node_layout();
   const std::string reason = two_gpu_skip_reason(layout);
@@ -227,7 +228,7 @@ TEST(CudaBf16Gradients, TwoRanksMatchOneGpuWithinBf16Rounding) {
     double norm = 0.0;
     for (float p : reference) norm += double(p) * p;
     const double rms = std::sqrt(norm / reference.size());
-    const double bound = settings.total_steps() * settings.adam.learning_rate * std::ldexp(1.0, -7) / rms;
+    const double bound = settings.total_steps() * settings.adam.learning_rate * std::ldexp(1.0, -5) / rms;
     const double difference = relative_difference(distributed, reference);
     std::cout << "rank " << layout.world_rank << ": grad-dtype bf16 (graph " << execution.graph << ", overlap "
               << execution.overlap
