@@ -67,6 +67,9 @@ ours large_b32_n1_untimed 1 --model large --batch 32 --graph on --overlap on --t
 ours medium_b64_n1 1 --model medium --batch 64 "${best[@]}"
 ours large_b32_n2 2 --model large --batch 32 "${best[@]}"
 ours large_b32_n2_no_overlap 2 --model large --batch 32 --graph on --overlap off --timing events
+# bf16 rows (not targets; listed in the second table): bf16 GEMM operands on 1 GPU, and with a bf16 all-reduce on 2.
+ours large_b32_n1_bf16 1 --model large --batch 32 "${best[@]}" --precision bf16
+ours large_b32_n2_bf16 2 --model large --batch 32 "${best[@]}" --precision bf16 --grad-dtype bf16
 for batch in 1024 4096; do
   ours "large_b${batch}_n1" 1 --model large --batch "$batch" "${best[@]}"
   ours "large_b${batch}_n2" 2 --model large --batch "$batch" "${best[@]}"

@@ -28,12 +28,17 @@ std::string gigabytes(double bytes) {
 }
 
 // Bytes the trainers allocate for one rank: four parameter-sized buffers (parameters, gradients, Adam's two
-// moments) and, per sample of the local batch, the input, every layer's output and two gradient scratch rows.
+// moments) and, per sample of the local batch, the input, every layer's output and two gradient scratch rows (and
+// their bf16 copies with --precision bf16).
 double training_bytes(const TrainingSettings& settings, int ranks) {
   const MlpSpec& model = settings.model;
   double per_sample = 2.0 * model.max_width() + model.output_width();  // scratch rows, targets
   for (int width : model.widths) per_sample += width;
-  return 4.0 * (4.0 * double(model.parameter_count()) + double(settings.global_batch / ranks) * per_sample);
+  double bytes = 4.0 * (4.0 * double(model.parameter_count()) + double(settings.global_batch / ranks) * per_sample);
+  // bf16: 2-byte copies of the parameters, the inputs, the hidden activations and the scratch rows.
+  if (settings.precision == Precision::bf16)
+    bytes += 2.0 * (double(model.parameter_count()) + double(settings.global_batch / ranks) * per_sample);
+  return bytes;
 }
 
 }  // namespace

@@ -64,6 +64,8 @@ ConfigurationMetadata describe_configuration(const BenchConfiguration& configura
   meta.overlap = settings.overlap ? "on" : "off";
   meta.bucket_mb = settings.overlap ? settings.bucket_mb : 0.0;
   meta.timing = timing_name(settings.timing);
+  meta.accumulate_steps = settings.accumulate_steps;
+  meta.grad_dtype = grad_dtype_name(settings.grad_dtype);
   meta.warmup_steps = settings.warmup_steps;
   meta.measured_steps = settings.measured_steps;
   meta.runs_requested = configuration.runs;

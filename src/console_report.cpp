@@ -32,7 +32,10 @@ void print_banner(std::FILE* out, const BannerFacts& facts) {
     const TrainingSettings& st = *facts.settings;
     std::fprintf(out, "# step: graph %s, overlap %s", st.graph ? "on" : "off", st.overlap ? "on" : "off");
     if (st.overlap) std::fprintf(out, " (buckets of <= %g MB, first <= 1 MB)", st.bucket_mb);
-    std::fprintf(out, ", precision %s, timing %s\n", precision_name(st.precision), timing_name(st.timing));
+    std::fprintf(out, ", precision %s, timing %s", precision_name(st.precision), timing_name(st.timing));
+    if (st.grad_dtype != GradDtype::fp32) std::fprintf(out, ", all-reduce in %s", grad_dtype_name(st.grad_dtype));
+    if (st.accumulate_steps > 1) std::fprintf(out, ", reduce + update every %d steps", st.accumulate_steps);
+    std::fprintf(out, "\n");
   }
   const LibraryVersions& v = facts.versions;
   std::fprintf(out, "# NCCL %s, CUDA runtime %s, driver %s, cuBLAS %s, MPI %s\n", v.nccl.c_str(),

@@ -57,6 +57,8 @@ CpuTrainer::CpuTrainer(const TrainingSettings& settings, MPI_Comm comm) : settin
   inputs_.resize(std::size_t(local_batch_) * settings_.model.input_width());
   targets_.resize(std::size_t(local_batch_) * settings_.model.output_width());
   grad_output_.resize(targets_.size());
+  MGPU_REQUIRE(settings_.accumulate_steps >= 1, "--accumulate must be at least 1");
+  if (settings_.accumulate_steps > 1) step_gradients_.resize(count);
   share_blas_threads(comm_);
 }
 
@@ -91,22 +93,36 @@ RunRecord CpuTrainer::run(int run_index) {
     record.loss[step] = cpu::mse_loss_and_gradient(activations_.output.data(), targets_.data(), targets_.size(),
                                                    grad_output_.data());
     const Clock::time_point forward_end = Clock::now();
+    // Gradient accumulation: the first step of a group writes the buffer, the others add to it.
+    const bool first_of_group = settings_.starts_accumulation(step);
+    const bool update = settings_.ends_accumulation(step);
     cpu::mlp_backward(model, parameters_.data(), inputs_.data(), local_batch_, activations_, grad_output_.data(),
-                      static_cast<float>(model.dropout), gradients_.data());
+                      static_cast<float>(model.dropout),
+                      first_of_group ? gradients_.data() : step_gradients_.data());
+    if (!first_of_group) {
+      for (std::size_t i = 0; i < gradients_.size(); ++i) gradients_[i] += step_gradients_[i];
+    }
     const Clock::time_point backward_end = Clock::now();
     // One rank has nothing to reduce; the phase is then recorded as zero rather than as a no-op call's cost.
-    if (ranks_ > 1) average_gradients();
+    if (update && ranks_ > 1) average_gradients();
     const Clock::time_point allreduce_end = Clock::now();
-    cpu::adam_update(settings_.adam, step + 1, parameters_.size(), parameters_.data(), gradients_.data(),
-                     first_moment_.data(), second_moment_.data());
+    if (update) {
+      // The mean of the K accumulated gradients (K = 1: the gradient as it is).
+      if (settings_.accumulate_steps > 1) {
+        const float scale = 1.0f / static_cast<float>(settings_.accumulate_steps);
+        for (float& g : gradients_) g *= scale;
+      }
+      cpu::adam_update(settings_.adam, (step + 1) / settings_.accumulate_steps, parameters_.size(),
+                       parameters_.data(), gradients_.data(), first_moment_.data(), second_moment_.data());
+    }
     const Clock::time_point end = Clock::now();
 
     record.ms(Phase::forward, step) = elapsed_ms(start, forward_end);
     record.ms(Phase::backward, step) = elapsed_ms(forward_end, backward_end);
-    record.ms(Phase::allreduce, step) = ranks_ > 1 ? elapsed_ms(backward_end, allreduce_end) : 0.0;
+    record.ms(Phase::allreduce, step) = update && ranks_ > 1 ? elapsed_ms(backward_end, allreduce_end) : 0.0;
     // Nothing overlaps on the CPU: all of the reduction is exposed.
     record.ms(Phase::exposed_comm, step) = record.ms(Phase::allreduce, step);
-    record.ms(Phase::optimizer, step) = elapsed_ms(allreduce_end, end);
+    record.ms(Phase::optimizer, step) = update ? elapsed_ms(allreduce_end, end) : 0.0;
     record.ms(Phase::step, step) = elapsed_ms(start, end);
   }
   // Includes the data generation between measured steps (the GPU path's wall span includes its launch gaps).

@@ -28,6 +28,7 @@ class CpuTrainer final : public Trainer {
   int ranks_ = 1;
   int local_batch_ = 0;
   std::vector<float> parameters_, gradients_, first_moment_, second_moment_;
+  std::vector<float> step_gradients_;  // with --accumulate K > 1: this step's gradient, added to gradients_
   std::vector<float> inputs_, targets_, grad_output_;
   cpu::MlpActivations<float> activations_;
 };

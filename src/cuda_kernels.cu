@@ -71,13 +71,13 @@ __global__ void begin_run_kernel(StepParams* params, std::uint64_t seed, std::ui
 }
 
 __global__ void advance_step_kernel(StepParams* params, std::uint64_t global_batch, std::uint64_t rank_offset,
-                                    float beta1, float beta2) {
+                                    float beta1, float beta2, int accumulate_steps) {
   const std::uint64_t step = params->next_step;
   params->step = step;
   params->first_sample = step * global_batch + rank_offset;
   params->loss_index = step;
   // As CudaMlp computed them on the host before: 1 - beta^t in double, then rounded once to float.
-  const double t = static_cast<double>(step + 1);
+  const double t = static_cast<double>(step / static_cast<std::uint64_t>(accumulate_steps) + 1);
   params->correction1 = static_cast<float>(1.0 - pow(static_cast<double>(beta1), t));
   params->correction2 = static_cast<float>(1.0 - pow(static_cast<double>(beta2), t));
   params->next_step = step + 1;
@@ -120,7 +120,8 @@ __global__ void initialize_weights_kernel(float* weights, std::uint64_t seed, st
 // Each thread handles kVector consecutive units of one row (width % kVector == 0).
 template <int kVector>
 __global__ void bias_relu_dropout_kernel(float* z, const float* bias, int batch, int width, std::uint32_t layer,
-                                         float drop_probability, float keep_scale, const StepParams* params) {
+                                         float drop_probability, float keep_scale, const StepParams* params,
+                                         __nv_bfloat16* z_bf16) {
   const std::uint64_t seed = params->seed;
   const std::uint64_t run = params->run;
   const std::uint64_t step = params->step;
@@ -141,6 +142,9 @@ __global__ void bias_relu_dropout_kernel(float* z, const float* bias, int batch,
       values[k] = keep ? relu * keep_scale : 0.0f;
     }
     store<kVector>(z + first, values);
+    if (z_bf16 != nullptr) {
+      for (int k = 0; k < kVector; ++k) z_bf16[first + k] = __float2bfloat16(values[k]);
+    }
   }
 }
 
@@ -151,7 +155,7 @@ constexpr int kBiasColumns = 32;
 constexpr int kBiasRowLanes = 16;
 
 __global__ void relu_dropout_backward_bias_kernel(float* grad, const float* h, float* bias_grad, int batch, int width,
-                                                  float keep_scale) {
+                                                  float keep_scale, bool accumulate, __nv_bfloat16* grad_bf16) {
   __shared__ float partial[kBiasRowLanes][kBiasColumns + 1];
   const int unit = blockIdx.x * kBiasColumns + threadIdx.x;
   float sum = 0.0f;
@@ -160,6 +164,7 @@ __global__ void relu_dropout_backward_bias_kernel(float* grad, const float* h, f
       const std::size_t i = static_cast<std::size_t>(row) * width + unit;
       const float g = h[i] > 0.0f ? grad[i] * keep_scale : 0.0f;
       grad[i] = g;
+      if (grad_bf16 != nullptr) grad_bf16[i] = __float2bfloat16(g);
       sum += g;
     }
   }
@@ -168,17 +173,18 @@ __global__ void relu_dropout_backward_bias_kernel(float* grad, const float* h, f
   if (threadIdx.y == 0 && unit < width) {
     float total = 0.0f;
     for (int lane = 0; lane < kBiasRowLanes; ++lane) total += partial[lane][threadIdx.x];
-    bias_grad[unit] = total;
+    bias_grad[unit] = accumulate ? bias_grad[unit] + total : total;
   }
 }
 
 __global__ void mse_loss_and_gradient_kernel(const float* y, const float* targets, int count, float* grad_y,
-                                             float* losses, const StepParams* params) {
+                                             float* losses, const StepParams* params, __nv_bfloat16* grad_y_bf16) {
   float partial = 0.0f;
   for (int i = threadIdx.x; i < count; i += blockDim.x) {
     const float diff = y[i] - targets[i];
     partial += diff * diff;
     grad_y[i] = 2.0f * diff / static_cast<float>(count);
+    if (grad_y_bf16 != nullptr) grad_y_bf16[i] = __float2bfloat16(grad_y[i]);
   }
   const float sum = block_sum(partial);
   if (threadIdx.x == 0) losses[params->loss_index] = sum / static_cast<float>(count);
@@ -186,7 +192,8 @@ __global__ void mse_loss_and_gradient_kernel(const float* y, const float* target
 
 template <int kVector>
 __global__ void adam_kernel(float* parameters, const float* gradients, float* first_moment, float* second_moment,
-                            std::size_t count, AdamConstants adam, const StepParams* params) {
+                            std::size_t count, AdamConstants adam, const StepParams* params,
+                            __nv_bfloat16* parameters_bf16, const __nv_bfloat16* gradients_bf16) {
   const float correction1 = params->correction1;
   const float correction2 = params->correction2;
   const std::size_t groups = count / kVector;
@@ -194,9 +201,14 @@ __global__ void adam_kernel(float* parameters, const float* gradients, float* fi
     const std::size_t first = group * kVector;
     float p[kVector], g[kVector], m[kVector], v[kVector];
     load<kVector>(parameters + first, p);
-    load<kVector>(gradients + first, g);
+    if (gradients_bf16 != nullptr) {
+      for (int k = 0; k < kVector; ++k) g[k] = __bfloat162float(gradients_bf16[first + k]);
+    } else {
+      load<kVector>(gradients + first, g);
+    }
     load<kVector>(first_moment + first, m);
     load<kVector>(second_moment + first, v);
+    for (int k = 0; k < kVector; ++k) g[k] *= adam.gradient_scale;
     for (int k = 0; k < kVector; ++k) {
       m[k] = adam.beta1 * m[k] + (1.0f - adam.beta1) * g[k];
       v[k] = adam.beta2 * v[k] + (1.0f - adam.beta2) * g[k] * g[k];
@@ -207,7 +219,14 @@ __global__ void adam_kernel(float* parameters, const float* gradients, float* fi
     store<kVector>(parameters + first, p);
     store<kVector>(first_moment + first, m);
     store<kVector>(second_moment + first, v);
+    if (parameters_bf16 != nullptr) {
+      for (int k = 0; k < kVector; ++k) parameters_bf16[first + k] = __float2bfloat16(p[k]);
+    }
   }
+}
+
+__global__ void cast_to_bf16_kernel(const float* source, __nv_bfloat16* destination, std::size_t count) {
+  for (std::size_t i = global_thread(); i < count; i += grid_stride()) destination[i] = __float2bfloat16(source[i]);
 }
 
 __global__ void fill_kernel(float* destination, std::size_t count, float value) {
@@ -224,8 +243,9 @@ void begin_run(StepParams* params, std::uint64_t seed, std::uint64_t run, cudaSt
 }
 
 void advance_step(StepParams* params, std::uint64_t global_batch, std::uint64_t rank_offset, float beta1, float beta2,
-                  cudaStream_t stream) {
-  advance_step_kernel<<<1, 1, 0, stream>>>(params, global_batch, rank_offset, beta1, beta2);
+                  int accumulate_steps, cudaStream_t stream) {
+  MGPU_REQUIRE(accumulate_steps >= 1, "accumulate_steps must be at least 1");
+  advance_step_kernel<<<1, 1, 0, stream>>>(params, global_batch, rank_offset, beta1, beta2, accumulate_steps);
   MGPU_CUDA_CHECK_LAUNCH();
 }
 
@@ -252,51 +272,61 @@ void initialize_weights(float* weights, std::uint64_t seed, std::uint64_t run, s
 }
 
 void bias_relu_dropout(float* z, const float* bias, int batch, int width, std::uint32_t layer, float drop_probability,
-                       const StepParams* params, cudaStream_t stream) {
+                       const StepParams* params, cudaStream_t stream, __nv_bfloat16* z_bf16) {
   const std::size_t count = static_cast<std::size_t>(batch) * width;
   if (count == 0) return;
   // The same float expression as cpu::mlp_forward's keep_scale (1 / (1 - p)), computed once.
   const float keep_scale = 1.0f / (1.0f - drop_probability);
   if (width % 4 == 0) {
-    bias_relu_dropout_kernel<4><<<grid_for(count / 4), kThreads, 0, stream>>>(z, bias, batch, width, layer,
-                                                                              drop_probability, keep_scale, params);
+    bias_relu_dropout_kernel<4><<<grid_for(count / 4), kThreads, 0, stream>>>(
+        z, bias, batch, width, layer, drop_probability, keep_scale, params, z_bf16);
   } else {
-    bias_relu_dropout_kernel<1>
-        <<<grid_for(count), kThreads, 0, stream>>>(z, bias, batch, width, layer, drop_probability, keep_scale, params);
+    bias_relu_dropout_kernel<1><<<grid_for(count), kThreads, 0, stream>>>(z, bias, batch, width, layer,
+                                                                          drop_probability, keep_scale, params, z_bf16);
   }
   MGPU_CUDA_CHECK_LAUNCH();
 }
 
 void relu_dropout_backward_bias(float* grad, const float* h, float* bias_grad, int batch, int width,
-                                float drop_probability, cudaStream_t stream) {
+                                float drop_probability, bool accumulate, cudaStream_t stream,
+                                __nv_bfloat16* grad_bf16) {
   if (batch == 0 || width == 0) return;
   const float keep_scale = 1.0f / (1.0f - drop_probability);
   const dim3 block(kBiasColumns, kBiasRowLanes);
   const unsigned blocks = static_cast<unsigned>((width + kBiasColumns - 1) / kBiasColumns);
-  relu_dropout_backward_bias_kernel<<<blocks, block, 0, stream>>>(grad, h, bias_grad, batch, width, keep_scale);
+  relu_dropout_backward_bias_kernel<<<blocks, block, 0, stream>>>(grad, h, bias_grad, batch, width, keep_scale,
+                                                                  accumulate, grad_bf16);
   MGPU_CUDA_CHECK_LAUNCH();
 }
 
 void mse_loss_and_gradient(const float* y, const float* targets, int count, float* grad_y, float* losses,
-                           const StepParams* params, cudaStream_t stream) {
+                           const StepParams* params, cudaStream_t stream, __nv_bfloat16* grad_y_bf16) {
   MGPU_REQUIRE(count > 0, "the MSE loss needs at least one value");
-  mse_loss_and_gradient_kernel<<<1, kReductionThreads, 0, stream>>>(y, targets, count, grad_y, losses, params);
+  mse_loss_and_gradient_kernel<<<1, kReductionThreads, 0, stream>>>(y, targets, count, grad_y, losses, params,
+                                                                    grad_y_bf16);
   MGPU_CUDA_CHECK_LAUNCH();
 }
 
 void adam_update(float* parameters, const float* gradients, float* first_moment, float* second_moment,
-                 std::size_t count, const AdamConstants& adam, const StepParams* params, cudaStream_t stream) {
+                 std::size_t count, const AdamConstants& adam, const StepParams* params, cudaStream_t stream,
+                 __nv_bfloat16* parameters_bf16, const __nv_bfloat16* gradients_bf16) {
   if (count == 0) return;
   // float4 only where every buffer of the range starts on a 16-byte boundary (a bucket may start anywhere).
   const bool vector4 = count % 4 == 0 && aligned16(parameters) && aligned16(gradients) && aligned16(first_moment) &&
                        aligned16(second_moment);
   if (vector4) {
     adam_kernel<4><<<grid_for(count / 4), kThreads, 0, stream>>>(parameters, gradients, first_moment, second_moment,
-                                                                 count, adam, params);
+                                                                 count, adam, params, parameters_bf16, gradients_bf16);
   } else {
     adam_kernel<1><<<grid_for(count), kThreads, 0, stream>>>(parameters, gradients, first_moment, second_moment, count,
-                                                             adam, params);
+                                                             adam, params, parameters_bf16, gradients_bf16);
   }
+  MGPU_CUDA_CHECK_LAUNCH();
+}
+
+void cast_to_bf16(const float* source, __nv_bfloat16* destination, std::size_t count, cudaStream_t stream) {
+  if (count == 0) return;
+  cast_to_bf16_kernel<<<grid_for(count), kThreads, 0, stream>>>(source, destination, count);
   MGPU_CUDA_CHECK_LAUNCH();
 }
 

@@ -1,8 +1,9 @@
 // Purpose: host launchers for the project's own CUDA kernels (step parameters, synthetic batch, initialisation,
-// bias + ReLU + dropout, its backward fused with the bias gradient, MSE loss, Adam). Plain C++ signatures, so .cpp
-// files compiled by g++ can call them; every launcher only enqueues work on `stream` and checks the launch.
+// bias + ReLU + dropout, its backward fused with the bias gradient, MSE loss, Adam, bf16 casts). Plain C++ signatures,
+// so .cpp files compiled by g++ can call them; every launcher only enqueues work on `stream` and checks the launch.
 #pragma once
 
+#include <cuda_bf16.h>
 #include <cuda_runtime_api.h>
 
 #include <cstddef>
@@ -27,9 +28,10 @@ struct StepParams {
 // One thread: params->{seed, run} = (seed, run), next_step = 0. Enqueued once per run, before its first step.
 void begin_run(StepParams* params, std::uint64_t seed, std::uint64_t run, cudaStream_t stream);
 // One thread: step = next_step++, first_sample = step * global_batch + rank_offset, loss_index = step, and the Adam
-// corrections for t = step + 1 (computed in double, as the host did, then rounded to float).
+// corrections for t = step / accumulate_steps + 1, the number of the update the step's accumulation ends with
+// (computed in double, as the host did, then rounded to float).
 void advance_step(StepParams* params, std::uint64_t global_batch, std::uint64_t rank_offset, float beta1, float beta2,
-                  cudaStream_t stream);
+                  int accumulate_steps, cudaStream_t stream);
 
 // teacher[k * inputs + j] = synthetic::teacher_weight(seed, k, j), k < outputs.
 void teacher_weights(float* teacher, std::uint64_t seed, int outputs, int inputs, cudaStream_t stream);
@@ -46,30 +48,45 @@ void initialize_weights(float* weights, std::uint64_t seed, std::uint64_t run, s
 
 // In place on z[batch, width] (row-major): z = keep ? max(z + bias[unit], 0) / (1 - p) : 0, the mask being
 // synthetic::dropout_keep(seed, run, step, layer, first_sample + row, unit) with the step's values from *params.
+// With `z_bf16` (non-null, --precision bf16) the result is also written there rounded to bf16: the next GEMM's input.
 void bias_relu_dropout(float* z, const float* bias, int batch, int width, std::uint32_t layer, float drop_probability,
-                       const StepParams* params, cudaStream_t stream);
+                       const StepParams* params, cudaStream_t stream, __nv_bfloat16* z_bf16 = nullptr);
 
 // In place on grad[batch, width]: grad *= (h > 0 ? 1 / (1 - p) : 0), h being the stored post-dropout activation; and,
-// fused into the same pass, bias_grad[unit] = sum over rows of the new grad (the layer's bias gradient). The row sum
-// runs in a fixed order, so the result is reproducible bit for bit.
+// fused into the same pass, bias_grad[unit] = sum over rows of the new grad (the layer's bias gradient; with
+// `accumulate`, added to bias_grad[unit]). The row sum runs in a fixed order, so the result is reproducible bit for
+// bit.
+// With `grad_bf16` (non-null) the new grad is also written there rounded to bf16 (the next GEMMs' operand).
 void relu_dropout_backward_bias(float* grad, const float* h, float* bias_grad, int batch, int width,
-                                float drop_probability, cudaStream_t stream);
+                                float drop_probability, bool accumulate, cudaStream_t stream,
+                                __nv_bfloat16* grad_bf16 = nullptr);
 
 // MSE over count values: grad_y = 2 (y - t) / count, losses[params->loss_index] = mean (y - t)^2. One block, fixed
 // reduction order: the same inputs always give the same loss bits.
+// With `grad_y_bf16` (non-null) grad_y is also written there rounded to bf16.
 void mse_loss_and_gradient(const float* y, const float* targets, int count, float* grad_y, float* losses,
-                           const StepParams* params, cudaStream_t stream);
+                           const StepParams* params, cudaStream_t stream, __nv_bfloat16* grad_y_bf16 = nullptr);
 
-// One Adam step over flat buffers (any contiguous range of them), cpu::adam_update's formula; the bias corrections
-// 1 - beta^t come from *params.
+// One Adam step over flat buffers (any contiguous range of them), cpu::adam_update's formula on the gradient
+// g * gradient_scale (1 / K for the mean of K accumulated gradients; 1 is exact); the bias corrections 1 - beta^t come
+// from *params.
 struct AdamConstants {
   float learning_rate = 0.0f;
   float beta1 = 0.0f;
   float beta2 = 0.0f;
   float epsilon = 0.0f;
+  float gradient_scale = 1.0f;
 };
+// With `parameters_bf16` (non-null, --precision bf16) the updated parameters are also written there rounded to bf16
+// (the GEMMs' copy of the fp32 master weights), in the same pass. With `gradients_bf16` (non-null, --grad-dtype bf16)
+// the gradient is read from there (the bf16 all-reduce's result, widened to fp32 as it is read) instead of
+// `gradients`.
 void adam_update(float* parameters, const float* gradients, float* first_moment, float* second_moment,
-                 std::size_t count, const AdamConstants& adam, const StepParams* params, cudaStream_t stream);
+                 std::size_t count, const AdamConstants& adam, const StepParams* params, cudaStream_t stream,
+                 __nv_bfloat16* parameters_bf16 = nullptr, const __nv_bfloat16* gradients_bf16 = nullptr);
+
+// destination[i] = source[i] rounded to bf16 (round to nearest even), i < count.
+void cast_to_bf16(const float* source, __nv_bfloat16* destination, std::size_t count, cudaStream_t stream);
 
 // destination[i] = value for i < count (e.g. the ones vector for bias gradients).
 void fill(float* destination, std::size_t count, float value, cudaStream_t stream);

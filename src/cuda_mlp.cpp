@@ -1,4 +1,5 @@
-// Purpose: CudaMlp: the forward/backward GEMMs through cuBLASLt (fp32 or tf32, column-major view of row-major data,
+// Purpose: CudaMlp: the forward/backward GEMMs through cuBLASLt (fp32, tf32 or bf16 operands with fp32 accumulation;
+// column-major view of row-major data,
 // the algorithm of each shape chosen by timing, see tuned_gemm.hpp)
 // and the rest of the step through our kernels (bias + ReLU + dropout, its backward fused with the bias gradient,
 // loss + gradient, one Adam over the flat buffer), all on one stream, every per-step value read from device memory.
@@ -30,22 +31,26 @@ namespace {
 constexpr std::size_t kGemmWorkspaceBytes = 32u << 20;
 
 cublasComputeType_t compute_type_for(Precision precision) {
-  MGPU_REQUIRE(precision != Precision::bf16, "--precision bf16: not implemented in this build (use fp32 or tf32)");
-  // CUBLAS_COMPUTE_32F: fp32 inputs, products and accumulation. FAST_TF32: tensor cores round the inputs to TF32.
+  // CUBLAS_COMPUTE_32F: fp32 products and accumulation (of fp32 or bf16 operands). FAST_TF32: tensor cores round the
+  // fp32 inputs to TF32.
   return precision == Precision::tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
 }
 
+cudaDataType_t operand_type_for(Precision precision) { return precision == Precision::bf16 ? CUDA_R_16BF : CUDA_R_32F; }
+
 }  // namespace
 
-CudaMlp::CudaMlp(const MlpSpec& model, int batch, cudaStream_t stream, Precision precision)
+CudaMlp::CudaMlp(const MlpSpec& model, int batch, cudaStream_t stream, Precision precision, GradDtype reduce_dtype)
     : model_(model),
       layers_(model.layers()),
       whole_plan_(whole_buffer_plan(model)),
       batch_(batch),
       stream_(stream),
       gemm_workspace_(kGemmWorkspaceBytes),
-      gemm_(stream, compute_type_for(precision), gemm_workspace_.data(), gemm_workspace_.bytes()),
+      gemm_(stream, compute_type_for(precision), operand_type_for(precision), gemm_workspace_.data(),
+            gemm_workspace_.bytes()),
       step_params_(1),
+      bf16_(precision == Precision::bf16),
       parameters_(model.parameter_count()),
       gradients_(model.parameter_count()),
       first_moment_(model.parameter_count()),
@@ -62,12 +67,44 @@ CudaMlp::CudaMlp(const MlpSpec& model, int batch, cudaStream_t stream, Precision
   for (DeviceBuffer<float>& scratch : grad_scratch_) {
     scratch = DeviceBuffer<float>(static_cast<std::size_t>(batch) * model.max_width());
   }
+  if (bf16_) {
+    parameters_bf16_ = DeviceBuffer<__nv_bfloat16>(model.parameter_count());
+    inputs_bf16_ = DeviceBuffer<__nv_bfloat16>(inputs_.size());
+    for (const DeviceBuffer<float>& hidden : hidden_) hidden_bf16_.emplace_back(hidden.size());
+    for (DeviceBuffer<__nv_bfloat16>& scratch : grad_scratch_bf16_) {
+      scratch = DeviceBuffer<__nv_bfloat16>(static_cast<std::size_t>(batch) * model.max_width());
+    }
+  }
+  if (reduce_dtype == GradDtype::bf16) gradients_bf16_ = DeviceBuffer<__nv_bfloat16>(model.parameter_count());
   upload_step_params();
 }
 
-void CudaMlp::gemm(cublasOperation_t op_a, cublasOperation_t op_b, int m, int n, int k, const float* a, int lda,
-                   const float* b, int ldb, float* c, int ldc) {
-  gemm_.multiply(op_a, op_b, m, n, k, a, lda, b, ldb, c, ldc);
+void CudaMlp::cast_gradients_to_bf16(std::size_t begin, std::size_t count, cudaStream_t stream) {
+  MGPU_REQUIRE(gradients_bf16_.size() > 0, "no bf16 gradient buffer without --grad-dtype bf16");
+  MGPU_REQUIRE(begin + count <= gradients_.size(), "gradient cast range past the buffer");
+  kernels::cast_to_bf16(gradients_.data() + begin, gradients_bf16_.data() + begin, count, stream);
+}
+
+void CudaMlp::gemm(cublasOperation_t op_a, cublasOperation_t op_b, int m, int n, int k, const void* a, int lda,
+                   const void* b, int ldb, float* c, int ldc, bool accumulate) {
+  gemm_.multiply(op_a, op_b, m, n, k, a, lda, b, ldb, c, ldc, accumulate);
+}
+
+const void* CudaMlp::gemm_parameters(std::size_t offset) const {
+  return bf16_ ? static_cast<const void*>(parameters_bf16_.data() + offset) : parameters_.data() + offset;
+}
+
+const void* CudaMlp::gemm_input(int layer) const {
+  if (layer == 0) return bf16_ ? static_cast<const void*>(inputs_bf16_.data()) : inputs_.data();
+  return bf16_ ? static_cast<const void*>(hidden_bf16_[layer - 1].data()) : hidden_[layer - 1].data();
+}
+
+void CudaMlp::refresh_bf16_parameters() {
+  if (bf16_) kernels::cast_to_bf16(parameters_.data(), parameters_bf16_.data(), parameters_.size(), stream_);
+}
+
+void CudaMlp::refresh_bf16_inputs() {
+  if (bf16_) kernels::cast_to_bf16(inputs_.data(), inputs_bf16_.data(), inputs_.size(), stream_);
 }
 
 void CudaMlp::initialize(std::uint64_t seed, std::uint64_t run) {
@@ -79,6 +116,7 @@ void CudaMlp::initialize(std::uint64_t seed, std::uint64_t run) {
           cudaMemsetAsync(parameters_.data() + layer.bias_offset, 0, layer.bias_count() * sizeof(float), stream_));
     }
   }
+  refresh_bf16_parameters();
   MGPU_CUDA_CHECK(cudaMemsetAsync(first_moment_.data(), 0, first_moment_.bytes(), stream_));
   MGPU_CUDA_CHECK(cudaMemsetAsync(second_moment_.data(), 0, second_moment_.bytes(), stream_));
   build_teacher(seed);
@@ -92,69 +130,79 @@ void CudaMlp::build_teacher(std::uint64_t seed) {
   teacher_seed_ = seed;
 }
 
-void CudaMlp::advance_step(int global_batch, std::uint64_t rank_offset, const AdamSettings& adam) {
+void CudaMlp::advance_step(int global_batch, std::uint64_t rank_offset, const AdamSettings& adam,
+                           int accumulate_steps) {
   kernels::advance_step(step_params_.data(), static_cast<std::uint64_t>(global_batch), rank_offset, adam.beta1,
-                        adam.beta2, stream_);
+                        adam.beta2, accumulate_steps, stream_);
 }
 
 void CudaMlp::generate_batch() {
   MGPU_REQUIRE(have_teacher_, "generate_batch before initialize: no teacher network yet");
   kernels::generate_batch(inputs_.data(), targets_.data(), teacher_.data(), step_params_.data(), batch_,
                           model_.input_width(), model_.output_width(), stream_);
+  refresh_bf16_inputs();  // part of data loading, outside the step like the batch itself
 }
 
 void CudaMlp::forward() {
-  const float* input = inputs_.data();
   for (std::size_t l = 0; l < layers_.size(); ++l) {
     const DenseLayer& layer = layers_[l];
     float* z = layer.hidden ? hidden_[l].data() : output_.data();
-    // Z^T[out, B] = W * X^T.
-    gemm(CUBLAS_OP_T, CUBLAS_OP_N, layer.fan_out, batch_, layer.fan_in, parameters_.data() + layer.weight_offset,
-         layer.fan_in, input, layer.fan_in, z, layer.fan_out);
+    // Z^T[out, B] = W * X^T (fp32 result whatever the operands).
+    gemm(CUBLAS_OP_T, CUBLAS_OP_N, layer.fan_out, batch_, layer.fan_in, gemm_parameters(layer.weight_offset),
+         layer.fan_in, gemm_input(static_cast<int>(l)), layer.fan_in, z, layer.fan_out);
     if (!layer.hidden) break;  // the output layer is linear and has no bias
+    // The fp32 activation stays (backward's ReLU/dropout mask); with bf16 the same pass writes the next GEMM's input.
     kernels::bias_relu_dropout(z, parameters_.data() + layer.bias_offset, batch_, layer.fan_out,
-                               static_cast<std::uint32_t>(l), drop_probability_, step_params_.data(), stream_);
-    input = z;
+                               static_cast<std::uint32_t>(l), drop_probability_, step_params_.data(), stream_,
+                               bf16_ ? hidden_bf16_[l].data() : nullptr);
   }
 }
 
 void CudaMlp::loss_and_gradient(float* losses) {
   // dL/dy goes to scratch 0, where backward starts.
   kernels::mse_loss_and_gradient(output_.data(), targets_.data(), batch_ * model_.output_width(),
-                                 grad_scratch_[0].data(), losses, step_params_.data(), stream_);
+                                 grad_scratch_[0].data(), losses, step_params_.data(), stream_,
+                                 bf16_ ? grad_scratch_bf16_[0].data() : nullptr);
 }
 
-void CudaMlp::backward(const BucketPlan& plan, const std::function<void(int piece)>& after_piece) {
+void CudaMlp::backward(const BucketPlan& plan, const std::function<void(int piece)>& after_piece, bool accumulate) {
   float* grad = grad_scratch_[0].data();   // dL/dZ of the current layer, [batch, fan_out]
   float* other = grad_scratch_[1].data();  // receives dL/dX, [batch, fan_in]
+  // With bf16: the bf16 copies of grad and other, written by the kernels that write them; the GEMMs read these.
+  __nv_bfloat16* grad_bf16 = bf16_ ? grad_scratch_bf16_[0].data() : nullptr;
+  __nv_bfloat16* other_bf16 = bf16_ ? grad_scratch_bf16_[1].data() : nullptr;
+  const auto operand = [&](float* fp32, __nv_bfloat16* copy, std::size_t offset) -> const void* {
+    return bf16_ ? static_cast<const void*>(copy + offset) : fp32 + offset;
+  };
   std::size_t next_piece = 0;
   for (int l = static_cast<int>(layers_.size()) - 1; l >= 0; --l) {
     const DenseLayer& layer = layers_[l];
-    const float* input = l == 0 ? inputs_.data() : hidden_[l - 1].data();
+    const void* input = gemm_input(l);
     // dW^T[in, rows] = X^T * dZ[:, rows], one GEMM per piece of this layer (the plan lists them in this order). The
     // layer's bias gradient was written with its dZ (below, one layer up), so each piece is complete after its GEMM.
     for (; next_piece < plan.pieces.size() && plan.pieces[next_piece].layer == l; ++next_piece) {
       const GradientPiece& piece = plan.pieces[next_piece];
       gemm(CUBLAS_OP_N, CUBLAS_OP_T, layer.fan_in, piece.row_end - piece.row_begin, batch_, input, layer.fan_in,
-           grad + piece.row_begin, layer.fan_out,
+           operand(grad, grad_bf16, piece.row_begin), layer.fan_out,
            gradients_.data() + layer.weight_offset + static_cast<std::size_t>(piece.row_begin) * layer.fan_in,
-           layer.fan_in);
+           layer.fan_in, accumulate);
       if (after_piece) after_piece(static_cast<int>(next_piece));
     }
     if (l == 0) break;  // no gradient with respect to the data
     // dX^T[in, B] = W^T * dZ^T, then through the previous layer's dropout and ReLU (its stored activation), with
     // that layer's bias gradient (the column sums of its dZ) in the same pass.
-    gemm(CUBLAS_OP_N, CUBLAS_OP_N, layer.fan_in, batch_, layer.fan_out, parameters_.data() + layer.weight_offset,
-         layer.fan_in, grad, layer.fan_out, other, layer.fan_in);
+    gemm(CUBLAS_OP_N, CUBLAS_OP_N, layer.fan_in, batch_, layer.fan_out, gemm_parameters(layer.weight_offset),
+         layer.fan_in, operand(grad, grad_bf16, 0), layer.fan_out, other, layer.fan_in);
     const DenseLayer& previous = layers_[l - 1];
     kernels::relu_dropout_backward_bias(other, hidden_[l - 1].data(), gradients_.data() + previous.bias_offset, batch_,
-                                        layer.fan_in, drop_probability_, stream_);
+                                        layer.fan_in, drop_probability_, accumulate, stream_, other_bf16);
     std::swap(grad, other);
+    std::swap(grad_bf16, other_bf16);
   }
   MGPU_REQUIRE(next_piece == plan.pieces.size(), "the bucket plan does not match the model's layers");
 }
 
-void CudaMlp::adam(const AdamSettings& adam, std::size_t begin, std::size_t count) {
+void CudaMlp::adam(const AdamSettings& adam, std::size_t begin, std::size_t count, float gradient_scale) {
   MGPU_REQUIRE(begin <= parameters_.size(), "Adam range starts past the parameters");
   count = std::min(count, parameters_.size() - begin);
   kernels::AdamConstants constants;
@@ -162,8 +210,11 @@ void CudaMlp::adam(const AdamSettings& adam, std::size_t begin, std::size_t coun
   constants.beta1 = adam.beta1;
   constants.beta2 = adam.beta2;
   constants.epsilon = adam.epsilon;
+  constants.gradient_scale = gradient_scale;
   kernels::adam_update(parameters_.data() + begin, gradients_.data() + begin, first_moment_.data() + begin,
-                       second_moment_.data() + begin, count, constants, step_params_.data(), stream_);
+                       second_moment_.data() + begin, count, constants, step_params_.data(), stream_,
+                       bf16_ ? parameters_bf16_.data() + begin : nullptr,
+                       gradients_bf16_.size() > 0 ? gradients_bf16_.data() + begin : nullptr);
 }
 
 void CudaMlp::upload_step_params() {
@@ -200,6 +251,20 @@ void CudaMlp::adam(const AdamSettings& adam, int step_number) {
 void CudaMlp::upload_batch(const std::vector<float>& inputs, const std::vector<float>& targets) {
   copy_to_device(inputs_, inputs, stream_);
   copy_to_device(targets_, targets, stream_);
+  refresh_bf16_inputs();
+}
+
+void CudaMlp::upload_parameters(const std::vector<float>& parameters) {
+  copy_to_device(parameters_, parameters, stream_);
+  refresh_bf16_parameters();
+}
+
+std::vector<float> CudaMlp::download_bf16_parameters() const {
+  MGPU_REQUIRE(bf16_, "no bf16 parameter copy without --precision bf16");
+  const std::vector<__nv_bfloat16> copy = copy_to_host(parameters_bf16_, stream_);
+  std::vector<float> values(copy.size());
+  for (std::size_t i = 0; i < copy.size(); ++i) values[i] = __bfloat162float(copy[i]);
+  return values;
 }
 
 void CudaMlp::fill_work_buffers_with_nan() {
@@ -208,6 +273,12 @@ void CudaMlp::fill_work_buffers_with_nan() {
   for (DeviceBuffer<float>& scratch : grad_scratch_) kernels::fill(scratch.data(), scratch.size(), nan, stream_);
   kernels::fill(output_.data(), output_.size(), nan, stream_);
   kernels::fill(gradients_.data(), gradients_.size(), nan, stream_);
+  if (bf16_) {  // the bf16 copies too (NaN stays NaN in bf16)
+    for (std::size_t l = 0; l < hidden_.size(); ++l)
+      kernels::cast_to_bf16(hidden_[l].data(), hidden_bf16_[l].data(), hidden_[l].size(), stream_);
+    for (int i = 0; i < 2; ++i)
+      kernels::cast_to_bf16(grad_scratch_[i].data(), grad_scratch_bf16_[i].data(), grad_scratch_[i].size(), stream_);
+  }
   MGPU_CUDA_CHECK(cudaStreamSynchronize(stream_));
 }
 

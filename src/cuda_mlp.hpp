@@ -24,8 +24,12 @@ class CudaMlp {
  public:
   // Allocates every buffer for `batch` samples on the current device; all work goes to `stream` (not owned, must
   // outlive this object). Nothing is allocated after construction (cuBLAS gets its workspace here too), which is what
-  // stream capture requires. precision: fp32 or tf32 (bf16 is refused).
-  CudaMlp(const MlpSpec& model, int batch, cudaStream_t stream, Precision precision = Precision::fp32);
+  // stream capture requires. precision: fp32, tf32 or bf16 (bf16 GEMM operands: a bf16 copy of the weights that Adam
+  // keeps in step with the fp32 master weights, and bf16 copies of the activations and activation gradients that the
+  // kernels producing them write in the same pass; products, gradients and Adam stay fp32).
+  // reduce_dtype bf16 (--grad-dtype bf16): a bf16 gradient buffer for the all-reduce, which adam() then reads.
+  CudaMlp(const MlpSpec& model, int batch, cudaStream_t stream, Precision precision = Precision::fp32,
+          GradDtype reduce_dtype = GradDtype::fp32);
   CudaMlp(const CudaMlp&) = delete;
   CudaMlp& operator=(const CudaMlp&) = delete;
 
@@ -38,21 +42,27 @@ class CudaMlp {
   // Glorot-uniform weights and zero biases from (seed, run), as cpu::initialize_parameters; zero Adam moments; the
   // step counter reset to step 0 of run `run` (and the teacher for `seed` built, once per seed).
   void initialize(std::uint64_t seed, std::uint64_t run);
-  // The next step's values: step = counter++, first sample = step * global_batch + rank_offset, Adam corrections.
-  void advance_step(int global_batch, std::uint64_t rank_offset, const AdamSettings& adam);
+  // The next step's values: step = counter++, first sample = step * global_batch + rank_offset, Adam corrections for
+  // update step / accumulate_steps + 1.
+  void advance_step(int global_batch, std::uint64_t rank_offset, const AdamSettings& adam, int accumulate_steps = 1);
   // Inputs and targets of the step's global samples (step_params().first_sample onwards).
   void generate_batch();
   // Activations and output for the current inputs, dropout keyed by the step's (seed, run, step, first_sample).
   void forward();
   // MSE of the output against the targets into losses[step_params().loss_index] (a device array), and dL/dy.
   void loss_and_gradient(float* losses);
-  // Every parameter's gradient into gradients() (all of it is overwritten), through the last forward's dropout.
-  // The weight-gradient GEMMs follow plan.pieces; after_piece(p) is called once piece p's elements (its bias
-  // included) are written, so a caller can hand a finished bucket to the communication stream.
-  void backward(const BucketPlan& plan, const std::function<void(int piece)>& after_piece = {});
+  // Every parameter's gradient into gradients() (all of it is overwritten, or with `accumulate` added to what it
+  // holds), through the last forward's dropout. The weight-gradient GEMMs follow plan.pieces; after_piece(p) is called
+  // once piece p's elements (its bias included) are written, so a caller can hand a finished bucket to the
+  // communication stream.
+  void backward(const BucketPlan& plan, const std::function<void(int piece)>& after_piece = {},
+                bool accumulate = false);
   void backward() { backward(whole_plan_); }
-  // One Adam step with the step's corrections over elements [begin, begin + count) (default: all).
-  void adam(const AdamSettings& adam, std::size_t begin = 0, std::size_t count = static_cast<std::size_t>(-1));
+  // One Adam step with the step's corrections over elements [begin, begin + count) (default: all), on the gradient
+  // times gradient_scale (1 / K: the mean of K accumulated gradients). With reduce_dtype bf16 the gradient is read from
+  // reduced_gradients_bf16().
+  void adam(const AdamSettings& adam, std::size_t begin = 0, std::size_t count = static_cast<std::size_t>(-1),
+            float gradient_scale = 1.0f);
 
   // The device-resident per-step values the kernels read.
   kernels::StepParams* step_params() noexcept { return step_params_.data(); }
@@ -61,6 +71,11 @@ class CudaMlp {
   void generate_batch(std::uint64_t seed, std::uint64_t first_sample);
   void forward(const cpu::DropoutKey& dropout);
   void adam(const AdamSettings& adam, int step_number);
+
+  // --grad-dtype bf16: the bf16 gradient buffer (same layout) the all-reduce works on, and the cast that fills a range
+  // of it from gradients(), enqueued on `stream` (the communication stream: the cast is part of the reduction).
+  __nv_bfloat16* reduced_gradients_bf16() noexcept { return gradients_bf16_.data(); }
+  void cast_gradients_to_bf16(std::size_t begin, std::size_t count, cudaStream_t stream);
 
   // The flat gradient buffer (layout of MlpSpec::layers()): what the data-parallel step all-reduces in place.
   float* gradients() noexcept { return gradients_.data(); }
@@ -71,15 +86,22 @@ class CudaMlp {
   std::vector<float> download_inputs() const { return copy_to_host(inputs_, stream_); }
   std::vector<float> download_targets() const { return copy_to_host(targets_, stream_); }
   std::vector<float> download_output() const { return copy_to_host(output_, stream_); }
-  void upload_parameters(const std::vector<float>& parameters) { copy_to_device(parameters_, parameters, stream_); }
+  void upload_parameters(const std::vector<float>& parameters);  // and their bf16 copy, with bf16
+  std::vector<float> download_bf16_parameters() const;           // the GEMMs' bf16 copy (bf16 only)
   void upload_gradients(const std::vector<float>& gradients) { copy_to_device(gradients_, gradients, stream_); }
   void upload_batch(const std::vector<float>& inputs, const std::vector<float>& targets);
   // Fills activations, output, gradients and scratch with NaN, so that any element a step fails to write shows.
   void fill_work_buffers_with_nan();
 
  private:
-  void gemm(cublasOperation_t op_a, cublasOperation_t op_b, int m, int n, int k, const float* a, int lda,
-            const float* b, int ldb, float* c, int ldc);
+  void gemm(cublasOperation_t op_a, cublasOperation_t op_b, int m, int n, int k, const void* a, int lda, const void* b,
+            int ldb, float* c, int ldc, bool accumulate = false);
+  // What the GEMMs read: the fp32 buffers, or with bf16 their bf16 copies (element offsets are the same).
+  const void* gemm_parameters(std::size_t offset) const;
+  const void* gemm_input(int layer) const;  // the input of layer `layer`: x, or hidden layer - 1
+  // Copies the fp32 parameters and inputs into their bf16 copies (bf16 only; after initialisation and uploads).
+  void refresh_bf16_parameters();
+  void refresh_bf16_inputs();
   void build_teacher(std::uint64_t seed);
   void upload_step_params();
 
@@ -92,6 +114,7 @@ class CudaMlp {
   TunedGemm gemm_;                                 // every product of the step, its algorithm tuned per shape
   DeviceBuffer<kernels::StepParams> step_params_;  // one element
   kernels::StepParams host_params_;                // the tests' host-side copy (test conveniences only)
+  bool bf16_ = false;                              // --precision bf16: GEMM operands in bf16
 
   DeviceBuffer<float> parameters_;           // [W0, b0, W1, b1, ..., W_last], MlpSpec::layers() offsets
   DeviceBuffer<float> gradients_;            // same layout: one contiguous buffer, so one all-reduce covers all
@@ -103,6 +126,12 @@ class CudaMlp {
   DeviceBuffer<float> output_;               // [batch, outputs]
   DeviceBuffer<float> grad_scratch_[2];      // ping-pong dL/d(activation), [batch, max width] each
   DeviceBuffer<float> teacher_;              // [outputs, inputs]
+  // bf16 only (empty otherwise): the GEMMs' operands, each the bf16 rounding of the fp32 buffer of the same name.
+  DeviceBuffer<__nv_bfloat16> parameters_bf16_;
+  DeviceBuffer<__nv_bfloat16> inputs_bf16_;
+  std::vector<DeviceBuffer<__nv_bfloat16>> hidden_bf16_;
+  DeviceBuffer<__nv_bfloat16> grad_scratch_bf16_[2];
+  DeviceBuffer<__nv_bfloat16> gradients_bf16_;  // --grad-dtype bf16 only: the all-reduced gradient
   bool have_teacher_ = false;
   std::uint64_t teacher_seed_ = 0;
   float drop_probability_ = 0.0f;  // the model's; forward and backward use the same

@@ -66,7 +66,9 @@ CudaTrainer::CudaTrainer(const TrainingSettings& settings, MPI_Comm comm, int de
       local_batch_(checked_local_batch(settings, world_size_)),
       device_ordinal_(select_device(device_ordinal)),
       nccl_(make_communicator(comm, world_size_, device_ordinal_)),
-      model_(settings.model, local_batch_, compute_stream_.get(), settings.precision),
+      // One rank reduces nothing: --grad-dtype does not apply.
+      model_(settings.model, local_batch_, compute_stream_.get(), settings.precision,
+             world_size_ > 1 ? settings.grad_dtype : GradDtype::fp32),
       plan_(make_bucket_plan(settings, world_size_)),
       losses_(static_cast<std::size_t>(settings.total_steps())),
       events_(settings.timing == TimingMode::events ? static_cast<std::size_t>(settings.total_steps()) : 0),
@@ -75,24 +77,32 @@ CudaTrainer::CudaTrainer(const TrainingSettings& settings, MPI_Comm comm, int de
   // One eager step first, from a valid state, graph or not: every GEMM shape is tuned (tuned_gemm.hpp), cuBLAS and
   // our kernels are loaded and NCCL sets up its connections, none of which may happen inside a capture or a timed
   // run. Every run re-initialises, so this step leaves nothing behind that a run could see.
+  // The eager step is a full one (overwrite, reduce, update) whatever --accumulate says, so NCCL is set up too.
+  MGPU_REQUIRE(settings_.accumulate_steps >= 1, "--accumulate must be at least 1");
   model_.initialize(settings_.seed, 0);
-  enqueue_step(events_.empty() ? nullptr : &events_.front());
+  enqueue_step(events_.empty() ? nullptr : &events_.front(), StepKind{});
   compute_stream_.synchronize();
   comm_stream_.synchronize();
-  if (settings_.graph) capture_step_graph();
+  if (settings_.graph) {
+    // The kinds of the first 2K steps are every kind the run uses.
+    for (int step = 0; step < std::min(settings_.total_steps(), 2 * settings_.accumulate_steps); ++step) {
+      if (!step_graphs_[kind_of(step).index()].graph.ready()) capture_step_graph(kind_of(step));
+    }
+  }
   compute_stream_.synchronize();  // set-up work done before the first run is timed
 }
 
 CudaTrainer::~CudaTrainer() = default;
 
-void CudaTrainer::capture_step_graph() {
+void CudaTrainer::capture_step_graph(StepKind kind) {
+  CapturedStep& captured = step_graphs_[kind.index()];
   // The step is captured once, with step 0's events; run() re-targets the event nodes to each step's own events
   // before its launch (cudaGraphExecEventRecordNodeSetEvent changes only later launches, never one in flight).
   const cudaStream_t compute = compute_stream_.get();
   CudaGraph::capture_begin(compute);
   capturing_ = true;
   try {
-    enqueue_step(events_.empty() ? nullptr : &events_.front());
+    enqueue_step(events_.empty() ? nullptr : &events_.front(), kind);
   } catch (...) {
     capturing_ = false;
     CudaGraph::capture_abandon(compute);
@@ -102,14 +112,18 @@ void CudaTrainer::capture_step_graph() {
   // Several instances when events are re-targeted: re-targeting an instance while its previous launch is still queued
   // may make the host wait for that launch, and with a single instance that wait would leave the GPU idle between
   // steps (suspected cause of the 6-16 % wall-time cost of --timing events measured on H200 with one instance).
-  // With kGraphCopies instances used in turn, the host waits at most for the step kGraphCopies back. Only without
-  // NCCL for now: several instances of a graph holding NCCL kernels have not been run on the GPU machines yet.
-  step_graph_.capture_end(compute, events_.empty() || nccl_ ? 1 : kGraphCopies);
+  // With kGraphCopies instances used in turn, the host waits at most for the step kGraphCopies back. With NCCL too:
+  // NCCL's CUDA-graph rules (user guide, "Using NCCL with CUDA Graphs") make a launch of a graph holding a captured
+  // collective collective over the ranks of the capture, each rank launching a graph derived from that capture. Every
+  // instance here is derived from the one collective capture, every rank launches the same instance sequence
+  // (run() picks instance = launches % copies, identical on all ranks), and all launches are ordered on one stream,
+  // so no two instances ever run concurrently (concurrent replays on one communicator are what NCCL does not allow).
+  captured.graph.capture_end(compute, events_.empty() ? 1 : kGraphCopies);
 
   std::size_t count = 0;
-  MGPU_CUDA_CHECK(cudaGraphGetNodes(step_graph_.graph(), nullptr, &count));
+  MGPU_CUDA_CHECK(cudaGraphGetNodes(captured.graph.graph(), nullptr, &count));
   std::vector<cudaGraphNode_t> nodes(count);
-  MGPU_CUDA_CHECK(cudaGraphGetNodes(step_graph_.graph(), nodes.data(), &count));
+  MGPU_CUDA_CHECK(cudaGraphGetNodes(captured.graph.graph(), nodes.data(), &count));
   for (cudaGraphNode_t node : nodes) {
     cudaGraphNodeType type{};
     MGPU_CUDA_CHECK(cudaGraphNodeGetType(node, &type));
@@ -117,19 +131,20 @@ void CudaTrainer::capture_step_graph() {
     cudaEvent_t event = nullptr;
     MGPU_CUDA_CHECK(cudaGraphEventRecordNodeGetEvent(node, &event));
     for (int m = 0; m < kMarkCount; ++m) {
-      if (!events_.empty() && events_.front()[m].get() == event) event_nodes_.emplace_back(node, Mark(m));
+      if (!events_.empty() && events_.front()[m].get() == event) captured.event_nodes.emplace_back(node, Mark(m));
     }
   }
-  int marks_recorded = 0;  // what enqueue_step records: 4 marks on one rank, all 7 with a reduction
-  if (!events_.empty()) marks_recorded = nccl_ ? kMarkCount : 4;
-  MGPU_REQUIRE(static_cast<int>(event_nodes_.size()) == marks_recorded,
-               "the captured step has " + std::to_string(event_nodes_.size()) + " timing event nodes, expected " +
-                   std::to_string(marks_recorded));
+  // What enqueue_step records: 4 marks on one rank or on a step without update, all 7 with a reduction.
+  int marks_recorded = 0;
+  if (!events_.empty()) marks_recorded = nccl_ && kind.update ? kMarkCount : 4;
+  MGPU_REQUIRE(static_cast<int>(captured.event_nodes.size()) == marks_recorded,
+               "the captured step has " + std::to_string(captured.event_nodes.size()) +
+                   " timing event nodes, expected " + std::to_string(marks_recorded));
 }
 
-void CudaTrainer::retarget_graph_events(int step) {
-  const cudaGraphExec_t exec = step_graph_.exec(step % step_graph_.copies());
-  for (const auto& [node, which] : event_nodes_) {
+void CudaTrainer::retarget_graph_events(const CapturedStep& captured, int instance, int step) {
+  const cudaGraphExec_t exec = captured.graph.exec(instance);
+  for (const auto& [node, which] : captured.event_nodes) {
     MGPU_CUDA_CHECK(cudaGraphExecEventRecordNodeSetEvent(exec, node, events_[step][which].get()));
   }
 }
@@ -153,12 +168,15 @@ RunRecord CudaTrainer::run(int run_index) {
   if (!timed_steps) run_marks_[kRunStart].record(compute);
   for (int step = 0; step < steps; ++step) {
     if (!timed_steps && step == settings_.warmup_steps) run_marks_[kMeasuredStart].record(compute);
-    if (step_graph_.ready()) {
-      if (timed_steps) retarget_graph_events(step);
+    const StepKind kind = kind_of(step);
+    if (settings_.graph) {
+      CapturedStep& captured = step_graphs_[kind.index()];
+      const int instance = captured.launches++ % captured.graph.copies();
+      if (timed_steps) retarget_graph_events(captured, instance, step);
       // The step counter in device memory tells the replay which step it is.
-      step_graph_.launch(compute, step % step_graph_.copies());
+      captured.graph.launch(compute, instance);
     } else {
-      enqueue_step(timed_steps ? &events_[step] : nullptr);
+      enqueue_step(timed_steps ? &events_[step] : nullptr, kind);
     }
   }
   if (!timed_steps) run_marks_[kRunEnd].record(compute);
@@ -192,12 +210,13 @@ void CudaTrainer::mark(const StepEvents* events, Mark which, cudaStream_t stream
   }
 }
 
-void CudaTrainer::enqueue_step(const StepEvents* events) {
+void CudaTrainer::enqueue_step(const StepEvents* events, StepKind kind) {
   const cudaStream_t compute = compute_stream_.get();
   // The step's values (index, first sample, Adam corrections) are advanced in device memory, so a replay of the same
   // captured work trains step s + 1 after step s. Rank r's slice of global batch s starts at s*B + r*B/N: the same
   // samples whatever the number of ranks.
-  model_.advance_step(settings_.global_batch, static_cast<std::uint64_t>(rank_) * local_batch_, settings_.adam);
+  model_.advance_step(settings_.global_batch, static_cast<std::uint64_t>(rank_) * local_batch_, settings_.adam,
+                      settings_.accumulate_steps);
   // Data loading is not part of the step (MEASUREMENT.md: forward starts with the batch in place). The batch is
   // generated on the compute stream before `start` is recorded, so `start` fires only once it is there.
   model_.generate_batch();
@@ -208,25 +227,42 @@ void CudaTrainer::enqueue_step(const StepEvents* events) {
   mark(events, kForwardEnd, compute);  // forward phase = start -> here, loss and dL/dy included
 
   // With overlap each bucket is handed to the communication stream as soon as backward has written its last piece;
-  // without, the single bucket goes after backward_end.
-  const bool overlap = nccl_ && settings_.overlap;
+  // without, the single bucket goes after backward_end. A step that does not end an accumulation only adds its
+  // gradient: no reduction, no update (its allreduce, exposed_comm and optimizer phases are 0).
+  const bool overlap = nccl_ && settings_.overlap && kind.update;
+  // backward phase = forward_end -> backward_end: every gradient written.
   if (overlap) {
+    const int buckets = static_cast<int>(plan_.buckets.size());
     int next_bucket = 0;
-    model_.backward(plan_, [&](int piece) {
-      if (plan_.buckets[next_bucket].last_piece == piece) reduce_bucket(next_bucket++, events);
-    });
+    model_.backward(
+        plan_,
+        [&](int piece) {
+          if (plan_.buckets[next_bucket].last_piece != piece) return;
+          // The last bucket's last piece is backward's last write: backward_end is marked before that bucket is
+          // handed over. Marked after it, an eager launch would stamp it only once the host had launched the NCCL
+          // call, possibly after a small bucket's reduction had finished (measured: exposed_comm -2.8 us).
+          if (next_bucket + 1 == buckets) mark(events, kBackwardEnd, compute);
+          reduce_bucket(next_bucket++, events);
+        },
+        kind.accumulate);
   } else {
-    model_.backward(plan_);
+    model_.backward(plan_, {}, kind.accumulate);
+    mark(events, kBackwardEnd, compute);
   }
-  mark(events, kBackwardEnd, compute);  // backward phase = forward_end -> here: every gradient written
+  if (!kind.update) {
+    mark(events, kEnd, compute);
+    return;
+  }
   if (nccl_ && !overlap) reduce_bucket(0, events);
+  // Adam applies the mean of the K accumulated gradients (each already a mean over its batch); 1 / 1 is exact.
+  const float gradient_scale = 1.0f / static_cast<float>(settings_.accumulate_steps);
 
   // One rank: nothing to reduce, nothing is enqueued or recorded, so the single-GPU baseline carries no cost a real
   // single-GPU run would not have; read_phase_times reports allreduce = exposed_comm = 0 and starts the optimizer
   // at backward_end. Otherwise Adam updates each bucket once its reduction is complete: the compute stream waits for
   // bucket b only (a GPU-side wait), so updating early buckets overlaps reducing later ones.
   if (!nccl_) {
-    model_.adam(settings_.adam);
+    model_.adam(settings_.adam, 0, model_.parameter_count(), gradient_scale);
   } else {
     for (std::size_t b = 0; b < plan_.buckets.size(); ++b) {
       compute_stream_.wait(bucket_reduced_[b].get());
@@ -234,7 +270,7 @@ void CudaTrainer::enqueue_step(const StepEvents* events) {
       // could actually proceed, not when the communication stream finished.
       if (b == 0) mark(events, kOptimizerStart, compute);
       const GradientBucket& bucket = plan_.buckets[b];
-      model_.adam(settings_.adam, bucket.begin, bucket.end - bucket.begin);
+      model_.adam(settings_.adam, bucket.begin, bucket.end - bucket.begin, gradient_scale);
     }
   }
   mark(events, kEnd, compute);  // step = start -> here
@@ -252,8 +288,17 @@ void CudaTrainer::reduce_bucket(int bucket, const StepEvents* events) {
   if (bucket == 0) mark(events, kAllreduceStart, comm);
   // In-place average: each rank's gradient is the mean over its local batch, so their average is the gradient of the
   // mean over the global batch, as on one GPU. Buckets are contiguous ranges of the one flat gradient buffer.
-  float* first = model_.gradients() + range.begin;
-  MGPU_NCCL_CHECK(ncclAllReduce(first, first, range.end - range.begin, ncclFloat, ncclAvg, nccl_->get(), comm));
+  const std::size_t count = range.end - range.begin;
+  if (settings_.grad_dtype == GradDtype::bf16) {
+    // --grad-dtype bf16: the bucket is rounded to bf16 on the communication stream (part of the allreduce phase),
+    // averaged by NCCL in bf16 (half the bytes on the wire), and Adam widens it back to fp32 as it reads it.
+    model_.cast_gradients_to_bf16(range.begin, count, comm);
+    __nv_bfloat16* first = model_.reduced_gradients_bf16() + range.begin;
+    MGPU_NCCL_CHECK(ncclAllReduce(first, first, count, ncclBfloat16, ncclAvg, nccl_->get(), comm));
+  } else {
+    float* first = model_.gradients() + range.begin;
+    MGPU_NCCL_CHECK(ncclAllReduce(first, first, count, ncclFloat, ncclAvg, nccl_->get(), comm));
+  }
   if (bucket + 1 == static_cast<int>(plan_.buckets.size())) mark(events, kAllreduceEnd, comm);
   bucket_reduced_[bucket].record(comm);
 }
@@ -291,12 +336,17 @@ void CudaTrainer::read_phase_times(RunRecord& record) const {
     const StepEvents& e = events_[step];
     record.ms(Phase::forward, step) = elapsed_ms(e[kStart], e[kForwardEnd]);
     record.ms(Phase::backward, step) = elapsed_ms(e[kForwardEnd], e[kBackwardEnd]);
+    record.ms(Phase::step, step) = elapsed_ms(e[kStart], e[kEnd]);
+    if (!settings_.ends_accumulation(step)) {
+      // Gradient accumulation: this step only added its gradient (enqueue_step); nothing reduced, nothing updated.
+      for (Phase p : {Phase::allreduce, Phase::exposed_comm, Phase::optimizer}) record.ms(p, step) = 0.0;
+      continue;
+    }
     // One rank (see enqueue_step): no reduction, its phases are 0 and the optimizer follows backward directly.
     record.ms(Phase::allreduce, step) = nccl_ ? elapsed_ms(e[kAllreduceStart], e[kAllreduceEnd]) : 0.0;
     // The last bucket holds the last piece backward writes, so its reduction ends after backward_end, overlap or not.
     record.ms(Phase::exposed_comm, step) = nccl_ ? elapsed_ms(e[kBackwardEnd], e[kAllreduceEnd]) : 0.0;
     record.ms(Phase::optimizer, step) = elapsed_ms(nccl_ ? e[kOptimizerStart] : e[kBackwardEnd], e[kEnd]);
-    record.ms(Phase::step, step) = elapsed_ms(e[kStart], e[kEnd]);
   }
 }
 

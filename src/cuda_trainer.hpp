@@ -56,14 +56,34 @@ class CudaTrainer final : public Trainer {
   // --timing none: the only events of a run, outside the steps.
   enum RunMark : int { kRunStart, kMeasuredStart, kRunEnd, kRunMarkCount };
 
-  // Enqueues one whole step (advance the step counter, batch, forward, backward, reductions, Adam) on the streams;
-  // `events` (null with --timing none) receive the phase marks. Identical work whether captured or launched eagerly.
-  void enqueue_step(const StepEvents* events);
+  // What a step does under gradient accumulation (--accumulate K): its gradient overwrites the buffer (first step of a
+  // group) or is added to it, and it reduces and updates (last step of a group) or not. K = 1: every step is
+  // {overwrite, update}. Each kind a run uses is captured as a graph of its own.
+  struct StepKind {
+    bool accumulate = false;
+    bool update = true;
+    int index() const { return (accumulate ? 2 : 0) + (update ? 1 : 0); }
+  };
+  static constexpr int kStepKinds = 4;
+  StepKind kind_of(int step) const { return {!settings_.starts_accumulation(step), settings_.ends_accumulation(step)}; }
+  // One captured step kind: its graph, the graph's event-record nodes with their marks, and how often it was launched
+  // (which of its instances comes next).
+  struct CapturedStep {
+    CudaGraph graph;
+    std::vector<std::pair<cudaGraphNode_t, Mark>> event_nodes;
+    int launches = 0;
+  };
+
+  // Enqueues one whole step (advance the step counter, batch, forward, backward and, when the kind updates,
+  // reductions and Adam) on the streams; `events` (null with --timing none) receive the phase marks. Identical work
+  // whether captured or launched eagerly.
+  void enqueue_step(const StepEvents* events, StepKind kind);
   void reduce_bucket(int bucket, const StepEvents* events);
   void mark(const StepEvents* events, Mark which, cudaStream_t stream) const;
-  void capture_step_graph();
-  // Points the graph's event-record nodes at step `step`'s events (they were captured with step 0's).
-  void retarget_graph_events(int step);
+  void capture_step_graph(StepKind kind);
+  // Points the event-record nodes of instance `instance` of `captured` at step `step`'s events (they were captured
+  // with step 0's).
+  void retarget_graph_events(const CapturedStep& captured, int instance, int step);
 
   void wait_sampling_clocks(const CudaEvent& last);
   void read_phase_times(RunRecord& record) const;
@@ -87,8 +107,7 @@ class CudaTrainer final : public Trainer {
   std::vector<CudaEvent> bucket_reduced_;              // communication -> compute stream, one per bucket
   bool capturing_ = false;
   static constexpr int kGraphCopies = 4;  // instances of the step graph used in turn (see capture_step_graph)
-  CudaGraph step_graph_;
-  std::vector<std::pair<cudaGraphNode_t, Mark>> event_nodes_;  // the graph's event-record nodes and their marks
+  std::array<CapturedStep, kStepKinds> step_graphs_;  // [StepKind::index()]; only the kinds the run uses are captured
   GpuClockSampler clock_sampler_;
 };
 

@@ -41,7 +41,11 @@ po::options_description describe_study_options() {
     ("overlap", po::value<std::string>()->default_value("auto"),
      "auto | on | off: reduce gradients in buckets during backward, Adam per reduced bucket (auto: off, see docs)")
     ("bucket-mb", po::value<double>()->default_value(8.0), "all-reduce bucket cap in MB with --overlap on (first: 1 MB)")
-    ("precision", po::value<std::string>()->default_value("fp32"), "fp32 | tf32 GEMMs (bf16: not yet available)")
+    ("precision", po::value<std::string>()->default_value("fp32"), "fp32 | tf32 | bf16 GEMM operands (fp32 accumulation, weights and Adam)")
+    ("grad-dtype", po::value<std::string>()->default_value("fp32"),
+     "fp32 | bf16: element type of the gradient all-reduce (bf16: cast before, fp32 again for Adam; > 1 rank)")
+    ("accumulate", po::value<long long>()->default_value(1),
+     "K: every step adds its gradient; every K-th step all-reduces and updates with the mean of the K (1: every step)")
     ("timing", po::value<std::string>()->default_value("events"),
      "events: every phase of every step | none: one event pair per run part (to measure the instrumentation)")
     ("output", po::value<std::string>(), "results file (HDF5); default mgpu_bench_<model>_b<batch>_n<ranks>.h5 (one configuration) or mgpu_bench_sweep_<count>configs.h5");
@@ -167,15 +171,24 @@ StepOptions parse_step_options(const po::variables_map& vm) {
   if (!(step.bucket_mb >= 1e-6 && step.bucket_mb <= 1e6)) {
     throw UsageError("--bucket-mb " + std::to_string(step.bucket_mb) + ": must be from 1e-06 to 1e+06 MB");
   }
+  step.accumulate_steps = checked_int(vm, "accumulate", 1, kMaxAccumulateSteps);
+  const std::string grad_dtype = vm["grad-dtype"].as<std::string>();
+  if (grad_dtype == "fp32") {
+    step.grad_dtype = GradDtype::fp32;
+  } else if (grad_dtype == "bf16") {
+    step.grad_dtype = GradDtype::bf16;
+  } else {
+    throw UsageError("--grad-dtype '" + grad_dtype + "': choose fp32 or bf16");
+  }
   const std::string precision = vm["precision"].as<std::string>();
   if (precision == "fp32") {
     step.precision = Precision::fp32;
   } else if (precision == "tf32") {
     step.precision = Precision::tf32;
   } else if (precision == "bf16") {
-    throw UsageError("--precision bf16: not implemented yet (choose fp32 or tf32)");
+    step.precision = Precision::bf16;
   } else {
-    throw UsageError("--precision '" + precision + "': choose fp32 or tf32");
+    throw UsageError("--precision '" + precision + "': choose fp32, tf32 or bf16");
   }
   const std::string timing = vm["timing"].as<std::string>();
   if (timing == "events") {
@@ -200,6 +213,8 @@ void apply_step_options(const StepOptions& step, bool cuda_backend, TrainingSett
                        ": the CPU fallback is fp32 only");
     }
     if (step.timing != TimingMode::events) throw UsageError("--timing none: the CPU fallback always times phases");
+    if (step.grad_dtype != GradDtype::fp32)
+      throw UsageError("--grad-dtype bf16: the CPU fallback reduces fp32 gradients only");
   }
   settings.graph = cuda_backend && step.graph != Toggle::off;
   // auto = off: on 2 x H200 bucketed overlap measured no faster than one reduction after backward (the NCCL kernels
@@ -208,6 +223,8 @@ void apply_step_options(const StepOptions& step, bool cuda_backend, TrainingSett
   settings.bucket_mb = step.bucket_mb;
   settings.precision = step.precision;
   settings.timing = step.timing;
+  settings.accumulate_steps = step.accumulate_steps;
+  settings.grad_dtype = step.grad_dtype;
 }
 
 const char* device_choice_name(DeviceChoice choice) {

@@ -14,7 +14,8 @@ namespace mgpu {
 enum class DeviceChoice { automatic, cuda, cpu };
 const char* device_choice_name(DeviceChoice choice);
 
-// --- Step execution options (--graph, --overlap, --bucket-mb, --precision, --timing): how the CUDA step runs. ---
+// --- Step execution options (--graph, --overlap, --bucket-mb, --precision, --grad-dtype, --timing, --accumulate):
+// how the step runs. ---
 // auto: graph on where the back-end can (CUDA), overlap off (measured no faster, docs/measurement.md); both off on
 // the CPU fallback.
 enum class Toggle { automatic, on, off };
@@ -24,9 +25,12 @@ struct StepOptions {
   double bucket_mb = 8.0;
   Precision precision = Precision::fp32;
   TimingMode timing = TimingMode::events;
+  GradDtype grad_dtype = GradDtype::fp32;  // --grad-dtype
+  int accumulate_steps = 1;  // --accumulate K: reduce and update every K steps (1..kMaxAccumulateSteps)
 };
+constexpr int kMaxAccumulateSteps = 1024;
 // Resolves `step` for the chosen back-end into `settings`; throws UsageError (one line) for what the CPU fallback
-// cannot honour (--graph on, --overlap on, --precision tf32/bf16, --timing none).
+// cannot honour (--graph on, --overlap on, --precision tf32/bf16, --grad-dtype bf16, --timing none).
 void apply_step_options(const StepOptions& step, bool cuda_backend, TrainingSettings& settings);
 
 // One model of the sweep with the global batches it runs (`--model M --batch B1,B2` or a `sweep = M:B1,B2` entry).

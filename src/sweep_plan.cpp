@@ -16,8 +16,9 @@ TrainingSettings BenchConfiguration::training_settings() const {
   settings.measured_steps = measured_steps;
   settings.seed = seed;
   apply_step_options(step, cuda_backend, settings);
-  // One rank has nothing to reduce, so nothing to overlap: recorded as off.
+  // One rank has nothing to reduce, so nothing to overlap and no reduction dtype: recorded as off / fp32.
   settings.overlap = settings.overlap && gpus > 1;
+  if (gpus == 1) settings.grad_dtype = GradDtype::fp32;
   return settings;
 }
 

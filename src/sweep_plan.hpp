@@ -23,7 +23,7 @@ struct BenchConfiguration {
   int measured_steps = 100;
   int runs = 50;
   std::uint64_t seed = 1;
-  StepOptions step;           // --graph, --overlap, --bucket-mb, --precision, --timing as given
+  StepOptions step;           // --graph, --overlap, --bucket-mb, --precision, --grad-dtype, --timing, --accumulate
   bool cuda_backend = false;  // set once the back-end is agreed: how `step` resolves (apply_step_options)
 
   // The results group: "large_b32_n2_cuda" (model or widths, global batch, GPU count, device). Unique in a sweep.

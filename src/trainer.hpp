@@ -25,6 +25,11 @@ inline const char* precision_name(Precision p) {
   return p == Precision::tf32 ? "tf32" : p == Precision::bf16 ? "bf16" : "fp32";
 }
 
+// Element type of the gradient all-reduce: fp32, or bf16 (cast before the reduction, ncclBfloat16 + ncclAvg, read
+// back to fp32 by Adam). Only the CUDA back-end with more than one rank reduces in bf16.
+enum class GradDtype { fp32, bf16 };
+inline const char* grad_dtype_name(GradDtype d) { return d == GradDtype::bf16 ? "bf16" : "fp32"; }
+
 // events: CUDA events bound every phase of every step. none: one event pair around the warm-up and one around the
 // measured steps (the un-instrumented step, for measuring what the instrumentation costs); per-step phases are NaN.
 enum class TimingMode { events, none };
@@ -44,6 +49,15 @@ struct TrainingSettings {
   bool overlap = false;    // gradients reduced in buckets during backward, Adam per reduced bucket
   double bucket_mb = 8.0;  // bucket cap in MB (1e6 bytes); the first bucket closes at min(1 MB, bucket_mb)
   TimingMode timing = TimingMode::events;
+  GradDtype grad_dtype = GradDtype::fp32;  // of the all-reduce (ranks > 1)
+  // Gradient accumulation (docs/measurement.md, "Gradient accumulation"): every step trains one global batch and adds
+  // its gradient to the flat buffer; every accumulate_steps-th step (steps K, 2K, ... counting from 1) all-reduces
+  // and applies Adam to the mean of the K gradients. 1 = reduce and update every step.
+  int accumulate_steps = 1;
+
+  // Step s (from 0) starts a new accumulation (its gradient overwrites the buffer) / ends one (reduce + Adam).
+  bool starts_accumulation(int step) const { return step % accumulate_steps == 0; }
+  bool ends_accumulation(int step) const { return step % accumulate_steps == accumulate_steps - 1; }
 
   int total_steps() const { return warmup_steps + measured_steps; }
 };

@@ -50,17 +50,19 @@ bool split_variant(cublasLtHandle_t handle, cublasLtMatmulDesc_t operation, cubl
          check.workspaceSize <= workspace_bytes;
 }
 
-// The largest power of two up to 16 that divides the address: cuBLASLt's vectorised kernels need it.
+// The largest power of two up to 16 that divides the address: cuBLASLt's vectorised kernels need it. (bf16 operands
+// may sit at any element, so 2 bytes.)
 int alignment_of(const void* pointer) {
   const auto address = reinterpret_cast<std::uintptr_t>(pointer);
   int alignment = 16;
-  while (alignment > 4 && address % alignment != 0) alignment /= 2;
+  while (alignment > 2 && address % alignment != 0) alignment /= 2;
   return alignment;
 }
 
-// Process-wide choices: (device, compute type, shape key) -> algorithm.
+// Process-wide choices: (device, compute type, operand type, shape key) -> algorithm.
 std::mutex choices_mutex;
-std::map<std::tuple<int, int, std::tuple<int, int, int, int, int, int, int, int, int>>, cublasLtMatmulAlgo_t> choices;
+std::map<std::tuple<int, int, int, std::tuple<int, int, int, int, int, int, int, int, int>>, cublasLtMatmulAlgo_t>
+    choices;
 
 }  // namespace
 
@@ -76,8 +78,15 @@ struct TunedGemm::Plan {
   }
 };
 
-TunedGemm::TunedGemm(cudaStream_t stream, cublasComputeType_t compute, void* workspace, std::size_t workspace_bytes)
-    : stream_(stream), compute_(compute), workspace_(workspace), workspace_bytes_(workspace_bytes) {
+TunedGemm::TunedGemm(cudaStream_t stream, cublasComputeType_t compute, cudaDataType_t operands, void* workspace,
+                     std::size_t workspace_bytes)
+    : stream_(stream),
+      compute_(compute),
+      operands_(operands),
+      workspace_(workspace),
+      workspace_bytes_(workspace_bytes) {
+  MGPU_REQUIRE(operands == CUDA_R_32F || (operands == CUDA_R_16BF && compute == CUBLAS_COMPUTE_32F),
+               "TunedGemm: operands must be fp32, or bf16 with CUBLAS_COMPUTE_32F");
   MGPU_CUBLAS_CHECK(cublasLtCreate(&handle_));
 }
 
@@ -86,19 +95,20 @@ TunedGemm::~TunedGemm() {
   if (handle_ != nullptr) MGPU_CUBLAS_WARN(cublasLtDestroy(handle_));
 }
 
-void TunedGemm::multiply(cublasOperation_t op_a, cublasOperation_t op_b, int m, int n, int k, const float* a, int lda,
-                         const float* b, int ldb, float* c, int ldc) {
+void TunedGemm::multiply(cublasOperation_t op_a, cublasOperation_t op_b, int m, int n, int k, const void* a, int lda,
+                         const void* b, int ldb, float* c, int ldc, bool accumulate) {
   const int alignment = std::min({alignment_of(a), alignment_of(b), alignment_of(c)});
   const Key key{int(op_a), int(op_b), m, n, k, lda, ldb, ldc, alignment};
   Plan& plan = plan_for(key, op_a, op_b, m, n, k, a, lda, b, ldb, c, ldc);
   const float one = 1.0f;
-  const float zero = 0.0f;  // beta = 0: C is overwritten, never read (so NaN-poisoned outputs stay a valid test)
-  MGPU_CUBLAS_CHECK(cublasLtMatmul(handle_, plan.operation, &one, a, plan.a, b, plan.b, &zero, c, plan.c, c, plan.c,
+  // beta = 0: C is overwritten, never read (so NaN-poisoned outputs stay a valid test); 1: gradient accumulation.
+  const float beta = accumulate ? 1.0f : 0.0f;
+  MGPU_CUBLAS_CHECK(cublasLtMatmul(handle_, plan.operation, &one, a, plan.a, b, plan.b, &beta, c, plan.c, c, plan.c,
                                    &plan.algo, workspace_, workspace_bytes_, stream_));
 }
 
 TunedGemm::Plan& TunedGemm::plan_for(const Key& key, cublasOperation_t op_a, cublasOperation_t op_b, int m, int n,
-                                     int k, const float* a, int lda, const float* b, int ldb, float* c, int ldc) {
+                                     int k, const void* a, int lda, const void* b, int ldb, float* c, int ldc) {
   const auto found = plans_.find(key);
   if (found != plans_.end()) return *found->second;
 
@@ -109,13 +119,13 @@ TunedGemm::Plan& TunedGemm::plan_for(const Key& key, cublasOperation_t op_a, cub
   // Layouts of A and B as stored (before the op), C as written; column-major.
   const bool ta = op_a != CUBLAS_OP_N;
   const bool tb = op_b != CUBLAS_OP_N;
-  MGPU_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&plan->a, CUDA_R_32F, ta ? k : m, ta ? m : k, lda));
-  MGPU_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&plan->b, CUDA_R_32F, tb ? n : k, tb ? k : n, ldb));
+  MGPU_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&plan->a, operands_, ta ? k : m, ta ? m : k, lda));
+  MGPU_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&plan->b, operands_, tb ? n : k, tb ? k : n, ldb));
   MGPU_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&plan->c, CUDA_R_32F, m, n, ldc));
 
   int device = 0;
   MGPU_CUDA_CHECK(cudaGetDevice(&device));
-  const auto choice_key = std::make_tuple(device, int(compute_), key);
+  const auto choice_key = std::make_tuple(device, int(compute_), int(operands_), key);
   {
     std::lock_guard<std::mutex> lock(choices_mutex);
     const auto chosen = choices.find(choice_key);

@@ -1,6 +1,7 @@
-// Purpose: fp32-storage GEMMs through cuBLASLt with the algorithm for each shape chosen by timing cuBLASLt's own
-// candidates, each also with its K dimension split 2..32 ways, once (outside any graph capture), so the skinny
-// small-batch products of this benchmark do not run on a few SMs; every later call (eager or captured) reuses it.
+// Purpose: GEMMs with fp32 output (fp32 or bf16 operands) through cuBLASLt with the algorithm for each shape chosen by
+// timing cuBLASLt's own candidates, each also with its K dimension split 2..32 ways, once (outside any graph capture),
+// so the skinny small-batch products of this benchmark do not run on a few SMs; every later call (eager or captured)
+// reuses it.
 #pragma once
 
 #include <cublasLt.h>
@@ -17,16 +18,20 @@ class TunedGemm {
  public:
   // All work goes to `stream`; `workspace` (device memory, `workspace_bytes`) is used by every call, so no call
   // allocates (a requirement of stream capture). compute: CUBLAS_COMPUTE_32F or CUBLAS_COMPUTE_32F_FAST_TF32.
-  TunedGemm(cudaStream_t stream, cublasComputeType_t compute, void* workspace, std::size_t workspace_bytes);
+  // operands: the element type of A and B, CUDA_R_32F or CUDA_R_16BF (bf16 inputs, fp32 accumulation); C is fp32.
+  TunedGemm(cudaStream_t stream, cublasComputeType_t compute, cudaDataType_t operands, void* workspace,
+            std::size_t workspace_bytes);
   ~TunedGemm();
   TunedGemm(const TunedGemm&) = delete;
   TunedGemm& operator=(const TunedGemm&) = delete;
 
-  // Column-major C[m, n] = op_a(A) op_b(B) (alpha 1, beta 0: C is only written). The first call of a shape (and
-  // pointer alignment) times the candidates on these very buffers, synchronising the stream; it must therefore not
+  // Column-major C[m, n] = op_a(A) op_b(B) (alpha 1, beta 0: C is only written), or with `accumulate`
+  // C += op_a(A) op_b(B) (beta 1; the same algorithm, cuBLASLt applies beta in every one). The first call of a shape
+  // (and pointer alignment) times the candidates on these very buffers, synchronising the stream; it must therefore not
   // happen while the stream is being captured (CudaTrainer makes one eager step before capturing).
-  void multiply(cublasOperation_t op_a, cublasOperation_t op_b, int m, int n, int k, const float* a, int lda,
-                const float* b, int ldb, float* c, int ldc);
+  // A and B hold elements of the constructor's operand type.
+  void multiply(cublasOperation_t op_a, cublasOperation_t op_b, int m, int n, int k, const void* a, int lda,
+                const void* b, int ldb, float* c, int ldc, bool accumulate = false);
 
   // How many distinct shapes were tuned (for tests and the log).
   std::size_t shapes() const noexcept { return plans_.size(); }
@@ -34,11 +39,12 @@ class TunedGemm {
  private:
   struct Plan;
   using Key = std::tuple<int, int, int, int, int, int, int, int, int>;  // ops, m, n, k, lds, alignment
-  Plan& plan_for(const Key& key, cublasOperation_t op_a, cublasOperation_t op_b, int m, int n, int k, const float* a,
-                 int lda, const float* b, int ldb, float* c, int ldc);
+  Plan& plan_for(const Key& key, cublasOperation_t op_a, cublasOperation_t op_b, int m, int n, int k, const void* a,
+                 int lda, const void* b, int ldb, float* c, int ldc);
 
   cudaStream_t stream_;
   cublasComputeType_t compute_;
+  cudaDataType_t operands_;
   void* workspace_;
   std::size_t workspace_bytes_;
   cublasLtHandle_t handle_ = nullptr;

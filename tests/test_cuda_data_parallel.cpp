@@ -1,5 +1,6 @@
 // Purpose: CudaTrainer under MPI: two ranks on two GPUs train to the same parameters as one GPU on the whole global
-// batch, and a run's record holds every phase of every step. Run with mpiexec -n 2 (tests/mpi_test_main.cpp).
+// batch (with and without gradient accumulation), accumulation matches the float64 reference, and a run's record
+// holds every phase of every step. Run with mpiexec -n 2 (tests/mpi_test_main.cpp).
 #include <gtest/gtest.h>
 #include <mpi.h>
 
@@ -9,11 +10,13 @@
 #include <numeric>
 #include <string>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #include "cuda_trainer.hpp"
 #include "gpu_devices.hpp"
 #include "mpi_check.hpp"
+#include "training_reference.hpp"
 
 namespace mgpu {
 namespace {
@@ -171,6 +174,75 @@ INSTANTIATE_TEST_SUITE_P(
              (execution.overlap ? "_overlap" : "_serial");
     });
 
+// Gradient accumulation (K = 2: every other step reduces and updates) on two ranks against one GPU, every execution.
+TEST(CudaAccumulation, TwoRanksMatchOneGpuOnTheWholeBatch) {
+  const NodeLayout layout = node_layout();
+  const std::string reason = two_gpu_skip_reason(layout);
+  if (!reason.empty()) GTEST_SKIP() << reason;
+  for (Execution execution : {Execution{true, true}, Execution{true, false}, Execution{false, true}}) {
+    TrainingSettings settings = data_parallel_settings({"medium_dropout", preset_model("medium"), 20, 0.1}, execution);
+    settings.accumulate_steps = 2;
+    CudaTrainer two_ranks(settings, MPI_COMM_WORLD, layout.local_rank);
+    const RunRecord record = two_ranks.run(3);
+    CudaTrainer one_gpu(settings, MPI_COMM_SELF, layout.local_rank);
+    one_gpu.run(3);
+    const double difference = relative_difference(two_ranks.parameters(), one_gpu.parameters());
+    std::cout << "rank " << layout.world_rank << ": accumulate 2 (graph " << execution.graph << ", overlap "
+              << execution.overlap << "): ||params(2 ranks) - params(1 GPU)|| / ||params(1 GPU)|| = " << difference
+              << std::endl;
+    EXPECT_LE(difference, 1e-5);  // medium without accumulation stays at 5e-7 over 20 steps (see above)
+    for (int step = 0; step < record.total_steps; ++step) {
+      if (settings.ends_accumulation(step)) {
+        EXPECT_GT(record.ms(Phase::allreduce, step), 0.0) << step;
+        EXPECT_GT(record.ms(Phase::optimizer, step), 0.0) << step;
+      } else {
+        EXPECT_EQ(record.ms(Phase::allreduce, step), 0.0) << step;
+        EXPECT_EQ(record.ms(Phase::exposed_comm, step), 0.0) << step;
+        EXPECT_EQ(record.ms(Phase::optimizer, step), 0.0) << step;
+      }
+    }
+  }
+}
+
+// --grad-dtype bf16 on two ranks against fp32 on one GPU. Each update's gradient is rounded to bf16 before the
+// reduction and the average is rounded again (relative 2^-9 each): 2^-8 of the gradient per update. Adam's update is
+// lr-sized, and m_hat / sqrt(v_hat) magnifies a relative perturbation of g where m_hat is small against sqrt(v_hat)
+// (gradients that change sign), and later gradients feel earlier perturbations. Measured on 2 x H200 (medium, dropout
+// 0.2, 20 steps, seed 7): 4.0e-3 relative = S * lr * 2^-6.6 / RMS(params), for graph/eager and overlap on/off
+// alike; S * lr * 2^-8 (every rounding adding up, no magnification) was 3.1e-3 and too tight. The bound is
+// S * lr * 2^-5 / RMS (3x the measurement), while a bucket left unreduced moves each element by O(lr) per step,
+// S * lr / RMS = 0.4 here; fp32 agrees to 5e-7 (above), so a difference above 1e-6 shows the reduction ran in bf16.
+TEST(CudaBf16Gradients, TwoRanksMatchOneGpuWithinBf16Rounding) {
+  const NodeLayout layout = node_layout();
+  const std::string reason = two_gpu_skip_reason(layout);
+  if (!reason.empty()) GTEST_SKIP() << reason;
+  for (Execution execution : {Execution{true, true}, Execution{true, false}, Execution{false, true}}) {
+    TrainingSettings settings = data_parallel_settings({"medium_dropout", preset_model("medium"), 20, 0.1}, execution);
+    CudaTrainer one_gpu(settings, MPI_COMM_SELF, layout.local_rank);
+    one_gpu.run(3);
+    const std::vector<float> reference = one_gpu.parameters();
+    settings.grad_dtype = GradDtype::bf16;
+    CudaTrainer two_ranks(settings, MPI_COMM_WORLD, layout.local_rank);
+    const RunRecord record = two_ranks.run(3);
+    const std::vector<float> distributed = two_ranks.parameters();
+    double norm = 0.0;
+    for (float p : reference) norm += double(p) * p;
+    const double rms = std::sqrt(norm / reference.size());
+    const double bound = settings.total_steps() * settings.adam.learning_rate * std::ldexp(1.0, -5) / rms;
+    const double difference = relative_difference(distributed, reference);
+    std::cout << "rank " << layout.world_rank << ": grad-dtype bf16 (graph " << execution.graph << ", overlap "
+              << execution.overlap
+              << "): ||params(2 ranks, bf16 all-reduce) - params(1 GPU)|| / ||params|| = " << difference << ", bound "
+              << bound << std::endl;
+    EXPECT_LE(difference, bound);
+    EXPECT_GT(difference, 1e-6);
+    std::vector<float> rank0 = distributed;
+    MGPU_MPI_CHECK(MPI_Bcast(rank0.data(), static_cast<int>(rank0.size()), MPI_FLOAT, 0, MPI_COMM_WORLD));
+    EXPECT_EQ(relative_difference(distributed, rank0), 0.0);  // every rank applied the same reduced gradient
+    for (int step = 0; step < record.total_steps; ++step) EXPECT_GT(record.ms(Phase::allreduce, step), 0.0);
+  }
+}
+
 // --- One rank on MPI_COMM_SELF: works with any number of ranks and GPUs (at least one). ---
 
 class CudaTrainerTest : public ::testing::Test {
@@ -220,9 +292,12 @@ TEST_F(CudaTrainerTest, RecordHoldsEveryPhaseOfEveryStep) {
 TEST_F(CudaTrainerTest, GraphReplayEqualsEagerLaunchesBitForBit) {
   // The captured step reads its step index, samples, dropout key, loss slot and Adam corrections from device memory;
   // if any of them were baked into the graph, replays would diverge from eager launches at step 1.
-  for (const MlpSpec& model : {custom_model({37, 64, 48, 5}, 0.2), preset_model("medium")}) {
+  for (const auto& [model, precision] :
+       {std::pair{custom_model({37, 64, 48, 5}, 0.2), Precision::fp32},
+        std::pair{preset_model("medium"), Precision::fp32}, std::pair{preset_model("medium"), Precision::bf16}}) {
     TrainingSettings settings = data_parallel_settings({"m", model, 12});
     settings.warmup_steps = 3;
+    settings.precision = precision;
     settings.graph = false;
     CudaTrainer eager(settings, MPI_COMM_SELF, device_);
     const RunRecord eager_record = eager.run(4);
@@ -233,6 +308,33 @@ TEST_F(CudaTrainerTest, GraphReplayEqualsEagerLaunchesBitForBit) {
     EXPECT_EQ(graph.parameters(), eager.parameters()) << model.widths_string();
     EXPECT_EQ(graph_record.loss, eager_record.loss) << model.widths_string();
   }
+}
+
+// --accumulate 3 (the first step of a group overwrites the gradient, the next two add to it, the third reduces and
+// updates with the mean): graph and eager against the float64 reference of the same schedule, and bit-identical to
+// each other. fp32 against float64 over 12 steps stays near 1e-6; updating every step instead differs by ~1e-2.
+TEST_F(CudaTrainerTest, AccumulationMatchesFloat64Reference) {
+  TrainingSettings settings = data_parallel_settings({"small", custom_model({37, 64, 48, 5}, 0.2), 10});
+  settings.warmup_steps = 2;
+  settings.accumulate_steps = 3;
+  const std::vector<double> reference = testing_reference::training_run(settings, 2);
+  std::vector<float> parameters[2];
+  for (bool graph : {true, false}) {
+    settings.graph = graph;
+    CudaTrainer trainer(settings, MPI_COMM_SELF, device_);
+    const RunRecord record = trainer.run(2);
+    parameters[graph] = trainer.parameters();
+    const double error = testing_reference::relative_error(parameters[graph], reference);
+    std::cout << "accumulate 3, graph " << graph << ": relative error against float64 " << error << std::endl;
+    EXPECT_LE(error, 1e-4);
+    for (int step = 0; step < record.total_steps; ++step) {
+      EXPECT_EQ(record.ms(Phase::optimizer, step) > 0.0, settings.ends_accumulation(step)) << step;
+    }
+  }
+  EXPECT_EQ(parameters[0], parameters[1]);
+  TrainingSettings every_step = settings;
+  every_step.accumulate_steps = 1;
+  EXPECT_GT(testing_reference::relative_error(parameters[1], testing_reference::training_run(every_step, 2)), 1e-3);
 }
 
 TEST_F(CudaTrainerTest, TimingNoneRecordsStepMeansAndNoPhases) {

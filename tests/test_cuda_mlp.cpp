@@ -25,6 +25,13 @@ constexpr double kMathTolerance = 1e-4;
 // (medium with dropout, first layer's weights). So gradients are held to 1e-1: a wrong GEMM gives O(1).
 constexpr double kTf32Tolerance = 1e-2;
 constexpr double kTf32GradientTolerance = 1e-1;
+// bf16 keeps 8 significant bits (unit roundoff 2^-9 ~ 2.0e-3, four times TF32's 2^-11): weights, inputs, activations
+// and activation gradients are rounded before each GEMM, products are accumulated in fp32. Scaling the TF32 bounds by
+// the 4x larger roundoff: the output within 4e-2 of float64, the gradients (ReLU sides flipping near zero, as above)
+// within 4e-1. A wrong GEMM (operand type, layout, missing cast) gives O(1): NaN-poisoned copies show as infinity.
+constexpr double kBf16Tolerance = 4e-2;
+constexpr double kBf16GradientTolerance = 4e-1;
+constexpr double kBf16Rounding = 1.0 / 256;  // |bf16(x) - x| <= 2^-9 |x| elementwise, so also norm-wise (with margin)
 constexpr double kDataTolerance = 1e-5;  // libm vs CUDA logf/cosf in the Box-Muller features
 constexpr double kInitTolerance = 1e-6;
 
@@ -205,6 +212,24 @@ TEST_F(CudaMlpTest, AdamMatchesFloat64Reference) {
   }
 }
 
+// With bf16 Adam updates the fp32 master weights exactly as with fp32, and writes their bf16 rounding in the same pass.
+TEST_F(CudaMlpTest, Bf16AdamKeepsFp32MasterAndWritesTheBf16Copy) {
+  const ModelCase c = model_cases()[2];
+  GpuFixture fp32(c);
+  GpuFixture bf16(c, Precision::bf16);
+  const AdamSettings adam;
+  const std::vector<float> gradients = normal_values(c.model.parameter_count(), 0.01f, 21);
+  for (GpuFixture* gpu : {&fp32, &bf16}) {
+    gpu->mlp.upload_gradients(gradients);
+    gpu->mlp.adam(adam, 1);
+  }
+  const std::vector<float> master = bf16.mlp.download_parameters();
+  EXPECT_EQ(master, fp32.mlp.download_parameters());
+  const std::vector<float> copy = bf16.mlp.download_bf16_parameters();
+  EXPECT_LE(relative_error(copy, to_double(master)), kBf16Rounding);
+  EXPECT_GT(relative_error(copy, to_double(master)), 0.0);  // it is a rounding, not the fp32 values
+}
+
 TEST_F(CudaMlpTest, AdamOverBucketRangesEqualsOneAdamBitForBit) {
   // Per-bucket updates (overlap) must be exactly the whole-buffer update: element-wise, only the ranges differ,
   // including ranges that start off a 16-byte boundary (the scalar path).
@@ -354,6 +379,21 @@ TEST_P(CudaMlpReference, Tf32GradientsMatchFloat64ReferenceLoosely) {
   const Reference reference(rc.model, gpu, key);
   EXPECT_LE(relative_error(gpu.mlp.download_output(), reference.activations.output), kTf32Tolerance);
   expect_gradients_match(rc.model, gpu.mlp.download_gradients(), reference, kTf32GradientTolerance, "tf32");
+}
+
+TEST_P(CudaMlpReference, Bf16GradientsMatchFloat64ReferenceLoosely) {
+  const ReferenceCase& rc = GetParam();
+  GpuFixture gpu(rc.model, Precision::bf16);
+  const cpu::DropoutKey key = dropout_key(rc.drop_probability);
+  DeviceBuffer<float> loss(1);
+  gpu.mlp.forward(key);
+  gpu.mlp.loss_and_gradient(loss.data());
+  gpu.mlp.backward();
+  const Reference reference(rc.model, gpu, key);
+  const double output_error = relative_error(gpu.mlp.download_output(), reference.activations.output);
+  std::printf("[ measured ] bf16 %s: output relative error %.3g\n", rc.model.name.c_str(), output_error);
+  EXPECT_LE(output_error, kBf16Tolerance);
+  expect_gradients_match(rc.model, gpu.mlp.download_gradients(), reference, kBf16GradientTolerance, "bf16");
 }
 
 std::vector<ReferenceCase> reference_cases() {

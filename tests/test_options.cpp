@@ -117,8 +117,10 @@ TEST(Options, EachBadValueGivesOneLineNamingIt) {
       {{"--bucket-mb", "-2"}, "--bucket-mb -2"},
       {{"--bucket-mb", "nan"}, "--bucket-mb"},
       {{"--precision", "fp16"}, "--precision 'fp16'"},
-      {{"--precision", "bf16"}, "--precision bf16"},
       {{"--timing", "some"}, "--timing 'some'"},
+      {{"--accumulate", "0"}, "--accumulate 0"},
+      {{"--grad-dtype", "fp16"}, "--grad-dtype 'fp16'"},
+      {{"--accumulate", "1025"}, "--accumulate 1025"},
   };
   for (const auto& [args, needle] : cases) {
     const std::string message = error_of(args);
@@ -134,13 +136,24 @@ TEST(Options, StepExecutionDefaultsAndValues) {
   EXPECT_EQ(defaults.step.bucket_mb, 8.0);
   EXPECT_EQ(defaults.step.precision, Precision::fp32);
   EXPECT_EQ(defaults.step.timing, TimingMode::events);
-  const BenchOptions set =
-      parse({"--graph", "off", "--overlap", "on", "--bucket-mb", "0.5", "--precision", "tf32", "--timing", "none"});
+  EXPECT_EQ(defaults.step.accumulate_steps, 1);
+  const BenchOptions set = parse({"--graph", "off", "--overlap", "on", "--bucket-mb", "0.5", "--precision", "tf32",
+                                  "--timing", "none", "--accumulate", "4", "--grad-dtype", "bf16"});
   EXPECT_EQ(set.step.graph, Toggle::off);
   EXPECT_EQ(set.step.overlap, Toggle::on);
   EXPECT_EQ(set.step.bucket_mb, 0.5);
   EXPECT_EQ(set.step.precision, Precision::tf32);
   EXPECT_EQ(set.step.timing, TimingMode::none);
+  EXPECT_EQ(set.step.accumulate_steps, 4);
+  EXPECT_EQ(set.step.grad_dtype, GradDtype::bf16);
+  EXPECT_EQ(defaults.step.grad_dtype, GradDtype::fp32);
+  // Accumulation works on both back-ends and reaches the trainer's settings.
+  for (bool cuda_backend : {true, false}) {
+    TrainingSettings settings;
+    apply_step_options(parse({"--accumulate", "4"}).step, cuda_backend, settings);
+    EXPECT_EQ(settings.accumulate_steps, 4);
+    EXPECT_TRUE(settings.starts_accumulation(4) && settings.ends_accumulation(7) && !settings.ends_accumulation(4));
+  }
 }
 
 TEST(Options, StepExecutionResolvesPerBackend) {
@@ -162,6 +175,8 @@ TEST(Options, StepExecutionResolvesPerBackend) {
       {{"--graph", "on"}, "--graph on"},
       {{"--overlap", "on"}, "--overlap on"},
       {{"--precision", "tf32"}, "--precision tf32"},
+      {{"--precision", "bf16"}, "--precision bf16"},
+      {{"--grad-dtype", "bf16"}, "--grad-dtype bf16"},
       {{"--timing", "none"}, "--timing none"}};
   for (const auto& [args, needle] : refused_on_cpu) {
     TrainingSettings settings;
@@ -253,9 +268,11 @@ class StudyFile : public ::testing::Test {
 
 TEST_F(StudyFile, GivesTheGridAndTheCommandLineOverridesIt) {
   const char* file = write(
-      "# a study\nsweep = medium:8,16,32\nsweep = large:4,8\ngpus = 1,2\nwarmup = 3\nsteps = 7\nruns = 5\n");
+      "# a study\nsweep = medium:8,16,32\nsweep = large:4,8\ngpus = 1,2\nwarmup = 3\nsteps = 7\nruns = 5\n"
+      "accumulate = 2\n");
   const BenchOptions options = parse({"--config", file});
   EXPECT_EQ(options.config_path, file);
+  EXPECT_EQ(options.step.accumulate_steps, 2);
   ASSERT_EQ(options.sweep.size(), 2u);
   EXPECT_EQ(options.sweep[0].global_batches, (std::vector<int>{8, 16, 32}));
   EXPECT_EQ(options.sweep[1].global_batches, (std::vector<int>{4, 8}));
