@@ -75,7 +75,7 @@ struct Series {
 const char kPreamble[] =
     "set terminal pngcairo size 1000,620 noenhanced font 'sans,10'\n"
     "set grid\n"
-    "set key outside right top\n";
+    "set key below left Left reverse\n";
 
 std::string throughput_script(const std::string& data_file, const std::string& image, const Series& series) {
   return std::string(kPreamble) + "set output " + gnuplot_string(image) +
