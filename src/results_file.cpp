@@ -12,6 +12,7 @@
 #include <cstring>
 #include <ctime>
 #include <filesystem>
+#include <limits>
 #include <map>
 #include <numeric>
 #include <type_traits>
@@ -384,7 +385,8 @@ std::string configuration_path(const std::string& name) {
 }
 
 // One run of every rank as the rows to append (runs dimension = 1).
-Measurements measurements_of_run(const std::vector<RunRecord>& per_rank, const std::vector<double>& max_sm_clock_mhz) {
+Measurements measurements_of_run(const std::vector<RunRecord>& per_rank, int measured_steps,
+                                 const std::vector<double>& max_sm_clock_mhz) {
   const std::size_t ranks = per_rank.size();
   const std::size_t steps = static_cast<std::size_t>(per_rank.front().total_steps);
   Measurements row;
@@ -400,7 +402,7 @@ Measurements measurements_of_run(const std::vector<RunRecord>& per_rank, const s
     row.loss.values.push_back(sum / static_cast<double>(ranks));
   }
   for (auto* per_rank_array : {&row.sm_clock_mhz.shape, &row.memory_clock_mhz.shape, &row.memory_peak_bytes.shape,
-                               &row.clock_samples.shape, &row.throttled.shape})
+                               &row.clock_samples.shape, &row.throttled.shape, &row.wall_per_step_ms.shape})
     *per_rank_array = {1, ranks};
   for (std::size_t r = 0; r < ranks; ++r) {
     const RunRecord& record = per_rank[r];
@@ -409,6 +411,10 @@ Measurements measurements_of_run(const std::vector<RunRecord>& per_rank, const s
     row.memory_clock_mhz.values.push_back(record.memory_clock_mhz);
     row.clock_samples.values.push_back(record.clock_samples);
     row.throttled.values.push_back(schema::is_throttled(record.sm_clock_mhz, max_sm_clock_mhz[r]) ? 1 : 0);
+    // The trainer's wall span of the measured steps (RunRecord::measured_wall_ms) per measured step; NaN when the
+    // configuration has no measured steps.
+    row.wall_per_step_ms.values.push_back(measured_steps > 0 ? record.measured_wall_ms / measured_steps
+                                                             : std::numeric_limits<double>::quiet_NaN());
   }
   return row;
 }
@@ -477,6 +483,16 @@ ConfigurationResults read_configuration(const std::string& path, hid_t configura
   read_dataset(where, group.get(), schema::is_warmup_dataset(), runs, ranks, steps, is_warmup);
   result.is_warmup = std::move(is_warmup.values);
   schema::for_each_dataset(result.measurements, [&](const DatasetSpec& spec, auto& array) {
+    using T = ElementOf<decltype(array)>;
+    // A dataset newer than the file's schema version may be absent: NaN of the right shape ("not measured").
+    if constexpr (std::is_floating_point_v<T>) {
+      if (file_version < schema::dataset_added_in(spec.name) &&
+          MGPU_H5_CHECK(H5Lexists(group.get(), spec.name.c_str(), H5P_DEFAULT)) <= 0) {
+        array.shape = schema::extent_shape(spec.extent, runs, ranks, steps);
+        array.values.assign(element_count(array.shape), std::numeric_limits<T>::quiet_NaN());
+        return;
+      }
+    }
     read_dataset(where, group.get(), spec, runs, ranks, steps, array);
   });
   return result;
@@ -736,6 +752,7 @@ ResultsWriter::Configuration ResultsWriter::add_configuration(const Configuratio
     configuration.name_ = metadata.name;
     configuration.ranks_ = metadata.ranks;
     configuration.steps_ = metadata.total_steps();
+    configuration.measured_steps_ = metadata.measured_steps;
     configuration.max_sm_clock_mhz_ = metadata.max_sm_clock_mhz;
 
     const H5Group group(MGPU_H5_CHECK(
@@ -775,7 +792,8 @@ void ResultsWriter::append_run(Configuration& configuration, const std::vector<R
                        " steps, expected " + std::to_string(steps));
 
     const H5Group group(MGPU_H5_CHECK(H5Gopen2(impl.configurations.get(), name.c_str(), H5P_DEFAULT)));
-    const Measurements row = measurements_of_run(per_rank, configuration.max_sm_clock_mhz_);
+    const Measurements row =
+        measurements_of_run(per_rank, configuration.measured_steps_, configuration.max_sm_clock_mhz_);
     schema::for_each_dataset(
         row, [&](const DatasetSpec& spec, const auto& array) { append_rows(group.get(), spec, array); });
     // runs_completed moves only after every dataset holds the run: it is what readers trust.

@@ -41,6 +41,7 @@ class ResultsWriter {
     std::string name_;
     int ranks_ = 0;
     int steps_ = 0;
+    int measured_steps_ = 0;                // the divisor of wall_per_step_ms
     std::vector<double> max_sm_clock_mhz_;  // per rank, for the throttled flag
     ConfigurationProgress progress_;
   };

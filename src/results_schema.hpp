@@ -34,6 +34,16 @@ inline constexpr AddedAttribute kAddedAttributes[] = {
     {"accumulate_steps", 2},
     {"timing", 2},
 };
+// Per-run datasets added after version 1 (for_each_dataset), with the version that added them: a reader of an older
+// file that lacks one gets an array of the right shape filled with NaN ("not measured"). Every dataset added to
+// for_each_dataset gets a row here; only floating-point datasets can be added this way (NaN needs one).
+struct AddedDataset {
+  const char* name;
+  std::int32_t since_version;
+};
+inline constexpr AddedDataset kAddedDatasets[] = {
+    {"wall_per_step_ms", 2},
+};
 // The format's name: every file in this format says so, whoever wrote it (the PyTorch peer too; see implementation).
 inline constexpr char kProducer[] = "mgpu_bench";
 // Which code measured a configuration or a standalone measurement ("implementation" attribute): this program, or the
@@ -60,6 +70,13 @@ inline bool is_throttled(double mean_sm_clock_mhz, double max_sm_clock_mhz) {
 // The schema version that added attribute `name` (1 for the original ones).
 inline std::int32_t attribute_added_in(std::string_view name) {
   for (const AddedAttribute& added : kAddedAttributes)
+    if (name == added.name) return added.since_version;
+  return 1;
+}
+
+// The schema version that added per-run dataset `name` (1 for the original ones).
+inline std::int32_t dataset_added_in(std::string_view name) {
+  for (const AddedDataset& added : kAddedDatasets)
     if (name == added.name) return added.since_version;
   return 1;
 }
@@ -282,6 +299,7 @@ struct Measurements {
   ResultArray<double> memory_clock_mhz;                   // [runs, ranks]
   ResultArray<std::int32_t> clock_samples;                // [runs, ranks]
   ResultArray<std::uint8_t> throttled;                    // [runs, ranks]
+  ResultArray<double> wall_per_step_ms;                   // [runs, ranks] (v2; NaN when read from a v1 file)
 };
 
 // Visits (spec, array) for every per-run dataset; the element type of the file dataset is the array's.
@@ -308,7 +326,13 @@ void for_each_dataset(M& m, Visitor&& visit) {
   visit(sm_clock, m.sm_clock_mhz);
   visit(memory_clock, m.memory_clock_mhz);
   visit(samples, m.clock_samples);
+  static const DatasetSpec wall_per_step{"wall_per_step_ms", Extent::runs_ranks, "ms",
+                                         "wall time per measured step per run and rank: first measured step's start "
+                                         "-> last measured step's end (CUDA events on the GPU, the steady clock on "
+                                         "the CPU), gaps between steps included, divided by the measured steps; "
+                                         "comparable between --timing modes (v2; NaN = not measured)"};
   visit(throttled, m.throttled);
+  visit(wall_per_step, m.wall_per_step_ms);
 }
 
 

@@ -33,14 +33,17 @@ PER_RUN_DATASETS.update({
     "memory_clock_mhz": (("runs", "ranks"), "f8", "MHz"),
     "clock_samples": (("runs", "ranks"), "i4", "1"),
     "throttled": (("runs", "ranks"), "u1", "1"),
+    "wall_per_step_ms": (("runs", "ranks"), "f8", "ms"),
 })
+# Per-run datasets added after version 1, with the version that added them: a file of an older version may lack one.
+DATASETS_ADDED_IN = {"wall_per_step_ms": 2}
 PER_RANK_ATTRIBUTES = ["hosts", "gpu_names", "gpu_uuids", "gpu_pci_bus_ids", "peer_topology", "max_sm_clock_mhz",
                        "max_memory_clock_mhz"]
 
 
-def check_configuration(name, group, expected, problems):
+def check_configuration(name, group, expected, problems, version):
     """Appends what is wrong with one configuration to problems; returns its throughput line. expected: sizes the
-    caller requires ({"runs": 3, ...}), empty to accept any."""
+    caller requires ({"runs": 3, ...}), empty to accept any. version: the file's schema_version."""
     def problem(text):
         problems.append(f"{name}: {text}")
 
@@ -95,7 +98,9 @@ def check_configuration(name, group, expected, problems):
         return None
 
     data = {}
-    for dataset, (dims, dtype, units) in PER_RUN_DATASETS.items():
+    wanted = {dataset: spec for dataset, spec in PER_RUN_DATASETS.items()
+              if dataset in group or version >= DATASETS_ADDED_IN.get(dataset, 1)}
+    for dataset, (dims, dtype, units) in wanted.items():
         if dataset not in group:
             problem(f"missing dataset '{dataset}'")
             continue
@@ -113,7 +118,7 @@ def check_configuration(name, group, expected, problems):
         if group[dataset].attrs.get("units") != units:
             problem(f"dataset '{dataset}' has units {group[dataset].attrs.get('units')!r}, expected {units!r}")
         data[dataset] = group[dataset][:runs] if dims[0] == "runs" else group[dataset][()]
-    if len(data) != len(PER_RUN_DATASETS):
+    if len(data) != len(wanted):
         return None
 
     # The throttled flag must follow from the clocks it summarises.
@@ -122,9 +127,15 @@ def check_configuration(name, group, expected, problems):
     expected_throttled = (sm > 0) & (max_sm > 0) & (sm < THROTTLE_FRACTION * max_sm)
     if not np.array_equal(data["throttled"].astype(bool), expected_throttled):
         problem("throttled does not match sm_clock_mhz < 0.75 x max_sm_clock_mhz")
+    # Wall time per measured step: positive, or NaN where the implementation could not measure it (the peer).
+    wall = data.get("wall_per_step_ms", np.full((runs, ranks), np.nan))
+    if np.any(wall[~np.isnan(wall)] <= 0):
+        problem("wall_per_step_ms has a non-positive value")
 
     if runs == 0:
         return f"{name}: no completed runs"
+    # Wall per step of a run: its slowest rank's; NaN when not measured.
+    wall_ms = float("nan") if np.all(np.isnan(wall)) else float(np.nanmean(wall.max(axis=1)))
     # MEASUREMENT.md: a distributed step takes the max over ranks; throughput = global_batch x S / sum of step times.
     step_s = data["step_ms"][:, :, is_warmup == 0].max(axis=1) / 1000.0
     throughput = global_batch * measured / step_s.sum(axis=1)
@@ -137,6 +148,7 @@ def check_configuration(name, group, expected, problems):
     return (f"{name} [{implementation}]: {runs} runs x {ranks} ranks, throughput mean {throughput.mean():.1f} samples/s "
             f"(min {throughput.min():.1f}, max {throughput.max():.1f}); mean ms: {phases}; "
             f"peak memory/rank {data['memory_peak_bytes'].max() / 1e6:.0f} MB; "
+            f"wall per measured step {wall_ms:.4f} ms; "
             f"mean SM clock {data['sm_clock_mhz'].mean():.0f} MHz, throttled runs {int(data['throttled'].any(axis=1).sum())}")
 
 
@@ -250,7 +262,7 @@ def main(argv):
             if "configurations" in expected and count != expected["configurations"]:
                 problems.append(f"{count} configurations, expected {expected['configurations']}")
             for name, group in results["configurations"].items():
-                line = check_configuration(name, group, expected, problems)
+                line = check_configuration(name, group, expected, problems, int(version))
                 if line is not None:
                     print(line)
             for name, check in (("allreduce", check_allreduce), ("probe", check_probe)):

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -46,6 +47,8 @@ double synthetic_memory_bytes(int config, int run, int rank) { return 1e9 * (con
 double synthetic_sm_clock(int run, int rank) { return (run == 1 && rank == 1) ? 990.0 : 1900.0 + rank; }
 double synthetic_memory_clock(int run, int rank) { return 2619.0 - run - rank; }
 int synthetic_clock_samples(int run, int rank) { return 10 + run + rank; }
+// Wall time per measured step; the record holds the whole measured span (kMeasured times it, exact in binary).
+double synthetic_wall_per_step_ms(int config, int run, int rank) { return 0.5 + config + 0.25 * run + 0.125 * rank; }
 int expected_throttled(int config, int run, int rank) { return (config == 0 && run == 1 && rank == 1) ? 1 : 0; }
 
 RunRecord synthetic_record(int config, int run, int rank) {
@@ -57,6 +60,7 @@ RunRecord synthetic_record(int config, int run, int rank) {
   record.sm_clock_mhz = synthetic_sm_clock(run, rank);
   record.memory_clock_mhz = synthetic_memory_clock(run, rank);
   record.clock_samples = synthetic_clock_samples(run, rank);
+  record.measured_wall_ms = kMeasured * synthetic_wall_per_step_ms(config, run, rank);
   return record;
 }
 
@@ -341,7 +345,8 @@ TEST_F(ResultsFileTest, DatasetsHoldEveryValueInPlace) {
         {"sm_clock_mhz", "f8", [](int, int run, int rank) { return synthetic_sm_clock(run, rank); }},
         {"memory_clock_mhz", "f8", [](int, int run, int rank) { return synthetic_memory_clock(run, rank); }},
         {"clock_samples", "i4", [](int, int run, int rank) { return double(synthetic_clock_samples(run, rank)); }},
-        {"throttled", "u1", [](int c, int run, int rank) { return double(expected_throttled(c, run, rank)); }}};
+        {"throttled", "u1", [](int c, int run, int rank) { return double(expected_throttled(c, run, rank)); }},
+        {"wall_per_step_ms", "f8", [](int c, int run, int rank) { return synthetic_wall_per_step_ms(c, run, rank); }}};
     for (const PerRank& dataset : per_rank) {
       const RawArray array = raw_dataset(f, group + dataset.name);
       ASSERT_EQ(array.dims, runs_ranks) << dataset.name;
@@ -367,7 +372,8 @@ TEST_F(ResultsFileTest, DatasetsAreChunkedExtensibleAndAnnotated) {
                              {"sm_clock_mhz", "MHz"},
                              {"memory_clock_mhz", "MHz"},
                              {"clock_samples", "1"},
-                             {"throttled", "1"}});
+                             {"throttled", "1"},
+                             {"wall_per_step_ms", "ms"}});
   for (const auto& [name, unit] : units) {
     const H5Dataset dataset(MGPU_H5_CHECK(H5Dopen2(file.get(), (group + name).c_str(), H5P_DEFAULT)));
     const H5PropertyList create(MGPU_H5_CHECK(H5Dget_create_plist(dataset.get())));
@@ -455,6 +461,7 @@ TEST_F(ResultsFileTest, ReaderRoundTrip) {
         EXPECT_EQ(c.measurements.memory_clock_mhz.at(run, rank), synthetic_memory_clock(run, rank));
         EXPECT_EQ(c.measurements.clock_samples.at(run, rank), synthetic_clock_samples(run, rank));
         EXPECT_EQ(c.measurements.throttled.at(run, rank), expected_throttled(config, run, rank));
+        EXPECT_EQ(c.measurements.wall_per_step_ms.at(run, rank), synthetic_wall_per_step_ms(config, run, rank));
       }
     }
   }
@@ -617,14 +624,16 @@ TEST_F(ResultsFileTest, ReaderRefusesANewerSchemaVersionNamingBoth) {
   EXPECT_NE(message.find("schema_version " + std::to_string(results_schema::kVersion)), std::string::npos) << message;
 }
 
-// Rewrites the sample as a file of schema_version 1: no implementation attribute.
+// Rewrites the sample as a file of schema_version 1: no implementation attribute, no wall_per_step_ms dataset.
 void make_version_1(const std::string& file, int configurations) {
   const H5File raw(MGPU_H5_CHECK(H5Fopen(file.c_str(), H5F_ACC_RDWR, H5P_DEFAULT)));
   const H5Attribute version(MGPU_H5_CHECK(H5Aopen(raw.get(), "schema_version", H5P_DEFAULT)));
   const std::int32_t one = 1;
   MGPU_H5_CHECK(H5Awrite(version.get(), H5T_NATIVE_INT32, &one));
-  for (int config = 0; config < configurations; ++config)
+  for (int config = 0; config < configurations; ++config) {
     MGPU_H5_CHECK(H5Adelete_by_name(raw.get(), group_of(config).c_str(), "implementation", H5P_DEFAULT));
+    MGPU_H5_CHECK(H5Ldelete(raw.get(), (group_of(config) + "/wall_per_step_ms").c_str(), H5P_DEFAULT));
+  }
 }
 
 TEST_F(ResultsFileTest, ReaderGivesAVersion1FileTheDefaultsOfNewerAttributes) {
@@ -634,6 +643,25 @@ TEST_F(ResultsFileTest, ReaderGivesAVersion1FileTheDefaultsOfNewerAttributes) {
   EXPECT_EQ(results.root.schema_version, 1);
   ASSERT_EQ(results.configurations.size(), 2u);
   EXPECT_EQ(results.configurations[0].metadata.implementation, "mgpu_bench");
+  // A dataset version 2 added reads as NaN ("not measured") of the shape the file's runs and ranks give it.
+  EXPECT_EQ(results_schema::dataset_added_in("wall_per_step_ms"), 2);
+  EXPECT_EQ(results_schema::dataset_added_in("step_ms"), 1);
+  for (const ConfigurationResults& c : results.configurations) {
+    const auto& wall = c.measurements.wall_per_step_ms;
+    EXPECT_EQ(wall.shape, (std::vector<std::size_t>{kRuns, kRanks}));
+    ASSERT_EQ(wall.values.size(), std::size_t(kRuns * kRanks));
+    for (double value : wall.values) EXPECT_TRUE(std::isnan(value));
+    EXPECT_EQ(c.measurements.sm_clock_mhz.at(0, 0), synthetic_sm_clock(0, 0));  // the others read as before
+  }
+}
+
+TEST_F(ResultsFileTest, ReaderRequiresTheDatasetsOfItsOwnVersion) {
+  const std::string file = write_sample();
+  {
+    const H5File raw(MGPU_H5_CHECK(H5Fopen(file.c_str(), H5F_ACC_RDWR, H5P_DEFAULT)));
+    MGPU_H5_CHECK(H5Ldelete(raw.get(), (group_of(0) + "/wall_per_step_ms").c_str(), H5P_DEFAULT));
+  }
+  EXPECT_EQ(reader_error(file), "'" + file + "': " + group_of(0) + ": missing dataset 'wall_per_step_ms'");
 }
 
 TEST_F(ResultsFileTest, ReaderRequiresTheAttributesOfItsOwnVersion) {

@@ -131,6 +131,9 @@ def add_configuration(f, name, attributes):
     per_run("clock_samples", (ranks,), "i4", "1", "number of clock samples behind sm_clock_mhz and memory_clock_mhz")
     per_run("throttled", (ranks,), "u1", "1",
             "1 when the run's mean SM clock is below 75% of the rank's max_sm_clock_mhz (both known), else 0")
+    per_run("wall_per_step_ms", (ranks,), "f8", "ms",
+            "wall time per measured step per run and rank: first measured step's start -> last measured step's end "
+            "(CUDA events), gaps between steps included, divided by the measured steps; NaN = not measured")
     f.flush()
     return group
 
@@ -140,9 +143,11 @@ def describe(dataset, units, description):
     dataset.attrs["description"] = description
 
 
-def append_run(group, phase_ms, loss, memory_peak_bytes, sm_clock_mhz, memory_clock_mhz, clock_samples):
+def append_run(group, phase_ms, loss, memory_peak_bytes, sm_clock_mhz, memory_clock_mhz, clock_samples,
+               wall_per_step_ms=None):
     """One run of every rank: phase_ms {phase: [ranks, steps]} (NaN = not measured separately), loss [steps] (mean
-    over ranks), the rest [ranks]. runs_completed moves only after every dataset holds the run; then a flush."""
+    over ranks), the rest [ranks]; wall_per_step_ms None = not measured (NaN). runs_completed moves only after every
+    dataset holds the run; then a flush."""
     run = int(group.attrs["runs_completed"])
     max_sm = np.asarray(group.attrs["max_sm_clock_mhz"], dtype=float)
     sm = np.asarray(sm_clock_mhz, dtype=float)
@@ -154,6 +159,8 @@ def append_run(group, phase_ms, loss, memory_peak_bytes, sm_clock_mhz, memory_cl
         "memory_clock_mhz": np.asarray(memory_clock_mhz, dtype="f8"),
         "clock_samples": np.asarray(clock_samples, dtype="i4"),
         "throttled": ((sm > 0) & (max_sm > 0) & (sm < THROTTLE_FRACTION * max_sm)).astype("u1"),
+        "wall_per_step_ms": np.asarray(np.full(len(sm), math.nan) if wall_per_step_ms is None else wall_per_step_ms,
+                                       dtype="f8"),
     })
     for name, row in rows.items():
         dataset = group[name]
@@ -196,8 +203,10 @@ def self_test(path):
             phases = {phase: np.full((ranks, steps), 0.01 * (p + 1) + run) for p, phase in enumerate(PHASES)}
             phases["allreduce"][:] = math.nan
             phases["exposed_comm"][:] = math.nan
+            # Run 0 measured its wall time per step, run 1 did not (NaN): both are valid.
+            wall = [0.07, 0.071] if run == 0 else None
             append_run(group, phases, np.linspace(1.0, 0.5, steps), [10**9, 10**9 + 1], [1900.0, 1000.0],
-                       [3201.0, 3201.0], [3, 3])
+                       [3201.0, 3201.0], [3, 3], wall)
         finish(group)
 
 

@@ -13,6 +13,8 @@ counter hash: same distributions, same sizes and FLOPs, not the same bits), Adam
 phases the framework does not separate are NaN: DDP reduces gradient buckets inside backward, so `backward` includes
 the exposed all-reduce and `allreduce`/`exposed_comm` are NaN; a graph replay is one launch, so only `step` is
 measured (forward/backward/optimizer NaN). One rank reduces nothing: `allreduce` = `exposed_comm` = 0, as ours.
+`wall_per_step_ms` is, as ours, the span from the first measured step's start event to the last step's end event
+(the batch generation between steps included) divided by the measured steps; NaN only when no step is measured.
 
 Usage (NVLink multicast stays off on the shared machines):
   NCCL_NVLS_ENABLE=0 python3 -m torch.distributed.run --standalone --nproc_per_node 2 bench/peers/torch_mlp.py \
@@ -350,11 +352,14 @@ def run_configuration(job, arguments, model_name, global_batch, output, clocks, 
                         e[1].elapsed_time(e[2]) if arguments.mode == "ddp" else math.nan,
                         e[2].elapsed_time(e[3]) if arguments.mode == "ddp" else math.nan,
                         e[0].elapsed_time(e[3])] for e in events])
+        # Wall span of the measured steps: first measured step's start -> last step's end, gaps included.
+        wall = (events[arguments.warmup][0].elapsed_time(events[-1][3]) / arguments.steps if arguments.steps > 0
+                else math.nan)
         free, total = torch.cuda.mem_get_info()
         sm, memory = clocks.means()
         if job.world > 1:
             dist.all_reduce(losses, op=dist.ReduceOp.AVG)
-        mine = {"ms": ms, "memory": total - free, "sm": sm, "mem": memory, "samples": clocks.samples}
+        mine = {"ms": ms, "memory": total - free, "sm": sm, "mem": memory, "samples": clocks.samples, "wall": wall}
         everyone = job.gather(mine)
         if job.rank != 0:
             continue
@@ -367,7 +372,8 @@ def run_configuration(job, arguments, model_name, global_batch, output, clocks, 
         }
         results_h5.append_run(group, {k: np.stack(v) for k, v in phase.items()}, losses.cpu().numpy(),
                               [r["memory"] for r in everyone], [r["sm"] for r in everyone],
-                              [r["mem"] for r in everyone], [r["samples"] for r in everyone])
+                              [r["mem"] for r in everyone], [r["samples"] for r in everyone],
+                              [r["wall"] for r in everyone])
         step_ms = np.stack(phase["step"]).max(axis=0)[arguments.warmup:]
         mean = lambda p: np.nanmean(np.stack(phase[p]).max(axis=0)[arguments.warmup:])  # noqa: E731
         print(f"   {run:>4} {global_batch * arguments.steps / (step_ms.sum() / 1e3):12.1f} {step_ms.mean():9.4f} "
