@@ -16,7 +16,7 @@
 namespace mgpu::results_schema {
 
 // Bumped on every change to the format (names, types, shapes, meanings, additions); readers refuse newer files.
-inline constexpr std::int32_t kVersion = 2;
+inline constexpr std::int32_t kVersion = 3;
 // Attributes added after version 1, with the version that added them: a reader of an older file that lacks one keeps
 // the struct's default (v1 files read as all defaults). Every attribute added to a for_each_* list gets a row here.
 struct AddedAttribute {
@@ -42,7 +42,7 @@ struct AddedDataset {
   std::int32_t since_version;
 };
 inline constexpr AddedDataset kAddedDatasets[] = {
-    {"wall_per_step_ms", 2},
+    {"wall_per_step_ms", 3},
 };
 // The format's name: every file in this format says so, whoever wrote it (the PyTorch peer too; see implementation).
 inline constexpr char kProducer[] = "mgpu_bench";

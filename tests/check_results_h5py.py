@@ -18,7 +18,7 @@ import sys
 import h5py
 import numpy as np
 
-SUPPORTED_SCHEMA_VERSION = 2
+SUPPORTED_SCHEMA_VERSION = 3
 IMPLEMENTATIONS = ("mgpu_bench", "pytorch-ddp", "pytorch-graph")
 PHASES = ["forward", "backward", "allreduce", "exposed_comm", "optimizer", "step"]
 THROTTLE_FRACTION = 0.75  # MEASUREMENT.md: mean SM clock below 75% of the maximum
@@ -36,7 +36,7 @@ PER_RUN_DATASETS.update({
     "wall_per_step_ms": (("runs", "ranks"), "f8", "ms"),
 })
 # Per-run datasets added after version 1, with the version that added them: a file of an older version may lack one.
-DATASETS_ADDED_IN = {"wall_per_step_ms": 2}
+DATASETS_ADDED_IN = {"wall_per_step_ms": 3}
 PER_RANK_ATTRIBUTES = ["hosts", "gpu_names", "gpu_uuids", "gpu_pci_bus_ids", "peer_topology", "max_sm_clock_mhz",
                        "max_memory_clock_mhz"]
 

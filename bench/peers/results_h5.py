@@ -17,7 +17,7 @@ import sys
 import h5py
 import numpy as np
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 PRODUCER = "mgpu_bench"  # the format's name; `implementation` says which code measured (results_schema.hpp)
 PHASES = ["forward", "backward", "allreduce", "exposed_comm", "optimizer", "step"]
 PHASE_DESCRIPTIONS = {
