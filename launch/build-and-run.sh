@@ -14,6 +14,9 @@ if [[ $EUID -eq 0 ]]; then mpirun_flags+=(--allow-run-as-root); fi
 # Containers often lack the cross-memory attach Open MPI's shared-memory transport tries first.
 export OMPI_MCA_btl_vader_single_copy_mechanism=${OMPI_MCA_btl_vader_single_copy_mechanism:-none}
 export OMPI_MCA_rmaps_base_oversubscribe=${OMPI_MCA_rmaps_base_oversubscribe:-1}
+# Open MPI gives rank 0 a pseudo-terminal even when this script's output goes to a file: redraw the progress line in
+# place only when it really is a terminal (src/sweep_progress.hpp).
+[[ -t 1 ]] || export MGPU_PROGRESS=${MGPU_PROGRESS:-plain}
 # The main job (the study's large model, global batch 32) unless arguments say otherwise; a new, time-stamped
 # results file unless --output is given, so earlier results are never overwritten.
 args=("$@")
