@@ -130,6 +130,15 @@ std::unique_ptr<Trainer> make_trainer(const BackendChoice& choice, const Trainin
   return std::make_unique<CpuTrainer>(settings, mpi.comm);
 }
 
+void reset_device_between_configurations(const BackendChoice& choice) {
+  if (choice.backend != Backend::cuda) return;
+#if MGPU_HAVE_CUDA
+  MGPU_CUDA_CHECK(cudaSetDevice(choice.device_ordinal));
+  MGPU_CUDA_CHECK(cudaDeviceSynchronize());
+  MGPU_CUDA_CHECK(cudaDeviceReset());
+#endif
+}
+
 RankHardware describe_rank_hardware(const BackendChoice& choice, const MpiContext& mpi) {
   RankHardware hardware;
   if (choice.backend != Backend::cuda) return hardware;

@@ -282,6 +282,8 @@ void run_benchmark(const BenchOptions& options, const MpiContext& mpi) {
         }
       }
     }
+    // The trainer is gone (run_configuration returned): the next configuration starts on a fresh CUDA context.
+    if (i + 1 < plan.size()) reset_device_between_configurations(job.choice);
     idle_barrier(mpi);
     agree_or_throw(mpi, error);
     table.push_back(std::move(row));
