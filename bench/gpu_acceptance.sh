@@ -13,14 +13,10 @@ out="${OUT:-/tmp/mgpu_acceptance}"
 skip=" ${SKIP:-} "
 mkdir -p "$out"
 log="$out/acceptance.log"
-# NVLink multicast stays off on shared machines (GPU-MACHINES.md); mpirun passes it to every rank.
-export NCCL_NVLS_ENABLE=0
-# Logs, not a terminal: plain progress lines (Open MPI would give rank 0 a pseudo-terminal anyway).
-export MGPU_PROGRESS=plain
-mpirun=(mpirun --allow-run-as-root -x NCCL_NVLS_ENABLE=0 -x MGPU_PROGRESS)
+# NCCL_NVLS_ENABLE=0, MGPU_PROGRESS=plain, the mpirun array and note().
+source "$root/bench/common.sh"
 status=0
 started=$SECONDS
-note() { echo "$*" | tee -a "$log"; }
 check() {  # check SECONDS NAME COMMAND...: runs it under a time limit with its output in the log
   local limit=$1 name=$2; shift 2
   note "## $name ($((SECONDS - started)) s)"

@@ -20,15 +20,13 @@ if [[ "${QUICK:-0}" == 1 ]]; then runs=5; peer_runs=3; fi
 results="$out/results"
 mkdir -p "$results"
 log="$out/performance.log"
-# NVLink multicast stays off on the shared machines (GPU-MACHINES.md, KINDS.md), for NCCL, PyTorch and NVSHMEM.
-export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
-# Logs, not a terminal: plain progress lines (Open MPI would give rank 0 a pseudo-terminal anyway).
-export MGPU_PROGRESS=plain
-mpirun=(mpirun --allow-run-as-root -x NCCL_NVLS_ENABLE=0 -x MGPU_PROGRESS)
+# NCCL_NVLS_ENABLE=0, MGPU_PROGRESS=plain, the mpirun array and note().
+source "$root/bench/common.sh"
+# NVLink multicast stays off on the shared machines (GPU-MACHINES.md, KINDS.md), for PyTorch and NVSHMEM too.
+export TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 python=$(command -v python3)
 status=0
 started=$SECONDS
-note() { echo "$*" | tee -a "$log"; }
 check() {  # check NAME COMMAND...: runs it with its output in the log, remembers a failure
   note "## $1 ($((SECONDS - started)) s)"; shift
   "$@" >>"$log" 2>&1 || { note "FAILED ($?): $*"; status=1; }

@@ -12,11 +12,11 @@ runs="${RUNS:-5}"
 mkdir -p "$out/logs"
 summary="$out/summary.txt"
 : >"$summary"
-# NVLink multicast stays off on shared machines (GPU-MACHINES.md); mpirun passes it to every rank.
-export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
-# Logs, not a terminal: plain progress lines (Open MPI would give rank 0 a pseudo-terminal anyway).
-export MGPU_PROGRESS=plain
-mpirun=(mpirun --allow-run-as-root -x NCCL_NVLS_ENABLE=0 -x MGPU_PROGRESS --bind-to none)
+# NCCL_NVLS_ENABLE=0, MGPU_PROGRESS=plain and the mpirun array.
+source "$root/bench/common.sh"
+# NVLink multicast stays off for PyTorch and NVSHMEM too.
+export TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
+mpirun+=(--bind-to none)
 gpus=$(nvidia-smi -L | grep -c '^GPU')
 
 test_cuda_mlp="$bin/test_cuda_mlp"; [[ -x "$test_cuda_mlp" ]] || test_cuda_mlp="$bin/tests/test_cuda_mlp"

@@ -1,0 +1,9 @@
+# Purpose: what the GPU scripts in bench/ share (sourced, not run): NVLink multicast off and plain progress lines in
+# the environment, the mpirun command that carries both to every rank, and note() (a line to the terminal and $log).
+# NVLink multicast stays off on shared machines (GPU-MACHINES.md); mpirun passes it to every rank.
+export NCCL_NVLS_ENABLE=0
+# Logs, not a terminal: plain progress lines (Open MPI would give rank 0 a pseudo-terminal anyway).
+export MGPU_PROGRESS=plain
+mpirun=(mpirun --allow-run-as-root -x NCCL_NVLS_ENABLE=0 -x MGPU_PROGRESS)
+# note TEXT...: prints it and appends it to the sourcing script's $log.
+note() { echo "$*" | tee -a "$log"; }
