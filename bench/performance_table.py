@@ -101,15 +101,22 @@ class Measured:
         return f"{values.mean():.4f} ms (n={n})"
 
 
-def load_one(path, name=None):
-    """The configuration of an ours_*.h5 file (its only one), or the named one of a peer file; None if absent."""
+def load_one(path):
+    """The configuration of an ours_*.h5 file (its only one); None if absent."""
     if not os.path.exists(path):
         return None
     with h5py.File(path, "r") as f:
         groups = f["configurations"]
-        if name is None:
-            return Measured(groups[list(groups)[0]]) if len(groups) else None
-        return Measured(groups[name]) if name in groups else None
+        return Measured(groups[list(groups)[0]]) if len(groups) else None
+
+
+def load_all(path):
+    """Every configuration of a peer file, {name: Measured} in the file's order; empty if the file is absent."""
+    if not os.path.exists(path):
+        return {}
+    with h5py.File(path, "r") as f:
+        groups = f["configurations"]
+        return {name: Measured(groups[name]) for name in groups}
 
 
 class Tools:
@@ -216,8 +223,9 @@ def main(argv):
     tools = Tools(os.path.join(directory, "tools.h5"))
     ours = {name[5:-3]: load_one(os.path.join(directory, name)) for name in sorted(os.listdir(directory))
             if name.startswith("ours_") and name.endswith(".h5")}
-    peer_graph = lambda m, b: load_one(os.path.join(directory, "peer_graph.h5"), f"{m}_b{b}_n1_pytorch-graph")  # noqa
-    peer_ddp = lambda m, b: load_one(os.path.join(directory, "peer_ddp.h5"), f"{m}_b{b}_n2_pytorch-ddp")  # noqa
+    peers = {filename: load_all(os.path.join(directory, filename)) for filename in ("peer_graph.h5", "peer_ddp.h5")}
+    peer_graph = lambda m, b: peers["peer_graph.h5"].get(f"{m}_b{b}_n1_pytorch-graph")  # noqa
+    peer_ddp = lambda m, b: peers["peer_ddp.h5"].get(f"{m}_b{b}_n2_pytorch-ddp")  # noqa
     rows = []
 
     def step_row(figure, target_ms, model, batch, ranks, peer):
@@ -360,12 +368,8 @@ def main(argv):
           "all-reduce | exposed | optimizer | samples/s | wall per step |")
     print("|---|---|---|---|---|---|---|---|---|---|---|")
     everything = [(f"ours_{name}", m) for name, m in ours.items() if m]
-    for filename in ("peer_graph.h5", "peer_ddp.h5"):
-        path = os.path.join(directory, filename)
-        if os.path.exists(path):
-            with h5py.File(path, "r") as f:
-                names = list(f["configurations"])
-            everything += [(name, load_one(path, name)) for name in names]
+    for configurations in peers.values():
+        everything += list(configurations.items())
     for name, m in everything:
         cells = [m.text(p) if m.phase[p] is not None else "n/a"
                  for p in ("step", "forward", "backward", "allreduce", "exposed_comm", "optimizer")]
