@@ -16,7 +16,10 @@ import sys
 import h5py
 import numpy as np
 
-PRESETS = {"medium": [847, 256, 128, 64, 3], "large": [4800, 1024, 1024, 512, 512, 256, 3]}
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "peers"))
+import results_h5  # noqa: E402  (bench/peers/: the model presets, shared with the PyTorch peer)
+
+PRESETS = {model: widths for model, (widths, _dropout) in results_h5.PRESETS.items()}  # model -> layer widths
 # Student t, 97.5% quantile, by degrees of freedom (MEASUREMENT.md: t, not 1.96).
 T975 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306, 9: 2.262, 10: 2.228,
         11: 2.201, 12: 2.179, 13: 2.160, 14: 2.145, 15: 2.131, 16: 2.120, 17: 2.110, 18: 2.101, 19: 2.093,

@@ -39,7 +39,7 @@ import torch.nn.functional as F  # noqa: E402
 
 import results_h5  # noqa: E402
 
-PRESETS = {"medium": ([847, 256, 128, 64, 3], 0.2), "large": ([4800, 1024, 1024, 512, 512, 256, 3], 0.3)}
+PRESETS = results_h5.PRESETS  # model -> (layer widths, dropout)
 ADAM = {"lr": 1e-3, "betas": (0.9, 0.999), "eps": 1e-7}
 DDP_BUCKET_MB = 25.0  # DDP's default bucket_cap_mb, recorded as bucket_mb
 
