@@ -41,9 +41,10 @@ PER_RANK_ATTRIBUTES = ["hosts", "gpu_names", "gpu_uuids", "gpu_pci_bus_ids", "pe
                        "max_memory_clock_mhz"]
 
 
-def check_configuration(name, group, expected, problems, version):
-    """Appends what is wrong with one configuration to problems; returns its throughput line. expected: sizes the
-    caller requires ({"runs": 3, ...}), empty to accept any. version: the file's schema_version."""
+def check_configuration(name, group, expected_sizes, flags, problems, version):
+    """Appends what is wrong with one configuration to problems; returns its throughput line. expected_sizes: sizes
+    the caller requires ({"runs": 3, ...}), empty to accept any. flags: what else the caller requires ({"complete":
+    True, "configurations": C, "preset": NAME}, each only when asked). version: the file's schema_version."""
     def problem(text):
         problems.append(f"{name}: {text}")
 
@@ -58,22 +59,23 @@ def check_configuration(name, group, expected, problems, version):
         return None
     steps = warmup + measured
     sizes = {"runs": runs, "ranks": ranks, "steps": steps}
-    for size, value in expected.items():
-        if size == "complete":
-            if int(group.attrs.get("complete", 0)) != 1 or not group.attrs.get("finished_utc"):
-                problem("not marked complete (complete = 1 and finished_utc set)")
-        elif size == "configurations":
-            # A sweep's groups are unique by model, batch and GPU count: the name carries the GPU count.
-            if f"_n{ranks}_" not in name:
-                problem(f"name does not carry its GPU count (_n{ranks}_)")
-        elif size == "preset":
-            environment = list(group.attrs.get("nccl_environment", []))
-            if group.attrs.get("environment_preset") != value:
-                problem(f"environment_preset is {group.attrs.get('environment_preset')!r}, expected {value!r}")
-            if "NCCL_NVLS_ENABLE=0" not in environment:
-                problem(f"nccl_environment {environment} lacks NCCL_NVLS_ENABLE=0")
-        elif sizes[size] != value:
+    for size, value in expected_sizes.items():
+        if sizes[size] != value:
             problem(f"{size} is {sizes[size]}, expected {value}")
+    if "complete" in flags:
+        if int(group.attrs.get("complete", 0)) != 1 or not group.attrs.get("finished_utc"):
+            problem("not marked complete (complete = 1 and finished_utc set)")
+    if "configurations" in flags:
+        # A sweep's groups are unique by model, batch and GPU count: the name carries the GPU count.
+        if f"_n{ranks}_" not in name:
+            problem(f"name does not carry its GPU count (_n{ranks}_)")
+    if "preset" in flags:
+        preset = flags["preset"]
+        environment = list(group.attrs.get("nccl_environment", []))
+        if group.attrs.get("environment_preset") != preset:
+            problem(f"environment_preset is {group.attrs.get('environment_preset')!r}, expected {preset!r}")
+        if "NCCL_NVLS_ENABLE=0" not in environment:
+            problem(f"nccl_environment {environment} lacks NCCL_NVLS_ENABLE=0")
 
     for attribute in PER_RANK_ATTRIBUTES:
         if attribute not in group.attrs:
@@ -231,13 +233,14 @@ def main(argv):
     parser.add_argument("--expect-preset", dest="preset",
                         help="require every configuration to record this environment_preset and NCCL_NVLS_ENABLE=0")
     arguments = parser.parse_args(argv[1:])  # exits 2 on bad usage
-    expected = {size: getattr(arguments, size) for size in ("runs", "ranks", "steps")
-                if getattr(arguments, size) is not None}
+    sizes = {size: getattr(arguments, size) for size in ("runs", "ranks", "steps")
+             if getattr(arguments, size) is not None}
+    flags = {}
     if arguments.complete:
-        expected["complete"] = True
+        flags["complete"] = True
     for key in ("configurations", "preset"):
         if getattr(arguments, key) is not None:
-            expected[key] = getattr(arguments, key)
+            flags[key] = getattr(arguments, key)
     path = arguments.file
     try:
         results = h5py.File(path, "r")
@@ -257,12 +260,12 @@ def main(argv):
         else:
             print(f"{path}: schema_version {int(version)}, git_revision {results.attrs.get('git_revision')}")
             count = len(results["configurations"])
-            if count == 0 and expected:
+            if count == 0 and (sizes or flags):
                 problems.append("no configurations, expected at least one")
-            if "configurations" in expected and count != expected["configurations"]:
-                problems.append(f"{count} configurations, expected {expected['configurations']}")
+            if "configurations" in flags and count != flags["configurations"]:
+                problems.append(f"{count} configurations, expected {flags['configurations']}")
             for name, group in results["configurations"].items():
-                line = check_configuration(name, group, expected, problems, int(version))
+                line = check_configuration(name, group, sizes, flags, problems, int(version))
                 if line is not None:
                     print(line)
             for name, check in (("allreduce", check_allreduce), ("probe", check_probe)):
