@@ -3,16 +3,14 @@
 # (or 2 CPU ranks of the fallback when no GPU is visible). Extra arguments go to mgpu_bench.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+source "$root/launch/common.sh"
 "$root/launch/install-deps.sh"
 "$root/launch/build.sh"
 
-gpus=0
-if command -v nvidia-smi >/dev/null 2>&1; then gpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU' || true); fi
+gpus=$(mgpu_nvidia_smi_gpus)
 ranks=$(( gpus > 0 ? gpus : 2 ))
-mpirun_flags=(-np "$ranks")
-if [[ $EUID -eq 0 ]]; then mpirun_flags+=(--allow-run-as-root); fi
-# Containers often lack the cross-memory attach Open MPI's shared-memory transport tries first.
-export OMPI_MCA_btl_vader_single_copy_mechanism=${OMPI_MCA_btl_vader_single_copy_mechanism:-none}
+mpirun_flags=(-np "$ranks" $(mgpu_mpirun_root_flags))
+mgpu_default_shared_memory_transport
 export OMPI_MCA_rmaps_base_oversubscribe=${OMPI_MCA_rmaps_base_oversubscribe:-1}
 # Open MPI gives rank 0 a pseudo-terminal even when this script's output goes to a file: redraw the progress line in
 # place only when it really is a terminal (src/sweep_progress.hpp).

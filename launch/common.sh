@@ -5,6 +5,9 @@
 #                                    MGPU_ENVIRONMENT_PRESET, which mgpu_bench records, and MGPU_PROGRESS (line on a
 #                                    terminal, plain otherwise)
 #   mgpu_mpirun_env_flags         -> "-x NAME" for each of them (mpirun forwards only what -x names to remote nodes)
+#   mgpu_mpirun_root_flags        -> --allow-run-as-root when run as root
+#   mgpu_default_shared_memory_transport -> Open MPI's shared-memory transport without cross-memory attach, unless set
+#   mgpu_nvidia_smi_gpus          -> the number of GPUs nvidia-smi lists (0 without nvidia-smi)
 
 mgpu_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 MGPU_BENCH="${MGPU_BENCH:-$mgpu_root/build/mgpu_bench}"
@@ -54,14 +57,22 @@ mgpu_apply_preset() {
   MGPU_FORWARDED_VARIABLES+=(NCCL_NVLS_ENABLE MGPU_ENVIRONMENT_PRESET MGPU_PROGRESS)
   # Variables the caller set (no preset) travel too, so every rank sees what rank 0 records.
   for name in $(compgen -e | grep '^NCCL_' || true); do MGPU_FORWARDED_VARIABLES+=("$name"); done
-  # Containers often lack the cross-memory attach Open MPI's shared-memory transport tries first.
-  export OMPI_MCA_btl_vader_single_copy_mechanism="${OMPI_MCA_btl_vader_single_copy_mechanism:-none}"
+  mgpu_default_shared_memory_transport
   echo "# $(basename "$0"): environment preset $MGPU_PRESET:$(for v in $(printf '%s\n' "${MGPU_FORWARDED_VARIABLES[@]}" | sort -u); do printf ' %s=%s' "$v" "${!v}"; done)"
 }
 
 mgpu_mpirun_env_flags() {
   local name
   for name in $(printf '%s\n' "${MGPU_FORWARDED_VARIABLES[@]}" | sort -u); do printf -- '-x\n%s\n' "$name"; done
+}
+
+# Containers often lack the cross-memory attach Open MPI's shared-memory transport tries first.
+mgpu_default_shared_memory_transport() {
+  export OMPI_MCA_btl_vader_single_copy_mechanism="${OMPI_MCA_btl_vader_single_copy_mechanism:-none}"
+}
+
+mgpu_nvidia_smi_gpus() {
+  if command -v nvidia-smi >/dev/null 2>&1; then nvidia-smi -L 2>/dev/null | grep -c '^GPU' || true; else echo 0; fi
 }
 
 # Open MPI refuses to start as root without consent (containers, the GPU machines).

@@ -14,8 +14,8 @@ gpus=0
 if [[ -n "${CUDA_VISIBLE_DEVICES+x}" ]]; then
   # The launcher's own restriction wins; an empty value means no GPU at all.
   [[ -n "$CUDA_VISIBLE_DEVICES" ]] && gpus=$(tr ',' '\n' <<<"$CUDA_VISIBLE_DEVICES" | grep -c .)
-elif command -v nvidia-smi >/dev/null 2>&1; then
-  gpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU' || true)
+else
+  gpus=$(mgpu_nvidia_smi_gpus)
 fi
 if ((gpus > 0)); then
   ranks="${MGPU_NP:-$gpus}"
