@@ -70,36 +70,17 @@ double median(std::vector<double> values) {
   return n % 2 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
 }
 
-// RAII executable graph.
-class CudaGraph {
- public:
-  CudaGraph() = default;
-  ~CudaGraph() {
-    if (exec_ != nullptr) MGPU_CUDA_WARN(cudaGraphExecDestroy(exec_));
-    if (graph_ != nullptr) MGPU_CUDA_WARN(cudaGraphDestroy(graph_));
+// Captures what `enqueue` puts on `stream` into `graph` and instantiates it; a capture that throws is abandoned.
+void capture(CudaGraph& graph, cudaStream_t stream, const std::function<void()>& enqueue) {
+  CudaGraph::capture_begin(stream);
+  try {
+    enqueue();
+  } catch (...) {
+    CudaGraph::capture_abandon(stream);
+    throw;
   }
-  CudaGraph(const CudaGraph&) = delete;
-  CudaGraph& operator=(const CudaGraph&) = delete;
-  // Captures what `enqueue` puts on `stream` and instantiates it.
-  void capture(cudaStream_t stream, const std::function<void()>& enqueue) {
-    MGPU_CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
-    try {
-      enqueue();
-    } catch (...) {
-      cudaGraph_t abandoned = nullptr;
-      cudaStreamEndCapture(stream, &abandoned);
-      if (abandoned != nullptr) cudaGraphDestroy(abandoned);
-      throw;
-    }
-    MGPU_CUDA_CHECK(cudaStreamEndCapture(stream, &graph_));
-    MGPU_CUDA_CHECK(cudaGraphInstantiate(&exec_, graph_, 0));
-  }
-  void launch(cudaStream_t stream) const { MGPU_CUDA_CHECK(cudaGraphLaunch(exec_, stream)); }
-
- private:
-  cudaGraph_t graph_ = nullptr;
-  cudaGraphExec_t exec_ = nullptr;
-};
+  graph.capture_end(stream);
+}
 
 class Probe {
  public:
@@ -112,7 +93,7 @@ class Probe {
   // is replayed once untimed (warm caches, clocks up), then once per run between two events.
   std::vector<double> time_graph(int count, const std::function<void(int)>& enqueue) {
     CudaGraph graph;
-    graph.capture(stream_.get(), [&] {
+    capture(graph, stream_.get(), [&] {
       for (int i = 0; i < count; ++i) enqueue(i);
     });
     graph.launch(stream_.get());
@@ -257,7 +238,7 @@ class Probe {
     per_run[1] = time_graph(kLaunchCount, [&](int) { probe_kernels::empty(stream_.get()); });
     // A one-node graph launched back-to-back: the fixed cost of a graph launch.
     CudaGraph single;
-    single.capture(stream_.get(), [&] { probe_kernels::empty(stream_.get()); });
+    capture(single, stream_.get(), [&] { probe_kernels::empty(stream_.get()); });
     for (int run = 0; run < options_.runs + 1; ++run) {
       start_.record(stream_.get());
       for (int i = 0; i < kLaunchCount; ++i) single.launch(stream_.get());
