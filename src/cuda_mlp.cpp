@@ -30,14 +30,6 @@ namespace {
 // cuBLAS's recommended workspace on Hopper; handed over once so that no GEMM allocates while a graph is captured.
 constexpr std::size_t kGemmWorkspaceBytes = 32u << 20;
 
-cublasComputeType_t compute_type_for(Precision precision) {
-  // CUBLAS_COMPUTE_32F: fp32 products and accumulation (of fp32 or bf16 operands). FAST_TF32: tensor cores round the
-  // fp32 inputs to TF32.
-  return precision == Precision::tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
-}
-
-cudaDataType_t operand_type_for(Precision precision) { return precision == Precision::bf16 ? CUDA_R_16BF : CUDA_R_32F; }
-
 }  // namespace
 
 CudaMlp::CudaMlp(const MlpSpec& model, int batch, cudaStream_t stream, Precision precision, GradDtype reduce_dtype)

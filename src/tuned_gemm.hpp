@@ -14,6 +14,12 @@
 
 namespace mgpu {
 
+enum class Precision;  // trainer.hpp
+
+// The TunedGemm arguments of a --precision: compute type and operand (A and B) element type.
+cublasComputeType_t compute_type_for(Precision precision);
+cudaDataType_t operand_type_for(Precision precision);
+
 class TunedGemm {
  public:
   // All work goes to `stream`; `workspace` (device memory, `workspace_bytes`) is used by every call, so no call
