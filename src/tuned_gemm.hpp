@@ -39,9 +39,6 @@ class TunedGemm {
   void multiply(cublasOperation_t op_a, cublasOperation_t op_b, int m, int n, int k, const void* a, int lda,
                 const void* b, int ldb, float* c, int ldc, bool accumulate = false);
 
-  // How many distinct shapes were tuned (for tests and the log).
-  std::size_t shapes() const noexcept { return plans_.size(); }
-
  private:
   struct Plan;
   using Key = std::tuple<int, int, int, int, int, int, int, int, int>;  // ops, m, n, k, lds, alignment
