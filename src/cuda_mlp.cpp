@@ -77,11 +77,6 @@ void CudaMlp::cast_gradients_to_bf16(std::size_t begin, std::size_t count, cudaS
   kernels::cast_to_bf16(gradients_.data() + begin, gradients_bf16_.data() + begin, count, stream);
 }
 
-void CudaMlp::gemm(cublasOperation_t op_a, cublasOperation_t op_b, int m, int n, int k, const void* a, int lda,
-                   const void* b, int ldb, float* c, int ldc, bool accumulate) {
-  gemm_.multiply(op_a, op_b, m, n, k, a, lda, b, ldb, c, ldc, accumulate);
-}
-
 const void* CudaMlp::gemm_parameters(std::size_t offset) const {
   return bf16_ ? static_cast<const void*>(parameters_bf16_.data() + offset) : parameters_.data() + offset;
 }
@@ -140,8 +135,8 @@ void CudaMlp::forward() {
     const DenseLayer& layer = layers_[l];
     float* z = layer.hidden ? hidden_[l].data() : output_.data();
     // Z^T[out, B] = W * X^T (fp32 result whatever the operands).
-    gemm(CUBLAS_OP_T, CUBLAS_OP_N, layer.fan_out, batch_, layer.fan_in, gemm_parameters(layer.weight_offset),
-         layer.fan_in, gemm_input(static_cast<int>(l)), layer.fan_in, z, layer.fan_out);
+    gemm_.multiply(CUBLAS_OP_T, CUBLAS_OP_N, layer.fan_out, batch_, layer.fan_in, gemm_parameters(layer.weight_offset),
+                   layer.fan_in, gemm_input(static_cast<int>(l)), layer.fan_in, z, layer.fan_out);
     if (!layer.hidden) break;  // the output layer is linear and has no bias
     // The fp32 activation stays (backward's ReLU/dropout mask); with bf16 the same pass writes the next GEMM's input.
     kernels::bias_relu_dropout(z, parameters_.data() + layer.bias_offset, batch_, layer.fan_out,
@@ -174,17 +169,17 @@ void CudaMlp::backward(const BucketPlan& plan, const std::function<void(int piec
     // layer's bias gradient was written with its dZ (below, one layer up), so each piece is complete after its GEMM.
     for (; next_piece < plan.pieces.size() && plan.pieces[next_piece].layer == l; ++next_piece) {
       const GradientPiece& piece = plan.pieces[next_piece];
-      gemm(CUBLAS_OP_N, CUBLAS_OP_T, layer.fan_in, piece.row_end - piece.row_begin, batch_, input, layer.fan_in,
-           operand(grad, grad_bf16, piece.row_begin), layer.fan_out,
-           gradients_.data() + layer.weight_offset + static_cast<std::size_t>(piece.row_begin) * layer.fan_in,
-           layer.fan_in, accumulate);
+      gemm_.multiply(CUBLAS_OP_N, CUBLAS_OP_T, layer.fan_in, piece.row_end - piece.row_begin, batch_, input,
+                     layer.fan_in, operand(grad, grad_bf16, piece.row_begin), layer.fan_out,
+                     gradients_.data() + layer.weight_offset + static_cast<std::size_t>(piece.row_begin) * layer.fan_in,
+                     layer.fan_in, accumulate);
       if (after_piece) after_piece(static_cast<int>(next_piece));
     }
     if (l == 0) break;  // no gradient with respect to the data
     // dX^T[in, B] = W^T * dZ^T, then through the previous layer's dropout and ReLU (its stored activation), with
     // that layer's bias gradient (the column sums of its dZ) in the same pass.
-    gemm(CUBLAS_OP_N, CUBLAS_OP_N, layer.fan_in, batch_, layer.fan_out, gemm_parameters(layer.weight_offset),
-         layer.fan_in, operand(grad, grad_bf16, 0), layer.fan_out, other, layer.fan_in);
+    gemm_.multiply(CUBLAS_OP_N, CUBLAS_OP_N, layer.fan_in, batch_, layer.fan_out, gemm_parameters(layer.weight_offset),
+                   layer.fan_in, operand(grad, grad_bf16, 0), layer.fan_out, other, layer.fan_in);
     const DenseLayer& previous = layers_[l - 1];
     kernels::relu_dropout_backward_bias(other, hidden_[l - 1].data(), gradients_.data() + previous.bias_offset, batch_,
                                         layer.fan_in, drop_probability_, accumulate, stream_, other_bf16);
