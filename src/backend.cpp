@@ -91,10 +91,6 @@ BackendChoice choose_backend(DeviceChoice requested, const MpiContext& mpi) {
   return {Backend::cuda, ordinal, ""};
 }
 
-void check_memory_fits(const BackendChoice& choice, const TrainingSettings& settings, const MpiContext& mpi) {
-  check_memory_fits(choice, settings, mpi.size, mpi);
-}
-
 void check_memory_fits(const BackendChoice& choice, const TrainingSettings& settings, int ranks,
                        const MpiContext& mpi) {
   const double needed = training_bytes(settings, ranks);

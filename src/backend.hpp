@@ -29,10 +29,9 @@ BackendChoice choose_backend(DeviceChoice requested, const MpiContext& mpi);
 
 // Collective: refuses (UsageError naming --batch and the model) a configuration whose buffers cannot fit in any
 // rank's device memory (GPU) or the host's memory (CPU), before anything is allocated. `ranks`: how many ranks share
-// the global batch (a sweep checks every configuration up front over the whole job); mpi.size when not given.
+// the global batch (a sweep checks every configuration up front over the whole job).
 void check_memory_fits(const BackendChoice& choice, const TrainingSettings& settings, int ranks,
                        const MpiContext& mpi);
-void check_memory_fits(const BackendChoice& choice, const TrainingSettings& settings, const MpiContext& mpi);
 
 // Collective (the CUDA path creates the NCCL communicator).
 std::unique_ptr<Trainer> make_trainer(const BackendChoice& choice, const TrainingSettings& settings,

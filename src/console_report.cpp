@@ -93,22 +93,28 @@ void print_sweep_table(std::FILE* out, const std::vector<SweepTableRow>& rows) {
   std::fprintf(out, "#\n# sweep: mean over runs (warm-up excluded) of each run's throughput and mean ms per step (max over ranks)\n");
   std::fprintf(out, "# %-28s %6s %7s %4s %5s %12s %9s %9s %9s %9s %9s %8s\n", "configuration", "model", "batch", "gpus",
                "runs", "samples/s", "step_ms", "fwd_ms", "bwd_ms", "ar_ms", "opt_ms", "speedup");
-  for (const SweepTableRow& row : rows) {
+  // Each row's means, computed once (empty rows: never read).
+  std::vector<Means> row_means(rows.size());
+  for (std::size_t r = 0; r < rows.size(); ++r)
+    if (!rows[r].runs.empty()) row_means[r] = means_of(rows[r].runs);
+  for (std::size_t r = 0; r < rows.size(); ++r) {
+    const SweepTableRow& row = rows[r];
     const BenchConfiguration& c = *row.configuration;
     if (row.runs.empty()) {
       std::fprintf(out, "  %-28s %6s %7d %4d %5s   (complete in the file: skipped by --resume)\n", row.name.c_str(),
                    c.model.name.c_str(), c.global_batch, c.gpus, "-");
       continue;
     }
-    const Means m = means_of(row.runs);
+    const Means& m = row_means[r];
     // Speedup on N GPUs = mean throughput(N) / mean throughput(1), same model, same global batch (MEASUREMENT.md).
     std::string speedup = "-";
-    for (const SweepTableRow& other : rows) {
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+      const SweepTableRow& other = rows[i];
       const BenchConfiguration& o = *other.configuration;
       if (c.gpus != 1 && o.gpus == 1 && o.model.widths == c.model.widths && o.global_batch == c.global_batch &&
           !other.runs.empty()) {
         char text[16];
-        std::snprintf(text, sizeof text, "%.3f", m.samples_per_second / means_of(other.runs).samples_per_second);
+        std::snprintf(text, sizeof text, "%.3f", m.samples_per_second / row_means[i].samples_per_second);
         speedup = text;
       }
     }
@@ -123,18 +129,17 @@ void print_sweep_table(std::FILE* out, const std::vector<SweepTableRow>& rows) {
 void print_summary(std::FILE* out, const std::vector<RunSummary>& runs, const std::string& results_path) {
   if (runs.empty()) return;
   const double n = static_cast<double>(runs.size());
-  double mean = 0, low = runs.front().samples_per_second, high = low;
+  const Means means = means_of(runs);
+  const double mean = means.samples_per_second;
+  double low = runs.front().samples_per_second, high = low;
   for (const RunSummary& run : runs) {
-    mean += run.samples_per_second / n;
     low = std::min(low, run.samples_per_second);
     high = std::max(high, run.samples_per_second);
   }
   double squares = 0;
   for (const RunSummary& run : runs) squares += (run.samples_per_second - mean) * (run.samples_per_second - mean);
   const double sd = runs.size() > 1 ? std::sqrt(squares / (n - 1)) : 0.0;
-  std::array<double, kPhaseCount> phase{};
-  for (const RunSummary& run : runs)
-    for (int p = 0; p < kPhaseCount; ++p) phase[p] += run.mean_ms[p] / n;
+  const std::array<double, kPhaseCount>& phase = means.phase_ms;
   const double step = phase[int(Phase::step)];
   auto share = [&](Phase p) { return step > 0 ? 100.0 * phase[int(p)] / step : 0.0; };
   std::fprintf(out, "#\n# summary over %zu runs (warm-up excluded): samples/s mean %.1f, sd %.1f, min %.1f, max %.1f\n",

@@ -88,7 +88,7 @@ void adam_update(float* parameters, const float* gradients, float* first_moment,
 // destination[i] = source[i] rounded to bf16 (round to nearest even), i < count.
 void cast_to_bf16(const float* source, __nv_bfloat16* destination, std::size_t count, cudaStream_t stream);
 
-// destination[i] = value for i < count (e.g. the ones vector for bias gradients).
+// destination[i] = value for i < count (e.g. NaN in the work buffers, CudaMlp::fill_work_buffers_with_nan).
 void fill(float* destination, std::size_t count, float value, cudaStream_t stream);
 
 }  // namespace mgpu::kernels

@@ -30,14 +30,6 @@ namespace {
 // cuBLAS's recommended workspace on Hopper; handed over once so that no GEMM allocates while a graph is captured.
 constexpr std::size_t kGemmWorkspaceBytes = 32u << 20;
 
-cublasComputeType_t compute_type_for(Precision precision) {
-  // CUBLAS_COMPUTE_32F: fp32 products and accumulation (of fp32 or bf16 operands). FAST_TF32: tensor cores round the
-  // fp32 inputs to TF32.
-  return precision == Precision::tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
-}
-
-cudaDataType_t operand_type_for(Precision precision) { return precision == Precision::bf16 ? CUDA_R_16BF : CUDA_R_32F; }
-
 }  // namespace
 
 CudaMlp::CudaMlp(const MlpSpec& model, int batch, cudaStream_t stream, Precision precision, GradDtype reduce_dtype)
@@ -83,11 +75,6 @@ void CudaMlp::cast_gradients_to_bf16(std::size_t begin, std::size_t count, cudaS
   MGPU_REQUIRE(gradients_bf16_.size() > 0, "no bf16 gradient buffer without --grad-dtype bf16");
   MGPU_REQUIRE(begin + count <= gradients_.size(), "gradient cast range past the buffer");
   kernels::cast_to_bf16(gradients_.data() + begin, gradients_bf16_.data() + begin, count, stream);
-}
-
-void CudaMlp::gemm(cublasOperation_t op_a, cublasOperation_t op_b, int m, int n, int k, const void* a, int lda,
-                   const void* b, int ldb, float* c, int ldc, bool accumulate) {
-  gemm_.multiply(op_a, op_b, m, n, k, a, lda, b, ldb, c, ldc, accumulate);
 }
 
 const void* CudaMlp::gemm_parameters(std::size_t offset) const {
@@ -148,8 +135,8 @@ void CudaMlp::forward() {
     const DenseLayer& layer = layers_[l];
     float* z = layer.hidden ? hidden_[l].data() : output_.data();
     // Z^T[out, B] = W * X^T (fp32 result whatever the operands).
-    gemm(CUBLAS_OP_T, CUBLAS_OP_N, layer.fan_out, batch_, layer.fan_in, gemm_parameters(layer.weight_offset),
-         layer.fan_in, gemm_input(static_cast<int>(l)), layer.fan_in, z, layer.fan_out);
+    gemm_.multiply(CUBLAS_OP_T, CUBLAS_OP_N, layer.fan_out, batch_, layer.fan_in, gemm_parameters(layer.weight_offset),
+                   layer.fan_in, gemm_input(static_cast<int>(l)), layer.fan_in, z, layer.fan_out);
     if (!layer.hidden) break;  // the output layer is linear and has no bias
     // The fp32 activation stays (backward's ReLU/dropout mask); with bf16 the same pass writes the next GEMM's input.
     kernels::bias_relu_dropout(z, parameters_.data() + layer.bias_offset, batch_, layer.fan_out,
@@ -182,17 +169,17 @@ void CudaMlp::backward(const BucketPlan& plan, const std::function<void(int piec
     // layer's bias gradient was written with its dZ (below, one layer up), so each piece is complete after its GEMM.
     for (; next_piece < plan.pieces.size() && plan.pieces[next_piece].layer == l; ++next_piece) {
       const GradientPiece& piece = plan.pieces[next_piece];
-      gemm(CUBLAS_OP_N, CUBLAS_OP_T, layer.fan_in, piece.row_end - piece.row_begin, batch_, input, layer.fan_in,
-           operand(grad, grad_bf16, piece.row_begin), layer.fan_out,
-           gradients_.data() + layer.weight_offset + static_cast<std::size_t>(piece.row_begin) * layer.fan_in,
-           layer.fan_in, accumulate);
+      gemm_.multiply(CUBLAS_OP_N, CUBLAS_OP_T, layer.fan_in, piece.row_end - piece.row_begin, batch_, input,
+                     layer.fan_in, operand(grad, grad_bf16, piece.row_begin), layer.fan_out,
+                     gradients_.data() + layer.weight_offset + static_cast<std::size_t>(piece.row_begin) * layer.fan_in,
+                     layer.fan_in, accumulate);
       if (after_piece) after_piece(static_cast<int>(next_piece));
     }
     if (l == 0) break;  // no gradient with respect to the data
     // dX^T[in, B] = W^T * dZ^T, then through the previous layer's dropout and ReLU (its stored activation), with
     // that layer's bias gradient (the column sums of its dZ) in the same pass.
-    gemm(CUBLAS_OP_N, CUBLAS_OP_N, layer.fan_in, batch_, layer.fan_out, gemm_parameters(layer.weight_offset),
-         layer.fan_in, operand(grad, grad_bf16, 0), layer.fan_out, other, layer.fan_in);
+    gemm_.multiply(CUBLAS_OP_N, CUBLAS_OP_N, layer.fan_in, batch_, layer.fan_out, gemm_parameters(layer.weight_offset),
+                   layer.fan_in, operand(grad, grad_bf16, 0), layer.fan_out, other, layer.fan_in);
     const DenseLayer& previous = layers_[l - 1];
     kernels::relu_dropout_backward_bias(other, hidden_[l - 1].data(), gradients_.data() + previous.bias_offset, batch_,
                                         layer.fan_in, drop_probability_, accumulate, stream_, other_bf16);

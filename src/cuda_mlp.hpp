@@ -94,8 +94,6 @@ class CudaMlp {
   void fill_work_buffers_with_nan();
 
  private:
-  void gemm(cublasOperation_t op_a, cublasOperation_t op_b, int m, int n, int k, const void* a, int lda, const void* b,
-            int ldb, float* c, int ldc, bool accumulate = false);
   // What the GEMMs read: the fp32 buffers, or with bf16 their bf16 copies (element offsets are the same).
   const void* gemm_parameters(std::size_t offset) const;
   const void* gemm_input(int layer) const;  // the input of layer `layer`: x, or hidden layer - 1

@@ -42,7 +42,7 @@ int select_device(int ordinal) {
 }
 
 std::unique_ptr<NcclCommunicator> make_communicator(MPI_Comm comm, int world_size, int device_ordinal) {
-  if (world_size == 1) return nullptr;  // nothing to reduce; see reduce_gradients
+  if (world_size == 1) return nullptr;  // nothing to reduce; see enqueue_step
   return std::make_unique<NcclCommunicator>(comm, device_ordinal);
 }
 

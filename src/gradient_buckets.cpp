@@ -19,9 +19,9 @@ void append_layer_pieces(const DenseLayer& layer, int layer_index, int blocks, s
     piece.row_end = row_end;
     piece.row_begin = std::max(0, row_end - rows_per_block);
     piece.begin = layer.weight_offset + static_cast<std::size_t>(piece.row_begin) * layer.fan_in;
-    piece.end = row_end == layer.fan_out ? layer.bias_offset + layer.bias_count()
-                                         : layer.weight_offset + static_cast<std::size_t>(row_end) * layer.fan_in;
-    if (row_end == layer.fan_out && !layer.hidden) piece.end = layer.weight_offset + layer.weight_count();
+    // The bias (hidden layers only) follows the weights: the last rows' piece ends after it.
+    piece.end = layer.weight_offset + static_cast<std::size_t>(row_end) * layer.fan_in +
+                (row_end == layer.fan_out ? layer.bias_count() : 0);
     pieces.push_back(piece);
   }
 }

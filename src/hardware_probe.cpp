@@ -21,6 +21,8 @@
 #include "mlp_spec.hpp"
 #include "probe_kernels.cuh"
 #include "standalone_conditions.hpp"
+#include "trainer.hpp"
+#include "tuned_gemm.hpp"
 #endif
 
 namespace mgpu {
@@ -54,15 +56,9 @@ std::vector<GemmShape> step_gemms(const std::string& model, int batch) {
   return shapes;
 }
 
-struct Precision {
-  const char* name;
-  cudaDataType_t type;
-  cublasComputeType_t compute;
-};
-// fp32: true fp32; tf32: fp32 data on the tensor cores' TF32 path; bf16: bf16 data, fp32 accumulation.
-const Precision kPrecisions[] = {{"fp32", CUDA_R_32F, CUBLAS_COMPUTE_32F},
-                                 {"tf32", CUDA_R_32F, CUBLAS_COMPUTE_32F_FAST_TF32},
-                                 {"bf16", CUDA_R_16BF, CUBLAS_COMPUTE_32F}};
+// fp32: true fp32; tf32: fp32 data on the tensor cores' TF32 path; bf16: bf16 data, fp32 accumulation (the
+// training step's types for each, compute_type_for and operand_type_for).
+const Precision kPrecisions[] = {Precision::fp32, Precision::tf32, Precision::bf16};
 
 double median(std::vector<double> values) {
   std::sort(values.begin(), values.end());
@@ -70,36 +66,17 @@ double median(std::vector<double> values) {
   return n % 2 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
 }
 
-// RAII executable graph.
-class CudaGraph {
- public:
-  CudaGraph() = default;
-  ~CudaGraph() {
-    if (exec_ != nullptr) MGPU_CUDA_WARN(cudaGraphExecDestroy(exec_));
-    if (graph_ != nullptr) MGPU_CUDA_WARN(cudaGraphDestroy(graph_));
+// Captures what `enqueue` puts on `stream` into `graph` and instantiates it; a capture that throws is abandoned.
+void capture(CudaGraph& graph, cudaStream_t stream, const std::function<void()>& enqueue) {
+  CudaGraph::capture_begin(stream);
+  try {
+    enqueue();
+  } catch (...) {
+    CudaGraph::capture_abandon(stream);
+    throw;
   }
-  CudaGraph(const CudaGraph&) = delete;
-  CudaGraph& operator=(const CudaGraph&) = delete;
-  // Captures what `enqueue` puts on `stream` and instantiates it.
-  void capture(cudaStream_t stream, const std::function<void()>& enqueue) {
-    MGPU_CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
-    try {
-      enqueue();
-    } catch (...) {
-      cudaGraph_t abandoned = nullptr;
-      cudaStreamEndCapture(stream, &abandoned);
-      if (abandoned != nullptr) cudaGraphDestroy(abandoned);
-      throw;
-    }
-    MGPU_CUDA_CHECK(cudaStreamEndCapture(stream, &graph_));
-    MGPU_CUDA_CHECK(cudaGraphInstantiate(&exec_, graph_, 0));
-  }
-  void launch(cudaStream_t stream) const { MGPU_CUDA_CHECK(cudaGraphLaunch(exec_, stream)); }
-
- private:
-  cudaGraph_t graph_ = nullptr;
-  cudaGraphExec_t exec_ = nullptr;
-};
+  graph.capture_end(stream);
+}
 
 class Probe {
  public:
@@ -112,7 +89,7 @@ class Probe {
   // is replayed once untimed (warm caches, clocks up), then once per run between two events.
   std::vector<double> time_graph(int count, const std::function<void(int)>& enqueue) {
     CudaGraph graph;
-    graph.capture(stream_.get(), [&] {
+    capture(graph, stream_.get(), [&] {
       for (int i = 0; i < count; ++i) enqueue(i);
     });
     graph.launch(stream_.get());
@@ -194,9 +171,11 @@ class Probe {
     probe.gemm_ms.values.assign(probe.gemm_ms.shape[0] * precisions * shapes.size(), 0.0);
     std::vector<std::vector<double>> median_ms(precisions, std::vector<double>(shapes.size()));
     for (std::size_t p = 0; p < precisions; ++p) {
-      const Precision& precision = kPrecisions[p];
-      probe.gemm_precisions.push_back(precision.name);
-      const bool bf16 = precision.type == CUDA_R_16BF;
+      const Precision precision = kPrecisions[p];
+      probe.gemm_precisions.push_back(precision_name(precision));
+      const cudaDataType_t type = operand_type_for(precision);
+      const cublasComputeType_t compute = compute_type_for(precision);
+      const bool bf16 = type == CUDA_R_16BF;
       const void* a = bf16 ? static_cast<const void*>(a16.data()) : a32.data();
       const void* b = bf16 ? static_cast<const void*>(b16.data()) : b32.data();
       void* c = bf16 ? static_cast<void*>(c16.data()) : c32.data();
@@ -207,8 +186,8 @@ class Probe {
         const float one = 1.0f, zero = 0.0f;
         const std::vector<double> ms = time_graph(options_.iterations, [&](int) {
           MGPU_CUBLAS_CHECK(cublasGemmEx(cublas_.get(), shape.op_a, shape.op_b, shape.m, shape.n, shape.k, &one, a,
-                                         precision.type, lda, b, precision.type, ldb, &zero, c, precision.type, shape.m,
-                                         precision.compute, CUBLAS_GEMM_DEFAULT));
+                                         type, lda, b, type, ldb, &zero, c, type, shape.m, compute,
+                                         CUBLAS_GEMM_DEFAULT));
         });
         for (int run = 0; run < options_.runs; ++run)
           probe.gemm_ms.values[(std::size_t(run) * precisions + p) * shapes.size() + g] = ms[run];
@@ -221,7 +200,7 @@ class Probe {
         "with fp32 accumulation)\n",
         options_.iterations);
     std::printf("#  %-24s", "GEMMs");
-    for (const Precision& precision : kPrecisions) std::printf(" %9s_us %7s", precision.name, "TFLOP/s");
+    for (const Precision precision : kPrecisions) std::printf(" %9s_us %7s", precision_name(precision), "TFLOP/s");
     std::printf("\n");
     std::size_t first = 0;
     while (first < shapes.size()) {
@@ -257,7 +236,7 @@ class Probe {
     per_run[1] = time_graph(kLaunchCount, [&](int) { probe_kernels::empty(stream_.get()); });
     // A one-node graph launched back-to-back: the fixed cost of a graph launch.
     CudaGraph single;
-    single.capture(stream_.get(), [&] { probe_kernels::empty(stream_.get()); });
+    capture(single, stream_.get(), [&] { probe_kernels::empty(stream_.get()); });
     for (int run = 0; run < options_.runs + 1; ++run) {
       start_.record(stream_.get());
       for (int i = 0; i < kLaunchCount; ++i) single.launch(stream_.get());

@@ -10,6 +10,7 @@
 
 #include "cuda_check.hpp"
 #include "cuda_resources.hpp"
+#include "trainer.hpp"
 
 namespace mgpu {
 namespace {
@@ -206,5 +207,13 @@ TunedGemm::Plan& TunedGemm::plan_for(const Key& key, cublasOperation_t op_a, cub
   }
   return *plans_.emplace(key, std::move(plan)).first->second;
 }
+
+cublasComputeType_t compute_type_for(Precision precision) {
+  // CUBLAS_COMPUTE_32F: fp32 products and accumulation (of fp32 or bf16 operands). FAST_TF32: tensor cores round the
+  // fp32 inputs to TF32.
+  return precision == Precision::tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
+}
+
+cudaDataType_t operand_type_for(Precision precision) { return precision == Precision::bf16 ? CUDA_R_16BF : CUDA_R_32F; }
 
 }  // namespace mgpu

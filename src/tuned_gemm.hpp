@@ -14,6 +14,12 @@
 
 namespace mgpu {
 
+enum class Precision;  // trainer.hpp
+
+// The TunedGemm arguments of a --precision: compute type and operand (A and B) element type.
+cublasComputeType_t compute_type_for(Precision precision);
+cudaDataType_t operand_type_for(Precision precision);
+
 class TunedGemm {
  public:
   // All work goes to `stream`; `workspace` (device memory, `workspace_bytes`) is used by every call, so no call
@@ -32,9 +38,6 @@ class TunedGemm {
   // A and B hold elements of the constructor's operand type.
   void multiply(cublasOperation_t op_a, cublasOperation_t op_b, int m, int n, int k, const void* a, int lda,
                 const void* b, int ldb, float* c, int ldc, bool accumulate = false);
-
-  // How many distinct shapes were tuned (for tests and the log).
-  std::size_t shapes() const noexcept { return plans_.size(); }
 
  private:
   struct Plan;
