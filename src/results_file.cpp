@@ -258,15 +258,8 @@ std::map<std::string, std::string> all_attributes_as_text(const Where& where, hi
         }
         break;
       case H5T_FLOAT:
-        for (const double number : read_numbers<double>(where, object, name.c_str(), false)) {
-          char text[32] = {};
-          // The shortest form that reads back the same number: 0.001, not 0.0010000000000000000208.
-          for (int digits = 1; digits <= 17; ++digits) {
-            std::snprintf(text, sizeof text, "%.*g", digits, number);
-            if (std::strtod(text, nullptr) == number) break;
-          }
-          parts.emplace_back(text);
-        }
+        for (const double number : read_numbers<double>(where, object, name.c_str(), false))
+          parts.push_back(shortest_double_text(number));
         break;
       default:
         continue;  // compound, enum, ...: not ours, nothing to key on
@@ -640,6 +633,15 @@ std::string utc_timestamp_now() {
   gmtime_r(&now, &utc);
   char text[32];
   std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &utc);
+  return text;
+}
+
+std::string shortest_double_text(double value) {
+  char text[32] = {};
+  for (int digits = 1; digits <= 17; ++digits) {
+    std::snprintf(text, sizeof text, "%.*g", digits, value);
+    if (std::strtod(text, nullptr) == value) break;
+  }
   return text;
 }
 

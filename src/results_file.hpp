@@ -25,6 +25,10 @@ using results_schema::RootMetadata;
 // Now, as ISO 8601 UTC with a "Z" suffix ("2025-01-31T12:00:00Z"): the form of every *_utc attribute.
 std::string utc_timestamp_now();
 
+// The shortest text that reads back as the same double ("%.*g", 1 to 17 digits): 0.001, not
+// 0.0010000000000000000208. The form of floating-point attribute texts (ConfigurationResults::attribute_text).
+std::string shortest_double_text(double value);
+
 // Serial HDF5: only rank 0 writes, after gathering every rank's RunRecord.
 class ResultsWriter {
  public:
