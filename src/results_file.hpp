@@ -132,6 +132,11 @@ struct ResultsFile {
 // one of the wrong shape; other HDF5 failures throw Error, also prefixed with the file name.
 ResultsFile read_results_file(const std::string& path);
 
+// The configuration's attributes as text, formatted as the reader's ConfigurationResults::attribute_text (strings as
+// they are, integers exactly, floats by shortest_double_text, arrays joined by ","). attribute_texts of a default
+// ConfigurationMetadata gives the texts a file lacking an attribute added after schema_version 1 implies.
+std::map<std::string, std::string> attribute_texts(const ConfigurationMetadata& metadata);
+
 // ---- Standalone measurements: top-level groups (/allreduce, /probe) written whole, once, next to /configurations,
 // into a new results file or an existing one, so one file can hold a training sweep and its yardsticks.
 
