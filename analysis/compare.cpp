@@ -49,8 +49,8 @@ Comparison compare_results(const std::vector<ConfigurationStats>& before, const 
     unmatched_after.erase(found);
     const SampleSummary& x = pair.before->throughput;
     const SampleSummary& y = pair.after->throughput;
-    pair.ratio = fieller_ratio_interval(y.mean, y.sd * y.sd, y.n, x.mean, x.sd * x.sd, x.n);
-    pair.welch = welch_test(y.mean, y.sd * y.sd, y.n, x.mean, x.sd * x.sd, x.n);
+    pair.ratio = fieller_ratio_interval(y, x);
+    pair.welch = welch_test_of_summaries(y, x);
     pair.verdict = decide_verdict(pair.ratio.ratio, pair.welch, options);
     comparison.pairs.push_back(pair);
   }

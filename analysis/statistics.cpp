@@ -70,6 +70,10 @@ WelchTest welch_test(double mean_a, double variance_a, std::size_t n_a, double m
   return w;
 }
 
+WelchTest welch_test_of_summaries(const SampleSummary& a, const SampleSummary& b) {
+  return welch_test(a.mean, a.sd * a.sd, a.n, b.mean, b.sd * b.sd, b.n);
+}
+
 WelchTest welch_test(const std::vector<double>& a, const std::vector<double>& b) {
   const double sa = sample_sd(a), sb = sample_sd(b);
   return welch_test(mean(a), sa * sa, a.size(), mean(b), sb * sb, b.size());

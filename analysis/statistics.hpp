@@ -48,6 +48,9 @@ WelchTest welch_test(const std::vector<double>& a, const std::vector<double>& b)
 // The same from summary values (mean, sample variance, n) of each side.
 WelchTest welch_test(double mean_a, double variance_a, std::size_t n_a, double mean_b, double variance_b,
                      std::size_t n_b);
+// The same from two samples' summaries (mean, sd², n); not an overload of welch_test, whose vector form takes braced
+// lists that would also initialise a SampleSummary.
+WelchTest welch_test_of_summaries(const SampleSummary& a, const SampleSummary& b);
 
 // M_i = 0.6745 (x_i - median) / MAD (Iglewicz & Hoaglin 1993). All zero when MAD = 0 (MEASUREMENT.md: then no value
 // is an outlier).
