@@ -15,7 +15,6 @@
 #include "error.hpp"
 
 namespace mgpu::analysis {
-namespace {
 
 void write_text(const std::string& path, const std::string& text) {
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
@@ -23,6 +22,8 @@ void write_text(const std::string& path, const std::string& text) {
   out.close();
   if (!out) throw UsageError("cannot write '" + path + "'");
 }
+
+namespace {
 
 // Quoted for a gnuplot string: only '"' and '\' need escaping.
 std::string gnuplot_string(const std::string& text) {
