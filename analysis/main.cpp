@@ -107,8 +107,7 @@ std::string render_report(const std::vector<Table>& tables, Format format, const
     nlohmann::json json = {{"tool", "mgpu_analyze"},
                            {"version", project_version()},
                            {"settings", settings},
-                           {"tables", nlohmann::json::object()}};
-    for (const Table& table : tables) json["tables"][table.key] = table_to_json(table);
+                           {"tables", tables_to_json(tables)}};
     return json.dump(2) + "\n";
   }
   std::string text = render_tables(tables, format);

@@ -240,13 +240,15 @@ nlohmann::json table_to_json(const Table& table) {
   return json;
 }
 
+nlohmann::json tables_to_json(const std::vector<Table>& tables) {
+  nlohmann::json json = nlohmann::json::object();
+  for (const Table& table : tables) json[table.key] = table_to_json(table);
+  return json;
+}
+
 std::string render_tables(const std::vector<Table>& tables, Format format) {
   std::string out;
-  if (format == Format::json) {
-    nlohmann::json json = nlohmann::json::object();
-    for (const Table& table : tables) json[table.key] = table_to_json(table);
-    return json.dump(2) + "\n";
-  }
+  if (format == Format::json) return tables_to_json(tables).dump(2) + "\n";
   bool first = true;
   for (std::size_t t = 0; t < tables.size(); ++t) {
     if (!tables[t].on_screen && (format == Format::terminal || format == Format::markdown)) continue;
