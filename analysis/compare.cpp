@@ -3,6 +3,7 @@
 
 #include <cmath>
 #include <map>
+#include <set>
 
 #include "pairing_identity.hpp"
 
@@ -54,9 +55,10 @@ Comparison compare_results(const std::vector<ConfigurationStats>& before, const 
     pair.verdict = decide_verdict(pair.ratio.ratio, pair.welch, options);
     comparison.pairs.push_back(pair);
   }
+  std::set<const ConfigurationStats*> left_after;
+  for (const auto& [key, stats] : unmatched_after) left_after.insert(stats);
   for (const ConfigurationStats& a : after)
-    for (const auto& [key, stats] : unmatched_after)
-      if (stats == &a) comparison.only_after.push_back(&a);
+    if (left_after.count(&a) != 0) comparison.only_after.push_back(&a);
   return comparison;
 }
 

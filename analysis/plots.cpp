@@ -11,7 +11,6 @@
 #include <sstream>
 #include <tuple>
 
-#include "pairing_identity.hpp"
 #include "error.hpp"
 
 namespace mgpu::analysis {
