@@ -21,13 +21,6 @@ double sample_sd(const std::vector<double>& x) {
   return std::sqrt(sum / static_cast<double>(x.size() - 1));
 }
 
-double median(std::vector<double> x) {
-  if (x.empty()) return 0;
-  std::sort(x.begin(), x.end());
-  const std::size_t n = x.size();
-  return n % 2 == 1 ? x[n / 2] : 0.5 * (x[n / 2 - 1] + x[n / 2]);
-}
-
 double median_absolute_deviation(const std::vector<double>& x) {
   const double centre = median(x);
   std::vector<double> deviations;

@@ -6,6 +6,8 @@
 #include <cstddef>
 #include <vector>
 
+#include "sample_median.hpp"
+
 namespace mgpu::analysis {
 
 // MEASUREMENT.md: a result with fewer kept runs than this gets no interval, only its values.
@@ -18,7 +20,7 @@ inline constexpr double kDefaultOutlierThreshold = 3.5;
 double mean(const std::vector<double>& x);
 // Sample standard deviation (n - 1 in the denominator); 0 for fewer than 2 values.
 double sample_sd(const std::vector<double>& x);
-double median(std::vector<double> x);
+using mgpu::median;  // sample_median.hpp: 0 for an empty sample
 // Median absolute deviation from the median (unscaled).
 double median_absolute_deviation(const std::vector<double>& x);
 

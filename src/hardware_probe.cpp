@@ -20,6 +20,7 @@
 #include "gpu_devices.hpp"
 #include "mlp_spec.hpp"
 #include "probe_kernels.cuh"
+#include "sample_median.hpp"
 #include "standalone_conditions.hpp"
 #endif
 
@@ -63,12 +64,6 @@ struct Precision {
 const Precision kPrecisions[] = {{"fp32", CUDA_R_32F, CUBLAS_COMPUTE_32F},
                                  {"tf32", CUDA_R_32F, CUBLAS_COMPUTE_32F_FAST_TF32},
                                  {"bf16", CUDA_R_16BF, CUBLAS_COMPUTE_32F}};
-
-double median(std::vector<double> values) {
-  std::sort(values.begin(), values.end());
-  const std::size_t n = values.size();
-  return n % 2 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
-}
 
 // RAII executable graph.
 class CudaGraph {
