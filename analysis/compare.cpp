@@ -3,6 +3,7 @@
 
 #include <cmath>
 #include <map>
+#include <set>
 
 #include "pairing_identity.hpp"
 
@@ -49,14 +50,15 @@ Comparison compare_results(const std::vector<ConfigurationStats>& before, const 
     unmatched_after.erase(found);
     const SampleSummary& x = pair.before->throughput;
     const SampleSummary& y = pair.after->throughput;
-    pair.ratio = fieller_ratio_interval(y.mean, y.sd * y.sd, y.n, x.mean, x.sd * x.sd, x.n);
-    pair.welch = welch_test(y.mean, y.sd * y.sd, y.n, x.mean, x.sd * x.sd, x.n);
+    pair.ratio = fieller_ratio_interval(y, x);
+    pair.welch = welch_test_of_summaries(y, x);
     pair.verdict = decide_verdict(pair.ratio.ratio, pair.welch, options);
     comparison.pairs.push_back(pair);
   }
+  std::set<const ConfigurationStats*> left_after;
+  for (const auto& [key, stats] : unmatched_after) left_after.insert(stats);
   for (const ConfigurationStats& a : after)
-    for (const auto& [key, stats] : unmatched_after)
-      if (stats == &a) comparison.only_after.push_back(&a);
+    if (left_after.count(&a) != 0) comparison.only_after.push_back(&a);
   return comparison;
 }
 

@@ -4,7 +4,6 @@
 #include <boost/program_options.hpp>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -101,13 +100,6 @@ std::vector<ConfigurationStats> analyse(const std::vector<ResultsFile>& files, c
   return stats;
 }
 
-void write_file(const fs::path& path, const std::string& text) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out << text;
-  out.close();
-  if (!out) throw UsageError("cannot write '" + path.string() + "'");
-}
-
 // The whole output in one format; JSON also carries the settings and methods.
 std::string render_report(const std::vector<Table>& tables, Format format, const std::string& timeline,
                           const nlohmann::json& settings) {
@@ -115,8 +107,7 @@ std::string render_report(const std::vector<Table>& tables, Format format, const
     nlohmann::json json = {{"tool", "mgpu_analyze"},
                            {"version", project_version()},
                            {"settings", settings},
-                           {"tables", nlohmann::json::object()}};
-    for (const Table& table : tables) json["tables"][table.key] = table_to_json(table);
+                           {"tables", tables_to_json(tables)}};
     return json.dump(2) + "\n";
   }
   std::string text = render_tables(tables, format);
@@ -158,9 +149,9 @@ int run_report(const ReportOptions& options) {
 
   if (!options.out_dir.empty()) {
     const fs::path dir(options.out_dir);
-    write_file(dir / (std::string("report.") + format_extension(options.format)), report);
+    write_text((dir / (std::string("report.") + format_extension(options.format))).string(), report);
     if (options.format == Format::csv)
-      for (const Table& table : tables) write_file(dir / (table.key + ".csv"), render_csv(table));
+      for (const Table& table : tables) write_text((dir / (table.key + ".csv")).string(), render_csv(table));
     const PlotOutcome plots = write_plots(options.out_dir, stats, scaling);
     if (!plots.gnuplot_found)
       std::fprintf(stderr,

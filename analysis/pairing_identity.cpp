@@ -2,30 +2,31 @@
 #include "pairing_identity.hpp"
 
 #include <cstring>
+#include <map>
 
 namespace mgpu::analysis {
 
 const std::vector<IdentityAttribute>& scaling_identity_attributes() {
   static const std::vector<IdentityAttribute> attributes = {
-      {"model", nullptr},
-      {"layer_widths", nullptr},
-      {"dropout", nullptr},
-      {"global_batch", nullptr},
-      {"batch_mode", nullptr},
-      {"device", nullptr},
-      {"precision", nullptr},
-      {"warmup_steps", nullptr},
-      {"measured_steps", nullptr},
-      {"seed", nullptr},
-      {"adam_learning_rate", nullptr},
-      {"adam_beta1", nullptr},
-      {"adam_beta2", nullptr},
-      {"adam_epsilon", nullptr},
+      {"model"},
+      {"layer_widths"},
+      {"dropout"},
+      {"global_batch"},
+      {"batch_mode"},
+      {"device"},
+      {"precision"},
+      {"warmup_steps"},
+      {"measured_steps"},
+      {"seed"},
+      {"adam_learning_rate"},
+      {"adam_beta1"},
+      {"adam_beta2"},
+      {"adam_epsilon"},
       // Added in schema_version 2 (HELPERS.md, schema coordination); the defaults are what a version-1 run did.
-      {"graph", "off"},
-      {"accumulate_steps", "1"},
-      {"timing", "events"},
-      {"implementation", "mgpu_bench"},
+      {"graph"},
+      {"accumulate_steps"},
+      {"timing"},
+      {"implementation"},
   };
   return attributes;
 }
@@ -33,15 +34,15 @@ const std::vector<IdentityAttribute>& scaling_identity_attributes() {
 const std::vector<IdentityAttribute>& comparison_identity_attributes() {
   static const std::vector<IdentityAttribute> attributes = [] {
     std::vector<IdentityAttribute> all = scaling_identity_attributes();
-    all.push_back({"ranks", nullptr});
-    all.push_back({"nccl_algo", nullptr});
-    all.push_back({"nccl_proto", nullptr});
-    all.push_back({"environment_preset", "none"});
+    all.push_back({"ranks"});
+    all.push_back({"nccl_algo"});
+    all.push_back({"nccl_proto"});
+    all.push_back({"environment_preset"});
     // How the gradients are reduced: meaningless on 1 GPU (recorded there as off / 0 / fp32), so, like the NCCL
     // settings, they pair N-GPU configurations with each other but never keep one from its 1-GPU baseline.
-    all.push_back({"overlap", "off"});
-    all.push_back({"bucket_mb", "0"});
-    all.push_back({"grad_dtype", "fp32"});
+    all.push_back({"overlap"});
+    all.push_back({"bucket_mb"});
+    all.push_back({"grad_dtype"});
     return all;
   }();
   return attributes;
@@ -51,10 +52,23 @@ bool is_nccl_setting(const IdentityAttribute& attribute) {
   return std::strcmp(attribute.name, "nccl_algo") == 0 || std::strcmp(attribute.name, "nccl_proto") == 0;
 }
 
+namespace {
+
+// The texts of a default ConfigurationMetadata: what a file that lacks an attribute added after schema_version 1
+// implies (results_schema.hpp: the struct's defaults are what a version-1 run did).
+const std::map<std::string, std::string>& defaults() {
+  static const std::map<std::string, std::string> texts = attribute_texts(ConfigurationMetadata{});
+  return texts;
+}
+
+bool has_default(const char* name) { return results_schema::attribute_added_in(name) > 1; }
+
+}  // namespace
+
 std::string attribute_or_default(const ConfigurationResults& configuration, const IdentityAttribute& attribute) {
   const auto found = configuration.attribute_text.find(attribute.name);
   if (found != configuration.attribute_text.end()) return found->second;
-  return attribute.default_text != nullptr ? attribute.default_text : "";
+  return has_default(attribute.name) ? defaults().at(attribute.name) : "";
 }
 
 std::vector<std::string> identity_key(const ConfigurationResults& configuration,
@@ -67,13 +81,18 @@ std::vector<std::string> identity_key(const ConfigurationResults& configuration,
 
 std::string configuration_label(const ConfigurationResults& configuration) {
   std::string label = configuration.metadata.name;
-  const std::string algo = attribute_or_default(configuration, {"nccl_algo", "default"});
-  const std::string proto = attribute_or_default(configuration, {"nccl_proto", "default"});
-  if (algo != "default" || proto != "default") label += " nccl " + algo + "/" + proto;
+  const auto nccl_setting = [&](const char* name) {
+    const auto found = configuration.attribute_text.find(name);
+    return found != configuration.attribute_text.end() ? found->second : std::string(results_schema::kNcclDefault);
+  };
+  const std::string algo = nccl_setting("nccl_algo");
+  const std::string proto = nccl_setting("nccl_proto");
+  if (algo != results_schema::kNcclDefault || proto != results_schema::kNcclDefault)
+    label += " nccl " + algo + "/" + proto;
   for (const IdentityAttribute& attribute : comparison_identity_attributes()) {
-    if (attribute.default_text == nullptr) continue;
+    if (!has_default(attribute.name)) continue;
     const std::string value = attribute_or_default(configuration, attribute);
-    if (value != attribute.default_text) label += std::string(" ") + attribute.name + "=" + value;
+    if (value != defaults().at(attribute.name)) label += std::string(" ") + attribute.name + "=" + value;
   }
   return label;
 }

@@ -10,11 +10,10 @@
 
 namespace mgpu::analysis {
 
-// An attribute that is part of a configuration's identity, with the value a file that lacks it implies (attributes
-// added after schema_version 1 are absent from older files: docs/results-format.md, Versioning).
+// An attribute that is part of a configuration's identity. One added after schema_version 1 is absent from older
+// files (docs/results-format.md, Versioning); such a file implies its ConfigurationMetadata default.
 struct IdentityAttribute {
   const char* name;
-  const char* default_text;  // nullptr: every schema version has it
 };
 
 // What the model computes and how it is trained and timed: model, widths, dropout, global batch and its mode, device,
@@ -31,7 +30,7 @@ bool is_nccl_setting(const IdentityAttribute& attribute);
 // The values of the given attributes, in order, as one comparable key.
 std::vector<std::string> identity_key(const ConfigurationResults& configuration,
                                       const std::vector<IdentityAttribute>& attributes);
-// The attribute's text, or its default when absent.
+// The attribute's text; when absent, its ConfigurationMetadata default if it was added after schema_version 1, else "".
 std::string attribute_or_default(const ConfigurationResults& configuration, const IdentityAttribute& attribute);
 
 // A short human label: the group name, plus the settings that differ from their defaults ("nccl tree/simple", ...).

@@ -11,11 +11,9 @@
 #include <sstream>
 #include <tuple>
 
-#include "pairing_identity.hpp"
 #include "error.hpp"
 
 namespace mgpu::analysis {
-namespace {
 
 void write_text(const std::string& path, const std::string& text) {
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
@@ -23,6 +21,8 @@ void write_text(const std::string& path, const std::string& text) {
   out.close();
   if (!out) throw UsageError("cannot write '" + path + "'");
 }
+
+namespace {
 
 // Quoted for a gnuplot string: only '"' and '\' need escaping.
 std::string gnuplot_string(const std::string& text) {
@@ -36,7 +36,8 @@ std::string gnuplot_string(const std::string& text) {
 
 // The series a configuration belongs to in the line plots: model, GPU count and its non-default settings (the label
 // without the group name), so "large 2 GPUs nccl tree/simple" is its own line.
-std::string series_name(const ConfigurationStats& s, int ranks) {
+std::string series_name(const ConfigurationStats& s) {
+  const int ranks = s.results->ranks();
   std::string settings = s.label.substr(std::min(s.label.size(), s.results->metadata.name.size()));
   return s.results->metadata.model + " " + std::to_string(ranks) + (ranks == 1 ? " GPU" : " GPUs") + settings;
 }
@@ -77,22 +78,28 @@ const char kPreamble[] =
     "set grid\n"
     "set key below left Left reverse\n";
 
+// A line plot of series: settings (title, axes, ...) go between the output and the plot command, extra_plot after the
+// series' clauses.
+std::string line_plot_script(const std::string& data_file, const std::string& image, const Series& series,
+                             const std::string& settings, const std::string& extra_plot) {
+  return std::string(kPreamble) + "set output " + gnuplot_string(image) + "\n" + settings + "plot " +
+         series.plot_clause(data_file) + extra_plot + "\n";
+}
+
 std::string throughput_script(const std::string& data_file, const std::string& image, const Series& series) {
-  return std::string(kPreamble) + "set output " + gnuplot_string(image) +
-         "\nset title 'Throughput vs global batch (mean over kept runs, 95% Student-t interval)'\n"
-         "set xlabel 'global batch'\nset ylabel 'samples/s'\nset logscale x 2\nset format y '%.0f'\n"
-         "set offsets graph 0.05, graph 0.05, graph 0.05, 0\n"
-         "plot " +
-         series.plot_clause(data_file) + "\n";
+  return line_plot_script(data_file, image, series,
+                          "set title 'Throughput vs global batch (mean over kept runs, 95% Student-t interval)'\n"
+                          "set xlabel 'global batch'\nset ylabel 'samples/s'\nset logscale x 2\nset format y '%.0f'\n"
+                          "set offsets graph 0.05, graph 0.05, graph 0.05, 0\n",
+                          "");
 }
 
 std::string speedup_script(const std::string& data_file, const std::string& image, const Series& series) {
-  return std::string(kPreamble) + "set output " + gnuplot_string(image) +
-         "\nset title 'Speedup vs global batch (N GPUs / 1 GPU; Fieller 95% interval)'\n"
-         "set xlabel 'global batch'\nset ylabel 'speedup'\nset logscale x 2\n"
-         "set offsets graph 0.05, graph 0.05, graph 0.05, graph 0.05\n"
-         "plot " +
-         series.plot_clause(data_file) + ", \\\n     1 with lines dashtype 2 linecolor 'black' title 'speedup 1.0'\n";
+  return line_plot_script(data_file, image, series,
+                          "set title 'Speedup vs global batch (N GPUs / 1 GPU; Fieller 95% interval)'\n"
+                          "set xlabel 'global batch'\nset ylabel 'speedup'\nset logscale x 2\n"
+                          "set offsets graph 0.05, graph 0.05, graph 0.05, graph 0.05\n",
+                          ", \\\n     1 with lines dashtype 2 linecolor 'black' title 'speedup 1.0'");
 }
 
 std::string phases_script(const std::string& data_file, const std::string& image, std::size_t bars) {
@@ -134,14 +141,13 @@ PlotOutcome write_plots(const std::string& directory, const std::vector<Configur
   for (const ConfigurationStats& s : configurations) {
     const SampleSummary& t = s.throughput;
     const double half = t.has_interval ? t.half_width : 0;
-    throughput.add(series_name(s, s.results->ranks()), s.results->metadata.global_batch, t.mean, t.mean - half,
-                   t.mean + half);
+    throughput.add(series_name(s), s.results->metadata.global_batch, t.mean, t.mean - half, t.mean + half);
   }
   Series speedup;
   for (const ScalingPair& pair : scaling.pairs) {
     const RatioInterval& r = pair.speedup;
-    speedup.add(series_name(*pair.multi, pair.multi->results->ranks()), pair.multi->results->metadata.global_batch,
-                r.ratio, r.has_interval ? r.low : r.ratio, r.has_interval ? r.high : r.ratio);
+    speedup.add(series_name(*pair.multi), pair.multi->results->metadata.global_batch, r.ratio,
+                r.has_interval ? r.low : r.ratio, r.has_interval ? r.high : r.ratio);
   }
   std::ostringstream phases;
   phases.precision(10);

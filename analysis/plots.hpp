@@ -22,6 +22,10 @@ struct PlotOutcome {
 PlotOutcome write_plots(const std::string& directory, const std::vector<ConfigurationStats>& configurations,
                         const ScalingTable& scaling);
 
+// Writes text to path (created or truncated); throws UsageError "cannot write '<path>'" when that fails. The report
+// files in --out are written with it too.
+void write_text(const std::string& path, const std::string& text);
+
 // The path of an executable found on PATH, or "" when there is none.
 std::string find_on_path(const std::string& program);
 

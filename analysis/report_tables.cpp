@@ -5,7 +5,6 @@
 #include <cstdio>
 #include <string>
 
-#include "pairing_identity.hpp"
 #include "speedup_interval.hpp"
 
 namespace mgpu::analysis {

@@ -28,9 +28,9 @@ ScalingTable build_scaling_table(const std::vector<ConfigurationStats>& configur
     pair.multi = &c;
     const SampleSummary& one = pair.single->throughput;
     const SampleSummary& many = pair.multi->throughput;
-    pair.speedup = fieller_ratio_interval(many.mean, many.sd * many.sd, many.n, one.mean, one.sd * one.sd, one.n);
+    pair.speedup = fieller_ratio_interval(many, one);
     pair.efficiency = pair.speedup.ratio / c.results->ranks();
-    pair.welch = welch_test(many.mean, many.sd * many.sd, many.n, one.mean, one.sd * one.sd, one.n);
+    pair.welch = welch_test_of_summaries(many, one);
     table.pairs.push_back(pair);
   }
   return table;

@@ -39,4 +39,10 @@ RatioInterval fieller_ratio_interval(double mean_a, double variance_a, std::size
   return r;
 }
 
+RatioInterval fieller_ratio_interval(const SampleSummary& numerator, const SampleSummary& denominator,
+                                     double confidence) {
+  return fieller_ratio_interval(numerator.mean, numerator.sd * numerator.sd, numerator.n, denominator.mean,
+                                denominator.sd * denominator.sd, denominator.n, confidence);
+}
+
 }  // namespace mgpu::analysis

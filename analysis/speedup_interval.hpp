@@ -26,5 +26,8 @@ struct RatioInterval {
 // significantly non-zero (m_b² > t² v_b); otherwise has_interval is false.
 RatioInterval fieller_ratio_interval(double mean_a, double variance_a, std::size_t n_a, double mean_b,
                                      double variance_b, std::size_t n_b, double confidence = kConfidence);
+// The same from the numerator's and the denominator's sample summaries (mean, sd², n).
+RatioInterval fieller_ratio_interval(const SampleSummary& numerator, const SampleSummary& denominator,
+                                     double confidence = kConfidence);
 
 }  // namespace mgpu::analysis

@@ -21,13 +21,6 @@ double sample_sd(const std::vector<double>& x) {
   return std::sqrt(sum / static_cast<double>(x.size() - 1));
 }
 
-double median(std::vector<double> x) {
-  if (x.empty()) return 0;
-  std::sort(x.begin(), x.end());
-  const std::size_t n = x.size();
-  return n % 2 == 1 ? x[n / 2] : 0.5 * (x[n / 2 - 1] + x[n / 2]);
-}
-
 double median_absolute_deviation(const std::vector<double>& x) {
   const double centre = median(x);
   std::vector<double> deviations;
@@ -68,6 +61,10 @@ WelchTest welch_test(double mean_a, double variance_a, std::size_t n_a, double m
   // Two-sided: twice the upper tail of |t|; the complement keeps precision for tiny p.
   w.p = 2 * boost::math::cdf(boost::math::complement(boost::math::students_t(w.df), std::fabs(w.t)));
   return w;
+}
+
+WelchTest welch_test_of_summaries(const SampleSummary& a, const SampleSummary& b) {
+  return welch_test(a.mean, a.sd * a.sd, a.n, b.mean, b.sd * b.sd, b.n);
 }
 
 WelchTest welch_test(const std::vector<double>& a, const std::vector<double>& b) {

@@ -6,6 +6,8 @@
 #include <cstddef>
 #include <vector>
 
+#include "sample_median.hpp"
+
 namespace mgpu::analysis {
 
 // MEASUREMENT.md: a result with fewer kept runs than this gets no interval, only its values.
@@ -18,7 +20,7 @@ inline constexpr double kDefaultOutlierThreshold = 3.5;
 double mean(const std::vector<double>& x);
 // Sample standard deviation (n - 1 in the denominator); 0 for fewer than 2 values.
 double sample_sd(const std::vector<double>& x);
-double median(std::vector<double> x);
+using mgpu::median;  // sample_median.hpp: 0 for an empty sample
 // Median absolute deviation from the median (unscaled).
 double median_absolute_deviation(const std::vector<double>& x);
 
@@ -48,6 +50,9 @@ WelchTest welch_test(const std::vector<double>& a, const std::vector<double>& b)
 // The same from summary values (mean, sample variance, n) of each side.
 WelchTest welch_test(double mean_a, double variance_a, std::size_t n_a, double mean_b, double variance_b,
                      std::size_t n_b);
+// The same from two samples' summaries (mean, sd², n); not an overload of welch_test, whose vector form takes braced
+// lists that would also initialise a SampleSummary.
+WelchTest welch_test_of_summaries(const SampleSummary& a, const SampleSummary& b);
 
 // M_i = 0.6745 (x_i - median) / MAD (Iglewicz & Hoaglin 1993). All zero when MAD = 0 (MEASUREMENT.md: then no value
 // is an outlier).

@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "error.hpp"
+#include "results_file.hpp"  // shortest_double_text
 
 namespace mgpu::analysis {
 namespace {
@@ -30,16 +31,6 @@ std::string format_double(double value, int decimals, bool thousands) {
   if (text[0] == '-' && std::strspn(text + 1, "0.") == std::strlen(text + 1))
     std::memmove(text, text + 1, sizeof text - 1);
   return thousands ? group_thousands(text) : text;
-}
-
-// Full precision for machines: shortest text that reads back the same double.
-std::string exact_double(double value) {
-  char text[32] = {};
-  for (int digits = 1; digits <= 17; ++digits) {
-    std::snprintf(text, sizeof text, "%.*g", digits, value);
-    if (std::strtod(text, nullptr) == value) break;
-  }
-  return text;
 }
 
 // Display width in terminal columns: count UTF-8 lead bytes, so "±" and "—" count once.
@@ -105,7 +96,7 @@ std::string csv_field(const std::string& text) {
 }
 
 std::string csv_value(const Value& value) {
-  if (const auto* d = std::get_if<double>(&value)) return exact_double(*d);
+  if (const auto* d = std::get_if<double>(&value)) return shortest_double_text(*d);  // full precision for machines
   if (const auto* i = std::get_if<std::int64_t>(&value)) return std::to_string(*i);
   if (const auto* s = std::get_if<std::string>(&value)) return csv_field(*s);
   return "";
@@ -249,13 +240,15 @@ nlohmann::json table_to_json(const Table& table) {
   return json;
 }
 
+nlohmann::json tables_to_json(const std::vector<Table>& tables) {
+  nlohmann::json json = nlohmann::json::object();
+  for (const Table& table : tables) json[table.key] = table_to_json(table);
+  return json;
+}
+
 std::string render_tables(const std::vector<Table>& tables, Format format) {
   std::string out;
-  if (format == Format::json) {
-    nlohmann::json json = nlohmann::json::object();
-    for (const Table& table : tables) json[table.key] = table_to_json(table);
-    return json.dump(2) + "\n";
-  }
+  if (format == Format::json) return tables_to_json(tables).dump(2) + "\n";
   bool first = true;
   for (std::size_t t = 0; t < tables.size(); ++t) {
     if (!tables[t].on_screen && (format == Format::terminal || format == Format::markdown)) continue;

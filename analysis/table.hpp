@@ -55,6 +55,8 @@ std::string render_markdown(const Table& table);
 std::string render_csv(const Table& table);
 // {"title": ..., "columns": [keys], "rows": [{key: value}], "notes": [...]}.
 nlohmann::json table_to_json(const Table& table);
+// {table.key: table_to_json(table)} for every table.
+nlohmann::json tables_to_json(const std::vector<Table>& tables);
 
 // Several tables in one format (CSV: each table preceded by a "# title" line, tables separated by a blank line); the
 // terminal and Markdown leave out tables that are not on_screen.

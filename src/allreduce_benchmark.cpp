@@ -13,6 +13,7 @@
 #include "mpi_check.hpp"
 #include "results_file.hpp"
 #include "run_conditions.hpp"
+#include "sample_median.hpp"
 #include "standalone_conditions.hpp"
 
 #if MGPU_HAVE_CUDA
@@ -31,12 +32,6 @@ std::unique_ptr<AllreduceEngine> make_engine(const BackendChoice& choice, const 
   (void)options;  // the CPU engine is fp32 only (bf16 is refused before) and needs no iteration count
   MGPU_REQUIRE(choice.backend == Backend::cpu, "this build has no CUDA support");
   return make_mpi_allreduce_engine(mpi, max_elements);
-}
-
-double median(std::vector<double> values) {
-  std::sort(values.begin(), values.end());
-  const std::size_t n = values.size();
-  return n % 2 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
 }
 
 // Rank 0 gets every rank's `runs` values (rank-major); the others an empty vector.

@@ -20,6 +20,7 @@
 #include "gpu_devices.hpp"
 #include "mlp_spec.hpp"
 #include "probe_kernels.cuh"
+#include "sample_median.hpp"
 #include "standalone_conditions.hpp"
 #include "trainer.hpp"
 #include "tuned_gemm.hpp"
@@ -59,12 +60,6 @@ std::vector<GemmShape> step_gemms(const std::string& model, int batch) {
 // fp32: true fp32; tf32: fp32 data on the tensor cores' TF32 path; bf16: bf16 data, fp32 accumulation (the
 // training step's types for each, compute_type_for and operand_type_for).
 const Precision kPrecisions[] = {Precision::fp32, Precision::tf32, Precision::bf16};
-
-double median(std::vector<double> values) {
-  std::sort(values.begin(), values.end());
-  const std::size_t n = values.size();
-  return n % 2 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
-}
 
 // Captures what `enqueue` puts on `stream` into `graph` and instantiates it; a capture that throws is abandoned.
 void capture(CudaGraph& graph, cudaStream_t stream, const std::function<void()>& enqueue) {

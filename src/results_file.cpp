@@ -258,15 +258,8 @@ std::map<std::string, std::string> all_attributes_as_text(const Where& where, hi
         }
         break;
       case H5T_FLOAT:
-        for (const double number : read_numbers<double>(where, object, name.c_str(), false)) {
-          char text[32] = {};
-          // The shortest form that reads back the same number: 0.001, not 0.0010000000000000000208.
-          for (int digits = 1; digits <= 17; ++digits) {
-            std::snprintf(text, sizeof text, "%.*g", digits, number);
-            if (std::strtod(text, nullptr) == number) break;
-          }
-          parts.emplace_back(text);
-        }
+        for (const double number : read_numbers<double>(where, object, name.c_str(), false))
+          parts.push_back(shortest_double_text(number));
         break;
       default:
         continue;  // compound, enum, ...: not ours, nothing to key on
@@ -641,6 +634,39 @@ std::string utc_timestamp_now() {
   char text[32];
   std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &utc);
   return text;
+}
+
+std::string shortest_double_text(double value) {
+  char text[32] = {};
+  for (int digits = 1; digits <= 17; ++digits) {
+    std::snprintf(text, sizeof text, "%.*g", digits, value);
+    if (std::strtod(text, nullptr) == value) break;
+  }
+  return text;
+}
+
+namespace {
+
+std::string attribute_value_text(const std::string& value) { return value; }
+std::string attribute_value_text(double value) { return shortest_double_text(value); }
+template <typename Integer, typename = std::enable_if_t<std::is_integral_v<Integer>>>
+std::string attribute_value_text(Integer value) {
+  return std::to_string(value);
+}
+template <typename T>
+std::string attribute_value_text(const std::vector<T>& values) {
+  std::string joined;
+  for (std::size_t i = 0; i < values.size(); ++i) joined += (i > 0 ? "," : "") + attribute_value_text(values[i]);
+  return joined;
+}
+
+}  // namespace
+
+std::map<std::string, std::string> attribute_texts(const ConfigurationMetadata& metadata) {
+  std::map<std::string, std::string> texts;
+  schema::for_each_attribute_of_configuration(
+      metadata, [&](const char* name, const auto& value) { texts.emplace(name, attribute_value_text(value)); });
+  return texts;
 }
 
 // ---- ResultsWriter

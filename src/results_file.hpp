@@ -25,6 +25,10 @@ using results_schema::RootMetadata;
 // Now, as ISO 8601 UTC with a "Z" suffix ("2025-01-31T12:00:00Z"): the form of every *_utc attribute.
 std::string utc_timestamp_now();
 
+// The shortest text that reads back as the same double ("%.*g", 1 to 17 digits): 0.001, not
+// 0.0010000000000000000208. The form of floating-point attribute texts (ConfigurationResults::attribute_text).
+std::string shortest_double_text(double value);
+
 // Serial HDF5: only rank 0 writes, after gathering every rank's RunRecord.
 class ResultsWriter {
  public:
@@ -127,6 +131,11 @@ struct ResultsFile {
 // than results_schema::kVersion (naming both), or lacks an attribute or dataset (naming the group and the name) or has
 // one of the wrong shape; other HDF5 failures throw Error, also prefixed with the file name.
 ResultsFile read_results_file(const std::string& path);
+
+// The configuration's attributes as text, formatted as the reader's ConfigurationResults::attribute_text (strings as
+// they are, integers exactly, floats by shortest_double_text, arrays joined by ","). attribute_texts of a default
+// ConfigurationMetadata gives the texts a file lacking an attribute added after schema_version 1 implies.
+std::map<std::string, std::string> attribute_texts(const ConfigurationMetadata& metadata);
 
 // ---- Standalone measurements: top-level groups (/allreduce, /probe) written whole, once, next to /configurations,
 // into a new results file or an existing one, so one file can hold a training sweep and its yardsticks.
