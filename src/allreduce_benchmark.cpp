@@ -81,10 +81,7 @@ void run_allreduce_benchmark(const AllreduceOptions& options, const MpiContext& 
   if (mpi.rank == 0 && !choice.notice.empty()) std::printf("#\n# NOTE: %s\n#\n", choice.notice.c_str());
   if (choice.backend == Backend::cpu && options.dtype == AllreduceDtype::bf16)
     throw UsageError("--dtype bf16: the CPU fallback (MPI_Allreduce) has no bf16; use --dtype fp32 or GPUs");
-  if (mpi.rank == 0 && choice.backend == Backend::cpu && !(options.nccl_algo + options.nccl_proto).empty())
-    std::printf("# note: --nccl-algo/--nccl-proto have no effect on the CPU fallback (MPI_Allreduce)\n");
-  apply_nccl_option(mpi.rank, "NCCL_ALGO", options.nccl_algo);
-  apply_nccl_option(mpi.rank, "NCCL_PROTO", options.nccl_proto);
+  apply_nccl_options(mpi.rank, choice.backend == Backend::cpu, options.nccl_algo, options.nccl_proto);
 
   const std::vector<SweepSize> sizes = options.sizes();
   const std::size_t element_bytes = allreduce_dtype_bytes(options.dtype);

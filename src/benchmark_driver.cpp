@@ -224,11 +224,7 @@ void run_benchmark(const BenchOptions& options, const MpiContext& mpi) {
 
   job.choice = choose_backend(options.device, mpi);
   if (mpi.rank == 0 && !job.choice.notice.empty()) std::printf("#\n# NOTE: %s\n#\n", job.choice.notice.c_str());
-  if (mpi.rank == 0 && job.choice.backend == Backend::cpu && !(options.nccl_algo + options.nccl_proto).empty()) {
-    std::printf("# note: --nccl-algo/--nccl-proto have no effect on the CPU fallback (MPI_Allreduce)\n");
-  }
-  apply_nccl_option(mpi.rank, "NCCL_ALGO", options.nccl_algo);
-  apply_nccl_option(mpi.rank, "NCCL_PROTO", options.nccl_proto);
+  apply_nccl_options(mpi.rank, job.choice.backend == Backend::cpu, options.nccl_algo, options.nccl_proto);
   // How each step runs (--graph, --overlap, ...) depends on the back-end; the CPU fallback refuses with one line
   // what it cannot honour, and the same on every rank.
   for (BenchConfiguration& configuration : plan) configuration.cuda_backend = job.choice.backend == Backend::cuda;
