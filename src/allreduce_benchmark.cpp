@@ -91,7 +91,7 @@ void run_allreduce_benchmark(const AllreduceOptions& options, const MpiContext& 
   results_schema::AllreduceSweep sweep;
   sweep.conditions = describe_standalone_conditions(choice, mpi, options.command_line);
   sweep.conditions.started_utc = utc_timestamp_now();
-  sweep.dtype = allreduce_dtype_name(options.dtype);
+  sweep.dtype = grad_dtype_name(options.dtype);
   sweep.timed_operation = engine->timed_operation();
   sweep.data_check = engine->data_check();
   sweep.iterations = options.iterations;
