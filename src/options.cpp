@@ -246,6 +246,11 @@ SweepEntry parse_sweep_entry(const std::string& text, long long max_batch) {
   return entry;
 }
 
+std::string configuration_label(const MlpSpec& model, int global_batch, int gpus) {
+  return (model.name == "custom" ? model.widths_string() : model.name) + "_b" + std::to_string(global_batch) + "_n" +
+         std::to_string(gpus);
+}
+
 std::size_t BenchOptions::configuration_count() const {
   std::size_t batches = 0;
   for (const SweepEntry& entry : sweep) batches += entry.global_batches.size();
@@ -255,10 +260,10 @@ std::size_t BenchOptions::configuration_count() const {
 std::string BenchOptions::default_output_path(int ranks) const {
   const std::size_t count = configuration_count();
   if (count != 1) return "mgpu_bench_sweep_" + std::to_string(count) + "configs.h5";
-  const MlpSpec& model = sweep.front().model;
-  return "mgpu_bench_" + (model.name == "custom" ? model.widths_string() : model.name) + "_b" +
-         std::to_string(sweep.front().global_batches.front()) + "_n" +
-         std::to_string(gpus.empty() ? ranks : gpus.front()) + ".h5";
+  return "mgpu_bench_" +
+         configuration_label(sweep.front().model, sweep.front().global_batches.front(),
+                             gpus.empty() ? ranks : gpus.front()) +
+         ".h5";
 }
 
 namespace {
