@@ -151,6 +151,22 @@ struct ConfigurationMetadata {
   int total_steps() const { return warmup_steps + measured_steps; }
 };
 
+// The library versions and the per-rank identity, recorded both with a configuration and with a standalone group: one
+// list, visited at the same place in both (ConfigurationMetadata, MeasurementConditions, const or not).
+template <typename Record, typename Visitor>
+void for_each_library_and_rank_attribute(Record& r, Visitor&& visit) {
+  visit("cuda_runtime_version", r.cuda_runtime_version);
+  visit("cuda_driver_version", r.cuda_driver_version);
+  visit("cublas_version", r.cublas_version);
+  visit("nccl_version", r.nccl_version);
+  visit("mpi_library_version", r.mpi_library_version);
+  visit("hosts", r.hosts);
+  visit("gpu_names", r.gpu_names);
+  visit("gpu_uuids", r.gpu_uuids);
+  visit("gpu_pci_bus_ids", r.gpu_pci_bus_ids);
+  visit("peer_topology", r.peer_topology);
+}
+
 template <typename Metadata, typename Visitor>  // Metadata: ConfigurationMetadata, const or not
 void for_each_attribute_of_configuration(Metadata& m, Visitor&& visit) {
   visit("implementation", m.implementation);
@@ -186,16 +202,7 @@ void for_each_attribute_of_configuration(Metadata& m, Visitor&& visit) {
   visit("nccl_environment", m.nccl_environment);
   visit("command_line", m.command_line);
   visit("started_utc", m.started_utc);
-  visit("cuda_runtime_version", m.cuda_runtime_version);
-  visit("cuda_driver_version", m.cuda_driver_version);
-  visit("cublas_version", m.cublas_version);
-  visit("nccl_version", m.nccl_version);
-  visit("mpi_library_version", m.mpi_library_version);
-  visit("hosts", m.hosts);
-  visit("gpu_names", m.gpu_names);
-  visit("gpu_uuids", m.gpu_uuids);
-  visit("gpu_pci_bus_ids", m.gpu_pci_bus_ids);
-  visit("peer_topology", m.peer_topology);
+  for_each_library_and_rank_attribute(m, visit);
   visit("max_sm_clock_mhz", m.max_sm_clock_mhz);
   visit("max_memory_clock_mhz", m.max_memory_clock_mhz);
 }
@@ -374,16 +381,7 @@ void for_each_attribute_of_conditions(Conditions& c, Visitor&& visit) {
   visit("command_line", c.command_line);
   visit("started_utc", c.started_utc);
   visit("finished_utc", c.finished_utc);
-  visit("cuda_runtime_version", c.cuda_runtime_version);
-  visit("cuda_driver_version", c.cuda_driver_version);
-  visit("cublas_version", c.cublas_version);
-  visit("nccl_version", c.nccl_version);
-  visit("mpi_library_version", c.mpi_library_version);
-  visit("hosts", c.hosts);
-  visit("gpu_names", c.gpu_names);
-  visit("gpu_uuids", c.gpu_uuids);
-  visit("gpu_pci_bus_ids", c.gpu_pci_bus_ids);
-  visit("peer_topology", c.peer_topology);
+  for_each_library_and_rank_attribute(c, visit);
 }
 
 // A dataset of a standalone group: written whole, its shape given by the arrays the producer fills.
