@@ -46,7 +46,7 @@ struct JobFacts {
 ConfigurationMetadata describe_configuration(const BenchConfiguration& configuration, const JobFacts& job,
                                              const std::vector<std::string>& hosts,
                                              const std::vector<RankHardware>& hardware) {
-  const TrainingSettings settings = configuration.training_settings();
+  const TrainingSettings settings = configuration.training_settings(job.choice.backend == Backend::cuda);
   ConfigurationMetadata meta;
   meta.name = configuration.name(backend_name(job.choice.backend));
   meta.implementation = results_schema::kImplementation;
@@ -143,7 +143,7 @@ SweepState open_results(const BenchOptions& options, const std::vector<BenchConf
 std::vector<RunSummary> run_configuration(const BenchConfiguration& configuration, const JobFacts& job,
                                           const MpiContext& sub, PlanStep step, int attempt, ResultsWriter* results,
                                           SweepProgress* progress) {
-  const TrainingSettings settings = configuration.training_settings();
+  const TrainingSettings settings = configuration.training_settings(job.choice.backend == Backend::cuda);
   // A trainer per configuration, on this configuration's communicator: NCCL's is created over exactly these ranks.
   const std::unique_ptr<Trainer> trainer = make_trainer(job.choice, settings, sub);
   BannerFacts facts;
@@ -226,11 +226,11 @@ void run_benchmark(const BenchOptions& options, const MpiContext& mpi) {
   if (mpi.rank == 0 && !job.choice.notice.empty()) std::printf("#\n# NOTE: %s\n#\n", job.choice.notice.c_str());
   apply_nccl_options(mpi.rank, job.choice.backend == Backend::cpu, options.nccl_algo, options.nccl_proto);
   // How each step runs (--graph, --overlap, ...) depends on the back-end; the CPU fallback refuses with one line
-  // what it cannot honour, and the same on every rank.
-  for (BenchConfiguration& configuration : plan) configuration.cuda_backend = job.choice.backend == Backend::cuda;
-  // Every configuration must fit before the first one starts, so a long sweep does not fail half-way.
+  // what it cannot honour (training_settings), and the same on every rank. Every configuration must fit before the
+  // first one starts, so a long sweep does not fail half-way.
   for (const BenchConfiguration& configuration : plan)
-    check_memory_fits(job.choice, configuration.training_settings(), configuration.gpus, mpi);
+    check_memory_fits(job.choice, configuration.training_settings(job.choice.backend == Backend::cuda),
+                      configuration.gpus, mpi);
 
   job.versions = library_versions(job.choice.backend);
   job.nccl_environment = nccl_environment();

@@ -7,7 +7,7 @@ std::string BenchConfiguration::name(const std::string& device) const {
   return configuration_label(model, global_batch, gpus) + "_" + device;
 }
 
-TrainingSettings BenchConfiguration::training_settings() const {
+TrainingSettings BenchConfiguration::training_settings(bool cuda_backend) const {
   TrainingSettings settings;
   settings.model = model;
   settings.global_batch = global_batch;
