@@ -39,14 +39,6 @@ double median(std::vector<double> values) {
   return n % 2 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
 }
 
-// Rank 0 gets every rank's `runs` values (rank-major); the others an empty vector.
-std::vector<double> gather_runs(const MpiContext& mpi, const std::vector<double>& mine) {
-  std::vector<double> all(mpi.rank == 0 ? mine.size() * mpi.size : 0);
-  MGPU_MPI_CHECK(MPI_Gather(mine.data(), static_cast<int>(mine.size()), MPI_DOUBLE, all.data(),
-                            static_cast<int>(mine.size()), MPI_DOUBLE, 0, mpi.comm));
-  return all;
-}
-
 void print_header(std::FILE* out, const AllreduceOptions& options) {
   std::fprintf(out,
                "# %d runs of %d back-to-back all-reduces (after %d untimed) per size; time = median over runs of "
@@ -127,8 +119,8 @@ void run_allreduce_benchmark(const AllreduceOptions& options, const MpiContext& 
       batched[run] = engine->time_back_to_back(elements, options.warmup_iterations, options.iterations);
       each[run] = engine->time_each(elements, options.warmup_iterations, options.iterations);
     }
-    const std::vector<double> all_batched = gather_runs(mpi, batched);
-    const std::vector<double> all_each = gather_runs(mpi, each);
+    const std::vector<double> all_batched = gather_doubles_to_root(mpi, batched);
+    const std::vector<double> all_each = gather_doubles_to_root(mpi, each);
     if (mpi.rank != 0) continue;
 
     sweep.size_labels.push_back(sizes[s].label);

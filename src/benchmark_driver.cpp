@@ -23,12 +23,10 @@ namespace {
 // Gathers every rank's record of one run to rank 0 (others get an empty vector).
 std::vector<RunRecord> gather_run(const MpiContext& mpi, const RunRecord& mine) {
   const std::vector<double> packed = mine.pack();
-  const int count = static_cast<int>(packed.size());
-  std::vector<double> all(mpi.rank == 0 ? packed.size() * mpi.size : 0);
-  MGPU_MPI_CHECK(MPI_Gather(packed.data(), count, MPI_DOUBLE, all.data(), count, MPI_DOUBLE, 0, mpi.comm));
+  const std::vector<double> all = gather_doubles_to_root(mpi, packed);
   std::vector<RunRecord> per_rank;
   for (int r = 0; mpi.rank == 0 && r < mpi.size; ++r)
-    per_rank.push_back(RunRecord::unpack(all.data() + std::size_t(r) * count, mine.total_steps));
+    per_rank.push_back(RunRecord::unpack(all.data() + std::size_t(r) * packed.size(), mine.total_steps));
   return per_rank;
 }
 
