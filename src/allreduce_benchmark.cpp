@@ -34,14 +34,6 @@ std::unique_ptr<AllreduceEngine> make_engine(const BackendChoice& choice, const 
   return make_mpi_allreduce_engine(mpi, max_elements);
 }
 
-// Rank 0 gets every rank's `runs` values (rank-major); the others an empty vector.
-std::vector<double> gather_runs(const MpiContext& mpi, const std::vector<double>& mine) {
-  std::vector<double> all(mpi.rank == 0 ? mine.size() * mpi.size : 0);
-  MGPU_MPI_CHECK(MPI_Gather(mine.data(), static_cast<int>(mine.size()), MPI_DOUBLE, all.data(),
-                            static_cast<int>(mine.size()), MPI_DOUBLE, 0, mpi.comm));
-  return all;
-}
-
 void print_header(std::FILE* out, const AllreduceOptions& options) {
   std::fprintf(out,
                "# %d runs of %d back-to-back all-reduces (after %d untimed) per size; time = median over runs of "
@@ -76,10 +68,7 @@ void run_allreduce_benchmark(const AllreduceOptions& options, const MpiContext& 
   if (mpi.rank == 0 && !choice.notice.empty()) std::printf("#\n# NOTE: %s\n#\n", choice.notice.c_str());
   if (choice.backend == Backend::cpu && options.dtype == AllreduceDtype::bf16)
     throw UsageError("--dtype bf16: the CPU fallback (MPI_Allreduce) has no bf16; use --dtype fp32 or GPUs");
-  if (mpi.rank == 0 && choice.backend == Backend::cpu && !(options.nccl_algo + options.nccl_proto).empty())
-    std::printf("# note: --nccl-algo/--nccl-proto have no effect on the CPU fallback (MPI_Allreduce)\n");
-  apply_nccl_option(mpi.rank, "NCCL_ALGO", options.nccl_algo);
-  apply_nccl_option(mpi.rank, "NCCL_PROTO", options.nccl_proto);
+  apply_nccl_options(mpi.rank, choice.backend == Backend::cpu, options.nccl_algo, options.nccl_proto);
 
   const std::vector<SweepSize> sizes = options.sizes();
   const std::size_t element_bytes = allreduce_dtype_bytes(options.dtype);
@@ -89,7 +78,7 @@ void run_allreduce_benchmark(const AllreduceOptions& options, const MpiContext& 
   results_schema::AllreduceSweep sweep;
   sweep.conditions = describe_standalone_conditions(choice, mpi, options.command_line);
   sweep.conditions.started_utc = utc_timestamp_now();
-  sweep.dtype = allreduce_dtype_name(options.dtype);
+  sweep.dtype = grad_dtype_name(options.dtype);
   sweep.timed_operation = engine->timed_operation();
   sweep.data_check = engine->data_check();
   sweep.iterations = options.iterations;
@@ -125,8 +114,8 @@ void run_allreduce_benchmark(const AllreduceOptions& options, const MpiContext& 
       batched[run] = engine->time_back_to_back(elements, options.warmup_iterations, options.iterations);
       each[run] = engine->time_each(elements, options.warmup_iterations, options.iterations);
     }
-    const std::vector<double> all_batched = gather_runs(mpi, batched);
-    const std::vector<double> all_each = gather_runs(mpi, each);
+    const std::vector<double> all_batched = gather_doubles_to_root(mpi, batched);
+    const std::vector<double> all_each = gather_doubles_to_root(mpi, each);
     if (mpi.rank != 0) continue;
 
     sweep.size_labels.push_back(sizes[s].label);

@@ -23,12 +23,10 @@ namespace {
 // Gathers every rank's record of one run to rank 0 (others get an empty vector).
 std::vector<RunRecord> gather_run(const MpiContext& mpi, const RunRecord& mine) {
   const std::vector<double> packed = mine.pack();
-  const int count = static_cast<int>(packed.size());
-  std::vector<double> all(mpi.rank == 0 ? packed.size() * mpi.size : 0);
-  MGPU_MPI_CHECK(MPI_Gather(packed.data(), count, MPI_DOUBLE, all.data(), count, MPI_DOUBLE, 0, mpi.comm));
+  const std::vector<double> all = gather_doubles_to_root(mpi, packed);
   std::vector<RunRecord> per_rank;
   for (int r = 0; mpi.rank == 0 && r < mpi.size; ++r)
-    per_rank.push_back(RunRecord::unpack(all.data() + std::size_t(r) * count, mine.total_steps));
+    per_rank.push_back(RunRecord::unpack(all.data() + std::size_t(r) * packed.size(), mine.total_steps));
   return per_rank;
 }
 
@@ -46,7 +44,7 @@ struct JobFacts {
 ConfigurationMetadata describe_configuration(const BenchConfiguration& configuration, const JobFacts& job,
                                              const std::vector<std::string>& hosts,
                                              const std::vector<RankHardware>& hardware) {
-  const TrainingSettings settings = configuration.training_settings();
+  const TrainingSettings settings = configuration.training_settings(job.choice.backend == Backend::cuda);
   ConfigurationMetadata meta;
   meta.name = configuration.name(backend_name(job.choice.backend));
   meta.implementation = results_schema::kImplementation;
@@ -143,7 +141,7 @@ SweepState open_results(const BenchOptions& options, const std::vector<BenchConf
 std::vector<RunSummary> run_configuration(const BenchConfiguration& configuration, const JobFacts& job,
                                           const MpiContext& sub, PlanStep step, int attempt, ResultsWriter* results,
                                           SweepProgress* progress) {
-  const TrainingSettings settings = configuration.training_settings();
+  const TrainingSettings settings = configuration.training_settings(job.choice.backend == Backend::cuda);
   // A trainer per configuration, on this configuration's communicator: NCCL's is created over exactly these ranks.
   const std::unique_ptr<Trainer> trainer = make_trainer(job.choice, settings, sub);
   BannerFacts facts;
@@ -224,17 +222,13 @@ void run_benchmark(const BenchOptions& options, const MpiContext& mpi) {
 
   job.choice = choose_backend(options.device, mpi);
   if (mpi.rank == 0 && !job.choice.notice.empty()) std::printf("#\n# NOTE: %s\n#\n", job.choice.notice.c_str());
-  if (mpi.rank == 0 && job.choice.backend == Backend::cpu && !(options.nccl_algo + options.nccl_proto).empty()) {
-    std::printf("# note: --nccl-algo/--nccl-proto have no effect on the CPU fallback (MPI_Allreduce)\n");
-  }
-  apply_nccl_option(mpi.rank, "NCCL_ALGO", options.nccl_algo);
-  apply_nccl_option(mpi.rank, "NCCL_PROTO", options.nccl_proto);
+  apply_nccl_options(mpi.rank, job.choice.backend == Backend::cpu, options.nccl_algo, options.nccl_proto);
   // How each step runs (--graph, --overlap, ...) depends on the back-end; the CPU fallback refuses with one line
-  // what it cannot honour, and the same on every rank.
-  for (BenchConfiguration& configuration : plan) configuration.cuda_backend = job.choice.backend == Backend::cuda;
-  // Every configuration must fit before the first one starts, so a long sweep does not fail half-way.
+  // what it cannot honour (training_settings), and the same on every rank. Every configuration must fit before the
+  // first one starts, so a long sweep does not fail half-way.
   for (const BenchConfiguration& configuration : plan)
-    check_memory_fits(job.choice, configuration.training_settings(), configuration.gpus, mpi);
+    check_memory_fits(job.choice, configuration.training_settings(job.choice.backend == Backend::cuda),
+                      configuration.gpus, mpi);
 
   job.versions = library_versions(job.choice.backend);
   job.nccl_environment = nccl_environment();

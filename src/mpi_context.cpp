@@ -98,6 +98,13 @@ std::vector<double> allgather_doubles(const MpiContext& mpi, double value) {
   return values;
 }
 
+std::vector<double> gather_doubles_to_root(const MpiContext& mpi, const std::vector<double>& mine) {
+  std::vector<double> all(mpi.rank == 0 ? mine.size() * mpi.size : 0);
+  MGPU_MPI_CHECK(MPI_Gather(mine.data(), static_cast<int>(mine.size()), MPI_DOUBLE, all.data(),
+                            static_cast<int>(mine.size()), MPI_DOUBLE, 0, mpi.comm));
+  return all;
+}
+
 std::string mpi_library_version() {
   char text[MPI_MAX_LIBRARY_VERSION_STRING] = {};
   int length = 0;

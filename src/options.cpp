@@ -6,11 +6,11 @@
 #include <algorithm>
 #include <cctype>
 #include <fstream>
-#include <limits>
 #include <sstream>
 
 #include "build_info.hpp"
 #include "error.hpp"
+#include "option_parsing.hpp"
 
 namespace po = boost::program_options;
 
@@ -76,15 +76,6 @@ constexpr long long kMaxRuns = 100000;
 constexpr long long kMaxBatch = 1LL << 24;
 constexpr long long kMaxRanks = 1LL << 20;
 
-int checked_int(const po::variables_map& vm, const char* name, long long minimum, long long maximum) {
-  const long long value = vm[name].as<long long>();
-  if (value < minimum || value > maximum) {
-    throw UsageError("--" + std::string(name) + " " + std::to_string(value) + ": must be from " +
-                     std::to_string(minimum) + " to " + std::to_string(maximum));
-  }
-  return static_cast<int>(value);
-}
-
 std::uint64_t parse_seed(const std::string& text) {
   const bool all_digits = !text.empty() && text.size() <= 20 &&
                           std::all_of(text.begin(), text.end(), [](unsigned char c) { return std::isdigit(c); });
@@ -95,13 +86,6 @@ std::uint64_t parse_seed(const std::string& text) {
     }
   }
   throw UsageError("--seed '" + text + "': must be a non-negative 64-bit integer");
-}
-
-DeviceChoice parse_device(const std::string& text) {
-  if (text == "auto") return DeviceChoice::automatic;
-  if (text == "cuda") return DeviceChoice::cuda;
-  if (text == "cpu") return DeviceChoice::cpu;
-  throw UsageError("--device '" + text + "': choose auto, cuda or cpu");
 }
 
 // "medium,large": preset names, each once.
@@ -156,10 +140,8 @@ std::string nccl_list_value(const std::string& option, const std::string& value,
 // ---- Step execution options (one block, so the driver's own options stay apart from the step's).
 
 Toggle parse_toggle(const char* option, const std::string& text) {
-  if (text == "auto") return Toggle::automatic;
-  if (text == "on") return Toggle::on;
-  if (text == "off") return Toggle::off;
-  throw UsageError("--" + std::string(option) + " '" + text + "': choose auto, on or off");
+  return option_parsing::parse_choice<Toggle>(option, text,
+                                              {{"auto", Toggle::automatic}, {"on", Toggle::on}, {"off", Toggle::off}});
 }
 
 StepOptions parse_step_options(const po::variables_map& vm) {
@@ -171,33 +153,14 @@ StepOptions parse_step_options(const po::variables_map& vm) {
   if (!(step.bucket_mb >= 1e-6 && step.bucket_mb <= 1e6)) {
     throw UsageError("--bucket-mb " + std::to_string(step.bucket_mb) + ": must be from 1e-06 to 1e+06 MB");
   }
-  step.accumulate_steps = checked_int(vm, "accumulate", 1, kMaxAccumulateSteps);
-  const std::string grad_dtype = vm["grad-dtype"].as<std::string>();
-  if (grad_dtype == "fp32") {
-    step.grad_dtype = GradDtype::fp32;
-  } else if (grad_dtype == "bf16") {
-    step.grad_dtype = GradDtype::bf16;
-  } else {
-    throw UsageError("--grad-dtype '" + grad_dtype + "': choose fp32 or bf16");
-  }
-  const std::string precision = vm["precision"].as<std::string>();
-  if (precision == "fp32") {
-    step.precision = Precision::fp32;
-  } else if (precision == "tf32") {
-    step.precision = Precision::tf32;
-  } else if (precision == "bf16") {
-    step.precision = Precision::bf16;
-  } else {
-    throw UsageError("--precision '" + precision + "': choose fp32, tf32 or bf16");
-  }
-  const std::string timing = vm["timing"].as<std::string>();
-  if (timing == "events") {
-    step.timing = TimingMode::events;
-  } else if (timing == "none") {
-    step.timing = TimingMode::none;
-  } else {
-    throw UsageError("--timing '" + timing + "': choose events or none");
-  }
+  step.accumulate_steps = option_parsing::checked_int(vm, "accumulate", 1, kMaxAccumulateSteps);
+  step.grad_dtype = option_parsing::parse_choice<GradDtype>("grad-dtype", vm["grad-dtype"].as<std::string>(),
+                                                            {{"fp32", GradDtype::fp32}, {"bf16", GradDtype::bf16}});
+  step.precision = option_parsing::parse_choice<Precision>(
+      "precision", vm["precision"].as<std::string>(),
+      {{"fp32", Precision::fp32}, {"tf32", Precision::tf32}, {"bf16", Precision::bf16}});
+  step.timing = option_parsing::parse_choice<TimingMode>("timing", vm["timing"].as<std::string>(),
+                                                         {{"events", TimingMode::events}, {"none", TimingMode::none}});
   return step;
 }
 
@@ -235,7 +198,10 @@ const char* device_choice_name(DeviceChoice choice) {
   }
 }
 
-DeviceChoice parse_device_choice(const std::string& text) { return parse_device(text); }
+DeviceChoice parse_device_choice(const std::string& text) {
+  return option_parsing::parse_choice<DeviceChoice>(
+      "device", text, {{"auto", DeviceChoice::automatic}, {"cuda", DeviceChoice::cuda}, {"cpu", DeviceChoice::cpu}});
+}
 
 std::string nccl_algo_env_value(const std::string& option_value) {
   return nccl_list_value("nccl-algo", option_value,
@@ -280,6 +246,11 @@ SweepEntry parse_sweep_entry(const std::string& text, long long max_batch) {
   return entry;
 }
 
+std::string configuration_label(const MlpSpec& model, int global_batch, int gpus) {
+  return (model.name == "custom" ? model.widths_string() : model.name) + "_b" + std::to_string(global_batch) + "_n" +
+         std::to_string(gpus);
+}
+
 std::size_t BenchOptions::configuration_count() const {
   std::size_t batches = 0;
   for (const SweepEntry& entry : sweep) batches += entry.global_batches.size();
@@ -289,10 +260,10 @@ std::size_t BenchOptions::configuration_count() const {
 std::string BenchOptions::default_output_path(int ranks) const {
   const std::size_t count = configuration_count();
   if (count != 1) return "mgpu_bench_sweep_" + std::to_string(count) + "configs.h5";
-  const MlpSpec& model = sweep.front().model;
-  return "mgpu_bench_" + (model.name == "custom" ? model.widths_string() : model.name) + "_b" +
-         std::to_string(sweep.front().global_batches.front()) + "_n" +
-         std::to_string(gpus.empty() ? ranks : gpus.front()) + ".h5";
+  return "mgpu_bench_" +
+         configuration_label(sweep.front().model, sweep.front().global_batches.front(),
+                             gpus.empty() ? ranks : gpus.front()) +
+         ".h5";
 }
 
 namespace {
@@ -320,22 +291,8 @@ struct OptionSources {
 // so its values only fill what the command line left open.
 OptionSources read_option_sources(int argc, const char* const* argv) {
   OptionSources sources;
-  try {
-    // A stray word ("--steps 100 200") is collected and refused below, never silently dropped.
-    po::options_description all = describe_options();
-    all.add_options()("stray", po::value<std::vector<std::string>>());
-    po::positional_options_description stray;
-    stray.add("stray", -1);
-    const po::parsed_options parsed = po::command_line_parser(argc, argv).options(all).positional(stray).run();
-    po::store(parsed, sources.command_line);
-    po::store(parsed, sources.merged);
-  } catch (const po::error& e) {
-    throw UsageError(e.what());
-  }
-  if (sources.command_line.count("stray")) {
-    throw UsageError("unexpected argument '" + sources.command_line["stray"].as<std::vector<std::string>>().front() +
-                     "' (every option starts with --; see --help)");
-  }
+  option_parsing::parse_strict(describe_options(), argc, argv, "", "every option starts with --; see --help",
+                               sources.command_line, false, &sources.merged);
   if (sources.command_line.count("config")) {
     sources.file_path = sources.command_line["config"].as<std::string>();
     std::ifstream stream(sources.file_path);
@@ -355,14 +312,6 @@ OptionSources read_option_sources(int argc, const char* const* argv) {
   return sources;
 }
 
-int checked_source_int(const OptionSources& sources, const char* name, long long minimum, long long maximum) {
-  try {
-    return checked_int(sources.merged, name, minimum, maximum);
-  } catch (const UsageError& e) {
-    throw UsageError(sources.origin(name) + e.what());
-  }
-}
-
 template <typename Parse>
 auto with_origin(const OptionSources& sources, const char* name, Parse&& parse) {
   try {
@@ -370,6 +319,11 @@ auto with_origin(const OptionSources& sources, const char* name, Parse&& parse) 
   } catch (const UsageError& e) {
     throw UsageError(sources.origin(name) + e.what());
   }
+}
+
+int checked_source_int(const OptionSources& sources, const char* name, long long minimum, long long maximum) {
+  return with_origin(sources, name,
+                     [&] { return option_parsing::checked_int(sources.merged, name, minimum, maximum); });
 }
 
 // The grid (see the option help and bench/README.md): `sweep` entries, or every --model with every --batch. A
@@ -469,7 +423,7 @@ BenchOptions parse_options(int argc, const char* const* argv) {
   options.measured_steps = checked_source_int(sources, "steps", 1, kMaxSteps);
   options.runs = checked_source_int(sources, "runs", 1, kMaxRuns);
   options.seed = with_origin(sources, "seed", [&] { return parse_seed(vm["seed"].as<std::string>()); });
-  options.device = with_origin(sources, "device", [&] { return parse_device(vm["device"].as<std::string>()); });
+  options.device = with_origin(sources, "device", [&] { return parse_device_choice(vm["device"].as<std::string>()); });
   if (vm.count("nccl-algo"))
     options.nccl_algo = with_origin(sources, "nccl-algo", [&] { return nccl_algo_env_value(vm["nccl-algo"].as<std::string>()); });
   if (vm.count("nccl-proto"))

@@ -273,7 +273,8 @@ std::map<std::string, std::string> all_attributes_as_text(const Where& where, hi
 
 // ---- Datasets
 
-void describe_dataset(hid_t dataset, const DatasetSpec& spec) {
+template <typename Spec>  // DatasetSpec or schema::FixedDatasetSpec
+void describe_dataset(hid_t dataset, const Spec& spec) {
   write_attribute(dataset, schema::kUnitsAttribute, spec.units);
   write_attribute(dataset, schema::kDescriptionAttribute, spec.description);
 }
@@ -503,8 +504,7 @@ void write_whole_dataset(hid_t group, const schema::FixedDatasetSpec& spec, cons
       H5Dcreate2(group, spec.name.c_str(), H5Type<T>::file(), space.get(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT)));
   if (!array.values.empty())
     MGPU_H5_CHECK(H5Dwrite(dataset.get(), H5Type<T>::memory(), H5S_ALL, H5S_ALL, H5P_DEFAULT, array.values.data()));
-  write_attribute(dataset.get(), schema::kUnitsAttribute, spec.units);
-  write_attribute(dataset.get(), schema::kDescriptionAttribute, spec.description);
+  describe_dataset(dataset.get(), spec);
 }
 
 // Reads a whole dataset of whatever shape it has; the caller checks the shape against the attributes.
@@ -542,6 +542,15 @@ RootMetadata read_root_metadata(const std::string& path, hid_t file) {
   if (root.producer != schema::kProducer)
     throw UsageError("'" + path + "' was written by '" + root.producer + "', not " + schema::kProducer);
   return root;
+}
+
+// Opens an existing file read-only and reads its root attributes into `root` (read_root_metadata); UsageError naming
+// the file for one that is not HDF5 or not ours.
+H5File open_for_reading(const std::string& path, RootMetadata& root) {
+  if (MGPU_H5_CHECK(H5Fis_hdf5(path.c_str())) == 0) throw UsageError("'" + path + "' is not an HDF5 file");
+  H5File file(MGPU_H5_CHECK(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT)));
+  root = read_root_metadata(path, file.get());
+  return file;
 }
 
 void stamp_times(schema::MeasurementConditions& conditions) {
@@ -614,9 +623,8 @@ void read_standalone_group(const std::string& path, const char* name, Body&& bod
   std::error_code ignored;
   if (!fs::exists(path, ignored)) throw UsageError("'" + path + "' does not exist");
   naming_file(path, [&] {
-    if (MGPU_H5_CHECK(H5Fis_hdf5(path.c_str())) == 0) throw UsageError("'" + path + "' is not an HDF5 file");
-    const H5File file(MGPU_H5_CHECK(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT)));
-    const RootMetadata root = read_root_metadata(path, file.get());
+    RootMetadata root;
+    const H5File file = open_for_reading(path, root);
     if (MGPU_H5_CHECK(H5Lexists(file.get(), name, H5P_DEFAULT)) <= 0)
       throw UsageError("'" + path + "' has no /" + std::string(name) + " group");
     const H5Group group(MGPU_H5_CHECK(H5Gopen2(file.get(), name, H5P_DEFAULT)));
@@ -876,12 +884,10 @@ ResultsFile read_results_file(const std::string& path) {
   if (!fs::is_regular_file(status)) throw UsageError("'" + path + "' is not a file");
   if (fs::file_size(path, ignored) == 0) throw UsageError("'" + path + "' is empty (0 bytes), not a results file");
   return naming_file(path, [&] {
-    if (MGPU_H5_CHECK(H5Fis_hdf5(path.c_str())) == 0) throw UsageError("'" + path + "' is not an HDF5 file");
-    const H5File file(MGPU_H5_CHECK(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT)));
-    const Where root_where{path, "/"};
     ResultsFile result;
     result.path = path;
-    result.root = read_root_metadata(path, file.get());
+    const H5File file = open_for_reading(path, result.root);
+    const Where root_where{path, "/"};
     if (MGPU_H5_CHECK(H5Lexists(file.get(), schema::kConfigurationsGroup, H5P_DEFAULT)) <= 0)
       root_where.fail(std::string("missing group '") + schema::kConfigurationsGroup + "'");
     const H5Group configurations(MGPU_H5_CHECK(H5Gopen2(file.get(), schema::kConfigurationsGroup, H5P_DEFAULT)));

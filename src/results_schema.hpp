@@ -17,13 +17,14 @@ namespace mgpu::results_schema {
 
 // Bumped on every change to the format (names, types, shapes, meanings, additions); readers refuse newer files.
 inline constexpr std::int32_t kVersion = 3;
-// Attributes added after version 1, with the version that added them: a reader of an older file that lacks one keeps
-// the struct's default (v1 files read as all defaults). Every attribute added to a for_each_* list gets a row here.
-struct AddedAttribute {
+// A name added after version 1 and the version that added it.
+struct AddedName {
   const char* name;
   std::int32_t since_version;
 };
-inline constexpr AddedAttribute kAddedAttributes[] = {
+// Attributes added after version 1, with the version that added them: a reader of an older file that lacks one keeps
+// the struct's default (v1 files read as all defaults). Every attribute added to a for_each_* list gets a row here.
+inline constexpr AddedName kAddedAttributes[] = {
     {"environment_preset", 2},
     {"attempt", 2},
     {"implementation", 2},
@@ -37,11 +38,7 @@ inline constexpr AddedAttribute kAddedAttributes[] = {
 // Per-run datasets added after version 1 (for_each_dataset), with the version that added them: a reader of an older
 // file that lacks one gets an array of the right shape filled with NaN ("not measured"). Every dataset added to
 // for_each_dataset gets a row here; only floating-point datasets can be added this way (NaN needs one).
-struct AddedDataset {
-  const char* name;
-  std::int32_t since_version;
-};
-inline constexpr AddedDataset kAddedDatasets[] = {
+inline constexpr AddedName kAddedDatasets[] = {
     {"wall_per_step_ms", 3},
 };
 // The format's name: every file in this format says so, whoever wrote it (the PyTorch peer too; see implementation).
@@ -67,19 +64,19 @@ inline bool is_throttled(double mean_sm_clock_mhz, double max_sm_clock_mhz) {
   return mean_sm_clock_mhz > 0 && max_sm_clock_mhz > 0 && mean_sm_clock_mhz < kThrottleFraction * max_sm_clock_mhz;
 }
 
-// The schema version that added attribute `name` (1 for the original ones).
-inline std::int32_t attribute_added_in(std::string_view name) {
-  for (const AddedAttribute& added : kAddedAttributes)
-    if (name == added.name) return added.since_version;
+// The schema version that added `name` according to `added` (1 for a name not in it: an original one).
+template <std::size_t N>
+std::int32_t added_in(const AddedName (&added)[N], std::string_view name) {
+  for (const AddedName& entry : added)
+    if (name == entry.name) return entry.since_version;
   return 1;
 }
 
+// The schema version that added attribute `name` (1 for the original ones).
+inline std::int32_t attribute_added_in(std::string_view name) { return added_in(kAddedAttributes, name); }
+
 // The schema version that added per-run dataset `name` (1 for the original ones).
-inline std::int32_t dataset_added_in(std::string_view name) {
-  for (const AddedDataset& added : kAddedDatasets)
-    if (name == added.name) return added.since_version;
-  return 1;
-}
+inline std::int32_t dataset_added_in(std::string_view name) { return added_in(kAddedDatasets, name); }
 
 // ---- Attributes: each struct below is written and read through its for_each_* list, the only place its names live.
 
@@ -154,6 +151,22 @@ struct ConfigurationMetadata {
   int total_steps() const { return warmup_steps + measured_steps; }
 };
 
+// The library versions and the per-rank identity, recorded both with a configuration and with a standalone group: one
+// list, visited at the same place in both (ConfigurationMetadata, MeasurementConditions, const or not).
+template <typename Record, typename Visitor>
+void for_each_library_and_rank_attribute(Record& r, Visitor&& visit) {
+  visit("cuda_runtime_version", r.cuda_runtime_version);
+  visit("cuda_driver_version", r.cuda_driver_version);
+  visit("cublas_version", r.cublas_version);
+  visit("nccl_version", r.nccl_version);
+  visit("mpi_library_version", r.mpi_library_version);
+  visit("hosts", r.hosts);
+  visit("gpu_names", r.gpu_names);
+  visit("gpu_uuids", r.gpu_uuids);
+  visit("gpu_pci_bus_ids", r.gpu_pci_bus_ids);
+  visit("peer_topology", r.peer_topology);
+}
+
 template <typename Metadata, typename Visitor>  // Metadata: ConfigurationMetadata, const or not
 void for_each_attribute_of_configuration(Metadata& m, Visitor&& visit) {
   visit("implementation", m.implementation);
@@ -189,16 +202,7 @@ void for_each_attribute_of_configuration(Metadata& m, Visitor&& visit) {
   visit("nccl_environment", m.nccl_environment);
   visit("command_line", m.command_line);
   visit("started_utc", m.started_utc);
-  visit("cuda_runtime_version", m.cuda_runtime_version);
-  visit("cuda_driver_version", m.cuda_driver_version);
-  visit("cublas_version", m.cublas_version);
-  visit("nccl_version", m.nccl_version);
-  visit("mpi_library_version", m.mpi_library_version);
-  visit("hosts", m.hosts);
-  visit("gpu_names", m.gpu_names);
-  visit("gpu_uuids", m.gpu_uuids);
-  visit("gpu_pci_bus_ids", m.gpu_pci_bus_ids);
-  visit("peer_topology", m.peer_topology);
+  for_each_library_and_rank_attribute(m, visit);
   visit("max_sm_clock_mhz", m.max_sm_clock_mhz);
   visit("max_memory_clock_mhz", m.max_memory_clock_mhz);
 }
@@ -299,7 +303,7 @@ struct Measurements {
   ResultArray<double> memory_clock_mhz;                   // [runs, ranks]
   ResultArray<std::int32_t> clock_samples;                // [runs, ranks]
   ResultArray<std::uint8_t> throttled;                    // [runs, ranks]
-  ResultArray<double> wall_per_step_ms;                   // [runs, ranks] (v2; NaN when read from a v1 file)
+  ResultArray<double> wall_per_step_ms;                   // [runs, ranks] (v3; NaN when read from an older file)
 };
 
 // Visits (spec, array) for every per-run dataset; the element type of the file dataset is the array's.
@@ -377,16 +381,7 @@ void for_each_attribute_of_conditions(Conditions& c, Visitor&& visit) {
   visit("command_line", c.command_line);
   visit("started_utc", c.started_utc);
   visit("finished_utc", c.finished_utc);
-  visit("cuda_runtime_version", c.cuda_runtime_version);
-  visit("cuda_driver_version", c.cuda_driver_version);
-  visit("cublas_version", c.cublas_version);
-  visit("nccl_version", c.nccl_version);
-  visit("mpi_library_version", c.mpi_library_version);
-  visit("hosts", c.hosts);
-  visit("gpu_names", c.gpu_names);
-  visit("gpu_uuids", c.gpu_uuids);
-  visit("gpu_pci_bus_ids", c.gpu_pci_bus_ids);
-  visit("peer_topology", c.peer_topology);
+  for_each_library_and_rank_attribute(c, visit);
 }
 
 // A dataset of a standalone group: written whole, its shape given by the arrays the producer fills.

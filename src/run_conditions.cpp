@@ -42,6 +42,13 @@ void apply_nccl_option(int rank, const char* variable, const std::string& value)
   }
 }
 
+void apply_nccl_options(int rank, bool cpu_fallback, const std::string& algo, const std::string& proto) {
+  if (rank == 0 && cpu_fallback && !(algo + proto).empty())
+    std::printf("# note: --nccl-algo/--nccl-proto have no effect on the CPU fallback (MPI_Allreduce)\n");
+  apply_nccl_option(rank, "NCCL_ALGO", algo);
+  apply_nccl_option(rank, "NCCL_PROTO", proto);
+}
+
 std::string nccl_variable_or_default(const char* name) {
   const char* value = std::getenv(name);
   return value != nullptr && *value != '\0' ? value : "default";

@@ -18,6 +18,9 @@ std::string set_nccl_variable(const std::string& name, const std::string& value)
 // Applies a --nccl-algo / --nccl-proto value (NCCL's spelling; "" = leave NCCL's choice) before the communicator
 // exists; rank 0 says so when it overrides a different value from the environment.
 void apply_nccl_option(int rank, const char* variable, const std::string& value);
+// Applies --nccl-algo and --nccl-proto (both drivers); on the CPU fallback rank 0 first notes that they have no
+// effect there.
+void apply_nccl_options(int rank, bool cpu_fallback, const std::string& algo, const std::string& proto);
 // The value of NCCL_ALGO / NCCL_PROTO as recorded in the results: the variable, or "default" when unset or empty.
 std::string nccl_variable_or_default(const char* name);
 

@@ -4,11 +4,10 @@
 namespace mgpu {
 
 std::string BenchConfiguration::name(const std::string& device) const {
-  return (model.name == "custom" ? model.widths_string() : model.name) + "_b" + std::to_string(global_batch) + "_n" +
-         std::to_string(gpus) + "_" + device;
+  return configuration_label(model, global_batch, gpus) + "_" + device;
 }
 
-TrainingSettings BenchConfiguration::training_settings() const {
+TrainingSettings BenchConfiguration::training_settings(bool cuda_backend) const {
   TrainingSettings settings;
   settings.model = model;
   settings.global_batch = global_batch;

@@ -14,7 +14,7 @@
 namespace mgpu {
 
 // One configuration of a sweep. The driver reads per-configuration settings only from here: a new per-configuration
-// option is a field here, filled in plan_sweep and passed on by training_settings().
+// option is a field here, filled in plan_sweep and passed on by training_settings(cuda_backend).
 struct BenchConfiguration {
   MlpSpec model;
   int global_batch = 32;
@@ -23,12 +23,13 @@ struct BenchConfiguration {
   int measured_steps = 100;
   int runs = 50;
   std::uint64_t seed = 1;
-  StepOptions step;           // --graph, --overlap, --bucket-mb, --precision, --grad-dtype, --timing, --accumulate
-  bool cuda_backend = false;  // set once the back-end is agreed: how `step` resolves (apply_step_options)
+  StepOptions step;  // --graph, --overlap, --bucket-mb, --precision, --grad-dtype, --timing, --accumulate
 
   // The results group: "large_b32_n2_cuda" (model or widths, global batch, GPU count, device). Unique in a sweep.
   std::string name(const std::string& device) const;
-  TrainingSettings training_settings() const;
+  // The settings on the agreed back-end, which decides how `step` resolves (apply_step_options; throws UsageError for
+  // what the CPU fallback cannot do).
+  TrainingSettings training_settings(bool cuda_backend) const;
 };
 
 // Every configuration of the grid, model by model, batch by batch, each batch on every GPU count in the order given

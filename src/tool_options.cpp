@@ -10,6 +10,7 @@
 #include "build_info.hpp"
 #include "error.hpp"
 #include "mlp_spec.hpp"
+#include "option_parsing.hpp"
 
 namespace po = boost::program_options;
 
@@ -70,29 +71,10 @@ po::variables_map parse(const po::options_description& description, int argc, co
   command_line = "mgpu_bench";
   for (int i = 0; i < argc; ++i) command_line += " " + std::string(argv[i]);
   po::variables_map vm;
-  try {
-    po::options_description all = description;
-    all.add_options()("stray", po::value<std::vector<std::string>>());
-    po::positional_options_description stray;
-    stray.add("stray", -1);
-    // Like argv[0] of a program, the subcommand word is skipped by the parser.
-    po::store(po::command_line_parser(argc, argv).options(all).positional(stray).run(), vm);
-    po::notify(vm);
-  } catch (const po::error& e) {
-    throw UsageError(std::string(argv[0]) + ": " + e.what());
-  }
-  if (vm.count("stray"))
-    throw UsageError(std::string(argv[0]) + ": unexpected argument '" +
-                     vm["stray"].as<std::vector<std::string>>().front() + "' (every option starts with --)");
+  // Like argv[0] of a program, the subcommand word is skipped by the parser.
+  option_parsing::parse_strict(description, argc, argv, std::string(argv[0]) + ": ", "every option starts with --", vm,
+                               true);
   return vm;
-}
-
-int bounded(const po::variables_map& vm, const char* name, long long minimum, long long maximum) {
-  const long long value = vm[name].as<long long>();
-  if (value < minimum || value > maximum)
-    throw UsageError("--" + std::string(name) + " " + std::to_string(value) + ": must be from " +
-                     std::to_string(minimum) + " to " + std::to_string(maximum));
-  return static_cast<int>(value);
 }
 
 std::vector<std::string> split(const std::string& text) {
@@ -120,7 +102,6 @@ std::string output_path(const po::variables_map& vm) {
 
 }  // namespace
 
-const char* allreduce_dtype_name(AllreduceDtype dtype) { return dtype == AllreduceDtype::bf16 ? "bf16" : "fp32"; }
 std::size_t allreduce_dtype_bytes(AllreduceDtype dtype) { return dtype == AllreduceDtype::bf16 ? 2 : 4; }
 
 std::int64_t parse_byte_size(const std::string& option, const std::string& text) {
@@ -176,18 +157,13 @@ AllreduceOptions parse_allreduce_options(int argc, const char* const* argv) {
   if (options.max_bytes < options.min_bytes)
     throw UsageError("--max-bytes " + std::to_string(options.max_bytes) + ": smaller than --min-bytes " +
                      std::to_string(options.min_bytes));
-  options.factor = bounded(vm, "factor", 2, 1024);
+  options.factor = option_parsing::checked_int(vm, "factor", 2, 1024);
   options.gradient_models = model_list(vm["model"].as<std::string>(), true);
-  const std::string dtype = vm["dtype"].as<std::string>();
-  if (dtype == "fp32")
-    options.dtype = AllreduceDtype::fp32;
-  else if (dtype == "bf16")
-    options.dtype = AllreduceDtype::bf16;
-  else
-    throw UsageError("--dtype '" + dtype + "': choose fp32 or bf16");
-  options.iterations = bounded(vm, "iters", 1, kMaxIterations);
-  options.warmup_iterations = bounded(vm, "warmup", 0, kMaxIterations);
-  options.runs = bounded(vm, "runs", 1, kMaxRuns);
+  options.dtype = option_parsing::parse_choice<AllreduceDtype>(
+      "dtype", vm["dtype"].as<std::string>(), {{"fp32", AllreduceDtype::fp32}, {"bf16", AllreduceDtype::bf16}});
+  options.iterations = option_parsing::checked_int(vm, "iters", 1, kMaxIterations);
+  options.warmup_iterations = option_parsing::checked_int(vm, "warmup", 0, kMaxIterations);
+  options.runs = option_parsing::checked_int(vm, "runs", 1, kMaxRuns);
   options.device = parse_device_choice(vm["device"].as<std::string>());
   if (vm.count("nccl-algo")) options.nccl_algo = nccl_algo_env_value(vm["nccl-algo"].as<std::string>());
   if (vm.count("nccl-proto")) options.nccl_proto = nccl_proto_env_value(vm["nccl-proto"].as<std::string>());
@@ -216,9 +192,9 @@ ProbeOptions parse_probe_options(int argc, const char* const* argv) {
     options.batches.push_back(batch);
   }
   if (options.batches.empty() || batches.back() == ',') throw UsageError("--batches '" + batches + "': empty list");
-  options.square = bounded(vm, "square", 64, 32768);
-  options.iterations = bounded(vm, "iters", 1, 10000);
-  options.runs = bounded(vm, "runs", 1, kMaxRuns);
+  options.square = option_parsing::checked_int(vm, "square", 64, 32768);
+  options.iterations = option_parsing::checked_int(vm, "iters", 1, 10000);
+  options.runs = option_parsing::checked_int(vm, "runs", 1, kMaxRuns);
   options.output_path = output_path(vm);
   options.force = vm.count("force") > 0;
   return options;

@@ -10,8 +10,8 @@
 
 namespace mgpu {
 
-enum class AllreduceDtype { fp32, bf16 };
-const char* allreduce_dtype_name(AllreduceDtype dtype);
+// The all-reduce element type: the training step's --grad-dtype type (named by grad_dtype_name).
+using AllreduceDtype = GradDtype;
 std::size_t allreduce_dtype_bytes(AllreduceDtype dtype);
 
 // One message size of the sweep; label is "" or the gradient it stands for ("large gradient").
