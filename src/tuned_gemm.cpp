@@ -1,15 +1,20 @@
-// Purpose: TunedGemm: cuBLASLt descriptors per GEMM shape and the fastest of cuBLASLt's candidate algorithms, timed
-// once with CUDA events on the caller's buffers. The choice is shared by every TunedGemm of the process (same
-// device, shape, alignment and compute type), so two models of the same shapes compute bit-identical products.
+// Purpose: TunedGemm: cuBLASLt descriptors per GEMM shape and the fastest of cuBLASLt's candidate algorithms and
+// (fp32, few columns) our split-K kernel's configurations, timed once with CUDA events on the caller's buffers. The
+// choice is shared by every TunedGemm of the process (same device, shape, alignment and compute type), so two models
+// of the same shapes compute bit-identical products.
 #include "tuned_gemm.hpp"
 
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
 #include <limits>
 #include <mutex>
+#include <string>
 #include <vector>
 
 #include "cuda_check.hpp"
 #include "cuda_resources.hpp"
+#include "skinny_gemm.cuh"
 #include "trainer.hpp"
 
 namespace mgpu {
@@ -60,17 +65,27 @@ int alignment_of(const void* pointer) {
   return alignment;
 }
 
-// Process-wide choices: (device, compute type, operand type, shape key) -> algorithm.
+}  // namespace
+
+// What runs a shape: a cuBLASLt algorithm, or our skinny kernel in one configuration.
+struct TunedGemm::Choice {
+  cublasLtMatmulAlgo_t algo{};
+  bool skinny = false;
+  kernels::SkinnyGemmConfig skinny_config{};
+};
+
+namespace {
+
+// Process-wide choices: (device, compute type, operand type, shape key) -> what runs it.
 std::mutex choices_mutex;
-std::map<std::tuple<int, int, int, std::tuple<int, int, int, int, int, int, int, int, int>>, cublasLtMatmulAlgo_t>
-    choices;
+std::map<std::tuple<int, int, int, std::tuple<int, int, int, int, int, int, int, int, int>>, TunedGemm::Choice> choices;
 
 }  // namespace
 
 struct TunedGemm::Plan {
   cublasLtMatmulDesc_t operation = nullptr;
   cublasLtMatrixLayout_t a = nullptr, b = nullptr, c = nullptr;
-  cublasLtMatmulAlgo_t algo{};
+  Choice choice;
   ~Plan() {
     if (c != nullptr) MGPU_CUBLAS_WARN(cublasLtMatrixLayoutDestroy(c));
     if (b != nullptr) MGPU_CUBLAS_WARN(cublasLtMatrixLayoutDestroy(b));
@@ -101,11 +116,17 @@ void TunedGemm::multiply(cublasOperation_t op_a, cublasOperation_t op_b, int m, 
   const int alignment = std::min({alignment_of(a), alignment_of(b), alignment_of(c)});
   const Key key{int(op_a), int(op_b), m, n, k, lda, ldb, ldc, alignment};
   Plan& plan = plan_for(key, op_a, op_b, m, n, k, a, lda, b, ldb, c, ldc);
+  if (plan.choice.skinny) {
+    MGPU_CUDA_CHECK(kernels::skinny_gemm(op_a != CUBLAS_OP_N, m, n, k, static_cast<const float*>(a), lda,
+                                         static_cast<const float*>(b), ldb, c, ldc, accumulate,
+                                         plan.choice.skinny_config, stream_));
+    return;
+  }
   const float one = 1.0f;
   // beta = 0: C is overwritten, never read (so NaN-poisoned outputs stay a valid test); 1: gradient accumulation.
   const float beta = accumulate ? 1.0f : 0.0f;
   MGPU_CUBLAS_CHECK(cublasLtMatmul(handle_, plan.operation, &one, a, plan.a, b, plan.b, &beta, c, plan.c, c, plan.c,
-                                   &plan.algo, workspace_, workspace_bytes_, stream_));
+                                   &plan.choice.algo, workspace_, workspace_bytes_, stream_));
 }
 
 TunedGemm::Plan& TunedGemm::plan_for(const Key& key, cublasOperation_t op_a, cublasOperation_t op_b, int m, int n,
@@ -131,7 +152,7 @@ TunedGemm::Plan& TunedGemm::plan_for(const Key& key, cublasOperation_t op_a, cub
     std::lock_guard<std::mutex> lock(choices_mutex);
     const auto chosen = choices.find(choice_key);
     if (chosen != choices.end()) {
-      plan->algo = chosen->second;
+      plan->choice = chosen->second;
       return *plans_.emplace(key, std::move(plan)).first->second;
     }
   }
@@ -176,34 +197,65 @@ TunedGemm::Plan& TunedGemm::plan_for(const Key& key, cublasOperation_t op_a, cub
     }
   }
 
-  // Time each candidate on the real buffers: one untimed call (kernel load), then kTimedCalls back to back.
+  // Time each candidate on the real buffers: one untimed call (kernel load), then kTimedCalls back to back between two
+  // events; infinity for a candidate that refuses these buffers (it is simply not chosen).
   CudaEvent start;
   CudaEvent stop;
+  const auto time_candidate = [&](const auto& call) {
+    for (int number = 0; number <= kTimedCalls; ++number) {
+      if (number == 1) start.record(stream_);
+      if (!call()) return std::numeric_limits<double>::infinity();
+    }
+    stop.record(stream_);
+    stop.synchronize();
+    return elapsed_ms(start, stop);
+  };
   const float one = 1.0f;
   const float zero = 0.0f;
   double best_ms = std::numeric_limits<double>::infinity();
   for (const cublasLtMatmulAlgo_t& candidate : candidates) {
-    bool ran = true;
-    for (int call = 0; call <= kTimedCalls && ran; ++call) {
-      if (call == 1) start.record(stream_);
-      ran = cublasLtMatmul(handle_, plan->operation, &one, a, plan->a, b, plan->b, &zero, c, plan->c, c, plan->c,
-                           &candidate, workspace_, workspace_bytes_, stream_) == CUBLAS_STATUS_SUCCESS;
-    }
-    if (!ran) continue;  // a candidate that refuses these buffers is simply not chosen
-    stop.record(stream_);
-    stop.synchronize();
-    const double ms = elapsed_ms(start, stop);
+    const double ms = time_candidate([&] {
+      return cublasLtMatmul(handle_, plan->operation, &one, a, plan->a, b, plan->b, &zero, c, plan->c, c, plan->c,
+                            &candidate, workspace_, workspace_bytes_, stream_) == CUBLAS_STATUS_SUCCESS;
+    });
     if (ms < best_ms) {
       best_ms = ms;
-      plan->algo = candidate;
+      plan->choice.algo = candidate;
     }
   }
-  MGPU_REQUIRE(
-      best_ms < std::numeric_limits<double>::infinity(),
-      "no cuBLASLt algorithm ran a " + std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k) + " GEMM");
+  const double cublaslt_ms = best_ms;
+  // Our split-K kernel, for fp32 products whose B (the activations) has few columns, timed the same way.
+  const bool skinny_eligible = compute_ == CUBLAS_COMPUTE_32F && operands_ == CUDA_R_32F && op_b == CUBLAS_OP_N;
+  for (const kernels::SkinnyGemmConfig& config :
+       skinny_eligible ? kernels::skinny_gemm_configs(m, n, k) : std::vector<kernels::SkinnyGemmConfig>{}) {
+    const double ms = time_candidate([&] {
+      const bool launched =
+          kernels::skinny_gemm(op_a != CUBLAS_OP_N, m, n, k, static_cast<const float*>(a), lda,
+                               static_cast<const float*>(b), ldb, c, ldc, false, config, stream_) == cudaSuccess;
+      if (!launched) (void)cudaGetLastError();  // a refused launch must not linger as the runtime's last error
+      return launched;
+    });
+    if (ms < best_ms) {
+      best_ms = ms;
+      plan->choice.skinny = true;
+      plan->choice.skinny_config = config;
+    }
+  }
+  if (std::getenv("MGPU_GEMM_REPORT") != nullptr) {  // for performance work: what was chosen, and by how much
+    const kernels::SkinnyGemmConfig& config = plan->choice.skinny_config;
+    const std::string chosen = plan->choice.skinny ? "skinny (" + std::to_string(config.tile_columns) + " columns, " +
+                                                         std::to_string(config.splits) + " splits)"
+                                                   : std::string("cuBLASLt");
+    std::fprintf(stderr, "gemm %c%c m=%d n=%d k=%d: cuBLASLt %.2f us; chosen %s %.2f us\n",
+                 op_a == CUBLAS_OP_N ? 'N' : 'T', op_b == CUBLAS_OP_N ? 'N' : 'T', m, n, k,
+                 1e3 * cublaslt_ms / kTimedCalls, chosen.c_str(), 1e3 * best_ms / kTimedCalls);
+  }
+  MGPU_REQUIRE(best_ms < std::numeric_limits<double>::infinity(), "no cuBLASLt algorithm (nor our kernel) ran a " +
+                                                                      std::to_string(m) + "x" + std::to_string(n) +
+                                                                      "x" + std::to_string(k) + " GEMM");
   {
     std::lock_guard<std::mutex> lock(choices_mutex);
-    choices.emplace(choice_key, plan->algo);
+    choices.emplace(choice_key, plan->choice);
   }
   return *plans_.emplace(key, std::move(plan)).first->second;
 }

@@ -1,7 +1,8 @@
-// Purpose: GEMMs with fp32 output (fp32 or bf16 operands) through cuBLASLt with the algorithm for each shape chosen by
-// timing cuBLASLt's own candidates, each also with its K dimension split 2..32 ways, once (outside any graph capture),
-// so the skinny small-batch products of this benchmark do not run on a few SMs; every later call (eager or captured)
-// reuses it.
+// Purpose: GEMMs with fp32 output (fp32 or bf16 operands) through cuBLASLt or our split-K kernel, the algorithm for
+// each shape chosen by timing cuBLASLt's own candidates (each also with its K dimension split 2..32 ways) and, for
+// fp32 products with at most 64 columns, our kernel's configurations (skinny_gemm.cuh), once (outside any graph
+// capture), so the skinny small-batch products of this benchmark do not run on a few SMs; every later call (eager or
+// captured) reuses it.
 #pragma once
 
 #include <cublasLt.h>
@@ -38,6 +39,8 @@ class TunedGemm {
   // A and B hold elements of the constructor's operand type.
   void multiply(cublasOperation_t op_a, cublasOperation_t op_b, int m, int n, int k, const void* a, int lda,
                 const void* b, int ldb, float* c, int ldc, bool accumulate = false);
+
+  struct Choice;  // what runs a shape (tuned_gemm.cpp)
 
  private:
   struct Plan;

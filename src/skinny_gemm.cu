@@ -1,0 +1,351 @@
+// Purpose: the split-K fp32 GEMM of skinny_gemm.cuh: 64-row tiles of C streamed through a 3-stage pipeline of 16-byte
+// cp.async copies, 8 x 4 outputs per thread, the K parts of a tile summed across the thread-block cluster in a fixed
+// order.
+#include <cooperative_groups.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <mutex>
+#include <set>
+
+#include "skinny_gemm.cuh"
+
+namespace cg = cooperative_groups;
+
+namespace mgpu::kernels {
+namespace {
+
+// Why this shape of kernel: with n <= 64 columns the product is a stream of A (the weights, read once) against a small
+// B (the activations). One 64 x n output tile per block and K split over a cluster of up to 8 blocks gives a large
+// layer (1024 x 16 x 4800) 16 x 8 = 128 blocks of 8 warps: every SM busy, each streaming its own slice of A through
+// 16-byte asynchronous copies (4-byte ones measured 1.7x slower). Measured on H200 (graph replays, fp32): 17.7 us for
+// 1024 x 16 x 4800 against cuBLAS's 38.1 us, and 1-2 us less than cuBLAS for the small layers; but 26.6 us against
+// 22.7 us for 1024 x 32 x 4800, where the shared-memory reads of an 8 x 4 register tile bound it: TunedGemm times
+// both and keeps the faster per shape.
+constexpr int kThreads = 256;
+constexpr int kTileRows = 64;   // rows of C (and of op(A)) per block
+constexpr int kTileDepth = 64;  // K values per pipeline stage
+constexpr int kStages = 3;      // 2 stages in flight while one is used: measured on H200 as fast as 4 to 8 stages of 32
+constexpr int kRowsPerThread = 8;
+constexpr int kColumnsPerThread = 4;
+constexpr int kPad = 4;        // floats after each smem row: keeps rows 16-byte aligned and spreads them over the banks
+constexpr int kMaxSplits = 8;  // the portable cluster size
+constexpr int kMaxColumns = 64;
+
+// Shared-memory tiles per stage, each with its global contiguous dimension contiguous (16-byte copies):
+//   A transposed (stored [m, k] row by row, K contiguous): As[i][kk], row stride kTileDepth + kPad
+//   A as stored [k, m] (M contiguous):                      As[kk][i], row stride kTileRows + kPad
+//   B (stored [n, k], K contiguous):                        Bs[j][kk], row stride kTileDepth + kPad
+template <int Columns, bool TransposeA>
+struct Layout {
+  static constexpr int a_stride = TransposeA ? kTileDepth + kPad : kTileRows + kPad;
+  static constexpr int b_stride = kTileDepth + kPad;
+  static constexpr int a_floats = (TransposeA ? kTileRows : kTileDepth) * a_stride;
+  static constexpr int stage_floats = a_floats + Columns * b_stride;
+  // The tile's 64 x Columns outputs at 32 per thread need group_threads threads; the block's other threads take other
+  // K values of the same stage (groups), and their sums are added at the end.
+  static constexpr int group_threads = (kTileRows / kRowsPerThread) * (Columns / kColumnsPerThread);
+  static constexpr int groups = kThreads / group_threads;
+  static constexpr int group_depth = kTileDepth / groups;  // a multiple of 4: K is read 4 values at a time
+  static constexpr int tile_floats = kTileRows * Columns;
+  static constexpr int shared_bytes =
+      (kStages * stage_floats > groups * tile_floats ? kStages * stage_floats : groups * tile_floats) *
+      static_cast<int>(sizeof(float));
+  static_assert(kThreads % group_threads == 0 && group_depth % 4 == 0, "tile shape");
+  static_assert(tile_floats % (kMaxSplits * 32) == 0, "a tile splits evenly over the cluster's blocks");
+};
+
+// 16-byte asynchronous copy global -> shared of the first `valid` (0..4) floats, the rest of the 16 bytes zeroed: the
+// ragged edges of every dimension need no other code. Global and shared addresses are 16-byte aligned.
+__device__ __forceinline__ void copy_async(float* shared, const float* global, int valid) {
+  const unsigned address = static_cast<unsigned>(__cvta_generic_to_shared(shared));
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(address), "l"(global), "r"(valid * 4));
+}
+__device__ __forceinline__ void commit_copies() { asm volatile("cp.async.commit_group;\n" ::); }
+template <int Pending>
+__device__ __forceinline__ void wait_copies() {
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(Pending));
+}
+__device__ __forceinline__ int clamp_count(int remaining) {
+  return remaining < 0 ? 0 : (remaining > 4 ? 4 : remaining);
+}
+
+// One stage: A's rows [row0, row0 + 64) and B's columns [col0, col0 + Columns) at K values [k0, k0 + 64) below k_end,
+// in 16-byte chunks along each one's contiguous dimension; consecutive lanes take consecutive chunks of a row
+// (coalesced), and the padded strides put a quarter-warp's 8 chunks on 32 different banks.
+template <int Columns, bool TransposeA>
+__device__ __forceinline__ void load_stage(float* stage, const float* a, int lda, const float* b, int ldb, int m, int n,
+                                           int row0, int col0, int k0, int k_end) {
+  using L = Layout<Columns, TransposeA>;
+  float* as = stage;
+  float* bs = stage + L::a_floats;
+  constexpr int a_chunks = kTileRows * kTileDepth / 4;
+#pragma unroll
+  for (int chunk = threadIdx.x; chunk < a_chunks; chunk += kThreads) {
+    if (TransposeA) {
+      const int i = chunk / (kTileDepth / 4);
+      const int kk = chunk % (kTileDepth / 4) * 4;
+      const int row = row0 + i;
+      const int valid = row < m ? clamp_count(k_end - (k0 + kk)) : 0;
+      copy_async(as + i * L::a_stride + kk, valid > 0 ? a + static_cast<std::size_t>(row) * lda + k0 + kk : a, valid);
+    } else {
+      const int kk = chunk / (kTileRows / 4);
+      const int i = chunk % (kTileRows / 4) * 4;
+      const int depth = k0 + kk;
+      const int valid = depth < k_end ? clamp_count(m - (row0 + i)) : 0;
+      copy_async(as + kk * L::a_stride + i, valid > 0 ? a + static_cast<std::size_t>(depth) * lda + row0 + i : a,
+                 valid);
+    }
+  }
+#pragma unroll
+  for (int chunk = threadIdx.x; chunk < Columns * kTileDepth / 4; chunk += kThreads) {
+    const int j = chunk / (kTileDepth / 4);
+    const int kk = chunk % (kTileDepth / 4) * 4;
+    const int column = col0 + j;
+    const int valid = column < n ? clamp_count(k_end - (k0 + kk)) : 0;
+    copy_async(bs + j * L::b_stride + kk, valid > 0 ? b + static_cast<std::size_t>(column) * ldb + k0 + kk : b, valid);
+  }
+}
+
+// Row r (0..7) of a thread's outputs within the tile. A transposed: rows ti + 8r, so a quarter-warp's float4 reads
+// along K hit 8 different rows 68 floats apart (all 32 banks). Otherwise two runs of 4 contiguous rows 32 apart, read
+// as float4 along M (a quarter-warp covers 128 contiguous bytes).
+template <bool TransposeA>
+__device__ __forceinline__ int row_of(int ti, int r) {
+  return TransposeA ? ti + 8 * r : 4 * ti + (r < 4 ? r : 32 + r - 4);
+}
+
+// Grid: x = row tile * splits + split (a cluster's blocks are consecutive in x), y = column tile.
+template <int Columns, bool TransposeA>
+__global__ void __launch_bounds__(kThreads)
+    skinny_gemm_kernel(int m, int n, int k, const float* a, int lda, const float* b, int ldb, float* c, int ldc,
+                       bool accumulate, int splits, int split_depth) {
+  using L = Layout<Columns, TransposeA>;
+  extern __shared__ float4 shared_storage[];  // float4: 16-byte alignment for the vector reads
+  float* shared = reinterpret_cast<float*>(shared_storage);
+
+  const int split = blockIdx.x % splits;
+  const int row0 = (blockIdx.x / splits) * kTileRows;
+  const int col0 = blockIdx.y * Columns;
+  const int k_begin = split * split_depth;
+  const int k_end = min(k, k_begin + split_depth);
+  const int stages = k_end > k_begin ? (k_end - k_begin + kTileDepth - 1) / kTileDepth : 0;
+
+  // This thread's outputs: rows row_of(ti, 0..7), columns j0..j0+3, summed over the K values of its group. A
+  // quarter-warp shares j0 (its B reads are broadcasts).
+  const int group = threadIdx.x / L::group_threads;
+  const int member = threadIdx.x % L::group_threads;
+  const int ti = member % 8;
+  const int j0 = (member / 8) * kColumnsPerThread;
+  float sum[kRowsPerThread][kColumnsPerThread] = {};
+
+  for (int s = 0; s < kStages - 1; ++s) {
+    if (s < stages) {
+      load_stage<Columns, TransposeA>(shared + s * L::stage_floats, a, lda, b, ldb, m, n, row0, col0,
+                                      k_begin + s * kTileDepth, k_end);
+    }
+    commit_copies();  // empty groups too: the wait below counts groups
+  }
+  for (int s = 0; s < stages; ++s) {
+    // Stage s has landed once at most kStages - 2 later groups are pending; the barrier also tells every thread that
+    // all are done with stage s - 1, whose buffer the next load reuses.
+    wait_copies<kStages - 2>();
+    __syncthreads();
+    const int next = s + kStages - 1;
+    if (next < stages) {
+      load_stage<Columns, TransposeA>(shared + (next % kStages) * L::stage_floats, a, lda, b, ldb, m, n, row0, col0,
+                                      k_begin + next * kTileDepth, k_end);
+    }
+    commit_copies();
+    const float* as = shared + (s % kStages) * L::stage_floats;
+    const float* bs = as + L::a_floats;
+#pragma unroll
+    for (int d = 0; d < L::group_depth; d += 4) {
+      const int kk = group * L::group_depth + d;
+      float av[kRowsPerThread][4];
+      float bv[kColumnsPerThread][4];
+#pragma unroll
+      for (int q = 0; q < kColumnsPerThread; ++q) {
+        const float4 v = *reinterpret_cast<const float4*>(bs + (j0 + q) * L::b_stride + kk);
+        bv[q][0] = v.x, bv[q][1] = v.y, bv[q][2] = v.z, bv[q][3] = v.w;
+      }
+      if (TransposeA) {
+#pragma unroll
+        for (int r = 0; r < kRowsPerThread; ++r) {
+          const float4 v = *reinterpret_cast<const float4*>(as + row_of<true>(ti, r) * L::a_stride + kk);
+          av[r][0] = v.x, av[r][1] = v.y, av[r][2] = v.z, av[r][3] = v.w;
+        }
+      } else {
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+#pragma unroll
+          for (int half = 0; half < 2; ++half) {
+            const float4 v = *reinterpret_cast<const float4*>(as + (kk + e) * L::a_stride + 4 * ti + 32 * half);
+            av[4 * half + 0][e] = v.x, av[4 * half + 1][e] = v.y, av[4 * half + 2][e] = v.z, av[4 * half + 3][e] = v.w;
+          }
+        }
+      }
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+#pragma unroll
+        for (int r = 0; r < kRowsPerThread; ++r) {
+#pragma unroll
+          for (int q = 0; q < kColumnsPerThread; ++q) sum[r][q] = fmaf(av[r][e], bv[q][e], sum[r][q]);
+        }
+      }
+    }
+  }
+  wait_copies<0>();
+  __syncthreads();  // the pipeline's buffers now hold the groups' partial tiles
+
+  // Groups' partial tiles, column-major (tile[j * 64 + i]: C's own order, for coalesced stores), then their sum in
+  // group order into group 0's tile, each element by one thread.
+  float* tiles = shared;
+#pragma unroll
+  for (int r = 0; r < kRowsPerThread; ++r) {
+    const int i = row_of<TransposeA>(ti, r);
+#pragma unroll
+    for (int q = 0; q < kColumnsPerThread; ++q) tiles[group * L::tile_floats + (j0 + q) * kTileRows + i] = sum[r][q];
+  }
+  __syncthreads();
+  for (int e = threadIdx.x; e < L::tile_floats; e += kThreads) {
+    float total = tiles[e];
+    for (int g = 1; g < L::groups; ++g) total += tiles[g * L::tile_floats + e];
+    tiles[e] = total;
+  }
+
+  const auto store = [&](int e, float value) {
+    const int row = row0 + e % kTileRows;
+    const int column = col0 + e / kTileRows;
+    if (row < m && column < n) {
+      float* out = c + static_cast<std::size_t>(column) * ldc + row;
+      *out = accumulate ? *out + value : value;
+    }
+  };
+  if (splits == 1) {  // each thread stores the elements it summed
+    for (int e = threadIdx.x; e < L::tile_floats; e += kThreads) store(e, tiles[e]);
+    return;
+  }
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  // The cluster's blocks hold the same tile's sums over different K parts. After the barrier (which also orders
+  // every block's shared stores) block r adds slice r of the tile over all blocks, in block order: the same bits on
+  // every call. The second barrier keeps each block's shared memory alive until the others have read it.
+  cg::cluster_group cluster = cg::this_cluster();
+  cluster.sync();
+  const int slice = L::tile_floats / splits;
+  const int first = static_cast<int>(cluster.block_rank()) * slice;
+  for (int e = first + threadIdx.x; e < first + slice; e += kThreads) {
+    float total = 0.0f;
+    for (int q = 0; q < splits; ++q) total += cluster.map_shared_rank(tiles, q)[e];
+    store(e, total);
+  }
+  cluster.sync();
+#else
+  __trap();  // the host offers splits > 1 only on devices with clusters
+#endif
+}
+
+template <int Columns, bool TransposeA>
+void set_shared_limit() {
+  // More than the default 48 KiB of dynamic shared memory is an opt-in per kernel and device.
+  const cudaError_t status =
+      cudaFuncSetAttribute(skinny_gemm_kernel<Columns, TransposeA>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                           Layout<Columns, TransposeA>::shared_bytes);
+  if (status != cudaSuccess) (void)cudaGetLastError();  // the launch then reports it
+}
+
+// The opt-in, once per device, before the first launch: kept out of the launches themselves, which may be captured.
+cudaError_t prepare_current_device() {
+  static std::mutex mutex;
+  static std::set<int> prepared;
+  int device = 0;
+  const cudaError_t status = cudaGetDevice(&device);
+  if (status != cudaSuccess) return status;
+  std::lock_guard<std::mutex> lock(mutex);
+  if (prepared.insert(device).second) {
+    set_shared_limit<16, false>();
+    set_shared_limit<16, true>();
+    set_shared_limit<32, false>();
+    set_shared_limit<32, true>();
+    set_shared_limit<64, false>();
+    set_shared_limit<64, true>();
+  }
+  return cudaSuccess;
+}
+
+template <int Columns, bool TransposeA>
+cudaError_t launch(int m, int n, int k, const float* a, int lda, const float* b, int ldb, float* c, int ldc,
+                   bool accumulate, int splits, cudaStream_t stream) {
+  // Each part's K range is a whole number of stages (the last part takes the remainder, possibly nothing).
+  const int stages = (k + kTileDepth - 1) / kTileDepth;
+  const int split_depth = (stages + splits - 1) / splits * kTileDepth;
+  cudaLaunchConfig_t config{};
+  config.gridDim = dim3(static_cast<unsigned>((m + kTileRows - 1) / kTileRows * splits),
+                        static_cast<unsigned>((n + Columns - 1) / Columns));
+  config.blockDim = dim3(kThreads);
+  config.dynamicSmemBytes = Layout<Columns, TransposeA>::shared_bytes;
+  config.stream = stream;
+  cudaLaunchAttribute cluster{};
+  cluster.id = cudaLaunchAttributeClusterDimension;
+  cluster.val.clusterDim.x = static_cast<unsigned>(splits);
+  cluster.val.clusterDim.y = 1;
+  cluster.val.clusterDim.z = 1;
+  config.attrs = &cluster;
+  config.numAttrs = splits > 1 ? 1 : 0;
+  return cudaLaunchKernelEx(&config, skinny_gemm_kernel<Columns, TransposeA>, m, n, k, a, lda, b, ldb, c, ldc,
+                            accumulate, splits, split_depth);
+}
+
+}  // namespace
+
+std::vector<SkinnyGemmConfig> skinny_gemm_configs(int m, int n, int k) {
+  std::vector<SkinnyGemmConfig> configs;
+  if (m <= 0 || n <= 0 || k <= 0 || n > kMaxColumns) return configs;
+  int device = 0;
+  int major = 0;
+  if (cudaGetDevice(&device) != cudaSuccess ||
+      cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) != cudaSuccess || major < 9) {
+    (void)cudaGetLastError();
+    return configs;
+  }
+  const int stages = (k + kTileDepth - 1) / kTileDepth;
+  for (int columns : {16, 32, 64}) {
+    // A tile much wider than n only multiplies zeros; 16 columns always qualify.
+    if (columns > 16 && columns >= 2 * n) continue;
+    for (int splits = 1; splits <= kMaxSplits && splits <= stages; splits *= 2) configs.push_back({columns, splits});
+  }
+  return configs;
+}
+
+cudaError_t skinny_gemm(bool transpose_a, int m, int n, int k, const float* a, int lda, const float* b, int ldb,
+                        float* c, int ldc, bool accumulate, SkinnyGemmConfig config, cudaStream_t stream) {
+  // 16-byte copies: A's and B's columns must start on 16-byte boundaries.
+  const auto aligned = [](const float* pointer, int leading) {
+    return reinterpret_cast<std::uintptr_t>(pointer) % 16 == 0 && leading % 4 == 0;
+  };
+  if (m <= 0 || n <= 0 || k <= 0 || n > kMaxColumns || lda < (transpose_a ? k : m) || ldb < k || ldc < m ||
+      !aligned(a, lda) || !aligned(b, ldb) ||
+      (config.splits != 1 && config.splits != 2 && config.splits != 4 && config.splits != 8))
+    return cudaErrorInvalidValue;
+  const cudaError_t prepared = prepare_current_device();
+  if (prepared != cudaSuccess) return prepared;
+  const int s = config.splits;
+  switch (config.tile_columns * 2 + (transpose_a ? 1 : 0)) {
+    case 32:
+      return launch<16, false>(m, n, k, a, lda, b, ldb, c, ldc, accumulate, s, stream);
+    case 33:
+      return launch<16, true>(m, n, k, a, lda, b, ldb, c, ldc, accumulate, s, stream);
+    case 64:
+      return launch<32, false>(m, n, k, a, lda, b, ldb, c, ldc, accumulate, s, stream);
+    case 65:
+      return launch<32, true>(m, n, k, a, lda, b, ldb, c, ldc, accumulate, s, stream);
+    case 128:
+      return launch<64, false>(m, n, k, a, lda, b, ldb, c, ldc, accumulate, s, stream);
+    case 129:
+      return launch<64, true>(m, n, k, a, lda, b, ldb, c, ldc, accumulate, s, stream);
+    default:
+      return cudaErrorInvalidValue;
+  }
+}
+
+}  // namespace mgpu::kernels

@@ -1,0 +1,191 @@
+// Purpose: holds our split-K skinny GEMM (src/skinny_gemm.cu) to a float64 CPU product for every tile width and
+// split count, both layouts of A, ragged and padded shapes, accumulation, and the step's own shapes; and checks that it
+// writes exactly C's m x n elements, reproducibly. Skips without a CUDA device with thread-block clusters.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "cuda_check.hpp"
+#include "cuda_resources.hpp"
+#include "gpu_devices.hpp"
+#include "skinny_gemm.cuh"
+
+namespace mgpu {
+namespace {
+
+struct Shape {
+  bool transpose_a;
+  int m, n, k;
+  int pad = 0;  // extra leading-dimension elements of A, B and C beyond the next multiple of 4 (padding must be neither
+                // read nor written; the kernel needs A's and B's leading dimensions to be multiples of 4)
+};
+
+std::string describe(const Shape& shape, const kernels::SkinnyGemmConfig& config) {
+  return std::string(shape.transpose_a ? "T" : "N") + " m=" + std::to_string(shape.m) +
+         " n=" + std::to_string(shape.n) + " k=" + std::to_string(shape.k) + " pad=" + std::to_string(shape.pad) +
+         " tile_columns=" + std::to_string(config.tile_columns) + " splits=" + std::to_string(config.splits);
+}
+
+class SkinnyGemmTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (visible_cuda_device_count() == 0) {
+      GTEST_SKIP() << "no CUDA device visible: cudaGetDeviceCount finds no GPU (or no driver) on this machine";
+    }
+    if (kernels::skinny_gemm_configs(64, 32, 64).empty()) {
+      GTEST_SKIP() << "the device has no thread-block clusters (compute capability below 9.0): the kernel is never "
+                      "offered there";
+    }
+  }
+
+  // Runs every configuration on `shape` and compares each element with the float64 product of the same floats.
+  // The bound per element is fp32 accumulation's: k * 2^-24 * sum |a||b| with a margin of 4.
+  void check(const Shape& shape, bool accumulate) {
+    const auto leading = [&](int rows) { return (rows + 3) / 4 * 4 + shape.pad; };
+    const int lda = leading(shape.transpose_a ? shape.k : shape.m);
+    const int ldb = leading(shape.k);
+    const int ldc = leading(shape.m);
+    std::mt19937 random(1234u + static_cast<unsigned>(shape.m * 7 + shape.n * 13 + shape.k));
+    std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
+    std::vector<float> a(static_cast<std::size_t>(lda) * (shape.transpose_a ? shape.m : shape.k));
+    std::vector<float> b(static_cast<std::size_t>(ldb) * shape.n);
+    std::vector<float> c_start(static_cast<std::size_t>(ldc) * shape.n);
+    for (float& value : a) value = uniform(random);
+    for (float& value : b) value = uniform(random);
+    for (float& value : c_start) value = uniform(random);
+    const float nan = std::numeric_limits<float>::quiet_NaN();
+    const auto in_c = [&](std::size_t index) { return static_cast<int>(index % ldc) < shape.m; };
+    if (!accumulate) {
+      // Unwritten outputs stay NaN and fail; padding gets a sentinel that must survive.
+      for (std::size_t index = 0; index < c_start.size(); ++index) c_start[index] = in_c(index) ? nan : 7.0f;
+    }
+    const auto a_at = [&](int i, int kk) {
+      return shape.transpose_a ? a[static_cast<std::size_t>(i) * lda + kk] : a[static_cast<std::size_t>(kk) * lda + i];
+    };
+
+    // The float64 product and its bound, once for all configurations.
+    std::vector<double> exact(c_start.size(), 0.0);
+    std::vector<double> bound(c_start.size(), 0.0);
+    for (int j = 0; j < shape.n; ++j) {
+      for (int i = 0; i < shape.m; ++i) {
+        const std::size_t index = static_cast<std::size_t>(j) * ldc + i;
+        double sum = accumulate ? c_start[index] : 0.0;
+        double magnitude = accumulate ? std::fabs(c_start[index]) : 0.0;
+        for (int kk = 0; kk < shape.k; ++kk) {
+          const double term = static_cast<double>(a_at(i, kk)) * b[static_cast<std::size_t>(j) * ldb + kk];
+          sum += term;
+          magnitude += std::fabs(term);
+        }
+        exact[index] = sum;
+        bound[index] = 4.0 * (shape.k + 1) * std::ldexp(1.0, -24) * magnitude + 1e-30;
+      }
+    }
+
+    CudaStream stream;
+    DeviceBuffer<float> a_device(a.size());
+    DeviceBuffer<float> b_device(b.size());
+    DeviceBuffer<float> c_device(c_start.size());
+    copy_to_device(a_device, a, stream.get());
+    copy_to_device(b_device, b, stream.get());
+    const std::vector<kernels::SkinnyGemmConfig> configs = kernels::skinny_gemm_configs(shape.m, shape.n, shape.k);
+    ASSERT_FALSE(configs.empty()) << "no configuration for an eligible shape";
+    for (const kernels::SkinnyGemmConfig& config : configs) {
+      copy_to_device(c_device, c_start, stream.get());
+      MGPU_CUDA_CHECK(kernels::skinny_gemm(shape.transpose_a, shape.m, shape.n, shape.k, a_device.data(), lda,
+                                           b_device.data(), ldb, c_device.data(), ldc, accumulate, config,
+                                           stream.get()));
+      const std::vector<float> c = copy_to_host(c_device, stream.get());
+      int wrong = 0;
+      for (std::size_t index = 0; index < c.size(); ++index) {
+        const int i = static_cast<int>(index % ldc);
+        const int j = static_cast<int>(index / ldc);
+        if (in_c(index) && !(std::fabs(c[index] - exact[index]) <= bound[index])) {
+          if (++wrong <= 3) {
+            ADD_FAILURE() << describe(shape, config) << ": C(" << i << ", " << j << ") = " << c[index]
+                          << ", float64 gives " << exact[index] << " (bound " << bound[index] << ")";
+          }
+        } else if (!in_c(index) && c[index] != c_start[index] && ++wrong <= 3) {
+          ADD_FAILURE() << describe(shape, config) << ": padding element " << i << " of column " << j << " was written";
+        }
+      }
+      EXPECT_EQ(wrong, 0) << describe(shape, config);
+    }
+  }
+};
+
+TEST_F(SkinnyGemmTest, TheStepsShapesMatchFloat64) {
+  // Large at local batch 32 and 16 (1 and 2 GPUs), medium at 64: forward (A transposed) and input gradient.
+  for (const Shape& shape : {Shape{true, 1024, 32, 4800}, Shape{false, 1024, 32, 1024}, Shape{true, 512, 16, 1024},
+                             Shape{false, 512, 16, 512}, Shape{true, 256, 64, 847}, Shape{false, 128, 64, 64}}) {
+    check(shape, false);
+  }
+}
+
+TEST_F(SkinnyGemmTest, RaggedAndPaddedShapesMatchFloat64) {
+  // Nothing a multiple of a tile: edges in every dimension, one column, K shorter than one stage and than the splits.
+  for (const Shape& shape : {Shape{true, 67, 17, 131, 4}, Shape{false, 67, 17, 131, 8}, Shape{true, 3, 32, 256},
+                             Shape{false, 256, 33, 3}, Shape{true, 130, 1, 1000, 4}, Shape{false, 5, 64, 7, 12},
+                             Shape{true, 200, 50, 300}, Shape{false, 201, 3, 33}}) {
+    check(shape, false);
+  }
+}
+
+TEST_F(SkinnyGemmTest, AccumulateAddsToC) {
+  for (const Shape& shape : {Shape{true, 100, 20, 500, 4}, Shape{false, 129, 40, 257}}) check(shape, true);
+}
+
+TEST_F(SkinnyGemmTest, EveryConfigurationIsOfferedWhereItFits) {
+  // 16-column tiles always, wider ones only up to twice n; splits up to 8 and never more than K has stages of 64.
+  const std::vector<kernels::SkinnyGemmConfig> wide = kernels::skinny_gemm_configs(1024, 64, 4800);
+  EXPECT_EQ(wide.size(), 12u);
+  const std::vector<kernels::SkinnyGemmConfig> narrow = kernels::skinny_gemm_configs(1024, 16, 100);
+  ASSERT_EQ(narrow.size(), 2u);  // 16 columns, splits 1 and 2 (100 values of K make 2 stages)
+  EXPECT_EQ(narrow[1].splits, 2);
+  EXPECT_TRUE(kernels::skinny_gemm_configs(1024, 65, 4800).empty());
+}
+
+TEST_F(SkinnyGemmTest, RepeatedCallsGiveTheSameBitsAndBadArgumentsAreRefused) {
+  const int m = 1024, n = 32, k = 4800;
+  std::vector<float> a(static_cast<std::size_t>(m) * k), b(static_cast<std::size_t>(k) * n);
+  std::mt19937 random(99u);
+  std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
+  for (float& value : a) value = uniform(random);
+  for (float& value : b) value = uniform(random);
+  CudaStream stream;
+  DeviceBuffer<float> a_device(a.size()), b_device(b.size()), c_device(static_cast<std::size_t>(m) * n);
+  copy_to_device(a_device, a, stream.get());
+  copy_to_device(b_device, b, stream.get());
+  const kernels::SkinnyGemmConfig config{32, 8};
+  std::vector<float> first;
+  for (int call = 0; call < 3; ++call) {
+    MGPU_CUDA_CHECK(kernels::skinny_gemm(true, m, n, k, a_device.data(), k, b_device.data(), k, c_device.data(), m,
+                                         false, config, stream.get()));
+    const std::vector<float> c = copy_to_host(c_device, stream.get());
+    if (call == 0) first = c;
+    EXPECT_EQ(c, first) << "call " << call << " differs from the first";
+  }
+  EXPECT_EQ(kernels::skinny_gemm(true, m, n, k, a_device.data(), k, b_device.data(), k, c_device.data(), m, false,
+                                 {32, 3}, stream.get()),
+            cudaErrorInvalidValue);
+  EXPECT_EQ(kernels::skinny_gemm(true, m, 65, k, a_device.data(), k, b_device.data(), k, c_device.data(), m, false,
+                                 {64, 1}, stream.get()),
+            cudaErrorInvalidValue);
+  EXPECT_EQ(kernels::skinny_gemm(true, m, n, k, a_device.data(), k - 1, b_device.data(), k, c_device.data(), m, false,
+                                 {32, 1}, stream.get()),
+            cudaErrorInvalidValue);
+  // 16-byte copies: a leading dimension that is no multiple of 4, or an operand off a 16-byte boundary, is refused.
+  EXPECT_EQ(kernels::skinny_gemm(true, m, n, k - 2, a_device.data(), k - 2, b_device.data(), k, c_device.data(), m,
+                                 false, {32, 1}, stream.get()),
+            cudaErrorInvalidValue);
+  EXPECT_EQ(kernels::skinny_gemm(true, m, n, k - 8, a_device.data(), k, b_device.data() + 1, k, c_device.data(), m,
+                                 false, {32, 1}, stream.get()),
+            cudaErrorInvalidValue);
+}
+
+}  // namespace
+}  // namespace mgpu
