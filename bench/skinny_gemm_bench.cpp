@@ -4,6 +4,7 @@
 // Usage: skinny_gemm_bench   (one GPU, the current device; prints one line per shape and configuration)
 #include <cublas_v2.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <exception>
 #include <vector>
@@ -11,6 +12,7 @@
 #include "cuda_check.hpp"
 #include "cuda_resources.hpp"
 #include "gpu_devices.hpp"
+#include "graph_timing.hpp"
 #include "skinny_gemm.cuh"
 
 namespace {
@@ -37,32 +39,13 @@ const Shape kShapes[] = {
     {false, 128, 64, 64, "medium b64 layer 2 input grad"},
 };
 
-// Microseconds per call of `call` (which enqueues one GEMM on `stream`), captured kCallsPerGraph times in a graph.
+// Microseconds per call of `call` (which enqueues one GEMM on `stream`): the best of kReplays replays of a graph of
+// kCallsPerGraph calls (graph_timing.hpp).
 template <typename Call>
 double graph_us_per_call(cudaStream_t stream, const Call& call) {
   call();  // outside the capture: kernel loading and the first-launch set-up
-  MGPU_CUDA_CHECK(cudaStreamSynchronize(stream));
-  CudaGraph graph;
-  CudaGraph::capture_begin(stream);
-  try {
-    for (int i = 0; i < kCallsPerGraph; ++i) call();
-  } catch (...) {
-    CudaGraph::capture_abandon(stream);
-    throw;
-  }
-  graph.capture_end(stream);
-  graph.launch(stream);  // untimed replay
-  CudaEvent start, stop;
-  double best = 1e30;
-  for (int replay = 0; replay < kReplays; ++replay) {
-    start.record(stream);
-    graph.launch(stream);
-    stop.record(stream);
-    stop.synchronize();
-    const double ms = elapsed_ms(start, stop);
-    best = ms < best ? ms : best;
-  }
-  return best * 1e3 / kCallsPerGraph;
+  const std::vector<double> ms = time_graph_replays(stream, kCallsPerGraph, kReplays, [&](int) { call(); });
+  return *std::min_element(ms.begin(), ms.end()) * 1e3;
 }
 
 int run() {

@@ -6,6 +6,7 @@
 #include <cuda_runtime_api.h>
 
 #include <cstddef>
+#include <functional>
 #include <utility>
 #include <vector>
 
@@ -171,6 +172,17 @@ class CudaGraph {
       MGPU_CUDA_CHECK(cudaGraphInstantiate(&exec, graph_, 0));
       execs_.push_back(exec);
     }
+  }
+  // capture_begin, `enqueue` (work on `stream`), capture_end; a capture that throws is abandoned and rethrown.
+  void capture(cudaStream_t stream, const std::function<void()>& enqueue, int copies = 1) {
+    capture_begin(stream);
+    try {
+      enqueue();
+    } catch (...) {
+      capture_abandon(stream);
+      throw;
+    }
+    capture_end(stream, copies);
   }
   // Ends a capture that failed part-way (the error is already being reported); the stream is usable again after.
   static void capture_abandon(cudaStream_t stream) noexcept {

@@ -18,6 +18,7 @@
 #include "cuda_check.hpp"
 #include "cuda_resources.hpp"
 #include "gpu_devices.hpp"
+#include "graph_timing.hpp"
 #include "mlp_spec.hpp"
 #include "probe_kernels.cuh"
 #include "sample_median.hpp"
@@ -61,18 +62,6 @@ std::vector<GemmShape> step_gemms(const std::string& model, int batch) {
 // training step's types for each, compute_type_for and operand_type_for).
 const Precision kPrecisions[] = {Precision::fp32, Precision::tf32, Precision::bf16};
 
-// Captures what `enqueue` puts on `stream` into `graph` and instantiates it; a capture that throws is abandoned.
-void capture(CudaGraph& graph, cudaStream_t stream, const std::function<void()>& enqueue) {
-  CudaGraph::capture_begin(stream);
-  try {
-    enqueue();
-  } catch (...) {
-    CudaGraph::capture_abandon(stream);
-    throw;
-  }
-  graph.capture_end(stream);
-}
-
 class Probe {
  public:
   explicit Probe(const ProbeOptions& options) : options_(options), cublas_(stream_.get()), workspace_(64u << 20) {
@@ -80,23 +69,9 @@ class Probe {
     MGPU_CUBLAS_CHECK(cublasSetWorkspace(cublas_.get(), workspace_.data(), workspace_.bytes()));
   }
 
-  // Milliseconds per operation of each run: `enqueue(i)` puts operation i on the stream; a graph of `count` of them
-  // is replayed once untimed (warm caches, clocks up), then once per run between two events.
+  // Milliseconds per operation of each run (graph_timing.hpp).
   std::vector<double> time_graph(int count, const std::function<void(int)>& enqueue) {
-    CudaGraph graph;
-    capture(graph, stream_.get(), [&] {
-      for (int i = 0; i < count; ++i) enqueue(i);
-    });
-    graph.launch(stream_.get());
-    std::vector<double> per_run;
-    for (int run = 0; run < options_.runs; ++run) {
-      start_.record(stream_.get());
-      graph.launch(stream_.get());
-      end_.record(stream_.get());
-      end_.synchronize();
-      per_run.push_back(elapsed_ms(start_, end_) / count);
-    }
-    return per_run;
+    return time_graph_replays(stream_.get(), count, options_.runs, enqueue);
   }
 
   void copies(HardwareProbe& probe) {
@@ -231,7 +206,7 @@ class Probe {
     per_run[1] = time_graph(kLaunchCount, [&](int) { probe_kernels::empty(stream_.get()); });
     // A one-node graph launched back-to-back: the fixed cost of a graph launch.
     CudaGraph single;
-    capture(single, stream_.get(), [&] { probe_kernels::empty(stream_.get()); });
+    single.capture(stream_.get(), [&] { probe_kernels::empty(stream_.get()); });
     for (int run = 0; run < options_.runs + 1; ++run) {
       start_.record(stream_.get());
       for (int i = 0; i < kLaunchCount; ++i) single.launch(stream_.get());

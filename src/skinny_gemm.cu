@@ -3,10 +3,8 @@
 // order.
 #include <cooperative_groups.h>
 
-#include <algorithm>
+#include <atomic>
 #include <cstdint>
-#include <mutex>
-#include <set>
 
 #include "skinny_gemm.cuh"
 
@@ -31,6 +29,9 @@ constexpr int kColumnsPerThread = 4;
 constexpr int kPad = 4;        // floats after each smem row: keeps rows 16-byte aligned and spreads them over the banks
 constexpr int kMaxSplits = 8;  // the portable cluster size
 constexpr int kMaxColumns = 64;
+
+int stage_count(int k) { return (k + kTileDepth - 1) / kTileDepth; }
+bool shape_supported(int m, int n, int k) { return m > 0 && n > 0 && k > 0 && n <= kMaxColumns; }
 
 // Shared-memory tiles per stage, each with its global contiguous dimension contiguous (16-byte copies):
 //   A transposed (stored [m, k] row by row, K contiguous): As[i][kk], row stride kTileDepth + kPad
@@ -254,31 +255,11 @@ void set_shared_limit() {
   if (status != cudaSuccess) (void)cudaGetLastError();  // the launch then reports it
 }
 
-// The opt-in, once per device, before the first launch: kept out of the launches themselves, which may be captured.
-cudaError_t prepare_current_device() {
-  static std::mutex mutex;
-  static std::set<int> prepared;
-  int device = 0;
-  const cudaError_t status = cudaGetDevice(&device);
-  if (status != cudaSuccess) return status;
-  std::lock_guard<std::mutex> lock(mutex);
-  if (prepared.insert(device).second) {
-    set_shared_limit<16, false>();
-    set_shared_limit<16, true>();
-    set_shared_limit<32, false>();
-    set_shared_limit<32, true>();
-    set_shared_limit<64, false>();
-    set_shared_limit<64, true>();
-  }
-  return cudaSuccess;
-}
-
 template <int Columns, bool TransposeA>
 cudaError_t launch(int m, int n, int k, const float* a, int lda, const float* b, int ldb, float* c, int ldc,
                    bool accumulate, int splits, cudaStream_t stream) {
   // Each part's K range is a whole number of stages (the last part takes the remainder, possibly nothing).
-  const int stages = (k + kTileDepth - 1) / kTileDepth;
-  const int split_depth = (stages + splits - 1) / splits * kTileDepth;
+  const int split_depth = (stage_count(k) + splits - 1) / splits * kTileDepth;
   cudaLaunchConfig_t config{};
   config.gridDim = dim3(static_cast<unsigned>((m + kTileRows - 1) / kTileRows * splits),
                         static_cast<unsigned>((n + Columns - 1) / Columns));
@@ -296,11 +277,41 @@ cudaError_t launch(int m, int n, int k, const float* a, int lda, const float* b,
                             accumulate, splits, split_depth);
 }
 
+// Every instantiation of the kernel: its tile width and layout of A, its launcher and its shared-memory opt-in.
+struct Variant {
+  int columns;
+  bool transpose_a;
+  cudaError_t (*launch)(int, int, int, const float*, int, const float*, int, float*, int, bool, int, cudaStream_t);
+  void (*prepare)();
+};
+constexpr Variant kVariants[] = {
+    {16, false, launch<16, false>, set_shared_limit<16, false>},
+    {16, true, launch<16, true>, set_shared_limit<16, true>},
+    {32, false, launch<32, false>, set_shared_limit<32, false>},
+    {32, true, launch<32, true>, set_shared_limit<32, true>},
+    {64, false, launch<64, false>, set_shared_limit<64, false>},
+    {64, true, launch<64, true>, set_shared_limit<64, true>},
+};
+
+// The opt-ins, once per device before its first launch (they are not stream work, so they stay out of any capture).
+// A lock-free check on every call: preparing twice from two threads at once is harmless.
+cudaError_t prepare_current_device() {
+  static std::atomic<std::uint64_t> prepared{0};  // bit d: device d (devices past 63 prepare on every call)
+  int device = 0;
+  const cudaError_t status = cudaGetDevice(&device);
+  if (status != cudaSuccess) return status;
+  const std::uint64_t bit = device < 64 ? std::uint64_t{1} << device : 0;
+  if (bit != 0 && (prepared.load(std::memory_order_acquire) & bit) != 0) return cudaSuccess;
+  for (const Variant& variant : kVariants) variant.prepare();
+  prepared.fetch_or(bit, std::memory_order_release);
+  return cudaSuccess;
+}
+
 }  // namespace
 
 std::vector<SkinnyGemmConfig> skinny_gemm_configs(int m, int n, int k) {
   std::vector<SkinnyGemmConfig> configs;
-  if (m <= 0 || n <= 0 || k <= 0 || n > kMaxColumns) return configs;
+  if (!shape_supported(m, n, k)) return configs;
   int device = 0;
   int major = 0;
   if (cudaGetDevice(&device) != cudaSuccess ||
@@ -308,7 +319,7 @@ std::vector<SkinnyGemmConfig> skinny_gemm_configs(int m, int n, int k) {
     (void)cudaGetLastError();
     return configs;
   }
-  const int stages = (k + kTileDepth - 1) / kTileDepth;
+  const int stages = stage_count(k);
   for (int columns : {16, 32, 64}) {
     // A tile much wider than n only multiplies zeros; 16 columns always qualify.
     if (columns > 16 && columns >= 2 * n) continue;
@@ -323,29 +334,16 @@ cudaError_t skinny_gemm(bool transpose_a, int m, int n, int k, const float* a, i
   const auto aligned = [](const float* pointer, int leading) {
     return reinterpret_cast<std::uintptr_t>(pointer) % 16 == 0 && leading % 4 == 0;
   };
-  if (m <= 0 || n <= 0 || k <= 0 || n > kMaxColumns || lda < (transpose_a ? k : m) || ldb < k || ldc < m ||
-      !aligned(a, lda) || !aligned(b, ldb) ||
-      (config.splits != 1 && config.splits != 2 && config.splits != 4 && config.splits != 8))
+  if (!shape_supported(m, n, k) || lda < (transpose_a ? k : m) || ldb < k || ldc < m || !aligned(a, lda) ||
+      !aligned(b, ldb) || (config.splits != 1 && config.splits != 2 && config.splits != 4 && config.splits != 8))
     return cudaErrorInvalidValue;
   const cudaError_t prepared = prepare_current_device();
   if (prepared != cudaSuccess) return prepared;
-  const int s = config.splits;
-  switch (config.tile_columns * 2 + (transpose_a ? 1 : 0)) {
-    case 32:
-      return launch<16, false>(m, n, k, a, lda, b, ldb, c, ldc, accumulate, s, stream);
-    case 33:
-      return launch<16, true>(m, n, k, a, lda, b, ldb, c, ldc, accumulate, s, stream);
-    case 64:
-      return launch<32, false>(m, n, k, a, lda, b, ldb, c, ldc, accumulate, s, stream);
-    case 65:
-      return launch<32, true>(m, n, k, a, lda, b, ldb, c, ldc, accumulate, s, stream);
-    case 128:
-      return launch<64, false>(m, n, k, a, lda, b, ldb, c, ldc, accumulate, s, stream);
-    case 129:
-      return launch<64, true>(m, n, k, a, lda, b, ldb, c, ldc, accumulate, s, stream);
-    default:
-      return cudaErrorInvalidValue;
+  for (const Variant& variant : kVariants) {
+    if (variant.columns == config.tile_columns && variant.transpose_a == transpose_a)
+      return variant.launch(m, n, k, a, lda, b, ldb, c, ldc, accumulate, config.splits, stream);
   }
+  return cudaErrorInvalidValue;
 }
 
 }  // namespace mgpu::kernels
