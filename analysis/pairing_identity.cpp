@@ -43,6 +43,10 @@ const std::vector<IdentityAttribute>& comparison_identity_attributes() {
     all.push_back({"overlap"});
     all.push_back({"bucket_mb"});
     all.push_back({"grad_dtype"});
+    // The fused optimizer (schema_version 4) is the reverse: a 1-GPU-only way of running the step (recorded off with
+    // more GPUs). compare keeps fused and unfused runs apart; the scaling table does not, so a 1-GPU baseline run
+    // either way still pairs with its N-GPU configurations.
+    all.push_back({"fused_optimizer"});
     return all;
   }();
   return attributes;

@@ -38,7 +38,7 @@ ours() {
   local args=()
   while (($#)); do
     case "$1" in
-      --graph|--overlap|--timing|--bucket-mb|--grad-dtype|--accumulate)
+      --graph|--overlap|--timing|--bucket-mb|--grad-dtype|--accumulate|--fuse-optimizer)
         if [[ "${STEP_FLAGS:-on}" == off ]]; then shift 2; continue; fi ;;
     esac
     args+=("$1"); shift
@@ -67,11 +67,14 @@ fi
 # speedup the table takes the fastest fp32 variant of the same model, batch and GPU count and names it). The default
 # step (--overlap auto = off) for batch 32/64: overlap measured slower there (large b32 on 2 GPUs 0.399 ms with it,
 # 0.335 ms without). Overlap on for the 2-GPU batch 1024/4096 rows (the exposed-communication figures), each with a
-# no-overlap twin for the speedup.
+# no-overlap twin for the speedup. On 1 GPU at these batches the default (--fuse-optimizer auto) forms the weight
+# gradients inside Adam; the _unfused twins show what that gains.
 step=(--graph on --timing events)
 ours large_b32_n1 1 --model large --batch 32 "${step[@]}"
 ours large_b32_n1_untimed 1 --model large --batch 32 --graph on --timing none
+ours large_b32_n1_unfused 1 --model large --batch 32 "${step[@]}" --fuse-optimizer off
 ours medium_b64_n1 1 --model medium --batch 64 "${step[@]}"
+ours medium_b64_n1_unfused 1 --model medium --batch 64 "${step[@]}" --fuse-optimizer off
 ours large_b32_n2 2 --model large --batch 32 "${step[@]}"
 # bf16 rows (lines of their own, not the fp32 target figures): bf16 GEMM operands on 1 GPU, and with a bf16
 # all-reduce on 2.

@@ -85,8 +85,9 @@ class Measured:
         return value.decode() if isinstance(value, bytes) else str(value)
 
     def variant(self):
-        """How the step ran, in words: "graph on, overlap off"."""
-        return f"graph {self.attr('graph', 'off')}, overlap {self.attr('overlap', 'off')}"
+        """How the step ran, in words: "graph on, overlap off" (", fused optimizer on" when it was; v4 files)."""
+        fused = ", fused optimizer on" if self.attr("fused_optimizer", "off") == "on" else ""
+        return f"graph {self.attr('graph', 'off')}, overlap {self.attr('overlap', 'off')}{fused}"
 
     def mean(self, phase="step"):
         values = self.phase[phase]

@@ -28,16 +28,19 @@ std::string gigabytes(double bytes) {
 }
 
 // Bytes the trainers allocate for one rank: four parameter-sized buffers (parameters, gradients, Adam's two
-// moments) and, per sample of the local batch, the input, every layer's output and two gradient scratch rows (and
-// their bf16 copies with --precision bf16).
+// moments) and, per sample of the local batch, the input, every layer's output, the targets and every layer's output
+// gradient (CudaMlp keeps one per layer); with --precision bf16 also 2-byte copies of the parameters, the inputs, the
+// hidden activations and two gradient scratch rows of the widest layer.
 double training_bytes(const TrainingSettings& settings, int ranks) {
   const MlpSpec& model = settings.model;
-  double per_sample = 2.0 * model.max_width() + model.output_width();  // scratch rows, targets
-  for (int width : model.widths) per_sample += width;
-  double bytes = 4.0 * (4.0 * double(model.parameter_count()) + double(settings.global_batch / ranks) * per_sample);
-  // bf16: 2-byte copies of the parameters, the inputs, the hidden activations and the scratch rows.
+  const double local_batch = double(settings.global_batch / ranks);
+  double widths = 0.0;
+  for (int width : model.widths) widths += width;
+  const double output_gradients = widths - model.input_width();
+  double bytes = 4.0 * (4.0 * double(model.parameter_count()) +
+                        local_batch * (widths + model.output_width() + output_gradients));
   if (settings.precision == Precision::bf16)
-    bytes += 2.0 * (double(model.parameter_count()) + double(settings.global_batch / ranks) * per_sample);
+    bytes += 2.0 * (double(model.parameter_count()) + local_batch * (widths + 2.0 * model.max_width()));
   return bytes;
 }
 

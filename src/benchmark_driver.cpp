@@ -60,6 +60,7 @@ ConfigurationMetadata describe_configuration(const BenchConfiguration& configura
   meta.precision = precision_name(settings.precision);
   meta.graph = settings.graph ? "on" : "off";
   meta.overlap = settings.overlap ? "on" : "off";
+  meta.fused_optimizer = settings.fused_optimizer ? "on" : "off";
   meta.bucket_mb = settings.overlap ? settings.bucket_mb : 0.0;
   meta.timing = timing_name(settings.timing);
   meta.accumulate_steps = settings.accumulate_steps;

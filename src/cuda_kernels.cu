@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstdint>
 
+#include "adam_element.cuh"
 #include "cuda_check.hpp"
 #include "cuda_kernels.cuh"
 #include "synthetic_data.hpp"
@@ -194,8 +195,7 @@ template <int kVector>
 __global__ void adam_kernel(float* parameters, const float* gradients, float* first_moment, float* second_moment,
                             std::size_t count, AdamConstants adam, const StepParams* params,
                             __nv_bfloat16* parameters_bf16, const __nv_bfloat16* gradients_bf16) {
-  const float correction1 = params->correction1;
-  const float correction2 = params->correction2;
+  const AdamStep step = adam_step(adam, params->correction1, params->correction2);
   const std::size_t groups = count / kVector;
   for (std::size_t group = global_thread(); group < groups; group += grid_stride()) {
     const std::size_t first = group * kVector;
@@ -208,13 +208,8 @@ __global__ void adam_kernel(float* parameters, const float* gradients, float* fi
     }
     load<kVector>(first_moment + first, m);
     load<kVector>(second_moment + first, v);
-    for (int k = 0; k < kVector; ++k) g[k] *= adam.gradient_scale;
     for (int k = 0; k < kVector; ++k) {
-      m[k] = adam.beta1 * m[k] + (1.0f - adam.beta1) * g[k];
-      v[k] = adam.beta2 * v[k] + (1.0f - adam.beta2) * g[k] * g[k];
-      const float m_hat = m[k] / correction1;
-      const float v_hat = v[k] / correction2;
-      p[k] -= adam.learning_rate * m_hat / (sqrtf(v_hat) + adam.epsilon);
+      adam_element(p[k], m[k], v[k], g[k] * adam.gradient_scale, step);
     }
     store<kVector>(parameters + first, p);
     store<kVector>(first_moment + first, m);

@@ -30,6 +30,16 @@ namespace {
 // cuBLAS's recommended workspace on Hopper; handed over once so that no GEMM allocates while a graph is captured.
 constexpr std::size_t kGemmWorkspaceBytes = 32u << 20;
 
+kernels::AdamConstants adam_constants(const AdamSettings& adam, float gradient_scale) {
+  kernels::AdamConstants constants;
+  constants.learning_rate = adam.learning_rate;
+  constants.beta1 = adam.beta1;
+  constants.beta2 = adam.beta2;
+  constants.epsilon = adam.epsilon;
+  constants.gradient_scale = gradient_scale;
+  return constants;
+}
+
 }  // namespace
 
 CudaMlp::CudaMlp(const MlpSpec& model, int batch, cudaStream_t stream, Precision precision, GradDtype reduce_dtype)
@@ -42,6 +52,7 @@ CudaMlp::CudaMlp(const MlpSpec& model, int batch, cudaStream_t stream, Precision
       gemm_(stream, compute_type_for(precision), operand_type_for(precision), gemm_workspace_.data(),
             gemm_workspace_.bytes()),
       step_params_(1),
+      precision_(precision),
       bf16_(precision == Precision::bf16),
       parameters_(model.parameter_count()),
       gradients_(model.parameter_count()),
@@ -56,9 +67,7 @@ CudaMlp::CudaMlp(const MlpSpec& model, int batch, cudaStream_t stream, Precision
   for (const DenseLayer& layer : layers_) {
     if (layer.hidden) hidden_.emplace_back(static_cast<std::size_t>(batch) * layer.fan_out);
   }
-  for (DeviceBuffer<float>& scratch : grad_scratch_) {
-    scratch = DeviceBuffer<float>(static_cast<std::size_t>(batch) * model.max_width());
-  }
+  for (const DenseLayer& layer : layers_) output_gradients_.emplace_back(static_cast<std::size_t>(batch) * layer.fan_out);
   if (bf16_) {
     parameters_bf16_ = DeviceBuffer<__nv_bfloat16>(model.parameter_count());
     inputs_bf16_ = DeviceBuffer<__nv_bfloat16>(inputs_.size());
@@ -68,6 +77,17 @@ CudaMlp::CudaMlp(const MlpSpec& model, int batch, cudaStream_t stream, Precision
     }
   }
   if (reduce_dtype == GradDtype::bf16) gradients_bf16_ = DeviceBuffer<__nv_bfloat16>(model.parameter_count());
+  for (std::size_t l = 0; l < layers_.size(); ++l) {
+    kernels::WeightGradientAdamLayer fused;
+    fused.input = l == 0 ? inputs_.data() : hidden_[l - 1].data();
+    fused.output_gradient = output_gradients_[l].data();
+    fused.weight_offset = layers_[l].weight_offset;
+    fused.bias_offset = layers_[l].bias_offset;
+    fused.fan_in = layers_[l].fan_in;
+    fused.fan_out = layers_[l].fan_out;
+    fused.has_bias = layers_[l].hidden;
+    fused_layers_.push_back(fused);
+  }
   upload_step_params();
 }
 
@@ -146,16 +166,22 @@ void CudaMlp::forward() {
 }
 
 void CudaMlp::loss_and_gradient(float* losses) {
-  // dL/dy goes to scratch 0, where backward starts.
+  // dL/dy is the output layer's dL/dZ (it is linear), where backward starts.
   kernels::mse_loss_and_gradient(output_.data(), targets_.data(), batch_ * model_.output_width(),
-                                 grad_scratch_[0].data(), losses, step_params_.data(), stream_,
+                                 output_gradients_.back().data(), losses, step_params_.data(), stream_,
                                  bf16_ ? grad_scratch_bf16_[0].data() : nullptr);
 }
 
 void CudaMlp::backward(const BucketPlan& plan, const std::function<void(int piece)>& after_piece, bool accumulate) {
-  float* grad = grad_scratch_[0].data();   // dL/dZ of the current layer, [batch, fan_out]
-  float* other = grad_scratch_[1].data();  // receives dL/dX, [batch, fan_in]
-  // With bf16: the bf16 copies of grad and other, written by the kernels that write them; the GEMMs read these.
+  backward_pass(&plan, after_piece, accumulate);
+}
+
+void CudaMlp::backward_without_weight_gradients(bool accumulate) { backward_pass(nullptr, {}, accumulate); }
+
+void CudaMlp::backward_pass(const BucketPlan* plan, const std::function<void(int piece)>& after_piece,
+                            bool accumulate) {
+  // With bf16: the bf16 copies of the current layer's dL/dZ and of the dL/dX it produces (ping-pong scratch, written
+  // by the kernels that write the fp32 values); the GEMMs read these.
   __nv_bfloat16* grad_bf16 = bf16_ ? grad_scratch_bf16_[0].data() : nullptr;
   __nv_bfloat16* other_bf16 = bf16_ ? grad_scratch_bf16_[1].data() : nullptr;
   const auto operand = [&](float* fp32, __nv_bfloat16* copy, std::size_t offset) -> const void* {
@@ -165,10 +191,11 @@ void CudaMlp::backward(const BucketPlan& plan, const std::function<void(int piec
   for (int l = static_cast<int>(layers_.size()) - 1; l >= 0; --l) {
     const DenseLayer& layer = layers_[l];
     const void* input = gemm_input(l);
+    float* grad = output_gradients_[l].data();  // dL/dZ of this layer, [batch, fan_out]
     // dW^T[in, rows] = X^T * dZ[:, rows], one GEMM per piece of this layer (the plan lists them in this order). The
     // layer's bias gradient was written with its dZ (below, one layer up), so each piece is complete after its GEMM.
-    for (; next_piece < plan.pieces.size() && plan.pieces[next_piece].layer == l; ++next_piece) {
-      const GradientPiece& piece = plan.pieces[next_piece];
+    for (; plan != nullptr && next_piece < plan->pieces.size() && plan->pieces[next_piece].layer == l; ++next_piece) {
+      const GradientPiece& piece = plan->pieces[next_piece];
       gemm_.multiply(CUBLAS_OP_N, CUBLAS_OP_T, layer.fan_in, piece.row_end - piece.row_begin, batch_, input,
                      layer.fan_in, operand(grad, grad_bf16, piece.row_begin), layer.fan_out,
                      gradients_.data() + layer.weight_offset + static_cast<std::size_t>(piece.row_begin) * layer.fan_in,
@@ -176,6 +203,7 @@ void CudaMlp::backward(const BucketPlan& plan, const std::function<void(int piec
       if (after_piece) after_piece(static_cast<int>(next_piece));
     }
     if (l == 0) break;  // no gradient with respect to the data
+    float* other = output_gradients_[l - 1].data();  // receives dL/dX, then the previous layer's dL/dZ
     // dX^T[in, B] = W^T * dZ^T, then through the previous layer's dropout and ReLU (its stored activation), with
     // that layer's bias gradient (the column sums of its dZ) in the same pass.
     gemm_.multiply(CUBLAS_OP_N, CUBLAS_OP_N, layer.fan_in, batch_, layer.fan_out, gemm_parameters(layer.weight_offset),
@@ -183,25 +211,29 @@ void CudaMlp::backward(const BucketPlan& plan, const std::function<void(int piec
     const DenseLayer& previous = layers_[l - 1];
     kernels::relu_dropout_backward_bias(other, hidden_[l - 1].data(), gradients_.data() + previous.bias_offset, batch_,
                                         layer.fan_in, drop_probability_, accumulate, stream_, other_bf16);
-    std::swap(grad, other);
     std::swap(grad_bf16, other_bf16);
   }
-  MGPU_REQUIRE(next_piece == plan.pieces.size(), "the bucket plan does not match the model's layers");
+  MGPU_REQUIRE(plan == nullptr || next_piece == plan->pieces.size(),
+               "the bucket plan does not match the model's layers");
 }
 
 void CudaMlp::adam(const AdamSettings& adam, std::size_t begin, std::size_t count, float gradient_scale) {
   MGPU_REQUIRE(begin <= parameters_.size(), "Adam range starts past the parameters");
   count = std::min(count, parameters_.size() - begin);
-  kernels::AdamConstants constants;
-  constants.learning_rate = adam.learning_rate;
-  constants.beta1 = adam.beta1;
-  constants.beta2 = adam.beta2;
-  constants.epsilon = adam.epsilon;
-  constants.gradient_scale = gradient_scale;
   kernels::adam_update(parameters_.data() + begin, gradients_.data() + begin, first_moment_.data() + begin,
-                       second_moment_.data() + begin, count, constants, step_params_.data(), stream_,
-                       bf16_ ? parameters_bf16_.data() + begin : nullptr,
+                       second_moment_.data() + begin, count, adam_constants(adam, gradient_scale), step_params_.data(),
+                       stream_, bf16_ ? parameters_bf16_.data() + begin : nullptr,
                        gradients_bf16_.size() > 0 ? gradients_bf16_.data() + begin : nullptr);
+}
+
+void CudaMlp::adam_with_weight_gradients(const AdamSettings& adam, float gradient_scale, bool accumulated) {
+  // fp32 only: with tf32 or bf16 the unfused weight gradient is a reduced-precision GEMM, which this is not.
+  MGPU_REQUIRE(precision_ == Precision::fp32, std::string("the fused optimizer is fp32 only, not ") +
+                                                  precision_name(precision_));
+  MGPU_REQUIRE(gradients_bf16_.size() == 0, "the fused optimizer reads fp32 gradients (one rank), not --grad-dtype bf16");
+  kernels::weight_gradient_adam(fused_layers_, batch_, parameters_.data(), gradients_.data(), first_moment_.data(),
+                                second_moment_.data(), adam_constants(adam, gradient_scale), step_params_.data(),
+                                accumulated, stream_);
 }
 
 void CudaMlp::upload_step_params() {
@@ -228,11 +260,26 @@ void CudaMlp::forward(const cpu::DropoutKey& dropout) {
   forward();
 }
 
-void CudaMlp::adam(const AdamSettings& adam, int step_number) {
+void CudaMlp::set_adam_corrections(const AdamSettings& adam, int step_number) {
   host_params_.correction1 = static_cast<float>(1.0 - std::pow(static_cast<double>(adam.beta1), step_number));
   host_params_.correction2 = static_cast<float>(1.0 - std::pow(static_cast<double>(adam.beta2), step_number));
   upload_step_params();
+}
+
+void CudaMlp::adam(const AdamSettings& adam, int step_number) {
+  set_adam_corrections(adam, step_number);
   this->adam(adam);
+}
+
+void CudaMlp::adam_with_weight_gradients(const AdamSettings& adam, int step_number, float gradient_scale,
+                                         bool accumulated) {
+  set_adam_corrections(adam, step_number);
+  adam_with_weight_gradients(adam, gradient_scale, accumulated);
+}
+
+void CudaMlp::upload_moments(const std::vector<float>& first, const std::vector<float>& second) {
+  copy_to_device(first_moment_, first, stream_);
+  copy_to_device(second_moment_, second, stream_);
 }
 
 void CudaMlp::upload_batch(const std::vector<float>& inputs, const std::vector<float>& targets) {
@@ -257,14 +304,14 @@ std::vector<float> CudaMlp::download_bf16_parameters() const {
 void CudaMlp::fill_work_buffers_with_nan() {
   const float nan = std::numeric_limits<float>::quiet_NaN();
   for (DeviceBuffer<float>& hidden : hidden_) kernels::fill(hidden.data(), hidden.size(), nan, stream_);
-  for (DeviceBuffer<float>& scratch : grad_scratch_) kernels::fill(scratch.data(), scratch.size(), nan, stream_);
+  for (DeviceBuffer<float>& gradient : output_gradients_) kernels::fill(gradient.data(), gradient.size(), nan, stream_);
   kernels::fill(output_.data(), output_.size(), nan, stream_);
   kernels::fill(gradients_.data(), gradients_.size(), nan, stream_);
   if (bf16_) {  // the bf16 copies too (NaN stays NaN in bf16)
     for (std::size_t l = 0; l < hidden_.size(); ++l)
       kernels::cast_to_bf16(hidden_[l].data(), hidden_bf16_[l].data(), hidden_[l].size(), stream_);
-    for (int i = 0; i < 2; ++i)
-      kernels::cast_to_bf16(grad_scratch_[i].data(), grad_scratch_bf16_[i].data(), grad_scratch_[i].size(), stream_);
+    for (DeviceBuffer<__nv_bfloat16>& scratch : grad_scratch_bf16_)  // all bits set: a NaN in bf16
+      MGPU_CUDA_CHECK(cudaMemsetAsync(scratch.data(), 0xFF, scratch.bytes(), stream_));
   }
   MGPU_CUDA_CHECK(cudaStreamSynchronize(stream_));
 }

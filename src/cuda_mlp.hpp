@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <utility>
 #include <vector>
 
 #include "cpu_mlp.hpp"
@@ -17,6 +18,7 @@
 #include "mlp_spec.hpp"
 #include "trainer.hpp"
 #include "tuned_gemm.hpp"
+#include "weight_gradient_adam.cuh"
 
 namespace mgpu {
 
@@ -58,11 +60,19 @@ class CudaMlp {
   void backward(const BucketPlan& plan, const std::function<void(int piece)>& after_piece = {},
                 bool accumulate = false);
   void backward() { backward(whole_plan_); }
+  // Backward without the weight gradients (--fuse-optimizer: adam_with_weight_gradients computes them): the input
+  // gradients of every layer and the bias gradients into gradients() (overwritten, or added with `accumulate`).
+  void backward_without_weight_gradients(bool accumulate = false);
   // One Adam step with the step's corrections over elements [begin, begin + count) (default: all), on the gradient
   // times gradient_scale (1 / K: the mean of K accumulated gradients). With reduce_dtype bf16 the gradient is read from
   // reduced_gradients_bf16().
   void adam(const AdamSettings& adam, std::size_t begin = 0, std::size_t count = static_cast<std::size_t>(-1),
             float gradient_scale = 1.0f);
+  // The fused optimizer (fp32 only; after backward_without_weight_gradients): every weight's gradient computed from
+  // the stored activations and output gradients of the last backward and applied by Adam in one pass, never written;
+  // with `accumulated`, gradients() holds the sum of the accumulation's earlier steps, which is added first. Biases
+  // are updated from gradients(). The whole buffer, times gradient_scale, with the step's corrections.
+  void adam_with_weight_gradients(const AdamSettings& adam, float gradient_scale = 1.0f, bool accumulated = false);
 
   // The device-resident per-step values the kernels read.
   kernels::StepParams* step_params() noexcept { return step_params_.data(); }
@@ -71,6 +81,8 @@ class CudaMlp {
   void generate_batch(std::uint64_t seed, std::uint64_t first_sample);
   void forward(const cpu::DropoutKey& dropout);
   void adam(const AdamSettings& adam, int step_number);
+  void adam_with_weight_gradients(const AdamSettings& adam, int step_number, float gradient_scale, bool accumulated);
+  void upload_moments(const std::vector<float>& first, const std::vector<float>& second);
 
   // --grad-dtype bf16: the bf16 gradient buffer (same layout) the all-reduce works on, and the cast that fills a range
   // of it from gradients(), enqueued on `stream` (the communication stream: the cast is part of the reduction).
@@ -82,6 +94,9 @@ class CudaMlp {
 
   // --- Synchronous copies and fills for tests and results; never inside a timed run. ---
   std::vector<float> download_parameters() const { return copy_to_host(parameters_, stream_); }
+  std::pair<std::vector<float>, std::vector<float>> download_moments() const {
+    return {copy_to_host(first_moment_, stream_), copy_to_host(second_moment_, stream_)};
+  }
   std::vector<float> download_gradients() const { return copy_to_host(gradients_, stream_); }
   std::vector<float> download_inputs() const { return copy_to_host(inputs_, stream_); }
   std::vector<float> download_targets() const { return copy_to_host(targets_, stream_); }
@@ -102,6 +117,9 @@ class CudaMlp {
   void refresh_bf16_inputs();
   void build_teacher(std::uint64_t seed);
   void upload_step_params();
+  void set_adam_corrections(const AdamSettings& adam, int step_number);  // host_params_, for the test conveniences
+  // Backward, with the weight-gradient GEMMs of `plan` or (null) without weight gradients.
+  void backward_pass(const BucketPlan* plan, const std::function<void(int piece)>& after_piece, bool accumulate);
 
   MlpSpec model_;
   std::vector<DenseLayer> layers_;
@@ -112,6 +130,7 @@ class CudaMlp {
   TunedGemm gemm_;                                 // every product of the step, its algorithm tuned per shape
   DeviceBuffer<kernels::StepParams> step_params_;  // one element
   kernels::StepParams host_params_;                // the tests' host-side copy (test conveniences only)
+  Precision precision_;                            // of the GEMMs
   bool bf16_ = false;                              // --precision bf16: GEMM operands in bf16
 
   DeviceBuffer<float> parameters_;           // [W0, b0, W1, b1, ..., W_last], MlpSpec::layers() offsets
@@ -122,7 +141,9 @@ class CudaMlp {
   DeviceBuffer<float> targets_;              // [batch, outputs]
   std::vector<DeviceBuffer<float>> hidden_;  // hidden_[l]: [batch, fan_out of layer l] after bias, ReLU, dropout
   DeviceBuffer<float> output_;               // [batch, outputs]
-  DeviceBuffer<float> grad_scratch_[2];      // ping-pong dL/d(activation), [batch, max width] each
+  // output_gradients_[l]: dL/dZ of layer l, [batch, fan_out of layer l] (after ReLU/dropout backward); every layer
+  // keeps its own, so the fused optimizer can form the weight gradients after backward.
+  std::vector<DeviceBuffer<float>> output_gradients_;
   DeviceBuffer<float> teacher_;              // [outputs, inputs]
   // bf16 only (empty otherwise): the GEMMs' operands, each the bf16 rounding of the fp32 buffer of the same name.
   DeviceBuffer<__nv_bfloat16> parameters_bf16_;
@@ -130,6 +151,8 @@ class CudaMlp {
   std::vector<DeviceBuffer<__nv_bfloat16>> hidden_bf16_;
   DeviceBuffer<__nv_bfloat16> grad_scratch_bf16_[2];
   DeviceBuffer<__nv_bfloat16> gradients_bf16_;  // --grad-dtype bf16 only: the all-reduced gradient
+  // The fused optimizer's layer table, built once (the buffers it points into never move).
+  std::vector<kernels::WeightGradientAdamLayer> fused_layers_;
   bool have_teacher_ = false;
   std::uint64_t teacher_seed_ = 0;
   float drop_probability_ = 0.0f;  // the model's; forward and backward use the same

@@ -79,6 +79,10 @@ CudaTrainer::CudaTrainer(const TrainingSettings& settings, MPI_Comm comm, int de
   // run. Every run re-initialises, so this step leaves nothing behind that a run could see.
   // The eager step is a full one (overwrite, reduce, update) whatever --accumulate says, so NCCL is set up too.
   MGPU_REQUIRE(settings_.accumulate_steps >= 1, "--accumulate must be at least 1");
+  // The fused optimizer forms the weight gradient where Adam applies it: nothing in between could all-reduce it.
+  MGPU_REQUIRE(!settings_.fused_optimizer || (world_size_ == 1 && settings_.precision == Precision::fp32),
+               "the fused optimizer needs one rank and fp32 (" + std::to_string(world_size_) + " ranks, " +
+                   precision_name(settings_.precision) + ")");
   model_.initialize(settings_.seed, 0);
   enqueue_step(events_.empty() ? nullptr : &events_.front(), StepKind{});
   compute_stream_.synchronize();
@@ -134,9 +138,10 @@ void CudaTrainer::capture_step_graph(StepKind kind) {
       if (!events_.empty() && events_.front()[m].get() == event) captured.event_nodes.emplace_back(node, Mark(m));
     }
   }
-  // What enqueue_step records: 4 marks on one rank or on a step without update, all 7 with a reduction.
+  // What enqueue_step records: all 7 marks with a reduction, 4 on one rank (start, forward_end, backward_end, end),
+  // 3 on a step without update (its end is backward's).
   int marks_recorded = 0;
-  if (!events_.empty()) marks_recorded = nccl_ && kind.update ? kMarkCount : 4;
+  if (!events_.empty()) marks_recorded = !kind.update ? 3 : (nccl_ ? kMarkCount : 4);
   MGPU_REQUIRE(static_cast<int>(captured.event_nodes.size()) == marks_recorded,
                "the captured step has " + std::to_string(captured.event_nodes.size()) +
                    " timing event nodes, expected " + std::to_string(marks_recorded));
@@ -230,7 +235,10 @@ void CudaTrainer::enqueue_step(const StepEvents* events, StepKind kind) {
   // without, the single bucket goes after backward_end. A step that does not end an accumulation only adds its
   // gradient: no reduction, no update (its allreduce, exposed_comm and optimizer phases are 0).
   const bool overlap = nccl_ && settings_.overlap && kind.update;
-  // backward phase = forward_end -> backward_end: every gradient written.
+  // --fuse-optimizer (one rank): a step that updates leaves the weight gradients to the optimizer kernel, which forms
+  // and applies them in one pass; a step that only accumulates must write them.
+  const bool fused = settings_.fused_optimizer && kind.update;
+  // backward phase = forward_end -> backward_end: every gradient written (fused: every input and bias gradient).
   if (overlap) {
     const int buckets = static_cast<int>(plan_.buckets.size());
     int next_bucket = 0;
@@ -245,14 +253,16 @@ void CudaTrainer::enqueue_step(const StepEvents* events, StepKind kind) {
           reduce_bucket(next_bucket++, events);
         },
         kind.accumulate);
+  } else if (fused) {
+    model_.backward_without_weight_gradients(kind.accumulate);
+    mark(events, kBackwardEnd, compute);
   } else {
     model_.backward(plan_, {}, kind.accumulate);
-    mark(events, kBackwardEnd, compute);
+    // A step that only accumulates ends here: its end mark is backward's (a second mark right after it would add
+    // the cost of an event-record node, about 3 us, to the step and to no phase).
+    mark(events, kind.update ? kBackwardEnd : kEnd, compute);
   }
-  if (!kind.update) {
-    mark(events, kEnd, compute);
-    return;
-  }
+  if (!kind.update) return;
   if (nccl_ && !overlap) reduce_bucket(0, events);
   // Adam applies the mean of the K accumulated gradients (each already a mean over its batch); 1 / 1 is exact.
   const float gradient_scale = 1.0f / static_cast<float>(settings_.accumulate_steps);
@@ -261,7 +271,10 @@ void CudaTrainer::enqueue_step(const StepEvents* events, StepKind kind) {
   // single-GPU run would not have; read_phase_times reports allreduce = exposed_comm = 0 and starts the optimizer
   // at backward_end. Otherwise Adam updates each bucket once its reduction is complete: the compute stream waits for
   // bucket b only (a GPU-side wait), so updating early buckets overlaps reducing later ones.
-  if (!nccl_) {
+  if (fused) {
+    // optimizer phase = weight gradients + Adam (with accumulation: added to the earlier steps' sum first).
+    model_.adam_with_weight_gradients(settings_.adam, gradient_scale, kind.accumulate);
+  } else if (!nccl_) {
     model_.adam(settings_.adam, 0, model_.parameter_count(), gradient_scale);
   } else {
     for (std::size_t b = 0; b < plan_.buckets.size(); ++b) {
@@ -335,13 +348,15 @@ void CudaTrainer::read_phase_times(RunRecord& record) const {
   for (int step = 0; step < record.total_steps; ++step) {
     const StepEvents& e = events_[step];
     record.ms(Phase::forward, step) = elapsed_ms(e[kStart], e[kForwardEnd]);
-    record.ms(Phase::backward, step) = elapsed_ms(e[kForwardEnd], e[kBackwardEnd]);
     record.ms(Phase::step, step) = elapsed_ms(e[kStart], e[kEnd]);
     if (!settings_.ends_accumulation(step)) {
-      // Gradient accumulation: this step only added its gradient (enqueue_step); nothing reduced, nothing updated.
+      // Gradient accumulation: this step only added its gradient (enqueue_step), and backward's end is the step's
+      // end; nothing reduced, nothing updated.
+      record.ms(Phase::backward, step) = elapsed_ms(e[kForwardEnd], e[kEnd]);
       for (Phase p : {Phase::allreduce, Phase::exposed_comm, Phase::optimizer}) record.ms(p, step) = 0.0;
       continue;
     }
+    record.ms(Phase::backward, step) = elapsed_ms(e[kForwardEnd], e[kBackwardEnd]);
     // One rank (see enqueue_step): no reduction, its phases are 0 and the optimizer follows backward directly.
     record.ms(Phase::allreduce, step) = nccl_ ? elapsed_ms(e[kAllreduceStart], e[kAllreduceEnd]) : 0.0;
     // The last bucket holds the last piece backward writes, so its reduction ends after backward_end, overlap or not.

@@ -40,6 +40,8 @@ po::options_description describe_study_options() {
      "auto | on | off: replay each step as one CUDA graph, NCCL included (auto: on for CUDA)")
     ("overlap", po::value<std::string>()->default_value("auto"),
      "auto | on | off: reduce gradients in buckets during backward, Adam per reduced bucket (auto: off, see docs)")
+    ("fuse-optimizer", po::value<std::string>()->default_value("auto"),
+     "weight gradients computed inside Adam, one rank fp32 only: auto|on|off (auto: on where local batch <= 64)")
     ("bucket-mb", po::value<double>()->default_value(8.0), "all-reduce bucket cap in MB with --overlap on (first: 1 MB)")
     ("precision", po::value<std::string>()->default_value("fp32"), "fp32 | tf32 | bf16 GEMM operands (fp32 accumulation, weights and Adam)")
     ("grad-dtype", po::value<std::string>()->default_value("fp32"),
@@ -148,6 +150,7 @@ StepOptions parse_step_options(const po::variables_map& vm) {
   StepOptions step;
   step.graph = parse_toggle("graph", vm["graph"].as<std::string>());
   step.overlap = parse_toggle("overlap", vm["overlap"].as<std::string>());
+  step.fuse_optimizer = parse_toggle("fuse-optimizer", vm["fuse-optimizer"].as<std::string>());
   step.bucket_mb = vm["bucket-mb"].as<double>();
   // A bucket smaller than one float or larger than any GPU's memory is a typo, not a configuration.
   if (!(step.bucket_mb >= 1e-6 && step.bucket_mb <= 1e6)) {
@@ -171,6 +174,8 @@ void apply_step_options(const StepOptions& step, bool cuda_backend, TrainingSett
     // The CPU fallback has no graphs, no communication stream and only fp32 BLAS: refuse what it cannot do.
     if (step.graph == Toggle::on) throw UsageError("--graph on: CUDA graphs need the CUDA back-end (device is cpu)");
     if (step.overlap == Toggle::on) throw UsageError("--overlap on: the CPU fallback reduces after backward");
+    if (step.fuse_optimizer == Toggle::on)
+      throw UsageError("--fuse-optimizer on: the CPU fallback has no fused optimizer");
     if (step.precision != Precision::fp32) {
       throw UsageError("--precision " + std::string(precision_name(step.precision)) +
                        ": the CPU fallback is fp32 only");
@@ -179,10 +184,17 @@ void apply_step_options(const StepOptions& step, bool cuda_backend, TrainingSett
     if (step.grad_dtype != GradDtype::fp32)
       throw UsageError("--grad-dtype bf16: the CPU fallback reduces fp32 gradients only");
   }
+  // The fused optimizer computes fp32 weight gradients from fp32 activations; other precisions keep the GEMM path.
+  if (step.fuse_optimizer == Toggle::on && step.precision != Precision::fp32) {
+    throw UsageError("--fuse-optimizer on: needs --precision fp32 (got " + std::string(precision_name(step.precision)) +
+                     ")");
+  }
   settings.graph = cuda_backend && step.graph != Toggle::off;
   // auto = off: on 2 x H200 bucketed overlap measured no faster than one reduction after backward (the NCCL kernels
   // take SMs and memory bandwidth from backward and Adam; docs/measurement.md has the figures).
   settings.overlap = cuda_backend && step.overlap == Toggle::on;
+  // Needs the GPU count: BenchConfiguration::training_settings resolves it (kFusedOptimizerMaxLocalBatch).
+  settings.fused_optimizer = false;
   settings.bucket_mb = step.bucket_mb;
   settings.precision = step.precision;
   settings.timing = step.timing;

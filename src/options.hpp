@@ -14,14 +14,20 @@ namespace mgpu {
 enum class DeviceChoice { automatic, cuda, cpu };
 const char* device_choice_name(DeviceChoice choice);
 
-// --- Step execution options (--graph, --overlap, --bucket-mb, --precision, --grad-dtype, --timing, --accumulate):
-// how the step runs. ---
-// auto: graph on where the back-end can (CUDA), overlap off (measured no faster, docs/measurement.md); both off on
-// the CPU fallback.
+// --- Step execution options (--graph, --overlap, --fuse-optimizer, --bucket-mb, --precision, --grad-dtype, --timing,
+// --accumulate): how the step runs. ---
+// auto: graph on where the back-end can (CUDA), overlap off (measured no faster, docs/measurement.md), fused optimizer
+// on for one GPU, fp32 and a local batch <= kFusedOptimizerMaxLocalBatch; all off on the CPU fallback.
 enum class Toggle { automatic, on, off };
+// --fuse-optimizer auto turns the fused optimizer (weight gradients computed inside Adam; one GPU, fp32) on up to this
+// local batch: measured on 2 x H200, docs/performance.md. Used only by BenchConfiguration::training_settings, the one
+// place --fuse-optimizer is resolved.
+constexpr int kFusedOptimizerMaxLocalBatch = 64;
 struct StepOptions {
   Toggle graph = Toggle::automatic;
   Toggle overlap = Toggle::automatic;
+  // Resolved per configuration (it needs the GPU count): BenchConfiguration::training_settings.
+  Toggle fuse_optimizer = Toggle::automatic;
   double bucket_mb = 8.0;
   Precision precision = Precision::fp32;
   TimingMode timing = TimingMode::events;
@@ -30,7 +36,9 @@ struct StepOptions {
 };
 constexpr int kMaxAccumulateSteps = 1024;
 // Resolves `step` for the chosen back-end into `settings`; throws UsageError (one line) for what the CPU fallback
-// cannot honour (--graph on, --overlap on, --precision tf32/bf16, --grad-dtype bf16, --timing none).
+// cannot honour (--graph on, --overlap on, --fuse-optimizer on, --precision tf32/bf16, --grad-dtype bf16, --timing
+// none) and for --fuse-optimizer on with a precision other than fp32. Leaves settings.fused_optimizer false: it
+// depends on the GPU count and is resolved by BenchConfiguration::training_settings.
 void apply_step_options(const StepOptions& step, bool cuda_backend, TrainingSettings& settings);
 
 // One model of the sweep with the global batches it runs (`--model M --batch B1,B2` or a `sweep = M:B1,B2` entry).

@@ -16,7 +16,7 @@
 namespace mgpu::results_schema {
 
 // Bumped on every change to the format (names, types, shapes, meanings, additions); readers refuse newer files.
-inline constexpr std::int32_t kVersion = 3;
+inline constexpr std::int32_t kVersion = 4;
 // A name added after version 1 and the version that added it.
 struct AddedName {
   const char* name;
@@ -34,6 +34,7 @@ inline constexpr AddedName kAddedAttributes[] = {
     {"grad_dtype", 2},
     {"accumulate_steps", 2},
     {"timing", 2},
+    {"fused_optimizer", 4},
 };
 // Per-run datasets added after version 1 (for_each_dataset), with the version that added them: a reader of an older
 // file that lacks one gets an array of the right shape filled with NaN ("not measured"). Every dataset added to
@@ -115,12 +116,13 @@ struct ConfigurationMetadata {
   std::string device;              // "cuda" or "cpu"
   std::string precision = "fp32";  // "fp32", "tf32" or "bf16" (GEMM arithmetic)
   // How the step ran (docs/measurement.md, "Step execution"); the defaults are what a version-1 file's runs did.
-  std::string graph = "off";          // "on": each step one CUDA graph replay
-  std::string overlap = "off";        // "on": bucketed reductions during backward, Adam per bucket (ranks > 1 only)
-  double bucket_mb = 0.0;             // bucket cap in MB with overlap on; 0 = one bucket of everything
-  std::string grad_dtype = "fp32";    // element type of the all-reduced gradient
-  std::int32_t accumulate_steps = 1;  // 1 = gradients reduced and applied every step
-  std::string timing = "events";      // "events": every phase timed; "none": only per-run step means, phases NaN
+  std::string graph = "off";            // "on": each step one CUDA graph replay
+  std::string overlap = "off";          // "on": bucketed reductions during backward, Adam per bucket (ranks > 1 only)
+  std::string fused_optimizer = "off";  // "on": weight gradients computed inside Adam (1 rank, fp32 only) (v4)
+  double bucket_mb = 0.0;               // bucket cap in MB with overlap on; 0 = one bucket of everything
+  std::string grad_dtype = "fp32";      // element type of the all-reduced gradient
+  std::int32_t accumulate_steps = 1;    // 1 = gradients reduced and applied every step
+  std::string timing = "events";        // "events": every phase timed; "none": only per-run step means, phases NaN
   std::int32_t warmup_steps = 0;
   std::int32_t measured_steps = 0;
   std::int32_t runs_requested = 0;
@@ -185,6 +187,7 @@ void for_each_attribute_of_configuration(Metadata& m, Visitor&& visit) {
   visit("precision", m.precision);
   visit("graph", m.graph);
   visit("overlap", m.overlap);
+  visit("fused_optimizer", m.fused_optimizer);
   visit("bucket_mb", m.bucket_mb);
   visit("grad_dtype", m.grad_dtype);
   visit("accumulate_steps", m.accumulate_steps);

@@ -6,6 +6,7 @@
 #include <atomic>
 #include <cstdint>
 
+#include "async_copy.cuh"
 #include "skinny_gemm.cuh"
 
 namespace cg = cooperative_groups;
@@ -56,17 +57,6 @@ struct Layout {
   static_assert(tile_floats % (kMaxSplits * 32) == 0, "a tile splits evenly over the cluster's blocks");
 };
 
-// 16-byte asynchronous copy global -> shared of the first `valid` (0..4) floats, the rest of the 16 bytes zeroed: the
-// ragged edges of every dimension need no other code. Global and shared addresses are 16-byte aligned.
-__device__ __forceinline__ void copy_async(float* shared, const float* global, int valid) {
-  const unsigned address = static_cast<unsigned>(__cvta_generic_to_shared(shared));
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(address), "l"(global), "r"(valid * 4));
-}
-__device__ __forceinline__ void commit_copies() { asm volatile("cp.async.commit_group;\n" ::); }
-template <int Pending>
-__device__ __forceinline__ void wait_copies() {
-  asm volatile("cp.async.wait_group %0;\n" ::"n"(Pending));
-}
 __device__ __forceinline__ int clamp_count(int remaining) {
   return remaining < 0 ? 0 : (remaining > 4 ? 4 : remaining);
 }

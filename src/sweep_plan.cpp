@@ -18,6 +18,13 @@ TrainingSettings BenchConfiguration::training_settings(bool cuda_backend) const 
   // One rank has nothing to reduce, so nothing to overlap and no reduction dtype: recorded as off / fp32.
   settings.overlap = settings.overlap && gpus > 1;
   if (gpus == 1) settings.grad_dtype = GradDtype::fp32;
+  // --fuse-optimizer, resolved here and only here: weight gradient + Adam in one kernel needs the whole gradient on
+  // this GPU (nothing to all-reduce between the two) and fp32; auto takes it up to kFusedOptimizerMaxLocalBatch. With
+  // more than one GPU it is recorded as off.
+  const bool fused_requested =
+      step.fuse_optimizer == Toggle::on ||
+      (step.fuse_optimizer == Toggle::automatic && global_batch / gpus <= kFusedOptimizerMaxLocalBatch);
+  settings.fused_optimizer = cuda_backend && gpus == 1 && step.precision == Precision::fp32 && fused_requested;
   return settings;
 }
 

@@ -23,12 +23,14 @@ struct BenchConfiguration {
   int measured_steps = 100;
   int runs = 50;
   std::uint64_t seed = 1;
-  StepOptions step;  // --graph, --overlap, --bucket-mb, --precision, --grad-dtype, --timing, --accumulate
+  // --graph, --overlap, --fuse-optimizer, --bucket-mb, --precision, --grad-dtype, --timing, --accumulate
+  StepOptions step;
 
   // The results group: "large_b32_n2_cuda" (model or widths, global batch, GPU count, device). Unique in a sweep.
   std::string name(const std::string& device) const;
   // The settings on the agreed back-end, which decides how `step` resolves (apply_step_options; throws UsageError for
-  // what the CPU fallback cannot do).
+  // what the CPU fallback cannot do), with what depends on the GPU count: overlap and grad_dtype only with > 1 GPU,
+  // fused_optimizer only with 1 (--fuse-optimizer auto: local batch <= kFusedOptimizerMaxLocalBatch).
   TrainingSettings training_settings(bool cuda_backend) const;
 };
 

@@ -50,6 +50,10 @@ struct TrainingSettings {
   double bucket_mb = 8.0;  // bucket cap in MB (1e6 bytes); the first bucket closes at min(1 MB, bucket_mb)
   TimingMode timing = TimingMode::events;
   GradDtype grad_dtype = GradDtype::fp32;  // of the all-reduce (ranks > 1)
+  // One rank, fp32: the weight gradients are computed inside the optimizer kernel (weight gradient + Adam in one pass
+  // over the parameters; the weight gradient is never written to memory). Backward then computes only the input and
+  // bias gradients, and the optimizer phase holds the weight gradients (docs/measurement.md, "Step execution").
+  bool fused_optimizer = false;
   // Gradient accumulation (docs/measurement.md, "Gradient accumulation"): every step trains one global batch and adds
   // its gradient to the flat buffer; every accumulate_steps-th step (steps K, 2K, ... counting from 1) all-reduces
   // and applies Adam to the mean of the K gradients. 1 = reduce and update every step.

@@ -18,7 +18,7 @@ import sys
 import h5py
 import numpy as np
 
-SUPPORTED_SCHEMA_VERSION = 3
+SUPPORTED_SCHEMA_VERSION = 4
 IMPLEMENTATIONS = ("mgpu_bench", "pytorch-ddp", "pytorch-graph")
 PHASES = ["forward", "backward", "allreduce", "exposed_comm", "optimizer", "step"]
 THROTTLE_FRACTION = 0.75  # MEASUREMENT.md: mean SM clock below 75% of the maximum
@@ -89,6 +89,14 @@ def check_configuration(name, group, expected_sizes, flags, problems, version):
     implementation = group.attrs.get("implementation", "mgpu_bench")
     if implementation not in IMPLEMENTATIONS:
         problem(f"implementation is {implementation!r}, expected one of {IMPLEMENTATIONS}")
+    # schema_version 4 added fused_optimizer ("on" only with one rank); an older file lacks it and means "off".
+    if version >= 4 and "fused_optimizer" not in group.attrs:
+        problem("missing attribute 'fused_optimizer'")
+    fused_optimizer = group.attrs.get("fused_optimizer", "off")
+    if fused_optimizer not in ("on", "off"):
+        problem(f"fused_optimizer is {fused_optimizer!r}, expected 'on' or 'off'")
+    elif fused_optimizer == "on" and ranks != 1:
+        problem(f"fused_optimizer is 'on' with {ranks} ranks (one rank only)")
 
     if "is_warmup" not in group:
         problem("missing dataset 'is_warmup'")

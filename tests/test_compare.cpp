@@ -17,7 +17,8 @@ namespace {
 struct Side {
   std::deque<ConfigurationResults> results;
   std::vector<ConfigurationStats> stats;
-  void add(const std::string& name, int ranks, const std::string& algo, std::vector<double> throughput) {
+  void add(const std::string& name, int ranks, const std::string& algo, std::vector<double> throughput,
+           const std::map<std::string, std::string>& changes = {}) {
     ConfigurationResults& c = results.emplace_back();
     c.metadata.name = name;
     c.metadata.ranks = ranks;
@@ -26,6 +27,7 @@ struct Side {
                         {"ranks", std::to_string(ranks)},
                         {"nccl_algo", algo},
                         {"nccl_proto", "default"}};
+    for (const auto& [key, value] : changes) c.attribute_text[key] = value;
     ConfigurationStats s;
     s.label = configuration_label(c);
     s.results = &c;
@@ -87,6 +89,20 @@ TEST(Compare, IgnoringNcclSettingsPairsDifferentAlgorithms) {
   const Comparison c = compare_results(before.stats, after.stats, options);
   ASSERT_EQ(c.pairs.size(), 1u);
   EXPECT_EQ(c.pairs[0].verdict, Verdict::slower);
+}
+
+TEST(Compare, FusedOptimizerOnAndOffDoNotPair) {
+  // A version-3 file lacks fused_optimizer and means off: it pairs with an explicit off, never with on.
+  Side before, after;
+  before.add("n1_v3", 1, "default", {100, 101, 99, 100, 100});
+  after.add("n1_off", 1, "default", {100, 101, 99, 100, 100}, {{"fused_optimizer", "off"}});
+  EXPECT_EQ(compare_results(before.stats, after.stats, {}).pairs.size(), 1u);
+  Side fused;
+  fused.add("n1_fused", 1, "default", {120, 121, 119, 120, 120}, {{"fused_optimizer", "on"}});
+  const Comparison c = compare_results(before.stats, fused.stats, {});
+  EXPECT_TRUE(c.pairs.empty());
+  ASSERT_EQ(c.only_after.size(), 1u);
+  EXPECT_EQ(c.only_after[0]->label, "n1_fused fused_optimizer=on");
 }
 
 }  // namespace

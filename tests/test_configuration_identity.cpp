@@ -70,6 +70,10 @@ TEST(ConfigurationIdentity, EverySettingCounts) {
             }).find("gpu_names"),
             std::string::npos);
   EXPECT_NE(differs([](auto& m) { m.dropout = 0.0; }).find("dropout"), std::string::npos);
+  // Step options: a resumed configuration must have run the step the same way.
+  EXPECT_EQ(differs([](auto& m) { m.overlap = "on"; }), "overlap is 'on' in the file, 'off' in this command");
+  EXPECT_EQ(differs([](auto& m) { m.fused_optimizer = "on"; }),
+            "fused_optimizer is 'on' in the file, 'off' in this command");
   EXPECT_NE(differs([](auto& m) { m.adam_learning_rate = 1e-4; }).find("adam_learning_rate"), std::string::npos);
 }
 

@@ -368,6 +368,61 @@ TEST_P(CudaMlpReference, BackwardInBucketPiecesMatchesFloat64Reference) {
   expect_gradients_match(rc.model, gpu.mlp.download_gradients(), reference, kMathTolerance, "pieces");
 }
 
+// The fused optimizer (--fuse-optimizer): backward without the weight gradients, then one kernel that forms every
+// weight gradient and applies Adam to it. From zero moments Adam's first step writes m = 0.1 g and v = 0.001 g^2, each
+// within an ulp or two of the gradient the kernel formed, so the moments are held to the float64 reference's layer by
+// layer, weights and biases apart. (The parameter update itself, lr * g / |g| here, would hide the gradient.) The
+// parameters must then be the update of those moments (adam_element, tested above), recomputed here in float64. The
+// gradient buffer starts as NaN, so a weight gradient read without being written shows; with `accumulated` it holds
+// an earlier sum that is added, and the mean of two is taken (the last step of --accumulate 2).
+TEST_P(CudaMlpReference, FusedWeightGradientAdamMatchesFloat64Reference) {
+  const ReferenceCase& rc = GetParam();
+  const AdamSettings adam;
+  for (bool accumulated : {false, true}) {
+    GpuFixture gpu(rc.model);
+    const std::size_t count = gpu.parameters.size();
+    gpu.mlp.upload_moments(std::vector<float>(count, 0.0f), std::vector<float>(count, 0.0f));
+    const std::vector<float> earlier = normal_values(count, 1e-2f, 21);
+    if (accumulated) gpu.mlp.upload_gradients(earlier);
+    const cpu::DropoutKey key = dropout_key(rc.drop_probability);
+    DeviceBuffer<float> loss(1);
+    gpu.mlp.forward(key);
+    gpu.mlp.loss_and_gradient(loss.data());
+    gpu.mlp.backward_without_weight_gradients(accumulated);
+    const double scale = accumulated ? 0.5 : 1.0;
+    gpu.mlp.adam_with_weight_gradients(adam, 1, static_cast<float>(scale), accumulated);
+    const std::vector<float> after = gpu.mlp.download_parameters();
+    const auto [first_moment, second_moment] = gpu.mlp.download_moments();
+
+    const Reference reference(rc.model, gpu, key);
+    std::vector<double> reference_first(count), reference_second(count);
+    for (std::size_t i = 0; i < count; ++i) {
+      const double gradient = ((accumulated ? double(earlier[i]) : 0.0) + reference.gradients[i]) * scale;
+      reference_first[i] = (1.0 - adam.beta1) * gradient;
+      reference_second[i] = (1.0 - adam.beta2) * gradient * gradient;
+    }
+    const std::string what = accumulated ? "accumulated" : "one step";
+    for (const DenseLayer& layer : rc.model.model.layers()) {
+      const auto check = [&](std::size_t offset, std::size_t size, const char* part) {
+        EXPECT_LE(relative_error(first_moment, reference_first, offset, size), kMathTolerance)
+            << what << ": first moment of the " << part << " " << layer.fan_in << "->" << layer.fan_out;
+        EXPECT_LE(relative_error(second_moment, reference_second, offset, size), 2 * kMathTolerance)
+            << what << ": second moment of the " << part << " " << layer.fan_in << "->" << layer.fan_out;
+      };
+      check(layer.weight_offset, layer.weight_count(), "weights");
+      if (layer.hidden) check(layer.bias_offset, layer.bias_count(), "biases");
+    }
+    // Step 1: the corrections are 1 - beta1 and 1 - beta2.
+    std::vector<double> expected(count);
+    for (std::size_t i = 0; i < count; ++i) {
+      const double m_hat = double(first_moment[i]) / (1.0 - double(adam.beta1));
+      const double v_hat = double(second_moment[i]) / (1.0 - double(adam.beta2));
+      expected[i] = double(gpu.parameters[i]) - double(adam.learning_rate) * m_hat / (std::sqrt(v_hat) + adam.epsilon);
+    }
+    EXPECT_LE(relative_error(after, expected), 1e-6) << what << ": parameters are not the update of the moments";
+  }
+}
+
 // One step in a reduced precision (tf32, or bf16 operands with fp32 master weights) against the float64 reference,
 // within that precision's bounds; the output error is printed so the bounds can be checked against measurements.
 void expect_reduced_precision_matches(const ReferenceCase& rc, Precision precision, double output_tolerance,

@@ -113,6 +113,7 @@ TEST(Options, EachBadValueGivesOneLineNamingIt) {
       {{"--config", "/no/such/study.ini"}, "/no/such/study.ini"},
       {{"--graph", "yes"}, "--graph 'yes'"},
       {{"--overlap", "1"}, "--overlap '1'"},
+      {{"--fuse-optimizer", "yes"}, "--fuse-optimizer 'yes'"},
       {{"--bucket-mb", "0"}, "--bucket-mb 0"},
       {{"--bucket-mb", "-2"}, "--bucket-mb -2"},
       {{"--bucket-mb", "nan"}, "--bucket-mb"},
@@ -133,6 +134,7 @@ TEST(Options, StepExecutionDefaultsAndValues) {
   const BenchOptions defaults = parse({});
   EXPECT_EQ(defaults.step.graph, Toggle::automatic);
   EXPECT_EQ(defaults.step.overlap, Toggle::automatic);
+  EXPECT_EQ(defaults.step.fuse_optimizer, Toggle::automatic);
   EXPECT_EQ(defaults.step.bucket_mb, 8.0);
   EXPECT_EQ(defaults.step.precision, Precision::fp32);
   EXPECT_EQ(defaults.step.timing, TimingMode::events);
@@ -174,6 +176,7 @@ TEST(Options, StepExecutionResolvesPerBackend) {
   const std::vector<std::pair<std::vector<const char*>, std::string>> refused_on_cpu = {
       {{"--graph", "on"}, "--graph on"},
       {{"--overlap", "on"}, "--overlap on"},
+      {{"--fuse-optimizer", "on"}, "--fuse-optimizer on: the CPU fallback"},
       {{"--precision", "tf32"}, "--precision tf32"},
       {{"--precision", "bf16"}, "--precision bf16"},
       {{"--grad-dtype", "bf16"}, "--grad-dtype bf16"},
@@ -188,6 +191,39 @@ TEST(Options, StepExecutionResolvesPerBackend) {
       EXPECT_NO_THROW(apply_step_options(parse(args).step, true, settings)) << args[0];
     }
   }
+}
+
+TEST(Options, FuseOptimizerParsesAutoOnOff) {
+  EXPECT_EQ(parse({"--fuse-optimizer", "auto"}).step.fuse_optimizer, Toggle::automatic);
+  EXPECT_EQ(parse({"--fuse-optimizer", "on"}).step.fuse_optimizer, Toggle::on);
+  EXPECT_EQ(parse({"--fuse-optimizer", "off"}).step.fuse_optimizer, Toggle::off);
+  const std::string message = error_of({"--fuse-optimizer", "maybe"});
+  EXPECT_NE(message.find("--fuse-optimizer 'maybe'"), std::string::npos) << message;
+  EXPECT_NE(help_text().find("--fuse-optimizer"), std::string::npos);
+}
+
+TEST(Options, FuseOptimizerOnNeedsFp32AndTheGpuCountToResolve) {
+  // on + a precision other than fp32 is refused on CUDA with one line naming the precision; auto and off accept it
+  // (they resolve to off there).
+  for (const char* precision : {"tf32", "bf16"}) {
+    TrainingSettings settings;
+    try {
+      apply_step_options(parse({"--fuse-optimizer", "on", "--precision", precision}).step, true, settings);
+      ADD_FAILURE() << "--fuse-optimizer on accepted with --precision " << precision;
+    } catch (const UsageError& e) {
+      EXPECT_EQ(std::string(e.what()),
+                std::string("--fuse-optimizer on: needs --precision fp32 (got ") + precision + ")");
+    }
+    for (const char* toggle : {"auto", "off"})
+      EXPECT_NO_THROW(
+          apply_step_options(parse({"--fuse-optimizer", toggle, "--precision", precision}).step, true, settings))
+          << toggle << " " << precision;
+  }
+  // apply_step_options does not know the GPU count: it leaves the setting off (training_settings resolves it).
+  TrainingSettings settings;
+  settings.fused_optimizer = true;
+  apply_step_options(parse({"--fuse-optimizer", "on"}).step, true, settings);
+  EXPECT_FALSE(settings.fused_optimizer);
 }
 
 TEST(Options, BatchMustSplitEvenlyAcrossRanks) {

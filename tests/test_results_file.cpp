@@ -270,6 +270,8 @@ TEST_F(ResultsFileTest, ConfigurationAttributes) {
     EXPECT_EQ(raw_number(f, group, "ranks"), kRanks);
     EXPECT_EQ(raw_string(f, group, "device"), m.device);
     EXPECT_EQ(raw_string(f, group, "precision"), "fp32");
+    EXPECT_EQ(attribute_type(f, group, "fused_optimizer"), "str");
+    EXPECT_EQ(raw_string(f, group, "fused_optimizer"), "off");
     EXPECT_EQ(raw_number(f, group, "warmup_steps"), kWarmup);
     EXPECT_EQ(raw_number(f, group, "measured_steps"), kMeasured);
     EXPECT_EQ(raw_number(f, group, "runs_requested"), kRuns);
@@ -682,6 +684,70 @@ TEST_F(ResultsFileTest, ReaderKeepsAnotherImplementationsName) {
     writer.add_configuration(metadata);
   }
   EXPECT_EQ(read_results_file(file).configurations.at(0).metadata.implementation, "pytorch-ddp");
+}
+
+TEST_F(ResultsFileTest, FusedOptimizerRoundTrips) {
+  // A 1-GPU configuration that ran with the fused optimizer (the only GPU count it runs on).
+  ConfigurationMetadata metadata = synthetic_metadata(1);
+  metadata.name = "large_b32_n1_cuda";
+  metadata.ranks = 1;
+  metadata.local_batch = metadata.global_batch;
+  for (auto* per_rank :
+       {&metadata.hosts, &metadata.gpu_names, &metadata.gpu_uuids, &metadata.gpu_pci_bus_ids, &metadata.peer_topology})
+    per_rank->resize(1);
+  metadata.max_sm_clock_mhz.resize(1);
+  metadata.max_memory_clock_mhz.resize(1);
+  metadata.fused_optimizer = "on";
+  const std::string file = path("fused.h5");
+  {
+    ResultsWriter writer(file, false);
+    ResultsWriter::Configuration configuration = writer.add_configuration(metadata);
+    writer.append_run(configuration, {synthetic_record(1, 0, 0)});
+    writer.finish(configuration);
+    writer.close();
+  }
+  {
+    const H5File raw = open_read_only(file);
+    EXPECT_EQ(raw_string(raw.get(), "/configurations/large_b32_n1_cuda", "fused_optimizer"), "on");
+  }
+  const ResultsFile read = read_results_file(file);
+  ASSERT_EQ(read.configurations.size(), 1u);
+  const ConfigurationResults& c = read.configurations[0];
+  EXPECT_EQ(c.metadata.fused_optimizer, "on");
+  EXPECT_EQ(c.attribute_text.at("fused_optimizer"), "on");
+  EXPECT_EQ(attribute_texts(c.metadata), attribute_texts(metadata));
+}
+
+TEST_F(ResultsFileTest, AVersion3FileReadsFusedOptimizerAsOff) {
+  EXPECT_EQ(results_schema::kVersion, 4);
+  EXPECT_EQ(results_schema::attribute_added_in("fused_optimizer"), 4);
+  EXPECT_EQ(mgpu::attribute_texts(ConfigurationMetadata{}).at("fused_optimizer"), "off");  // analysis' default
+  const std::string file = write_sample();
+  {
+    // What a schema_version 3 file looks like: everything but fused_optimizer.
+    const H5File raw(MGPU_H5_CHECK(H5Fopen(file.c_str(), H5F_ACC_RDWR, H5P_DEFAULT)));
+    const H5Attribute version(MGPU_H5_CHECK(H5Aopen(raw.get(), "schema_version", H5P_DEFAULT)));
+    const std::int32_t three = 3;
+    MGPU_H5_CHECK(H5Awrite(version.get(), H5T_NATIVE_INT32, &three));
+    for (int config = 0; config < 2; ++config)
+      MGPU_H5_CHECK(H5Adelete_by_name(raw.get(), group_of(config).c_str(), "fused_optimizer", H5P_DEFAULT));
+  }
+  const ResultsFile read = read_results_file(file);
+  EXPECT_EQ(read.root.schema_version, 3);
+  ASSERT_EQ(read.configurations.size(), 2u);
+  for (const ConfigurationResults& c : read.configurations) {
+    EXPECT_EQ(c.metadata.fused_optimizer, "off");
+    EXPECT_EQ(c.attribute_text.count("fused_optimizer"), 0u);  // absent: analysis takes the default
+    EXPECT_EQ(c.metadata.overlap, "off");                      // the version-2 attributes still read
+  }
+  // A version-4 file must have it.
+  {
+    const H5File raw(MGPU_H5_CHECK(H5Fopen(file.c_str(), H5F_ACC_RDWR, H5P_DEFAULT)));
+    const H5Attribute version(MGPU_H5_CHECK(H5Aopen(raw.get(), "schema_version", H5P_DEFAULT)));
+    const std::int32_t four = 4;
+    MGPU_H5_CHECK(H5Awrite(version.get(), H5T_NATIVE_INT32, &four));
+  }
+  EXPECT_EQ(reader_error(file), "'" + file + "': " + group_of(0) + ": missing attribute 'fused_optimizer'");
 }
 
 // ---- Standalone groups: /allreduce and /probe, next to /configurations

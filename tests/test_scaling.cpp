@@ -100,8 +100,23 @@ TEST(Scaling, AbsentNewAttributesTakeTheirDefaults) {
          {"accumulate_steps", "1"},
          {"timing", "events"},
          {"implementation", "mgpu_bench"},
-         {"environment_preset", "none"}});
+         {"environment_preset", "none"},
+         {"fused_optimizer", "off"}});
   EXPECT_EQ(build_scaling_table(m.stats).pairs.size(), 1u);
+}
+
+TEST(Scaling, AFusedOptimizerBaselinePairsAndIsLabelled) {
+  // fused_optimizer (schema_version 4) runs on 1 GPU only: the 1-GPU step as it ran is the baseline of the 2-GPU one,
+  // which records it off (or, from a version-3 file, lacks it).
+  Made m;
+  m.add("one_fused", 1, {{"fused_optimizer", "on"}});
+  m.add("two", 2, {{"fused_optimizer", "off"}}, {200, 202, 198, 200, 200});
+  m.add("two_v3", 2, {}, {200, 202, 198, 200, 200});
+  const ScalingTable table = build_scaling_table(m.stats);
+  ASSERT_EQ(table.pairs.size(), 2u);
+  EXPECT_TRUE(table.without_baseline.empty());
+  EXPECT_EQ(table.pairs[0].single->label, "one_fused fused_optimizer=on");
+  EXPECT_EQ(table.pairs[1].multi->label, "two_v3");
 }
 
 TEST(Scaling, FirstOfRepeatedBaselinesIsUsedAndTheOthersListed) {
@@ -119,11 +134,13 @@ TEST(Scaling, FirstOfRepeatedBaselinesIsUsedAndTheOthersListed) {
 TEST(Scaling, IdentityListsAreTheDocumentedOnes) {
   std::vector<std::string> names;
   for (const IdentityAttribute& a : scaling_identity_attributes()) names.push_back(a.name);
-  for (const char* excluded : {"ranks", "nccl_algo", "nccl_proto", "environment_preset", "hosts", "nccl_version"})
+  for (const char* excluded :
+       {"ranks", "nccl_algo", "nccl_proto", "environment_preset", "hosts", "nccl_version", "fused_optimizer"})
     EXPECT_EQ(std::count(names.begin(), names.end(), excluded), 0) << excluded;
   std::vector<std::string> compared;
   for (const IdentityAttribute& a : comparison_identity_attributes()) compared.push_back(a.name);
-  for (const char* included : {"ranks", "nccl_algo", "nccl_proto", "environment_preset", "global_batch", "graph"})
+  for (const char* included :
+       {"ranks", "nccl_algo", "nccl_proto", "environment_preset", "global_batch", "graph", "fused_optimizer"})
     EXPECT_EQ(std::count(compared.begin(), compared.end(), included), 1) << included;
 }
 
