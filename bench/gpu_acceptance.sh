@@ -32,7 +32,7 @@ if wants tests; then
   check 120 "CUDA unit tests" "$bin/test_cuda_mlp"
   check 30 "GPU description tests" "$bin/test_gpu_devices"
   check 60 "skinny GEMM tests" "$bin/test_skinny_gemm"
-  check 120 "2 GPUs vs 1 GPU weights" "${mpirun[@]}" -np 2 "$bin/test_cuda_data_parallel"
+  check 120 "2 GPUs vs 1 GPU weights" "${mpirun[@]}" -np 2 "$bin/test_cuda_data_parallel" --gtest_color=no
   # More ranks than GPUs, and a batch that cannot fit, must be refused with one line and leave no file.
   note "## refusals (must fail)"
   if "${mpirun[@]}" --oversubscribe -np 3 "$bin/mgpu_bench" --device cuda --batch 30 --output "$out/bad.h5" >>"$log" 2>&1; then
