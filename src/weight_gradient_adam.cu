@@ -23,8 +23,6 @@ constexpr int kBlocksPerSm = 2;
 // The batch is summed in chunks of this many samples, staged in shared memory by asynchronous copies (zero-filled
 // past the batch) into two buffers: the next chunk is in flight while this one is summed.
 constexpr int kBatchChunk = 32;
-constexpr int kInputCopies = kBatchChunk * kTileColumns / kThreads;  // per thread and chunk
-constexpr int kGradientCopies = kBatchChunk * kTileRows / kThreads;
 constexpr int kLayersPerLaunch = 32;
 
 struct TileLayer {
@@ -44,30 +42,28 @@ struct Chunk {
   float gradient[kBatchChunk][kTileRows];  // dZ[b0 + b, o0 + j]
 };
 
+// Starts the copies of samples b0.. of columns first.. of a row-major [batch, width] matrix into a chunk's tile, zeros
+// past the batch and the width. Consecutive threads copy consecutive elements of a row: coalesced, whatever the row's
+// alignment.
+template <int TileWidth>
+__device__ __forceinline__ void copy_rows(float (&tile)[kBatchChunk][TileWidth], const float* source, int width, int b0,
+                                          int batch, int first) {
+  static_assert(kBatchChunk * TileWidth % kThreads == 0, "every thread copies the same number of elements");
+#pragma unroll
+  for (int k = 0; k < kBatchChunk * TileWidth / kThreads; ++k) {
+    const int e = static_cast<int>(threadIdx.x) + k * kThreads;
+    const int b = e / TileWidth;
+    const int j = e % TileWidth;
+    const bool valid = b0 + b < batch && first + j < width;
+    copy_async(&tile[b][j], valid ? source + static_cast<std::size_t>(b0 + b) * width + first + j : source, valid);
+  }
+}
+
 // Starts the copies of one chunk, X[b0.., i0..] and dZ[b0.., o0..], into `chunk` and commits them as one group.
-// Consecutive threads copy consecutive elements of a row: coalesced, whatever the row's alignment.
 __device__ __forceinline__ void copy_chunk(const WeightGradientAdamLayer& layer, int b0, int batch, int o0, int i0,
                                            Chunk& chunk) {
-#pragma unroll
-  for (int k = 0; k < kInputCopies; ++k) {
-    const int e = static_cast<int>(threadIdx.x) + k * kThreads;
-    const int b = e / kTileColumns;
-    const int j = e % kTileColumns;
-    const bool valid = b0 + b < batch && i0 + j < layer.fan_in;
-    copy_async(&chunk.input[b][j],
-               valid ? layer.input + static_cast<std::size_t>(b0 + b) * layer.fan_in + i0 + j : layer.input, valid);
-  }
-#pragma unroll
-  for (int k = 0; k < kGradientCopies; ++k) {
-    const int e = static_cast<int>(threadIdx.x) + k * kThreads;
-    const int b = e / kTileRows;
-    const int j = e % kTileRows;
-    const bool valid = b0 + b < batch && o0 + j < layer.fan_out;
-    copy_async(&chunk.gradient[b][j],
-               valid ? layer.output_gradient + static_cast<std::size_t>(b0 + b) * layer.fan_out + o0 + j
-                     : layer.output_gradient,
-               valid);
-  }
+  copy_rows(chunk.input, layer.input, layer.fan_in, b0, batch, i0);
+  copy_rows(chunk.gradient, layer.output_gradient, layer.fan_out, b0, batch, o0);
   commit_copies();
 }
 

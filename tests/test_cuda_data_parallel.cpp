@@ -310,6 +310,27 @@ TEST_F(CudaTrainerTest, GraphReplayEqualsEagerLaunchesBitForBit) {
   }
 }
 
+// Run 2 of `settings` with the graph on ([1]) and off ([0]), each printed and held to 1e-4 of the float64 reference
+// of the same schedule.
+struct GraphAndEager {
+  std::vector<float> parameters[2];
+  RunRecord records[2];
+};
+GraphAndEager train_against_float64(TrainingSettings settings, int device, const std::string& label) {
+  const std::vector<double> reference = testing_reference::training_run(settings, 2);
+  GraphAndEager result;
+  for (bool graph : {true, false}) {
+    settings.graph = graph;
+    CudaTrainer trainer(settings, MPI_COMM_SELF, device);
+    result.records[graph] = trainer.run(2);
+    result.parameters[graph] = trainer.parameters();
+    const double error = testing_reference::relative_error(result.parameters[graph], reference);
+    std::cout << label << ", graph " << graph << ": relative error against float64 " << error << std::endl;
+    EXPECT_LE(error, 1e-4) << label << ", graph " << graph;
+  }
+  return result;
+}
+
 // --accumulate 3 (the first step of a group overwrites the gradient, the next two add to it, the third reduces and
 // updates with the mean): graph and eager against the float64 reference of the same schedule, and bit-identical to
 // each other. fp32 against float64 over 12 steps stays near 1e-6; updating every step instead differs by ~1e-2.
@@ -317,16 +338,9 @@ TEST_F(CudaTrainerTest, AccumulationMatchesFloat64Reference) {
   TrainingSettings settings = data_parallel_settings({"small", custom_model({37, 64, 48, 5}, 0.2), 10});
   settings.warmup_steps = 2;
   settings.accumulate_steps = 3;
-  const std::vector<double> reference = testing_reference::training_run(settings, 2);
-  std::vector<float> parameters[2];
-  for (bool graph : {true, false}) {
-    settings.graph = graph;
-    CudaTrainer trainer(settings, MPI_COMM_SELF, device_);
-    const RunRecord record = trainer.run(2);
-    parameters[graph] = trainer.parameters();
-    const double error = testing_reference::relative_error(parameters[graph], reference);
-    std::cout << "accumulate 3, graph " << graph << ": relative error against float64 " << error << std::endl;
-    EXPECT_LE(error, 1e-4);
+  const GraphAndEager runs = train_against_float64(settings, device_, "accumulate 3");
+  const std::vector<float>(&parameters)[2] = runs.parameters;
+  for (const RunRecord& record : runs.records) {
     for (int step = 0; step < record.total_steps; ++step) {
       EXPECT_EQ(record.ms(Phase::optimizer, step) > 0.0, settings.ends_accumulation(step)) << step;
     }
@@ -347,17 +361,10 @@ TEST_F(CudaTrainerTest, FusedOptimizerMatchesFloat64Reference) {
     settings.warmup_steps = 2;
     settings.accumulate_steps = accumulate;
     settings.fused_optimizer = true;
-    const std::vector<double> reference = testing_reference::training_run(settings, 2);
-    std::vector<float> parameters[2];
-    for (bool graph : {true, false}) {
-      settings.graph = graph;
-      CudaTrainer trainer(settings, MPI_COMM_SELF, device_);
-      const RunRecord record = trainer.run(2);
-      parameters[graph] = trainer.parameters();
-      const double error = testing_reference::relative_error(parameters[graph], reference);
-      std::cout << "fused optimizer, accumulate " << accumulate << ", graph " << graph
-                << ": relative error against float64 " << error << std::endl;
-      EXPECT_LE(error, 1e-4);
+    const GraphAndEager runs =
+        train_against_float64(settings, device_, "fused optimizer, accumulate " + std::to_string(accumulate));
+    const std::vector<float>(&parameters)[2] = runs.parameters;
+    for (const RunRecord& record : runs.records) {
       for (int step = 0; step < record.total_steps; ++step) {
         EXPECT_GT(record.ms(Phase::backward, step), 0.0) << step;
         EXPECT_EQ(record.ms(Phase::optimizer, step) > 0.0, settings.ends_accumulation(step)) << step;
