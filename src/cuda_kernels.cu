@@ -7,6 +7,7 @@
 #include "adam_element.cuh"
 #include "cuda_check.hpp"
 #include "cuda_kernels.cuh"
+#include "dependent_launch.cuh"
 #include "synthetic_data.hpp"
 
 namespace mgpu::kernels {
@@ -123,6 +124,8 @@ template <int kVector>
 __global__ void bias_relu_dropout_kernel(float* z, const float* bias, int batch, int width, std::uint32_t layer,
                                          float drop_probability, float keep_scale, const StepParams* params,
                                          __nv_bfloat16* z_bf16) {
+  wait_for_previous_kernel();  // launched dependent (dependent_launch.cuh): its input is the last kernel's output
+  allow_next_kernel_to_start();
   const std::uint64_t seed = params->seed;
   const std::uint64_t run = params->run;
   const std::uint64_t step = params->step;
@@ -157,6 +160,8 @@ constexpr int kBiasRowLanes = 16;
 
 __global__ void relu_dropout_backward_bias_kernel(float* grad, const float* h, float* bias_grad, int batch, int width,
                                                   float keep_scale, bool accumulate, __nv_bfloat16* grad_bf16) {
+  wait_for_previous_kernel();  // launched dependent (dependent_launch.cuh): its input is the last kernel's output
+  allow_next_kernel_to_start();
   __shared__ float partial[kBiasRowLanes][kBiasColumns + 1];
   const int unit = blockIdx.x * kBiasColumns + threadIdx.x;
   float sum = 0.0f;
@@ -180,6 +185,8 @@ __global__ void relu_dropout_backward_bias_kernel(float* grad, const float* h, f
 
 __global__ void mse_loss_and_gradient_kernel(const float* y, const float* targets, int count, float* grad_y,
                                              float* losses, const StepParams* params, __nv_bfloat16* grad_y_bf16) {
+  wait_for_previous_kernel();  // launched dependent (dependent_launch.cuh): its input is the last kernel's output
+  allow_next_kernel_to_start();
   float partial = 0.0f;
   for (int i = threadIdx.x; i < count; i += blockDim.x) {
     const float diff = y[i] - targets[i];
@@ -195,6 +202,8 @@ template <int kVector>
 __global__ void adam_kernel(float* parameters, const float* gradients, float* first_moment, float* second_moment,
                             std::size_t count, AdamConstants adam, const StepParams* params,
                             __nv_bfloat16* parameters_bf16, const __nv_bfloat16* gradients_bf16) {
+  wait_for_previous_kernel();  // launched dependent: the gradients are written by the kernels ahead
+  allow_next_kernel_to_start();
   const AdamStep step = adam_step(adam, params->correction1, params->correction2);
   const std::size_t groups = count / kVector;
   for (std::size_t group = global_thread(); group < groups; group += grid_stride()) {
@@ -273,13 +282,12 @@ void bias_relu_dropout(float* z, const float* bias, int batch, int width, std::u
   // The same float expression as cpu::mlp_forward's keep_scale (1 / (1 - p)), computed once.
   const float keep_scale = 1.0f / (1.0f - drop_probability);
   if (width % 4 == 0) {
-    bias_relu_dropout_kernel<4><<<grid_for(count / 4), kThreads, 0, stream>>>(
-        z, bias, batch, width, layer, drop_probability, keep_scale, params, z_bf16);
+    MGPU_CUDA_CHECK(launch_dependent(bias_relu_dropout_kernel<4>, grid_for(count / 4), kThreads, 0, stream, z, bias,
+                                     batch, width, layer, drop_probability, keep_scale, params, z_bf16));
   } else {
-    bias_relu_dropout_kernel<1><<<grid_for(count), kThreads, 0, stream>>>(z, bias, batch, width, layer,
-                                                                          drop_probability, keep_scale, params, z_bf16);
+    MGPU_CUDA_CHECK(launch_dependent(bias_relu_dropout_kernel<1>, grid_for(count), kThreads, 0, stream, z, bias, batch,
+                                     width, layer, drop_probability, keep_scale, params, z_bf16));
   }
-  MGPU_CUDA_CHECK_LAUNCH();
 }
 
 void relu_dropout_backward_bias(float* grad, const float* h, float* bias_grad, int batch, int width,
@@ -289,17 +297,15 @@ void relu_dropout_backward_bias(float* grad, const float* h, float* bias_grad, i
   const float keep_scale = 1.0f / (1.0f - drop_probability);
   const dim3 block(kBiasColumns, kBiasRowLanes);
   const unsigned blocks = static_cast<unsigned>((width + kBiasColumns - 1) / kBiasColumns);
-  relu_dropout_backward_bias_kernel<<<blocks, block, 0, stream>>>(grad, h, bias_grad, batch, width, keep_scale,
-                                                                  accumulate, grad_bf16);
-  MGPU_CUDA_CHECK_LAUNCH();
+  MGPU_CUDA_CHECK(launch_dependent(relu_dropout_backward_bias_kernel, blocks, block, 0, stream, grad, h, bias_grad,
+                                   batch, width, keep_scale, accumulate, grad_bf16));
 }
 
 void mse_loss_and_gradient(const float* y, const float* targets, int count, float* grad_y, float* losses,
                            const StepParams* params, cudaStream_t stream, __nv_bfloat16* grad_y_bf16) {
   MGPU_REQUIRE(count > 0, "the MSE loss needs at least one value");
-  mse_loss_and_gradient_kernel<<<1, kReductionThreads, 0, stream>>>(y, targets, count, grad_y, losses, params,
-                                                                    grad_y_bf16);
-  MGPU_CUDA_CHECK_LAUNCH();
+  MGPU_CUDA_CHECK(launch_dependent(mse_loss_and_gradient_kernel, 1, kReductionThreads, 0, stream, y, targets, count,
+                                   grad_y, losses, params, grad_y_bf16));
 }
 
 void adam_update(float* parameters, const float* gradients, float* first_moment, float* second_moment,
@@ -310,13 +316,12 @@ void adam_update(float* parameters, const float* gradients, float* first_moment,
   const bool vector4 = count % 4 == 0 && aligned16(parameters) && aligned16(gradients) && aligned16(first_moment) &&
                        aligned16(second_moment);
   if (vector4) {
-    adam_kernel<4><<<grid_for(count / 4), kThreads, 0, stream>>>(parameters, gradients, first_moment, second_moment,
-                                                                 count, adam, params, parameters_bf16, gradients_bf16);
+    MGPU_CUDA_CHECK(launch_dependent(adam_kernel<4>, grid_for(count / 4), kThreads, 0, stream, parameters, gradients,
+                                     first_moment, second_moment, count, adam, params, parameters_bf16, gradients_bf16));
   } else {
-    adam_kernel<1><<<grid_for(count), kThreads, 0, stream>>>(parameters, gradients, first_moment, second_moment, count,
-                                                             adam, params, parameters_bf16, gradients_bf16);
+    MGPU_CUDA_CHECK(launch_dependent(adam_kernel<1>, grid_for(count), kThreads, 0, stream, parameters, gradients,
+                                     first_moment, second_moment, count, adam, params, parameters_bf16, gradients_bf16));
   }
-  MGPU_CUDA_CHECK_LAUNCH();
 }
 
 void cast_to_bf16(const float* source, __nv_bfloat16* destination, std::size_t count, cudaStream_t stream) {

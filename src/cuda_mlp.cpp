@@ -155,8 +155,9 @@ void CudaMlp::forward() {
     const DenseLayer& layer = layers_[l];
     float* z = layer.hidden ? hidden_[l].data() : output_.data();
     // Z^T[out, B] = W * X^T (fp32 result whatever the operands).
+    // The weights are stable: only the optimizer writes them, after the step's last GEMM (tuned_gemm.hpp).
     gemm_.multiply(CUBLAS_OP_T, CUBLAS_OP_N, layer.fan_out, batch_, layer.fan_in, gemm_parameters(layer.weight_offset),
-                   layer.fan_in, gemm_input(static_cast<int>(l)), layer.fan_in, z, layer.fan_out);
+                   layer.fan_in, gemm_input(static_cast<int>(l)), layer.fan_in, z, layer.fan_out, false, true);
     if (!layer.hidden) break;  // the output layer is linear and has no bias
     // The fp32 activation stays (backward's ReLU/dropout mask); with bf16 the same pass writes the next GEMM's input.
     kernels::bias_relu_dropout(z, parameters_.data() + layer.bias_offset, batch_, layer.fan_out,
@@ -207,7 +208,7 @@ void CudaMlp::backward_pass(const BucketPlan* plan, const std::function<void(int
     // dX^T[in, B] = W^T * dZ^T, then through the previous layer's dropout and ReLU (its stored activation), with
     // that layer's bias gradient (the column sums of its dZ) in the same pass.
     gemm_.multiply(CUBLAS_OP_N, CUBLAS_OP_N, layer.fan_in, batch_, layer.fan_out, gemm_parameters(layer.weight_offset),
-                   layer.fan_in, operand(grad, grad_bf16, 0), layer.fan_out, other, layer.fan_in);
+                   layer.fan_in, operand(grad, grad_bf16, 0), layer.fan_out, other, layer.fan_in, false, true);
     const DenseLayer& previous = layers_[l - 1];
     kernels::relu_dropout_backward_bias(other, hidden_[l - 1].data(), gradients_.data() + previous.bias_offset, batch_,
                                         layer.fan_in, drop_probability_, accumulate, stream_, other_bf16);

@@ -7,6 +7,7 @@
 #include <cstdint>
 
 #include "async_copy.cuh"
+#include "dependent_launch.cuh"
 #include "skinny_gemm.cuh"
 
 namespace cg = cooperative_groups;
@@ -63,13 +64,13 @@ __device__ __forceinline__ int clamp_count(int remaining) {
 
 // One stage: A's rows [row0, row0 + 64) and B's columns [col0, col0 + Columns) at K values [k0, k0 + 64) below k_end,
 // in 16-byte chunks along each one's contiguous dimension; consecutive lanes take consecutive chunks of a row
-// (coalesced), and the padded strides put a quarter-warp's 8 chunks on 32 different banks.
+// (coalesced), and the padded strides put a quarter-warp's 8 chunks on 32 different banks. A's part and B's part are
+// separate functions: A's may be started before the kernel ahead has finished (skinny_gemm's a_is_stable).
 template <int Columns, bool TransposeA>
-__device__ __forceinline__ void load_stage(float* stage, const float* a, int lda, const float* b, int ldb, int m, int n,
-                                           int row0, int col0, int k0, int k_end) {
+__device__ __forceinline__ void load_stage_a(float* stage, const float* a, int lda, int m, int row0, int k0,
+                                             int k_end) {
   using L = Layout<Columns, TransposeA>;
   float* as = stage;
-  float* bs = stage + L::a_floats;
   constexpr int a_chunks = kTileRows * kTileDepth / 4;
 #pragma unroll
   for (int chunk = threadIdx.x; chunk < a_chunks; chunk += kThreads) {
@@ -88,6 +89,13 @@ __device__ __forceinline__ void load_stage(float* stage, const float* a, int lda
                  valid);
     }
   }
+}
+
+template <int Columns, bool TransposeA>
+__device__ __forceinline__ void load_stage_b(float* stage, const float* b, int ldb, int n, int col0, int k0,
+                                             int k_end) {
+  using L = Layout<Columns, TransposeA>;
+  float* bs = stage + L::a_floats;
 #pragma unroll
   for (int chunk = threadIdx.x; chunk < Columns * kTileDepth / 4; chunk += kThreads) {
     const int j = chunk / (kTileDepth / 4);
@@ -96,6 +104,13 @@ __device__ __forceinline__ void load_stage(float* stage, const float* a, int lda
     const int valid = column < n ? clamp_count(k_end - (k0 + kk)) : 0;
     copy_async(bs + j * L::b_stride + kk, valid > 0 ? b + static_cast<std::size_t>(column) * ldb + k0 + kk : b, valid);
   }
+}
+
+template <int Columns, bool TransposeA>
+__device__ __forceinline__ void load_stage(float* stage, const float* a, int lda, const float* b, int ldb, int m, int n,
+                                           int row0, int col0, int k0, int k_end) {
+  load_stage_a<Columns, TransposeA>(stage, a, lda, m, row0, k0, k_end);
+  load_stage_b<Columns, TransposeA>(stage, b, ldb, n, col0, k0, k_end);
 }
 
 // Row r (0..7) of a thread's outputs within the tile. A transposed: rows ti + 8r, so a quarter-warp's float4 reads
@@ -110,7 +125,7 @@ __device__ __forceinline__ int row_of(int ti, int r) {
 template <int Columns, bool TransposeA>
 __global__ void __launch_bounds__(kThreads)
     skinny_gemm_kernel(int m, int n, int k, const float* a, int lda, const float* b, int ldb, float* c, int ldc,
-                       bool accumulate, int splits, int split_depth) {
+                       bool accumulate, int splits, int split_depth, bool a_is_stable) {
   using L = Layout<Columns, TransposeA>;
   extern __shared__ float4 shared_storage[];  // float4: 16-byte alignment for the vector reads
   float* shared = reinterpret_cast<float*>(shared_storage);
@@ -130,10 +145,25 @@ __global__ void __launch_bounds__(kThreads)
   const int j0 = (member / 8) * kColumnsPerThread;
   float sum[kRowsPerThread][kColumnsPerThread] = {};
 
+  // Launched dependent (dependent_launch.cuh). B (the activations or the output gradient) is the kernel ahead's
+  // output, C may be read (accumulate) or is read by it, so both wait; a stable A (the weights) does not: its first
+  // stages stream in while the kernel ahead finishes. They join the first commit group below, which the first wait
+  // of the main loop covers.
+  if (a_is_stable) {
+    for (int s = 0; s < kStages - 1 && s < stages; ++s) {
+      load_stage_a<Columns, TransposeA>(shared + s * L::stage_floats, a, lda, m, row0, k_begin + s * kTileDepth, k_end);
+    }
+  }
+  wait_for_previous_kernel();
+  allow_next_kernel_to_start();
   for (int s = 0; s < kStages - 1; ++s) {
     if (s < stages) {
-      load_stage<Columns, TransposeA>(shared + s * L::stage_floats, a, lda, b, ldb, m, n, row0, col0,
-                                      k_begin + s * kTileDepth, k_end);
+      if (!a_is_stable) {
+        load_stage_a<Columns, TransposeA>(shared + s * L::stage_floats, a, lda, m, row0, k_begin + s * kTileDepth,
+                                          k_end);
+      }
+      load_stage_b<Columns, TransposeA>(shared + s * L::stage_floats, b, ldb, n, col0, k_begin + s * kTileDepth,
+                                        k_end);
     }
     commit_copies();  // empty groups too: the wait below counts groups
   }
@@ -247,7 +277,7 @@ void set_shared_limit() {
 
 template <int Columns, bool TransposeA>
 cudaError_t launch(int m, int n, int k, const float* a, int lda, const float* b, int ldb, float* c, int ldc,
-                   bool accumulate, int splits, cudaStream_t stream) {
+                   bool accumulate, int splits, bool a_is_stable, cudaStream_t stream) {
   // Each part's K range is a whole number of stages (the last part takes the remainder, possibly nothing).
   const int split_depth = (stage_count(k) + splits - 1) / splits * kTileDepth;
   cudaLaunchConfig_t config{};
@@ -256,22 +286,29 @@ cudaError_t launch(int m, int n, int k, const float* a, int lda, const float* b,
   config.blockDim = dim3(kThreads);
   config.dynamicSmemBytes = Layout<Columns, TransposeA>::shared_bytes;
   config.stream = stream;
-  cudaLaunchAttribute cluster{};
-  cluster.id = cudaLaunchAttributeClusterDimension;
-  cluster.val.clusterDim.x = static_cast<unsigned>(splits);
-  cluster.val.clusterDim.y = 1;
-  cluster.val.clusterDim.z = 1;
-  config.attrs = &cluster;
-  config.numAttrs = splits > 1 ? 1 : 0;
+  cudaLaunchAttribute attributes[2];
+  unsigned count = 0;
+  if (splits > 1) {
+    cudaLaunchAttribute& cluster = attributes[count++];
+    cluster = cudaLaunchAttribute{};
+    cluster.id = cudaLaunchAttributeClusterDimension;
+    cluster.val.clusterDim.x = static_cast<unsigned>(splits);
+    cluster.val.clusterDim.y = 1;
+    cluster.val.clusterDim.z = 1;
+  }
+  if (dependent_launch_enabled()) attributes[count++] = dependent_launch_attribute();
+  config.attrs = attributes;
+  config.numAttrs = count;
   return cudaLaunchKernelEx(&config, skinny_gemm_kernel<Columns, TransposeA>, m, n, k, a, lda, b, ldb, c, ldc,
-                            accumulate, splits, split_depth);
+                            accumulate, splits, split_depth, a_is_stable);
 }
 
 // Every instantiation of the kernel: its tile width and layout of A, its launcher and its shared-memory opt-in.
 struct Variant {
   int columns;
   bool transpose_a;
-  cudaError_t (*launch)(int, int, int, const float*, int, const float*, int, float*, int, bool, int, cudaStream_t);
+  cudaError_t (*launch)(int, int, int, const float*, int, const float*, int, float*, int, bool, int, bool,
+                        cudaStream_t);
   void (*prepare)();
 };
 constexpr Variant kVariants[] = {
@@ -319,7 +356,8 @@ std::vector<SkinnyGemmConfig> skinny_gemm_configs(int m, int n, int k) {
 }
 
 cudaError_t skinny_gemm(bool transpose_a, int m, int n, int k, const float* a, int lda, const float* b, int ldb,
-                        float* c, int ldc, bool accumulate, SkinnyGemmConfig config, cudaStream_t stream) {
+                        float* c, int ldc, bool accumulate, SkinnyGemmConfig config, cudaStream_t stream,
+                        bool a_is_stable) {
   // 16-byte copies: A's and B's columns must start on 16-byte boundaries.
   const auto aligned = [](const float* pointer, int leading) {
     return reinterpret_cast<std::uintptr_t>(pointer) % 16 == 0 && leading % 4 == 0;
@@ -331,7 +369,7 @@ cudaError_t skinny_gemm(bool transpose_a, int m, int n, int k, const float* a, i
   if (prepared != cudaSuccess) return prepared;
   for (const Variant& variant : kVariants) {
     if (variant.columns == config.tile_columns && variant.transpose_a == transpose_a)
-      return variant.launch(m, n, k, a, lda, b, ldb, c, ldc, accumulate, config.splits, stream);
+      return variant.launch(m, n, k, a, lda, b, ldb, c, ldc, accumulate, config.splits, a_is_stable, stream);
   }
   return cudaErrorInvalidValue;
 }

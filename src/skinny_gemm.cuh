@@ -24,7 +24,12 @@ std::vector<SkinnyGemmConfig> skinny_gemm_configs(int m, int n, int k);
 // [k, n] (ldb >= k); only C's m x n elements are written (ldc >= m). Without `accumulate` C is never read. A and B
 // must start on 16-byte boundaries with lda and ldb multiples of 4 (16-byte copies; refused otherwise). Returns
 // the launch's status instead of throwing (a tuner skips a configuration the device refuses); the caller checks it.
+// The kernel is a dependent launch (dependent_launch.cuh): it may start while the kernel ahead of it in the stream
+// finishes, and reads B and C only once that kernel is done. `a_is_stable` says that no kernel still running ahead
+// of it writes A (the weights of a training step, written only by the optimizer after the step's last GEMM): the
+// kernel may then start reading A before that wait.
 cudaError_t skinny_gemm(bool transpose_a, int m, int n, int k, const float* a, int lda, const float* b, int ldb,
-                        float* c, int ldc, bool accumulate, SkinnyGemmConfig config, cudaStream_t stream);
+                        float* c, int ldc, bool accumulate, SkinnyGemmConfig config, cudaStream_t stream,
+                        bool a_is_stable = false);
 
 }  // namespace mgpu::kernels

@@ -112,14 +112,14 @@ TunedGemm::~TunedGemm() {
 }
 
 void TunedGemm::multiply(cublasOperation_t op_a, cublasOperation_t op_b, int m, int n, int k, const void* a, int lda,
-                         const void* b, int ldb, float* c, int ldc, bool accumulate) {
+                         const void* b, int ldb, float* c, int ldc, bool accumulate, bool a_is_stable) {
   const int alignment = std::min({alignment_of(a), alignment_of(b), alignment_of(c)});
   const Key key{int(op_a), int(op_b), m, n, k, lda, ldb, ldc, alignment};
   Plan& plan = plan_for(key, op_a, op_b, m, n, k, a, lda, b, ldb, c, ldc);
   if (plan.choice.skinny) {
     MGPU_CUDA_CHECK(kernels::skinny_gemm(op_a != CUBLAS_OP_N, m, n, k, static_cast<const float*>(a), lda,
                                          static_cast<const float*>(b), ldb, c, ldc, accumulate,
-                                         plan.choice.skinny_config, stream_));
+                                         plan.choice.skinny_config, stream_, a_is_stable));
     return;
   }
   const float one = 1.0f;
@@ -231,7 +231,8 @@ TunedGemm::Plan& TunedGemm::plan_for(const Key& key, cublasOperation_t op_a, cub
     const double ms = time_candidate([&] {
       const bool launched =
           kernels::skinny_gemm(op_a != CUBLAS_OP_N, m, n, k, static_cast<const float*>(a), lda,
-                               static_cast<const float*>(b), ldb, c, ldc, false, config, stream_) == cudaSuccess;
+                               static_cast<const float*>(b), ldb, c, ldc, false, config, stream_,
+                               /*a_is_stable=*/true) == cudaSuccess;
       if (!launched) (void)cudaGetLastError();  // a refused launch must not linger as the runtime's last error
       return launched;
     });

@@ -36,9 +36,11 @@ class TunedGemm {
   // C += op_a(A) op_b(B) (beta 1; the same algorithm, cuBLASLt applies beta in every one). The first call of a shape
   // (and pointer alignment) times the candidates on these very buffers, synchronising the stream; it must therefore not
   // happen while the stream is being captured (CudaTrainer makes one eager step before capturing).
-  // A and B hold elements of the constructor's operand type.
+  // A and B hold elements of the constructor's operand type. `a_is_stable`: no kernel that may still be running
+  // ahead of this call on the stream writes A (the step's weights), so our kernel may read it early
+  // (skinny_gemm.cuh); cuBLASLt ignores it.
   void multiply(cublasOperation_t op_a, cublasOperation_t op_b, int m, int n, int k, const void* a, int lda,
-                const void* b, int ldb, float* c, int ldc, bool accumulate = false);
+                const void* b, int ldb, float* c, int ldc, bool accumulate = false, bool a_is_stable = false);
 
   struct Choice;  // what runs a shape (tuned_gemm.cpp)
 

@@ -4,6 +4,7 @@
 #include "adam_element.cuh"
 #include "async_copy.cuh"
 #include "cuda_check.hpp"
+#include "dependent_launch.cuh"
 #include "weight_gradient_adam.cuh"
 
 namespace mgpu::kernels {
@@ -101,6 +102,10 @@ __global__ void __launch_bounds__(kThreads, kBlocksPerSm)
       }
     }
   }
+  // Launched dependent (dependent_launch.cuh): the state above is written only by this kernel, so its loads go out
+  // while the kernel ahead (the last layer's backward) finishes; X and dZ are that backward's output.
+  wait_for_previous_kernel();
+  allow_next_kernel_to_start();
   copy_chunk(layer, 0, batch, o0, i0, chunks[0]);
 
   float sum[kRowsPerWarp][kColumnsPerLane] = {};
@@ -178,9 +183,8 @@ void weight_gradient_adam(const std::vector<WeightGradientAdamLayer>& layers, in
       table.layers[l] = {layer, tiles_of(layer.fan_in, kTileColumns), tiles};
       tiles += tiles_of(layer.fan_in, kTileColumns) * tiles_of(layer.fan_out, kTileRows);
     }
-    weight_gradient_adam_kernel<<<tiles, kThreads, 0, stream>>>(table, batch, parameters, gradients, first_moment,
-                                                                second_moment, adam, params, accumulated);
-    MGPU_CUDA_CHECK(cudaGetLastError());
+    MGPU_CUDA_CHECK(launch_dependent(weight_gradient_adam_kernel, tiles, kThreads, 0, stream, table, batch, parameters,
+                                     gradients, first_moment, second_moment, adam, params, accumulated));
   }
 }
 

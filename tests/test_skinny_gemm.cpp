@@ -94,11 +94,14 @@ class SkinnyGemmTest : public ::testing::Test {
     copy_to_device(b_device, b, stream.get());
     const std::vector<kernels::SkinnyGemmConfig> configs = kernels::skinny_gemm_configs(shape.m, shape.n, shape.k);
     ASSERT_FALSE(configs.empty()) << "no configuration for an eligible shape";
-    for (const kernels::SkinnyGemmConfig& config : configs) {
+    for (std::size_t index = 0; index < 2 * configs.size(); ++index) {
+      // Every configuration with A read after the wait for the kernel ahead and, stable, before it.
+      const kernels::SkinnyGemmConfig& config = configs[index / 2];
+      const bool a_is_stable = index % 2 == 1;
       copy_to_device(c_device, c_start, stream.get());
       MGPU_CUDA_CHECK(kernels::skinny_gemm(shape.transpose_a, shape.m, shape.n, shape.k, a_device.data(), lda,
                                            b_device.data(), ldb, c_device.data(), ldc, accumulate, config,
-                                           stream.get()));
+                                           stream.get(), a_is_stable));
       const std::vector<float> c = copy_to_host(c_device, stream.get());
       int wrong = 0;
       for (std::size_t index = 0; index < c.size(); ++index) {
@@ -137,6 +140,57 @@ TEST_F(SkinnyGemmTest, RaggedAndPaddedShapesMatchFloat64) {
 
 TEST_F(SkinnyGemmTest, AccumulateAddsToC) {
   for (const Shape& shape : {Shape{true, 100, 20, 500, 4}, Shape{false, 129, 40, 257}}) check(shape, true);
+}
+
+TEST_F(SkinnyGemmTest, ADependentLaunchReadsTheProductOfTheKernelAhead) {
+  // C_{t+1} = A C_t, eight times back to back: each launch may start while the one ahead finishes (dependent launch,
+  // A read early) and must read that one's C only once it is complete. A launch that read its B too early would see
+  // the NaN every C starts with, or a partial product. Compared with the float64 chain, ||out - ref|| / ||ref||.
+  const int m = 1024, n = 32, steps = 8;
+  std::mt19937 random(4321u);
+  std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
+  std::vector<float> a(static_cast<std::size_t>(m) * m), c0(static_cast<std::size_t>(m) * n);
+  const float scale = 1.0f / std::sqrt(static_cast<float>(m));  // keeps every C_t of order 1
+  for (float& value : a) value = uniform(random) * scale;
+  for (float& value : c0) value = uniform(random);
+  CudaStream stream;
+  DeviceBuffer<float> a_device(a.size());
+  std::vector<DeviceBuffer<float>> c_device;
+  for (int t = 0; t <= steps; ++t) c_device.emplace_back(c0.size());
+  copy_to_device(a_device, a, stream.get());
+  copy_to_device(c_device[0], c0, stream.get());
+  const std::vector<float> nans(c0.size(), std::numeric_limits<float>::quiet_NaN());
+  for (int t = 1; t <= steps; ++t) copy_to_device(c_device[t], nans, stream.get());
+  const std::vector<kernels::SkinnyGemmConfig> configs = kernels::skinny_gemm_configs(m, n, m);
+  for (int t = 0; t < steps; ++t) {
+    const bool transpose_a = t % 2 == 0;  // A is read as A^T every other step
+    MGPU_CUDA_CHECK(kernels::skinny_gemm(transpose_a, m, n, m, a_device.data(), m, c_device[t].data(), m,
+                                         c_device[t + 1].data(), m, false, configs[t % configs.size()], stream.get(),
+                                         /*a_is_stable=*/true));
+  }
+  const std::vector<float> out = copy_to_host(c_device[steps], stream.get());
+  std::vector<double> reference(c0.begin(), c0.end()), next(c0.size());
+  for (int t = 0; t < steps; ++t) {
+    const bool transpose_a = t % 2 == 0;
+    for (int j = 0; j < n; ++j) {
+      for (int i = 0; i < m; ++i) {
+        double sum = 0.0;
+        for (int kk = 0; kk < m; ++kk) {
+          const float a_ik = transpose_a ? a[static_cast<std::size_t>(i) * m + kk] : a[static_cast<std::size_t>(kk) * m + i];
+          sum += static_cast<double>(a_ik) * reference[static_cast<std::size_t>(j) * m + kk];
+        }
+        next[static_cast<std::size_t>(j) * m + i] = sum;
+      }
+    }
+    reference.swap(next);
+  }
+  double error = 0.0, norm = 0.0;
+  for (std::size_t index = 0; index < out.size(); ++index) {
+    error += (out[index] - reference[index]) * (out[index] - reference[index]);
+    norm += reference[index] * reference[index];
+  }
+  const double relative = std::sqrt(error / norm);
+  EXPECT_LT(relative, 1e-5) << "relative error of the chained products (NaN: a launch read an unwritten C)";
 }
 
 TEST_F(SkinnyGemmTest, EveryConfigurationIsOfferedWhereItFits) {
