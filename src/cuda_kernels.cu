@@ -176,7 +176,7 @@ __global__ void relu_dropout_backward_bias_kernel(float* grad, const float* h, f
   }
   partial[threadIdx.y][threadIdx.x] = sum;
   __syncthreads();
-  if (threadIdx.y == 0 && unit < width) {
+  if (bias_grad != nullptr && threadIdx.y == 0 && unit < width) {
     float total = 0.0f;
     for (int lane = 0; lane < kBiasRowLanes; ++lane) total += partial[lane][threadIdx.x];
     bias_grad[unit] = accumulate ? bias_grad[unit] + total : total;
@@ -279,8 +279,7 @@ void bias_relu_dropout(float* z, const float* bias, int batch, int width, std::u
                        const StepParams* params, cudaStream_t stream, __nv_bfloat16* z_bf16) {
   const std::size_t count = static_cast<std::size_t>(batch) * width;
   if (count == 0) return;
-  // The same float expression as cpu::mlp_forward's keep_scale (1 / (1 - p)), computed once.
-  const float keep_scale = 1.0f / (1.0f - drop_probability);
+  const float keep_scale = dropout_keep_scale(drop_probability);
   if (width % 4 == 0) {
     MGPU_CUDA_CHECK(launch_dependent(bias_relu_dropout_kernel<4>, grid_for(count / 4), kThreads, 0, stream, z, bias,
                                      batch, width, layer, drop_probability, keep_scale, params, z_bf16));
@@ -294,7 +293,7 @@ void relu_dropout_backward_bias(float* grad, const float* h, float* bias_grad, i
                                 float drop_probability, bool accumulate, cudaStream_t stream,
                                 __nv_bfloat16* grad_bf16) {
   if (batch == 0 || width == 0) return;
-  const float keep_scale = 1.0f / (1.0f - drop_probability);
+  const float keep_scale = dropout_keep_scale(drop_probability);
   const dim3 block(kBiasColumns, kBiasRowLanes);
   const unsigned blocks = static_cast<unsigned>((width + kBiasColumns - 1) / kBiasColumns);
   MGPU_CUDA_CHECK(launch_dependent(relu_dropout_backward_bias_kernel, blocks, block, 0, stream, grad, h, bias_grad,

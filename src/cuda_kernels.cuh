@@ -11,6 +11,9 @@
 
 namespace mgpu::kernels {
 
+// Inverted dropout's scale of a kept unit, 1 / (1 - p): one float expression for every kernel and for cpu::mlp_forward.
+inline float dropout_keep_scale(float drop_probability) { return 1.0f / (1.0f - drop_probability); }
+
 // Everything of a training step that changes from one step to the next, kept in device memory so that a captured
 // step (a CUDA graph) replays correctly: kernels read these values when they run, never as baked-in arguments.
 // advance_step writes them at the start of every step from the counter next_step; begin_run resets the counter.
@@ -55,7 +58,7 @@ void bias_relu_dropout(float* z, const float* bias, int batch, int width, std::u
 // In place on grad[batch, width]: grad *= (h > 0 ? 1 / (1 - p) : 0), h being the stored post-dropout activation; and,
 // fused into the same pass, bias_grad[unit] = sum over rows of the new grad (the layer's bias gradient; with
 // `accumulate`, added to bias_grad[unit]). The row sum runs in a fixed order, so the result is reproducible bit for
-// bit.
+// bit. A null `bias_grad` skips the bias gradient (the fused optimizer sums it itself).
 // With `grad_bf16` (non-null) the new grad is also written there rounded to bf16 (the next GEMMs' operand).
 void relu_dropout_backward_bias(float* grad, const float* h, float* bias_grad, int batch, int width,
                                 float drop_probability, bool accumulate, cudaStream_t stream,

@@ -155,10 +155,23 @@ void CudaMlp::forward() {
     const DenseLayer& layer = layers_[l];
     float* z = layer.hidden ? hidden_[l].data() : output_.data();
     // Z^T[out, B] = W * X^T (fp32 result whatever the operands).
+    // A hidden layer's bias + ReLU + dropout goes into the GEMM's epilogue where our kernel runs the product (fp32:
+    // with bf16 the same pass must also write the next GEMM's bf16 input, which only the elementwise kernel does).
+    kernels::SkinnyEpilogue epilogue;
+    epilogue.kind = kernels::SkinnyEpilogue::Kind::bias_relu_dropout;
+    epilogue.bias = parameters_.data() + layer.bias_offset;
+    epilogue.params = step_params_.data();
+    epilogue.layer = static_cast<std::uint32_t>(l);
+    epilogue.drop_probability = drop_probability_;
+    epilogue.keep_scale = kernels::dropout_keep_scale(drop_probability_);
+    const bool fold = layer.hidden && !bf16_;
     // The weights are stable: only the optimizer writes them, after the step's last GEMM (tuned_gemm.hpp).
-    gemm_.multiply(CUBLAS_OP_T, CUBLAS_OP_N, layer.fan_out, batch_, layer.fan_in, gemm_parameters(layer.weight_offset),
-                   layer.fan_in, gemm_input(static_cast<int>(l)), layer.fan_in, z, layer.fan_out, false, true);
+    const bool folded =
+        gemm_.multiply(CUBLAS_OP_T, CUBLAS_OP_N, layer.fan_out, batch_, layer.fan_in,
+                       gemm_parameters(layer.weight_offset), layer.fan_in, gemm_input(static_cast<int>(l)),
+                       layer.fan_in, z, layer.fan_out, false, true, fold ? &epilogue : nullptr);
     if (!layer.hidden) break;  // the output layer is linear and has no bias
+    if (folded) continue;
     // The fp32 activation stays (backward's ReLU/dropout mask); with bf16 the same pass writes the next GEMM's input.
     kernels::bias_relu_dropout(z, parameters_.data() + layer.bias_offset, batch_, layer.fan_out,
                                static_cast<std::uint32_t>(l), drop_probability_, step_params_.data(), stream_,
@@ -177,7 +190,7 @@ void CudaMlp::backward(const BucketPlan& plan, const std::function<void(int piec
   backward_pass(&plan, after_piece, accumulate);
 }
 
-void CudaMlp::backward_without_weight_gradients(bool accumulate) { backward_pass(nullptr, {}, accumulate); }
+void CudaMlp::backward_without_weight_gradients() { backward_pass(nullptr, {}, false); }
 
 void CudaMlp::backward_pass(const BucketPlan* plan, const std::function<void(int piece)>& after_piece,
                             bool accumulate) {
@@ -206,12 +219,24 @@ void CudaMlp::backward_pass(const BucketPlan* plan, const std::function<void(int
     if (l == 0) break;  // no gradient with respect to the data
     float* other = output_gradients_[l - 1].data();  // receives dL/dX, then the previous layer's dL/dZ
     // dX^T[in, B] = W^T * dZ^T, then through the previous layer's dropout and ReLU (its stored activation), with
-    // that layer's bias gradient (the column sums of its dZ) in the same pass.
-    gemm_.multiply(CUBLAS_OP_N, CUBLAS_OP_N, layer.fan_in, batch_, layer.fan_out, gemm_parameters(layer.weight_offset),
-                   layer.fan_in, operand(grad, grad_bf16, 0), layer.fan_out, other, layer.fan_in, false, true);
+    // that layer's bias gradient (the column sums of its dZ) in the same pass. Without a plan (the fused optimizer)
+    // the optimizer kernel sums the bias gradients itself, which leaves a purely elementwise pass that our GEMM can
+    // apply as it stores dX (fp32; bf16 also needs the bf16 copy the elementwise kernel writes).
     const DenseLayer& previous = layers_[l - 1];
-    kernels::relu_dropout_backward_bias(other, hidden_[l - 1].data(), gradients_.data() + previous.bias_offset, batch_,
-                                        layer.fan_in, drop_probability_, accumulate, stream_, other_bf16);
+    kernels::SkinnyEpilogue epilogue;
+    epilogue.kind = kernels::SkinnyEpilogue::Kind::relu_dropout_backward;
+    epilogue.activation = hidden_[l - 1].data();
+    epilogue.keep_scale = kernels::dropout_keep_scale(drop_probability_);
+    const bool bias_in_optimizer = plan == nullptr;
+    const bool folded = gemm_.multiply(CUBLAS_OP_N, CUBLAS_OP_N, layer.fan_in, batch_, layer.fan_out,
+                                       gemm_parameters(layer.weight_offset), layer.fan_in, operand(grad, grad_bf16, 0),
+                                       layer.fan_out, other, layer.fan_in, false, true,
+                                       bias_in_optimizer && !bf16_ ? &epilogue : nullptr);
+    if (!folded) {
+      kernels::relu_dropout_backward_bias(other, hidden_[l - 1].data(),
+                                          bias_in_optimizer ? nullptr : gradients_.data() + previous.bias_offset,
+                                          batch_, layer.fan_in, drop_probability_, accumulate, stream_, other_bf16);
+    }
     std::swap(grad_bf16, other_bf16);
   }
   MGPU_REQUIRE(plan == nullptr || next_piece == plan->pieces.size(),

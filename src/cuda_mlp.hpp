@@ -60,9 +60,9 @@ class CudaMlp {
   void backward(const BucketPlan& plan, const std::function<void(int piece)>& after_piece = {},
                 bool accumulate = false);
   void backward() { backward(whole_plan_); }
-  // Backward without the weight gradients (--fuse-optimizer: adam_with_weight_gradients computes them): the input
-  // gradients of every layer and the bias gradients into gradients() (overwritten, or added with `accumulate`).
-  void backward_without_weight_gradients(bool accumulate = false);
+  // Backward without the weight and bias gradients (--fuse-optimizer: adam_with_weight_gradients forms them): every
+  // layer's dL/dZ, through ReLU and dropout, and nothing into gradients().
+  void backward_without_weight_gradients();
   // One Adam step with the step's corrections over elements [begin, begin + count) (default: all), on the gradient
   // times gradient_scale (1 / K: the mean of K accumulated gradients). With reduce_dtype bf16 the gradient is read from
   // reduced_gradients_bf16().
@@ -70,8 +70,9 @@ class CudaMlp {
             float gradient_scale = 1.0f);
   // The fused optimizer (fp32 only; after backward_without_weight_gradients): every weight's gradient computed from
   // the stored activations and output gradients of the last backward and applied by Adam in one pass, never written;
-  // with `accumulated`, gradients() holds the sum of the accumulation's earlier steps, which is added first. Biases
-  // are updated from gradients(). The whole buffer, times gradient_scale, with the step's corrections.
+  // with `accumulated`, gradients() holds the sum of the accumulation's earlier steps, which is added first. The
+  // biases likewise (their gradient: the batch sum of dZ). The whole buffer, times gradient_scale, with the step's
+  // corrections.
   void adam_with_weight_gradients(const AdamSettings& adam, float gradient_scale = 1.0f, bool accumulated = false);
 
   // The device-resident per-step values the kernels read.

@@ -254,7 +254,7 @@ void CudaTrainer::enqueue_step(const StepEvents* events, StepKind kind) {
         },
         kind.accumulate);
   } else if (fused) {
-    model_.backward_without_weight_gradients(kind.accumulate);
+    model_.backward_without_weight_gradients();
     mark(events, kBackwardEnd, compute);
   } else {
     model_.backward(plan_, {}, kind.accumulate);

@@ -9,6 +9,7 @@
 #include "async_copy.cuh"
 #include "dependent_launch.cuh"
 #include "skinny_gemm.cuh"
+#include "synthetic_data.hpp"
 
 namespace cg = cooperative_groups;
 
@@ -121,11 +122,31 @@ __device__ __forceinline__ int row_of(int ti, int r) {
   return TransposeA ? ti + 8 * r : 4 * ti + (r < 4 ? r : 32 + r - 4);
 }
 
+// The epilogue's value of C(row, column) from the product's `value` (SkinnyEpilogue).
+__device__ __forceinline__ float apply_epilogue(const SkinnyEpilogue& epilogue, float value, int row, int column,
+                                                int ldc) {
+  switch (epilogue.kind) {
+    case SkinnyEpilogue::Kind::bias_relu_dropout: {
+      const float relu = fmaxf(value + epilogue.bias[row], 0.0f);
+      const StepParams& p = *epilogue.params;
+      const bool keep = epilogue.drop_probability == 0.0f ||
+                        synthetic::dropout_keep(p.seed, p.run, p.step, epilogue.layer, p.first_sample + column,
+                                                static_cast<std::uint32_t>(row), epilogue.drop_probability);
+      return keep ? relu * epilogue.keep_scale : 0.0f;
+    }
+    case SkinnyEpilogue::Kind::relu_dropout_backward:
+      return epilogue.activation[static_cast<std::size_t>(column) * ldc + row] > 0.0f ? value * epilogue.keep_scale
+                                                                                      : 0.0f;
+    default:
+      return value;
+  }
+}
+
 // Grid: x = row tile * splits + split (a cluster's blocks are consecutive in x), y = column tile.
 template <int Columns, bool TransposeA>
 __global__ void __launch_bounds__(kThreads)
     skinny_gemm_kernel(int m, int n, int k, const float* a, int lda, const float* b, int ldb, float* c, int ldc,
-                       bool accumulate, int splits, int split_depth, bool a_is_stable) {
+                       bool accumulate, int splits, int split_depth, bool a_is_stable, SkinnyEpilogue epilogue) {
   using L = Layout<Columns, TransposeA>;
   extern __shared__ float4 shared_storage[];  // float4: 16-byte alignment for the vector reads
   float* shared = reinterpret_cast<float*>(shared_storage);
@@ -240,7 +261,7 @@ __global__ void __launch_bounds__(kThreads)
     const int column = col0 + e / kTileRows;
     if (row < m && column < n) {
       float* out = c + static_cast<std::size_t>(column) * ldc + row;
-      *out = accumulate ? *out + value : value;
+      *out = accumulate ? *out + value : apply_epilogue(epilogue, value, row, column, ldc);
     }
   };
   if (splits == 1) {  // each thread stores the elements it summed
@@ -277,7 +298,7 @@ void set_shared_limit() {
 
 template <int Columns, bool TransposeA>
 cudaError_t launch(int m, int n, int k, const float* a, int lda, const float* b, int ldb, float* c, int ldc,
-                   bool accumulate, int splits, bool a_is_stable, cudaStream_t stream) {
+                   bool accumulate, int splits, bool a_is_stable, const SkinnyEpilogue& epilogue, cudaStream_t stream) {
   // Each part's K range is a whole number of stages (the last part takes the remainder, possibly nothing).
   const int split_depth = (stage_count(k) + splits - 1) / splits * kTileDepth;
   cudaLaunchConfig_t config{};
@@ -300,7 +321,7 @@ cudaError_t launch(int m, int n, int k, const float* a, int lda, const float* b,
   config.attrs = attributes;
   config.numAttrs = count;
   return cudaLaunchKernelEx(&config, skinny_gemm_kernel<Columns, TransposeA>, m, n, k, a, lda, b, ldb, c, ldc,
-                            accumulate, splits, split_depth, a_is_stable);
+                            accumulate, splits, split_depth, a_is_stable, epilogue);
 }
 
 // Every instantiation of the kernel: its tile width and layout of A, its launcher and its shared-memory opt-in.
@@ -308,7 +329,7 @@ struct Variant {
   int columns;
   bool transpose_a;
   cudaError_t (*launch)(int, int, int, const float*, int, const float*, int, float*, int, bool, int, bool,
-                        cudaStream_t);
+                        const SkinnyEpilogue&, cudaStream_t);
   void (*prepare)();
 };
 constexpr Variant kVariants[] = {
@@ -357,19 +378,21 @@ std::vector<SkinnyGemmConfig> skinny_gemm_configs(int m, int n, int k) {
 
 cudaError_t skinny_gemm(bool transpose_a, int m, int n, int k, const float* a, int lda, const float* b, int ldb,
                         float* c, int ldc, bool accumulate, SkinnyGemmConfig config, cudaStream_t stream,
-                        bool a_is_stable) {
+                        bool a_is_stable, const SkinnyEpilogue& epilogue) {
   // 16-byte copies: A's and B's columns must start on 16-byte boundaries.
   const auto aligned = [](const float* pointer, int leading) {
     return reinterpret_cast<std::uintptr_t>(pointer) % 16 == 0 && leading % 4 == 0;
   };
   if (!shape_supported(m, n, k) || lda < (transpose_a ? k : m) || ldb < k || ldc < m || !aligned(a, lda) ||
-      !aligned(b, ldb) || (config.splits != 1 && config.splits != 2 && config.splits != 4 && config.splits != 8))
+      !aligned(b, ldb) || (config.splits != 1 && config.splits != 2 && config.splits != 4 && config.splits != 8) ||
+      (accumulate && epilogue.kind != SkinnyEpilogue::Kind::none))
     return cudaErrorInvalidValue;
   const cudaError_t prepared = prepare_current_device();
   if (prepared != cudaSuccess) return prepared;
   for (const Variant& variant : kVariants) {
     if (variant.columns == config.tile_columns && variant.transpose_a == transpose_a)
-      return variant.launch(m, n, k, a, lda, b, ldb, c, ldc, accumulate, config.splits, a_is_stable, stream);
+      return variant.launch(m, n, k, a, lda, b, ldb, c, ldc, accumulate, config.splits, a_is_stable, epilogue,
+                            stream);
   }
   return cudaErrorInvalidValue;
 }

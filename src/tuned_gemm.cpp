@@ -111,22 +111,26 @@ TunedGemm::~TunedGemm() {
   if (handle_ != nullptr) MGPU_CUBLAS_WARN(cublasLtDestroy(handle_));
 }
 
-void TunedGemm::multiply(cublasOperation_t op_a, cublasOperation_t op_b, int m, int n, int k, const void* a, int lda,
-                         const void* b, int ldb, float* c, int ldc, bool accumulate, bool a_is_stable) {
+bool TunedGemm::multiply(cublasOperation_t op_a, cublasOperation_t op_b, int m, int n, int k, const void* a, int lda,
+                         const void* b, int ldb, float* c, int ldc, bool accumulate, bool a_is_stable,
+                         const kernels::SkinnyEpilogue* epilogue) {
+  MGPU_REQUIRE(epilogue == nullptr || !accumulate, "TunedGemm: an epilogue cannot be combined with accumulation");
   const int alignment = std::min({alignment_of(a), alignment_of(b), alignment_of(c)});
   const Key key{int(op_a), int(op_b), m, n, k, lda, ldb, ldc, alignment};
   Plan& plan = plan_for(key, op_a, op_b, m, n, k, a, lda, b, ldb, c, ldc);
   if (plan.choice.skinny) {
     MGPU_CUDA_CHECK(kernels::skinny_gemm(op_a != CUBLAS_OP_N, m, n, k, static_cast<const float*>(a), lda,
                                          static_cast<const float*>(b), ldb, c, ldc, accumulate,
-                                         plan.choice.skinny_config, stream_, a_is_stable));
-    return;
+                                         plan.choice.skinny_config, stream_, a_is_stable,
+                                         epilogue != nullptr ? *epilogue : kernels::SkinnyEpilogue{}));
+    return epilogue != nullptr;
   }
   const float one = 1.0f;
   // beta = 0: C is overwritten, never read (so NaN-poisoned outputs stay a valid test); 1: gradient accumulation.
   const float beta = accumulate ? 1.0f : 0.0f;
   MGPU_CUBLAS_CHECK(cublasLtMatmul(handle_, plan.operation, &one, a, plan.a, b, plan.b, &beta, c, plan.c, c, plan.c,
                                    &plan.choice.algo, workspace_, workspace_bytes_, stream_));
+  return false;
 }
 
 TunedGemm::Plan& TunedGemm::plan_for(const Key& key, cublasOperation_t op_a, cublasOperation_t op_b, int m, int n,

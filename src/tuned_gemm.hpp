@@ -13,6 +13,8 @@
 #include <memory>
 #include <tuple>
 
+#include "skinny_gemm.cuh"
+
 namespace mgpu {
 
 enum class Precision;  // trainer.hpp
@@ -38,9 +40,11 @@ class TunedGemm {
   // happen while the stream is being captured (CudaTrainer makes one eager step before capturing).
   // A and B hold elements of the constructor's operand type. `a_is_stable`: no kernel that may still be running
   // ahead of this call on the stream writes A (the step's weights), so our kernel may read it early
-  // (skinny_gemm.cuh); cuBLASLt ignores it.
-  void multiply(cublasOperation_t op_a, cublasOperation_t op_b, int m, int n, int k, const void* a, int lda,
-                const void* b, int ldb, float* c, int ldc, bool accumulate = false, bool a_is_stable = false);
+  // (skinny_gemm.cuh); cuBLASLt ignores it. `epilogue` (non-null, not with `accumulate`): applied to C by our kernel
+  // where it runs the shape; returns whether it was, so the caller runs the elementwise pass itself otherwise.
+  bool multiply(cublasOperation_t op_a, cublasOperation_t op_b, int m, int n, int k, const void* a, int lda,
+                const void* b, int ldb, float* c, int ldc, bool accumulate = false, bool a_is_stable = false,
+                const kernels::SkinnyEpilogue* epilogue = nullptr);
 
   struct Choice;  // what runs a shape (tuned_gemm.cpp)
 

@@ -109,6 +109,10 @@ __global__ void __launch_bounds__(kThreads, kBlocksPerSm)
   copy_chunk(layer, 0, batch, o0, i0, chunks[0]);
 
   float sum[kRowsPerWarp][kColumnsPerLane] = {};
+  // The first column tile of each row block also updates those rows' biases, whose gradient is the batch sum of dZ:
+  // thread t < 32 sums row o0 + t from the same staged chunks, in sample order.
+  const bool bias_thread = layer.has_bias && i0 == 0 && static_cast<int>(threadIdx.x) < kTileRows;
+  float bias_sum = 0.0f;
   for (int b0 = 0, current = 0; b0 < batch; b0 += kBatchChunk, current ^= 1) {
     // The next chunk goes to the other buffer, which every thread finished reading before the last barrier below.
     if (b0 + kBatchChunk < batch) {
@@ -119,6 +123,9 @@ __global__ void __launch_bounds__(kThreads, kBlocksPerSm)
     }
     __syncthreads();  // every thread's copies of this chunk are visible
     const Chunk& chunk = chunks[current];
+    if (bias_thread) {
+      for (int b = 0; b < kBatchChunk; ++b) bias_sum += chunk.gradient[b][threadIdx.x];  // zeros past the batch
+    }
 #pragma unroll 8
     for (int b = 0; b < kBatchChunk; ++b) {
       const float x0 = chunk.input[b][lane];
@@ -153,14 +160,14 @@ __global__ void __launch_bounds__(kThreads, kBlocksPerSm)
     }
   }
 
-  // The first column tile of each row block also updates those rows' biases (their gradient is in the buffer).
   const int bias_row = o0 + static_cast<int>(threadIdx.x);
-  if (layer.has_bias && i0 == 0 && static_cast<int>(threadIdx.x) < kTileRows && bias_row < layer.fan_out) {
+  if (bias_thread && bias_row < layer.fan_out) {
     const std::size_t index = layer.bias_offset + bias_row;
     float bias = parameters[index];
     float bias_m = first_moment[index];
     float bias_v = second_moment[index];
-    adam_element(bias, bias_m, bias_v, gradients[index] * adam.gradient_scale, step);
+    const float gradient = accumulated ? gradients[index] + bias_sum : bias_sum;
+    adam_element(bias, bias_m, bias_v, gradient * adam.gradient_scale, step);
     parameters[index] = bias;
     first_moment[index] = bias_m;
     second_moment[index] = bias_v;

@@ -15,7 +15,7 @@ namespace mgpu::kernels {
 
 // One dense layer for the fused update: W [fan_out, fan_in] row-major at weight_offset of the flat buffers; its input
 // X [batch, fan_in] and its output gradient dZ [batch, fan_out] (row-major, after ReLU/dropout backward); the bias
-// (hidden layers) at bias_offset, whose gradient backward already wrote into the flat gradient buffer.
+// (hidden layers) at bias_offset, whose gradient (the batch sum of dZ) this kernel forms too.
 struct WeightGradientAdamLayer {
   const float* input = nullptr;
   const float* output_gradient = nullptr;
@@ -28,8 +28,9 @@ struct WeightGradientAdamLayer {
 
 // For every layer: g = dZ^T X over the batch (plus the gradient buffer's value when `accumulated`: the sum of the
 // earlier steps of an accumulation), times adam.gradient_scale, then Adam on the weight with the step's corrections
-// from *params; and Adam on the bias with the gradient buffer's bias gradient. Weight gradients are neither read
-// (unless `accumulated`) nor written. The batch sum runs in a fixed order: the same inputs give the same bits.
+// from *params; and likewise Adam on the bias with its gradient, the batch sum of dZ (plus the buffer's value when
+// `accumulated`). Gradients are neither read (unless `accumulated`) nor written. The batch sums run in a fixed order:
+// the same inputs give the same bits.
 // One launch per 32 layers (the layer table travels as a kernel argument).
 void weight_gradient_adam(const std::vector<WeightGradientAdamLayer>& layers, int batch, float* parameters,
                           const float* gradients, float* first_moment, float* second_moment, const AdamConstants& adam,

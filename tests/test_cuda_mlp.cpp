@@ -388,7 +388,7 @@ TEST_P(CudaMlpReference, FusedWeightGradientAdamMatchesFloat64Reference) {
     DeviceBuffer<float> loss(1);
     gpu.mlp.forward(key);
     gpu.mlp.loss_and_gradient(loss.data());
-    gpu.mlp.backward_without_weight_gradients(accumulated);
+    gpu.mlp.backward_without_weight_gradients();
     const double scale = accumulated ? 0.5 : 1.0;
     gpu.mlp.adam_with_weight_gradients(adam, 1, static_cast<float>(scale), accumulated);
     const std::vector<float> after = gpu.mlp.download_parameters();

@@ -3,6 +3,7 @@
 // writes exactly C's m x n elements, reproducibly. Skips without a CUDA device with thread-block clusters.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -14,6 +15,7 @@
 #include "cuda_resources.hpp"
 #include "gpu_devices.hpp"
 #include "skinny_gemm.cuh"
+#include "synthetic_data.hpp"
 
 namespace mgpu {
 namespace {
@@ -191,6 +193,101 @@ TEST_F(SkinnyGemmTest, ADependentLaunchReadsTheProductOfTheKernelAhead) {
   }
   const double relative = std::sqrt(error / norm);
   EXPECT_LT(relative, 1e-5) << "relative error of the chained products (NaN: a launch read an unwritten C)";
+}
+
+TEST_F(SkinnyGemmTest, EpiloguesMatchFloat64) {
+  // C = op(A) B as a layer's activations (row i = unit, column j = sample), then each epilogue against the float64
+  // product put through the same formula (synthetic::dropout_keep for the mask), for every configuration, A read
+  // early and late. Unwritten elements stay NaN and fail.
+  const int m = 200, n = 32, k = 300;  // ragged: 200 rows are no whole number of 64-row tiles
+  std::mt19937 random(777u);
+  std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
+  std::vector<float> a(static_cast<std::size_t>(m) * k), b(static_cast<std::size_t>(k) * n);
+  std::vector<float> bias(m), activation(static_cast<std::size_t>(m) * n);
+  for (float& value : a) value = uniform(random);
+  for (float& value : b) value = uniform(random);
+  for (float& value : bias) value = uniform(random);
+  for (float& value : activation) value = uniform(random) > 0.0f ? uniform(random) + 1.0f : 0.0f;  // half masked
+  kernels::StepParams params;
+  params.seed = 5;
+  params.run = 2;
+  params.step = 7;
+  params.first_sample = 1000;
+  const float drop_probability = 0.3f;
+  const std::uint32_t layer = 2;
+  CudaStream stream;
+  DeviceBuffer<float> a_device(a.size()), b_device(b.size()), c_device(static_cast<std::size_t>(m) * n);
+  DeviceBuffer<float> bias_device(bias.size()), activation_device(activation.size());
+  DeviceBuffer<kernels::StepParams> params_device(1);
+  copy_to_device(a_device, a, stream.get());
+  copy_to_device(b_device, b, stream.get());
+  copy_to_device(bias_device, bias, stream.get());
+  copy_to_device(activation_device, activation, stream.get());
+  copy_to_device(params_device, std::vector<kernels::StepParams>{params}, stream.get());
+
+  kernels::SkinnyEpilogue forward;
+  forward.kind = kernels::SkinnyEpilogue::Kind::bias_relu_dropout;
+  forward.bias = bias_device.data();
+  forward.params = params_device.data();
+  forward.layer = layer;
+  forward.drop_probability = drop_probability;
+  forward.keep_scale = kernels::dropout_keep_scale(drop_probability);
+  kernels::SkinnyEpilogue backward;
+  backward.kind = kernels::SkinnyEpilogue::Kind::relu_dropout_backward;
+  backward.activation = activation_device.data();
+  backward.keep_scale = kernels::dropout_keep_scale(drop_probability);
+
+  int kept = 0, dropped = 0;
+  for (const kernels::SkinnyEpilogue& epilogue : {forward, backward}) {
+    // The float64 result and its bound (fp32 accumulation's, as in check(), times the scale).
+    std::vector<double> exact(static_cast<std::size_t>(m) * n), bound(exact.size());
+    for (int j = 0; j < n; ++j) {
+      for (int i = 0; i < m; ++i) {
+        double sum = 0.0, magnitude = 0.0;
+        for (int kk = 0; kk < k; ++kk) {
+          const double term = static_cast<double>(a[static_cast<std::size_t>(i) * k + kk]) * b[static_cast<std::size_t>(j) * k + kk];
+          sum += term;
+          magnitude += std::fabs(term);
+        }
+        const std::size_t index = static_cast<std::size_t>(j) * m + i;
+        double value = 0.0;
+        if (epilogue.kind == kernels::SkinnyEpilogue::Kind::bias_relu_dropout) {
+          const bool keep = synthetic::dropout_keep(params.seed, params.run, params.step, layer, params.first_sample + j,
+                                                    static_cast<std::uint32_t>(i), drop_probability);
+          (keep ? kept : dropped) += 1;
+          value = keep ? std::max(sum + bias[i], 0.0) * epilogue.keep_scale : 0.0;
+          magnitude += std::fabs(bias[i]);
+        } else {
+          value = activation[index] > 0.0f ? sum * epilogue.keep_scale : 0.0;
+        }
+        exact[index] = value;
+        bound[index] = 4.0 * (k + 2) * std::ldexp(1.0, -24) * magnitude * epilogue.keep_scale + 1e-30;
+      }
+    }
+    const std::vector<float> nans(exact.size(), std::numeric_limits<float>::quiet_NaN());
+    const std::vector<kernels::SkinnyGemmConfig> configs = kernels::skinny_gemm_configs(m, n, k);
+    for (std::size_t index = 0; index < 2 * configs.size(); ++index) {
+      const kernels::SkinnyGemmConfig& config = configs[index / 2];
+      copy_to_device(c_device, nans, stream.get());
+      MGPU_CUDA_CHECK(kernels::skinny_gemm(true, m, n, k, a_device.data(), k, b_device.data(), k, c_device.data(), m,
+                                           false, config, stream.get(), index % 2 == 1, epilogue));
+      const std::vector<float> c = copy_to_host(c_device, stream.get());
+      int wrong = 0;
+      for (std::size_t e = 0; e < c.size(); ++e) {
+        if (!(std::fabs(c[e] - exact[e]) <= bound[e]) && ++wrong <= 3) {
+          ADD_FAILURE() << "epilogue " << static_cast<int>(epilogue.kind) << ", " << describe({true, m, n, k}, config)
+                        << ": C(" << e % m << ", " << e / m << ") = " << c[e] << ", float64 gives " << exact[e];
+        }
+      }
+      EXPECT_EQ(wrong, 0);
+    }
+  }
+  EXPECT_GT(dropped, 0) << "the dropout mask dropped nothing: the test would not see a missing mask";
+  EXPECT_GT(kept, dropped) << "p = 0.3 keeps most units";
+  // An epilogue cannot be combined with accumulation.
+  EXPECT_EQ(kernels::skinny_gemm(true, m, n, k, a_device.data(), k, b_device.data(), k, c_device.data(), m, true,
+                                 {32, 1}, stream.get(), false, forward),
+            cudaErrorInvalidValue);
 }
 
 TEST_F(SkinnyGemmTest, EveryConfigurationIsOfferedWhereItFits) {
