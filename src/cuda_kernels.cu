@@ -316,10 +316,12 @@ void adam_update(float* parameters, const float* gradients, float* first_moment,
                        aligned16(second_moment);
   if (vector4) {
     MGPU_CUDA_CHECK(launch_dependent(adam_kernel<4>, grid_for(count / 4), kThreads, 0, stream, parameters, gradients,
-                                     first_moment, second_moment, count, adam, params, parameters_bf16, gradients_bf16));
+                                     first_moment, second_moment, count, adam, params, parameters_bf16,
+                                     gradients_bf16));
   } else {
     MGPU_CUDA_CHECK(launch_dependent(adam_kernel<1>, grid_for(count), kThreads, 0, stream, parameters, gradients,
-                                     first_moment, second_moment, count, adam, params, parameters_bf16, gradients_bf16));
+                                     first_moment, second_moment, count, adam, params, parameters_bf16,
+                                     gradients_bf16));
   }
 }
 

@@ -67,7 +67,8 @@ CudaMlp::CudaMlp(const MlpSpec& model, int batch, cudaStream_t stream, Precision
   for (const DenseLayer& layer : layers_) {
     if (layer.hidden) hidden_.emplace_back(static_cast<std::size_t>(batch) * layer.fan_out);
   }
-  for (const DenseLayer& layer : layers_) output_gradients_.emplace_back(static_cast<std::size_t>(batch) * layer.fan_out);
+  for (const DenseLayer& layer : layers_)
+    output_gradients_.emplace_back(static_cast<std::size_t>(batch) * layer.fan_out);
   if (bf16_) {
     parameters_bf16_ = DeviceBuffer<__nv_bfloat16>(model.parameter_count());
     inputs_bf16_ = DeviceBuffer<__nv_bfloat16>(inputs_.size());
@@ -216,7 +217,7 @@ void CudaMlp::backward_pass(const BucketPlan* plan, const std::function<void(int
                      layer.fan_in, accumulate);
       if (after_piece) after_piece(static_cast<int>(next_piece));
     }
-    if (l == 0) break;  // no gradient with respect to the data
+    if (l == 0) break;                               // no gradient with respect to the data
     float* other = output_gradients_[l - 1].data();  // receives dL/dX, then the previous layer's dL/dZ
     // dX^T[in, B] = W^T * dZ^T, then through the previous layer's dropout and ReLU (its stored activation), with
     // that layer's bias gradient (the column sums of its dZ) in the same pass. Without a plan (the fused optimizer)
@@ -228,10 +229,10 @@ void CudaMlp::backward_pass(const BucketPlan* plan, const std::function<void(int
     epilogue.activation = hidden_[l - 1].data();
     epilogue.keep_scale = kernels::dropout_keep_scale(drop_probability_);
     const bool bias_in_optimizer = plan == nullptr;
-    const bool folded = gemm_.multiply(CUBLAS_OP_N, CUBLAS_OP_N, layer.fan_in, batch_, layer.fan_out,
-                                       gemm_parameters(layer.weight_offset), layer.fan_in, operand(grad, grad_bf16, 0),
-                                       layer.fan_out, other, layer.fan_in, false, true,
-                                       bias_in_optimizer && !bf16_ ? &epilogue : nullptr);
+    const bool folded =
+        gemm_.multiply(CUBLAS_OP_N, CUBLAS_OP_N, layer.fan_in, batch_, layer.fan_out,
+                       gemm_parameters(layer.weight_offset), layer.fan_in, operand(grad, grad_bf16, 0), layer.fan_out,
+                       other, layer.fan_in, false, true, bias_in_optimizer && !bf16_ ? &epilogue : nullptr);
     if (!folded) {
       kernels::relu_dropout_backward_bias(other, hidden_[l - 1].data(),
                                           bias_in_optimizer ? nullptr : gradients_.data() + previous.bias_offset,
@@ -254,9 +255,10 @@ void CudaMlp::adam(const AdamSettings& adam, std::size_t begin, std::size_t coun
 
 void CudaMlp::adam_with_weight_gradients(const AdamSettings& adam, float gradient_scale, bool accumulated) {
   // fp32 only: with tf32 or bf16 the unfused weight gradient is a reduced-precision GEMM, which this is not.
-  MGPU_REQUIRE(precision_ == Precision::fp32, std::string("the fused optimizer is fp32 only, not ") +
-                                                  precision_name(precision_));
-  MGPU_REQUIRE(gradients_bf16_.size() == 0, "the fused optimizer reads fp32 gradients (one rank), not --grad-dtype bf16");
+  MGPU_REQUIRE(precision_ == Precision::fp32,
+               std::string("the fused optimizer is fp32 only, not ") + precision_name(precision_));
+  MGPU_REQUIRE(gradients_bf16_.size() == 0,
+               "the fused optimizer reads fp32 gradients (one rank), not --grad-dtype bf16");
   kernels::weight_gradient_adam(fused_layers_, batch_, parameters_.data(), gradients_.data(), first_moment_.data(),
                                 second_moment_.data(), adam_constants(adam, gradient_scale), step_params_.data(),
                                 accumulated, stream_);

@@ -1,6 +1,6 @@
-// Purpose: the split-K fp32 GEMM of skinny_gemm.cuh: 64-row tiles of C streamed through a 3-stage pipeline of 16-byte
-// cp.async copies, 8 x 4 outputs per thread, the K parts of a tile summed across the thread-block cluster in a fixed
-// order.
+// Purpose: the split-K fp32 GEMM of skinny_gemm.cuh: 64-row tiles of C streamed through a 3-stage pipeline of cp.async
+// copies (16-byte, or 4-byte for operands that are not 16-byte aligned), 8 x 4 outputs per thread, the K parts of a
+// tile summed across the thread-block cluster in a fixed order, and an optional elementwise epilogue.
 #include <cooperative_groups.h>
 
 #include <atomic>
@@ -19,10 +19,11 @@ namespace {
 // Why this shape of kernel: with n <= 64 columns the product is a stream of A (the weights, read once) against a small
 // B (the activations). One 64 x n output tile per block and K split over a cluster of up to 8 blocks gives a large
 // layer (1024 x 16 x 4800) 16 x 8 = 128 blocks of 8 warps: every SM busy, each streaming its own slice of A through
-// 16-byte asynchronous copies (4-byte ones measured 1.7x slower). Measured on H200 (graph replays, fp32): 17.7 us for
-// 1024 x 16 x 4800 against cuBLAS's 38.1 us, and 1-2 us less than cuBLAS for the small layers; but 26.6 us against
-// 22.7 us for 1024 x 32 x 4800, where the shared-memory reads of an 8 x 4 register tile bound it: TunedGemm times
-// both and keeps the faster per shape.
+// 16-byte asynchronous copies (4-byte ones measured 1.7x slower: only operands whose rows are not 16-byte aligned take
+// them, such as medium's input layer of 847 floats, where they still beat cuBLAS's small tiles). Measured on H200
+// (graph replays, fp32): 17.7 us for 1024 x 16 x 4800 against cuBLAS's 38.1 us, and 1-2 us less than cuBLAS for the
+// small layers; but 26.6 us against 22.7 us for 1024 x 32 x 4800, where the shared-memory reads of an 8 x 4 register
+// tile bound it: TunedGemm times both and keeps the faster per shape.
 constexpr int kThreads = 256;
 constexpr int kTileRows = 64;   // rows of C (and of op(A)) per block
 constexpr int kTileDepth = 64;  // K values per pipeline stage
@@ -67,7 +68,7 @@ __device__ __forceinline__ int clamp_count(int remaining) {
 // in 16-byte chunks along each one's contiguous dimension; consecutive lanes take consecutive chunks of a row
 // (coalesced), and the padded strides put a quarter-warp's 8 chunks on 32 different banks. A's part and B's part are
 // separate functions: A's may be started before the kernel ahead has finished (skinny_gemm's a_is_stable).
-template <int Columns, bool TransposeA>
+template <int Columns, bool TransposeA, bool Vector>
 __device__ __forceinline__ void load_stage_a(float* stage, const float* a, int lda, int m, int row0, int k0,
                                              int k_end) {
   using L = Layout<Columns, TransposeA>;
@@ -80,19 +81,20 @@ __device__ __forceinline__ void load_stage_a(float* stage, const float* a, int l
       const int kk = chunk % (kTileDepth / 4) * 4;
       const int row = row0 + i;
       const int valid = row < m ? clamp_count(k_end - (k0 + kk)) : 0;
-      copy_async(as + i * L::a_stride + kk, valid > 0 ? a + static_cast<std::size_t>(row) * lda + k0 + kk : a, valid);
+      copy4<Vector>(as + i * L::a_stride + kk, valid > 0 ? a + static_cast<std::size_t>(row) * lda + k0 + kk : a,
+                    valid);
     } else {
       const int kk = chunk / (kTileRows / 4);
       const int i = chunk % (kTileRows / 4) * 4;
       const int depth = k0 + kk;
       const int valid = depth < k_end ? clamp_count(m - (row0 + i)) : 0;
-      copy_async(as + kk * L::a_stride + i, valid > 0 ? a + static_cast<std::size_t>(depth) * lda + row0 + i : a,
-                 valid);
+      copy4<Vector>(as + kk * L::a_stride + i, valid > 0 ? a + static_cast<std::size_t>(depth) * lda + row0 + i : a,
+                    valid);
     }
   }
 }
 
-template <int Columns, bool TransposeA>
+template <int Columns, bool TransposeA, bool Vector>
 __device__ __forceinline__ void load_stage_b(float* stage, const float* b, int ldb, int n, int col0, int k0,
                                              int k_end) {
   using L = Layout<Columns, TransposeA>;
@@ -103,15 +105,16 @@ __device__ __forceinline__ void load_stage_b(float* stage, const float* b, int l
     const int kk = chunk % (kTileDepth / 4) * 4;
     const int column = col0 + j;
     const int valid = column < n ? clamp_count(k_end - (k0 + kk)) : 0;
-    copy_async(bs + j * L::b_stride + kk, valid > 0 ? b + static_cast<std::size_t>(column) * ldb + k0 + kk : b, valid);
+    copy4<Vector>(bs + j * L::b_stride + kk, valid > 0 ? b + static_cast<std::size_t>(column) * ldb + k0 + kk : b,
+                  valid);
   }
 }
 
-template <int Columns, bool TransposeA>
+template <int Columns, bool TransposeA, bool Vector>
 __device__ __forceinline__ void load_stage(float* stage, const float* a, int lda, const float* b, int ldb, int m, int n,
                                            int row0, int col0, int k0, int k_end) {
-  load_stage_a<Columns, TransposeA>(stage, a, lda, m, row0, k0, k_end);
-  load_stage_b<Columns, TransposeA>(stage, b, ldb, n, col0, k0, k_end);
+  load_stage_a<Columns, TransposeA, Vector>(stage, a, lda, m, row0, k0, k_end);
+  load_stage_b<Columns, TransposeA, Vector>(stage, b, ldb, n, col0, k0, k_end);
 }
 
 // Row r (0..7) of a thread's outputs within the tile. A transposed: rows ti + 8r, so a quarter-warp's float4 reads
@@ -143,7 +146,7 @@ __device__ __forceinline__ float apply_epilogue(const SkinnyEpilogue& epilogue, 
 }
 
 // Grid: x = row tile * splits + split (a cluster's blocks are consecutive in x), y = column tile.
-template <int Columns, bool TransposeA>
+template <int Columns, bool TransposeA, bool Vector>
 __global__ void __launch_bounds__(kThreads)
     skinny_gemm_kernel(int m, int n, int k, const float* a, int lda, const float* b, int ldb, float* c, int ldc,
                        bool accumulate, int splits, int split_depth, bool a_is_stable, SkinnyEpilogue epilogue) {
@@ -172,7 +175,8 @@ __global__ void __launch_bounds__(kThreads)
   // of the main loop covers.
   if (a_is_stable) {
     for (int s = 0; s < kStages - 1 && s < stages; ++s) {
-      load_stage_a<Columns, TransposeA>(shared + s * L::stage_floats, a, lda, m, row0, k_begin + s * kTileDepth, k_end);
+      load_stage_a<Columns, TransposeA, Vector>(shared + s * L::stage_floats, a, lda, m, row0, k_begin + s * kTileDepth,
+                                                k_end);
     }
   }
   wait_for_previous_kernel();
@@ -180,11 +184,11 @@ __global__ void __launch_bounds__(kThreads)
   for (int s = 0; s < kStages - 1; ++s) {
     if (s < stages) {
       if (!a_is_stable) {
-        load_stage_a<Columns, TransposeA>(shared + s * L::stage_floats, a, lda, m, row0, k_begin + s * kTileDepth,
-                                          k_end);
+        load_stage_a<Columns, TransposeA, Vector>(shared + s * L::stage_floats, a, lda, m, row0,
+                                                  k_begin + s * kTileDepth, k_end);
       }
-      load_stage_b<Columns, TransposeA>(shared + s * L::stage_floats, b, ldb, n, col0, k_begin + s * kTileDepth,
-                                        k_end);
+      load_stage_b<Columns, TransposeA, Vector>(shared + s * L::stage_floats, b, ldb, n, col0, k_begin + s * kTileDepth,
+                                                k_end);
     }
     commit_copies();  // empty groups too: the wait below counts groups
   }
@@ -195,8 +199,8 @@ __global__ void __launch_bounds__(kThreads)
     __syncthreads();
     const int next = s + kStages - 1;
     if (next < stages) {
-      load_stage<Columns, TransposeA>(shared + (next % kStages) * L::stage_floats, a, lda, b, ldb, m, n, row0, col0,
-                                      k_begin + next * kTileDepth, k_end);
+      load_stage<Columns, TransposeA, Vector>(shared + (next % kStages) * L::stage_floats, a, lda, b, ldb, m, n, row0,
+                                              col0, k_begin + next * kTileDepth, k_end);
     }
     commit_copies();
     const float* as = shared + (s % kStages) * L::stage_floats;
@@ -287,16 +291,16 @@ __global__ void __launch_bounds__(kThreads)
 #endif
 }
 
-template <int Columns, bool TransposeA>
+template <int Columns, bool TransposeA, bool Vector>
 void set_shared_limit() {
   // More than the default 48 KiB of dynamic shared memory is an opt-in per kernel and device.
   const cudaError_t status =
-      cudaFuncSetAttribute(skinny_gemm_kernel<Columns, TransposeA>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+      cudaFuncSetAttribute(skinny_gemm_kernel<Columns, TransposeA, Vector>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                            Layout<Columns, TransposeA>::shared_bytes);
   if (status != cudaSuccess) (void)cudaGetLastError();  // the launch then reports it
 }
 
-template <int Columns, bool TransposeA>
+template <int Columns, bool TransposeA, bool Vector>
 cudaError_t launch(int m, int n, int k, const float* a, int lda, const float* b, int ldb, float* c, int ldc,
                    bool accumulate, int splits, bool a_is_stable, const SkinnyEpilogue& epilogue, cudaStream_t stream) {
   // Each part's K range is a whole number of stages (the last part takes the remainder, possibly nothing).
@@ -320,7 +324,7 @@ cudaError_t launch(int m, int n, int k, const float* a, int lda, const float* b,
   if (dependent_launch_enabled()) attributes[count++] = dependent_launch_attribute();
   config.attrs = attributes;
   config.numAttrs = count;
-  return cudaLaunchKernelEx(&config, skinny_gemm_kernel<Columns, TransposeA>, m, n, k, a, lda, b, ldb, c, ldc,
+  return cudaLaunchKernelEx(&config, skinny_gemm_kernel<Columns, TransposeA, Vector>, m, n, k, a, lda, b, ldb, c, ldc,
                             accumulate, splits, split_depth, a_is_stable, epilogue);
 }
 
@@ -328,17 +332,19 @@ cudaError_t launch(int m, int n, int k, const float* a, int lda, const float* b,
 struct Variant {
   int columns;
   bool transpose_a;
+  bool vector;  // 16-byte copies (operands 16-byte aligned), else 4-byte ones
   cudaError_t (*launch)(int, int, int, const float*, int, const float*, int, float*, int, bool, int, bool,
                         const SkinnyEpilogue&, cudaStream_t);
   void (*prepare)();
 };
 constexpr Variant kVariants[] = {
-    {16, false, launch<16, false>, set_shared_limit<16, false>},
-    {16, true, launch<16, true>, set_shared_limit<16, true>},
-    {32, false, launch<32, false>, set_shared_limit<32, false>},
-    {32, true, launch<32, true>, set_shared_limit<32, true>},
-    {64, false, launch<64, false>, set_shared_limit<64, false>},
-    {64, true, launch<64, true>, set_shared_limit<64, true>},
+#define MGPU_SKINNY_VARIANT(columns, transpose_a, vector) \
+  { columns, transpose_a, vector, launch<columns, transpose_a, vector>, set_shared_limit<columns, transpose_a, vector> }
+    MGPU_SKINNY_VARIANT(16, false, true),  MGPU_SKINNY_VARIANT(16, true, true),   MGPU_SKINNY_VARIANT(32, false, true),
+    MGPU_SKINNY_VARIANT(32, true, true),   MGPU_SKINNY_VARIANT(64, false, true),  MGPU_SKINNY_VARIANT(64, true, true),
+    MGPU_SKINNY_VARIANT(16, false, false), MGPU_SKINNY_VARIANT(16, true, false),  MGPU_SKINNY_VARIANT(32, false, false),
+    MGPU_SKINNY_VARIANT(32, true, false),  MGPU_SKINNY_VARIANT(64, false, false), MGPU_SKINNY_VARIANT(64, true, false),
+#undef MGPU_SKINNY_VARIANT
 };
 
 // The opt-ins, once per device before its first launch (they are not stream work, so they stay out of any capture).
@@ -379,20 +385,22 @@ std::vector<SkinnyGemmConfig> skinny_gemm_configs(int m, int n, int k) {
 cudaError_t skinny_gemm(bool transpose_a, int m, int n, int k, const float* a, int lda, const float* b, int ldb,
                         float* c, int ldc, bool accumulate, SkinnyGemmConfig config, cudaStream_t stream,
                         bool a_is_stable, const SkinnyEpilogue& epilogue) {
-  // 16-byte copies: A's and B's columns must start on 16-byte boundaries.
+  // 16-byte copies where A's and B's columns all start on 16-byte boundaries, 4-byte ones otherwise (e.g. rows of 847
+  // or 3 floats).
   const auto aligned = [](const float* pointer, int leading) {
     return reinterpret_cast<std::uintptr_t>(pointer) % 16 == 0 && leading % 4 == 0;
   };
-  if (!shape_supported(m, n, k) || lda < (transpose_a ? k : m) || ldb < k || ldc < m || !aligned(a, lda) ||
-      !aligned(b, ldb) || (config.splits != 1 && config.splits != 2 && config.splits != 4 && config.splits != 8) ||
+  if (!shape_supported(m, n, k) || lda < (transpose_a ? k : m) || ldb < k || ldc < m ||
+      reinterpret_cast<std::uintptr_t>(a) % 4 != 0 || reinterpret_cast<std::uintptr_t>(b) % 4 != 0 ||
+      (config.splits != 1 && config.splits != 2 && config.splits != 4 && config.splits != 8) ||
       (accumulate && epilogue.kind != SkinnyEpilogue::Kind::none))
     return cudaErrorInvalidValue;
+  const bool vector = aligned(a, lda) && aligned(b, ldb);
   const cudaError_t prepared = prepare_current_device();
   if (prepared != cudaSuccess) return prepared;
   for (const Variant& variant : kVariants) {
-    if (variant.columns == config.tile_columns && variant.transpose_a == transpose_a)
-      return variant.launch(m, n, k, a, lda, b, ldb, c, ldc, accumulate, config.splits, a_is_stable, epilogue,
-                            stream);
+    if (variant.columns == config.tile_columns && variant.transpose_a == transpose_a && variant.vector == vector)
+      return variant.launch(m, n, k, a, lda, b, ldb, c, ldc, accumulate, config.splits, a_is_stable, epilogue, stream);
   }
   return cudaErrorInvalidValue;
 }

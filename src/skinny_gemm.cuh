@@ -43,9 +43,10 @@ std::vector<SkinnyGemmConfig> skinny_gemm_configs(int m, int n, int k);
 
 // Column-major C[m, n] = op(A) B, or with `accumulate` C += op(A) B, fp32 products and fp32 accumulation (no TF32).
 // op(A) is A stored [m, k] (lda >= m), or with `transpose_a` A stored [k, m] read transposed (lda >= k); B is stored
-// [k, n] (ldb >= k); only C's m x n elements are written (ldc >= m). Without `accumulate` C is never read. A and B
-// must start on 16-byte boundaries with lda and ldb multiples of 4 (16-byte copies; refused otherwise). Returns
-// the launch's status instead of throwing (a tuner skips a configuration the device refuses); the caller checks it.
+// [k, n] (ldb >= k); only C's m x n elements are written (ldc >= m). Without `accumulate` C is never read. Where A and
+// B start on 16-byte boundaries with lda and ldb multiples of 4 they are read in 16-byte copies, otherwise in 4-byte
+// ones (any float-aligned operand; a pointer that is not is refused). Returns the launch's status instead of
+// throwing (a tuner skips a configuration the device refuses); the caller checks it.
 // The kernel is a dependent launch (dependent_launch.cuh): it may start while the kernel ahead of it in the stream
 // finishes, and reads B and C only once that kernel is done. `a_is_stable` says that no kernel still running ahead
 // of it writes A (the weights of a training step, written only by the optimizer after the step's last GEMM): the

@@ -233,10 +233,9 @@ TunedGemm::Plan& TunedGemm::plan_for(const Key& key, cublasOperation_t op_a, cub
   for (const kernels::SkinnyGemmConfig& config :
        skinny_eligible ? kernels::skinny_gemm_configs(m, n, k) : std::vector<kernels::SkinnyGemmConfig>{}) {
     const double ms = time_candidate([&] {
-      const bool launched =
-          kernels::skinny_gemm(op_a != CUBLAS_OP_N, m, n, k, static_cast<const float*>(a), lda,
-                               static_cast<const float*>(b), ldb, c, ldc, false, config, stream_,
-                               /*a_is_stable=*/true) == cudaSuccess;
+      const bool launched = kernels::skinny_gemm(op_a != CUBLAS_OP_N, m, n, k, static_cast<const float*>(a), lda,
+                                                 static_cast<const float*>(b), ldb, c, ldc, false, config, stream_,
+                                                 /*a_is_stable=*/true) == cudaSuccess;
       if (!launched) (void)cudaGetLastError();  // a refused launch must not linger as the runtime's last error
       return launched;
     });
