@@ -166,11 +166,13 @@ void CudaMlp::forward() {
     epilogue.drop_probability = drop_probability_;
     epilogue.keep_scale = kernels::dropout_keep_scale(drop_probability_);
     const bool fold = layer.hidden && !bf16_;
-    // The weights are stable: only the optimizer writes them, after the step's last GEMM (tuned_gemm.hpp).
+    // From layer 1 on, the kernel ahead is this pass's own, which writes no weight, so the weights are stable
+    // (tuned_gemm.hpp): our GEMM may read them before that kernel is done. Layer 0's GEMM may follow anything the
+    // caller enqueued, the optimizer included, so it reads them only after the wait.
     const bool folded =
         gemm_.multiply(CUBLAS_OP_T, CUBLAS_OP_N, layer.fan_out, batch_, layer.fan_in,
                        gemm_parameters(layer.weight_offset), layer.fan_in, gemm_input(static_cast<int>(l)),
-                       layer.fan_in, z, layer.fan_out, false, true, fold ? &epilogue : nullptr);
+                       layer.fan_in, z, layer.fan_out, false, l > 0, fold ? &epilogue : nullptr);
     if (!layer.hidden) break;  // the output layer is linear and has no bias
     if (folded) continue;
     // The fp32 activation stays (backward's ReLU/dropout mask); with bf16 the same pass writes the next GEMM's input.
@@ -229,6 +231,7 @@ void CudaMlp::backward_pass(const BucketPlan* plan, const std::function<void(int
     epilogue.activation = hidden_[l - 1].data();
     epilogue.keep_scale = kernels::dropout_keep_scale(drop_probability_);
     const bool bias_in_optimizer = plan == nullptr;
+    // Stable weights: the kernel ahead is backward's or the loss, neither of which writes them.
     const bool folded =
         gemm_.multiply(CUBLAS_OP_N, CUBLAS_OP_N, layer.fan_in, batch_, layer.fan_out,
                        gemm_parameters(layer.weight_offset), layer.fan_in, operand(grad, grad_bf16, 0), layer.fan_out,

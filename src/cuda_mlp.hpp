@@ -60,6 +60,8 @@ class CudaMlp {
   void backward(const BucketPlan& plan, const std::function<void(int piece)>& after_piece = {},
                 bool accumulate = false);
   void backward() { backward(whole_plan_); }
+  // Backward (both forms) after forward and loss_and_gradient, nothing in between that writes the parameters: its
+  // GEMMs read the weights before the kernel ahead has finished (dependent_launch.cuh).
   // Backward without the weight and bias gradients (--fuse-optimizer: adam_with_weight_gradients forms them): every
   // layer's dL/dZ, through ReLU and dropout, and nothing into gradients().
   void backward_without_weight_gradients();
@@ -68,7 +70,9 @@ class CudaMlp {
   // reduced_gradients_bf16().
   void adam(const AdamSettings& adam, std::size_t begin = 0, std::size_t count = static_cast<std::size_t>(-1),
             float gradient_scale = 1.0f);
-  // The fused optimizer (fp32 only; after backward_without_weight_gradients): every weight's gradient computed from
+  // The fused optimizer (fp32 only; right after backward_without_weight_gradients, nothing in between: its kernel
+  // reads the parameters and moments before the kernel ahead of it has finished, which therefore must not write
+  // them; dependent_launch.cuh): every weight's gradient computed from
   // the stored activations and output gradients of the last backward and applied by Adam in one pass, never written;
   // with `accumulated`, gradients() holds the sum of the accumulation's earlier steps, which is added first. The
   // biases likewise (their gradient: the batch sum of dZ). The whole buffer, times gradient_scale, with the step's
