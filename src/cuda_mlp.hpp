@@ -149,7 +149,7 @@ class CudaMlp {
   // output_gradients_[l]: dL/dZ of layer l, [batch, fan_out of layer l] (after ReLU/dropout backward); every layer
   // keeps its own, so the fused optimizer can form the weight gradients after backward.
   std::vector<DeviceBuffer<float>> output_gradients_;
-  DeviceBuffer<float> teacher_;              // [outputs, inputs]
+  DeviceBuffer<float> teacher_;  // [outputs, inputs]
   // bf16 only (empty otherwise): the GEMMs' operands, each the bf16 rounding of the fp32 buffer of the same name.
   DeviceBuffer<__nv_bfloat16> parameters_bf16_;
   DeviceBuffer<__nv_bfloat16> inputs_bf16_;
