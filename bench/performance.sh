@@ -72,6 +72,11 @@ fi
 step=(--graph on --timing events)
 ours large_b32_n1 1 --model large --batch 32 "${step[@]}"
 ours large_b32_n1_untimed 1 --model large --batch 32 --graph on --timing none
+# The step figures once more with only each step's start and end marked (--timing step): each phase mark costs the
+# step about 3 us, so these are the step times least disturbed by the measurement.
+ours large_b32_n1_step 1 --model large --batch 32 --graph on --timing step
+ours medium_b64_n1_step 1 --model medium --batch 64 --graph on --timing step
+ours large_b32_n2_step 2 --model large --batch 32 --graph on --timing step
 ours large_b32_n1_unfused 1 --model large --batch 32 "${step[@]}" --fuse-optimizer off
 ours medium_b64_n1 1 --model medium --batch 64 "${step[@]}"
 ours medium_b64_n1_unfused 1 --model medium --batch 64 "${step[@]}" --fuse-optimizer off

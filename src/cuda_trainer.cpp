@@ -71,7 +71,7 @@ CudaTrainer::CudaTrainer(const TrainingSettings& settings, MPI_Comm comm, int de
              world_size_ > 1 ? settings.grad_dtype : GradDtype::fp32),
       plan_(make_bucket_plan(settings, world_size_)),
       losses_(static_cast<std::size_t>(settings.total_steps())),
-      events_(settings.timing == TimingMode::events ? static_cast<std::size_t>(settings.total_steps()) : 0),
+      events_(settings.timing != TimingMode::none ? static_cast<std::size_t>(settings.total_steps()) : 0),
       clock_sampler_(describe_gpu(device_ordinal_).pci_bus_id) {
   for (std::size_t b = 0; b < plan_.buckets.size(); ++b) bucket_reduced_.emplace_back(cudaEventDisableTiming);
   // One eager step first, from a valid state, graph or not: every GEMM shape is tuned (tuned_gemm.hpp), cuBLAS and
@@ -139,9 +139,10 @@ void CudaTrainer::capture_step_graph(StepKind kind) {
     }
   }
   // What enqueue_step records: all 7 marks with a reduction, 4 on one rank (start, forward_end, backward_end, end),
-  // 3 on a step without update (its end is backward's).
+  // 3 on a step without update (its end is backward's); with --timing step only start and end.
   int marks_recorded = 0;
   if (!events_.empty()) marks_recorded = !kind.update ? 3 : (nccl_ ? kMarkCount : 4);
+  if (settings_.timing == TimingMode::step) marks_recorded = 2;
   MGPU_REQUIRE(static_cast<int>(captured.event_nodes.size()) == marks_recorded,
                "the captured step has " + std::to_string(captured.event_nodes.size()) +
                    " timing event nodes, expected " + std::to_string(marks_recorded));
@@ -206,6 +207,8 @@ RunRecord CudaTrainer::run(int run_index) {
 
 void CudaTrainer::mark(const StepEvents* events, Mark which, cudaStream_t stream) const {
   if (events == nullptr) return;
+  // --timing step: the step's boundaries only (the other marks' nodes would each add their cost to the step).
+  if (settings_.timing == TimingMode::step && which != kStart && which != kEnd) return;
   // Inside a capture a plain record would only order streams; the external flag makes it a node that records the
   // timestamp at every replay.
   if (capturing_) {
@@ -347,8 +350,14 @@ void CudaTrainer::read_phase_times(RunRecord& record) const {
   }
   for (int step = 0; step < record.total_steps; ++step) {
     const StepEvents& e = events_[step];
-    record.ms(Phase::forward, step) = elapsed_ms(e[kStart], e[kForwardEnd]);
     record.ms(Phase::step, step) = elapsed_ms(e[kStart], e[kEnd]);
+    if (settings_.timing == TimingMode::step) {  // only the step's boundaries were marked: no phase was measured
+      for (int p = 0; p < kPhaseCount; ++p) {
+        if (Phase(p) != Phase::step) record.ms(Phase(p), step) = std::numeric_limits<double>::quiet_NaN();
+      }
+      continue;
+    }
+    record.ms(Phase::forward, step) = elapsed_ms(e[kStart], e[kForwardEnd]);
     if (!settings_.ends_accumulation(step)) {
       // Gradient accumulation: this step only added its gradient (enqueue_step), and backward's end is the step's
       // end; nothing reduced, nothing updated.

@@ -1,9 +1,8 @@
 // Purpose: command-line parsing and validation; every rejection is one line naming the option and the bad value.
 #include "options.hpp"
 
-#include <boost/program_options.hpp>
-
 #include <algorithm>
+#include <boost/program_options.hpp>
 #include <cctype>
 #include <fstream>
 #include <sstream>
@@ -49,7 +48,8 @@ po::options_description describe_study_options() {
     ("accumulate", po::value<long long>()->default_value(1),
      "K: every step adds its gradient; every K-th step all-reduces and updates with the mean of the K (1: every step)")
     ("timing", po::value<std::string>()->default_value("events"),
-     "events: every phase of every step | none: one event pair per run part (to measure the instrumentation)")
+     "events: every phase of every step | step: each step's start and end only | none: one event pair per run part "
+     "(to measure the instrumentation)")
     ("output", po::value<std::string>(), "results file (HDF5); default mgpu_bench_<model>_b<batch>_n<ranks>.h5 (one configuration) or mgpu_bench_sweep_<count>configs.h5");
   // clang-format on
   return description;
@@ -162,8 +162,9 @@ StepOptions parse_step_options(const po::variables_map& vm) {
   step.precision = option_parsing::parse_choice<Precision>(
       "precision", vm["precision"].as<std::string>(),
       {{"fp32", Precision::fp32}, {"tf32", Precision::tf32}, {"bf16", Precision::bf16}});
-  step.timing = option_parsing::parse_choice<TimingMode>("timing", vm["timing"].as<std::string>(),
-                                                         {{"events", TimingMode::events}, {"none", TimingMode::none}});
+  step.timing = option_parsing::parse_choice<TimingMode>(
+      "timing", vm["timing"].as<std::string>(),
+      {{"events", TimingMode::events}, {"step", TimingMode::step}, {"none", TimingMode::none}});
   return step;
 }
 
@@ -180,7 +181,10 @@ void apply_step_options(const StepOptions& step, bool cuda_backend, TrainingSett
       throw UsageError("--precision " + std::string(precision_name(step.precision)) +
                        ": the CPU fallback is fp32 only");
     }
-    if (step.timing != TimingMode::events) throw UsageError("--timing none: the CPU fallback always times phases");
+    if (step.timing != TimingMode::events) {
+      throw UsageError("--timing " + std::string(timing_name(step.timing)) +
+                       ": the CPU fallback always times every phase");
+    }
     if (step.grad_dtype != GradDtype::fp32)
       throw UsageError("--grad-dtype bf16: the CPU fallback reduces fp32 gradients only");
   }
@@ -204,9 +208,12 @@ void apply_step_options(const StepOptions& step, bool cuda_backend, TrainingSett
 
 const char* device_choice_name(DeviceChoice choice) {
   switch (choice) {
-    case DeviceChoice::cuda: return "cuda";
-    case DeviceChoice::cpu: return "cpu";
-    default: return "auto";
+    case DeviceChoice::cuda:
+      return "cuda";
+    case DeviceChoice::cpu:
+      return "cpu";
+    default:
+      return "auto";
   }
 }
 
@@ -382,7 +389,8 @@ std::vector<SweepEntry> read_grid(const OptionSources& sources) {
         const auto match = std::find_if(entries.begin(), entries.end(),
                                         [&](const SweepEntry& entry) { return entry.model.name == name; });
         if (match == entries.end())
-          throw UsageError("--model " + name + ": the study file '" + sources.file_path + "' has no sweep entry for it");
+          throw UsageError("--model " + name + ": the study file '" + sources.file_path +
+                           "' has no sweep entry for it");
         kept.push_back(*match);
       }
       entries = kept;
@@ -396,8 +404,9 @@ std::vector<SweepEntry> read_grid(const OptionSources& sources) {
 
   const std::vector<int> batches =
       sources.merged.count("batch")
-          ? with_origin(sources, "batch",
-                        [&] { return parse_int_list("--batch", sources.merged["batch"].as<std::string>(), 1, kMaxBatch); })
+          ? with_origin(
+                sources, "batch",
+                [&] { return parse_int_list("--batch", sources.merged["batch"].as<std::string>(), 1, kMaxBatch); })
           : std::vector<int>{32};
   if (sources.merged.count("layers")) {
     const MlpSpec model = with_origin(sources, "layers", [&] {
@@ -437,7 +446,8 @@ BenchOptions parse_options(int argc, const char* const* argv) {
   options.seed = with_origin(sources, "seed", [&] { return parse_seed(vm["seed"].as<std::string>()); });
   options.device = with_origin(sources, "device", [&] { return parse_device_choice(vm["device"].as<std::string>()); });
   if (vm.count("nccl-algo"))
-    options.nccl_algo = with_origin(sources, "nccl-algo", [&] { return nccl_algo_env_value(vm["nccl-algo"].as<std::string>()); });
+    options.nccl_algo =
+        with_origin(sources, "nccl-algo", [&] { return nccl_algo_env_value(vm["nccl-algo"].as<std::string>()); });
   if (vm.count("nccl-proto"))
     options.nccl_proto =
         with_origin(sources, "nccl-proto", [&] { return nccl_proto_env_value(vm["nccl-proto"].as<std::string>()); });
@@ -466,7 +476,8 @@ void validate_for_ranks(const BenchOptions& options, int ranks) {
       for (int k : counts) {
         if (batch % k != 0) {
           throw UsageError("--batch " + std::to_string(batch) + ": the global batch must be divisible by the " +
-                           std::to_string(k) + " ranks" + (options.gpus.empty() ? "" : " of --gpus " + std::to_string(k)));
+                           std::to_string(k) + " ranks" +
+                           (options.gpus.empty() ? "" : " of --gpus " + std::to_string(k)));
         }
       }
     }

@@ -30,14 +30,18 @@ inline const char* precision_name(Precision p) {
 enum class GradDtype { fp32, bf16 };
 inline const char* grad_dtype_name(GradDtype d) { return d == GradDtype::bf16 ? "bf16" : "fp32"; }
 
-// events: CUDA events bound every phase of every step. none: one event pair around the warm-up and one around the
-// measured steps (the un-instrumented step, for measuring what the instrumentation costs); per-step phases are NaN.
-enum class TimingMode { events, none };
-inline const char* timing_name(TimingMode t) { return t == TimingMode::none ? "none" : "events"; }
+// events: CUDA events bound every phase of every step. step: only each step's start and end (every step timed with
+// the fewest marks: each mark costs the step about 3 us on H200, docs/measurement.md); phases are NaN. none: one event
+// pair around the warm-up and one around the measured steps (the un-instrumented step, for measuring what the
+// instrumentation costs); per-step phases are NaN.
+enum class TimingMode { events, step, none };
+inline const char* timing_name(TimingMode t) {
+  return t == TimingMode::none ? "none" : t == TimingMode::step ? "step" : "events";
+}
 
 struct TrainingSettings {
   MlpSpec model;
-  int global_batch = 32;   // split evenly: rank r of N trains on samples [r*B/N, (r+1)*B/N) of each global batch
+  int global_batch = 32;  // split evenly: rank r of N trains on samples [r*B/N, (r+1)*B/N) of each global batch
   int warmup_steps = 10;
   int measured_steps = 100;
   std::uint64_t seed = 1;

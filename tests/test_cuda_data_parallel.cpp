@@ -368,10 +368,10 @@ TEST_F(CudaTrainerTest, FusedOptimizerMatchesFloat64Reference) {
       for (int step = 0; step < record.total_steps; ++step) {
         EXPECT_GT(record.ms(Phase::backward, step), 0.0) << step;
         EXPECT_EQ(record.ms(Phase::optimizer, step) > 0.0, settings.ends_accumulation(step)) << step;
-        EXPECT_NEAR(record.ms(Phase::step, step),
-                    record.ms(Phase::forward, step) + record.ms(Phase::backward, step) +
-                        record.ms(Phase::optimizer, step),
-                    1e-3)
+        EXPECT_NEAR(
+            record.ms(Phase::step, step),
+            record.ms(Phase::forward, step) + record.ms(Phase::backward, step) + record.ms(Phase::optimizer, step),
+            1e-3)
             << step;
       }
     }
@@ -411,6 +411,31 @@ TEST_F(CudaTrainerTest, TimingNoneRecordsStepMeansAndNoPhases) {
         EXPECT_TRUE(std::isnan(record.ms(phase, step))) << phase_name(phase) << " step " << step;
       EXPECT_TRUE(std::isfinite(record.loss[step]) && record.loss[step] > 0.0);
     }
+  }
+}
+
+TEST_F(CudaTrainerTest, TimingStepRecordsEveryStepAndNoPhases) {
+  // --timing step: every step timed by its own start and end marks, no phase; the training itself is that of
+  // --timing events, bit for bit (the marks change no arithmetic), graph and eager.
+  TrainingSettings settings = data_parallel_settings({"small", custom_model({37, 64, 48, 5}, 0.2), 20});
+  settings.warmup_steps = 2;
+  settings.measured_steps = 6;
+  for (bool graph : {true, false}) {
+    settings.graph = graph;
+    settings.timing = TimingMode::events;
+    CudaTrainer timed(settings, MPI_COMM_SELF, device_);
+    const RunRecord with_phases = timed.run(3);
+    settings.timing = TimingMode::step;
+    CudaTrainer trainer(settings, MPI_COMM_SELF, device_);
+    const RunRecord record = trainer.run(3);
+    EXPECT_EQ(trainer.parameters(), timed.parameters()) << "graph " << graph;
+    EXPECT_EQ(record.loss, with_phases.loss) << "graph " << graph;
+    for (int step = 0; step < record.total_steps; ++step) {
+      EXPECT_GT(record.ms(Phase::step, step), 0.0) << step;
+      for (Phase phase : {Phase::forward, Phase::backward, Phase::allreduce, Phase::exposed_comm, Phase::optimizer})
+        EXPECT_TRUE(std::isnan(record.ms(phase, step))) << phase_name(phase) << " step " << step;
+    }
+    EXPECT_GT(record.measured_wall_ms, 0.0);
   }
 }
 

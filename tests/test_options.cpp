@@ -1,6 +1,5 @@
 // Purpose: tests of command-line parsing and validation (one-line errors naming the bad value).
 #include <gtest/gtest.h>
-
 #include <unistd.h>
 
 #include <cstdio>
@@ -45,10 +44,29 @@ TEST(Options, DefaultsFollowTheStudy) {
 }
 
 TEST(Options, ParsesEverything) {
-  const BenchOptions options =
-      parse({"--model", "medium", "--batch", "128", "--warmup", "0", "--steps", "7", "--runs", "3", "--seed",
-             "18446744073709551615", "--device", "cpu", "--nccl-algo", "tree", "--nccl-proto", "SIMPLE", "--output",
-             "x.h5", "--force", "--dropout", "0"});
+  const BenchOptions options = parse({"--model",
+                                      "medium",
+                                      "--batch",
+                                      "128",
+                                      "--warmup",
+                                      "0",
+                                      "--steps",
+                                      "7",
+                                      "--runs",
+                                      "3",
+                                      "--seed",
+                                      "18446744073709551615",
+                                      "--device",
+                                      "cpu",
+                                      "--nccl-algo",
+                                      "tree",
+                                      "--nccl-proto",
+                                      "SIMPLE",
+                                      "--output",
+                                      "x.h5",
+                                      "--force",
+                                      "--dropout",
+                                      "0"});
   EXPECT_EQ(options.sweep.front().model.name, "medium");
   EXPECT_EQ(options.sweep.front().model.dropout, 0.0);
   EXPECT_EQ(options.sweep.front().global_batches, std::vector<int>{128});
@@ -149,6 +167,8 @@ TEST(Options, StepExecutionDefaultsAndValues) {
   EXPECT_EQ(set.step.accumulate_steps, 4);
   EXPECT_EQ(set.step.grad_dtype, GradDtype::bf16);
   EXPECT_EQ(defaults.step.grad_dtype, GradDtype::fp32);
+  EXPECT_EQ(parse({"--timing", "step"}).step.timing, TimingMode::step);
+  EXPECT_STREQ(timing_name(TimingMode::step), "step");
   // Accumulation works on both back-ends and reaches the trainer's settings.
   for (bool cuda_backend : {true, false}) {
     TrainingSettings settings;
@@ -180,7 +200,8 @@ TEST(Options, StepExecutionResolvesPerBackend) {
       {{"--precision", "tf32"}, "--precision tf32"},
       {{"--precision", "bf16"}, "--precision bf16"},
       {{"--grad-dtype", "bf16"}, "--grad-dtype bf16"},
-      {{"--timing", "none"}, "--timing none"}};
+      {{"--timing", "none"}, "--timing none"},
+      {{"--timing", "step"}, "--timing step: the CPU fallback"}};
   for (const auto& [args, needle] : refused_on_cpu) {
     TrainingSettings settings;
     try {
