@@ -360,7 +360,8 @@ def main(argv):
         print("| " + " | ".join(row) + " |")
     print()
     print("Step and speedup rows: the fastest fp32 variant measured of that model, batch and GPU count (named); bf16 "
-          "rows for comparison only. Overhead: wall time per measured step, timed ÷ `--timing none` − 1.")
+          "rows for comparison only; a step row's figure may come from a `--timing step` run (only the steps' "
+          "boundaries marked), named so. Overhead: wall time per measured step, timed ÷ `--timing none` − 1.")
     if exposed_rows:
         print("Exposed communication: the share of the standalone all-reduce of the same bytes (one at a time) is the "
               "verdict (the strict reading: ≤ 25% of the all-reduce's own time); the share of the in-step all-reduce "
