@@ -14,6 +14,9 @@ Value number(double value) { return value; }
 Value integer(long long value) { return static_cast<std::int64_t>(value); }
 Value text(std::string value) { return value; }
 Value none() { return std::monostate{}; }
+// A phase that was not measured (NaN: --timing step or none, or a phase the implementation cannot separate) shows as
+// "—", not as "nan".
+Value measured(double value) { return std::isnan(value) ? none() : number(value); }
 
 // Columns shared by the tables: where a row's configuration comes from and what it is.
 std::vector<Column> identity_columns() {
@@ -183,12 +186,12 @@ Table phases_table(const std::vector<ConfigurationStats>& configurations) {
     row.push_back(number(s.mean_step_ms));
     for (const BreakdownPhase p : {BreakdownPhase::forward, BreakdownPhase::backward, BreakdownPhase::allreduce,
                                    BreakdownPhase::exposed_comm, BreakdownPhase::optimizer, BreakdownPhase::other}) {
-      row.push_back(number(s.phase(p)));
-      if (p != BreakdownPhase::allreduce) row.push_back(number(100 * s.share(p)));
+      row.push_back(measured(s.phase(p)));
+      if (p != BreakdownPhase::allreduce) row.push_back(measured(100 * s.share(p)));
     }
     const double allreduce = s.phase(BreakdownPhase::allreduce);
     // MEASUREMENT.md: overlap% = 100 (1 − exposed_comm / allreduce); nothing to overlap on one rank.
-    row.push_back(s.results->ranks() > 1 && allreduce > 0
+    row.push_back(s.results->ranks() > 1 && allreduce > 0 && !std::isnan(s.phase(BreakdownPhase::exposed_comm))
                       ? number(100 * (1 - s.phase(BreakdownPhase::exposed_comm) / allreduce))
                       : none());
     table.add_row(std::move(row));

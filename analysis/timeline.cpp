@@ -22,6 +22,12 @@ std::string render_timeline(const std::vector<ConfigurationStats>& configuration
                   s.file.c_str(), s.results->ranks(), s.results->ranks() > 1 ? "s" : "",
                   s.results->metadata.global_batch, s.mean_step_ms);
     out += line;
+    // --timing step or none, or a peer that times its step as one unit (a CUDA-graph replay): no phase to draw.
+    if (std::isnan(s.phase(BreakdownPhase::forward))) {
+      out += "    phases not measured, only the step (" + s.results->metadata.implementation + ", timing " +
+             s.results->metadata.timing + ")\n";
+      continue;
+    }
     // Where each bar starts, in ms from the step's start.
     double start = 0;
     double backward_end = 0;

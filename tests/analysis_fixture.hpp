@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -95,6 +96,20 @@ inline void add_double(ResultsWriter& writer, const std::string& name = "double"
     const std::vector<double> fast = {0.05, 0.05, 0.05, 0.05, 0.05, 1.5};
     writer.append_run(c, {synthetic_record({critical, fast}, 2048 * kMiB, 1900, 4),
                           synthetic_record({fast, critical}, 3072 * kMiB, run == 1 ? 1000 : 1900, 4)});
+  }
+  writer.finish(c);
+}
+
+// The 1-GPU configuration "step_only" (as with --timing step): 5 runs of 4 ms steps whose phases were not measured
+// (NaN); everything about the step itself is as in "single"'s kept 4 ms runs.
+inline void add_step_only(ResultsWriter& writer, const std::string& name = "step_only") {
+  ConfigurationMetadata metadata = synthetic_metadata(name, 1);
+  metadata.timing = "step";
+  ResultsWriter::Configuration c = writer.add_configuration(metadata);
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  for (int run = 0; run < 5; ++run) {
+    const std::vector<double> phases = {nan, nan, nan, nan, nan, 4.0};
+    writer.append_run(c, {synthetic_record({phases, phases}, 1024 * kMiB, 0.0, 0)});
   }
   writer.finish(c);
 }

@@ -104,4 +104,29 @@ TEST_F(ReportTables, TimelineBarsSitWhereThePhasesHappen) {
       << text;
 }
 
+TEST(ReportTablesStepOnly, PhasesNotMeasuredShowAsDashesAndNoTimelineBars) {
+  // A --timing step file: the phase columns show "—" (not "nan"), the timeline says why it draws no bars, and the
+  // step itself is reported as usual.
+  const std::string path =
+      (fs::temp_directory_path() / ("mgpu_report_step_" + std::to_string(::getpid()) + ".h5")).string();
+  {
+    ResultsWriter writer(path, true);
+    add_step_only(writer);
+    writer.close();
+  }
+  const ResultsFile file = read_results_file(path);
+  std::vector<ConfigurationStats> stats;
+  for (const ConfigurationResults& c : file.configurations) stats.push_back(compute_configuration_stats(c, "s.h5", {}));
+  fs::remove(path);
+  const std::string phases = render_terminal(phases_table(stats));
+  EXPECT_EQ(phases.find("nan"), std::string::npos) << phases;
+  EXPECT_NE(phases.find("4.0000"), std::string::npos) << phases;
+  const std::string timeline = render_timeline(stats, 40);
+  EXPECT_NE(timeline.find("step 4.0000 ms"), std::string::npos) << timeline;
+  EXPECT_NE(timeline.find("phases not measured, only the step (mgpu_bench, timing step)"), std::string::npos)
+      << timeline;
+  EXPECT_EQ(timeline.find("█"), std::string::npos) << timeline;
+  EXPECT_EQ(timeline.find("nan"), std::string::npos) << timeline;
+}
+
 }  // namespace
