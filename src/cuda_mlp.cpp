@@ -193,10 +193,12 @@ void CudaMlp::backward(const BucketPlan& plan, const std::function<void(int piec
   backward_pass(&plan, after_piece, accumulate);
 }
 
-void CudaMlp::backward_without_weight_gradients() { backward_pass(nullptr, {}, false); }
+void CudaMlp::backward_without_weight_gradients(const EarlyUpdate* early) { backward_pass(nullptr, {}, false, early); }
 
-void CudaMlp::backward_pass(const BucketPlan* plan, const std::function<void(int piece)>& after_piece,
-                            bool accumulate) {
+void CudaMlp::backward_pass(const BucketPlan* plan, const std::function<void(int piece)>& after_piece, bool accumulate,
+                            const EarlyUpdate* early) {
+  MGPU_REQUIRE(early == nullptr || plan == nullptr, "early updates belong to the fused optimizer's backward");
+  layers_updated_early_ = 0;
   // With bf16: the bf16 copies of the current layer's dL/dZ and of the dL/dX it produces (ping-pong scratch, written
   // by the kernels that write the fp32 values); the GEMMs read these.
   __nv_bfloat16* grad_bf16 = bf16_ ? grad_scratch_bf16_[0].data() : nullptr;
@@ -241,6 +243,15 @@ void CudaMlp::backward_pass(const BucketPlan* plan, const std::function<void(int
                                           bias_in_optimizer ? nullptr : gradients_.data() + previous.bias_offset,
                                           batch_, layer.fan_in, drop_probability_, accumulate, stream_, other_bf16);
     }
+    if (early != nullptr) {
+      // The GEMM above was the step's last reader of this layer's weights, and its dZ and input are complete: its
+      // update can run beside the rest of backward, which reads neither its weights nor its bias.
+      layer_released_.record(stream_);
+      update_stream_.wait(layer_released_.get());
+      update_layers(static_cast<std::size_t>(l), static_cast<std::size_t>(l) + 1, early->adam, early->gradient_scale,
+                    early->accumulated, update_stream_.get());
+      layers_updated_early_ = layers_.size() - static_cast<std::size_t>(l);
+    }
     std::swap(grad_bf16, other_bf16);
   }
   MGPU_REQUIRE(plan == nullptr || next_piece == plan->pieces.size(),
@@ -262,9 +273,28 @@ void CudaMlp::adam_with_weight_gradients(const AdamSettings& adam, float gradien
                std::string("the fused optimizer is fp32 only, not ") + precision_name(precision_));
   MGPU_REQUIRE(gradients_bf16_.size() == 0,
                "the fused optimizer reads fp32 gradients (one rank), not --grad-dtype bf16");
-  kernels::weight_gradient_adam(fused_layers_, batch_, parameters_.data(), gradients_.data(), first_moment_.data(),
+  update_layers(0, layers_.size() - layers_updated_early_, adam, gradient_scale, accumulated, stream_);
+  if (layers_updated_early_ > 0) {  // join: the step's parameters are all updated once the compute stream gets here
+    updates_done_.record(update_stream_.get());
+    MGPU_CUDA_CHECK(cudaStreamWaitEvent(stream_, updates_done_.get(), 0));
+    layers_updated_early_ = 0;
+  }
+}
+
+bool CudaMlp::early_updates_pay() const {
+  std::size_t above_first = 0;
+  for (std::size_t l = 1; l < layers_.size(); ++l) above_first += layers_[l].weight_count();
+  return above_first >= kEarlyUpdateMinWeights;
+}
+
+void CudaMlp::update_layers(std::size_t first, std::size_t last, const AdamSettings& adam, float gradient_scale,
+                            bool accumulated, cudaStream_t stream) {
+  if (first >= last) return;
+  const std::vector<kernels::WeightGradientAdamLayer> layers(fused_layers_.begin() + static_cast<std::ptrdiff_t>(first),
+                                                             fused_layers_.begin() + static_cast<std::ptrdiff_t>(last));
+  kernels::weight_gradient_adam(layers, batch_, parameters_.data(), gradients_.data(), first_moment_.data(),
                                 second_moment_.data(), adam_constants(adam, gradient_scale), step_params_.data(),
-                                accumulated, stream_);
+                                accumulated, stream);
 }
 
 void CudaMlp::upload_step_params() {

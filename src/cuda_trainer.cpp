@@ -241,6 +241,8 @@ void CudaTrainer::enqueue_step(const StepEvents* events, StepKind kind) {
   // --fuse-optimizer (one rank): a step that updates leaves the weight gradients to the optimizer kernel, which forms
   // and applies them in one pass; a step that only accumulates must write them.
   const bool fused = settings_.fused_optimizer && kind.update;
+  // Adam applies the mean of the K accumulated gradients (each already a mean over its batch); 1 / 1 is exact.
+  const float gradient_scale = 1.0f / static_cast<float>(settings_.accumulate_steps);
   // backward phase = forward_end -> backward_end: every gradient written (fused: every input and bias gradient).
   if (overlap) {
     const int buckets = static_cast<int>(plan_.buckets.size());
@@ -257,7 +259,14 @@ void CudaTrainer::enqueue_step(const StepEvents* events, StepKind kind) {
         },
         kind.accumulate);
   } else if (fused) {
-    model_.backward_without_weight_gradients();
+    // Where it pays (CudaMlp::early_updates_pay), every layer above the first is updated as soon as backward is done
+    // with its weights, beside the rest of backward (CudaMlp::EarlyUpdate); the first layer's update, which only
+    // backward's last kernel makes possible, is then the optimizer phase, with the wait for the early ones.
+    CudaMlp::EarlyUpdate early;
+    early.adam = settings_.adam;
+    early.gradient_scale = gradient_scale;
+    early.accumulated = kind.accumulate;
+    model_.backward_without_weight_gradients(model_.early_updates_pay() ? &early : nullptr);
     mark(events, kBackwardEnd, compute);
   } else {
     model_.backward(plan_, {}, kind.accumulate);
@@ -267,8 +276,6 @@ void CudaTrainer::enqueue_step(const StepEvents* events, StepKind kind) {
   }
   if (!kind.update) return;
   if (nccl_ && !overlap) reduce_bucket(0, events);
-  // Adam applies the mean of the K accumulated gradients (each already a mean over its batch); 1 / 1 is exact.
-  const float gradient_scale = 1.0f / static_cast<float>(settings_.accumulate_steps);
 
   // One rank: nothing to reduce, nothing is enqueued or recorded, so the single-GPU baseline carries no cost a real
   // single-GPU run would not have; read_phase_times reports allreduce = exposed_comm = 0 and starts the optimizer

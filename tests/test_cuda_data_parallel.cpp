@@ -385,6 +385,24 @@ TEST_F(CudaTrainerTest, FusedOptimizerMatchesFloat64Reference) {
   }
 }
 
+// A model whose layers above the first hold over kEarlyUpdateMinWeights weights: the fused step updates them during
+// backward on a stream of its own (CudaMlp::EarlyUpdate), forked from and joined to the captured step. Graph and eager
+// against the float64 reference and bit-identical to each other, with and without accumulation.
+TEST_F(CudaTrainerTest, FusedOptimizerWithEarlyUpdatesMatchesFloat64Reference) {
+  const MlpSpec model = custom_model({24, 1040, 1024, 6}, 0.2);
+  ASSERT_GE(model.layers()[1].weight_count() + model.layers()[2].weight_count(), CudaMlp::kEarlyUpdateMinWeights);
+  for (int accumulate : {1, 2}) {
+    TrainingSettings settings = data_parallel_settings({"wide", model, 8});
+    settings.warmup_steps = 2;
+    settings.measured_steps = 4;
+    settings.accumulate_steps = accumulate;
+    settings.fused_optimizer = true;
+    const GraphAndEager runs =
+        train_against_float64(settings, device_, "early updates, accumulate " + std::to_string(accumulate));
+    EXPECT_EQ(runs.parameters[0], runs.parameters[1]) << "accumulate " << accumulate;
+  }
+}
+
 // The fused optimizer forms the weight gradient where Adam applies it, so it cannot serve a reduced precision (whose
 // unfused weight gradient is a reduced-precision GEMM): refused in one line, not silently run in fp32.
 TEST_F(CudaTrainerTest, FusedOptimizerRefusesReducedPrecision) {

@@ -7,6 +7,7 @@
 #include <limits>
 #include <random>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "cpu_mlp.hpp"
@@ -32,7 +33,7 @@ constexpr double kTf32GradientTolerance = 1e-1;
 constexpr double kBf16Tolerance = 4e-2;
 constexpr double kBf16GradientTolerance = 4e-1;
 constexpr double kBf16Rounding = 1.0 / 256;  // |bf16(x) - x| <= 2^-9 |x| elementwise, so also norm-wise (with margin)
-constexpr double kDataTolerance = 1e-5;  // libm vs CUDA logf/cosf in the Box-Muller features
+constexpr double kDataTolerance = 1e-5;      // libm vs CUDA logf/cosf in the Box-Muller features
 constexpr double kInitTolerance = 1e-6;
 
 #define MGPU_SKIP_WITHOUT_CUDA_DEVICE()                                                                         \
@@ -420,6 +421,38 @@ TEST_P(CudaMlpReference, FusedWeightGradientAdamMatchesFloat64Reference) {
       expected[i] = double(gpu.parameters[i]) - double(adam.learning_rate) * m_hat / (std::sqrt(v_hat) + adam.epsilon);
     }
     EXPECT_LE(relative_error(after, expected), 1e-6) << what << ": parameters are not the update of the moments";
+  }
+}
+
+// Updating every layer above the first during backward, on a stream of its own (CudaMlp::EarlyUpdate), runs the same
+// kernels on the same inputs as updating all of them afterwards: the same bits, with and without an accumulated sum.
+TEST_P(CudaMlpReference, EarlyLayerUpdatesGiveTheSameBits) {
+  const ReferenceCase& rc = GetParam();
+  const AdamSettings adam;
+  for (bool accumulated : {false, true}) {
+    std::vector<float> parameters[2], first_moments[2], second_moments[2];
+    for (int early = 0; early < 2; ++early) {
+      GpuFixture gpu(rc.model);
+      const std::size_t count = gpu.parameters.size();
+      gpu.mlp.upload_moments(normal_values(count, 1e-3f, 31), std::vector<float>(count, 1e-6f));
+      if (accumulated) gpu.mlp.upload_gradients(normal_values(count, 1e-2f, 21));
+      DeviceBuffer<float> loss(1);
+      gpu.mlp.forward(dropout_key(rc.drop_probability));
+      gpu.mlp.loss_and_gradient(loss.data());
+      gpu.mlp.set_adam_corrections(adam, 3);
+      CudaMlp::EarlyUpdate update;
+      update.adam = adam;
+      update.gradient_scale = accumulated ? 0.5f : 1.0f;
+      update.accumulated = accumulated;
+      gpu.mlp.backward_without_weight_gradients(early == 1 ? &update : nullptr);
+      gpu.mlp.adam_with_weight_gradients(adam, update.gradient_scale, accumulated);
+      parameters[early] = gpu.mlp.download_parameters();
+      std::tie(first_moments[early], second_moments[early]) = gpu.mlp.download_moments();
+    }
+    EXPECT_EQ(parameters[1], parameters[0]) << "accumulated " << accumulated;
+    EXPECT_EQ(first_moments[1], first_moments[0]) << "accumulated " << accumulated;
+    EXPECT_EQ(second_moments[1], second_moments[0]) << "accumulated " << accumulated;
+    EXPECT_NE(parameters[0], GpuFixture(rc.model).parameters) << "the update changed nothing";
   }
 }
 
