@@ -74,22 +74,32 @@ CudaTrainer::CudaTrainer(const TrainingSettings& settings, MPI_Comm comm, int de
       events_(settings.timing != TimingMode::none ? static_cast<std::size_t>(settings.total_steps()) : 0),
       clock_sampler_(describe_gpu(device_ordinal_).pci_bus_id) {
   for (std::size_t b = 0; b < plan_.buckets.size(); ++b) bucket_reduced_.emplace_back(cudaEventDisableTiming);
-  // One eager step first, from a valid state, graph or not: every GEMM shape is tuned (tuned_gemm.hpp), cuBLAS and
-  // our kernels are loaded and NCCL sets up its connections, none of which may happen inside a capture or a timed
-  // run. Every run re-initialises, so this step leaves nothing behind that a run could see.
-  // The eager step is a full one (overwrite, reduce, update) whatever --accumulate says, so NCCL is set up too.
+  // Eager steps first, from a valid state, graph or not: every GEMM shape is tuned (tuned_gemm.hpp), cuBLAS and our
+  // kernels are loaded and NCCL sets up its connections, none of which may happen inside a capture or a timed run.
+  // Every run re-initialises, so these steps leave nothing behind that a run could see. The first is a full one
+  // (overwrite, reduce, update) whatever --accumulate says, so NCCL is set up too; then one of every other kind the run
+  // uses: with the fused optimizer a step that only accumulates forms its weight gradients with GEMMs that an
+  // updating step never runs (found by a test: their shapes were first seen while capturing, which is refused).
   MGPU_REQUIRE(settings_.accumulate_steps >= 1, "--accumulate must be at least 1");
   // The fused optimizer forms the weight gradient where Adam applies it: nothing in between could all-reduce it.
   MGPU_REQUIRE(!settings_.fused_optimizer || (world_size_ == 1 && settings_.precision == Precision::fp32),
                "the fused optimizer needs one rank and fp32 (" + std::to_string(world_size_) + " ranks, " +
                    precision_name(settings_.precision) + ")");
   model_.initialize(settings_.seed, 0);
-  enqueue_step(events_.empty() ? nullptr : &events_.front(), StepKind{});
+  // The kinds of the first 2K steps are every kind the run uses.
+  const int kinds_seen_by = std::min(settings_.total_steps(), 2 * settings_.accumulate_steps);
+  bool warmed[kStepKinds] = {};
+  const auto warm_up = [&](StepKind kind) {
+    if (warmed[kind.index()]) return;
+    warmed[kind.index()] = true;
+    enqueue_step(events_.empty() ? nullptr : &events_.front(), kind);
+  };
+  warm_up(StepKind{});
+  for (int step = 0; step < kinds_seen_by; ++step) warm_up(kind_of(step));
   compute_stream_.synchronize();
   comm_stream_.synchronize();
   if (settings_.graph) {
-    // The kinds of the first 2K steps are every kind the run uses.
-    for (int step = 0; step < std::min(settings_.total_steps(), 2 * settings_.accumulate_steps); ++step) {
+    for (int step = 0; step < kinds_seen_by; ++step) {
       if (!step_graphs_[kind_of(step).index()].graph.ready()) capture_step_graph(kind_of(step));
     }
   }
