@@ -290,11 +290,9 @@ bool CudaMlp::early_updates_pay() const {
 void CudaMlp::update_layers(std::size_t first, std::size_t last, const AdamSettings& adam, float gradient_scale,
                             bool accumulated, cudaStream_t stream) {
   if (first >= last) return;
-  const std::vector<kernels::WeightGradientAdamLayer> layers(fused_layers_.begin() + static_cast<std::ptrdiff_t>(first),
-                                                             fused_layers_.begin() + static_cast<std::ptrdiff_t>(last));
-  kernels::weight_gradient_adam(layers, batch_, parameters_.data(), gradients_.data(), first_moment_.data(),
-                                second_moment_.data(), adam_constants(adam, gradient_scale), step_params_.data(),
-                                accumulated, stream);
+  kernels::weight_gradient_adam(fused_layers_.data() + first, last - first, batch_, parameters_.data(),
+                                gradients_.data(), first_moment_.data(), second_moment_.data(),
+                                adam_constants(adam, gradient_scale), step_params_.data(), accumulated, stream);
 }
 
 void CudaMlp::upload_step_params() {

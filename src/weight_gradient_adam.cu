@@ -84,24 +84,29 @@ __global__ void __launch_bounds__(kThreads, kBlocksPerSm)
   const int i0 = (tile % tiled.column_tiles) * kTileColumns;
   const int lane = static_cast<int>(threadIdx.x) % 32;
   const int first_row = (static_cast<int>(threadIdx.x) / 32) * kRowsPerWarp;  // within the tile
+  // visit(r, c, index) for each of this thread's weights (r, c) that lies inside the layer; index: its place in the
+  // flat buffers.
+  const auto for_each_weight = [&](auto&& visit) {
+#pragma unroll
+    for (int r = 0; r < kRowsPerWarp; ++r) {
+#pragma unroll
+      for (int c = 0; c < kColumnsPerLane; ++c) {
+        const int o = o0 + first_row + r;
+        const int i = i0 + lane + 32 * c;
+        if (o < layer.fan_out && i < layer.fan_in)
+          visit(r, c, layer.weight_offset + static_cast<std::size_t>(o) * layer.fan_in + i);
+      }
+    }
+  };
 
   // The optimizer state of this thread's weights and the first chunk of the batch are requested together: this
   // kernel is bound by the 24 bytes per weight of that state, and its memory latency then overlaps the batch sum.
   float p[kRowsPerWarp][kColumnsPerLane], m[kRowsPerWarp][kColumnsPerLane], v[kRowsPerWarp][kColumnsPerLane];
-#pragma unroll
-  for (int r = 0; r < kRowsPerWarp; ++r) {
-#pragma unroll
-    for (int c = 0; c < kColumnsPerLane; ++c) {
-      const int o = o0 + first_row + r;
-      const int i = i0 + lane + 32 * c;
-      if (o < layer.fan_out && i < layer.fan_in) {
-        const std::size_t index = layer.weight_offset + static_cast<std::size_t>(o) * layer.fan_in + i;
-        p[r][c] = parameters[index];
-        m[r][c] = first_moment[index];
-        v[r][c] = second_moment[index];
-      }
-    }
-  }
+  for_each_weight([&](int r, int c, std::size_t index) {
+    p[r][c] = parameters[index];
+    m[r][c] = first_moment[index];
+    v[r][c] = second_moment[index];
+  });
   // Launched dependent (dependent_launch.cuh): the state above is written only by this kernel, so its loads go out
   // while the kernel ahead (the last layer's backward) finishes; X and dZ are that backward's output.
   wait_for_previous_kernel();
@@ -143,22 +148,14 @@ __global__ void __launch_bounds__(kThreads, kBlocksPerSm)
   }
 
   const AdamStep step = adam_step(adam, params->correction1, params->correction2);
-#pragma unroll
-  for (int r = 0; r < kRowsPerWarp; ++r) {
-#pragma unroll
-    for (int c = 0; c < kColumnsPerLane; ++c) {
-      const int o = o0 + first_row + r;
-      const int i = i0 + lane + 32 * c;
-      if (o >= layer.fan_out || i >= layer.fan_in) continue;
-      const std::size_t index = layer.weight_offset + static_cast<std::size_t>(o) * layer.fan_in + i;
-      // As the unfused step: the GEMM's result (added to the accumulated gradient), then the scale (1 / K).
-      const float gradient = accumulated ? gradients[index] + sum[r][c] : sum[r][c];
-      adam_element(p[r][c], m[r][c], v[r][c], gradient * adam.gradient_scale, step);
-      parameters[index] = p[r][c];
-      first_moment[index] = m[r][c];
-      second_moment[index] = v[r][c];
-    }
-  }
+  for_each_weight([&](int r, int c, std::size_t index) {
+    // As the unfused step: the GEMM's result (added to the accumulated gradient), then the scale (1 / K).
+    const float gradient = accumulated ? gradients[index] + sum[r][c] : sum[r][c];
+    adam_element(p[r][c], m[r][c], v[r][c], gradient * adam.gradient_scale, step);
+    parameters[index] = p[r][c];
+    first_moment[index] = m[r][c];
+    second_moment[index] = v[r][c];
+  });
 
   const int bias_row = o0 + static_cast<int>(threadIdx.x);
   if (bias_thread && bias_row < layer.fan_out) {
@@ -178,12 +175,12 @@ int tiles_of(int width, int tile) { return (width + tile - 1) / tile; }
 
 }  // namespace
 
-void weight_gradient_adam(const std::vector<WeightGradientAdamLayer>& layers, int batch, float* parameters,
+void weight_gradient_adam(const WeightGradientAdamLayer* layers, std::size_t layer_count, int batch, float* parameters,
                           const float* gradients, float* first_moment, float* second_moment, const AdamConstants& adam,
                           const StepParams* params, bool accumulated, cudaStream_t stream) {
-  for (std::size_t first = 0; first < layers.size(); first += kLayersPerLaunch) {
+  for (std::size_t first = 0; first < layer_count; first += kLayersPerLaunch) {
     LaunchTable table{};
-    table.count = static_cast<int>(std::min<std::size_t>(kLayersPerLaunch, layers.size() - first));
+    table.count = static_cast<int>(std::min<std::size_t>(kLayersPerLaunch, layer_count - first));
     int tiles = 0;
     for (int l = 0; l < table.count; ++l) {
       const WeightGradientAdamLayer& layer = layers[first + l];

@@ -7,7 +7,6 @@
 #include <cuda_runtime_api.h>
 
 #include <cstddef>
-#include <vector>
 
 #include "cuda_kernels.cuh"
 
@@ -31,9 +30,10 @@ struct WeightGradientAdamLayer {
 // from *params; and likewise Adam on the bias with its gradient, the batch sum of dZ (plus the buffer's value when
 // `accumulated`). Gradients are neither read (unless `accumulated`) nor written. The batch sums run in a fixed order:
 // the same inputs give the same bits.
-// One launch per 32 layers (the layer table travels as a kernel argument). A dependent launch (dependent_launch.cuh)
-// that loads the parameters and moments before the kernel ahead of it has finished: that kernel must not write them.
-void weight_gradient_adam(const std::vector<WeightGradientAdamLayer>& layers, int batch, float* parameters,
+// layers: layer_count of them (a range of the model's table, e.g. one layer). One launch per 32 layers (the layer table
+// travels as a kernel argument). A dependent launch (dependent_launch.cuh) that loads the parameters and moments before
+// the kernel ahead of it has finished: that kernel must not write them.
+void weight_gradient_adam(const WeightGradientAdamLayer* layers, std::size_t layer_count, int batch, float* parameters,
                           const float* gradients, float* first_moment, float* second_moment, const AdamConstants& adam,
                           const StepParams* params, bool accumulated, cudaStream_t stream);
 
