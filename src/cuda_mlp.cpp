@@ -73,9 +73,7 @@ CudaMlp::CudaMlp(const MlpSpec& model, int batch, cudaStream_t stream, Precision
     parameters_bf16_ = DeviceBuffer<__nv_bfloat16>(model.parameter_count());
     inputs_bf16_ = DeviceBuffer<__nv_bfloat16>(inputs_.size());
     for (const DeviceBuffer<float>& hidden : hidden_) hidden_bf16_.emplace_back(hidden.size());
-    for (DeviceBuffer<__nv_bfloat16>& scratch : grad_scratch_bf16_) {
-      scratch = DeviceBuffer<__nv_bfloat16>(static_cast<std::size_t>(batch) * model.max_width());
-    }
+    for (const DeviceBuffer<float>& gradient : output_gradients_) output_gradients_bf16_.emplace_back(gradient.size());
   }
   if (reduce_dtype == GradDtype::bf16) gradients_bf16_ = DeviceBuffer<__nv_bfloat16>(model.parameter_count());
   for (std::size_t l = 0; l < layers_.size(); ++l) {
@@ -186,7 +184,7 @@ void CudaMlp::loss_and_gradient(float* losses) {
   // dL/dy is the output layer's dL/dZ (it is linear), where backward starts.
   kernels::mse_loss_and_gradient(output_.data(), targets_.data(), batch_ * model_.output_width(),
                                  output_gradients_.back().data(), losses, step_params_.data(), stream_,
-                                 bf16_ ? grad_scratch_bf16_[0].data() : nullptr);
+                                 bf16_ ? output_gradients_bf16_.back().data() : nullptr);
 }
 
 void CudaMlp::backward(const BucketPlan& plan, const std::function<void(int piece)>& after_piece, bool accumulate) {
@@ -199,27 +197,31 @@ void CudaMlp::backward_pass(const BucketPlan* plan, const std::function<void(int
                             const EarlyUpdate* early) {
   MGPU_REQUIRE(early == nullptr || plan == nullptr, "early updates belong to the fused optimizer's backward");
   layers_updated_early_ = 0;
-  // With bf16: the bf16 copies of the current layer's dL/dZ and of the dL/dX it produces (ping-pong scratch, written
-  // by the kernels that write the fp32 values); the GEMMs read these.
-  __nv_bfloat16* grad_bf16 = bf16_ ? grad_scratch_bf16_[0].data() : nullptr;
-  __nv_bfloat16* other_bf16 = bf16_ ? grad_scratch_bf16_[1].data() : nullptr;
-  const auto operand = [&](float* fp32, __nv_bfloat16* copy, std::size_t offset) -> const void* {
-    return bf16_ ? static_cast<const void*>(copy + offset) : fp32 + offset;
+  // With bf16 the GEMMs read the bf16 copies of dL/dZ, written by the kernels that write the fp32 values.
+  const auto gradient_operand = [&](int layer, std::size_t offset) -> const void* {
+    return bf16_ ? static_cast<const void*>(output_gradients_bf16_[layer].data() + offset)
+                 : output_gradients_[layer].data() + offset;
   };
+  // dW^T[in, rows] = X^T * dZ[:, rows], one GEMM per piece. The layer's bias gradient was written with its dZ (in the
+  // chain below, one layer up), so each piece is complete after its GEMM.
+  const auto weight_gradient_piece = [&](std::size_t index) {
+    const GradientPiece& piece = plan->pieces[index];
+    const DenseLayer& layer = layers_[piece.layer];
+    gemm_.multiply(CUBLAS_OP_N, CUBLAS_OP_T, layer.fan_in, piece.row_end - piece.row_begin, batch_,
+                   gemm_input(piece.layer), layer.fan_in, gradient_operand(piece.layer, piece.row_begin),
+                   layer.fan_out,
+                   gradients_.data() + layer.weight_offset + static_cast<std::size_t>(piece.row_begin) * layer.fan_in,
+                   layer.fan_in, accumulate);
+    if (after_piece) after_piece(static_cast<int>(index));
+  };
+  const bool deferred = plan != nullptr && plan->order == WeightGradientOrder::deferred;
   std::size_t next_piece = 0;
   for (int l = static_cast<int>(layers_.size()) - 1; l >= 0; --l) {
     const DenseLayer& layer = layers_[l];
-    const void* input = gemm_input(l);
-    float* grad = output_gradients_[l].data();  // dL/dZ of this layer, [batch, fan_out]
-    // dW^T[in, rows] = X^T * dZ[:, rows], one GEMM per piece of this layer (the plan lists them in this order). The
-    // layer's bias gradient was written with its dZ (below, one layer up), so each piece is complete after its GEMM.
-    for (; plan != nullptr && next_piece < plan->pieces.size() && plan->pieces[next_piece].layer == l; ++next_piece) {
-      const GradientPiece& piece = plan->pieces[next_piece];
-      gemm_.multiply(CUBLAS_OP_N, CUBLAS_OP_T, layer.fan_in, piece.row_end - piece.row_begin, batch_, input,
-                     layer.fan_in, operand(grad, grad_bf16, piece.row_begin), layer.fan_out,
-                     gradients_.data() + layer.weight_offset + static_cast<std::size_t>(piece.row_begin) * layer.fan_in,
-                     layer.fan_in, accumulate);
-      if (after_piece) after_piece(static_cast<int>(next_piece));
+    // Layerwise: this layer's pieces now (the plan lists them in this order).
+    for (; plan != nullptr && !deferred && next_piece < plan->pieces.size() && plan->pieces[next_piece].layer == l;
+         ++next_piece) {
+      weight_gradient_piece(next_piece);
     }
     if (l == 0) break;                               // no gradient with respect to the data
     float* other = output_gradients_[l - 1].data();  // receives dL/dX, then the previous layer's dL/dZ
@@ -236,12 +238,13 @@ void CudaMlp::backward_pass(const BucketPlan* plan, const std::function<void(int
     // Stable weights: the kernel ahead is backward's or the loss, neither of which writes them.
     const bool folded =
         gemm_.multiply(CUBLAS_OP_N, CUBLAS_OP_N, layer.fan_in, batch_, layer.fan_out,
-                       gemm_parameters(layer.weight_offset), layer.fan_in, operand(grad, grad_bf16, 0), layer.fan_out,
+                       gemm_parameters(layer.weight_offset), layer.fan_in, gradient_operand(l, 0), layer.fan_out,
                        other, layer.fan_in, false, true, bias_in_optimizer && !bf16_ ? &epilogue : nullptr);
     if (!folded) {
       kernels::relu_dropout_backward_bias(other, hidden_[l - 1].data(),
                                           bias_in_optimizer ? nullptr : gradients_.data() + previous.bias_offset,
-                                          batch_, layer.fan_in, drop_probability_, accumulate, stream_, other_bf16);
+                                          batch_, layer.fan_in, drop_probability_, accumulate, stream_,
+                                          bf16_ ? output_gradients_bf16_[l - 1].data() : nullptr);
     }
     if (early != nullptr) {
       // The GEMM above was the step's last reader of this layer's weights, and its dZ and input are complete: its
@@ -252,18 +255,24 @@ void CudaMlp::backward_pass(const BucketPlan* plan, const std::function<void(int
                     early->accumulated, update_stream_.get());
       layers_updated_early_ = layers_.size() - static_cast<std::size_t>(l);
     }
-    std::swap(grad_bf16, other_bf16);
   }
+  // Deferred: every weight gradient after the chain, first layer first (no weight is read from here on).
+  for (; deferred && next_piece < plan->pieces.size(); ++next_piece) weight_gradient_piece(next_piece);
   MGPU_REQUIRE(plan == nullptr || next_piece == plan->pieces.size(),
                "the bucket plan does not match the model's layers");
 }
 
 void CudaMlp::adam(const AdamSettings& adam, std::size_t begin, std::size_t count, float gradient_scale) {
+  this->adam(adam, begin, count, gradient_scale, stream_);
+}
+
+void CudaMlp::adam(const AdamSettings& adam, std::size_t begin, std::size_t count, float gradient_scale,
+                   cudaStream_t stream) {
   MGPU_REQUIRE(begin <= parameters_.size(), "Adam range starts past the parameters");
   count = std::min(count, parameters_.size() - begin);
   kernels::adam_update(parameters_.data() + begin, gradients_.data() + begin, first_moment_.data() + begin,
                        second_moment_.data() + begin, count, adam_constants(adam, gradient_scale), step_params_.data(),
-                       stream_, bf16_ ? parameters_bf16_.data() + begin : nullptr,
+                       stream, bf16_ ? parameters_bf16_.data() + begin : nullptr,
                        gradients_bf16_.size() > 0 ? gradients_bf16_.data() + begin : nullptr);
 }
 
@@ -369,8 +378,8 @@ void CudaMlp::fill_work_buffers_with_nan() {
   if (bf16_) {  // the bf16 copies too (NaN stays NaN in bf16)
     for (std::size_t l = 0; l < hidden_.size(); ++l)
       kernels::cast_to_bf16(hidden_[l].data(), hidden_bf16_[l].data(), hidden_[l].size(), stream_);
-    for (DeviceBuffer<__nv_bfloat16>& scratch : grad_scratch_bf16_)  // all bits set: a NaN in bf16
-      MGPU_CUDA_CHECK(cudaMemsetAsync(scratch.data(), 0xFF, scratch.bytes(), stream_));
+    for (DeviceBuffer<__nv_bfloat16>& gradient : output_gradients_bf16_)  // all bits set: a NaN in bf16
+      MGPU_CUDA_CHECK(cudaMemsetAsync(gradient.data(), 0xFF, gradient.bytes(), stream_));
   }
   MGPU_CUDA_CHECK(cudaStreamSynchronize(stream_));
 }

@@ -54,9 +54,10 @@ class CudaMlp {
   // MSE of the output against the targets into losses[step_params().loss_index] (a device array), and dL/dy.
   void loss_and_gradient(float* losses);
   // Every parameter's gradient into gradients() (all of it is overwritten, or with `accumulate` added to what it
-  // holds), through the last forward's dropout. The weight-gradient GEMMs follow plan.pieces; after_piece(p) is called
-  // once piece p's elements (its bias included) are written, so a caller can hand a finished bucket to the
-  // communication stream.
+  // holds), through the last forward's dropout. The weight-gradient GEMMs follow plan.pieces, in plan.order
+  // (gradient_buckets.hpp: interleaved with the input gradients, or all after them); after_piece(p) is called once
+  // piece p's elements (its bias included) are written, so a caller can hand a finished bucket to the communication
+  // stream. With the deferred order no weight is read after the first after_piece call.
   void backward(const BucketPlan& plan, const std::function<void(int piece)>& after_piece = {},
                 bool accumulate = false);
   void backward() { backward(whole_plan_); }
@@ -86,6 +87,9 @@ class CudaMlp {
   // reduced_gradients_bf16().
   void adam(const AdamSettings& adam, std::size_t begin = 0, std::size_t count = static_cast<std::size_t>(-1),
             float gradient_scale = 1.0f);
+  // The same on `stream` instead of the model's (a caller that updates reduced buckets beside backward: it orders that
+  // stream after the bucket's reduction and joins it back before the parameters are read again).
+  void adam(const AdamSettings& adam, std::size_t begin, std::size_t count, float gradient_scale, cudaStream_t stream);
   // The fused optimizer (fp32 only; right after backward_without_weight_gradients, nothing in between: its kernel
   // reads the parameters and moments before the kernel ahead of it has finished, which therefore must not write
   // them; dependent_launch.cuh): every weight's gradient computed from
@@ -141,7 +145,7 @@ class CudaMlp {
   void refresh_bf16_inputs();
   void build_teacher(std::uint64_t seed);
   void upload_step_params();
-  // Backward, with the weight-gradient GEMMs of `plan` or (null) without weight gradients.
+  // Backward, with the weight-gradient GEMMs of `plan` (in its order) or (null) without weight gradients.
   void backward_pass(const BucketPlan* plan, const std::function<void(int piece)>& after_piece, bool accumulate,
                      const EarlyUpdate* early = nullptr);
   // The fused optimizer on layers [first, last) of layers_, on `stream`.
@@ -176,7 +180,9 @@ class CudaMlp {
   DeviceBuffer<__nv_bfloat16> parameters_bf16_;
   DeviceBuffer<__nv_bfloat16> inputs_bf16_;
   std::vector<DeviceBuffer<__nv_bfloat16>> hidden_bf16_;
-  DeviceBuffer<__nv_bfloat16> grad_scratch_bf16_[2];
+  // output_gradients_bf16_[l]: the bf16 copy of output_gradients_[l], written with it; every layer keeps its own,
+  // so the deferred weight gradients (after the whole chain of input gradients) still find it.
+  std::vector<DeviceBuffer<__nv_bfloat16>> output_gradients_bf16_;
   DeviceBuffer<__nv_bfloat16> gradients_bf16_;  // --grad-dtype bf16 only: the all-reduced gradient
   // The fused optimizer's layer table, built once (the buffers it points into never move).
   std::vector<kernels::WeightGradientAdamLayer> fused_layers_;

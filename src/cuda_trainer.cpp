@@ -51,10 +51,13 @@ BucketPlan make_bucket_plan(const TrainingSettings& settings, int world_size) {
   if (world_size == 1 || !settings.overlap) return whole_buffer_plan(settings.model);
   MGPU_REQUIRE(settings.bucket_mb > 0, "--bucket-mb must be positive");
   const auto bucket_bytes = static_cast<std::size_t>(std::max(4.0, settings.bucket_mb * 1e6));
-  // A small first bucket (the last layers, written first) gets the communication stream going early, as PyTorch
-  // DDP's 1 MB first bucket does.
-  constexpr std::size_t kFirstBucketBytes = 1000000;
-  return overlap_plan(settings.model, bucket_bytes, std::min(bucket_bytes, kFirstBucketBytes));
+  constexpr std::size_t kSmallBucketBytes = 1000000;
+  const std::size_t small_bucket_bytes = std::min(bucket_bytes, kSmallBucketBytes);
+  // Deferred: a small last bucket, the one reduction nothing is left to hide. Layerwise: a small first bucket (the last
+  // layers, written first) gets the communication stream going early, as PyTorch DDP's 1 MB first bucket does.
+  if (settings.overlap_order == WeightGradientOrder::deferred)
+    return deferred_overlap_plan(settings.model, bucket_bytes, small_bucket_bytes);
+  return overlap_plan(settings.model, bucket_bytes, small_bucket_bytes);
 }
 
 }  // namespace
@@ -297,13 +300,22 @@ void CudaTrainer::enqueue_step(const StepEvents* events, StepKind kind) {
   } else if (!nccl_) {
     model_.adam(settings_.adam, 0, model_.parameter_count(), gradient_scale);
   } else {
+    // Deferred overlap: backward reads no weight once it hands its first bucket over (CudaMlp::backward), so each bucket
+    // is updated on the optimizer stream as soon as it is reduced, beside the weight-gradient GEMMs still running, and
+    // the compute stream joins that stream before the step ends. Otherwise the compute stream updates them in turn.
+    const bool beside_backward = overlap && plan_.order == WeightGradientOrder::deferred;
+    CudaStream& updates = beside_backward ? optimizer_stream_ : compute_stream_;
     for (std::size_t b = 0; b < plan_.buckets.size(); ++b) {
-      compute_stream_.wait(bucket_reduced_[b].get());
-      // Recorded on the compute stream after its first wait: the optimizer phase starts when the compute stream
-      // could actually proceed, not when the communication stream finished.
-      if (b == 0) mark(events, kOptimizerStart, compute);
+      updates.wait(bucket_reduced_[b].get());
+      // Recorded on the updating stream after its first wait: the optimizer phase starts when that stream could
+      // actually proceed, not when the communication stream finished.
+      if (b == 0) mark(events, kOptimizerStart, updates.get());
       const GradientBucket& bucket = plan_.buckets[b];
-      model_.adam(settings_.adam, bucket.begin, bucket.end - bucket.begin, gradient_scale);
+      model_.adam(settings_.adam, bucket.begin, bucket.end - bucket.begin, gradient_scale, updates.get());
+    }
+    if (beside_backward) {
+      updates_done_.record(optimizer_stream_.get());
+      compute_stream_.wait(updates_done_.get());
     }
   }
   mark(events, kEnd, compute);  // step = start -> here

@@ -48,7 +48,7 @@ class CudaTrainer final : public Trainer {
     kBackwardEnd,     // last gradient written
     kAllreduceStart,  // the first bucket's reduction may begin (after its wait for the gradients)
     kAllreduceEnd,    // the last bucket reduced
-    kOptimizerStart,  // the compute stream may update (after its wait for the first reduced bucket)
+    kOptimizerStart,  // the updating stream may update (after its wait for the first reduced bucket)
     kEnd,             // parameters updated, the step is over
     kMarkCount
   };
@@ -104,7 +104,12 @@ class CudaTrainer final : public Trainer {
   std::vector<StepEvents> events_;  // [step]; empty with --timing none
   std::array<CudaEvent, kRunMarkCount> run_marks_;
   CudaEvent gradients_ready_{cudaEventDisableTiming};  // compute -> communication stream, before each bucket
-  std::vector<CudaEvent> bucket_reduced_;              // communication -> compute stream, one per bucket
+  std::vector<CudaEvent> bucket_reduced_;              // communication -> updating stream, one per bucket
+  // Deferred overlap: Adam per reduced bucket beside backward, on a stream of its own (highest priority: an update's
+  // blocks get SMs as the weight-gradient GEMMs' blocks retire, so the last updates do not wait for backward's end),
+  // and the event that joins it back into the compute stream.
+  CudaStream optimizer_stream_ = CudaStream::highest_priority();
+  CudaEvent updates_done_{cudaEventDisableTiming};
   bool capturing_ = false;
   static constexpr int kGraphCopies = 4;  // instances of the step graph used in turn (see capture_step_graph)
   std::array<CapturedStep, kStepKinds> step_graphs_;  // [StepKind::index()]; only the kinds the run uses are captured

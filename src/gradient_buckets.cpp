@@ -26,6 +26,44 @@ void append_layer_pieces(const DenseLayer& layer, int layer_index, int blocks, s
   }
 }
 
+// How many near-equal row blocks keep each of `layer`'s pieces within bucket_bytes (a single row may exceed it).
+int blocks_within(const DenseLayer& layer, std::size_t bucket_bytes) {
+  const std::size_t bytes = (layer.weight_count() + layer.bias_count()) * kBytesPerElement;
+  const std::size_t wanted = (bytes + bucket_bytes - 1) / bucket_bytes;
+  return static_cast<int>(std::min<std::size_t>(std::max<std::size_t>(wanted, 1), layer.fan_out));
+}
+
+// Consecutive pieces [first, last] of a walk and the contiguous range [begin, end) they cover.
+struct PieceRun {
+  std::size_t begin = 0;
+  std::size_t end = 0;
+  int first = 0;
+  int last = 0;
+};
+
+// Groups `pieces` (consecutive ones adjacent in the buffer, walking backwards through it as layerwise backward writes
+// them) greedily into runs: the first closes at first_cap bytes, the others at cap; a single piece over its cap is a
+// run alone.
+std::vector<PieceRun> group_pieces(const std::vector<GradientPiece>& pieces, std::size_t first_cap, std::size_t cap) {
+  std::vector<PieceRun> runs;
+  std::size_t limit = first_cap;
+  PieceRun open{pieces.front().begin, pieces.front().end, 0, 0};
+  for (std::size_t p = 1; p <= pieces.size(); ++p) {
+    const bool last = p == pieces.size();
+    const std::size_t grown = last ? 0 : (open.end - pieces[p].begin) * kBytesPerElement;
+    if (last || grown > limit) {
+      runs.push_back(open);
+      if (last) break;
+      limit = cap;
+      open = {pieces[p].begin, pieces[p].end, static_cast<int>(p), static_cast<int>(p)};
+    } else {
+      open.begin = pieces[p].begin;
+      open.last = static_cast<int>(p);
+    }
+  }
+  return runs;
+}
+
 }  // namespace
 
 BucketPlan whole_buffer_plan(const MlpSpec& model) {
@@ -40,28 +78,28 @@ BucketPlan overlap_plan(const MlpSpec& model, std::size_t bucket_bytes, std::siz
   MGPU_REQUIRE(bucket_bytes > 0 && first_bucket_bytes > 0, "bucket sizes must be positive");
   BucketPlan plan;
   const std::vector<DenseLayer> layers = model.layers();
-  for (int l = static_cast<int>(layers.size()) - 1; l >= 0; --l) {
-    const std::size_t bytes = (layers[l].weight_count() + layers[l].bias_count()) * kBytesPerElement;
-    const std::size_t wanted = (bytes + bucket_bytes - 1) / bucket_bytes;
-    const int blocks = static_cast<int>(std::min<std::size_t>(std::max<std::size_t>(wanted, 1), layers[l].fan_out));
-    append_layer_pieces(layers[l], l, blocks, plan.pieces);
-  }
-  // Pieces run backwards through the buffer without gaps, so a run of consecutive pieces is one contiguous range.
-  std::size_t cap = first_bucket_bytes;
-  GradientBucket open{plan.pieces.front().begin, plan.pieces.front().end, 0};
-  for (std::size_t p = 1; p <= plan.pieces.size(); ++p) {
-    const bool last = p == plan.pieces.size();
-    const std::size_t grown = last ? 0 : (open.end - plan.pieces[p].begin) * kBytesPerElement;
-    if (last || grown > cap) {
-      plan.buckets.push_back(open);
-      if (last) break;
-      cap = bucket_bytes;
-      open = {plan.pieces[p].begin, plan.pieces[p].end, static_cast<int>(p)};
-    } else {
-      open.begin = plan.pieces[p].begin;
-      open.last_piece = static_cast<int>(p);
-    }
-  }
+  for (int l = static_cast<int>(layers.size()) - 1; l >= 0; --l)
+    append_layer_pieces(layers[l], l, blocks_within(layers[l], bucket_bytes), plan.pieces);
+  for (const PieceRun& run : group_pieces(plan.pieces, first_bucket_bytes, bucket_bytes))
+    plan.buckets.push_back({run.begin, run.end, run.last});
+  return plan;
+}
+
+BucketPlan deferred_overlap_plan(const MlpSpec& model, std::size_t bucket_bytes, std::size_t last_bucket_bytes) {
+  MGPU_REQUIRE(bucket_bytes > 0 && last_bucket_bytes > 0, "bucket sizes must be positive");
+  BucketPlan plan;
+  plan.order = WeightGradientOrder::deferred;
+  const std::vector<DenseLayer> layers = model.layers();
+  // Built last layer first, each layer's blocks from its last rows (as layerwise), then reversed: first layer first.
+  for (int l = static_cast<int>(layers.size()) - 1; l >= 0; --l)
+    append_layer_pieces(layers[l], l, blocks_within(layers[l], bucket_bytes), plan.pieces);
+  // Grouped in that reversed (buffer-end-first) walk, so that the small cap falls on the last bucket reduced.
+  const std::vector<PieceRun> runs = group_pieces(plan.pieces, last_bucket_bytes, bucket_bytes);
+  std::reverse(plan.pieces.begin(), plan.pieces.end());
+  const int last_index = static_cast<int>(plan.pieces.size()) - 1;
+  // A run of pieces [first, last] of the reversed walk is pieces [last_index - last, last_index - first] now; its
+  // bucket is complete once the highest of them, last_index - first, is written.
+  for (auto run = runs.rbegin(); run != runs.rend(); ++run) plan.buckets.push_back({run->begin, run->end, last_index - run->first});
   return plan;
 }
 

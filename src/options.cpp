@@ -41,7 +41,11 @@ po::options_description describe_study_options() {
      "auto | on | off: reduce gradients in buckets during backward, Adam per reduced bucket (auto: off, see docs)")
     ("fuse-optimizer", po::value<std::string>()->default_value("auto"),
      "weight gradients computed inside Adam, one rank fp32 only: auto|on|off (auto: on where local batch <= 64)")
-    ("bucket-mb", po::value<double>()->default_value(8.0), "all-reduce bucket cap in MB with --overlap on (first: 1 MB)")
+    ("overlap-order", po::value<std::string>()->default_value("deferred"),
+     "with --overlap on: deferred (input gradients first, then weight gradients first layer up; Adam per bucket as "
+     "soon as it is reduced) | layerwise (each layer's weight gradient with its input gradient, last layer first)")
+    ("bucket-mb", po::value<double>()->default_value(8.0),
+     "all-reduce bucket cap in MB with --overlap on (the bucket reduced first (layerwise) or last (deferred): 1 MB)")
     ("precision", po::value<std::string>()->default_value("fp32"), "fp32 | tf32 | bf16 GEMM operands (fp32 accumulation, weights and Adam)")
     ("grad-dtype", po::value<std::string>()->default_value("fp32"),
      "fp32 | bf16: element type of the gradient all-reduce (bf16: cast before, fp32 again for Adam; > 1 rank)")
@@ -151,6 +155,9 @@ StepOptions parse_step_options(const po::variables_map& vm) {
   step.graph = parse_toggle("graph", vm["graph"].as<std::string>());
   step.overlap = parse_toggle("overlap", vm["overlap"].as<std::string>());
   step.fuse_optimizer = parse_toggle("fuse-optimizer", vm["fuse-optimizer"].as<std::string>());
+  step.overlap_order = option_parsing::parse_choice<WeightGradientOrder>(
+      "overlap-order", vm["overlap-order"].as<std::string>(),
+      {{"deferred", WeightGradientOrder::deferred}, {"layerwise", WeightGradientOrder::layerwise}});
   step.bucket_mb = vm["bucket-mb"].as<double>();
   // A bucket smaller than one float or larger than any GPU's memory is a typo, not a configuration.
   if (!(step.bucket_mb >= 1e-6 && step.bucket_mb <= 1e6)) {
@@ -200,6 +207,7 @@ void apply_step_options(const StepOptions& step, bool cuda_backend, TrainingSett
   // Needs the GPU count: BenchConfiguration::training_settings resolves it (kFusedOptimizerMaxLocalBatch).
   settings.fused_optimizer = false;
   settings.bucket_mb = step.bucket_mb;
+  settings.overlap_order = step.overlap_order;
   settings.precision = step.precision;
   settings.timing = step.timing;
   settings.accumulate_steps = step.accumulate_steps;

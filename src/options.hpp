@@ -14,7 +14,7 @@ namespace mgpu {
 enum class DeviceChoice { automatic, cuda, cpu };
 const char* device_choice_name(DeviceChoice choice);
 
-// --- Step execution options (--graph, --overlap, --fuse-optimizer, --bucket-mb, --precision, --grad-dtype, --timing,
+// --- Step execution options (--graph, --overlap, --overlap-order, --fuse-optimizer, --bucket-mb, --precision, --grad-dtype, --timing,
 // --accumulate): how the step runs. ---
 // auto: graph on where the back-end can (CUDA), overlap off (measured no faster, docs/measurement.md), fused optimizer
 // on for one GPU, fp32 and a local batch <= kFusedOptimizerMaxLocalBatch; all off on the CPU fallback.
@@ -29,6 +29,7 @@ struct StepOptions {
   // Resolved per configuration (it needs the GPU count): BenchConfiguration::training_settings.
   Toggle fuse_optimizer = Toggle::automatic;
   double bucket_mb = 8.0;
+  WeightGradientOrder overlap_order = WeightGradientOrder::deferred;  // --overlap-order
   Precision precision = Precision::fp32;
   TimingMode timing = TimingMode::events;
   GradDtype grad_dtype = GradDtype::fp32;  // --grad-dtype

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "gradient_buckets.hpp"
 #include "mlp_spec.hpp"
 #include "run_record.hpp"
 
@@ -51,7 +52,11 @@ struct TrainingSettings {
   Precision precision = Precision::fp32;
   bool graph = true;       // the whole step (NCCL included) captured once and replayed as one CUDA graph
   bool overlap = false;    // gradients reduced in buckets during backward, Adam per reduced bucket
-  double bucket_mb = 8.0;  // bucket cap in MB (1e6 bytes); the first bucket closes at min(1 MB, bucket_mb)
+  // bucket cap in MB (1e6 bytes); the bucket reduced first (layerwise) or last (deferred) closes at min(1 MB, bucket_mb)
+  double bucket_mb = 8.0;
+  // With overlap: when backward forms the weight gradients (gradient_buckets.hpp); deferred also updates each bucket
+  // as soon as it is reduced, beside the rest of backward.
+  WeightGradientOrder overlap_order = WeightGradientOrder::deferred;
   TimingMode timing = TimingMode::events;
   GradDtype grad_dtype = GradDtype::fp32;  // of the all-reduce (ranks > 1)
   // One rank, fp32: the weight gradients are computed inside the optimizer kernel (weight gradient + Adam in one pass

@@ -1,5 +1,6 @@
-// Purpose: the all-reduce bucket plans: pieces tile every layer's gradient in backward order, buckets are contiguous,
-// cover the flat buffer exactly once, respect their caps and close after the piece that completes them.
+// Purpose: the all-reduce bucket plans (layerwise and deferred): pieces tile every layer's gradient in backward order,
+// buckets are contiguous, cover the flat buffer exactly once, respect their caps and close after the piece that
+// completes them.
 #include <gtest/gtest.h>
 
 #include <vector>
@@ -11,18 +12,8 @@ namespace {
 
 constexpr std::size_t kFloat = sizeof(float);
 
-// Every element of [0, parameter_count) in exactly one piece and one bucket; pieces in backward order.
-void expect_well_formed(const MlpSpec& model, const BucketPlan& plan) {
-  const std::size_t count = model.parameter_count();
-  ASSERT_FALSE(plan.pieces.empty());
-  ASSERT_FALSE(plan.buckets.empty());
-  // Pieces walk backwards through the buffer without gaps: the first ends at the buffer's end, the last starts at 0.
-  EXPECT_EQ(plan.pieces.front().end, count);
-  EXPECT_EQ(plan.pieces.back().begin, 0u);
-  for (std::size_t p = 1; p < plan.pieces.size(); ++p) {
-    EXPECT_EQ(plan.pieces[p].end, plan.pieces[p - 1].begin) << "piece " << p;
-    EXPECT_LE(plan.pieces[p].layer, plan.pieces[p - 1].layer) << "backward order";
-  }
+// Each piece carries its layer's rows [row_begin, row_end), and the bias when it holds the last rows.
+void expect_pieces_match_layers(const MlpSpec& model, const BucketPlan& plan) {
   const std::vector<DenseLayer> layers = model.layers();
   for (const GradientPiece& piece : plan.pieces) {
     const DenseLayer& layer = layers[piece.layer];
@@ -32,6 +23,22 @@ void expect_well_formed(const MlpSpec& model, const BucketPlan& plan) {
     const std::size_t rows_end = layer.weight_offset + std::size_t(piece.row_end) * layer.fan_in;
     EXPECT_EQ(piece.end, piece.row_end == layer.fan_out ? rows_end + layer.bias_count() : rows_end);
   }
+}
+
+// Every element of [0, parameter_count) in exactly one piece and one bucket; pieces in layerwise backward order.
+void expect_well_formed(const MlpSpec& model, const BucketPlan& plan) {
+  const std::size_t count = model.parameter_count();
+  ASSERT_FALSE(plan.pieces.empty());
+  ASSERT_FALSE(plan.buckets.empty());
+  EXPECT_EQ(plan.order, WeightGradientOrder::layerwise);
+  // Pieces walk backwards through the buffer without gaps: the first ends at the buffer's end, the last starts at 0.
+  EXPECT_EQ(plan.pieces.front().end, count);
+  EXPECT_EQ(plan.pieces.back().begin, 0u);
+  for (std::size_t p = 1; p < plan.pieces.size(); ++p) {
+    EXPECT_EQ(plan.pieces[p].end, plan.pieces[p - 1].begin) << "piece " << p;
+    EXPECT_LE(plan.pieces[p].layer, plan.pieces[p - 1].layer) << "backward order";
+  }
+  expect_pieces_match_layers(model, plan);
   // Buckets: the same backward walk, each closing at the piece that reaches its start.
   EXPECT_EQ(plan.buckets.front().end, count);
   EXPECT_EQ(plan.buckets.back().begin, 0u);
@@ -86,6 +93,73 @@ TEST(GradientBuckets, HugeCapsGiveOneBucketOfUnsplitLayers) {
   const MlpSpec model = preset_model("medium");
   const BucketPlan plan = overlap_plan(model, 1u << 30, 1u << 30);
   expect_well_formed(model, plan);
+  EXPECT_EQ(plan.pieces.size(), std::size_t(model.layer_count()));
+  EXPECT_EQ(plan.buckets.size(), 1u);
+}
+
+// The deferred order: pieces walk forwards through the buffer (first layer first, each layer's rows from the first
+// block), buckets likewise, each closing at the piece that reaches its end.
+void expect_well_formed_deferred(const MlpSpec& model, const BucketPlan& plan) {
+  const std::size_t count = model.parameter_count();
+  ASSERT_FALSE(plan.pieces.empty());
+  ASSERT_FALSE(plan.buckets.empty());
+  EXPECT_EQ(plan.order, WeightGradientOrder::deferred);
+  EXPECT_EQ(plan.pieces.front().begin, 0u);
+  EXPECT_EQ(plan.pieces.back().end, count);
+  for (std::size_t p = 1; p < plan.pieces.size(); ++p) {
+    EXPECT_EQ(plan.pieces[p].begin, plan.pieces[p - 1].end) << "piece " << p;
+    EXPECT_GE(plan.pieces[p].layer, plan.pieces[p - 1].layer) << "first layer first";
+  }
+  expect_pieces_match_layers(model, plan);
+  EXPECT_EQ(plan.buckets.front().begin, 0u);
+  EXPECT_EQ(plan.buckets.back().end, count);
+  EXPECT_EQ(plan.buckets.back().last_piece, static_cast<int>(plan.pieces.size()) - 1);
+  for (std::size_t b = 0; b < plan.buckets.size(); ++b) {
+    const GradientBucket& bucket = plan.buckets[b];
+    EXPECT_LT(bucket.begin, bucket.end);
+    EXPECT_EQ(plan.pieces[bucket.last_piece].end, bucket.end) << "bucket " << b;
+    if (b > 0) {
+      EXPECT_EQ(bucket.begin, plan.buckets[b - 1].end) << "bucket " << b;
+      EXPECT_GT(bucket.last_piece, plan.buckets[b - 1].last_piece);
+    }
+  }
+}
+
+TEST(GradientBuckets, DeferredLargePlanStartsWithTheInputLayerAndEndsWithASmallBucket) {
+  const MlpSpec model = preset_model("large");
+  const std::size_t cap = 8000000;
+  const std::size_t last_cap = 1000000;
+  const BucketPlan plan = deferred_overlap_plan(model, cap, last_cap);
+  expect_well_formed_deferred(model, plan);
+  // The input layer's 19.7 MB in 3 pieces, reduced first; every piece and bucket within the cap.
+  ASSERT_GE(plan.pieces.size(), 3u);
+  for (int p = 0; p < 3; ++p) EXPECT_EQ(plan.pieces[p].layer, 0) << "piece " << p;
+  EXPECT_EQ(plan.pieces[3].layer, 1);
+  for (const GradientPiece& piece : plan.pieces) EXPECT_LE((piece.end - piece.begin) * kFloat, cap);
+  for (const GradientBucket& bucket : plan.buckets) EXPECT_LE((bucket.end - bucket.begin) * kFloat, cap);
+  // The last bucket, whose reduction nothing hides, within the small cap: layers 4 and 5 (256 x 512 + 256 and
+  // 3 x 256 floats, 0.53 MB).
+  const GradientBucket& last = plan.buckets.back();
+  EXPECT_LE((last.end - last.begin) * kFloat, last_cap);
+  EXPECT_EQ(last.begin, model.layers()[4].weight_offset);
+  EXPECT_GE(plan.buckets.size(), 5u);
+}
+
+TEST(GradientBuckets, DeferredTinyCapsGiveOneRowPiecesAndStillCoverEverything) {
+  const MlpSpec model = custom_model({13, 21, 7, 2}, 0.0);
+  const BucketPlan plan = deferred_overlap_plan(model, 4, 4);
+  expect_well_formed_deferred(model, plan);
+  EXPECT_EQ(plan.pieces.size(), std::size_t(21 + 7 + 2));
+  EXPECT_EQ(plan.buckets.size(), plan.pieces.size());
+  // Rows in order within each layer.
+  EXPECT_EQ(plan.pieces.front().row_begin, 0);
+  EXPECT_EQ(plan.pieces[1].row_begin, 1);
+}
+
+TEST(GradientBuckets, DeferredHugeCapsGiveOneBucketOfUnsplitLayers) {
+  const MlpSpec model = preset_model("medium");
+  const BucketPlan plan = deferred_overlap_plan(model, 1u << 30, 1u << 30);
+  expect_well_formed_deferred(model, plan);
   EXPECT_EQ(plan.pieces.size(), std::size_t(model.layer_count()));
   EXPECT_EQ(plan.buckets.size(), 1u);
 }
