@@ -5,6 +5,7 @@
 #include <cstdint>
 
 #include "adam_element.cuh"
+#include "block_reduce.cuh"
 #include "cuda_check.hpp"
 #include "cuda_kernels.cuh"
 #include "dependent_launch.cuh"
@@ -47,23 +48,6 @@ __device__ __forceinline__ void store(float* destination, const float (&values)[
   } else {
     for (int k = 0; k < kVector; ++k) destination[k] = values[k];
   }
-}
-
-// Sum over the block (blockDim.x a multiple of 32, at most 1024); the result is valid in thread 0. The order of
-// additions depends only on the block size, so the result is reproducible bit for bit.
-__device__ float block_sum(float value) {
-  __shared__ float warp_sums[32];
-  __syncthreads();  // a previous call's readers are done with warp_sums
-  for (int offset = 16; offset > 0; offset >>= 1) value += __shfl_down_sync(0xffffffffu, value, offset);
-  const int lane = threadIdx.x & 31;
-  const int warp = threadIdx.x >> 5;
-  if (lane == 0) warp_sums[warp] = value;
-  __syncthreads();
-  if (warp == 0) {
-    value = lane < static_cast<int>(blockDim.x >> 5) ? warp_sums[lane] : 0.0f;
-    for (int offset = 16; offset > 0; offset >>= 1) value += __shfl_down_sync(0xffffffffu, value, offset);
-  }
-  return value;
 }
 
 __global__ void begin_run_kernel(StepParams* params, std::uint64_t seed, std::uint64_t run) {

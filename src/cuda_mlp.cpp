@@ -11,6 +11,7 @@
 #include <utility>
 
 #include "cuda_check.hpp"
+#include "output_head.cuh"
 
 namespace mgpu {
 
@@ -150,7 +151,12 @@ void CudaMlp::generate_batch() {
 }
 
 void CudaMlp::forward() {
-  for (std::size_t l = 0; l < layers_.size(); ++l) {
+  output_head_wrote_input_gradient_ = false;
+  forward_layers(layers_.size());
+}
+
+void CudaMlp::forward_layers(std::size_t layer_count) {
+  for (std::size_t l = 0; l < layer_count; ++l) {
     const DenseLayer& layer = layers_[l];
     float* z = layer.hidden ? hidden_[l].data() : output_.data();
     // Z^T[out, B] = W * X^T (fp32 result whatever the operands).
@@ -187,6 +193,35 @@ void CudaMlp::loss_and_gradient(float* losses) {
                                  bf16_ ? output_gradients_bf16_.back().data() : nullptr);
 }
 
+bool CudaMlp::output_head_fusable() const {
+  const DenseLayer& output = layers_.back();
+  return precision_ == Precision::fp32 && layers_.size() >= 2 &&
+         kernels::output_head_supported(batch_, output.fan_in, output.fan_out);
+}
+
+void CudaMlp::forward_with_output_head(float* losses) {
+  MGPU_REQUIRE(output_head_fusable(), "the fused output head does not serve model " + model_.widths_string() +
+                                          " at batch " + std::to_string(batch_) + " in " + precision_name(precision_));
+  const std::size_t last = layers_.size() - 1;
+  forward_layers(last);
+  const DenseLayer& layer = layers_[last];
+  kernels::OutputHead head;
+  head.hidden = hidden_[last - 1].data();
+  head.weights = parameters_.data() + layer.weight_offset;
+  head.targets = targets_.data();
+  head.output = output_.data();
+  head.output_gradient = output_gradients_[last].data();
+  head.hidden_gradient = output_gradients_[last - 1].data();
+  head.losses = losses;
+  head.params = step_params_.data();
+  head.batch = batch_;
+  head.fan_in = layer.fan_in;
+  head.fan_out = layer.fan_out;
+  head.keep_scale = kernels::dropout_keep_scale(drop_probability_);
+  kernels::output_head(head, stream_);
+  output_head_wrote_input_gradient_ = true;
+}
+
 void CudaMlp::backward(const BucketPlan& plan, const std::function<void(int piece)>& after_piece, bool accumulate) {
   backward_pass(&plan, after_piece, accumulate);
 }
@@ -197,6 +232,10 @@ void CudaMlp::backward_pass(const BucketPlan* plan, const std::function<void(int
                             const EarlyUpdate* early) {
   MGPU_REQUIRE(early == nullptr || plan == nullptr, "early updates belong to the fused optimizer's backward");
   layers_updated_early_ = 0;
+  // After forward_with_output_head the output layer's dL/dX is written, through the mask: the fused optimizer's
+  // backward (no plan) starts below it. With a plan the bias gradient of the layer below is needed too: recomputed.
+  const bool head_wrote_input_gradient = plan == nullptr && output_head_wrote_input_gradient_;
+  output_head_wrote_input_gradient_ = false;
   // With bf16 the GEMMs read the bf16 copies of dL/dZ, written by the kernels that write the fp32 values.
   const auto gradient_operand = [&](int layer, std::size_t offset) -> const void* {
     return bf16_ ? static_cast<const void*>(output_gradients_bf16_[layer].data() + offset)
@@ -235,11 +274,13 @@ void CudaMlp::backward_pass(const BucketPlan* plan, const std::function<void(int
     epilogue.activation = hidden_[l - 1].data();
     epilogue.keep_scale = kernels::dropout_keep_scale(drop_probability_);
     const bool bias_in_optimizer = plan == nullptr;
-    // Stable weights: the kernel ahead is backward's or the loss, neither of which writes them.
-    const bool folded =
-        gemm_.multiply(CUBLAS_OP_N, CUBLAS_OP_N, layer.fan_in, batch_, layer.fan_out,
-                       gemm_parameters(layer.weight_offset), layer.fan_in, gradient_operand(l, 0), layer.fan_out,
-                       other, layer.fan_in, false, true, bias_in_optimizer && !bf16_ ? &epilogue : nullptr);
+    // Stable weights: the kernel ahead is backward's, the loss or the output head, none of which writes them. Nothing
+    // to run where the output head has written this product, epilogue applied, already.
+    const bool by_head = head_wrote_input_gradient && l == static_cast<int>(layers_.size()) - 1;
+    const bool folded = by_head || gemm_.multiply(CUBLAS_OP_N, CUBLAS_OP_N, layer.fan_in, batch_, layer.fan_out,
+                                                  gemm_parameters(layer.weight_offset), layer.fan_in,
+                                                  gradient_operand(l, 0), layer.fan_out, other, layer.fan_in, false,
+                                                  true, bias_in_optimizer && !bf16_ ? &epilogue : nullptr);
     if (!folded) {
       kernels::relu_dropout_backward_bias(other, hidden_[l - 1].data(),
                                           bias_in_optimizer ? nullptr : gradients_.data() + previous.bias_offset,
@@ -247,8 +288,8 @@ void CudaMlp::backward_pass(const BucketPlan* plan, const std::function<void(int
                                           bf16_ ? output_gradients_bf16_[l - 1].data() : nullptr);
     }
     if (early != nullptr) {
-      // The GEMM above was the step's last reader of this layer's weights, and its dZ and input are complete: its
-      // update can run beside the rest of backward, which reads neither its weights nor its bias.
+      // The GEMM above (or the output head) was the step's last reader of this layer's weights, and its dZ and input
+      // are complete: its update can run beside the rest of backward, which reads neither its weights nor its bias.
       layer_released_.record(stream_);
       update_stream_.wait(layer_released_.get());
       update_layers(static_cast<std::size_t>(l), static_cast<std::size_t>(l) + 1, early->adam, early->gradient_scale,
@@ -318,14 +359,23 @@ void CudaMlp::generate_batch(std::uint64_t seed, std::uint64_t first_sample) {
   generate_batch();
 }
 
-void CudaMlp::forward(const cpu::DropoutKey& dropout) {
+void CudaMlp::set_dropout_key(const cpu::DropoutKey& dropout) {
   host_params_.seed = dropout.seed;
   host_params_.run = dropout.run;
   host_params_.step = dropout.step;
   host_params_.first_sample = dropout.first_sample;
   upload_step_params();
   drop_probability_ = dropout.drop_probability;
+}
+
+void CudaMlp::forward(const cpu::DropoutKey& dropout) {
+  set_dropout_key(dropout);
   forward();
+}
+
+void CudaMlp::forward_with_output_head(const cpu::DropoutKey& dropout, float* losses) {
+  set_dropout_key(dropout);
+  forward_with_output_head(losses);
 }
 
 void CudaMlp::set_adam_corrections(const AdamSettings& adam, int step_number) {

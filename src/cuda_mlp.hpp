@@ -53,6 +53,18 @@ class CudaMlp {
   void forward();
   // MSE of the output against the targets into losses[step_params().loss_index] (a device array), and dL/dy.
   void loss_and_gradient(float* losses);
+  // The fused output head (output_head.cuh), for the fused-optimizer step where output_head_fusable(): forward() and
+  // loss_and_gradient() with the output layer's work in one kernel: forward() through the hidden layers, then one
+  // kernel that writes the output, the loss and dL/dy, and also the last hidden layer's dL/dZ (backward's first
+  // input-gradient GEMM through its ReLU/dropout mask, without its bias gradient, which the fused optimizer sums).
+  // The next backward_without_weight_gradients() then starts one layer lower; backward() (both forms with a plan)
+  // recomputes that dL/dZ with the bias gradient, so it stays correct too. Three kernels of the step's chain become
+  // one; the forward phase then holds that input gradient as well.
+  void forward_with_output_head(float* losses);
+  // Whether forward_with_output_head serves this model and batch: fp32 GEMMs (tf32 and bf16 keep the GEMMs of their
+  // precision), a hidden layer below the output layer, and an output layer the head's single block runs
+  // (kernels::output_head_supported: fan_out <= 4, small batch * fan_in).
+  bool output_head_fusable() const;
   // Every parameter's gradient into gradients() (all of it is overwritten, or with `accumulate` added to what it
   // holds), through the last forward's dropout. The weight-gradient GEMMs follow plan.pieces, in plan.order
   // (gradient_buckets.hpp: interleaved with the input gradients, or all after them); after_piece(p) is called once
@@ -106,6 +118,7 @@ class CudaMlp {
   // --- Test conveniences: set the step's values from the host (synchronous upload), then run the step above. ---
   void generate_batch(std::uint64_t seed, std::uint64_t first_sample);
   void forward(const cpu::DropoutKey& dropout);
+  void forward_with_output_head(const cpu::DropoutKey& dropout, float* losses);
   void adam(const AdamSettings& adam, int step_number);
   void adam_with_weight_gradients(const AdamSettings& adam, int step_number, float gradient_scale, bool accumulated);
   void upload_moments(const std::vector<float>& first, const std::vector<float>& second);
@@ -129,6 +142,10 @@ class CudaMlp {
   std::vector<float> download_inputs() const { return copy_to_host(inputs_, stream_); }
   std::vector<float> download_targets() const { return copy_to_host(targets_, stream_); }
   std::vector<float> download_output() const { return copy_to_host(output_, stream_); }
+  // dL/dZ of layer `layer` (dL/dy for the output layer), [batch, fan_out of the layer], as backward left it.
+  std::vector<float> download_output_gradient(int layer) const {
+    return copy_to_host(output_gradients_.at(layer), stream_);
+  }
   void upload_parameters(const std::vector<float>& parameters);  // and their bf16 copy, with bf16
   std::vector<float> download_bf16_parameters() const;           // the GEMMs' bf16 copy (bf16 only)
   void upload_gradients(const std::vector<float>& gradients) { copy_to_device(gradients_, gradients, stream_); }
@@ -145,6 +162,10 @@ class CudaMlp {
   void refresh_bf16_inputs();
   void build_teacher(std::uint64_t seed);
   void upload_step_params();
+  // The test conveniences' dropout key into the step's values (synchronous upload) and the model's drop probability.
+  void set_dropout_key(const cpu::DropoutKey& dropout);
+  // forward() over layers [0, layer_count) of layers_.
+  void forward_layers(std::size_t layer_count);
   // Backward, with the weight-gradient GEMMs of `plan` (in its order) or (null) without weight gradients.
   void backward_pass(const BucketPlan* plan, const std::function<void(int piece)>& after_piece, bool accumulate,
                      const EarlyUpdate* early = nullptr);
@@ -192,6 +213,9 @@ class CudaMlp {
   CudaEvent layer_released_{cudaEventDisableTiming};
   CudaEvent updates_done_{cudaEventDisableTiming};
   std::size_t layers_updated_early_ = 0;
+  // Set by forward_with_output_head, cleared by forward() and by the backward that uses it: the output layer's input
+  // gradient (the last hidden layer's dL/dZ) is already written.
+  bool output_head_wrote_input_gradient_ = false;
   bool have_teacher_ = false;
   std::uint64_t teacher_seed_ = 0;
   float drop_probability_ = 0.0f;  // the model's; forward and backward use the same

@@ -11,6 +11,7 @@
 
 #include "cuda_check.hpp"
 #include "mpi_check.hpp"
+#include "output_head.cuh"
 
 namespace mgpu {
 namespace {
@@ -73,6 +74,7 @@ CudaTrainer::CudaTrainer(const TrainingSettings& settings, MPI_Comm comm, int de
       model_(settings.model, local_batch_, compute_stream_.get(), settings.precision,
              world_size_ > 1 ? settings.grad_dtype : GradDtype::fp32),
       plan_(make_bucket_plan(settings, world_size_)),
+      output_head_(settings.fused_optimizer && model_.output_head_fusable() && kernels::output_head_enabled()),
       losses_(static_cast<std::size_t>(settings.total_steps())),
       events_(settings.timing != TimingMode::none ? static_cast<std::size_t>(settings.total_steps()) : 0),
       clock_sampler_(describe_gpu(device_ordinal_).pci_bus_id) {
@@ -242,21 +244,30 @@ void CudaTrainer::enqueue_step(const StepEvents* events, StepKind kind) {
   // generated on the compute stream before `start` is recorded, so `start` fires only once it is there.
   model_.generate_batch();
 
+  // --fuse-optimizer (one rank): a step that updates leaves the weight gradients to the optimizer kernel, which forms
+  // and applies them in one pass; a step that only accumulates must write them.
+  const bool fused = settings_.fused_optimizer && kind.update;
+
   mark(events, kStart, compute);
-  model_.forward();
-  model_.loss_and_gradient(losses_.data());
+  if (fused && output_head_) {
+    // The output layer's forward, the loss and backward's first input gradient in one kernel (CudaMlp::
+    // forward_with_output_head): two fewer links in the step's chain of dependent kernels. That input gradient, one
+    // small product, is then timed in the forward phase.
+    model_.forward_with_output_head(losses_.data());
+  } else {
+    model_.forward();
+    model_.loss_and_gradient(losses_.data());
+  }
   mark(events, kForwardEnd, compute);  // forward phase = start -> here, loss and dL/dy included
 
   // With overlap each bucket is handed to the communication stream as soon as backward has written its last piece;
   // without, the single bucket goes after backward_end. A step that does not end an accumulation only adds its
   // gradient: no reduction, no update (its allreduce, exposed_comm and optimizer phases are 0).
   const bool overlap = nccl_ && settings_.overlap && kind.update;
-  // --fuse-optimizer (one rank): a step that updates leaves the weight gradients to the optimizer kernel, which forms
-  // and applies them in one pass; a step that only accumulates must write them.
-  const bool fused = settings_.fused_optimizer && kind.update;
   // Adam applies the mean of the K accumulated gradients (each already a mean over its batch); 1 / 1 is exact.
   const float gradient_scale = 1.0f / static_cast<float>(settings_.accumulate_steps);
-  // backward phase = forward_end -> backward_end: every gradient written (fused: every input and bias gradient).
+  // backward phase = forward_end -> backward_end: every gradient written (fused: every input and bias gradient; with the
+  // output head, all but the output layer's input gradient, which the head wrote in the forward phase).
   if (overlap) {
     const int buckets = static_cast<int>(plan_.buckets.size());
     int next_bucket = 0;

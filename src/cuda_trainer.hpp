@@ -38,13 +38,16 @@ class CudaTrainer final : public Trainer {
   int local_batch() const noexcept { return local_batch_; }
   // The buckets the gradient is reduced in (one bucket without overlap or with one rank).
   const BucketPlan& bucket_plan() const noexcept { return plan_; }
+  // Whether the steps that update with the fused optimizer run the fused output head (CudaMlp's
+  // forward_with_output_head): --fuse-optimizer, a model and batch the head serves, and not MGPU_OUTPUT_HEAD=off.
+  bool fuses_output_head() const noexcept { return output_head_; }
 
  private:
   // The instants that bound the phases of one step (MEASUREMENT.md). allreduce_start/_end are on the communication
   // stream, the others on the compute stream; the reduction marks and optimizer_start exist only with > 1 rank.
   enum Mark : int {
     kStart,           // the batch is in place, the step begins
-    kForwardEnd,      // loss and dL/dy written
+    kForwardEnd,      // loss and dL/dy written (with the fused output head, the last hidden layer's dL/dZ too)
     kBackwardEnd,     // last gradient written
     kAllreduceStart,  // the first bucket's reduction may begin (after its wait for the gradients)
     kAllreduceEnd,    // the last bucket reduced
@@ -100,6 +103,7 @@ class CudaTrainer final : public Trainer {
   std::unique_ptr<NcclCommunicator> nccl_;  // only with more than one rank
   CudaMlp model_;
   BucketPlan plan_;
+  bool output_head_;                // fuses_output_head()
   DeviceBuffer<float> losses_;      // [step] of the current run, copied back once it is over
   std::vector<StepEvents> events_;  // [step]; empty with --timing none
   std::array<CudaEvent, kRunMarkCount> run_marks_;

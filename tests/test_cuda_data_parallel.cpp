@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <iostream>
 #include <numeric>
 #include <string>
@@ -400,6 +401,36 @@ TEST_F(CudaTrainerTest, FusedOptimizerWithEarlyUpdatesMatchesFloat64Reference) {
     const GraphAndEager runs =
         train_against_float64(settings, device_, "early updates, accumulate " + std::to_string(accumulate));
     EXPECT_EQ(runs.parameters[0], runs.parameters[1]) << "accumulate " << accumulate;
+  }
+}
+
+// The fused output head (CudaMlp::forward_with_output_head) in the fused optimizer's steps: the medium preset at batch
+// 64 (the study's configuration), and a model whose step also updates early (its layers above the first hold over
+// kEarlyUpdateMinWeights weights; the output layer is then handed to the update stream right after the head). Graph
+// and eager against the float64 reference and bit-identical to each other, with and without accumulation (whose
+// steps that only accumulate run the unfused forward and backward). With MGPU_OUTPUT_HEAD=off the same run takes the
+// unfused path, whose output and loss sums run in another order: its other bits show that the head ran.
+TEST_F(CudaTrainerTest, FusedOutputHeadMatchesFloat64Reference) {
+  const MlpSpec early_model = custom_model({24, 1040, 1024, 256, 3}, 0.2);
+  std::size_t above_first = 0;
+  for (std::size_t l = 1; l < early_model.layers().size(); ++l) above_first += early_model.layers()[l].weight_count();
+  ASSERT_GE(above_first, CudaMlp::kEarlyUpdateMinWeights);
+  for (const auto& [model, accumulate] : {std::pair{preset_model("medium"), 1}, std::pair{preset_model("medium"), 3},
+                                          std::pair{early_model, 1}, std::pair{early_model, 2}}) {
+    TrainingSettings settings = data_parallel_settings({"head", model, 4});
+    settings.warmup_steps = 2;
+    settings.accumulate_steps = accumulate;
+    settings.fused_optimizer = true;
+    const std::string label = "output head, " + model.widths_string() + ", accumulate " + std::to_string(accumulate);
+    ASSERT_TRUE(CudaTrainer(settings, MPI_COMM_SELF, device_).fuses_output_head()) << label;
+    const GraphAndEager runs = train_against_float64(settings, device_, label);
+    EXPECT_EQ(runs.parameters[0], runs.parameters[1]) << label;
+    ASSERT_EQ(setenv("MGPU_OUTPUT_HEAD", "off", 1), 0);
+    CudaTrainer unfused(settings, MPI_COMM_SELF, device_);
+    ASSERT_EQ(unsetenv("MGPU_OUTPUT_HEAD"), 0);
+    EXPECT_FALSE(unfused.fuses_output_head()) << label;
+    unfused.run(2);
+    EXPECT_NE(unfused.parameters(), runs.parameters[1]) << label;
   }
 }
 

@@ -14,6 +14,7 @@
 #include "cuda_mlp.hpp"
 #include "cuda_resources.hpp"
 #include "gpu_devices.hpp"
+#include "output_head.cuh"
 
 namespace mgpu {
 namespace {
@@ -369,6 +370,42 @@ TEST_P(CudaMlpReference, BackwardInBucketPiecesMatchesFloat64Reference) {
   expect_gradients_match(rc.model, gpu.mlp.download_gradients(), reference, kMathTolerance, "pieces");
 }
 
+// After a fused update (adam_with_weight_gradients, update 1, from zero moments) of `gpu` from its fixture's state,
+// with `earlier` (non-null) the accumulated sum the gradient buffer held: the moments against the float64 reference's
+// gradients, layer by layer, weights and biases apart, and the parameters the update of those moments. (Why the
+// moments: see FusedWeightGradientAdamMatchesFloat64Reference.)
+void expect_first_fused_update_matches(const ModelCase& c, const GpuFixture& gpu, const Reference& reference,
+                                       const std::vector<float>* earlier, double scale, const AdamSettings& adam,
+                                       const std::string& what) {
+  const std::size_t count = gpu.parameters.size();
+  const std::vector<float> after = gpu.mlp.download_parameters();
+  const auto [first_moment, second_moment] = gpu.mlp.download_moments();
+  std::vector<double> reference_first(count), reference_second(count);
+  for (std::size_t i = 0; i < count; ++i) {
+    const double gradient = ((earlier != nullptr ? double((*earlier)[i]) : 0.0) + reference.gradients[i]) * scale;
+    reference_first[i] = (1.0 - adam.beta1) * gradient;
+    reference_second[i] = (1.0 - adam.beta2) * gradient * gradient;
+  }
+  for (const DenseLayer& layer : c.model.layers()) {
+    const auto check = [&](std::size_t offset, std::size_t size, const char* part) {
+      EXPECT_LE(relative_error(first_moment, reference_first, offset, size), kMathTolerance)
+          << what << ": first moment of the " << part << " " << layer.fan_in << "->" << layer.fan_out;
+      EXPECT_LE(relative_error(second_moment, reference_second, offset, size), 2 * kMathTolerance)
+          << what << ": second moment of the " << part << " " << layer.fan_in << "->" << layer.fan_out;
+    };
+    check(layer.weight_offset, layer.weight_count(), "weights");
+    if (layer.hidden) check(layer.bias_offset, layer.bias_count(), "biases");
+  }
+  // Step 1: the corrections are 1 - beta1 and 1 - beta2.
+  std::vector<double> expected(count);
+  for (std::size_t i = 0; i < count; ++i) {
+    const double m_hat = double(first_moment[i]) / (1.0 - double(adam.beta1));
+    const double v_hat = double(second_moment[i]) / (1.0 - double(adam.beta2));
+    expected[i] = double(gpu.parameters[i]) - double(adam.learning_rate) * m_hat / (std::sqrt(v_hat) + adam.epsilon);
+  }
+  EXPECT_LE(relative_error(after, expected), 1e-6) << what << ": parameters are not the update of the moments";
+}
+
 // The fused optimizer (--fuse-optimizer): backward without the weight gradients, then one kernel that forms every
 // weight gradient and applies Adam to it. From zero moments Adam's first step writes m = 0.1 g and v = 0.001 g^2, each
 // within an ulp or two of the gradient the kernel formed, so the moments are held to the float64 reference's layer by
@@ -392,42 +429,15 @@ TEST_P(CudaMlpReference, FusedWeightGradientAdamMatchesFloat64Reference) {
     gpu.mlp.backward_without_weight_gradients();
     const double scale = accumulated ? 0.5 : 1.0;
     gpu.mlp.adam_with_weight_gradients(adam, 1, static_cast<float>(scale), accumulated);
-    const std::vector<float> after = gpu.mlp.download_parameters();
-    const auto [first_moment, second_moment] = gpu.mlp.download_moments();
-
-    const Reference reference(rc.model, gpu, key);
-    std::vector<double> reference_first(count), reference_second(count);
-    for (std::size_t i = 0; i < count; ++i) {
-      const double gradient = ((accumulated ? double(earlier[i]) : 0.0) + reference.gradients[i]) * scale;
-      reference_first[i] = (1.0 - adam.beta1) * gradient;
-      reference_second[i] = (1.0 - adam.beta2) * gradient * gradient;
-    }
-    const std::string what = accumulated ? "accumulated" : "one step";
-    for (const DenseLayer& layer : rc.model.model.layers()) {
-      const auto check = [&](std::size_t offset, std::size_t size, const char* part) {
-        EXPECT_LE(relative_error(first_moment, reference_first, offset, size), kMathTolerance)
-            << what << ": first moment of the " << part << " " << layer.fan_in << "->" << layer.fan_out;
-        EXPECT_LE(relative_error(second_moment, reference_second, offset, size), 2 * kMathTolerance)
-            << what << ": second moment of the " << part << " " << layer.fan_in << "->" << layer.fan_out;
-      };
-      check(layer.weight_offset, layer.weight_count(), "weights");
-      if (layer.hidden) check(layer.bias_offset, layer.bias_count(), "biases");
-    }
-    // Step 1: the corrections are 1 - beta1 and 1 - beta2.
-    std::vector<double> expected(count);
-    for (std::size_t i = 0; i < count; ++i) {
-      const double m_hat = double(first_moment[i]) / (1.0 - double(adam.beta1));
-      const double v_hat = double(second_moment[i]) / (1.0 - double(adam.beta2));
-      expected[i] = double(gpu.parameters[i]) - double(adam.learning_rate) * m_hat / (std::sqrt(v_hat) + adam.epsilon);
-    }
-    EXPECT_LE(relative_error(after, expected), 1e-6) << what << ": parameters are not the update of the moments";
+    expect_first_fused_update_matches(rc.model, gpu, Reference(rc.model, gpu, key), accumulated ? &earlier : nullptr,
+                                      scale, adam, accumulated ? "accumulated" : "one step");
   }
 }
 
 // Updating every layer above the first during backward, on a stream of its own (CudaMlp::EarlyUpdate), runs the same
 // kernels on the same inputs as updating all of them afterwards: the same bits, with and without an accumulated sum.
-TEST_P(CudaMlpReference, EarlyLayerUpdatesGiveTheSameBits) {
-  const ReferenceCase& rc = GetParam();
+// With `output_head`, forward and loss are forward_with_output_head (whose backward starts a layer lower).
+void expect_early_updates_give_the_same_bits(const ReferenceCase& rc, bool output_head) {
   const AdamSettings adam;
   for (bool accumulated : {false, true}) {
     std::vector<float> parameters[2], first_moments[2], second_moments[2];
@@ -437,8 +447,12 @@ TEST_P(CudaMlpReference, EarlyLayerUpdatesGiveTheSameBits) {
       gpu.mlp.upload_moments(normal_values(count, 1e-3f, 31), std::vector<float>(count, 1e-6f));
       if (accumulated) gpu.mlp.upload_gradients(normal_values(count, 1e-2f, 21));
       DeviceBuffer<float> loss(1);
-      gpu.mlp.forward(dropout_key(rc.drop_probability));
-      gpu.mlp.loss_and_gradient(loss.data());
+      if (output_head) {
+        gpu.mlp.forward_with_output_head(dropout_key(rc.drop_probability), loss.data());
+      } else {
+        gpu.mlp.forward(dropout_key(rc.drop_probability));
+        gpu.mlp.loss_and_gradient(loss.data());
+      }
       gpu.mlp.set_adam_corrections(adam, 3);
       CudaMlp::EarlyUpdate update;
       update.adam = adam;
@@ -454,6 +468,119 @@ TEST_P(CudaMlpReference, EarlyLayerUpdatesGiveTheSameBits) {
     EXPECT_EQ(second_moments[1], second_moments[0]) << "accumulated " << accumulated;
     EXPECT_NE(parameters[0], GpuFixture(rc.model).parameters) << "the update changed nothing";
   }
+}
+
+TEST_P(CudaMlpReference, EarlyLayerUpdatesGiveTheSameBits) {
+  expect_early_updates_give_the_same_bits(GetParam(), false);
+}
+
+// --- The fused output head (CudaMlp::forward_with_output_head, output_head.cuh). ---
+
+// Where the head runs (host arithmetic, so this runs without a GPU too): the study's narrow heads at their small
+// batches (medium: fan_in 64, large: fan_in 256, both fan_out 3), nowhere a thread would hold over 16 values of H.
+TEST(CudaOutputHeadThreshold, ServesNarrowHeadsAtSmallBatchesOnly) {
+  for (int batch : {1, 8, 16, 32, 64, 128, 256}) EXPECT_TRUE(kernels::output_head_supported(batch, 64, 3)) << batch;
+  EXPECT_FALSE(kernels::output_head_supported(512, 64, 3));
+  for (int batch : {1, 8, 16, 32, 64}) EXPECT_TRUE(kernels::output_head_supported(batch, 256, 3)) << batch;
+  EXPECT_FALSE(kernels::output_head_supported(128, 256, 3));
+  EXPECT_TRUE(kernels::output_head_supported(32, 512, 4));
+  EXPECT_FALSE(kernels::output_head_supported(32, 513, 3));
+  EXPECT_FALSE(kernels::output_head_supported(32, 64, 5));  // fan_out over 4
+  EXPECT_TRUE(kernels::output_head_supported(1024, 16, 1));
+  EXPECT_FALSE(kernels::output_head_supported(1024, 17, 1));
+  EXPECT_FALSE(kernels::output_head_supported(1025, 1, 1));
+  EXPECT_FALSE(kernels::output_head_supported(0, 64, 3));
+}
+
+// CudaMlp offers the head for fp32 only (tf32 and bf16 keep their precision's GEMMs), for the head shapes above, and
+// refuses forward_with_output_head elsewhere instead of running something else.
+TEST_F(CudaMlpTest, OutputHeadOnlyWhereItServes) {
+  CudaStream stream;
+  const MlpSpec medium = preset_model("medium");
+  const MlpSpec large = preset_model("large");
+  EXPECT_TRUE(CudaMlp(medium, 64, stream.get()).output_head_fusable());
+  EXPECT_TRUE(CudaMlp(large, 32, stream.get()).output_head_fusable());
+  EXPECT_FALSE(CudaMlp(large, 128, stream.get()).output_head_fusable());
+  EXPECT_FALSE(CudaMlp(medium, 64, stream.get(), Precision::tf32).output_head_fusable());
+  EXPECT_FALSE(CudaMlp(medium, 64, stream.get(), Precision::bf16).output_head_fusable());
+  EXPECT_FALSE(CudaMlp(custom_model({3, 2}, 0.0), 8, stream.get()).output_head_fusable());  // no hidden layer
+  CudaMlp wide_head(custom_model({37, 64, 48, 5}, 0.0), 24, stream.get());
+  EXPECT_FALSE(wide_head.output_head_fusable());
+  DeviceBuffer<float> loss(1);
+  EXPECT_THROW(wide_head.forward_with_output_head(loss.data()), Error);
+}
+
+class CudaOutputHead : public ::testing::TestWithParam<ReferenceCase> {
+ protected:
+  void SetUp() override { MGPU_SKIP_WITHOUT_CUDA_DEVICE(); }
+};
+
+// The head on NaN-poisoned buffers (a value it fails to write shows as infinity) against the float64 reference: the
+// output, the loss, dL/dy and the last hidden layer's dL/dZ (dL/dy W_L through that layer's ReLU and dropout, formed
+// here from the reference's activations); then the rest of the fused step from there (backward without the output
+// layer's product, the fused optimizer) against the reference's gradients, as FusedWeightGradientAdam checks them.
+TEST_P(CudaOutputHead, MatchesFloat64ReferenceAndFeedsTheFusedStep) {
+  const ReferenceCase& rc = GetParam();
+  const AdamSettings adam;
+  GpuFixture gpu(rc.model);
+  ASSERT_TRUE(gpu.mlp.output_head_fusable());
+  const std::size_t count = gpu.parameters.size();
+  gpu.mlp.upload_moments(std::vector<float>(count, 0.0f), std::vector<float>(count, 0.0f));
+  const cpu::DropoutKey key = dropout_key(rc.drop_probability);
+  DeviceBuffer<float> loss(1);
+  copy_to_device(loss, std::vector<float>{std::numeric_limits<float>::quiet_NaN()}, gpu.stream.get());
+  gpu.mlp.forward_with_output_head(key, loss.data());
+  const Reference reference(rc.model, gpu, key);
+
+  EXPECT_LE(relative_error(gpu.mlp.download_output(), reference.activations.output), kMathTolerance) << "output";
+  const float gpu_loss = copy_to_host(loss, gpu.stream.get()).front();
+  ASSERT_TRUE(std::isfinite(gpu_loss));
+  EXPECT_LE(std::abs(gpu_loss - reference.loss) / reference.loss, kMathTolerance) << "loss";
+  const std::vector<DenseLayer> layers = rc.model.model.layers();
+  const int last = static_cast<int>(layers.size()) - 1;
+  EXPECT_LE(relative_error(gpu.mlp.download_output_gradient(last), reference.grad_output), kMathTolerance) << "dL/dy";
+  const DenseLayer& head = layers[last];
+  const std::vector<double>& hidden = reference.activations.hidden[last - 1];
+  const double keep_scale = 1.0 / (1.0 - double(rc.drop_probability));
+  std::vector<double> hidden_gradient(hidden.size());
+  for (int b = 0; b < rc.model.batch; ++b) {
+    for (int i = 0; i < head.fan_in; ++i) {
+      double sum = 0.0;
+      for (int o = 0; o < head.fan_out; ++o) {
+        sum += reference.grad_output[std::size_t(b) * head.fan_out + o] *
+               double(gpu.parameters[head.weight_offset + std::size_t(o) * head.fan_in + i]);
+      }
+      const std::size_t index = std::size_t(b) * head.fan_in + i;
+      hidden_gradient[index] = hidden[index] > 0.0 ? sum * keep_scale : 0.0;
+    }
+  }
+  EXPECT_LE(relative_error(gpu.mlp.download_output_gradient(last - 1), hidden_gradient), kMathTolerance)
+      << "dL/dZ of the last hidden layer";
+
+  gpu.mlp.backward_without_weight_gradients();
+  gpu.mlp.adam_with_weight_gradients(adam, 1, 1.0f, false);
+  expect_first_fused_update_matches(rc.model, gpu, reference, nullptr, 1.0, adam, "output head");
+}
+
+// Early updates hand the output layer over right after the head (its last reader): the same bits as without them.
+TEST_P(CudaOutputHead, EarlyLayerUpdatesGiveTheSameBits) { expect_early_updates_give_the_same_bits(GetParam(), true); }
+
+// The study's configurations where the fused optimizer runs the head (medium batch 64, large batch 32) and the edges
+// of the head's block: batch 64 with 16 threads per sample at 16 values each (large), a batch that leaves part of the
+// last warp idle (odd, 33 samples of 16 threads), 4 threads per sample with fan_out 4 (narrow, batch 200), and
+// widths that are no multiple of 4.
+std::vector<ReferenceCase> output_head_cases() {
+  std::vector<ReferenceCase> cases;
+  for (const ModelCase& model : std::vector<ModelCase>{{"medium_b64", preset_model("medium"), 64},
+                                                       {"medium_b16", preset_model("medium"), 16},
+                                                       {"large_b32", preset_model("large"), 32},
+                                                       {"large_b64", preset_model("large"), 64},
+                                                       {"odd_b33", custom_model({13, 21, 7, 2}, 0.0), 33},
+                                                       {"narrow_b200", custom_model({10, 16, 4}, 0.0), 200}}) {
+    cases.push_back({model, 0.0f});
+    cases.push_back({model, 0.3f});
+  }
+  return cases;
 }
 
 // One step in a reduced precision (tf32, or bf16 operands with fp32 master weights) against the float64 reference,
@@ -496,6 +623,7 @@ std::string reference_case_name(const ::testing::TestParamInfo<ReferenceCase>& i
 
 // "Cuda" prefix so that --gtest_filter='Cuda*' selects these too.
 INSTANTIATE_TEST_SUITE_P(Cuda, CudaMlpReference, ::testing::ValuesIn(reference_cases()), reference_case_name);
+INSTANTIATE_TEST_SUITE_P(Cuda, CudaOutputHead, ::testing::ValuesIn(output_head_cases()), reference_case_name);
 
 }  // namespace
 }  // namespace mgpu
