@@ -41,6 +41,7 @@ const std::vector<IdentityAttribute>& comparison_identity_attributes() {
     // How the gradients are reduced: meaningless on 1 GPU (recorded there as off / 0 / fp32), so, like the NCCL
     // settings, they pair N-GPU configurations with each other but never keep one from its 1-GPU baseline.
     all.push_back({"overlap"});
+    all.push_back({"overlap_order"});
     all.push_back({"bucket_mb"});
     all.push_back({"grad_dtype"});
     // The fused optimizer (schema_version 4) is the reverse: a 1-GPU-only way of running the step (recorded off with

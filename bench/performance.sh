@@ -38,7 +38,7 @@ ours() {
   local args=()
   while (($#)); do
     case "$1" in
-      --graph|--overlap|--timing|--bucket-mb|--grad-dtype|--accumulate|--fuse-optimizer)
+      --graph|--overlap|--overlap-order|--timing|--bucket-mb|--grad-dtype|--accumulate|--fuse-optimizer)
         if [[ "${STEP_FLAGS:-on}" == off ]]; then shift 2; continue; fi ;;
     esac
     args+=("$1"); shift
@@ -66,8 +66,8 @@ fi
 # 3. Ours, one configuration per figure (fp32; names are what performance_table.py looks for; for a step time or a
 # speedup the table takes the fastest fp32 variant of the same model, batch and GPU count and names it). The default
 # step (--overlap auto = off) for batch 32/64: overlap measured slower there (large b32 on 2 GPUs 0.399 ms with it,
-# 0.335 ms without). Overlap on for the 2-GPU batch 1024/4096 rows (the exposed-communication figures), each with a
-# no-overlap twin for the speedup. On 1 GPU at these batches the default (--fuse-optimizer auto) forms the weight
+# 0.335 ms without). Overlap on for the 2-GPU batch 1024/4096 rows (the exposed-communication figures: both
+# --overlap-order, the deferred one with 8 and 20 MB buckets), each with a no-overlap twin for the speedup. On 1 GPU at these batches the default (--fuse-optimizer auto) forms the weight
 # gradients inside Adam; the _unfused twins show what that gains.
 step=(--graph on --timing events)
 ours large_b32_n1 1 --model large --batch 32 "${step[@]}"
@@ -88,6 +88,9 @@ ours large_b32_n2_bf16 2 --model large --batch 32 "${step[@]}" --precision bf16 
 for batch in 1024 4096; do
   ours "large_b${batch}_n1" 1 --model large --batch "$batch" "${step[@]}"
   ours "large_b${batch}_n2" 2 --model large --batch "$batch" "${step[@]}" --overlap on
+  # The deferred order (the default) with the input layer's gradient in one piece, and PyTorch DDP's layerwise order.
+  ours "large_b${batch}_n2_bucket20" 2 --model large --batch "$batch" "${step[@]}" --overlap on --bucket-mb 20
+  ours "large_b${batch}_n2_layerwise" 2 --model large --batch "$batch" "${step[@]}" --overlap on --overlap-order layerwise
   ours "large_b${batch}_n2_no_overlap" 2 --model large --batch "$batch" "${step[@]}" --overlap off
 done
 

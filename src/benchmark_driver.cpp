@@ -62,6 +62,7 @@ ConfigurationMetadata describe_configuration(const BenchConfiguration& configura
   meta.overlap = settings.overlap ? "on" : "off";
   meta.fused_optimizer = settings.fused_optimizer ? "on" : "off";
   meta.bucket_mb = settings.overlap ? settings.bucket_mb : 0.0;
+  meta.overlap_order = settings.overlap ? weight_gradient_order_name(settings.overlap_order) : results_schema::kNotApplicable;
   meta.timing = timing_name(settings.timing);
   meta.accumulate_steps = settings.accumulate_steps;
   meta.grad_dtype = grad_dtype_name(settings.grad_dtype);

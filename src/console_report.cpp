@@ -31,7 +31,11 @@ void print_banner(std::FILE* out, const BannerFacts& facts) {
   if (facts.settings != nullptr) {
     const TrainingSettings& st = *facts.settings;
     std::fprintf(out, "# step: graph %s, overlap %s", st.graph ? "on" : "off", st.overlap ? "on" : "off");
-    if (st.overlap) std::fprintf(out, " (buckets of <= %g MB, first <= 1 MB)", st.bucket_mb);
+    if (st.overlap) {
+      const bool deferred = st.overlap_order == WeightGradientOrder::deferred;
+      std::fprintf(out, " (%s: buckets of <= %g MB, %s <= 1 MB)", weight_gradient_order_name(st.overlap_order),
+                   st.bucket_mb, deferred ? "last" : "first");
+    }
     if (st.fused_optimizer) std::fprintf(out, ", fused optimizer on");
     std::fprintf(out, ", precision %s, timing %s", precision_name(st.precision), timing_name(st.timing));
     if (st.grad_dtype != GradDtype::fp32) std::fprintf(out, ", all-reduce in %s", grad_dtype_name(st.grad_dtype));

@@ -466,6 +466,9 @@ ConfigurationResults read_configuration(const std::string& path, hid_t configura
   schema::for_each_attribute_of_configuration(result.metadata, read);
   result.attribute_text = all_attributes_as_text(where, group.get());
   schema::for_each_attribute_of_progress(result.progress, read);
+  // Before version 5 the only overlap there was reduced layer by layer (the attribute's default is "n/a").
+  if (file_version < schema::attribute_added_in("overlap_order") && result.metadata.overlap == "on")
+    result.metadata.overlap_order = "layerwise";
   const ConfigurationMetadata& m = result.metadata;
   if (m.ranks < 1 || m.warmup_steps < 0 || m.measured_steps < 0 || m.total_steps() < 1 ||
       result.progress.runs_completed < 0)

@@ -16,7 +16,7 @@
 namespace mgpu::results_schema {
 
 // Bumped on every change to the format (names, types, shapes, meanings, additions); readers refuse newer files.
-inline constexpr std::int32_t kVersion = 4;
+inline constexpr std::int32_t kVersion = 5;
 // A name added after version 1 and the version that added it.
 struct AddedName {
   const char* name;
@@ -35,6 +35,7 @@ inline constexpr AddedName kAddedAttributes[] = {
     {"accumulate_steps", 2},
     {"timing", 2},
     {"fused_optimizer", 4},
+    {"overlap_order", 5},
 };
 // Per-run datasets added after version 1 (for_each_dataset), with the version that added them: a reader of an older
 // file that lacks one gets an array of the right shape filled with NaN ("not measured"). Every dataset added to
@@ -119,6 +120,9 @@ struct ConfigurationMetadata {
   std::string graph = "off";            // "on": each step one CUDA graph replay
   std::string overlap = "off";          // "on": bucketed reductions during backward, Adam per bucket (ranks > 1 only)
   std::string fused_optimizer = "off";  // "on": weight gradients computed inside Adam (1 rank, fp32 only) (v4)
+  // With overlap on: "deferred" or "layerwise" (--overlap-order, gradient_buckets.hpp); "n/a" with overlap off (v5; a
+  // file of version 2 to 4 with overlap on ran layerwise, which read_results_file fills in).
+  std::string overlap_order = kNotApplicable;
   double bucket_mb = 0.0;               // bucket cap in MB with overlap on; 0 = one bucket of everything
   std::string grad_dtype = "fp32";      // element type of the all-reduced gradient
   std::int32_t accumulate_steps = 1;    // 1 = gradients reduced and applied every step
@@ -187,6 +191,7 @@ void for_each_attribute_of_configuration(Metadata& m, Visitor&& visit) {
   visit("precision", m.precision);
   visit("graph", m.graph);
   visit("overlap", m.overlap);
+  visit("overlap_order", m.overlap_order);
   visit("fused_optimizer", m.fused_optimizer);
   visit("bucket_mb", m.bucket_mb);
   visit("grad_dtype", m.grad_dtype);

@@ -18,7 +18,7 @@ import sys
 import h5py
 import numpy as np
 
-SUPPORTED_SCHEMA_VERSION = 4
+SUPPORTED_SCHEMA_VERSION = 5
 IMPLEMENTATIONS = ("mgpu_bench", "pytorch-ddp", "pytorch-graph")
 PHASES = ["forward", "backward", "allreduce", "exposed_comm", "optimizer", "step"]
 THROTTLE_FRACTION = 0.75  # MEASUREMENT.md: mean SM clock below 75% of the maximum
@@ -97,6 +97,16 @@ def check_configuration(name, group, expected_sizes, flags, problems, version):
         problem(f"fused_optimizer is {fused_optimizer!r}, expected 'on' or 'off'")
     elif fused_optimizer == "on" and ranks != 1:
         problem(f"fused_optimizer is 'on' with {ranks} ranks (one rank only)")
+    # schema_version 5 added overlap_order: "deferred" or "layerwise" with overlap on, "n/a" with it off; an older file
+    # lacks it (its overlap, if any, was layerwise).
+    if version >= 5:
+        overlap_order = group.attrs.get("overlap_order")
+        expected = ("deferred", "layerwise") if group.attrs.get("overlap") == "on" else ("n/a",)
+        if overlap_order is None:
+            problem("missing attribute 'overlap_order'")
+        elif overlap_order not in expected:
+            problem(f"overlap_order is {overlap_order!r} with overlap {group.attrs.get('overlap')!r}, expected one of "
+                    f"{expected}")
 
     if "is_warmup" not in group:
         problem("missing dataset 'is_warmup'")

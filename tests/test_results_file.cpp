@@ -719,7 +719,7 @@ TEST_F(ResultsFileTest, FusedOptimizerRoundTrips) {
 }
 
 TEST_F(ResultsFileTest, AVersion3FileReadsFusedOptimizerAsOff) {
-  EXPECT_EQ(results_schema::kVersion, 4);
+  EXPECT_EQ(results_schema::kVersion, 5);
   EXPECT_EQ(results_schema::attribute_added_in("fused_optimizer"), 4);
   EXPECT_EQ(mgpu::attribute_texts(ConfigurationMetadata{}).at("fused_optimizer"), "off");  // analysis' default
   const std::string file = write_sample();
@@ -748,6 +748,41 @@ TEST_F(ResultsFileTest, AVersion3FileReadsFusedOptimizerAsOff) {
     MGPU_H5_CHECK(H5Awrite(version.get(), H5T_NATIVE_INT32, &four));
   }
   EXPECT_EQ(reader_error(file), "'" + file + "': " + group_of(0) + ": missing attribute 'fused_optimizer'");
+}
+
+TEST_F(ResultsFileTest, OverlapOrderRoundTripsAndAVersion4FileWithOverlapReadsLayerwise) {
+  EXPECT_EQ(results_schema::attribute_added_in("overlap_order"), 5);
+  EXPECT_EQ(mgpu::attribute_texts(ConfigurationMetadata{}).at("overlap_order"), "n/a");  // overlap off
+  ConfigurationMetadata metadata = synthetic_metadata(0);
+  metadata.overlap = "on";
+  metadata.overlap_order = "deferred";
+  const std::string file = path("order.h5");
+  {
+    ResultsWriter writer(file, false);
+    ResultsWriter::Configuration configuration = writer.add_configuration(metadata);
+    writer.append_run(configuration, synthetic_run(0, 0));
+    writer.finish(configuration);
+    writer.close();
+  }
+  EXPECT_EQ(raw_string(open_read_only(file).get(), group_of(0), "overlap_order"), "deferred");
+  EXPECT_EQ(read_results_file(file).configurations.at(0).metadata.overlap_order, "deferred");
+  {
+    // What a schema_version 4 file with overlap looks like: no overlap_order; its overlap was layerwise, the only one.
+    const H5File raw(MGPU_H5_CHECK(H5Fopen(file.c_str(), H5F_ACC_RDWR, H5P_DEFAULT)));
+    const H5Attribute version(MGPU_H5_CHECK(H5Aopen(raw.get(), "schema_version", H5P_DEFAULT)));
+    const std::int32_t four = 4;
+    MGPU_H5_CHECK(H5Awrite(version.get(), H5T_NATIVE_INT32, &four));
+    MGPU_H5_CHECK(H5Adelete_by_name(raw.get(), group_of(0).c_str(), "overlap_order", H5P_DEFAULT));
+  }
+  EXPECT_EQ(read_results_file(file).configurations.at(0).metadata.overlap_order, "layerwise");
+  {
+    // A version 5 file must have it.
+    const H5File raw(MGPU_H5_CHECK(H5Fopen(file.c_str(), H5F_ACC_RDWR, H5P_DEFAULT)));
+    const H5Attribute version(MGPU_H5_CHECK(H5Aopen(raw.get(), "schema_version", H5P_DEFAULT)));
+    const std::int32_t five = 5;
+    MGPU_H5_CHECK(H5Awrite(version.get(), H5T_NATIVE_INT32, &five));
+  }
+  EXPECT_EQ(reader_error(file), "'" + file + "': " + group_of(0) + ": missing attribute 'overlap_order'");
 }
 
 // ---- Standalone groups: /allreduce and /probe, next to /configurations
