@@ -220,39 +220,17 @@ RunRecord CudaTrainer::run(int run_index) {
   return record;
 }
 
-void CudaTrainer::mark(const StepEvents* events, Mark which, cudaStream_t stream) {
+void CudaTrainer::mark(const StepEvents* events, Mark which, cudaStream_t stream) const {
   if (events == nullptr) return;
   // --timing step: the step's boundaries only (the other marks' nodes would each add their cost to the step).
   if (settings_.timing == TimingMode::step && which != kStart && which != kEnd) return;
-  // A boundary inside the compute stream's work is recorded on a branch: the marks stream waits for the compute
-  // stream's work so far and records the timing event there, while the compute stream goes straight on. Recorded
-  // in line, the event would sit between two kernels of the chain of dependent launches (dependent_launch.cuh), and
-  // the kernel after it could neither start early nor prefetch: about 3.5 us per mark on H200 (docs/measurement.md).
-  // On the branch the event still fires only once all the work ahead of it has completed, as in line. The step's own
-  // start and end stay in line: the step is timed by the stream that does the work, with no hop between streams.
-  const bool on_branch = stream == compute_stream_.get() && which != kStart && which != kEnd;
-  cudaStream_t recording = stream;
-  if (on_branch) {
-    mark_fork_.record(stream);  // only orders the marks stream after the work so far (a plain record, also in capture)
-    marks_stream_.wait(mark_fork_.get());
-    recording = marks_stream_.get();
-    marks_branched_ = true;
-  }
   // Inside a capture a plain record would only order streams; the external flag makes it a node that records the
   // timestamp at every replay.
   if (capturing_) {
-    (*events)[which].record_in_capture(recording);
+    (*events)[which].record_in_capture(stream);
   } else {
-    (*events)[which].record(recording);
+    (*events)[which].record(stream);
   }
-}
-
-void CudaTrainer::join_marks(cudaStream_t stream) {
-  // A capture must end with every stream it forked joined back; eagerly, the join keeps a step's marks inside it.
-  if (!marks_branched_) return;
-  marks_joined_.record(marks_stream_.get());
-  MGPU_CUDA_CHECK(cudaStreamWaitEvent(stream, marks_joined_.get(), 0));
-  marks_branched_ = false;
 }
 
 void CudaTrainer::enqueue_step(const StepEvents* events, StepKind kind) {
@@ -318,7 +296,6 @@ void CudaTrainer::enqueue_step(const StepEvents* events, StepKind kind) {
     model_.backward(plan_, {}, kind.accumulate);
     // A step that only accumulates ends here: its end mark is backward's (a second mark right after it would add
     // the cost of an event-record node, about 3 us, to the step and to no phase).
-    if (!kind.update) join_marks(compute);
     mark(events, kind.update ? kBackwardEnd : kEnd, compute);
   }
   if (!kind.update) return;
@@ -352,7 +329,6 @@ void CudaTrainer::enqueue_step(const StepEvents* events, StepKind kind) {
       compute_stream_.wait(updates_done_.get());
     }
   }
-  join_marks(compute);
   mark(events, kEnd, compute);  // step = start -> here
 }
 

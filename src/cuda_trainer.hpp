@@ -82,9 +82,7 @@ class CudaTrainer final : public Trainer {
   // whether captured or launched eagerly.
   void enqueue_step(const StepEvents* events, StepKind kind);
   void reduce_bucket(int bucket, const StepEvents* events);
-  void mark(const StepEvents* events, Mark which, cudaStream_t stream);
-  // Joins the marks stream (see mark) back into `stream` before the step's end mark.
-  void join_marks(cudaStream_t stream);
+  void mark(const StepEvents* events, Mark which, cudaStream_t stream) const;
   void capture_step_graph(StepKind kind);
   // Points the event-record nodes of instance `instance` of `captured` at step `step`'s events (they were captured
   // with step 0's).
@@ -115,12 +113,6 @@ class CudaTrainer final : public Trainer {
   // blocks get SMs as the weight-gradient GEMMs' blocks retire, so the last updates do not wait for backward's end),
   // and the event that joins it back into the compute stream.
   CudaStream optimizer_stream_ = CudaStream::highest_priority();
-  // The branch that records the phase marks inside the compute stream's work (mark), its fork and join events, and
-  // whether the current step has forked it.
-  CudaStream marks_stream_;
-  CudaEvent mark_fork_{cudaEventDisableTiming};
-  CudaEvent marks_joined_{cudaEventDisableTiming};
-  bool marks_branched_ = false;
   CudaEvent updates_done_{cudaEventDisableTiming};
   bool capturing_ = false;
   static constexpr int kGraphCopies = 4;  // instances of the step graph used in turn (see capture_step_graph)
