@@ -62,7 +62,8 @@ ConfigurationMetadata describe_configuration(const BenchConfiguration& configura
   meta.overlap = settings.overlap ? "on" : "off";
   meta.fused_optimizer = settings.fused_optimizer ? "on" : "off";
   meta.bucket_mb = settings.overlap ? settings.bucket_mb : 0.0;
-  meta.overlap_order = settings.overlap ? weight_gradient_order_name(settings.overlap_order) : results_schema::kNotApplicable;
+  meta.overlap_order =
+      settings.overlap ? weight_gradient_order_name(settings.overlap_order) : results_schema::kNotApplicable;
   meta.timing = timing_name(settings.timing);
   meta.accumulate_steps = settings.accumulate_steps;
   meta.grad_dtype = grad_dtype_name(settings.grad_dtype);
@@ -96,8 +97,8 @@ struct SweepState {
 // Rank 0: creates the results file, or with --resume opens it and matches each planned configuration against the
 // file's group of the same name by identity: complete -> skip, incomplete -> replace (its group is rerun), absent ->
 // run. A same-named group that measures something else, or a file of another schema version, is refused.
-SweepState open_results(const BenchOptions& options, const std::vector<BenchConfiguration>& plan,
-                        const JobFacts& job, const MpiContext& mpi, const std::vector<RankHardware>& job_hardware) {
+SweepState open_results(const BenchOptions& options, const std::vector<BenchConfiguration>& plan, const JobFacts& job,
+                        const MpiContext& mpi, const std::vector<RankHardware>& job_hardware) {
   SweepState state;
   state.steps.assign(plan.size(), int(PlanStep::run));
   state.attempts.assign(plan.size(), 1);
@@ -117,8 +118,8 @@ SweepState open_results(const BenchOptions& options, const std::vector<BenchConf
             if (stored.metadata.name != planned.name) continue;
             const std::string difference = identity_difference(planned, stored.metadata);
             if (!difference.empty())
-              throw UsageError("--resume: '" + job.output_path + "': configuration '" + planned.name + "': " +
-                               difference + "; give another --output");
+              throw UsageError("--resume: '" + job.output_path + "': configuration '" + planned.name +
+                               "': " + difference + "; give another --output");
             state.steps[i] = int(stored.progress.complete ? PlanStep::skip : PlanStep::replace);
             state.attempts[i] = stored.metadata.attempt + (stored.progress.complete ? 0 : 1);
           }
@@ -271,8 +272,8 @@ void run_benchmark(const BenchOptions& options, const MpiContext& mpi) {
       if (communicator.member()) {
         try {
           const MpiContext sub = describe_mpi_job(communicator.get());
-          row.runs = run_configuration(configuration, job, sub, step, state.attempts[i], state.results.get(),
-                                       &progress);
+          row.runs =
+              run_configuration(configuration, job, sub, step, state.attempts[i], state.results.get(), &progress);
         } catch (const UsageError& e) {
           error = e.what();
         }

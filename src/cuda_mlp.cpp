@@ -247,8 +247,7 @@ void CudaMlp::backward_pass(const BucketPlan* plan, const std::function<void(int
     const GradientPiece& piece = plan->pieces[index];
     const DenseLayer& layer = layers_[piece.layer];
     gemm_.multiply(CUBLAS_OP_N, CUBLAS_OP_T, layer.fan_in, piece.row_end - piece.row_begin, batch_,
-                   gemm_input(piece.layer), layer.fan_in, gradient_operand(piece.layer, piece.row_begin),
-                   layer.fan_out,
+                   gemm_input(piece.layer), layer.fan_in, gradient_operand(piece.layer, piece.row_begin), layer.fan_out,
                    gradients_.data() + layer.weight_offset + static_cast<std::size_t>(piece.row_begin) * layer.fan_in,
                    layer.fan_in, accumulate);
     if (after_piece) after_piece(static_cast<int>(index));
@@ -282,10 +281,9 @@ void CudaMlp::backward_pass(const BucketPlan* plan, const std::function<void(int
                                                   gradient_operand(l, 0), layer.fan_out, other, layer.fan_in, false,
                                                   true, bias_in_optimizer && !bf16_ ? &epilogue : nullptr);
     if (!folded) {
-      kernels::relu_dropout_backward_bias(other, hidden_[l - 1].data(),
-                                          bias_in_optimizer ? nullptr : gradients_.data() + previous.bias_offset,
-                                          batch_, layer.fan_in, drop_probability_, accumulate, stream_,
-                                          bf16_ ? output_gradients_bf16_[l - 1].data() : nullptr);
+      kernels::relu_dropout_backward_bias(
+          other, hidden_[l - 1].data(), bias_in_optimizer ? nullptr : gradients_.data() + previous.bias_offset, batch_,
+          layer.fan_in, drop_probability_, accumulate, stream_, bf16_ ? output_gradients_bf16_[l - 1].data() : nullptr);
     }
     if (early != nullptr) {
       // The GEMM above (or the output head) was the step's last reader of this layer's weights, and its dZ and input

@@ -266,8 +266,8 @@ void CudaTrainer::enqueue_step(const StepEvents* events, StepKind kind) {
   const bool overlap = nccl_ && settings_.overlap && kind.update;
   // Adam applies the mean of the K accumulated gradients (each already a mean over its batch); 1 / 1 is exact.
   const float gradient_scale = 1.0f / static_cast<float>(settings_.accumulate_steps);
-  // backward phase = forward_end -> backward_end: every gradient written (fused: every input and bias gradient; with the
-  // output head, all but the output layer's input gradient, which the head wrote in the forward phase).
+  // backward phase = forward_end -> backward_end: every gradient written (fused: every input and bias gradient; with
+  // the output head, all but the output layer's input gradient, which the head wrote in the forward phase).
   if (overlap) {
     const int buckets = static_cast<int>(plan_.buckets.size());
     int next_bucket = 0;
@@ -311,9 +311,10 @@ void CudaTrainer::enqueue_step(const StepEvents* events, StepKind kind) {
   } else if (!nccl_) {
     model_.adam(settings_.adam, 0, model_.parameter_count(), gradient_scale);
   } else {
-    // Deferred overlap: backward reads no weight once it hands its first bucket over (CudaMlp::backward), so each bucket
-    // is updated on the optimizer stream as soon as it is reduced, beside the weight-gradient GEMMs still running, and
-    // the compute stream joins that stream before the step ends. Otherwise the compute stream updates them in turn.
+    // Deferred overlap: backward reads no weight once it hands its first bucket over (CudaMlp::backward), so each
+    // bucket is updated on the optimizer stream as soon as it is reduced, beside the weight-gradient GEMMs still
+    // running, and the compute stream joins that stream before the step ends. Otherwise the compute stream updates them
+    // in turn.
     const bool beside_backward = overlap && plan_.order == WeightGradientOrder::deferred;
     CudaStream& updates = beside_backward ? optimizer_stream_ : compute_stream_;
     for (std::size_t b = 0; b < plan_.buckets.size(); ++b) {

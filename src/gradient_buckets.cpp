@@ -99,7 +99,8 @@ BucketPlan deferred_overlap_plan(const MlpSpec& model, std::size_t bucket_bytes,
   const int last_index = static_cast<int>(plan.pieces.size()) - 1;
   // A run of pieces [first, last] of the reversed walk is pieces [last_index - last, last_index - first] now; its
   // bucket is complete once the highest of them, last_index - first, is written.
-  for (auto run = runs.rbegin(); run != runs.rend(); ++run) plan.buckets.push_back({run->begin, run->end, last_index - run->first});
+  for (auto run = runs.rbegin(); run != runs.rend(); ++run)
+    plan.buckets.push_back({run->begin, run->end, last_index - run->first});
   return plan;
 }
 

@@ -50,9 +50,9 @@ struct TrainingSettings {
   // --- How the CUDA step is executed (docs/measurement.md, "Step execution"); the CPU fallback refuses the ones it
   // cannot honour (backend.cpp). ---
   Precision precision = Precision::fp32;
-  bool graph = true;       // the whole step (NCCL included) captured once and replayed as one CUDA graph
-  bool overlap = false;    // gradients reduced in buckets during backward, Adam per reduced bucket
-  // bucket cap in MB (1e6 bytes); the bucket reduced first (layerwise) or last (deferred) closes at min(1 MB, bucket_mb)
+  bool graph = true;     // the whole step (NCCL included) captured once and replayed as one CUDA graph
+  bool overlap = false;  // gradients reduced in buckets during backward, Adam per reduced bucket
+  // Bucket cap in MB (1e6 bytes); the bucket reduced first (layerwise) or last (deferred) closes at 1 MB or less.
   double bucket_mb = 8.0;
   // With overlap: when backward forms the weight gradients (gradient_buckets.hpp); deferred also updates each bucket
   // as soon as it is reduced, beside the rest of backward.

@@ -86,6 +86,7 @@ struct DataParallelCase {
 struct Execution {
   bool graph;
   bool overlap;
+  WeightGradientOrder order = WeightGradientOrder::deferred;  // with overlap
 };
 
 TrainingSettings data_parallel_settings(const DataParallelCase& c, Execution execution = {true, true}) {
@@ -97,6 +98,7 @@ TrainingSettings data_parallel_settings(const DataParallelCase& c, Execution exe
   settings.seed = 7;
   settings.graph = execution.graph;
   settings.overlap = execution.overlap;
+  settings.overlap_order = execution.order;
   settings.bucket_mb = c.bucket_mb;
   return settings;
 }
@@ -124,10 +126,11 @@ TEST_P(CudaDataParallel, TwoRanksMatchOneGpuOnTheWholeBatch) {
 
   const double difference = relative_difference(distributed, whole_batch);
   std::cout << "rank " << layout.world_rank << ": " << data_case.name << " (graph " << execution.graph << ", overlap "
-            << execution.overlap << ", " << two_ranks.bucket_plan().buckets.size() << " buckets; "
-            << settings.model.widths_string() << ", dropout " << settings.model.dropout << "), "
-            << settings.total_steps() << " steps, global batch " << settings.global_batch
-            << ": ||params(2 ranks) - params(1 GPU)|| / ||params(1 GPU)|| = " << difference << std::endl;
+            << execution.overlap << " " << weight_gradient_order_name(execution.order) << ", "
+            << two_ranks.bucket_plan().buckets.size() << " buckets; " << settings.model.widths_string() << ", dropout "
+            << settings.model.dropout << "), " << settings.total_steps() << " steps, global batch "
+            << settings.global_batch << ": ||params(2 ranks) - params(1 GPU)|| / ||params(1 GPU)|| = " << difference
+            << std::endl;
   EXPECT_LE(difference, data_case.tolerance);
 
   // Every rank applied the same all-reduced gradient, so the ranks hold the same parameters.
@@ -167,12 +170,13 @@ INSTANTIATE_TEST_SUITE_P(
                           DataParallelCase{"medium", custom_model(preset_model("medium").widths, 0.0), 20, 0.1},
                           DataParallelCase{"medium_dropout", preset_model("medium"), 20, 0.1},
                           DataParallelCase{"large", custom_model(preset_model("large").widths, 0.0), 5, 4.0, 1e-4}),
-        ::testing::Values(Execution{true, true}, Execution{true, false}, Execution{false, true},
-                          Execution{false, false})),
+        ::testing::Values(Execution{true, true}, Execution{true, true, WeightGradientOrder::layerwise},
+                          Execution{true, false}, Execution{false, true},
+                          Execution{false, true, WeightGradientOrder::layerwise}, Execution{false, false})),
     [](const ::testing::TestParamInfo<std::tuple<DataParallelCase, Execution>>& info) {
       const Execution execution = std::get<1>(info.param);
       return std::get<0>(info.param).name + (execution.graph ? "_graph" : "_eager") +
-             (execution.overlap ? "_overlap" : "_serial");
+             (execution.overlap ? std::string("_") + weight_gradient_order_name(execution.order) : "_serial");
     });
 
 // Gradient accumulation (K = 2: every other step reduces and updates) on two ranks against one GPU, every execution.
@@ -180,7 +184,8 @@ TEST(CudaAccumulation, TwoRanksMatchOneGpuOnTheWholeBatch) {
   const NodeLayout layout = node_layout();
   const std::string reason = two_gpu_skip_reason(layout);
   if (!reason.empty()) GTEST_SKIP() << reason;
-  for (Execution execution : {Execution{true, true}, Execution{true, false}, Execution{false, true}}) {
+  for (Execution execution : {Execution{true, true}, Execution{true, true, WeightGradientOrder::layerwise},
+                              Execution{true, false}, Execution{false, true}}) {
     TrainingSettings settings = data_parallel_settings({"medium_dropout", preset_model("medium"), 20, 0.1}, execution);
     settings.accumulate_steps = 2;
     CudaTrainer two_ranks(settings, MPI_COMM_WORLD, layout.local_rank);
@@ -189,8 +194,8 @@ TEST(CudaAccumulation, TwoRanksMatchOneGpuOnTheWholeBatch) {
     one_gpu.run(3);
     const double difference = relative_difference(two_ranks.parameters(), one_gpu.parameters());
     std::cout << "rank " << layout.world_rank << ": accumulate 2 (graph " << execution.graph << ", overlap "
-              << execution.overlap << "): ||params(2 ranks) - params(1 GPU)|| / ||params(1 GPU)|| = " << difference
-              << std::endl;
+              << execution.overlap << " " << weight_gradient_order_name(execution.order)
+              << "): ||params(2 ranks) - params(1 GPU)|| / ||params(1 GPU)|| = " << difference << std::endl;
     EXPECT_LE(difference, 1e-5);  // medium without accumulation stays at 5e-7 over 20 steps (see above)
     for (int step = 0; step < record.total_steps; ++step) {
       if (settings.ends_accumulation(step)) {
@@ -217,7 +222,8 @@ TEST(CudaBf16Gradients, TwoRanksMatchOneGpuWithinBf16Rounding) {
   const NodeLayout layout = node_layout();
   const std::string reason = two_gpu_skip_reason(layout);
   if (!reason.empty()) GTEST_SKIP() << reason;
-  for (Execution execution : {Execution{true, true}, Execution{true, false}, Execution{false, true}}) {
+  for (Execution execution : {Execution{true, true}, Execution{true, true, WeightGradientOrder::layerwise},
+                              Execution{true, false}, Execution{false, true}}) {
     TrainingSettings settings = data_parallel_settings({"medium_dropout", preset_model("medium"), 20, 0.1}, execution);
     CudaTrainer one_gpu(settings, MPI_COMM_SELF, layout.local_rank);
     one_gpu.run(3);

@@ -354,20 +354,25 @@ void expect_gradients_match(const ModelCase& c, const std::vector<float>& gradie
 
 TEST_P(CudaMlpReference, BackwardInBucketPiecesMatchesFloat64Reference) {
   const ReferenceCase& rc = GetParam();
-  // Caps of a few rows: every layer's weight gradient is cut into several GEMMs, as overlap does it.
+  // Caps of a few rows: every layer's weight gradient is cut into several GEMMs, as overlap does it; in both orders
+  // (deferred: every weight gradient after the chain of input gradients, first layer first).
   const std::size_t cap = std::size_t(4) * rc.model.model.max_width() * 3;
-  const BucketPlan plan = overlap_plan(rc.model.model, cap, cap / 2);
-  GpuFixture gpu(rc.model);
-  const cpu::DropoutKey key = dropout_key(rc.drop_probability);
-  DeviceBuffer<float> loss(1);
-  gpu.mlp.forward(key);
-  gpu.mlp.loss_and_gradient(loss.data());
-  std::vector<int> pieces_seen;
-  gpu.mlp.backward(plan, [&](int piece) { pieces_seen.push_back(piece); });
-  ASSERT_EQ(pieces_seen.size(), plan.pieces.size());
-  for (std::size_t p = 0; p < pieces_seen.size(); ++p) EXPECT_EQ(pieces_seen[p], static_cast<int>(p));
-  const Reference reference(rc.model, gpu, key);
-  expect_gradients_match(rc.model, gpu.mlp.download_gradients(), reference, kMathTolerance, "pieces");
+  for (const BucketPlan& plan :
+       {overlap_plan(rc.model.model, cap, cap / 2), deferred_overlap_plan(rc.model.model, cap, cap / 2)}) {
+    const std::string order = weight_gradient_order_name(plan.order);
+    GpuFixture gpu(rc.model);
+    gpu.mlp.fill_work_buffers_with_nan();  // a piece that is never written shows as NaN
+    const cpu::DropoutKey key = dropout_key(rc.drop_probability);
+    DeviceBuffer<float> loss(1);
+    gpu.mlp.forward(key);
+    gpu.mlp.loss_and_gradient(loss.data());
+    std::vector<int> pieces_seen;
+    gpu.mlp.backward(plan, [&](int piece) { pieces_seen.push_back(piece); });
+    ASSERT_EQ(pieces_seen.size(), plan.pieces.size()) << order;
+    for (std::size_t p = 0; p < pieces_seen.size(); ++p) EXPECT_EQ(pieces_seen[p], static_cast<int>(p)) << order;
+    const Reference reference(rc.model, gpu, key);
+    expect_gradients_match(rc.model, gpu.mlp.download_gradients(), reference, kMathTolerance, "pieces, " + order);
+  }
 }
 
 // After a fused update (adam_with_weight_gradients, update 1, from zero moments) of `gpu` from its fixture's state,
