@@ -180,18 +180,23 @@ def floor(tools, model, global_batch, ranks, precision="fp32"):
     bytes: Adam reads p, g, m, v and writes p, m, v (7 x 4P), forward and backward read the weights and backward
     writes the gradient (3 x 4P), activations ~3 passes of 4 x B x sum(in + out); over the streaming copy bandwidth.
     flops: 6 x dense weights x local batch over the best measured GEMM rate of the precision (cuBLAS at the step's
-    exact shapes, summed, is reported beside it: the matrix work alone as cuBLAS does it). launches: the fewest kernels of a fused step, 3L + 1 (L forward GEMMs with
-    epilogues, L weight- and L-1 input-gradient GEMMs, the loss, one multi-tensor Adam), at the graph-node cost.
+    exact shapes, summed, is reported beside it: the matrix work alone as cuBLAS does it). launches: the fewest kernels
+    of a fused step, at the graph-node cost: on 1 GPU 2L - 1 (L - 1 forward GEMMs with epilogues, the output head:
+    output layer, loss and its input gradient, L - 2 input-gradient GEMMs with epilogues, one weight-gradient + Adam
+    kernel); on more, where the gradient must be written for the all-reduce, 3L + 1 (L forward GEMMs with epilogues,
+    the loss, L weight- and L - 1 input-gradient GEMMs, one multi-tensor Adam).
     2 GPUs: the standalone all-reduce of the gradient (one at a time) bounds the step too."""
     widths = PRESETS[model]
     local = global_batch // ranks
     params = parameter_count(widths)
     activations = 3 * 4 * local * sum(a + b for a, b in zip(widths[:-1], widths[1:]))
     moved = 40 * params + activations
+    layers = len(widths) - 1
+    kernels = 2 * layers - 1 if ranks == 1 else 3 * layers + 1
     terms = {
         "bytes": moved / (tools.copy_gbps * 1e9) * 1e3,
         "flops": 6 * dense_weights(widths) * local / (tools.peak_tflops[precision] * 1e12) * 1e3,
-        "launches": (3 * (len(widths) - 1) + 1) * tools.launch_ms["graph_node"],
+        "launches": kernels * tools.launch_ms["graph_node"],
     }
     if ranks > 1:
         terms["allreduce"] = tools.allreduce(model)[0]
@@ -200,7 +205,7 @@ def floor(tools, model, global_batch, ranks, precision="fp32"):
     detail = (f"{moved / 1e6:.0f} MB → {terms['bytes']:.4f}; {6 * dense_weights(widths) * local / 1e9:.2f} GFLOP → "
               f"{terms['flops']:.4f} (cuBLAS at these shapes {gemm:.4f})" if gemm is not None else "")
     detail = detail or f"bytes {terms['bytes']:.4f}; flops {terms['flops']:.4f}"
-    detail += f"; {3 * (len(widths) - 1) + 1} kernels → {terms['launches']:.4f}"
+    detail += f"; {kernels} kernels → {terms['launches']:.4f}"
     if ranks > 1:
         detail += f"; all-reduce {terms['allreduce']:.4f}"
     return terms[bound], f"{terms[bound]:.4f} ms ({bound}: {detail})"
