@@ -131,6 +131,7 @@ TEST(Options, EachBadValueGivesOneLineNamingIt) {
       {{"--config", "/no/such/study.ini"}, "/no/such/study.ini"},
       {{"--graph", "yes"}, "--graph 'yes'"},
       {{"--overlap", "1"}, "--overlap '1'"},
+      {{"--overlap-order", "reverse"}, "--overlap-order 'reverse'"},
       {{"--fuse-optimizer", "yes"}, "--fuse-optimizer 'yes'"},
       {{"--bucket-mb", "0"}, "--bucket-mb 0"},
       {{"--bucket-mb", "-2"}, "--bucket-mb -2"},
@@ -157,6 +158,8 @@ TEST(Options, StepExecutionDefaultsAndValues) {
   EXPECT_EQ(defaults.step.precision, Precision::fp32);
   EXPECT_EQ(defaults.step.timing, TimingMode::events);
   EXPECT_EQ(defaults.step.accumulate_steps, 1);
+  EXPECT_EQ(defaults.step.overlap_order, WeightGradientOrder::deferred);
+  EXPECT_EQ(parse({"--overlap-order", "layerwise"}).step.overlap_order, WeightGradientOrder::layerwise);
   const BenchOptions set = parse({"--graph", "off", "--overlap", "on", "--bucket-mb", "0.5", "--precision", "tf32",
                                   "--timing", "none", "--accumulate", "4", "--grad-dtype", "bf16"});
   EXPECT_EQ(set.step.graph, Toggle::off);
@@ -185,6 +188,9 @@ TEST(Options, StepExecutionResolvesPerBackend) {
   EXPECT_FALSE(cuda.overlap);  // auto: off (measured no faster on 2 x H200)
   apply_step_options(parse({"--overlap", "on"}).step, true, cuda);
   EXPECT_TRUE(cuda.overlap);
+  EXPECT_EQ(cuda.overlap_order, WeightGradientOrder::deferred);
+  apply_step_options(parse({"--overlap", "on", "--overlap-order", "layerwise"}).step, true, cuda);
+  EXPECT_EQ(cuda.overlap_order, WeightGradientOrder::layerwise);
   TrainingSettings cpu;
   cpu.graph = cpu.overlap = true;
   apply_step_options(parse({}).step, false, cpu);  // auto: off on the CPU, no error
