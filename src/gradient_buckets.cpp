@@ -64,6 +64,16 @@ std::vector<PieceRun> group_pieces(const std::vector<GradientPiece>& pieces, std
   return runs;
 }
 
+// Every layer's weight rows in pieces of at most bucket_bytes, in layerwise backward order: last layer first, each
+// layer from its last rows (consecutive pieces walk backwards through the buffer).
+std::vector<GradientPiece> layerwise_pieces(const MlpSpec& model, std::size_t bucket_bytes) {
+  std::vector<GradientPiece> pieces;
+  const std::vector<DenseLayer> layers = model.layers();
+  for (int l = static_cast<int>(layers.size()) - 1; l >= 0; --l)
+    append_layer_pieces(layers[l], l, blocks_within(layers[l], bucket_bytes), pieces);
+  return pieces;
+}
+
 }  // namespace
 
 BucketPlan whole_buffer_plan(const MlpSpec& model) {
@@ -77,9 +87,7 @@ BucketPlan whole_buffer_plan(const MlpSpec& model) {
 BucketPlan overlap_plan(const MlpSpec& model, std::size_t bucket_bytes, std::size_t first_bucket_bytes) {
   MGPU_REQUIRE(bucket_bytes > 0 && first_bucket_bytes > 0, "bucket sizes must be positive");
   BucketPlan plan;
-  const std::vector<DenseLayer> layers = model.layers();
-  for (int l = static_cast<int>(layers.size()) - 1; l >= 0; --l)
-    append_layer_pieces(layers[l], l, blocks_within(layers[l], bucket_bytes), plan.pieces);
+  plan.pieces = layerwise_pieces(model, bucket_bytes);
   for (const PieceRun& run : group_pieces(plan.pieces, first_bucket_bytes, bucket_bytes))
     plan.buckets.push_back({run.begin, run.end, run.last});
   return plan;
@@ -89,10 +97,8 @@ BucketPlan deferred_overlap_plan(const MlpSpec& model, std::size_t bucket_bytes,
   MGPU_REQUIRE(bucket_bytes > 0 && last_bucket_bytes > 0, "bucket sizes must be positive");
   BucketPlan plan;
   plan.order = WeightGradientOrder::deferred;
-  const std::vector<DenseLayer> layers = model.layers();
-  // Built last layer first, each layer's blocks from its last rows (as layerwise), then reversed: first layer first.
-  for (int l = static_cast<int>(layers.size()) - 1; l >= 0; --l)
-    append_layer_pieces(layers[l], l, blocks_within(layers[l], bucket_bytes), plan.pieces);
+  // Built in layerwise order, then reversed: first layer first.
+  plan.pieces = layerwise_pieces(model, bucket_bytes);
   // Grouped in that reversed (buffer-end-first) walk, so that the small cap falls on the last bucket reduced.
   const std::vector<PieceRun> runs = group_pieces(plan.pieces, last_bucket_bytes, bucket_bytes);
   std::reverse(plan.pieces.begin(), plan.pieces.end());

@@ -25,33 +25,52 @@ void expect_pieces_match_layers(const MlpSpec& model, const BucketPlan& plan) {
   }
 }
 
-// Every element of [0, parameter_count) in exactly one piece and one bucket; pieces in layerwise backward order.
-void expect_well_formed(const MlpSpec& model, const BucketPlan& plan) {
+// Every element of [0, parameter_count) in exactly one piece and one bucket. Pieces and buckets walk through the buffer
+// without gaps in backward order: layerwise backwards (last layer first, the first piece ends at the buffer's end),
+// deferred forwards (first layer first, each layer's rows from the first block); each bucket closes at the piece
+// that reaches its far edge in that walk.
+void expect_well_formed(const MlpSpec& model, const BucketPlan& plan, WeightGradientOrder order) {
   const std::size_t count = model.parameter_count();
   ASSERT_FALSE(plan.pieces.empty());
   ASSERT_FALSE(plan.buckets.empty());
-  EXPECT_EQ(plan.order, WeightGradientOrder::layerwise);
-  // Pieces walk backwards through the buffer without gaps: the first ends at the buffer's end, the last starts at 0.
-  EXPECT_EQ(plan.pieces.front().end, count);
-  EXPECT_EQ(plan.pieces.back().begin, 0u);
+  EXPECT_EQ(plan.order, order);
+  const bool forwards = order == WeightGradientOrder::deferred;
+  // The edge of a range where the walk enters it and where it leaves it.
+  const auto entry = [&](const auto& range) { return forwards ? range.begin : range.end; };
+  const auto exit = [&](const auto& range) { return forwards ? range.end : range.begin; };
+  const std::size_t start = forwards ? 0 : count;
+  const std::size_t finish = forwards ? count : 0;
+  EXPECT_EQ(entry(plan.pieces.front()), start);
+  EXPECT_EQ(exit(plan.pieces.back()), finish);
   for (std::size_t p = 1; p < plan.pieces.size(); ++p) {
-    EXPECT_EQ(plan.pieces[p].end, plan.pieces[p - 1].begin) << "piece " << p;
-    EXPECT_LE(plan.pieces[p].layer, plan.pieces[p - 1].layer) << "backward order";
+    EXPECT_EQ(entry(plan.pieces[p]), exit(plan.pieces[p - 1])) << "piece " << p;
+    if (forwards) {
+      EXPECT_GE(plan.pieces[p].layer, plan.pieces[p - 1].layer) << "first layer first";
+    } else {
+      EXPECT_LE(plan.pieces[p].layer, plan.pieces[p - 1].layer) << "backward order";
+    }
   }
   expect_pieces_match_layers(model, plan);
-  // Buckets: the same backward walk, each closing at the piece that reaches its start.
-  EXPECT_EQ(plan.buckets.front().end, count);
-  EXPECT_EQ(plan.buckets.back().begin, 0u);
+  EXPECT_EQ(entry(plan.buckets.front()), start);
+  EXPECT_EQ(exit(plan.buckets.back()), finish);
   EXPECT_EQ(plan.buckets.back().last_piece, static_cast<int>(plan.pieces.size()) - 1);
   for (std::size_t b = 0; b < plan.buckets.size(); ++b) {
     const GradientBucket& bucket = plan.buckets[b];
     EXPECT_LT(bucket.begin, bucket.end);
-    EXPECT_EQ(plan.pieces[bucket.last_piece].begin, bucket.begin) << "bucket " << b;
+    EXPECT_EQ(exit(plan.pieces[bucket.last_piece]), exit(bucket)) << "bucket " << b;
     if (b > 0) {
-      EXPECT_EQ(bucket.end, plan.buckets[b - 1].begin) << "bucket " << b;
+      EXPECT_EQ(entry(bucket), exit(plan.buckets[b - 1])) << "bucket " << b;
       EXPECT_GT(bucket.last_piece, plan.buckets[b - 1].last_piece);
     }
   }
+}
+
+void expect_well_formed(const MlpSpec& model, const BucketPlan& plan) {
+  expect_well_formed(model, plan, WeightGradientOrder::layerwise);
+}
+
+void expect_well_formed_deferred(const MlpSpec& model, const BucketPlan& plan) {
+  expect_well_formed(model, plan, WeightGradientOrder::deferred);
 }
 
 TEST(GradientBuckets, WholeBufferPlanIsOneBucketOnePiecePerLayer) {
@@ -95,34 +114,6 @@ TEST(GradientBuckets, HugeCapsGiveOneBucketOfUnsplitLayers) {
   expect_well_formed(model, plan);
   EXPECT_EQ(plan.pieces.size(), std::size_t(model.layer_count()));
   EXPECT_EQ(plan.buckets.size(), 1u);
-}
-
-// The deferred order: pieces walk forwards through the buffer (first layer first, each layer's rows from the first
-// block), buckets likewise, each closing at the piece that reaches its end.
-void expect_well_formed_deferred(const MlpSpec& model, const BucketPlan& plan) {
-  const std::size_t count = model.parameter_count();
-  ASSERT_FALSE(plan.pieces.empty());
-  ASSERT_FALSE(plan.buckets.empty());
-  EXPECT_EQ(plan.order, WeightGradientOrder::deferred);
-  EXPECT_EQ(plan.pieces.front().begin, 0u);
-  EXPECT_EQ(plan.pieces.back().end, count);
-  for (std::size_t p = 1; p < plan.pieces.size(); ++p) {
-    EXPECT_EQ(plan.pieces[p].begin, plan.pieces[p - 1].end) << "piece " << p;
-    EXPECT_GE(plan.pieces[p].layer, plan.pieces[p - 1].layer) << "first layer first";
-  }
-  expect_pieces_match_layers(model, plan);
-  EXPECT_EQ(plan.buckets.front().begin, 0u);
-  EXPECT_EQ(plan.buckets.back().end, count);
-  EXPECT_EQ(plan.buckets.back().last_piece, static_cast<int>(plan.pieces.size()) - 1);
-  for (std::size_t b = 0; b < plan.buckets.size(); ++b) {
-    const GradientBucket& bucket = plan.buckets[b];
-    EXPECT_LT(bucket.begin, bucket.end);
-    EXPECT_EQ(plan.pieces[bucket.last_piece].end, bucket.end) << "bucket " << b;
-    if (b > 0) {
-      EXPECT_EQ(bucket.begin, plan.buckets[b - 1].end) << "bucket " << b;
-      EXPECT_GT(bucket.last_piece, plan.buckets[b - 1].last_piece);
-    }
-  }
 }
 
 TEST(GradientBuckets, DeferredLargePlanStartsWithTheInputLayerAndEndsWithASmallBucket) {
