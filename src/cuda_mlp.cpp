@@ -291,7 +291,7 @@ void CudaMlp::backward_pass(const BucketPlan* plan, const std::function<void(int
       layer_released_.record(stream_);
       update_stream_.wait(layer_released_.get());
       update_layers(static_cast<std::size_t>(l), static_cast<std::size_t>(l) + 1, early->adam, early->gradient_scale,
-                    early->accumulated, update_stream_.get());
+                    early->accumulated, kernels::WeightGradientAdamGrid::one_tile_per_block, update_stream_.get());
       layers_updated_early_ = layers_.size() - static_cast<std::size_t>(l);
     }
   }
@@ -321,7 +321,9 @@ void CudaMlp::adam_with_weight_gradients(const AdamSettings& adam, float gradien
                std::string("the fused optimizer is fp32 only, not ") + precision_name(precision_));
   MGPU_REQUIRE(gradients_bf16_.size() == 0,
                "the fused optimizer reads fp32 gradients (one rank), not --grad-dtype bf16");
-  update_layers(0, layers_.size() - layers_updated_early_, adam, gradient_scale, accumulated, stream_);
+  // Nothing else runs now: the update may hold every SM.
+  update_layers(0, layers_.size() - layers_updated_early_, adam, gradient_scale, accumulated,
+                kernels::WeightGradientAdamGrid::resident, stream_);
   if (layers_updated_early_ > 0) {  // join: the step's parameters are all updated once the compute stream gets here
     updates_done_.record(update_stream_.get());
     MGPU_CUDA_CHECK(cudaStreamWaitEvent(stream_, updates_done_.get(), 0));
@@ -336,11 +338,11 @@ bool CudaMlp::early_updates_pay() const {
 }
 
 void CudaMlp::update_layers(std::size_t first, std::size_t last, const AdamSettings& adam, float gradient_scale,
-                            bool accumulated, cudaStream_t stream) {
+                            bool accumulated, kernels::WeightGradientAdamGrid grid, cudaStream_t stream) {
   if (first >= last) return;
   kernels::weight_gradient_adam(fused_layers_.data() + first, last - first, batch_, parameters_.data(),
                                 gradients_.data(), first_moment_.data(), second_moment_.data(),
-                                adam_constants(adam, gradient_scale), step_params_.data(), accumulated, stream);
+                                adam_constants(adam, gradient_scale), step_params_.data(), accumulated, grid, stream);
 }
 
 void CudaMlp::upload_step_params() {

@@ -171,7 +171,7 @@ class CudaMlp {
                      const EarlyUpdate* early = nullptr);
   // The fused optimizer on layers [first, last) of layers_, on `stream`.
   void update_layers(std::size_t first, std::size_t last, const AdamSettings& adam, float gradient_scale,
-                     bool accumulated, cudaStream_t stream);
+                     bool accumulated, kernels::WeightGradientAdamGrid grid, cudaStream_t stream);
 
   MlpSpec model_;
   std::vector<DenseLayer> layers_;

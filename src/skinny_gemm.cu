@@ -8,6 +8,7 @@
 
 #include "async_copy.cuh"
 #include "dependent_launch.cuh"
+#include "per_device_once.hpp"
 #include "skinny_gemm.cuh"
 #include "synthetic_data.hpp"
 
@@ -347,18 +348,13 @@ constexpr Variant kVariants[] = {
 #undef MGPU_SKINNY_VARIANT
 };
 
-// The opt-ins, once per device before its first launch (they are not stream work, so they stay out of any capture).
-// A lock-free check on every call: preparing twice from two threads at once is harmless.
+// The opt-ins, once per device before its first launch.
 cudaError_t prepare_current_device() {
-  static std::atomic<std::uint64_t> prepared{0};  // bit d: device d (devices past 63 prepare on every call)
-  int device = 0;
-  const cudaError_t status = cudaGetDevice(&device);
-  if (status != cudaSuccess) return status;
-  const std::uint64_t bit = device < 64 ? std::uint64_t{1} << device : 0;
-  if (bit != 0 && (prepared.load(std::memory_order_acquire) & bit) != 0) return cudaSuccess;
-  for (const Variant& variant : kVariants) variant.prepare();
-  prepared.fetch_or(bit, std::memory_order_release);
-  return cudaSuccess;
+  static std::atomic<std::uint64_t> prepared{0};
+  return once_per_device(prepared, [] {
+    for (const Variant& variant : kVariants) variant.prepare();
+    return cudaSuccess;
+  });
 }
 
 }  // namespace

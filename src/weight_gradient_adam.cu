@@ -1,194 +1,385 @@
 // Purpose: the fused weight-gradient + Adam kernel (weight_gradient_adam.cuh): one launch updates every layer.
 #include <algorithm>
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <type_traits>
 
 #include "adam_element.cuh"
 #include "async_copy.cuh"
 #include "cuda_check.hpp"
 #include "dependent_launch.cuh"
+#include "per_device_once.hpp"
 #include "weight_gradient_adam.cuh"
 
 namespace mgpu::kernels {
 namespace {
 
-// A block owns a 32 x 64 tile of one W: rows o0.. (fan_out) by columns i0.. (fan_in). Warp w of 8 takes rows
+// A tile is 32 x 64 weights of one W: rows o0.. (fan_out) by columns i0.. (fan_in). Warp w of 8 takes rows
 // o0 + 4w .. + 3 and lane j columns i0 + j and i0 + 32 + j: each global access of a warp is 32 consecutive floats of
-// one row (128 bytes), whatever the row's alignment, and each thread owns 4 x 2 weights. Register budget: 2 blocks of
-// 256 threads per SM. Measured on H200 (large, batch 32, optimizer phase): 0.0713 ms with it, 0.0791 ms when capped for
-// 3 blocks per SM and 0.0874 ms for 4 (those spill registers); 0.0783 ms with 8 x 2 weights per thread.
+// one row (128 bytes), whatever the row's alignment, and each thread owns 4 x 2 weights.
 constexpr int kThreads = 256;
 constexpr int kRowsPerWarp = 4;
 constexpr int kColumnsPerLane = 2;
 constexpr int kTileRows = kRowsPerWarp * kThreads / 32;
 constexpr int kTileColumns = 32 * kColumnsPerLane;
+// Resident blocks per SM (shared memory allows 2 of ~84 KiB).
 constexpr int kBlocksPerSm = 2;
 // The batch is summed in chunks of this many samples, staged in shared memory by asynchronous copies (zero-filled
-// past the batch) into two buffers: the next chunk is in flight while this one is summed.
+// past the batch).
 constexpr int kBatchChunk = 32;
 constexpr int kLayersPerLaunch = 32;
 
 struct TileLayer {
   WeightGradientAdamLayer layer;
   int column_tiles;  // tiles across fan_in
-  int first_tile;    // the layer's first block in the launch
+  int first_tile;    // the layer's first tile in the launch
+  // 16-byte copies and stores where rows are 16-byte aligned: of W and its state (fan_in and weight_offset multiples
+  // of 4), of X (fan_in), of dZ (fan_out); else single floats.
+  bool vector_state;
+  bool vector_input;
+  bool vector_gradient;
 };
 // Passed by value (kernel argument space, read through the constant cache): a block finds its layer without a
 // dependent global load ahead of everything else.
 struct LaunchTable {
   TileLayer layers[kLayersPerLaunch];
   int count;
+  int tiles;
 };
 
 struct Chunk {
   float input[kBatchChunk][kTileColumns];  // X[b0 + b, i0 + j]
   float gradient[kBatchChunk][kTileRows];  // dZ[b0 + b, o0 + j]
 };
+// One tile's optimizer state and its first chunk of the batch.
+struct Stage {
+  float state[3][kTileRows][kTileColumns];  // p, m, v of W[o0 + r, i0 + c]
+  Chunk chunk;
+};
+// Dynamic shared memory: stage 0, the chunk buffer for batches of more than one chunk, then stage 1, which only
+// blocks that own several tiles use (a launch of one tile per block leaves it out).
+struct SharedLayout {
+  Stage first;
+  Chunk extra;
+  Stage second;
+};
+constexpr std::size_t kOneTileSharedBytes = offsetof(SharedLayout, second);
+constexpr std::size_t kResidentSharedBytes = sizeof(SharedLayout);
+
+struct TilePosition {
+  int layer;  // index into the launch table
+  int o0;
+  int i0;
+};
+
+__device__ __forceinline__ TilePosition locate(const LaunchTable& table, int tile) {
+  int layer = 0;
+  while (layer + 1 < table.count && tile >= table.layers[layer + 1].first_tile) ++layer;
+  const TileLayer& tiled = table.layers[layer];
+  const int local = tile - tiled.first_tile;
+  return {layer, (local / tiled.column_tiles) * kTileRows, (local % tiled.column_tiles) * kTileColumns};
+}
 
 // Starts the copies of samples b0.. of columns first.. of a row-major [batch, width] matrix into a chunk's tile, zeros
-// past the batch and the width. Consecutive threads copy consecutive elements of a row: coalesced, whatever the row's
-// alignment.
-template <int TileWidth>
+// past the batch and the width. Consecutive threads copy consecutive pieces of a row (coalesced): 16 bytes each when
+// Vector (the rows 16-byte aligned), else single floats (any alignment).
+template <bool Vector, int TileWidth>
 __device__ __forceinline__ void copy_rows(float (&tile)[kBatchChunk][TileWidth], const float* source, int width, int b0,
                                           int batch, int first) {
-  static_assert(kBatchChunk * TileWidth % kThreads == 0, "every thread copies the same number of elements");
+  constexpr int kPiece = Vector ? 4 : 1;
+  constexpr int kPiecesPerRow = TileWidth / kPiece;
+  static_assert(kBatchChunk * kPiecesPerRow % kThreads == 0, "every thread copies the same number of pieces");
 #pragma unroll
-  for (int k = 0; k < kBatchChunk * TileWidth / kThreads; ++k) {
+  for (int k = 0; k < kBatchChunk * kPiecesPerRow / kThreads; ++k) {
     const int e = static_cast<int>(threadIdx.x) + k * kThreads;
-    const int b = e / TileWidth;
-    const int j = e % TileWidth;
-    const bool valid = b0 + b < batch && first + j < width;
-    copy_async(&tile[b][j], valid ? source + static_cast<std::size_t>(b0 + b) * width + first + j : source, valid);
+    const int b = e / kPiecesPerRow;
+    const int j = (e % kPiecesPerRow) * kPiece;
+    const int valid = b0 + b < batch ? max(0, min(kPiece, width - first - j)) : 0;
+    const float* from = valid > 0 ? source + static_cast<std::size_t>(b0 + b) * width + first + j : source;
+    if constexpr (Vector) {
+      copy_async(&tile[b][j], from, valid);
+    } else {
+      copy_async(&tile[b][j], from, valid > 0);
+    }
   }
 }
 
-// Starts the copies of one chunk, X[b0.., i0..] and dZ[b0.., o0..], into `chunk` and commits them as one group.
-__device__ __forceinline__ void copy_chunk(const WeightGradientAdamLayer& layer, int b0, int batch, int o0, int i0,
-                                           Chunk& chunk) {
-  copy_rows(chunk.input, layer.input, layer.fan_in, b0, batch, i0);
-  copy_rows(chunk.gradient, layer.output_gradient, layer.fan_out, b0, batch, o0);
+// Starts the copies of one chunk, X[b0.., i0..] and dZ[b0.., o0..], into `chunk` and commits them (with whatever this
+// thread started before since its last commit) as one group.
+__device__ __forceinline__ void copy_chunk(const TileLayer& tiled, int b0, int batch, int o0, int i0, Chunk& chunk) {
+  const WeightGradientAdamLayer& layer = tiled.layer;
+  if (tiled.vector_input) {
+    copy_rows<true>(chunk.input, layer.input, layer.fan_in, b0, batch, i0);
+  } else {
+    copy_rows<false>(chunk.input, layer.input, layer.fan_in, b0, batch, i0);
+  }
+  if (tiled.vector_gradient) {
+    copy_rows<true>(chunk.gradient, layer.output_gradient, layer.fan_out, b0, batch, o0);
+  } else {
+    copy_rows<false>(chunk.gradient, layer.output_gradient, layer.fan_out, b0, batch, o0);
+  }
   commit_copies();
 }
 
+// Starts the copies of one array's tile of W (p, m or v) into shared memory, zeros outside the layer.
+template <bool Vector>
+__device__ __forceinline__ void copy_state_tile(float (&tile)[kTileRows][kTileColumns], const float* array,
+                                                const WeightGradientAdamLayer& layer, int o0, int i0) {
+  constexpr int kWidth = Vector ? kTileColumns / 4 : kTileColumns;  // copies per tile row
+  static_assert(kTileRows * kWidth % kThreads == 0, "every thread copies the same number of pieces");
+#pragma unroll
+  for (int k = 0; k < kTileRows * kWidth / kThreads; ++k) {
+    const int e = static_cast<int>(threadIdx.x) + k * kThreads;
+    const int r = e / kWidth;
+    const int o = o0 + r;
+    const int i = i0 + (e % kWidth) * (Vector ? 4 : 1);
+    const int valid = o < layer.fan_out ? max(0, min(Vector ? 4 : 1, layer.fan_in - i)) : 0;
+    const float* source = valid > 0 ? array + layer.weight_offset + static_cast<std::size_t>(o) * layer.fan_in + i
+                                    : array + layer.weight_offset;
+    if constexpr (Vector) {
+      copy_async(&tile[r][i - i0], source, valid);
+    } else {
+      copy_async(&tile[r][i - i0], source, valid > 0);
+    }
+  }
+}
+
+// Starts the copies of one tile's optimizer state into `stage` (not committed).
+__device__ __forceinline__ void copy_state(const TileLayer& tiled, const TilePosition& at, Stage& stage,
+                                           const float* parameters, const float* first_moment,
+                                           const float* second_moment) {
+  const float* arrays[3] = {parameters, first_moment, second_moment};
+#pragma unroll
+  for (int a = 0; a < 3; ++a) {
+    if (tiled.vector_state) {
+      copy_state_tile<true>(stage.state[a], arrays[a], tiled.layer, at.o0, at.i0);
+    } else {
+      copy_state_tile<false>(stage.state[a], arrays[a], tiled.layer, at.o0, at.i0);
+    }
+  }
+}
+
+// sum[r][c] += dZ[b, row r] * X[b, column c] over the chunk's samples, in sample order; the bias thread adds the
+// chunk's dZ of its row (zeros past the batch).
+__device__ __forceinline__ void accumulate_chunk(const Chunk& chunk, int lane, int first_row, bool bias_thread,
+                                                 float (&sum)[kRowsPerWarp][kColumnsPerLane], float& bias_sum) {
+  if (bias_thread) {
+    for (int b = 0; b < kBatchChunk; ++b) bias_sum += chunk.gradient[b][threadIdx.x];
+  }
+#pragma unroll 8
+  for (int b = 0; b < kBatchChunk; ++b) {
+    const float x0 = chunk.input[b][lane];
+    const float x1 = chunk.input[b][lane + 32];
+    // Every lane of the warp reads the same 4 values: one broadcast 16-byte load.
+    const float4 d4 = *reinterpret_cast<const float4*>(&chunk.gradient[b][first_row]);
+    const float d[kRowsPerWarp] = {d4.x, d4.y, d4.z, d4.w};
+#pragma unroll
+    for (int r = 0; r < kRowsPerWarp; ++r) {
+      sum[r][0] = fmaf(d[r], x0, sum[r][0]);
+      sum[r][1] = fmaf(d[r], x1, sum[r][1]);
+    }
+  }
+}
+
+// Each block walks tiles blockIdx.x, + gridDim.x, ... With several tiles per block (a resident grid) the next tile's
+// optimizer state and first chunk are copied into the other stage while this one is summed and updated: this kernel
+// is bound by the 24 bytes per weight of that state, and a block that only requested its state when it started would
+// leave the memory idle while it computes (measured on H200, large, batch 32: 0.0713 ms for the optimizer phase with
+// one tile per block and the state in registers).
 __global__ void __launch_bounds__(kThreads, kBlocksPerSm)
     weight_gradient_adam_kernel(LaunchTable table, int batch, float* parameters, const float* gradients,
                                 float* first_moment, float* second_moment, AdamConstants adam, const StepParams* params,
                                 bool accumulated) {
-  __shared__ __align__(16) Chunk chunks[2];
+  extern __shared__ __align__(16) unsigned char shared_bytes[];
+  SharedLayout& shared = *reinterpret_cast<SharedLayout*>(shared_bytes);
+  // Stage k of an iteration (selected, not indexed: an indexed array of pointers would live in local memory).
+  const auto stage_of = [&](int k) -> Stage& { return k == 0 ? shared.first : shared.second; };
 
-  int layer_index = 0;
-  while (layer_index + 1 < table.count && static_cast<int>(blockIdx.x) >= table.layers[layer_index + 1].first_tile)
-    ++layer_index;
-  const TileLayer& tiled = table.layers[layer_index];
-  const WeightGradientAdamLayer& layer = tiled.layer;
-  const int tile = static_cast<int>(blockIdx.x) - tiled.first_tile;
-  const int o0 = (tile / tiled.column_tiles) * kTileRows;
-  const int i0 = (tile % tiled.column_tiles) * kTileColumns;
   const int lane = static_cast<int>(threadIdx.x) % 32;
   const int first_row = (static_cast<int>(threadIdx.x) / 32) * kRowsPerWarp;  // within the tile
-  // visit(r, c, index) for each of this thread's weights (r, c) that lies inside the layer; index: its place in the
-  // flat buffers.
-  const auto for_each_weight = [&](auto&& visit) {
+  const int stride = static_cast<int>(gridDim.x);
+  int tile = static_cast<int>(blockIdx.x);
+  TilePosition at = locate(table, tile);
+
+  // Launched dependent (dependent_launch.cuh): the optimizer state is written only by this kernel, so the first
+  // tile's goes out while the kernel ahead (the last layer's backward) finishes; X and dZ are that backward's output.
+  copy_state(table.layers[at.layer], at, stage_of(0), parameters, first_moment, second_moment);
+  wait_for_previous_kernel();
+  allow_next_kernel_to_start();
+  copy_chunk(table.layers[at.layer], 0, batch, at.o0, at.i0, stage_of(0).chunk);
+
+  const AdamStep step = adam_step(adam, params->correction1, params->correction2);
+  const bool one_chunk = batch <= kBatchChunk;
+  for (int k = 0; tile < table.tiles; tile += stride, k ^= 1) {
+    const WeightGradientAdamLayer& layer = table.layers[at.layer].layer;
+    const int next = tile + stride;
+    const bool has_next = next < table.tiles;
+    const TilePosition next_at = has_next ? locate(table, next) : at;
+    // Copies the next tile's state and first chunk into the other stage, whose last reader was the iteration before
+    // (it ended with a barrier). With one chunk per tile that is before the batch sum; with more, after it, so the
+    // chunk copies below are not queued behind it.
+    const auto prefetch_next = [&] {
+      copy_state(table.layers[next_at.layer], next_at, stage_of(k ^ 1), parameters, first_moment, second_moment);
+      copy_chunk(table.layers[next_at.layer], 0, batch, next_at.o0, next_at.i0, stage_of(k ^ 1).chunk);
+    };
+    if (one_chunk && has_next) prefetch_next();
+
+    float sum[kRowsPerWarp][kColumnsPerLane] = {};
+    // The first column tile of each row block also updates those rows' biases, whose gradient is the batch sum of
+    // dZ: thread t < 32 sums row o0 + t from the same staged chunks, in sample order.
+    const bool bias_thread = layer.has_bias && at.i0 == 0 && static_cast<int>(threadIdx.x) < kTileRows;
+    float bias_sum = 0.0f;
+    // Chunks alternate between this stage's chunk buffer and the extra one: the next is in flight while this one is
+    // summed. Copy groups complete in order, so waiting for all but the newest group means this chunk has landed.
+    Chunk& own_chunk = stage_of(k).chunk;
+    for (int b0 = 0, current = 0; b0 < batch; b0 += kBatchChunk, current ^= 1) {
+      const bool more = b0 + kBatchChunk < batch;
+      if (more)
+        copy_chunk(table.layers[at.layer], b0 + kBatchChunk, batch, at.o0, at.i0,
+                   current == 0 ? shared.extra : own_chunk);
+      if (more || (one_chunk && has_next)) {
+        wait_copies<1>();
+      } else {
+        wait_copies<0>();
+      }
+      __syncthreads();  // every thread's copies of this chunk are visible
+      accumulate_chunk(current == 0 ? own_chunk : shared.extra, lane, first_row, bias_thread, sum, bias_sum);
+      __syncthreads();  // this buffer is free for the chunk after next
+    }
+    if (!one_chunk && has_next) prefetch_next();
+
+    // The sums go through shared memory (the extra chunk's input tile, free after the barrier that ended the batch
+    // loop) so that the update can use another mapping: 4 consecutive weights per thread, one 16-byte load or store
+    // per array, a quarter of the memory instructions of the summing mapping (this kernel is bound by them).
+    float(&sums)[kBatchChunk][kTileColumns] = shared.extra.input;
+    static_assert(kBatchChunk == kTileRows, "the extra chunk's input tile holds a tile of sums");
 #pragma unroll
     for (int r = 0; r < kRowsPerWarp; ++r) {
 #pragma unroll
-      for (int c = 0; c < kColumnsPerLane; ++c) {
-        const int o = o0 + first_row + r;
-        const int i = i0 + lane + 32 * c;
-        if (o < layer.fan_out && i < layer.fan_in)
-          visit(r, c, layer.weight_offset + static_cast<std::size_t>(o) * layer.fan_in + i);
-      }
+      for (int c = 0; c < kColumnsPerLane; ++c) sums[first_row + r][lane + 32 * c] = sum[r][c];
     }
-  };
-
-  // The optimizer state of this thread's weights and the first chunk of the batch are requested together: this
-  // kernel is bound by the 24 bytes per weight of that state, and its memory latency then overlaps the batch sum.
-  float p[kRowsPerWarp][kColumnsPerLane], m[kRowsPerWarp][kColumnsPerLane], v[kRowsPerWarp][kColumnsPerLane];
-  for_each_weight([&](int r, int c, std::size_t index) {
-    p[r][c] = parameters[index];
-    m[r][c] = first_moment[index];
-    v[r][c] = second_moment[index];
-  });
-  // Launched dependent (dependent_launch.cuh): the state above is written only by this kernel, so its loads go out
-  // while the kernel ahead (the last layer's backward) finishes; X and dZ are that backward's output.
-  wait_for_previous_kernel();
-  allow_next_kernel_to_start();
-  copy_chunk(layer, 0, batch, o0, i0, chunks[0]);
-
-  float sum[kRowsPerWarp][kColumnsPerLane] = {};
-  // The first column tile of each row block also updates those rows' biases, whose gradient is the batch sum of dZ:
-  // thread t < 32 sums row o0 + t from the same staged chunks, in sample order.
-  const bool bias_thread = layer.has_bias && i0 == 0 && static_cast<int>(threadIdx.x) < kTileRows;
-  float bias_sum = 0.0f;
-  for (int b0 = 0, current = 0; b0 < batch; b0 += kBatchChunk, current ^= 1) {
-    // The next chunk goes to the other buffer, which every thread finished reading before the last barrier below.
-    if (b0 + kBatchChunk < batch) {
-      copy_chunk(layer, b0 + kBatchChunk, batch, o0, i0, chunks[current ^ 1]);
-      wait_copies<1>();  // this chunk's group has landed; the next one may still fly
-    } else {
-      wait_copies<0>();
-    }
-    __syncthreads();  // every thread's copies of this chunk are visible
-    const Chunk& chunk = chunks[current];
-    if (bias_thread) {
-      for (int b = 0; b < kBatchChunk; ++b) bias_sum += chunk.gradient[b][threadIdx.x];  // zeros past the batch
-    }
-#pragma unroll 8
-    for (int b = 0; b < kBatchChunk; ++b) {
-      const float x0 = chunk.input[b][lane];
-      const float x1 = chunk.input[b][lane + 32];
-      // Every lane of the warp reads the same 4 values: one broadcast 16-byte load.
-      const float4 d4 = *reinterpret_cast<const float4*>(&chunk.gradient[b][first_row]);
-      const float d[kRowsPerWarp] = {d4.x, d4.y, d4.z, d4.w};
+    __syncthreads();
+    const Stage& stage = stage_of(k);
+    // update(row, column, count): Adam on weights (o0 + row, i0 + column ..+ count - 1), all inside the layer.
+    const auto update = [&](int row, int column, auto count) {
+      constexpr int kCount = decltype(count)::value;
+      const std::size_t index =
+          layer.weight_offset + static_cast<std::size_t>(at.o0 + row) * layer.fan_in + at.i0 + column;
+      float p[kCount], m[kCount], v[kCount], g[kCount];
 #pragma unroll
-      for (int r = 0; r < kRowsPerWarp; ++r) {
-        sum[r][0] = fmaf(d[r], x0, sum[r][0]);
-        sum[r][1] = fmaf(d[r], x1, sum[r][1]);
+      for (int e = 0; e < kCount; ++e) {
+        p[e] = stage.state[0][row][column + e];
+        m[e] = stage.state[1][row][column + e];
+        v[e] = stage.state[2][row][column + e];
+        g[e] = sums[row][column + e];
+      }
+      if (accumulated) {
+#pragma unroll
+        for (int e = 0; e < kCount; ++e) g[e] = gradients[index + e] + g[e];
+      }
+#pragma unroll
+      for (int e = 0; e < kCount; ++e) adam_element(p[e], m[e], v[e], g[e] * adam.gradient_scale, step);
+      if constexpr (kCount == 4) {
+        *reinterpret_cast<float4*>(parameters + index) = make_float4(p[0], p[1], p[2], p[3]);
+        *reinterpret_cast<float4*>(first_moment + index) = make_float4(m[0], m[1], m[2], m[3]);
+        *reinterpret_cast<float4*>(second_moment + index) = make_float4(v[0], v[1], v[2], v[3]);
+      } else {
+        parameters[index] = p[0];
+        first_moment[index] = m[0];
+        second_moment[index] = v[0];
+      }
+    };
+    if (table.layers[at.layer].vector_state) {
+      // Aligned rows: a group of 4 lies wholly inside the layer or wholly outside.
+      constexpr int kGroupsPerRow = kTileColumns / 4;
+#pragma unroll
+      for (int q = 0; q < kTileRows * kGroupsPerRow / kThreads; ++q) {
+        const int e = static_cast<int>(threadIdx.x) + q * kThreads;
+        const int row = e / kGroupsPerRow;
+        const int column = (e % kGroupsPerRow) * 4;
+        if (at.o0 + row < layer.fan_out && at.i0 + column < layer.fan_in)
+          update(row, column, std::integral_constant<int, 4>{});
+      }
+    } else {
+#pragma unroll
+      for (int q = 0; q < kTileRows * kTileColumns / kThreads; ++q) {
+        const int e = static_cast<int>(threadIdx.x) + q * kThreads;
+        const int row = e / kTileColumns;
+        const int column = e % kTileColumns;
+        if (at.o0 + row < layer.fan_out && at.i0 + column < layer.fan_in)
+          update(row, column, std::integral_constant<int, 1>{});
       }
     }
-    __syncthreads();  // this buffer is free for the chunk after next
-  }
 
-  const AdamStep step = adam_step(adam, params->correction1, params->correction2);
-  for_each_weight([&](int r, int c, std::size_t index) {
-    // As the unfused step: the GEMM's result (added to the accumulated gradient), then the scale (1 / K).
-    const float gradient = accumulated ? gradients[index] + sum[r][c] : sum[r][c];
-    adam_element(p[r][c], m[r][c], v[r][c], gradient * adam.gradient_scale, step);
-    parameters[index] = p[r][c];
-    first_moment[index] = m[r][c];
-    second_moment[index] = v[r][c];
-  });
-
-  const int bias_row = o0 + static_cast<int>(threadIdx.x);
-  if (bias_thread && bias_row < layer.fan_out) {
-    const std::size_t index = layer.bias_offset + bias_row;
-    float bias = parameters[index];
-    float bias_m = first_moment[index];
-    float bias_v = second_moment[index];
-    const float gradient = accumulated ? gradients[index] + bias_sum : bias_sum;
-    adam_element(bias, bias_m, bias_v, gradient * adam.gradient_scale, step);
-    parameters[index] = bias;
-    first_moment[index] = bias_m;
-    second_moment[index] = bias_v;
+    const int bias_row = at.o0 + static_cast<int>(threadIdx.x);
+    if (bias_thread && bias_row < layer.fan_out) {
+      const std::size_t index = layer.bias_offset + bias_row;
+      float bias = parameters[index];
+      float bias_m = first_moment[index];
+      float bias_v = second_moment[index];
+      const float gradient = accumulated ? gradients[index] + bias_sum : bias_sum;
+      adam_element(bias, bias_m, bias_v, gradient * adam.gradient_scale, step);
+      parameters[index] = bias;
+      first_moment[index] = bias_m;
+      second_moment[index] = bias_v;
+    }
+    __syncthreads();  // this stage's state is read: the prefetch two tiles on may overwrite it
+    at = next_at;
   }
 }
 
 int tiles_of(int width, int tile) { return (width + tile - 1) / tile; }
 
+bool aligned(const float* rows, int width) {
+  return width % 4 == 0 && reinterpret_cast<std::uintptr_t>(rows) % 16 == 0;
+}
+
 }  // namespace
 
 void weight_gradient_adam(const WeightGradientAdamLayer* layers, std::size_t layer_count, int batch, float* parameters,
                           const float* gradients, float* first_moment, float* second_moment, const AdamConstants& adam,
-                          const StepParams* params, bool accumulated, cudaStream_t stream) {
+                          const StepParams* params, bool accumulated, WeightGradientAdamGrid grid,
+                          cudaStream_t stream) {
+  // The flat buffers come from cudaMalloc (256-byte aligned): a row is 16-byte aligned when its offset is.
   for (std::size_t first = 0; first < layer_count; first += kLayersPerLaunch) {
     LaunchTable table{};
     table.count = static_cast<int>(std::min<std::size_t>(kLayersPerLaunch, layer_count - first));
     int tiles = 0;
     for (int l = 0; l < table.count; ++l) {
       const WeightGradientAdamLayer& layer = layers[first + l];
-      table.layers[l] = {layer, tiles_of(layer.fan_in, kTileColumns), tiles};
+      table.layers[l] = {layer,
+                         tiles_of(layer.fan_in, kTileColumns),
+                         tiles,
+                         layer.fan_in % 4 == 0 && layer.weight_offset % 4 == 0,
+                         aligned(layer.input, layer.fan_in),
+                         aligned(layer.output_gradient, layer.fan_out)};
       tiles += tiles_of(layer.fan_in, kTileColumns) * tiles_of(layer.fan_out, kTileRows);
     }
-    MGPU_CUDA_CHECK(launch_dependent(weight_gradient_adam_kernel, tiles, kThreads, 0, stream, table, batch, parameters,
-                                     gradients, first_moment, second_moment, adam, params, accumulated));
+    table.tiles = tiles;
+    if (tiles == 0) continue;
+    int blocks = tiles;
+    std::size_t shared_bytes = kOneTileSharedBytes;
+    if (grid == WeightGradientAdamGrid::resident) {
+      int device = 0;
+      int sms = 0;
+      MGPU_CUDA_CHECK(cudaGetDevice(&device));
+      MGPU_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+      // As many tiles per block as a full residency needs, then as few blocks as carry that many each (the same
+      // number of rounds, no block with one tile more than the others).
+      const int resident = kBlocksPerSm * sms;
+      const int per_block = (tiles + resident - 1) / resident;
+      blocks = (tiles + per_block - 1) / per_block;
+      if (per_block > 1) shared_bytes = kResidentSharedBytes;
+    }
+    // More than the default 48 KiB of dynamic shared memory is an opt-in per kernel and device.
+    static std::atomic<std::uint64_t> opted_in{0};
+    MGPU_CUDA_CHECK(once_per_device(opted_in, [] {
+      return cudaFuncSetAttribute(weight_gradient_adam_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                  static_cast<int>(kResidentSharedBytes));
+    }));
+    MGPU_CUDA_CHECK(launch_dependent(weight_gradient_adam_kernel, blocks, kThreads, shared_bytes, stream, table, batch,
+                                     parameters, gradients, first_moment, second_moment, adam, params, accumulated));
   }
 }
 

@@ -25,6 +25,11 @@ struct WeightGradientAdamLayer {
   bool has_bias = false;
 };
 
+// How the launch covers the tiles of W: one block per tile (when other work runs beside it, e.g. the early updates
+// during backward: short blocks leave room), or as many blocks as stay resident, each walking several tiles with the
+// next one's optimizer state copied in while it computes (when it has the GPU to itself).
+enum class WeightGradientAdamGrid { one_tile_per_block, resident };
+
 // For every layer: g = dZ^T X over the batch (plus the gradient buffer's value when `accumulated`: the sum of the
 // earlier steps of an accumulation), times adam.gradient_scale, then Adam on the weight with the step's corrections
 // from *params; and likewise Adam on the bias with its gradient, the batch sum of dZ (plus the buffer's value when
@@ -35,6 +40,6 @@ struct WeightGradientAdamLayer {
 // the kernel ahead of it has finished: that kernel must not write them.
 void weight_gradient_adam(const WeightGradientAdamLayer* layers, std::size_t layer_count, int batch, float* parameters,
                           const float* gradients, float* first_moment, float* second_moment, const AdamConstants& adam,
-                          const StepParams* params, bool accumulated, cudaStream_t stream);
+                          const StepParams* params, bool accumulated, WeightGradientAdamGrid grid, cudaStream_t stream);
 
 }  // namespace mgpu::kernels
