@@ -97,8 +97,10 @@ class CudaTrainer final : public Trainer {
   int local_batch_;
   int device_ordinal_;  // made current before any resource below is created
   CudaStream compute_stream_;
-  // Highest priority: a reduction launched during backward gets SMs as soon as a GEMM's blocks retire, instead of
-  // queueing behind the rest of backward.
+  // Highest priority: in eager steps a reduction launched during backward gets SMs as soon as a GEMM's blocks retire,
+  // instead of queueing behind the rest of backward. A graph replay runs every node at the priority of the stream it
+  // is launched into (node priorities apply only with cudaGraphInstantiateFlagUseNodePriority, which measured no
+  // different on 2 x H200: docs/performance.md).
   CudaStream comm_stream_ = CudaStream::highest_priority();
   std::unique_ptr<NcclCommunicator> nccl_;  // only with more than one rank
   CudaMlp model_;
@@ -109,9 +111,9 @@ class CudaTrainer final : public Trainer {
   std::array<CudaEvent, kRunMarkCount> run_marks_;
   CudaEvent gradients_ready_{cudaEventDisableTiming};  // compute -> communication stream, before each bucket
   std::vector<CudaEvent> bucket_reduced_;              // communication -> updating stream, one per bucket
-  // Deferred overlap: Adam per reduced bucket beside backward, on a stream of its own (highest priority: an update's
-  // blocks get SMs as the weight-gradient GEMMs' blocks retire, so the last updates do not wait for backward's end),
-  // and the event that joins it back into the compute stream.
+  // Deferred overlap: Adam per reduced bucket beside backward, on a stream of its own (highest priority, in eager
+  // steps: an update's blocks get SMs as the weight-gradient GEMMs' blocks retire, so the last updates do not wait for
+  // backward's end), and the event that joins it back into the compute stream.
   CudaStream optimizer_stream_ = CudaStream::highest_priority();
   CudaEvent updates_done_{cudaEventDisableTiming};
   bool capturing_ = false;
