@@ -79,27 +79,37 @@ __device__ __forceinline__ TilePosition locate(const LaunchTable& table, int til
   return {layer, (local / tiled.column_tiles) * kTileRows, (local % tiled.column_tiles) * kTileColumns};
 }
 
-// Starts the copies of samples b0.. of columns first.. of a row-major [batch, width] matrix into a chunk's tile, zeros
-// past the batch and the width. Consecutive threads copy consecutive pieces of a row (coalesced): 16 bytes each when
-// Vector (the rows 16-byte aligned), else single floats (any alignment).
-template <bool Vector, int TileWidth>
-__device__ __forceinline__ void copy_rows(float (&tile)[kBatchChunk][TileWidth], const float* source, int width, int b0,
-                                          int batch, int first) {
+// Starts the copies of the tile at rows row0.., columns col0.. of a row-major [rows, width] matrix into `tile`, zeros
+// past the matrix's rows and width. Consecutive threads copy consecutive pieces of a row (coalesced): 16 bytes each
+// when Vector (the rows 16-byte aligned), else single floats (any alignment).
+template <bool Vector, int TileRows, int TileWidth>
+__device__ __forceinline__ void copy_tile_pieces(float (&tile)[TileRows][TileWidth], const float* matrix, int rows,
+                                                 int width, int row0, int col0) {
   constexpr int kPiece = Vector ? 4 : 1;
   constexpr int kPiecesPerRow = TileWidth / kPiece;
-  static_assert(kBatchChunk * kPiecesPerRow % kThreads == 0, "every thread copies the same number of pieces");
+  static_assert(TileRows * kPiecesPerRow % kThreads == 0, "every thread copies the same number of pieces");
 #pragma unroll
-  for (int k = 0; k < kBatchChunk * kPiecesPerRow / kThreads; ++k) {
+  for (int k = 0; k < TileRows * kPiecesPerRow / kThreads; ++k) {
     const int e = static_cast<int>(threadIdx.x) + k * kThreads;
-    const int b = e / kPiecesPerRow;
+    const int r = e / kPiecesPerRow;
     const int j = (e % kPiecesPerRow) * kPiece;
-    const int valid = b0 + b < batch ? max(0, min(kPiece, width - first - j)) : 0;
-    const float* from = valid > 0 ? source + static_cast<std::size_t>(b0 + b) * width + first + j : source;
+    const int valid = row0 + r < rows ? max(0, min(kPiece, width - col0 - j)) : 0;
+    const float* from = valid > 0 ? matrix + static_cast<std::size_t>(row0 + r) * width + col0 + j : matrix;
     if constexpr (Vector) {
-      copy_async(&tile[b][j], from, valid);
+      copy_async(&tile[r][j], from, valid);
     } else {
-      copy_async(&tile[b][j], from, valid > 0);
+      copy_async(&tile[r][j], from, valid > 0);
     }
+  }
+}
+// copy_tile_pieces, 16-byte pieces where `vector`.
+template <int TileRows, int TileWidth>
+__device__ __forceinline__ void copy_tile(float (&tile)[TileRows][TileWidth], const float* matrix, int rows, int width,
+                                          int row0, int col0, bool vector) {
+  if (vector) {
+    copy_tile_pieces<true>(tile, matrix, rows, width, row0, col0);
+  } else {
+    copy_tile_pieces<false>(tile, matrix, rows, width, row0, col0);
   }
 }
 
@@ -107,40 +117,9 @@ __device__ __forceinline__ void copy_rows(float (&tile)[kBatchChunk][TileWidth],
 // thread started before since its last commit) as one group.
 __device__ __forceinline__ void copy_chunk(const TileLayer& tiled, int b0, int batch, int o0, int i0, Chunk& chunk) {
   const WeightGradientAdamLayer& layer = tiled.layer;
-  if (tiled.vector_input) {
-    copy_rows<true>(chunk.input, layer.input, layer.fan_in, b0, batch, i0);
-  } else {
-    copy_rows<false>(chunk.input, layer.input, layer.fan_in, b0, batch, i0);
-  }
-  if (tiled.vector_gradient) {
-    copy_rows<true>(chunk.gradient, layer.output_gradient, layer.fan_out, b0, batch, o0);
-  } else {
-    copy_rows<false>(chunk.gradient, layer.output_gradient, layer.fan_out, b0, batch, o0);
-  }
+  copy_tile(chunk.input, layer.input, batch, layer.fan_in, b0, i0, tiled.vector_input);
+  copy_tile(chunk.gradient, layer.output_gradient, batch, layer.fan_out, b0, o0, tiled.vector_gradient);
   commit_copies();
-}
-
-// Starts the copies of one array's tile of W (p, m or v) into shared memory, zeros outside the layer.
-template <bool Vector>
-__device__ __forceinline__ void copy_state_tile(float (&tile)[kTileRows][kTileColumns], const float* array,
-                                                const WeightGradientAdamLayer& layer, int o0, int i0) {
-  constexpr int kWidth = Vector ? kTileColumns / 4 : kTileColumns;  // copies per tile row
-  static_assert(kTileRows * kWidth % kThreads == 0, "every thread copies the same number of pieces");
-#pragma unroll
-  for (int k = 0; k < kTileRows * kWidth / kThreads; ++k) {
-    const int e = static_cast<int>(threadIdx.x) + k * kThreads;
-    const int r = e / kWidth;
-    const int o = o0 + r;
-    const int i = i0 + (e % kWidth) * (Vector ? 4 : 1);
-    const int valid = o < layer.fan_out ? max(0, min(Vector ? 4 : 1, layer.fan_in - i)) : 0;
-    const float* source = valid > 0 ? array + layer.weight_offset + static_cast<std::size_t>(o) * layer.fan_in + i
-                                    : array + layer.weight_offset;
-    if constexpr (Vector) {
-      copy_async(&tile[r][i - i0], source, valid);
-    } else {
-      copy_async(&tile[r][i - i0], source, valid > 0);
-    }
-  }
 }
 
 // Starts the copies of one tile's optimizer state into `stage` (not committed).
@@ -148,13 +127,11 @@ __device__ __forceinline__ void copy_state(const TileLayer& tiled, const TilePos
                                            const float* parameters, const float* first_moment,
                                            const float* second_moment) {
   const float* arrays[3] = {parameters, first_moment, second_moment};
+  const WeightGradientAdamLayer& layer = tiled.layer;
 #pragma unroll
   for (int a = 0; a < 3; ++a) {
-    if (tiled.vector_state) {
-      copy_state_tile<true>(stage.state[a], arrays[a], tiled.layer, at.o0, at.i0);
-    } else {
-      copy_state_tile<false>(stage.state[a], arrays[a], tiled.layer, at.o0, at.i0);
-    }
+    copy_tile(stage.state[a], arrays[a] + layer.weight_offset, layer.fan_out, layer.fan_in, at.o0, at.i0,
+              tiled.vector_state);
   }
 }
 
