@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <exception>
+#include <string>
 #include <vector>
 
 #include "cuda_check.hpp"
@@ -61,8 +62,10 @@ int run() {
   DeviceBuffer<float> a(values.size()), b(values.size()), c(values.size());
   copy_to_device(a, values, stream.get());
   copy_to_device(b, values, stream.get());
+  // Room for every configuration of the largest shape (16 parts of 1024 x 64).
+  kernels::SkinnyWorkspaceMemory workspace(std::size_t{1} << 20, 1024, stream.get());
 
-  std::printf("%-34s %-18s %10s %12s\n", "product", "kernel", "us/call", "GB/s of A");
+  std::printf("%-34s %-46s %10s %12s\n", "product", "kernel", "us/call", "GB/s of A");
   for (const Shape& shape : kShapes) {
     const int lda = shape.transpose_a ? shape.k : shape.m;
     const double a_bytes = 4.0 * shape.m * shape.k;
@@ -72,15 +75,16 @@ int run() {
                                     shape.n, shape.k, &one, a.data(), lda, b.data(), shape.k, &zero, c.data(),
                                     shape.m));
     });
-    std::printf("%-34s %-18s %10.2f %12.0f\n", shape.what, "cublasSgemm", cublas_us, a_bytes / cublas_us / 1e3);
-    for (const kernels::SkinnyGemmConfig& config : kernels::skinny_gemm_configs(shape.m, shape.n, shape.k)) {
+    std::printf("%-34s %-46s %10.2f %12.0f\n", shape.what, "cublasSgemm", cublas_us, a_bytes / cublas_us / 1e3);
+    for (const kernels::SkinnyGemmConfig& config :
+         kernels::skinny_gemm_configs(shape.m, shape.n, shape.k, workspace.view())) {
       const double us = graph_us_per_call(stream.get(), [&] {
         MGPU_CUDA_CHECK(kernels::skinny_gemm(shape.transpose_a, shape.m, shape.n, shape.k, a.data(), lda, b.data(),
-                                             shape.k, c.data(), shape.m, false, config, stream.get()));
+                                             shape.k, c.data(), shape.m, false, config, stream.get(), false, {},
+                                             workspace.view()));
       });
-      char name[32];
-      std::snprintf(name, sizeof name, "ours %d col/%d split", config.tile_columns, config.splits);
-      std::printf("%-34s %-18s %10.2f %12.0f\n", "", name, us, a_bytes / us / 1e3);
+      const std::string name = "ours " + kernels::describe(config);
+      std::printf("%-34s %-46s %10.2f %12.0f\n", "", name.c_str(), us, a_bytes / us / 1e3);
     }
   }
   return 0;

@@ -1,10 +1,12 @@
 // Purpose: the split-K fp32 GEMM of skinny_gemm.cuh: 64-row tiles of C streamed through a 3-stage pipeline of cp.async
 // copies (16-byte, or 4-byte for operands that are not 16-byte aligned), 8 x 4 outputs per thread, the K parts of a
-// tile summed across the thread-block cluster in a fixed order, and an optional elementwise epilogue.
+// tile summed in a fixed order (across the thread-block cluster, or by the last part through a workspace), and an
+// optional elementwise epilogue.
 #include <cooperative_groups.h>
 
 #include <atomic>
 #include <cstdint>
+#include <string>
 
 #include "async_copy.cuh"
 #include "dependent_launch.cuh"
@@ -25,25 +27,54 @@ namespace {
 // (graph replays, fp32): 17.7 us for 1024 x 16 x 4800 against cuBLAS's 38.1 us, and 1-2 us less than cuBLAS for the
 // small layers; but 26.6 us against 22.7 us for 1024 x 32 x 4800, where the shared-memory reads of an 8 x 4 register
 // tile bound it: TunedGemm times both and keeps the faster per shape.
-constexpr int kThreads = 256;
-constexpr int kTileRows = 64;   // rows of C (and of op(A)) per block
-constexpr int kTileDepth = 64;  // K values per pipeline stage
-constexpr int kStages = 3;      // 2 stages in flight while one is used: measured on H200 as fast as 4 to 8 stages of 32
+//
+// Why two ways of summing the K parts: a cluster's blocks must all be resident in one GPC at once, and 16 clusters of
+// 8 do not fit the H200's GPCs at one block per SM, so the scheduler doubles blocks up on some SMs and leaves others
+// idle (Nsight Compute, 1024 x 32 x 4800: SMs active 57% of the kernel's time). Without a cluster (last_block) every
+// block is placed on its own; the partial tiles then go through a small workspace in L2 and the last part of a tile
+// to finish adds them. Measured on H200 (one-off probe, graph replays): 1024 x 32 x 4800 27.1 us with the cluster,
+// 22.5 us without; with wide blocks (16 warps per SM, stages of 128 K values) 19.6 us, against cuBLAS's 22.6 us;
+// 1024 x 16 x 4800 18.0 -> 13.4 us.
+constexpr int kTileRows = 64;  // rows of C (and of op(A)) per block
+constexpr int kStages = 3;     // 2 stages in flight while one is used: measured on H200 as fast as 4 to 8 stages of 32
 constexpr int kRowsPerThread = 8;
 constexpr int kColumnsPerThread = 4;
-constexpr int kPad = 4;        // floats after each smem row: keeps rows 16-byte aligned and spreads them over the banks
-constexpr int kMaxSplits = 8;  // the portable cluster size
+constexpr int kPad = 4;  // floats after each smem row: keeps rows 16-byte aligned and spreads them over the banks
+constexpr int kMaxClusterSplits = 8;  // the portable cluster size
+constexpr int kMaxSplits = 16;        // last_block: more parts than this measured no faster
+// Wide blocks only for products at least this deep. A wide block takes a whole SM's registers, so the next kernel of
+// the step cannot start its blocks beside it (dependent launch): timed alone, a wide block won on large's 1024-row
+// products of depth 1024 too, but in the step it made them slower. Measured on H200 (mgpu_bench large batch 32,
+// --timing step, 10 runs, two passes): wide blocks offered at every depth 0.1293 and 0.1408 ms (the tuner's choice
+// varied), only from 2048 on 0.1240 and 0.1241 ms, without them 0.1293 and 0.1295 ms.
+constexpr int kWideMinDepth = 2048;
 constexpr int kMaxColumns = 64;
 
-int stage_count(int k) { return (k + kTileDepth - 1) / kTileDepth; }
+// Threads per block and K values per pipeline stage: the narrow block, or the wide one (twice both: more warps per
+// SM to hide latency, the same outputs per thread; 128 registers at most).
+template <bool Wide>
+struct BlockShape {
+  static constexpr int threads = Wide ? 512 : 256;
+  static constexpr int depth = Wide ? 128 : 64;
+};
+
+int stage_count(int k, bool wide) {
+  const int depth = wide ? BlockShape<true>::depth : BlockShape<false>::depth;
+  return (k + depth - 1) / depth;
+}
 bool shape_supported(int m, int n, int k) { return m > 0 && n > 0 && k > 0 && n <= kMaxColumns; }
+std::size_t tile_count(int m, int n, int columns) {
+  return static_cast<std::size_t>((m + kTileRows - 1) / kTileRows) * ((n + columns - 1) / columns);
+}
 
 // Shared-memory tiles per stage, each with its global contiguous dimension contiguous (16-byte copies):
-//   A transposed (stored [m, k] row by row, K contiguous): As[i][kk], row stride kTileDepth + kPad
+//   A transposed (stored [m, k] row by row, K contiguous): As[i][kk], row stride depth + kPad
 //   A as stored [k, m] (M contiguous):                      As[kk][i], row stride kTileRows + kPad
-//   B (stored [n, k], K contiguous):                        Bs[j][kk], row stride kTileDepth + kPad
-template <int Columns, bool TransposeA>
+//   B (stored [n, k], K contiguous):                        Bs[j][kk], row stride depth + kPad
+template <int Columns, bool TransposeA, bool Wide>
 struct Layout {
+  static constexpr int kThreads = BlockShape<Wide>::threads;
+  static constexpr int kTileDepth = BlockShape<Wide>::depth;
   static constexpr int a_stride = TransposeA ? kTileDepth + kPad : kTileRows + kPad;
   static constexpr int b_stride = kTileDepth + kPad;
   static constexpr int a_floats = (TransposeA ? kTileRows : kTileDepth) * a_stride;
@@ -58,7 +89,7 @@ struct Layout {
       (kStages * stage_floats > groups * tile_floats ? kStages * stage_floats : groups * tile_floats) *
       static_cast<int>(sizeof(float));
   static_assert(kThreads % group_threads == 0 && group_depth % 4 == 0, "tile shape");
-  static_assert(tile_floats % (kMaxSplits * 32) == 0, "a tile splits evenly over the cluster's blocks");
+  static_assert(tile_floats % (kMaxClusterSplits * 32) == 0, "a tile splits evenly over the cluster's blocks");
 };
 
 __device__ __forceinline__ int clamp_count(int remaining) {
@@ -69,17 +100,17 @@ __device__ __forceinline__ int clamp_count(int remaining) {
 // in 16-byte chunks along each one's contiguous dimension; consecutive lanes take consecutive chunks of a row
 // (coalesced), and the padded strides put a quarter-warp's 8 chunks on 32 different banks. A's part and B's part are
 // separate functions: A's may be started before the kernel ahead has finished (skinny_gemm's a_is_stable).
-template <int Columns, bool TransposeA, bool Vector>
+template <int Columns, bool TransposeA, bool Wide, bool Vector>
 __device__ __forceinline__ void load_stage_a(float* stage, const float* a, int lda, int m, int row0, int k0,
                                              int k_end) {
-  using L = Layout<Columns, TransposeA>;
+  using L = Layout<Columns, TransposeA, Wide>;
   float* as = stage;
-  constexpr int a_chunks = kTileRows * kTileDepth / 4;
+  constexpr int a_chunks = kTileRows * L::kTileDepth / 4;
 #pragma unroll
-  for (int chunk = threadIdx.x; chunk < a_chunks; chunk += kThreads) {
+  for (int chunk = threadIdx.x; chunk < a_chunks; chunk += L::kThreads) {
     if (TransposeA) {
-      const int i = chunk / (kTileDepth / 4);
-      const int kk = chunk % (kTileDepth / 4) * 4;
+      const int i = chunk / (L::kTileDepth / 4);
+      const int kk = chunk % (L::kTileDepth / 4) * 4;
       const int row = row0 + i;
       const int valid = row < m ? clamp_count(k_end - (k0 + kk)) : 0;
       copy4<Vector>(as + i * L::a_stride + kk, valid > 0 ? a + static_cast<std::size_t>(row) * lda + k0 + kk : a,
@@ -95,15 +126,15 @@ __device__ __forceinline__ void load_stage_a(float* stage, const float* a, int l
   }
 }
 
-template <int Columns, bool TransposeA, bool Vector>
+template <int Columns, bool TransposeA, bool Wide, bool Vector>
 __device__ __forceinline__ void load_stage_b(float* stage, const float* b, int ldb, int n, int col0, int k0,
                                              int k_end) {
-  using L = Layout<Columns, TransposeA>;
+  using L = Layout<Columns, TransposeA, Wide>;
   float* bs = stage + L::a_floats;
 #pragma unroll
-  for (int chunk = threadIdx.x; chunk < Columns * kTileDepth / 4; chunk += kThreads) {
-    const int j = chunk / (kTileDepth / 4);
-    const int kk = chunk % (kTileDepth / 4) * 4;
+  for (int chunk = threadIdx.x; chunk < Columns * L::kTileDepth / 4; chunk += L::kThreads) {
+    const int j = chunk / (L::kTileDepth / 4);
+    const int kk = chunk % (L::kTileDepth / 4) * 4;
     const int column = col0 + j;
     const int valid = column < n ? clamp_count(k_end - (k0 + kk)) : 0;
     copy4<Vector>(bs + j * L::b_stride + kk, valid > 0 ? b + static_cast<std::size_t>(column) * ldb + k0 + kk : b,
@@ -111,11 +142,11 @@ __device__ __forceinline__ void load_stage_b(float* stage, const float* b, int l
   }
 }
 
-template <int Columns, bool TransposeA, bool Vector>
+template <int Columns, bool TransposeA, bool Wide, bool Vector>
 __device__ __forceinline__ void load_stage(float* stage, const float* a, int lda, const float* b, int ldb, int m, int n,
                                            int row0, int col0, int k0, int k_end) {
-  load_stage_a<Columns, TransposeA, Vector>(stage, a, lda, m, row0, k0, k_end);
-  load_stage_b<Columns, TransposeA, Vector>(stage, b, ldb, n, col0, k0, k_end);
+  load_stage_a<Columns, TransposeA, Wide, Vector>(stage, a, lda, m, row0, k0, k_end);
+  load_stage_b<Columns, TransposeA, Wide, Vector>(stage, b, ldb, n, col0, k0, k_end);
 }
 
 // Row r (0..7) of a thread's outputs within the tile. A transposed: rows ti + 8r, so a quarter-warp's float4 reads
@@ -146,12 +177,22 @@ __device__ __forceinline__ float apply_epilogue(const SkinnyEpilogue& epilogue, 
   }
 }
 
+// Where the K parts of a tile are summed: the kernel's reduction mode and, for last_block, the workspace.
+struct PartSum {
+  bool last_block = false;
+  float* partials = nullptr;     // [tile][split][tile_floats]
+  unsigned* counters = nullptr;  // [tile]: how many parts of the tile have stored their partial tile
+};
+
 // Grid: x = row tile * splits + split (a cluster's blocks are consecutive in x), y = column tile.
-template <int Columns, bool TransposeA, bool Vector>
-__global__ void __launch_bounds__(kThreads)
+template <int Columns, bool TransposeA, bool Wide, bool Vector>
+__global__ void __launch_bounds__(BlockShape<Wide>::threads)
     skinny_gemm_kernel(int m, int n, int k, const float* a, int lda, const float* b, int ldb, float* c, int ldc,
-                       bool accumulate, int splits, int split_depth, bool a_is_stable, SkinnyEpilogue epilogue) {
-  using L = Layout<Columns, TransposeA>;
+                       bool accumulate, int splits, int split_depth, bool a_is_stable, SkinnyEpilogue epilogue,
+                       PartSum part_sum) {
+  using L = Layout<Columns, TransposeA, Wide>;
+  constexpr int kThreads = L::kThreads;
+  constexpr int kTileDepth = L::kTileDepth;
   extern __shared__ float4 shared_storage[];  // float4: 16-byte alignment for the vector reads
   float* shared = reinterpret_cast<float*>(shared_storage);
 
@@ -173,11 +214,12 @@ __global__ void __launch_bounds__(kThreads)
   // Launched dependent (dependent_launch.cuh). B (the activations or the output gradient) is the kernel ahead's
   // output, C may be read (accumulate) or is read by it, so both wait; a stable A (the weights) does not: its first
   // stages stream in while the kernel ahead finishes. They join the first commit group below, which the first wait
-  // of the main loop covers.
+  // of the main loop covers. (The workspace is touched only after the wait too: the kernel ahead may be this one's
+  // previous call.)
   if (a_is_stable) {
     for (int s = 0; s < kStages - 1 && s < stages; ++s) {
-      load_stage_a<Columns, TransposeA, Vector>(shared + s * L::stage_floats, a, lda, m, row0, k_begin + s * kTileDepth,
-                                                k_end);
+      load_stage_a<Columns, TransposeA, Wide, Vector>(shared + s * L::stage_floats, a, lda, m, row0,
+                                                      k_begin + s * kTileDepth, k_end);
     }
   }
   wait_for_previous_kernel();
@@ -185,11 +227,11 @@ __global__ void __launch_bounds__(kThreads)
   for (int s = 0; s < kStages - 1; ++s) {
     if (s < stages) {
       if (!a_is_stable) {
-        load_stage_a<Columns, TransposeA, Vector>(shared + s * L::stage_floats, a, lda, m, row0,
-                                                  k_begin + s * kTileDepth, k_end);
+        load_stage_a<Columns, TransposeA, Wide, Vector>(shared + s * L::stage_floats, a, lda, m, row0,
+                                                        k_begin + s * kTileDepth, k_end);
       }
-      load_stage_b<Columns, TransposeA, Vector>(shared + s * L::stage_floats, b, ldb, n, col0, k_begin + s * kTileDepth,
-                                                k_end);
+      load_stage_b<Columns, TransposeA, Wide, Vector>(shared + s * L::stage_floats, b, ldb, n, col0,
+                                                      k_begin + s * kTileDepth, k_end);
     }
     commit_copies();  // empty groups too: the wait below counts groups
   }
@@ -200,8 +242,8 @@ __global__ void __launch_bounds__(kThreads)
     __syncthreads();
     const int next = s + kStages - 1;
     if (next < stages) {
-      load_stage<Columns, TransposeA, Vector>(shared + (next % kStages) * L::stage_floats, a, lda, b, ldb, m, n, row0,
-                                              col0, k_begin + next * kTileDepth, k_end);
+      load_stage<Columns, TransposeA, Wide, Vector>(shared + (next % kStages) * L::stage_floats, a, lda, b, ldb, m, n,
+                                                    row0, col0, k_begin + next * kTileDepth, k_end);
     }
     commit_copies();
     const float* as = shared + (s % kStages) * L::stage_floats;
@@ -273,6 +315,29 @@ __global__ void __launch_bounds__(kThreads)
     for (int e = threadIdx.x; e < L::tile_floats; e += kThreads) store(e, tiles[e]);
     return;
   }
+  if (part_sum.last_block) {
+    // Each part stores its partial tile, then counts itself in; the part that counts last adds all of them in part
+    // order (its own from shared memory: the same value) and stores C. The fences order the partial stores before the
+    // count (release) and the count before the reads of the others' partials (acquire); __ldcg reads them from L2,
+    // past this SM's L1. The last part sets the counter back to zero for the next call, which waits for this one.
+    __shared__ unsigned arrived;
+    const std::size_t tile = blockIdx.x / splits + static_cast<std::size_t>(gridDim.x / splits) * blockIdx.y;
+    float* parts = part_sum.partials + tile * splits * L::tile_floats;
+    for (int e = threadIdx.x; e < L::tile_floats; e += kThreads) parts[split * L::tile_floats + e] = tiles[e];
+    __threadfence();
+    __syncthreads();
+    if (threadIdx.x == 0) arrived = atomicAdd(part_sum.counters + tile, 1u);
+    __syncthreads();
+    if (arrived != static_cast<unsigned>(splits) - 1) return;
+    __threadfence();
+    for (int e = threadIdx.x; e < L::tile_floats; e += kThreads) {
+      float total = 0.0f;
+      for (int q = 0; q < splits; ++q) total += q == split ? tiles[e] : __ldcg(parts + q * L::tile_floats + e);
+      store(e, total);
+    }
+    if (threadIdx.x == 0) part_sum.counters[tile] = 0;
+    return;
+  }
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   // The cluster's blocks hold the same tile's sums over different K parts. After the barrier (which also orders
   // every block's shared stores) block r adds slice r of the tile over all blocks, in block order: the same bits on
@@ -292,29 +357,31 @@ __global__ void __launch_bounds__(kThreads)
 #endif
 }
 
-template <int Columns, bool TransposeA, bool Vector>
+template <int Columns, bool TransposeA, bool Wide, bool Vector>
 void set_shared_limit() {
   // More than the default 48 KiB of dynamic shared memory is an opt-in per kernel and device.
-  const cudaError_t status =
-      cudaFuncSetAttribute(skinny_gemm_kernel<Columns, TransposeA, Vector>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                           Layout<Columns, TransposeA>::shared_bytes);
+  const cudaError_t status = cudaFuncSetAttribute(skinny_gemm_kernel<Columns, TransposeA, Wide, Vector>,
+                                                  cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                                  Layout<Columns, TransposeA, Wide>::shared_bytes);
   if (status != cudaSuccess) (void)cudaGetLastError();  // the launch then reports it
 }
 
-template <int Columns, bool TransposeA, bool Vector>
+template <int Columns, bool TransposeA, bool Wide, bool Vector>
 cudaError_t launch(int m, int n, int k, const float* a, int lda, const float* b, int ldb, float* c, int ldc,
-                   bool accumulate, int splits, bool a_is_stable, const SkinnyEpilogue& epilogue, cudaStream_t stream) {
+                   bool accumulate, int splits, bool a_is_stable, const SkinnyEpilogue& epilogue,
+                   const PartSum& part_sum, cudaStream_t stream) {
+  using L = Layout<Columns, TransposeA, Wide>;
   // Each part's K range is a whole number of stages (the last part takes the remainder, possibly nothing).
-  const int split_depth = (stage_count(k) + splits - 1) / splits * kTileDepth;
+  const int split_depth = (stage_count(k, Wide) + splits - 1) / splits * L::kTileDepth;
   cudaLaunchConfig_t config{};
   config.gridDim = dim3(static_cast<unsigned>((m + kTileRows - 1) / kTileRows * splits),
                         static_cast<unsigned>((n + Columns - 1) / Columns));
-  config.blockDim = dim3(kThreads);
-  config.dynamicSmemBytes = Layout<Columns, TransposeA>::shared_bytes;
+  config.blockDim = dim3(L::kThreads);
+  config.dynamicSmemBytes = L::shared_bytes;
   config.stream = stream;
   cudaLaunchAttribute attributes[2];
   unsigned count = 0;
-  if (splits > 1) {
+  if (splits > 1 && !part_sum.last_block) {
     cudaLaunchAttribute& cluster = attributes[count++];
     cluster = cudaLaunchAttribute{};
     cluster.id = cudaLaunchAttributeClusterDimension;
@@ -325,28 +392,34 @@ cudaError_t launch(int m, int n, int k, const float* a, int lda, const float* b,
   if (dependent_launch_enabled()) attributes[count++] = dependent_launch_attribute();
   config.attrs = attributes;
   config.numAttrs = count;
-  return cudaLaunchKernelEx(&config, skinny_gemm_kernel<Columns, TransposeA, Vector>, m, n, k, a, lda, b, ldb, c, ldc,
-                            accumulate, splits, split_depth, a_is_stable, epilogue);
+  return cudaLaunchKernelEx(&config, skinny_gemm_kernel<Columns, TransposeA, Wide, Vector>, m, n, k, a, lda, b, ldb, c,
+                            ldc, accumulate, splits, split_depth, a_is_stable, epilogue, part_sum);
 }
 
-// Every instantiation of the kernel: its tile width and layout of A, its launcher and its shared-memory opt-in.
+// Every instantiation of the kernel: its tile width, layout of A and block shape, its launcher and its shared-memory
+// opt-in.
 struct Variant {
   int columns;
   bool transpose_a;
+  bool wide;
   bool vector;  // 16-byte copies (operands 16-byte aligned), else 4-byte ones
   cudaError_t (*launch)(int, int, int, const float*, int, const float*, int, float*, int, bool, int, bool,
-                        const SkinnyEpilogue&, cudaStream_t);
+                        const SkinnyEpilogue&, const PartSum&, cudaStream_t);
   void (*prepare)();
 };
-constexpr Variant kVariants[] = {
-#define MGPU_SKINNY_VARIANT(columns, transpose_a, vector) \
-  { columns, transpose_a, vector, launch<columns, transpose_a, vector>, set_shared_limit<columns, transpose_a, vector> }
-    MGPU_SKINNY_VARIANT(16, false, true),  MGPU_SKINNY_VARIANT(16, true, true),   MGPU_SKINNY_VARIANT(32, false, true),
-    MGPU_SKINNY_VARIANT(32, true, true),   MGPU_SKINNY_VARIANT(64, false, true),  MGPU_SKINNY_VARIANT(64, true, true),
-    MGPU_SKINNY_VARIANT(16, false, false), MGPU_SKINNY_VARIANT(16, true, false),  MGPU_SKINNY_VARIANT(32, false, false),
-    MGPU_SKINNY_VARIANT(32, true, false),  MGPU_SKINNY_VARIANT(64, false, false), MGPU_SKINNY_VARIANT(64, true, false),
+#define MGPU_SKINNY_VARIANT(columns, transpose_a, wide, vector)                     \
+  {                                                                                 \
+    columns, transpose_a, wide, vector, launch<columns, transpose_a, wide, vector>, \
+        set_shared_limit<columns, transpose_a, wide, vector>                        \
+  }
+#define MGPU_SKINNY_VARIANTS(wide, vector)                                                       \
+  MGPU_SKINNY_VARIANT(16, false, wide, vector), MGPU_SKINNY_VARIANT(16, true, wide, vector),     \
+      MGPU_SKINNY_VARIANT(32, false, wide, vector), MGPU_SKINNY_VARIANT(32, true, wide, vector), \
+      MGPU_SKINNY_VARIANT(64, false, wide, vector), MGPU_SKINNY_VARIANT(64, true, wide, vector)
+constexpr Variant kVariants[] = {MGPU_SKINNY_VARIANTS(false, true), MGPU_SKINNY_VARIANTS(false, false),
+                                 MGPU_SKINNY_VARIANTS(true, true), MGPU_SKINNY_VARIANTS(true, false)};
+#undef MGPU_SKINNY_VARIANTS
 #undef MGPU_SKINNY_VARIANT
-};
 
 // The opt-ins, once per device before its first launch.
 cudaError_t prepare_current_device() {
@@ -357,9 +430,31 @@ cudaError_t prepare_current_device() {
   });
 }
 
+bool uses_workspace(const SkinnyGemmConfig& config) {
+  return config.splits > 1 && config.reduction == SkinnyReduction::last_block;
+}
+
 }  // namespace
 
-std::vector<SkinnyGemmConfig> skinny_gemm_configs(int m, int n, int k) {
+std::string describe(const SkinnyGemmConfig& config) {
+  std::string text = std::to_string(config.tile_columns) + " columns, " + std::to_string(config.splits) +
+                     (config.splits == 1 ? " split" : " splits");
+  if (config.wide) text += ", wide";
+  if (config.splits > 1) text += config.reduction == SkinnyReduction::cluster ? ", cluster sum" : ", last-block sum";
+  return text;
+}
+
+std::size_t skinny_workspace_floats(int m, int n, const SkinnyGemmConfig& config) {
+  if (!uses_workspace(config) || config.tile_columns <= 0) return 0;
+  return tile_count(m, n, config.tile_columns) * config.splits * kTileRows * config.tile_columns;
+}
+
+std::size_t skinny_workspace_counters(int m, int n, const SkinnyGemmConfig& config) {
+  if (!uses_workspace(config) || config.tile_columns <= 0) return 0;
+  return tile_count(m, n, config.tile_columns);
+}
+
+std::vector<SkinnyGemmConfig> skinny_gemm_configs(int m, int n, int k, const SkinnyWorkspace& workspace) {
   std::vector<SkinnyGemmConfig> configs;
   if (!shape_supported(m, n, k)) return configs;
   int device = 0;
@@ -369,34 +464,64 @@ std::vector<SkinnyGemmConfig> skinny_gemm_configs(int m, int n, int k) {
     (void)cudaGetLastError();
     return configs;
   }
-  const int stages = stage_count(k);
+  const auto fits = [&](const SkinnyGemmConfig& config) {
+    return skinny_workspace_floats(m, n, config) <= workspace.partial_floats &&
+           skinny_workspace_counters(m, n, config) <= workspace.counter_count &&
+           (!uses_workspace(config) || (workspace.partials != nullptr && workspace.counters != nullptr));
+  };
   for (int columns : {16, 32, 64}) {
     // A tile much wider than n only multiplies zeros; 16 columns always qualify.
     if (columns > 16 && columns >= 2 * n) continue;
-    for (int splits = 1; splits <= kMaxSplits && splits <= stages; splits *= 2) configs.push_back({columns, splits});
+    for (const bool wide : {false, true}) {
+      if (wide && k < kWideMinDepth) continue;
+      // Never more parts than K has stages; the narrow block's parts up to a cluster of 8 also as a cluster.
+      const int stages = stage_count(k, wide);
+      for (int splits = 1; splits <= kMaxSplits && splits <= stages; splits *= 2) {
+        for (const SkinnyReduction reduction : {SkinnyReduction::cluster, SkinnyReduction::last_block}) {
+          const SkinnyGemmConfig config{columns, splits, reduction, wide};
+          const bool cluster_allowed = !wide && splits <= kMaxClusterSplits;
+          if ((splits == 1 && reduction == SkinnyReduction::last_block) ||
+              (splits > 1 && reduction == SkinnyReduction::cluster && !cluster_allowed) || !fits(config))
+            continue;
+          configs.push_back(config);
+        }
+      }
+    }
   }
   return configs;
 }
 
 cudaError_t skinny_gemm(bool transpose_a, int m, int n, int k, const float* a, int lda, const float* b, int ldb,
                         float* c, int ldc, bool accumulate, SkinnyGemmConfig config, cudaStream_t stream,
-                        bool a_is_stable, const SkinnyEpilogue& epilogue) {
+                        bool a_is_stable, const SkinnyEpilogue& epilogue, const SkinnyWorkspace& workspace) {
   // 16-byte copies where A's and B's columns all start on 16-byte boundaries, 4-byte ones otherwise (e.g. rows of 847
   // or 3 floats).
   const auto aligned = [](const float* pointer, int leading) {
     return reinterpret_cast<std::uintptr_t>(pointer) % 16 == 0 && leading % 4 == 0;
   };
+  const bool power_of_two_splits = config.splits > 0 && (config.splits & (config.splits - 1)) == 0;
+  const bool splits_allowed =
+      power_of_two_splits &&
+      (uses_workspace(config) ? config.splits <= kMaxSplits
+                              : config.splits <= kMaxClusterSplits && (config.splits == 1 || !config.wide));
+  const bool workspace_fits =
+      !uses_workspace(config) || (workspace.partials != nullptr && workspace.counters != nullptr &&
+                                  skinny_workspace_floats(m, n, config) <= workspace.partial_floats &&
+                                  skinny_workspace_counters(m, n, config) <= workspace.counter_count);
   if (!shape_supported(m, n, k) || lda < (transpose_a ? k : m) || ldb < k || ldc < m ||
-      reinterpret_cast<std::uintptr_t>(a) % 4 != 0 || reinterpret_cast<std::uintptr_t>(b) % 4 != 0 ||
-      (config.splits != 1 && config.splits != 2 && config.splits != 4 && config.splits != 8) ||
-      (accumulate && epilogue.kind != SkinnyEpilogue::Kind::none))
+      reinterpret_cast<std::uintptr_t>(a) % 4 != 0 || reinterpret_cast<std::uintptr_t>(b) % 4 != 0 || !splits_allowed ||
+      !workspace_fits || (accumulate && epilogue.kind != SkinnyEpilogue::Kind::none))
     return cudaErrorInvalidValue;
   const bool vector = aligned(a, lda) && aligned(b, ldb);
   const cudaError_t prepared = prepare_current_device();
   if (prepared != cudaSuccess) return prepared;
+  PartSum part_sum;
+  if (uses_workspace(config)) part_sum = {true, workspace.partials, workspace.counters};
   for (const Variant& variant : kVariants) {
-    if (variant.columns == config.tile_columns && variant.transpose_a == transpose_a && variant.vector == vector)
-      return variant.launch(m, n, k, a, lda, b, ldb, c, ldc, accumulate, config.splits, a_is_stable, epilogue, stream);
+    if (variant.columns == config.tile_columns && variant.transpose_a == transpose_a && variant.wide == config.wide &&
+        variant.vector == vector)
+      return variant.launch(m, n, k, a, lda, b, ldb, c, ldc, accumulate, config.splits, a_is_stable, epilogue, part_sum,
+                            stream);
   }
   return cudaErrorInvalidValue;
 }

@@ -26,6 +26,10 @@ constexpr int kTimedCalls = 10;  // per candidate, after one untimed call
 // pass, in a fixed order): a skinny product such as 1024 x 32 x 4800 otherwise fills only a few of the 132 SMs.
 constexpr int kSplits[] = {2, 4, 8, 16, 32};
 constexpr int kMinimumSplitDepth = 32;  // no split leaves fewer than this many K values per part
+// Our kernel's workspace: room for 16 parts of a 1024 x 64 product four times over (large's widest at any batch our
+// kernel takes), and its tile counters. Shapes that need more are left to the configurations without it.
+constexpr std::size_t kSkinnyPartialFloats = std::size_t{4} << 20;
+constexpr std::size_t kSkinnyTileCounters = 4096;
 
 // `algo` with its K split in `splits` parts, when the algorithm supports it and cuBLASLt accepts the result for
 // this problem within the workspace; the reduction goes through the workspace in the compute type (deterministic).
@@ -100,7 +104,8 @@ TunedGemm::TunedGemm(cudaStream_t stream, cublasComputeType_t compute, cudaDataT
       compute_(compute),
       operands_(operands),
       workspace_(workspace),
-      workspace_bytes_(workspace_bytes) {
+      workspace_bytes_(workspace_bytes),
+      skinny_workspace_(kSkinnyPartialFloats, kSkinnyTileCounters, stream) {
   MGPU_REQUIRE(operands == CUDA_R_32F || (operands == CUDA_R_16BF && compute == CUBLAS_COMPUTE_32F),
                "TunedGemm: operands must be fp32, or bf16 with CUBLAS_COMPUTE_32F");
   MGPU_CUBLAS_CHECK(cublasLtCreate(&handle_));
@@ -119,10 +124,10 @@ bool TunedGemm::multiply(cublasOperation_t op_a, cublasOperation_t op_b, int m, 
   const Key key{int(op_a), int(op_b), m, n, k, lda, ldb, ldc, alignment};
   Plan& plan = plan_for(key, op_a, op_b, m, n, k, a, lda, b, ldb, c, ldc);
   if (plan.choice.skinny) {
-    MGPU_CUDA_CHECK(kernels::skinny_gemm(op_a != CUBLAS_OP_N, m, n, k, static_cast<const float*>(a), lda,
-                                         static_cast<const float*>(b), ldb, c, ldc, accumulate,
-                                         plan.choice.skinny_config, stream_, a_is_stable,
-                                         epilogue != nullptr ? *epilogue : kernels::SkinnyEpilogue{}));
+    MGPU_CUDA_CHECK(kernels::skinny_gemm(
+        op_a != CUBLAS_OP_N, m, n, k, static_cast<const float*>(a), lda, static_cast<const float*>(b), ldb, c, ldc,
+        accumulate, plan.choice.skinny_config, stream_, a_is_stable,
+        epilogue != nullptr ? *epilogue : kernels::SkinnyEpilogue{}, skinny_workspace_.view()));
     return epilogue != nullptr;
   }
   const float one = 1.0f;
@@ -230,12 +235,13 @@ TunedGemm::Plan& TunedGemm::plan_for(const Key& key, cublasOperation_t op_a, cub
   const double cublaslt_ms = best_ms;
   // Our split-K kernel, for fp32 products whose B (the activations) has few columns, timed the same way.
   const bool skinny_eligible = compute_ == CUBLAS_COMPUTE_32F && operands_ == CUDA_R_32F && op_b == CUBLAS_OP_N;
-  for (const kernels::SkinnyGemmConfig& config :
-       skinny_eligible ? kernels::skinny_gemm_configs(m, n, k) : std::vector<kernels::SkinnyGemmConfig>{}) {
+  for (const kernels::SkinnyGemmConfig& config : skinny_eligible
+                                                     ? kernels::skinny_gemm_configs(m, n, k, skinny_workspace_.view())
+                                                     : std::vector<kernels::SkinnyGemmConfig>{}) {
     const double ms = time_candidate([&] {
       const bool launched = kernels::skinny_gemm(op_a != CUBLAS_OP_N, m, n, k, static_cast<const float*>(a), lda,
                                                  static_cast<const float*>(b), ldb, c, ldc, false, config, stream_,
-                                                 /*a_is_stable=*/true) == cudaSuccess;
+                                                 /*a_is_stable=*/true, {}, skinny_workspace_.view()) == cudaSuccess;
       if (!launched) (void)cudaGetLastError();  // a refused launch must not linger as the runtime's last error
       return launched;
     });
@@ -246,9 +252,7 @@ TunedGemm::Plan& TunedGemm::plan_for(const Key& key, cublasOperation_t op_a, cub
     }
   }
   if (std::getenv("MGPU_GEMM_REPORT") != nullptr) {  // for performance work: what was chosen, and by how much
-    const kernels::SkinnyGemmConfig& config = plan->choice.skinny_config;
-    const std::string chosen = plan->choice.skinny ? "skinny (" + std::to_string(config.tile_columns) + " columns, " +
-                                                         std::to_string(config.splits) + " splits)"
+    const std::string chosen = plan->choice.skinny ? "skinny (" + kernels::describe(plan->choice.skinny_config) + ")"
                                                    : std::string("cuBLASLt");
     std::fprintf(stderr, "gemm %c%c m=%d n=%d k=%d: cuBLASLt %.2f us; chosen %s %.2f us\n",
                  op_a == CUBLAS_OP_N ? 'N' : 'T', op_b == CUBLAS_OP_N ? 'N' : 'T', m, n, k,

@@ -60,6 +60,7 @@ class TunedGemm {
   void* workspace_;
   std::size_t workspace_bytes_;
   cublasLtHandle_t handle_ = nullptr;
+  kernels::SkinnyWorkspaceMemory skinny_workspace_;  // our kernel's partial tiles (last_block configurations)
   std::map<Key, std::unique_ptr<Plan>> plans_;
 };
 

@@ -1,6 +1,7 @@
-// Purpose: holds our split-K skinny GEMM (src/skinny_gemm.cu) to a float64 CPU product for every tile width and
-// split count, both layouts of A, ragged and padded shapes, accumulation, and the step's own shapes; and checks that it
-// writes exactly C's m x n elements, reproducibly. Skips without a CUDA device with thread-block clusters.
+// Purpose: holds our split-K skinny GEMM (src/skinny_gemm.cu) to a float64 CPU product for every tile width, split
+// count, block shape and way of summing the parts, both layouts of A, ragged and padded shapes, accumulation, and the
+// step's own shapes; and checks that it writes exactly C's m x n elements, reproducibly, and that both sums give the
+// same bits. Skips without a CUDA device with thread-block clusters.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -31,9 +32,12 @@ struct Shape {
 std::string describe(const Shape& shape, const kernels::SkinnyGemmConfig& config) {
   return std::string(shape.transpose_a ? "T" : "N") + " m=" + std::to_string(shape.m) +
          " n=" + std::to_string(shape.n) + " k=" + std::to_string(shape.k) + " pad=" + std::to_string(shape.pad) +
-         (shape.tight ? " tight" : "") + " tile_columns=" + std::to_string(config.tile_columns) +
-         " splits=" + std::to_string(config.splits);
+         (shape.tight ? " tight" : "") + " (" + kernels::describe(config) + ")";
 }
+
+// Room for every configuration of the shapes below (up to 16 parts of 1024 x 64), counters zeroed.
+constexpr std::size_t kWorkspaceFloats = std::size_t{1} << 20;
+constexpr std::size_t kWorkspaceCounters = 1024;
 
 class SkinnyGemmTest : public ::testing::Test {
  protected:
@@ -94,9 +98,11 @@ class SkinnyGemmTest : public ::testing::Test {
     DeviceBuffer<float> a_device(a.size());
     DeviceBuffer<float> b_device(b.size());
     DeviceBuffer<float> c_device(c_start.size());
+    kernels::SkinnyWorkspaceMemory workspace(kWorkspaceFloats, kWorkspaceCounters, stream.get());
     copy_to_device(a_device, a, stream.get());
     copy_to_device(b_device, b, stream.get());
-    const std::vector<kernels::SkinnyGemmConfig> configs = kernels::skinny_gemm_configs(shape.m, shape.n, shape.k);
+    const std::vector<kernels::SkinnyGemmConfig> configs =
+        kernels::skinny_gemm_configs(shape.m, shape.n, shape.k, workspace.view());
     ASSERT_FALSE(configs.empty()) << "no configuration for an eligible shape";
     for (std::size_t index = 0; index < 2 * configs.size(); ++index) {
       // Every configuration with A read after the wait for the kernel ahead and, stable, before it.
@@ -105,7 +111,7 @@ class SkinnyGemmTest : public ::testing::Test {
       copy_to_device(c_device, c_start, stream.get());
       MGPU_CUDA_CHECK(kernels::skinny_gemm(shape.transpose_a, shape.m, shape.n, shape.k, a_device.data(), lda,
                                            b_device.data(), ldb, c_device.data(), ldc, accumulate, config, stream.get(),
-                                           a_is_stable));
+                                           a_is_stable, {}, workspace.view()));
       const std::vector<float> c = copy_to_host(c_device, stream.get());
       int wrong = 0;
       for (std::size_t index = 0; index < c.size(); ++index) {
@@ -137,7 +143,7 @@ TEST_F(SkinnyGemmTest, RaggedAndPaddedShapesMatchFloat64) {
   // Nothing a multiple of a tile: edges in every dimension, one column, K shorter than one stage and than the splits.
   for (const Shape& shape : {Shape{true, 67, 17, 131, 4}, Shape{false, 67, 17, 131, 8}, Shape{true, 3, 32, 256},
                              Shape{false, 256, 33, 3}, Shape{true, 130, 1, 1000, 4}, Shape{false, 5, 64, 7, 12},
-                             Shape{true, 200, 50, 300}, Shape{false, 201, 3, 33}}) {
+                             Shape{true, 200, 50, 300}, Shape{false, 201, 3, 33}, Shape{false, 300, 40, 2100, 4}}) {
     check(shape, false);
   }
 }
@@ -148,7 +154,7 @@ TEST_F(SkinnyGemmTest, UnalignedOperandsMatchFloat64) {
   for (const Shape& shape :
        {Shape{true, 256, 64, 847, 0, true}, Shape{false, 64, 64, 3, 0, true}, Shape{false, 256, 32, 3, 0, true},
         Shape{true, 67, 17, 131, 1}, Shape{false, 67, 17, 131, 3}, Shape{true, 130, 33, 501, 0, true},
-        Shape{false, 201, 5, 77, 2}}) {
+        Shape{true, 130, 33, 2049, 0, true}, Shape{false, 201, 5, 77, 2}}) {
     check(shape, false);
   }
   check(Shape{true, 100, 20, 499, 1}, true);
@@ -171,18 +177,20 @@ TEST_F(SkinnyGemmTest, ADependentLaunchReadsTheProductOfTheKernelAhead) {
   for (float& value : c0) value = uniform(random);
   CudaStream stream;
   DeviceBuffer<float> a_device(a.size());
+  kernels::SkinnyWorkspaceMemory workspace(kWorkspaceFloats, kWorkspaceCounters, stream.get());
   std::vector<DeviceBuffer<float>> c_device;
   for (int t = 0; t <= steps; ++t) c_device.emplace_back(c0.size());
   copy_to_device(a_device, a, stream.get());
   copy_to_device(c_device[0], c0, stream.get());
   const std::vector<float> nans(c0.size(), std::numeric_limits<float>::quiet_NaN());
   for (int t = 1; t <= steps; ++t) copy_to_device(c_device[t], nans, stream.get());
-  const std::vector<kernels::SkinnyGemmConfig> configs = kernels::skinny_gemm_configs(m, n, m);
+  // Configurations spread over the whole list: cluster and last-block sums, narrow and wide blocks.
+  const std::vector<kernels::SkinnyGemmConfig> configs = kernels::skinny_gemm_configs(m, n, m, workspace.view());
   for (int t = 0; t < steps; ++t) {
     const bool transpose_a = t % 2 == 0;  // A is read as A^T every other step
     MGPU_CUDA_CHECK(kernels::skinny_gemm(transpose_a, m, n, m, a_device.data(), m, c_device[t].data(), m,
-                                         c_device[t + 1].data(), m, false, configs[t % configs.size()], stream.get(),
-                                         /*a_is_stable=*/true));
+                                         c_device[t + 1].data(), m, false, configs[t * configs.size() / steps],
+                                         stream.get(), /*a_is_stable=*/true, {}, workspace.view()));
   }
   const std::vector<float> out = copy_to_host(c_device[steps], stream.get());
   std::vector<double> reference(c0.begin(), c0.end()), next(c0.size());
@@ -214,7 +222,7 @@ TEST_F(SkinnyGemmTest, EpiloguesMatchFloat64) {
   // C = op(A) B as a layer's activations (row i = unit, column j = sample), then each epilogue against the float64
   // product put through the same formula (synthetic::dropout_keep for the mask), for every configuration, A read
   // early and late. Unwritten elements stay NaN and fail.
-  const int m = 200, n = 32, k = 300;  // ragged: 200 rows are no whole number of 64-row tiles
+  const int m = 200, n = 32, k = 2100;  // ragged: 200 rows are no whole number of 64-row tiles; deep enough for wide
   std::mt19937 random(777u);
   std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
   std::vector<float> a(static_cast<std::size_t>(m) * k), b(static_cast<std::size_t>(k) * n);
@@ -234,6 +242,7 @@ TEST_F(SkinnyGemmTest, EpiloguesMatchFloat64) {
   DeviceBuffer<float> a_device(a.size()), b_device(b.size()), c_device(static_cast<std::size_t>(m) * n);
   DeviceBuffer<float> bias_device(bias.size()), activation_device(activation.size());
   DeviceBuffer<kernels::StepParams> params_device(1);
+  kernels::SkinnyWorkspaceMemory workspace(kWorkspaceFloats, kWorkspaceCounters, stream.get());
   copy_to_device(a_device, a, stream.get());
   copy_to_device(b_device, b, stream.get());
   copy_to_device(bias_device, bias, stream.get());
@@ -282,12 +291,12 @@ TEST_F(SkinnyGemmTest, EpiloguesMatchFloat64) {
       }
     }
     const std::vector<float> nans(exact.size(), std::numeric_limits<float>::quiet_NaN());
-    const std::vector<kernels::SkinnyGemmConfig> configs = kernels::skinny_gemm_configs(m, n, k);
+    const std::vector<kernels::SkinnyGemmConfig> configs = kernels::skinny_gemm_configs(m, n, k, workspace.view());
     for (std::size_t index = 0; index < 2 * configs.size(); ++index) {
       const kernels::SkinnyGemmConfig& config = configs[index / 2];
       copy_to_device(c_device, nans, stream.get());
       MGPU_CUDA_CHECK(kernels::skinny_gemm(true, m, n, k, a_device.data(), k, b_device.data(), k, c_device.data(), m,
-                                           false, config, stream.get(), index % 2 == 1, epilogue));
+                                           false, config, stream.get(), index % 2 == 1, epilogue, workspace.view()));
       const std::vector<float> c = copy_to_host(c_device, stream.get());
       int wrong = 0;
       for (std::size_t e = 0; e < c.size(); ++e) {
@@ -308,13 +317,89 @@ TEST_F(SkinnyGemmTest, EpiloguesMatchFloat64) {
 }
 
 TEST_F(SkinnyGemmTest, EveryConfigurationIsOfferedWhereItFits) {
-  // 16-column tiles always, wider ones only up to twice n; splits up to 8 and never more than K has stages of 64.
-  const std::vector<kernels::SkinnyGemmConfig> wide = kernels::skinny_gemm_configs(1024, 64, 4800);
-  EXPECT_EQ(wide.size(), 12u);
-  const std::vector<kernels::SkinnyGemmConfig> narrow = kernels::skinny_gemm_configs(1024, 16, 100);
-  ASSERT_EQ(narrow.size(), 2u);  // 16 columns, splits 1 and 2 (100 values of K make 2 stages)
-  EXPECT_EQ(narrow[1].splits, 2);
-  EXPECT_TRUE(kernels::skinny_gemm_configs(1024, 65, 4800).empty());
+  // 16-column tiles always, wider ones only up to twice n; never more parts than K has stages (of 64 K values, 128
+  // for wide blocks). Without a workspace: the narrow block with 1 to 8 parts in a cluster, the wide one unsplit.
+  const std::size_t per_column_without = 4 + 1;
+  EXPECT_EQ(kernels::skinny_gemm_configs(1024, 64, 4800).size(), 3 * per_column_without);
+  // With one: also 2 to 16 parts summed by the last block, narrow and wide.
+  CudaStream stream;
+  kernels::SkinnyWorkspaceMemory workspace(kWorkspaceFloats, kWorkspaceCounters, stream.get());
+  const std::vector<kernels::SkinnyGemmConfig> all = kernels::skinny_gemm_configs(1024, 64, 4800, workspace.view());
+  EXPECT_EQ(all.size(), 3 * (per_column_without + 4 + 4));
+  for (const kernels::SkinnyGemmConfig& config : all) {
+    EXPECT_FALSE(config.wide && config.splits > 1 && config.reduction == kernels::SkinnyReduction::cluster)
+        << kernels::describe(config) << ": wide blocks are never offered as a cluster";
+    EXPECT_LE(kernels::skinny_workspace_floats(1024, 64, config), kWorkspaceFloats) << kernels::describe(config);
+  }
+  // 100 values of K: 2 narrow stages (1 or 2 parts, both sums), and too shallow for wide blocks.
+  const std::vector<kernels::SkinnyGemmConfig> short_k = kernels::skinny_gemm_configs(1024, 16, 100, workspace.view());
+  ASSERT_EQ(short_k.size(), 3u);
+  EXPECT_EQ(short_k[1].splits, 2);
+  EXPECT_EQ(short_k[2].splits, 2);
+  EXPECT_NE(short_k[1].reduction, short_k[2].reduction);
+  // Wide blocks from a depth of 2048 on: unsplit and 2 to 16 parts (16 stages of 128).
+  const auto wide_count = [&](int k) {
+    const std::vector<kernels::SkinnyGemmConfig> configs = kernels::skinny_gemm_configs(1024, 16, k, workspace.view());
+    return std::count_if(configs.begin(), configs.end(), [](const kernels::SkinnyGemmConfig& c) { return c.wide; });
+  };
+  EXPECT_EQ(wide_count(2047), 0);
+  EXPECT_EQ(wide_count(2048), 5);
+  // A workspace one float or one counter short leaves out exactly the configurations that need more.
+  kernels::SkinnyWorkspace short_floats = workspace.view();
+  short_floats.partial_floats =
+      kernels::skinny_workspace_floats(1024, 64, {64, 16, kernels::SkinnyReduction::last_block}) - 1;
+  for (const kernels::SkinnyGemmConfig& config : kernels::skinny_gemm_configs(1024, 64, 4800, short_floats)) {
+    EXPECT_LE(kernels::skinny_workspace_floats(1024, 64, config), short_floats.partial_floats)
+        << kernels::describe(config);
+  }
+  // (16 parts of any tile width need the same 1024 x 64 x 16 floats: 3 widths, both blocks.)
+  EXPECT_EQ(kernels::skinny_gemm_configs(1024, 64, 4800, short_floats).size(), all.size() - 6);
+  kernels::SkinnyWorkspace short_counters = workspace.view();
+  short_counters.counter_count =
+      kernels::skinny_workspace_counters(1024, 64, {16, 2, kernels::SkinnyReduction::last_block}) - 1;
+  for (const kernels::SkinnyGemmConfig& config : kernels::skinny_gemm_configs(1024, 64, 4800, short_counters)) {
+    EXPECT_LE(kernels::skinny_workspace_counters(1024, 64, config), short_counters.counter_count)
+        << kernels::describe(config);
+  }
+  EXPECT_TRUE(kernels::skinny_gemm_configs(1024, 65, 4800, workspace.view()).empty());
+}
+
+TEST_F(SkinnyGemmTest, LastBlockSumsGiveTheClusterBitsAndLeaveTheCountersZero) {
+  // The same parts summed in the same order: a last-block sum must give exactly the cluster's bits, call after call
+  // (each call must leave its tile counters at zero, or the next would sum too early or never), at the step's layer 0
+  // shape and a ragged one.
+  for (const Shape& shape : {Shape{true, 1024, 32, 4800}, Shape{false, 201, 17, 700}}) {
+    const int lda = shape.transpose_a ? shape.k : shape.m;
+    std::mt19937 random(31u + static_cast<unsigned>(shape.m));
+    std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
+    std::vector<float> a(static_cast<std::size_t>(shape.m) * shape.k), b(static_cast<std::size_t>(shape.k) * shape.n);
+    for (float& value : a) value = uniform(random);
+    for (float& value : b) value = uniform(random);
+    CudaStream stream;
+    DeviceBuffer<float> a_device(a.size()), b_device(b.size()), c_device(static_cast<std::size_t>(shape.m) * shape.n);
+    kernels::SkinnyWorkspaceMemory workspace(kWorkspaceFloats, kWorkspaceCounters, stream.get());
+    copy_to_device(a_device, a, stream.get());
+    copy_to_device(b_device, b, stream.get());
+    const auto product = [&](const kernels::SkinnyGemmConfig& config) {
+      MGPU_CUDA_CHECK(kernels::skinny_gemm(shape.transpose_a, shape.m, shape.n, shape.k, a_device.data(), lda,
+                                           b_device.data(), shape.k, c_device.data(), shape.m, false, config,
+                                           stream.get(), false, {}, workspace.view()));
+      return copy_to_host(c_device, stream.get());
+    };
+    for (int splits : {2, 4, 8}) {
+      const std::vector<float> cluster = product({16, splits, kernels::SkinnyReduction::cluster});
+      for (int call = 0; call < 3; ++call) {
+        EXPECT_EQ(product({16, splits, kernels::SkinnyReduction::last_block}), cluster)
+            << describe(shape, {16, splits, kernels::SkinnyReduction::last_block}) << ", call " << call;
+      }
+    }
+    std::vector<unsigned> counters(kWorkspaceCounters);
+    MGPU_CUDA_CHECK(cudaMemcpyAsync(counters.data(), workspace.view().counters, counters.size() * sizeof(unsigned),
+                                    cudaMemcpyDeviceToHost, stream.get()));
+    MGPU_CUDA_CHECK(cudaStreamSynchronize(stream.get()));
+    EXPECT_EQ(std::count(counters.begin(), counters.end(), 0u), static_cast<long>(counters.size()))
+        << "a tile counter was left non-zero";
+  }
 }
 
 TEST_F(SkinnyGemmTest, RepeatedCallsGiveTheSameBitsAndBadArgumentsAreRefused) {
@@ -328,17 +413,38 @@ TEST_F(SkinnyGemmTest, RepeatedCallsGiveTheSameBitsAndBadArgumentsAreRefused) {
   DeviceBuffer<float> a_device(a.size()), b_device(b.size()), c_device(static_cast<std::size_t>(m) * n);
   copy_to_device(a_device, a, stream.get());
   copy_to_device(b_device, b, stream.get());
-  const kernels::SkinnyGemmConfig config{32, 8};
-  std::vector<float> first;
-  for (int call = 0; call < 3; ++call) {
-    MGPU_CUDA_CHECK(kernels::skinny_gemm(true, m, n, k, a_device.data(), k, b_device.data(), k, c_device.data(), m,
-                                         false, config, stream.get()));
-    const std::vector<float> c = copy_to_host(c_device, stream.get());
-    if (call == 0) first = c;
-    EXPECT_EQ(c, first) << "call " << call << " differs from the first";
+  kernels::SkinnyWorkspaceMemory workspace(kWorkspaceFloats, kWorkspaceCounters, stream.get());
+  for (const kernels::SkinnyGemmConfig& config :
+       {kernels::SkinnyGemmConfig{32, 8}, kernels::SkinnyGemmConfig{32, 8, kernels::SkinnyReduction::last_block, true},
+        kernels::SkinnyGemmConfig{32, 16, kernels::SkinnyReduction::last_block}}) {
+    std::vector<float> first;
+    for (int call = 0; call < 3; ++call) {
+      MGPU_CUDA_CHECK(kernels::skinny_gemm(true, m, n, k, a_device.data(), k, b_device.data(), k, c_device.data(), m,
+                                           false, config, stream.get(), false, {}, workspace.view()));
+      const std::vector<float> c = copy_to_host(c_device, stream.get());
+      if (call == 0) first = c;
+      EXPECT_EQ(c, first) << kernels::describe(config) << ": call " << call << " differs from the first";
+    }
   }
+  // Part counts that are no power of two, or over the cluster's 8 or the last block's 16; a wide block in a cluster;
+  // a last-block sum without a workspace or with one too small.
+  for (const kernels::SkinnyGemmConfig& config :
+       {kernels::SkinnyGemmConfig{32, 3}, kernels::SkinnyGemmConfig{32, 16},
+        kernels::SkinnyGemmConfig{32, 32, kernels::SkinnyReduction::last_block},
+        kernels::SkinnyGemmConfig{32, 2, kernels::SkinnyReduction::cluster, true}}) {
+    EXPECT_EQ(kernels::skinny_gemm(true, m, n, k, a_device.data(), k, b_device.data(), k, c_device.data(), m, false,
+                                   config, stream.get(), false, {}, workspace.view()),
+              cudaErrorInvalidValue)
+        << kernels::describe(config);
+  }
+  const kernels::SkinnyGemmConfig last_block{32, 8, kernels::SkinnyReduction::last_block};
   EXPECT_EQ(kernels::skinny_gemm(true, m, n, k, a_device.data(), k, b_device.data(), k, c_device.data(), m, false,
-                                 {32, 3}, stream.get()),
+                                 last_block, stream.get()),
+            cudaErrorInvalidValue);
+  kernels::SkinnyWorkspace too_small = workspace.view();
+  too_small.partial_floats = kernels::skinny_workspace_floats(m, n, last_block) - 1;
+  EXPECT_EQ(kernels::skinny_gemm(true, m, n, k, a_device.data(), k, b_device.data(), k, c_device.data(), m, false,
+                                 last_block, stream.get(), false, {}, too_small),
             cudaErrorInvalidValue);
   EXPECT_EQ(kernels::skinny_gemm(true, m, 65, k, a_device.data(), k, b_device.data(), k, c_device.data(), m, false,
                                  {64, 1}, stream.get()),
