@@ -86,9 +86,9 @@ class SkinnyWorkspaceMemory {
 std::size_t skinny_workspace_floats(int m, int n, const SkinnyGemmConfig& config);
 std::size_t skinny_workspace_counters(int m, int n, const SkinnyGemmConfig& config);
 
-// The configurations worth timing for this shape (the launcher accepts more): wide blocks only for K of 2048 and
-// more, last_block sums only where `workspace` has room for them. Empty when n is over 64 or when the current device
-// has no thread-block clusters (compute capability below 9.0).
+// The configurations worth timing for this shape (the launcher accepts more): narrow blocks with cluster sums, and
+// for K of 2048 and more wide blocks with last_block sums where `workspace` has room for them. Empty when n is over 64
+// or when the current device has no thread-block clusters (compute capability below 9.0).
 std::vector<SkinnyGemmConfig> skinny_gemm_configs(int m, int n, int k, const SkinnyWorkspace& workspace = {});
 
 // Column-major C[m, n] = op(A) B, or with `accumulate` C += op(A) B, fp32 products and fp32 accumulation (no TF32).
