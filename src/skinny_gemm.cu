@@ -458,6 +458,17 @@ std::size_t skinny_workspace_counters(int m, int n, const SkinnyGemmConfig& conf
   return tile_count(m, n, config.tile_columns);
 }
 
+namespace {
+
+// Whether `workspace` serves `config` on this shape (always, where the configuration needs none).
+bool workspace_has_room(int m, int n, const SkinnyGemmConfig& config, const SkinnyWorkspace& workspace) {
+  return !uses_workspace(config) || (workspace.partials != nullptr && workspace.counters != nullptr &&
+                                     skinny_workspace_floats(m, n, config) <= workspace.partial_floats &&
+                                     skinny_workspace_counters(m, n, config) <= workspace.counter_count);
+}
+
+}  // namespace
+
 std::vector<SkinnyGemmConfig> skinny_gemm_configs(int m, int n, int k, const SkinnyWorkspace& workspace) {
   std::vector<SkinnyGemmConfig> configs;
   if (!shape_supported(m, n, k)) return configs;
@@ -468,11 +479,6 @@ std::vector<SkinnyGemmConfig> skinny_gemm_configs(int m, int n, int k, const Ski
     (void)cudaGetLastError();
     return configs;
   }
-  const auto fits = [&](const SkinnyGemmConfig& config) {
-    return skinny_workspace_floats(m, n, config) <= workspace.partial_floats &&
-           skinny_workspace_counters(m, n, config) <= workspace.counter_count &&
-           (!uses_workspace(config) || (workspace.partials != nullptr && workspace.counters != nullptr));
-  };
   for (int columns : {16, 32, 64}) {
     // A tile much wider than n only multiplies zeros; 16 columns always qualify.
     if (columns > 16 && columns >= 2 * n) continue;
@@ -485,7 +491,7 @@ std::vector<SkinnyGemmConfig> skinny_gemm_configs(int m, int n, int k, const Ski
       const int most = wide ? kMaxSplits : kMaxClusterSplits;
       for (int splits = 1; splits <= most && splits <= stages; splits *= 2) {
         const SkinnyGemmConfig config{columns, splits, splits > 1 ? reduction : SkinnyReduction::cluster, wide};
-        if (fits(config)) configs.push_back(config);
+        if (workspace_has_room(m, n, config, workspace)) configs.push_back(config);
       }
     }
   }
@@ -505,13 +511,9 @@ cudaError_t skinny_gemm(bool transpose_a, int m, int n, int k, const float* a, i
       power_of_two_splits &&
       (uses_workspace(config) ? config.splits <= kMaxSplits
                               : config.splits <= kMaxClusterSplits && (config.splits == 1 || !config.wide));
-  const bool workspace_fits =
-      !uses_workspace(config) || (workspace.partials != nullptr && workspace.counters != nullptr &&
-                                  skinny_workspace_floats(m, n, config) <= workspace.partial_floats &&
-                                  skinny_workspace_counters(m, n, config) <= workspace.counter_count);
   if (!shape_supported(m, n, k) || lda < (transpose_a ? k : m) || ldb < k || ldc < m ||
       reinterpret_cast<std::uintptr_t>(a) % 4 != 0 || reinterpret_cast<std::uintptr_t>(b) % 4 != 0 || !splits_allowed ||
-      !workspace_fits || (accumulate && epilogue.kind != SkinnyEpilogue::Kind::none))
+      !workspace_has_room(m, n, config, workspace) || (accumulate && epilogue.kind != SkinnyEpilogue::Kind::none))
     return cudaErrorInvalidValue;
   const bool vector = aligned(a, lda) && aligned(b, ldb);
   const cudaError_t prepared = prepare_current_device();

@@ -358,22 +358,25 @@ TEST_F(SkinnyGemmTest, EveryConfigurationIsOfferedWhereItFits) {
   EXPECT_EQ(wide_count(2047), 0);
   EXPECT_EQ(wide_count(2048), 5);
   // A workspace one float or one counter short leaves out exactly the configurations that need more.
+  const auto offered_within = [](const kernels::SkinnyWorkspace& short_one) {
+    const std::vector<kernels::SkinnyGemmConfig> offered = kernels::skinny_gemm_configs(1024, 64, 4800, short_one);
+    for (const kernels::SkinnyGemmConfig& config : offered) {
+      EXPECT_LE(kernels::skinny_workspace_floats(1024, 64, config), short_one.partial_floats)
+          << kernels::describe(config);
+      EXPECT_LE(kernels::skinny_workspace_counters(1024, 64, config), short_one.counter_count)
+          << kernels::describe(config);
+    }
+    return offered.size();
+  };
   kernels::SkinnyWorkspace short_floats = workspace.view();
   short_floats.partial_floats =
       kernels::skinny_workspace_floats(1024, 64, {64, 16, kernels::SkinnyReduction::last_block}) - 1;
-  for (const kernels::SkinnyGemmConfig& config : kernels::skinny_gemm_configs(1024, 64, 4800, short_floats)) {
-    EXPECT_LE(kernels::skinny_workspace_floats(1024, 64, config), short_floats.partial_floats)
-        << kernels::describe(config);
-  }
   // (16 parts of any tile width need the same 1024 x 64 x 16 floats: 3 widths.)
-  EXPECT_EQ(kernels::skinny_gemm_configs(1024, 64, 4800, short_floats).size(), all.size() - 3);
+  EXPECT_EQ(offered_within(short_floats), all.size() - 3);
   kernels::SkinnyWorkspace short_counters = workspace.view();
   short_counters.counter_count =
       kernels::skinny_workspace_counters(1024, 64, {16, 2, kernels::SkinnyReduction::last_block}) - 1;
-  for (const kernels::SkinnyGemmConfig& config : kernels::skinny_gemm_configs(1024, 64, 4800, short_counters)) {
-    EXPECT_LE(kernels::skinny_workspace_counters(1024, 64, config), short_counters.counter_count)
-        << kernels::describe(config);
-  }
+  offered_within(short_counters);
   EXPECT_TRUE(kernels::skinny_gemm_configs(1024, 65, 4800, workspace.view()).empty());
 }
 
