@@ -48,6 +48,8 @@ const std::vector<IdentityAttribute>& comparison_identity_attributes() {
     // more GPUs). compare keeps fused and unfused runs apart; the scaling table does not, so a 1-GPU baseline run
     // either way still pairs with its N-GPU configurations.
     all.push_back({"fused_optimizer"});
+    // gemm_tuning (schema_version 6) pairs nothing apart: how the GEMM algorithms were chosen is what a comparison
+    // of two builds may well be about, and it is recorded in the files.
     return all;
   }();
   return attributes;

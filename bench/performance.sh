@@ -38,7 +38,7 @@ ours() {
   local args=()
   while (($#)); do
     case "$1" in
-      --graph|--overlap|--overlap-order|--timing|--bucket-mb|--grad-dtype|--accumulate|--fuse-optimizer)
+      --graph|--overlap|--overlap-order|--timing|--bucket-mb|--grad-dtype|--accumulate|--fuse-optimizer|--gemm-tuning)
         if [[ "${STEP_FLAGS:-on}" == off ]]; then shift 2; continue; fi ;;
     esac
     args+=("$1"); shift
@@ -77,6 +77,11 @@ ours large_b32_n1_untimed 1 --model large --batch 32 --graph on --timing none
 ours large_b32_n1_step 1 --model large --batch 32 --graph on --timing step
 ours medium_b64_n1_step 1 --model medium --batch 64 --graph on --timing step
 ours large_b32_n2_step 2 --model large --batch 32 --graph on --timing step
+# The default --gemm-tuning step (each GEMM shape's near-fastest options tried in the replayed step) against the
+# choices made alone, for the step figures and the speedup's batch 4096.
+ours large_b32_n1_step_alone 1 --model large --batch 32 --graph on --timing step --gemm-tuning alone
+ours medium_b64_n1_step_alone 1 --model medium --batch 64 --graph on --timing step --gemm-tuning alone
+ours large_b32_n2_step_alone 2 --model large --batch 32 --graph on --timing step --gemm-tuning alone
 ours large_b32_n1_unfused 1 --model large --batch 32 "${step[@]}" --fuse-optimizer off
 ours medium_b64_n1 1 --model medium --batch 64 "${step[@]}"
 ours medium_b64_n1_unfused 1 --model medium --batch 64 "${step[@]}" --fuse-optimizer off
@@ -93,6 +98,9 @@ for batch in 1024 4096; do
   ours "large_b${batch}_n2_layerwise" 2 --model large --batch "$batch" "${step[@]}" --overlap on --overlap-order layerwise
   ours "large_b${batch}_n2_no_overlap" 2 --model large --batch "$batch" "${step[@]}" --overlap off
 done
+ours large_b4096_n1_alone 1 --model large --batch 4096 "${step[@]}" --gemm-tuning alone
+ours large_b4096_n2_bucket20_alone 2 --model large --batch 4096 "${step[@]}" --overlap on --bucket-mb 20 \
+  --gemm-tuning alone
 
 # 4. The PyTorch peer on the same machine, same configurations (batches <= 1024 for the "ours faster" target).
 peer=("$root/bench/peers/torch_mlp.py" --runs "$peer_runs" --force)

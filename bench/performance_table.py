@@ -87,9 +87,13 @@ class Measured:
     def variant(self):
         """How the step ran, in words: "graph on, overlap off" ("overlap on (deferred)" with its order, v5 files; older
         ones overlapped layerwise; ", fused optimizer on" when it was; v4 files; ", timing step" for a run that marked
-        only each step's start and end)."""
+        only each step's start and end; ", GEMMs tuned alone" or ", GEMMs tuned in the step" from v6 files, whose
+        gemm_tuning says which)."""
         fused = ", fused optimizer on" if self.attr("fused_optimizer", "off") == "on" else ""
         marks = ", timing step" if self.attr("timing", "events") == "step" else ""
+        tuning = {"alone": ", GEMMs tuned alone", "step": ", GEMMs tuned in the step"}.get(
+            self.attr("gemm_tuning", "n/a"), "") if "gemm_tuning" in self.attrs else ""
+        marks += tuning
         overlap = self.attr("overlap", "off")
         if overlap == "on":
             overlap += f" ({self.attr('overlap_order', 'layerwise')})"

@@ -61,6 +61,8 @@ ConfigurationMetadata describe_configuration(const BenchConfiguration& configura
   meta.graph = settings.graph ? "on" : "off";
   meta.overlap = settings.overlap ? "on" : "off";
   meta.fused_optimizer = settings.fused_optimizer ? "on" : "off";
+  meta.gemm_tuning =
+      job.choice.backend == Backend::cuda ? gemm_tuning_name(settings.gemm_tuning) : results_schema::kNotApplicable;
   meta.bucket_mb = settings.overlap ? settings.bucket_mb : 0.0;
   meta.overlap_order =
       settings.overlap ? weight_gradient_order_name(settings.overlap_order) : results_schema::kNotApplicable;
@@ -167,6 +169,7 @@ std::vector<RunSummary> run_configuration(const BenchConfiguration& configuratio
     try {
       ConfigurationMetadata metadata = describe_configuration(configuration, job, facts.hosts, facts.hardware);
       metadata.attempt = attempt;
+      metadata.gemm_choices = trainer->gemm_choices();  // rank 0's, made when its trainer was set up
       if (step == PlanStep::replace) results->remove_configuration(metadata.name);
       group = results->add_configuration(metadata);
     } catch (const std::exception& e) {

@@ -50,7 +50,8 @@ std::vector<std::pair<std::string, std::string>> identity_of(const results_schem
 bool is_condition_attribute(const std::string& name) {
   static const std::set<std::string> conditions = {"command_line",  "started_utc",      "attempt",
                                                    "hosts",         "gpu_uuids",        "gpu_pci_bus_ids",
-                                                   "peer_topology", "max_sm_clock_mhz", "max_memory_clock_mhz"};
+                                                   "peer_topology", "max_sm_clock_mhz", "max_memory_clock_mhz",
+                                                   "gemm_choices"};
   return conditions.count(name) > 0;
 }
 

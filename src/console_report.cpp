@@ -1,8 +1,8 @@
 // Purpose: console formatting of the banner, per-run lines and the closing summary.
 #include "console_report.hpp"
 
-#include <array>
 #include <algorithm>
+#include <array>
 #include <cmath>
 
 #include "build_info.hpp"
@@ -37,6 +37,7 @@ void print_banner(std::FILE* out, const BannerFacts& facts) {
                    st.bucket_mb, deferred ? "last" : "first");
     }
     if (st.fused_optimizer) std::fprintf(out, ", fused optimizer on");
+    if (st.gemm_tuning == GemmTuning::step) std::fprintf(out, ", GEMMs tuned in the step");
     std::fprintf(out, ", precision %s, timing %s", precision_name(st.precision), timing_name(st.timing));
     if (st.grad_dtype != GradDtype::fp32) std::fprintf(out, ", all-reduce in %s", grad_dtype_name(st.grad_dtype));
     if (st.accumulate_steps > 1) std::fprintf(out, ", reduce + update every %d steps", st.accumulate_steps);
@@ -95,7 +96,9 @@ Means means_of(const std::vector<RunSummary>& runs) {
 }  // namespace
 
 void print_sweep_table(std::FILE* out, const std::vector<SweepTableRow>& rows) {
-  std::fprintf(out, "#\n# sweep: mean over runs (warm-up excluded) of each run's throughput and mean ms per step (max over ranks)\n");
+  std::fprintf(
+      out,
+      "#\n# sweep: mean over runs (warm-up excluded) of each run's throughput and mean ms per step (max over ranks)\n");
   std::fprintf(out, "# %-28s %6s %7s %4s %5s %12s %9s %9s %9s %9s %9s %8s\n", "configuration", "model", "batch", "gpus",
                "runs", "samples/s", "step_ms", "fwd_ms", "bwd_ms", "ar_ms", "opt_ms", "speedup");
   // Each row's means, computed once (empty rows: never read).

@@ -152,6 +152,9 @@ class CudaMlp {
   void upload_batch(const std::vector<float>& inputs, const std::vector<float>& targets);
   // Fills activations, output, gradients and scratch with NaN, so that any element a step fails to write shows.
   void fill_work_buffers_with_nan();
+  // The GEMMs of every step (CudaTrainer's step-level tuning selects among their options).
+  TunedGemm& gemm() noexcept { return gemm_; }
+  const TunedGemm& gemm() const noexcept { return gemm_; }
 
  private:
   // What the GEMMs read: the fp32 buffers, or with bf16 their bf16 copies (element offsets are the same).

@@ -165,8 +165,11 @@ class CudaGraph {
     MGPU_CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
   }
   void capture_end(cudaStream_t stream, int copies = 1) {
+    // The capture ends before an earlier graph is destroyed: destroying one is refused while a capture is open.
+    cudaGraph_t captured = nullptr;
+    MGPU_CUDA_CHECK(cudaStreamEndCapture(stream, &captured));
     reset();
-    MGPU_CUDA_CHECK(cudaStreamEndCapture(stream, &graph_));
+    graph_ = captured;
     for (int c = 0; c < copies; ++c) {
       cudaGraphExec_t exec = nullptr;
       MGPU_CUDA_CHECK(cudaGraphInstantiate(&exec, graph_, 0));

@@ -6,9 +6,12 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <limits>
 #include <thread>
 
+#include "coordinate_search.hpp"
 #include "cuda_check.hpp"
 #include "mpi_check.hpp"
 #include "output_head.cuh"
@@ -74,6 +77,7 @@ CudaTrainer::CudaTrainer(const TrainingSettings& settings, MPI_Comm comm, int de
       model_(settings.model, local_batch_, compute_stream_.get(), settings.precision,
              world_size_ > 1 ? settings.grad_dtype : GradDtype::fp32),
       plan_(make_bucket_plan(settings, world_size_)),
+      comm_(comm),
       output_head_(settings.fused_optimizer && model_.output_head_fusable() && kernels::output_head_enabled()),
       losses_(static_cast<std::size_t>(settings.total_steps())),
       events_(settings.timing != TimingMode::none ? static_cast<std::size_t>(settings.total_steps()) : 0),
@@ -103,18 +107,137 @@ CudaTrainer::CudaTrainer(const TrainingSettings& settings, MPI_Comm comm, int de
   for (int step = 0; step < kinds_seen_by; ++step) warm_up(kind_of(step));
   compute_stream_.synchronize();
   comm_stream_.synchronize();
-  if (settings_.graph) {
-    for (int step = 0; step < kinds_seen_by; ++step) {
-      if (!step_graphs_[kind_of(step).index()].graph.ready()) capture_step_graph(kind_of(step));
-    }
+  if (settings_.graph) capture_step_graphs(kinds_seen_by);
+  if (settings_.graph && settings_.gemm_tuning == GemmTuning::step) {
+    const std::string found = tune_step_gemms(kinds_seen_by);
+    if (rank_ == 0 && std::getenv("MGPU_GEMM_REPORT") != nullptr) std::fprintf(stderr, "%s", found.c_str());
   }
   compute_stream_.synchronize();  // set-up work done before the first run is timed
+}
+
+void CudaTrainer::capture_step_graphs(int steps) {
+  bool captured[kStepKinds] = {};
+  for (int step = 0; step < steps; ++step) {
+    const StepKind kind = kind_of(step);
+    if (captured[kind.index()]) continue;
+    captured[kind.index()] = true;
+    capture_step_graph(kind);
+  }
+}
+
+double CudaTrainer::time_step_replays() {
+  // Enough steps per repeat that the two events' resolution (0.5 us) and the first replay's start are small beside
+  // the span; the lowest of the repeats, as the GPU's clocks and the L2's contents settle over the first.
+  constexpr int kWarmSteps = 5;
+  constexpr int kTimedSteps = 20;
+  constexpr int kRepeats = 3;
+  const cudaStream_t compute = compute_stream_.get();
+  // Fresh parameters each time: thousands of tuning steps from one initialisation could drift anywhere.
+  model_.initialize(settings_.seed, 0);
+  const auto replay = [&](int count) {
+    for (int step = 0; step < count; ++step) step_graphs_[kind_of(step).index()].graph.launch(compute, 0);
+  };
+  replay(kWarmSteps);
+  CudaEvent start;
+  CudaEvent stop;
+  double best = std::numeric_limits<double>::infinity();
+  for (int repeat = 0; repeat < kRepeats; ++repeat) {
+    start.record(compute);
+    replay(kTimedSteps);
+    stop.record(compute);
+    stop.synchronize();
+    best = std::min(best, elapsed_ms(start, stop) / kTimedSteps);
+  }
+  // A distributed step is as slow as its slowest rank (MEASUREMENT.md); every rank then decides alike.
+  MGPU_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &best, 1, MPI_DOUBLE, MPI_MAX, comm_));
+  return best;
+}
+
+std::string CudaTrainer::gemm_choices() const {
+  std::string lines;
+  for (const TunedGemm::ShapeOptions& shape : model_.gemm().shape_options()) {
+    char alone[64];
+    std::snprintf(alone, sizeof alone, " (%.2f us alone", shape.alone_us[shape.selected]);
+    lines += "gemm " + shape.shape + ": " + shape.options[shape.selected] + alone;
+    if (shape.selected != 0) {
+      std::snprintf(alone, sizeof alone, "; the fastest alone, %.2f us, was ", shape.alone_us[0]);
+      lines += alone + shape.options[0];
+    }
+    lines += ")\n";
+  }
+  return lines;
+}
+
+std::string CudaTrainer::tune_step_gemms(int steps_seen) {
+  // Why: each GEMM shape was tuned alone, by back-to-back calls, but in the step a kernel's neighbours change what is
+  // fastest (a block that takes a whole SM keeps the next kernel's blocks from starting beside it; a cluster's blocks
+  // must find room in one GPC). Measured on H200: options within 2% of each other alone made large batch 32's step
+  // 0.124 or 0.132 ms. So the options nearly as fast alone are tried in the replayed step, one shape at a time in
+  // TunedGemm::shape_options order (coordinate_search.hpp), each kept only when the step gets faster by more than
+  // the margin.
+  constexpr double kMargin = 0.003;
+  constexpr int kCheckRounds = 3;
+  TunedGemm& gemm = model_.gemm();
+  const std::vector<TunedGemm::ShapeOptions> shapes = gemm.shape_options();
+  // Every search starts from the choices made alone (an earlier trainer of this process may have changed a shape's).
+  std::vector<int> counts;
+  bool recapture = false;
+  for (std::size_t s = 0; s < shapes.size(); ++s) {
+    counts.push_back(static_cast<int>(shapes[s].options.size()));
+    if (shapes[s].selected != 0) {
+      gemm.select(s, 0);
+      recapture = true;
+    }
+  }
+  const std::vector<int> start(shapes.size(), 0);
+  // With several ranks every one replays the same steps (each holds collectives) and takes the same decisions: the
+  // same shapes (the same local batch) and, per shape, the fewest options any rank has (each rank its own options,
+  // fastest alone first), judged by the slowest rank's time.
+  int shape_count[2] = {static_cast<int>(shapes.size()), -static_cast<int>(shapes.size())};
+  MGPU_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, shape_count, 2, MPI_INT, MPI_MIN, comm_));
+  MGPU_REQUIRE(shape_count[0] == -shape_count[1],
+               "step-level GEMM tuning: the ranks ran different numbers of GEMM "
+               "shapes (" +
+                   std::to_string(shape_count[0]) + " to " + std::to_string(-shape_count[1]) + ")");
+  if (!counts.empty()) {
+    MGPU_MPI_CHECK(
+        MPI_Allreduce(MPI_IN_PLACE, counts.data(), static_cast<int>(counts.size()), MPI_INT, MPI_MIN, comm_));
+  }
+  const auto apply = [&](std::size_t shape, int option) {
+    gemm.select(shape, option);
+    recapture = true;
+  };
+  const auto measure = [&] {
+    if (recapture) capture_step_graphs(steps_seen);
+    recapture = false;
+    return time_step_replays();
+  };
+  const auto began = std::chrono::steady_clock::now();
+  const CoordinateSearch search = coordinate_search(counts, start, kMargin, kCheckRounds, apply, measure);
+  if (recapture) capture_step_graphs(steps_seen);
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
+
+  char line[256];
+  std::snprintf(line, sizeof line,
+                "step-level GEMM tuning: %d replay timings in %.2f s, step replay %.4f ms with the choices made alone, "
+                "%.4f ms with the search's%s\n",
+                search.evaluations, seconds, search.start_ms, search.selected_ms,
+                search.selected == search.start ? " (none changed)" : "");
+  std::string report = line;
+  for (std::size_t s = 0; s < shapes.size(); ++s) {
+    if (search.selected[s] == search.start[s]) continue;
+    report += "  gemm " + shapes[s].shape + ": " + shapes[s].options[search.start[s]] + " -> " +
+              shapes[s].options[search.selected[s]] + "\n";
+  }
+  return report;
 }
 
 CudaTrainer::~CudaTrainer() = default;
 
 void CudaTrainer::capture_step_graph(StepKind kind) {
   CapturedStep& captured = step_graphs_[kind.index()];
+  captured.event_nodes.clear();
+  captured.launches = 0;
   // The step is captured once, with step 0's events; run() re-targets the event nodes to each step's own events
   // before its launch (cudaGraphExecEventRecordNodeSetEvent changes only later launches, never one in flight).
   const cudaStream_t compute = compute_stream_.get();

@@ -34,6 +34,7 @@ class CudaTrainer final : public Trainer {
   RunRecord run(int run_index) override;
   std::vector<float> parameters() const override;
   std::string device_kind() const override { return "cuda"; }
+  std::string gemm_choices() const override;
 
   int local_batch() const noexcept { return local_batch_; }
   // The buckets the gradient is reduced in (one bucket without overlap or with one rank).
@@ -84,6 +85,15 @@ class CudaTrainer final : public Trainer {
   void reduce_bucket(int bucket, const StepEvents* events);
   void mark(const StepEvents* events, Mark which, cudaStream_t stream) const;
   void capture_step_graph(StepKind kind);
+  // Captures every step kind of the first `steps` steps (replacing earlier captures).
+  void capture_step_graphs(int steps);
+  // Step-level GEMM tuning (one rank, graph replay): among each GEMM shape's options (TunedGemm::shape_options), the
+  // ones with which the whole step, replayed, is fastest; see the definition for the search. Returns what it found,
+  // for the report.
+  std::string tune_step_gemms(int steps_seen);
+  // The mean time per step of replayed step graphs (kinds as a run's steps 0, 1, ...), the lowest of a few repeats,
+  // from freshly initialised parameters.
+  double time_step_replays();
   // Points the event-record nodes of instance `instance` of `captured` at step `step`'s events (they were captured
   // with step 0's).
   void retarget_graph_events(const CapturedStep& captured, int instance, int step);
@@ -105,6 +115,7 @@ class CudaTrainer final : public Trainer {
   std::unique_ptr<NcclCommunicator> nccl_;  // only with more than one rank
   CudaMlp model_;
   BucketPlan plan_;
+  MPI_Comm comm_;                   // the ranks of this run (step-level GEMM tuning agrees over it)
   bool output_head_;                // fuses_output_head()
   DeviceBuffer<float> losses_;      // [step] of the current run, copied back once it is over
   std::vector<StepEvents> events_;  // [step]; empty with --timing none

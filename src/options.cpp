@@ -51,6 +51,9 @@ po::options_description describe_study_options() {
      "fp32 | bf16: element type of the gradient all-reduce (bf16: cast before, fp32 again for Adam; > 1 rank)")
     ("accumulate", po::value<long long>()->default_value(1),
      "K: every step adds its gradient; every K-th step all-reduces and updates with the mean of the K (1: every step)")
+    ("gemm-tuning", po::value<std::string>()->default_value("step"),
+     "step: of each GEMM shape's options nearly as fast alone (within 1.25x), those with which the replayed step is "
+     "fastest (CUDA graphs only; else alone) | alone: the fastest of each shape's candidates timed alone")
     ("timing", po::value<std::string>()->default_value("events"),
      "events: every phase of every step | step: each step's start and end only | none: one event pair per run part "
      "(to measure the instrumentation)")
@@ -169,6 +172,8 @@ StepOptions parse_step_options(const po::variables_map& vm) {
   step.precision = option_parsing::parse_choice<Precision>(
       "precision", vm["precision"].as<std::string>(),
       {{"fp32", Precision::fp32}, {"tf32", Precision::tf32}, {"bf16", Precision::bf16}});
+  step.gemm_tuning = option_parsing::parse_choice<GemmTuning>(
+      "gemm-tuning", vm["gemm-tuning"].as<std::string>(), {{"step", GemmTuning::step}, {"alone", GemmTuning::alone}});
   step.timing = option_parsing::parse_choice<TimingMode>(
       "timing", vm["timing"].as<std::string>(),
       {{"events", TimingMode::events}, {"step", TimingMode::step}, {"none", TimingMode::none}});
@@ -212,6 +217,8 @@ void apply_step_options(const StepOptions& step, bool cuda_backend, TrainingSett
   settings.timing = step.timing;
   settings.accumulate_steps = step.accumulate_steps;
   settings.grad_dtype = step.grad_dtype;
+  // Tuning in the step replays the captured step: without a graph (and on the CPU) the choices made alone stand.
+  settings.gemm_tuning = settings.graph && step.gemm_tuning == GemmTuning::step ? GemmTuning::step : GemmTuning::alone;
 }
 
 const char* device_choice_name(DeviceChoice choice) {

@@ -40,6 +40,12 @@ inline const char* timing_name(TimingMode t) {
   return t == TimingMode::none ? "none" : t == TimingMode::step ? "step" : "events";
 }
 
+// How each GEMM shape's algorithm is chosen (tuned_gemm.hpp): alone = the fastest of its candidates timed alone;
+// step = then, among the candidates nearly as fast alone, the ones with which the replayed step is fastest (CUDA
+// graphs only; docs/measurement.md, "GEMM tuning").
+enum class GemmTuning { alone, step };
+inline const char* gemm_tuning_name(GemmTuning t) { return t == GemmTuning::step ? "step" : "alone"; }
+
 struct TrainingSettings {
   MlpSpec model;
   int global_batch = 32;  // split evenly: rank r of N trains on samples [r*B/N, (r+1)*B/N) of each global batch
@@ -67,6 +73,8 @@ struct TrainingSettings {
   // its gradient to the flat buffer; every accumulate_steps-th step (steps K, 2K, ... counting from 1) all-reduces
   // and applies Adam to the mean of the K gradients. 1 = reduce and update every step.
   int accumulate_steps = 1;
+  // step: set-up also times the replayed step with each GEMM shape's near-fastest options (needs graph).
+  GemmTuning gemm_tuning = GemmTuning::alone;
 
   // Step s (from 0) starts a new accumulation (its gradient overwrites the buffer) / ends one (reduce + Adam).
   bool starts_accumulation(int step) const { return step % accumulate_steps == 0; }
@@ -85,6 +93,8 @@ class Trainer {
   virtual std::vector<float> parameters() const = 0;
   // "cuda" or "cpu", as recorded in the results.
   virtual std::string device_kind() const = 0;
+  // What runs each GEMM shape of the step, one line per shape (empty where nothing is chosen: the CPU fallback).
+  virtual std::string gemm_choices() const { return {}; }
 };
 
 }  // namespace mgpu

@@ -80,16 +80,42 @@ struct TunedGemm::Choice {
 
 namespace {
 
-// Process-wide choices: (device, compute type, operand type, shape key) -> what runs it.
-std::mutex choices_mutex;
-std::map<std::tuple<int, int, int, std::tuple<int, int, int, int, int, int, int, int, int>>, TunedGemm::Choice> choices;
+// A shape's options (TunedGemm::shape_options), fastest alone first, and the one that runs it.
+struct Tuning {
+  std::vector<TunedGemm::Choice> choices;
+  std::vector<double> alone_us;
+  std::vector<std::string> names;
+  int selected = 0;
+};
+
+using ChoiceKey = std::tuple<int, int, int, std::tuple<int, int, int, int, int, int, int, int, int>>;
+
+// Process-wide tunings: (device, compute type, operand type, shape key) -> its options and choice.
+std::mutex tunings_mutex;
+std::map<ChoiceKey, Tuning> tunings;
+
+// "cuBLASLt (algorithm 21, tile 18, K in 4 parts)": for reports.
+std::string describe_algo(const cublasLtMatmulAlgo_t& algo) {
+  std::int32_t id = 0, parts = 1;
+  std::uint32_t tile = 0;
+  std::size_t written = 0;
+  MGPU_CUBLAS_CHECK(cublasLtMatmulAlgoConfigGetAttribute(&algo, CUBLASLT_ALGO_CONFIG_ID, &id, sizeof id, &written));
+  MGPU_CUBLAS_CHECK(
+      cublasLtMatmulAlgoConfigGetAttribute(&algo, CUBLASLT_ALGO_CONFIG_TILE_ID, &tile, sizeof tile, &written));
+  MGPU_CUBLAS_CHECK(
+      cublasLtMatmulAlgoConfigGetAttribute(&algo, CUBLASLT_ALGO_CONFIG_SPLITK_NUM, &parts, sizeof parts, &written));
+  return "cuBLASLt (algorithm " + std::to_string(id) + ", tile " + std::to_string(tile) +
+         (parts > 1 ? ", K in " + std::to_string(parts) + " parts)" : ")");
+}
 
 }  // namespace
 
 struct TunedGemm::Plan {
   cublasLtMatmulDesc_t operation = nullptr;
   cublasLtMatrixLayout_t a = nullptr, b = nullptr, c = nullptr;
-  Choice choice;
+  ChoiceKey choice_key;
+  Tuning tuning;
+  const Choice& choice() const { return tuning.choices.at(tuning.selected); }
   ~Plan() {
     if (c != nullptr) MGPU_CUBLAS_WARN(cublasLtMatrixLayoutDestroy(c));
     if (b != nullptr) MGPU_CUBLAS_WARN(cublasLtMatrixLayoutDestroy(b));
@@ -122,11 +148,12 @@ bool TunedGemm::multiply(cublasOperation_t op_a, cublasOperation_t op_b, int m, 
   MGPU_REQUIRE(epilogue == nullptr || !accumulate, "TunedGemm: an epilogue cannot be combined with accumulation");
   const int alignment = std::min({alignment_of(a), alignment_of(b), alignment_of(c)});
   const Key key{int(op_a), int(op_b), m, n, k, lda, ldb, ldc, alignment};
-  Plan& plan = plan_for(key, op_a, op_b, m, n, k, a, lda, b, ldb, c, ldc);
-  if (plan.choice.skinny) {
+  const Plan& plan = plan_for(key, op_a, op_b, m, n, k, a, lda, b, ldb, c, ldc);
+  const Choice& choice = plan.choice();
+  if (choice.skinny) {
     MGPU_CUDA_CHECK(kernels::skinny_gemm(
         op_a != CUBLAS_OP_N, m, n, k, static_cast<const float*>(a), lda, static_cast<const float*>(b), ldb, c, ldc,
-        accumulate, plan.choice.skinny_config, stream_, a_is_stable,
+        accumulate, choice.skinny_config, stream_, a_is_stable,
         epilogue != nullptr ? *epilogue : kernels::SkinnyEpilogue{}, skinny_workspace_.view()));
     return epilogue != nullptr;
   }
@@ -134,8 +161,35 @@ bool TunedGemm::multiply(cublasOperation_t op_a, cublasOperation_t op_b, int m, 
   // beta = 0: C is overwritten, never read (so NaN-poisoned outputs stay a valid test); 1: gradient accumulation.
   const float beta = accumulate ? 1.0f : 0.0f;
   MGPU_CUBLAS_CHECK(cublasLtMatmul(handle_, plan.operation, &one, a, plan.a, b, plan.b, &beta, c, plan.c, c, plan.c,
-                                   &plan.choice.algo, workspace_, workspace_bytes_, stream_));
+                                   &choice.algo, workspace_, workspace_bytes_, stream_));
   return false;
+}
+
+std::vector<TunedGemm::ShapeOptions> TunedGemm::shape_options() const {
+  std::vector<ShapeOptions> shapes;
+  for (const auto& [key, plan] : plans_) {
+    const auto [op_a, op_b, m, n, k, lda, ldb, ldc, alignment] = key;
+    ShapeOptions shape;
+    shape.shape = std::string(1, op_a == CUBLAS_OP_N ? 'N' : 'T') + (op_b == CUBLAS_OP_N ? 'N' : 'T') +
+                  " m=" + std::to_string(m) + " n=" + std::to_string(n) + " k=" + std::to_string(k);
+    shape.options = plan->tuning.names;
+    shape.alone_us = plan->tuning.alone_us;
+    shape.selected = plan->tuning.selected;
+    shapes.push_back(std::move(shape));
+  }
+  return shapes;
+}
+
+void TunedGemm::select(std::size_t shape, int option) {
+  MGPU_REQUIRE(shape < plans_.size(),
+               "TunedGemm::select: shape " + std::to_string(shape) + " of " + std::to_string(plans_.size()));
+  Plan& plan = *std::next(plans_.begin(), static_cast<std::ptrdiff_t>(shape))->second;
+  MGPU_REQUIRE(
+      option >= 0 && option < static_cast<int>(plan.tuning.choices.size()),
+      "TunedGemm::select: option " + std::to_string(option) + " of " + std::to_string(plan.tuning.choices.size()));
+  plan.tuning.selected = option;
+  std::lock_guard<std::mutex> lock(tunings_mutex);
+  tunings[plan.choice_key].selected = option;
 }
 
 TunedGemm::Plan& TunedGemm::plan_for(const Key& key, cublasOperation_t op_a, cublasOperation_t op_b, int m, int n,
@@ -156,12 +210,12 @@ TunedGemm::Plan& TunedGemm::plan_for(const Key& key, cublasOperation_t op_a, cub
 
   int device = 0;
   MGPU_CUDA_CHECK(cudaGetDevice(&device));
-  const auto choice_key = std::make_tuple(device, int(compute_), int(operands_), key);
+  plan->choice_key = std::make_tuple(device, int(compute_), int(operands_), key);
   {
-    std::lock_guard<std::mutex> lock(choices_mutex);
-    const auto chosen = choices.find(choice_key);
-    if (chosen != choices.end()) {
-      plan->choice = chosen->second;
+    std::lock_guard<std::mutex> lock(tunings_mutex);
+    const auto tuned = tunings.find(plan->choice_key);
+    if (tuned != tunings.end()) {
+      plan->tuning = tuned->second;
       return *plans_.emplace(key, std::move(plan)).first->second;
     }
   }
@@ -219,20 +273,25 @@ TunedGemm::Plan& TunedGemm::plan_for(const Key& key, cublasOperation_t op_a, cub
     stop.synchronize();
     return elapsed_ms(start, stop);
   };
+  // Every candidate that ran, with its time for kTimedCalls calls.
+  struct Timed {
+    Choice choice;
+    double ms;
+    std::string name;
+  };
+  std::vector<Timed> timed;
   const float one = 1.0f;
   const float zero = 0.0f;
-  double best_ms = std::numeric_limits<double>::infinity();
   for (const cublasLtMatmulAlgo_t& candidate : candidates) {
     const double ms = time_candidate([&] {
       return cublasLtMatmul(handle_, plan->operation, &one, a, plan->a, b, plan->b, &zero, c, plan->c, c, plan->c,
                             &candidate, workspace_, workspace_bytes_, stream_) == CUBLAS_STATUS_SUCCESS;
     });
-    if (ms < best_ms) {
-      best_ms = ms;
-      plan->choice.algo = candidate;
-    }
+    if (ms < std::numeric_limits<double>::infinity())
+      timed.push_back({Choice{candidate}, ms, describe_algo(candidate)});
   }
-  const double cublaslt_ms = best_ms;
+  double cublaslt_ms = std::numeric_limits<double>::infinity();
+  for (const Timed& t : timed) cublaslt_ms = std::min(cublaslt_ms, t.ms);
   // Our split-K kernel, for fp32 products whose B (the activations) has few columns, timed the same way.
   const bool skinny_eligible = compute_ == CUBLAS_COMPUTE_32F && operands_ == CUDA_R_32F && op_b == CUBLAS_OP_N;
   for (const kernels::SkinnyGemmConfig& config : skinny_eligible
@@ -245,25 +304,29 @@ TunedGemm::Plan& TunedGemm::plan_for(const Key& key, cublasOperation_t op_a, cub
       if (!launched) (void)cudaGetLastError();  // a refused launch must not linger as the runtime's last error
       return launched;
     });
-    if (ms < best_ms) {
-      best_ms = ms;
-      plan->choice.skinny = true;
-      plan->choice.skinny_config = config;
-    }
+    if (ms < std::numeric_limits<double>::infinity())
+      timed.push_back({Choice{{}, true, config}, ms, "skinny (" + kernels::describe(config) + ")"});
+  }
+  MGPU_REQUIRE(!timed.empty(), "no cuBLASLt algorithm (nor our kernel) ran a " + std::to_string(m) + "x" +
+                                   std::to_string(n) + "x" + std::to_string(k) + " GEMM");
+  // Fastest first; among equal times the earlier candidate (cuBLASLt's order, then ours), as a strict "faster" did.
+  std::stable_sort(timed.begin(), timed.end(), [](const Timed& x, const Timed& y) { return x.ms < y.ms; });
+  const double best_ms = timed.front().ms;
+  for (const Timed& t : timed) {
+    if (plan->tuning.choices.size() == static_cast<std::size_t>(kMostOptions) || t.ms > kOptionsWithin * best_ms) break;
+    plan->tuning.choices.push_back(t.choice);
+    plan->tuning.alone_us.push_back(1e3 * t.ms / kTimedCalls);
+    plan->tuning.names.push_back(t.name);
   }
   if (std::getenv("MGPU_GEMM_REPORT") != nullptr) {  // for performance work: what was chosen, and by how much
-    const std::string chosen = plan->choice.skinny ? "skinny (" + kernels::describe(plan->choice.skinny_config) + ")"
-                                                   : std::string("cuBLASLt");
-    std::fprintf(stderr, "gemm %c%c m=%d n=%d k=%d: cuBLASLt %.2f us; chosen %s %.2f us\n",
+    std::fprintf(stderr, "gemm %c%c m=%d n=%d k=%d: cuBLASLt %.2f us; chosen %s %.2f us (%zu options within %.2fx)\n",
                  op_a == CUBLAS_OP_N ? 'N' : 'T', op_b == CUBLAS_OP_N ? 'N' : 'T', m, n, k,
-                 1e3 * cublaslt_ms / kTimedCalls, chosen.c_str(), 1e3 * best_ms / kTimedCalls);
+                 1e3 * cublaslt_ms / kTimedCalls, plan->tuning.names.front().c_str(), plan->tuning.alone_us.front(),
+                 plan->tuning.choices.size(), kOptionsWithin);
   }
-  MGPU_REQUIRE(best_ms < std::numeric_limits<double>::infinity(), "no cuBLASLt algorithm (nor our kernel) ran a " +
-                                                                      std::to_string(m) + "x" + std::to_string(n) +
-                                                                      "x" + std::to_string(k) + " GEMM");
   {
-    std::lock_guard<std::mutex> lock(choices_mutex);
-    choices.emplace(choice_key, plan->choice);
+    std::lock_guard<std::mutex> lock(tunings_mutex);
+    tunings.emplace(plan->choice_key, plan->tuning);
   }
   return *plans_.emplace(key, std::move(plan)).first->second;
 }

@@ -2,7 +2,8 @@
 // each shape chosen by timing cuBLASLt's own candidates (each also with its K dimension split 2..32 ways) and, for
 // fp32 products with at most 64 columns, our kernel's configurations (skinny_gemm.cuh), once (outside any graph
 // capture), so the skinny small-batch products of this benchmark do not run on a few SMs; every later call (eager or
-// captured) reuses it.
+// captured) reuses it. The candidates nearly as fast alone stay available, so that a caller who can time the whole
+// step (CudaTrainer's step-level tuning) can choose among them by what the step measures.
 #pragma once
 
 #include <cublasLt.h>
@@ -11,7 +12,9 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <string>
 #include <tuple>
+#include <vector>
 
 #include "skinny_gemm.cuh"
 
@@ -47,6 +50,22 @@ class TunedGemm {
                 const kernels::SkinnyEpilogue* epilogue = nullptr);
 
   struct Choice;  // what runs a shape (tuned_gemm.cpp)
+
+  // The shapes this TunedGemm has run, in a fixed order, each with its options: the candidates that took at most
+  // kOptionsWithin times the fastest's time alone, fastest first, at most kMostOptions. Option 0 is the fastest alone,
+  // the choice until select() says otherwise.
+  static constexpr double kOptionsWithin = 1.25;
+  static constexpr int kMostOptions = 4;
+  struct ShapeOptions {
+    std::string shape;                 // "TN m=1024 n=32 k=4800"
+    std::vector<std::string> options;  // what runs it: "skinny (32 columns, 8 splits, cluster sum)", "cuBLASLt (...)"
+    std::vector<double> alone_us;      // each option's time per call alone (back-to-back calls)
+    int selected = 0;
+  };
+  std::vector<ShapeOptions> shape_options() const;
+  // Later calls and captures of shape `shape` (an index into shape_options()) run its option `option`. Other
+  // TunedGemms of the process that meet the shape later take the same (the process-wide choice).
+  void select(std::size_t shape, int option);
 
  private:
   struct Plan;

@@ -18,7 +18,7 @@ import sys
 import h5py
 import numpy as np
 
-SUPPORTED_SCHEMA_VERSION = 5
+SUPPORTED_SCHEMA_VERSION = 6
 IMPLEMENTATIONS = ("mgpu_bench", "pytorch-ddp", "pytorch-graph")
 PHASES = ["forward", "backward", "allreduce", "exposed_comm", "optimizer", "step"]
 THROTTLE_FRACTION = 0.75  # MEASUREMENT.md: mean SM clock below 75% of the maximum
@@ -107,6 +107,20 @@ def check_configuration(name, group, expected_sizes, flags, problems, version):
         elif overlap_order not in expected:
             problem(f"overlap_order is {overlap_order!r} with overlap {group.attrs.get('overlap')!r}, expected one of "
                     f"{expected}")
+
+    # schema_version 6 added gemm_tuning ("step" or "alone" on CUDA, "n/a" on the CPU fallback and for a framework
+    # peer) and gemm_choices (what ran each GEMM shape on rank 0; empty where nothing was chosen).
+    if version >= 6:
+        gemm_tuning = group.attrs.get("gemm_tuning")
+        choices = group.attrs.get("gemm_choices")
+        if gemm_tuning is None or choices is None:
+            problem("missing attribute 'gemm_tuning' or 'gemm_choices'")
+        elif gemm_tuning not in ("step", "alone", "n/a"):
+            problem(f"gemm_tuning is {gemm_tuning!r}, expected 'step', 'alone' or 'n/a'")
+        elif gemm_tuning == "step" and group.attrs.get("graph") != "on":
+            problem("gemm_tuning is 'step' without graph 'on' (it replays the captured step)")
+        elif (gemm_tuning == "n/a") != (choices == ""):
+            problem(f"gemm_choices is {'empty' if choices == '' else 'set'} with gemm_tuning {gemm_tuning!r}")
 
     if "is_warmup" not in group:
         problem("missing dataset 'is_warmup'")

@@ -48,6 +48,8 @@ TEST(ConfigurationIdentity, WhereAndWhenItRanDoNotCount) {
   elsewhere.command_line = "mgpu_bench --resume";
   elsewhere.started_utc = "2026-11-22T00:00:00Z";
   elsewhere.attempt = 3;
+  // What the step-level tuning chose is an outcome of the process, not a setting.
+  elsewhere.gemm_choices = "gemm TN m=8 n=8 k=8: cuBLASLt (algorithm 1, tile 1) (3.00 us alone)\n";
   EXPECT_EQ(identity_difference(sample(), elsewhere), "");
   EXPECT_TRUE(is_condition_attribute("hosts"));
   EXPECT_FALSE(is_condition_attribute("seed"));
@@ -74,6 +76,8 @@ TEST(ConfigurationIdentity, EverySettingCounts) {
   EXPECT_EQ(differs([](auto& m) { m.overlap = "on"; }), "overlap is 'on' in the file, 'off' in this command");
   EXPECT_EQ(differs([](auto& m) { m.fused_optimizer = "on"; }),
             "fused_optimizer is 'on' in the file, 'off' in this command");
+  EXPECT_EQ(differs([](auto& m) { m.gemm_tuning = "step"; }),
+            "gemm_tuning is 'step' in the file, 'alone' in this command");
   EXPECT_NE(differs([](auto& m) { m.adam_learning_rate = 1e-4; }).find("adam_learning_rate"), std::string::npos);
 }
 

@@ -210,6 +210,37 @@ TEST(CudaAccumulation, TwoRanksMatchOneGpuOnTheWholeBatch) {
   }
 }
 
+// --gemm-tuning step on two ranks: set-up replays the step, NCCL included, on both ranks in step and decides alike on
+// the slowest rank's time (a rank deciding alone would replay a different number of steps and hang the other).
+// Whatever it chooses trains as one GPU does on the whole batch (the same bound as the cases above), the ranks end
+// with the same parameters, and every GEMM shape's choice is recorded.
+TEST(CudaStepLevelGemmTuning, TwoRanksDecideTogetherAndMatchOneGpu) {
+  const NodeLayout layout = node_layout();
+  const std::string reason = two_gpu_skip_reason(layout);
+  if (!reason.empty()) GTEST_SKIP() << reason;
+  for (Execution execution : {Execution{true, false}, Execution{true, true}}) {
+    TrainingSettings settings = data_parallel_settings({"medium_dropout", preset_model("medium"), 20, 0.1}, execution);
+    settings.gemm_tuning = GemmTuning::step;
+    CudaTrainer two_ranks(settings, MPI_COMM_WORLD, layout.local_rank);
+    two_ranks.run(3);
+    settings.gemm_tuning = GemmTuning::alone;
+    CudaTrainer one_gpu(settings, MPI_COMM_SELF, layout.local_rank);
+    one_gpu.run(3);
+    const double difference = relative_difference(two_ranks.parameters(), one_gpu.parameters());
+    std::cout << "rank " << layout.world_rank << ": step-level GEMM tuning (overlap " << execution.overlap
+              << "): ||params(2 ranks) - params(1 GPU)|| / ||params(1 GPU)|| = " << difference << "\n"
+              << two_ranks.gemm_choices() << std::flush;
+    EXPECT_LE(difference, 1e-5);
+    std::vector<float> rank0 = two_ranks.parameters();
+    MGPU_MPI_CHECK(MPI_Bcast(rank0.data(), static_cast<int>(rank0.size()), MPI_FLOAT, 0, MPI_COMM_WORLD));
+    EXPECT_EQ(relative_difference(two_ranks.parameters(), rank0), 0.0);
+    const std::string choices = two_ranks.gemm_choices();
+    // Forward, weight-gradient and input-gradient products of medium's 4 layers: at least 8 shapes, a line each.
+    EXPECT_GE(std::count(choices.begin(), choices.end(), '\n'), 8) << choices;
+    EXPECT_EQ(choices.rfind("gemm ", 0), 0u) << choices;
+  }
+}
+
 // --grad-dtype bf16 on two ranks against fp32 on one GPU. Each update's gradient is rounded to bf16 before the
 // reduction and the average is rounded again (relative 2^-9 each): 2^-8 of the gradient per update. Adam's update is
 // lr-sized, and m_hat / sqrt(v_hat) magnifies a relative perturbation of g where m_hat is small against sqrt(v_hat)
@@ -447,6 +478,27 @@ TEST_F(CudaTrainerTest, FusedOptimizerRefusesReducedPrecision) {
   settings.fused_optimizer = true;
   settings.precision = Precision::bf16;
   EXPECT_THROW(CudaTrainer(settings, MPI_COMM_SELF, device_), Error);
+}
+
+// --gemm-tuning step on one rank, with the fused optimizer and without: whatever the search keeps trains as the
+// float64 reference says (the same bound as graph and eager above), and the choices are recorded, one line per shape.
+TEST_F(CudaTrainerTest, StepLevelGemmTuningTrainsAsTheFloat64Reference) {
+  for (bool fused : {false, true}) {
+    TrainingSettings settings = data_parallel_settings({"small", custom_model({37, 64, 48, 5}, 0.2), 10});
+    settings.warmup_steps = 2;
+    settings.fused_optimizer = fused;
+    settings.gemm_tuning = GemmTuning::step;
+    const std::vector<double> reference = testing_reference::training_run(settings, 2);
+    CudaTrainer trainer(settings, MPI_COMM_SELF, device_);
+    trainer.run(2);
+    const double error = testing_reference::relative_error(trainer.parameters(), reference);
+    const std::string choices = trainer.gemm_choices();
+    std::cout << "step-level GEMM tuning, fused " << fused << ": relative error against float64 " << error << "\n"
+              << choices << std::flush;
+    EXPECT_LE(error, 1e-4) << "fused " << fused;
+    EXPECT_GE(std::count(choices.begin(), choices.end(), '\n'), fused ? 1 : 8) << choices;
+    EXPECT_EQ(choices.rfind("gemm ", 0), 0u) << choices;
+  }
 }
 
 TEST_F(CudaTrainerTest, TimingNoneRecordsStepMeansAndNoPhases) {

@@ -141,6 +141,7 @@ TEST(Options, EachBadValueGivesOneLineNamingIt) {
       {{"--accumulate", "0"}, "--accumulate 0"},
       {{"--grad-dtype", "fp16"}, "--grad-dtype 'fp16'"},
       {{"--accumulate", "1025"}, "--accumulate 1025"},
+      {{"--gemm-tuning", "both"}, "--gemm-tuning 'both'"},
   };
   for (const auto& [args, needle] : cases) {
     const std::string message = error_of(args);
@@ -218,6 +219,24 @@ TEST(Options, StepExecutionResolvesPerBackend) {
       EXPECT_NO_THROW(apply_step_options(parse(args).step, true, settings)) << args[0];
     }
   }
+}
+
+TEST(Options, GemmTuningInTheStepOnlyWhereTheStepIsAGraph) {
+  EXPECT_EQ(parse({}).step.gemm_tuning, GemmTuning::step);
+  EXPECT_EQ(parse({"--gemm-tuning", "alone"}).step.gemm_tuning, GemmTuning::alone);
+  EXPECT_NE(help_text().find("--gemm-tuning"), std::string::npos);
+  const auto resolved = [](std::vector<const char*> args, bool cuda_backend) {
+    TrainingSettings settings;
+    apply_step_options(parse(args).step, cuda_backend, settings);
+    return settings.gemm_tuning;
+  };
+  EXPECT_EQ(resolved({}, true), GemmTuning::step);
+  EXPECT_EQ(resolved({"--gemm-tuning", "alone"}, true), GemmTuning::alone);
+  // Eager steps (and the CPU fallback, which has no graphs) keep the choices made alone.
+  EXPECT_EQ(resolved({"--graph", "off"}, true), GemmTuning::alone);
+  EXPECT_EQ(resolved({}, false), GemmTuning::alone);
+  EXPECT_STREQ(gemm_tuning_name(GemmTuning::step), "step");
+  EXPECT_STREQ(gemm_tuning_name(GemmTuning::alone), "alone");
 }
 
 TEST(Options, FuseOptimizerParsesAutoOnOff) {

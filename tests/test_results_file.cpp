@@ -595,8 +595,8 @@ TEST_F(ResultsFileTest, ReaderKeepsEveryAttributeAsText) {
     const H5Group group(MGPU_H5_CHECK(H5Gopen2(raw.get(), group_of(0).c_str(), H5P_DEFAULT)));
     const std::int32_t knob = 4;
     const H5Dataspace scalar(MGPU_H5_CHECK(H5Screate(H5S_SCALAR)));
-    const H5Attribute extra(MGPU_H5_CHECK(
-        H5Acreate2(group.get(), "future_knob", H5T_STD_I32LE, scalar.get(), H5P_DEFAULT, H5P_DEFAULT)));
+    const H5Attribute extra(
+        MGPU_H5_CHECK(H5Acreate2(group.get(), "future_knob", H5T_STD_I32LE, scalar.get(), H5P_DEFAULT, H5P_DEFAULT)));
     MGPU_H5_CHECK(H5Awrite(extra.get(), H5T_NATIVE_INT32, &knob));
   }
   const ResultsFile read = read_results_file(file);
@@ -719,7 +719,6 @@ TEST_F(ResultsFileTest, FusedOptimizerRoundTrips) {
 }
 
 TEST_F(ResultsFileTest, AVersion3FileReadsFusedOptimizerAsOff) {
-  EXPECT_EQ(results_schema::kVersion, 5);
   EXPECT_EQ(results_schema::attribute_added_in("fused_optimizer"), 4);
   EXPECT_EQ(mgpu::attribute_texts(ConfigurationMetadata{}).at("fused_optimizer"), "off");  // analysis' default
   const std::string file = write_sample();
@@ -783,6 +782,47 @@ TEST_F(ResultsFileTest, OverlapOrderRoundTripsAndAVersion4FileWithOverlapReadsLa
     MGPU_H5_CHECK(H5Awrite(version.get(), H5T_NATIVE_INT32, &five));
   }
   EXPECT_EQ(reader_error(file), "'" + file + "': " + group_of(0) + ": missing attribute 'overlap_order'");
+}
+
+TEST_F(ResultsFileTest, GemmTuningAndChoicesRoundTripAndAVersion5FileReadsAlone) {
+  EXPECT_EQ(results_schema::kVersion, 6);
+  EXPECT_EQ(results_schema::attribute_added_in("gemm_tuning"), 6);
+  EXPECT_EQ(results_schema::attribute_added_in("gemm_choices"), 6);
+  ConfigurationMetadata metadata = synthetic_metadata(0);
+  metadata.gemm_tuning = "step";
+  metadata.gemm_choices = "gemm TN m=1024 n=32 k=4800: skinny (32 columns, 8 splits, cluster sum) (19.35 us alone)\n";
+  const std::string file = path("tuning.h5");
+  {
+    ResultsWriter writer(file, false);
+    ResultsWriter::Configuration configuration = writer.add_configuration(metadata);
+    writer.append_run(configuration, synthetic_run(0, 0));
+    writer.finish(configuration);
+    writer.close();
+  }
+  EXPECT_EQ(raw_string(open_read_only(file).get(), group_of(0), "gemm_tuning"), "step");
+  const ConfigurationMetadata read = read_results_file(file).configurations.at(0).metadata;
+  EXPECT_EQ(read.gemm_tuning, "step");
+  EXPECT_EQ(read.gemm_choices, metadata.gemm_choices);
+  {
+    // What a schema_version 5 file looks like: neither attribute; its GEMMs were chosen alone.
+    const H5File raw(MGPU_H5_CHECK(H5Fopen(file.c_str(), H5F_ACC_RDWR, H5P_DEFAULT)));
+    const H5Attribute version(MGPU_H5_CHECK(H5Aopen(raw.get(), "schema_version", H5P_DEFAULT)));
+    const std::int32_t five = 5;
+    MGPU_H5_CHECK(H5Awrite(version.get(), H5T_NATIVE_INT32, &five));
+    MGPU_H5_CHECK(H5Adelete_by_name(raw.get(), group_of(0).c_str(), "gemm_tuning", H5P_DEFAULT));
+    MGPU_H5_CHECK(H5Adelete_by_name(raw.get(), group_of(0).c_str(), "gemm_choices", H5P_DEFAULT));
+  }
+  const ConfigurationMetadata older = read_results_file(file).configurations.at(0).metadata;
+  EXPECT_EQ(older.gemm_tuning, "alone");
+  EXPECT_EQ(older.gemm_choices, "");
+  {
+    // A version 6 file must have them.
+    const H5File raw(MGPU_H5_CHECK(H5Fopen(file.c_str(), H5F_ACC_RDWR, H5P_DEFAULT)));
+    const H5Attribute version(MGPU_H5_CHECK(H5Aopen(raw.get(), "schema_version", H5P_DEFAULT)));
+    const std::int32_t six = 6;
+    MGPU_H5_CHECK(H5Awrite(version.get(), H5T_NATIVE_INT32, &six));
+  }
+  EXPECT_EQ(reader_error(file), "'" + file + "': " + group_of(0) + ": missing attribute 'gemm_tuning'");
 }
 
 // ---- Standalone groups: /allreduce and /probe, next to /configurations

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Purpose: writes mgpu_bench's results format (docs/results-format.md, schema_version 5) with h5py alone, for the
+"""Purpose: writes mgpu_bench's results format (docs/results-format.md, schema_version 6) with h5py alone, for the
 framework peers in bench/peers/: the same groups, attributes, types, shapes, units and flush-after-every-run
 behaviour as src/results_file.cpp, so `mgpu_analyze`, tests/check_results_h5py.py and read_results_file read a peer's
 file like ours. Needs h5py and numpy, not torch.
@@ -17,7 +17,7 @@ import sys
 import h5py
 import numpy as np
 
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 # mgpu_bench's model presets (src/mlp_spec.cpp): layer widths, input to output, and dropout.
 PRESETS = {"medium": ([847, 256, 128, 64, 3], 0.2), "large": ([4800, 1024, 1024, 512, 512, 256, 3], 0.3)}
 PRODUCER = "mgpu_bench"  # the format's name; `implementation` says which code measured (results_schema.hpp)
@@ -37,7 +37,8 @@ STRING = h5py.string_dtype("utf-8")  # variable-length UTF-8, as the C++ writer 
 # Configuration attributes and their stored types (results_schema.hpp's for_each_attribute_of_configuration, plus the
 # v2 attributes of the step and sweep work: graph, overlap, bucket_mb, grad_dtype, accumulate_steps, timing,
 # environment_preset, attempt, v4's fused_optimizer, which a peer always writes "off", and v5's overlap_order: DDP's
-# buckets follow backward layer by layer, "layerwise"; "n/a" without overlap). A value missing from the caller's dict is an error: every attribute is written.
+# buckets follow backward layer by layer, "layerwise"; "n/a" without overlap; v6's gemm_tuning, "n/a" for a peer, whose
+# GEMMs are the framework's, and gemm_choices, ""). A value missing from the caller's dict is an error: every attribute is written.
 CONFIGURATION_ATTRIBUTES = {
     "implementation": "str", "model": "str", "layer_widths": "i4[]", "dropout": "f8", "parameter_count": "i8",
     "dense_weight_count": "i8", "global_batch": "i4", "local_batch": "i4", "batch_mode": "str", "ranks": "i4",
@@ -50,6 +51,7 @@ CONFIGURATION_ATTRIBUTES = {
     "max_memory_clock_mhz": "f8[]",
     "graph": "str", "overlap": "str", "bucket_mb": "f8", "grad_dtype": "str", "accumulate_steps": "i4",
     "timing": "str", "environment_preset": "str", "attempt": "i4", "fused_optimizer": "str", "overlap_order": "str",
+    "gemm_tuning": "str", "gemm_choices": "str",
 }
 PER_RANK = ["hosts", "gpu_names", "gpu_uuids", "gpu_pci_bus_ids", "peer_topology", "max_sm_clock_mhz",
             "max_memory_clock_mhz"]
@@ -201,7 +203,7 @@ def self_test(path):
             "max_memory_clock_mhz": [3201.0, 3201.0], "graph": "off", "overlap": "on", "overlap_order": "layerwise",
             "bucket_mb": 25.0,
             "grad_dtype": "fp32", "accumulate_steps": 1, "timing": "events", "environment_preset": "none", "attempt": 1,
-            "fused_optimizer": "off",
+            "fused_optimizer": "off", "gemm_tuning": "n/a", "gemm_choices": "",
         }
         group = add_configuration(f, "medium_b64_n2_pytorch-ddp", attributes)
         for run in range(2):

@@ -336,6 +336,8 @@ def run_configuration(job, arguments, model_name, global_batch, output, clocks, 
             "bucket_mb": DDP_BUCKET_MB if arguments.mode == "ddp" else 0.0, "grad_dtype": "fp32",
             "accumulate_steps": 1, "timing": "events", "environment_preset": "none", "attempt": 1,
             "fused_optimizer": "off",  # PyTorch's Adam reads a stored gradient: never mgpu_bench's fused optimizer
+            "gemm_tuning": "n/a",  # the framework chooses its GEMMs
+            "gemm_choices": "",
         })
         print(f"# {name}: {implementation}, {parameters:,} parameters, global batch {global_batch} "
               f"({local_batch} per rank), {arguments.warmup} + {arguments.steps} steps, {arguments.runs} runs")
