@@ -17,9 +17,11 @@ namespace mgpu {
 
 struct CoordinateSearch {
   std::vector<int> start;     // the selection the search began from
-  std::vector<int> selected;  // the selection in force when the search returned
+  std::vector<int> found;     // what the pass kept (before the final check)
+  std::vector<int> selected;  // the selection in force when the search returned: `found`, or `start` if the check
+                              // measured `found` no faster
   double start_ms = 0;        // the final check's objective of `start` (the pass's first measurement if unchanged)
-  double selected_ms = 0;     // and of what the pass found (the kept one is `selected`)
+  double selected_ms = 0;     // and of `found`
   int evaluations = 0;        // calls of measure()
 };
 
@@ -66,6 +68,7 @@ inline CoordinateSearch coordinate_search(const std::vector<int>& option_counts,
     }
     if (in_force != search.selected[c]) apply(c, search.selected[c]);
   }
+  search.found = search.selected;
   if (search.selected == search.start) {
     search.selected_ms = search.start_ms;
     return search;

@@ -217,12 +217,14 @@ std::string CudaTrainer::tune_step_gemms(int steps_seen) {
   if (recapture) capture_step_graphs(steps_seen);
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
 
+  const char* outcome = search.found == search.start      ? " (no option beat the margin: none changed)"
+                        : search.selected == search.start ? " (no faster in the final check: none changed)"
+                                                          : "";
   char line[256];
   std::snprintf(line, sizeof line,
                 "step-level GEMM tuning: %d replay timings in %.2f s, step replay %.4f ms with the choices made alone, "
                 "%.4f ms with the search's%s\n",
-                search.evaluations, seconds, search.start_ms, search.selected_ms,
-                search.selected == search.start ? " (none changed)" : "");
+                search.evaluations, seconds, search.start_ms, search.selected_ms, outcome);
   std::string report = line;
   for (std::size_t s = 0; s < shapes.size(); ++s) {
     if (search.selected[s] == search.start[s]) continue;

@@ -47,6 +47,7 @@ TEST(CoordinateSearch, FindsTheOptimumOfIndependentCostsAndLeavesItInForce) {
   const CoordinateSearch found = objective.search(0.001);
   EXPECT_EQ(found.start, (std::vector<int>{0, 0, 0}));
   EXPECT_EQ(found.selected, (std::vector<int>{1, 0, 3}));
+  EXPECT_EQ(found.found, found.selected);
   EXPECT_EQ(objective.in_force, found.selected);
   // One pass: the start, 2 + 0 + 3 other options; then 3 rounds of start and result.
   EXPECT_EQ(found.evaluations, 1 + 5 + 6);
@@ -79,6 +80,7 @@ TEST(CoordinateSearch, TheFinalCheckUndoesAChangeThatOnlyNoiseMadeLookFaster) {
   // final check measures both as equal, so the start is kept and put back in force.
   Objective objective{{{0, 0}}, {0}, {0, -5, 0, 0, 0, 0, 0, 0}};
   const CoordinateSearch found = objective.search(0.001);
+  EXPECT_EQ(found.found, (std::vector<int>{1}));
   EXPECT_EQ(found.selected, (std::vector<int>{0}));
   EXPECT_EQ(objective.in_force, (std::vector<int>{0}));
   EXPECT_DOUBLE_EQ(found.start_ms, 100);
