@@ -1,8 +1,8 @@
 // Purpose: console formatting of the banner, per-run lines and the closing summary.
 #include "console_report.hpp"
 
-#include <algorithm>
 #include <array>
+#include <algorithm>
 #include <cmath>
 
 #include "build_info.hpp"
@@ -96,9 +96,7 @@ Means means_of(const std::vector<RunSummary>& runs) {
 }  // namespace
 
 void print_sweep_table(std::FILE* out, const std::vector<SweepTableRow>& rows) {
-  std::fprintf(
-      out,
-      "#\n# sweep: mean over runs (warm-up excluded) of each run's throughput and mean ms per step (max over ranks)\n");
+  std::fprintf(out, "#\n# sweep: mean over runs (warm-up excluded) of each run's throughput and mean ms per step (max over ranks)\n");
   std::fprintf(out, "# %-28s %6s %7s %4s %5s %12s %9s %9s %9s %9s %9s %8s\n", "configuration", "model", "batch", "gpus",
                "runs", "samples/s", "step_ms", "fwd_ms", "bwd_ms", "ar_ms", "opt_ms", "speedup");
   // Each row's means, computed once (empty rows: never read).

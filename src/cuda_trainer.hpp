@@ -87,7 +87,7 @@ class CudaTrainer final : public Trainer {
   void capture_step_graph(StepKind kind);
   // Captures every step kind of the first `steps` steps (replacing earlier captures).
   void capture_step_graphs(int steps);
-  // Step-level GEMM tuning (one rank, graph replay): among each GEMM shape's options (TunedGemm::shape_options), the
+  // Step-level GEMM tuning (graph replay; with several ranks collective over comm_): among each GEMM shape's options (TunedGemm::shape_options), the
   // ones with which the whole step, replayed, is fastest; see the definition for the search. Returns what it found,
   // for the report.
   std::string tune_step_gemms(int steps_seen);

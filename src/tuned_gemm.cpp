@@ -94,6 +94,12 @@ using ChoiceKey = std::tuple<int, int, int, std::tuple<int, int, int, int, int, 
 std::mutex tunings_mutex;
 std::map<ChoiceKey, Tuning> tunings;
 
+// "TN m=1024 n=32 k=4800": a shape in reports (op_a, op_b as cuBLAS's operations).
+std::string shape_label(int op_a, int op_b, int m, int n, int k) {
+  return std::string(1, op_a == CUBLAS_OP_N ? 'N' : 'T') + (op_b == CUBLAS_OP_N ? 'N' : 'T') +
+         " m=" + std::to_string(m) + " n=" + std::to_string(n) + " k=" + std::to_string(k);
+}
+
 // "cuBLASLt (algorithm 21, tile 18, K in 4 parts)": for reports.
 std::string describe_algo(const cublasLtMatmulAlgo_t& algo) {
   std::int32_t id = 0, parts = 1;
@@ -170,8 +176,7 @@ std::vector<TunedGemm::ShapeOptions> TunedGemm::shape_options() const {
   for (const auto& [key, plan] : plans_) {
     const auto [op_a, op_b, m, n, k, lda, ldb, ldc, alignment] = key;
     ShapeOptions shape;
-    shape.shape = std::string(1, op_a == CUBLAS_OP_N ? 'N' : 'T') + (op_b == CUBLAS_OP_N ? 'N' : 'T') +
-                  " m=" + std::to_string(m) + " n=" + std::to_string(n) + " k=" + std::to_string(k);
+    shape.shape = shape_label(op_a, op_b, m, n, k);
     shape.options = plan->tuning.names;
     shape.alone_us = plan->tuning.alone_us;
     shape.selected = plan->tuning.selected;
@@ -319,10 +324,10 @@ TunedGemm::Plan& TunedGemm::plan_for(const Key& key, cublasOperation_t op_a, cub
     plan->tuning.names.push_back(t.name);
   }
   if (std::getenv("MGPU_GEMM_REPORT") != nullptr) {  // for performance work: what was chosen, and by how much
-    std::fprintf(stderr, "gemm %c%c m=%d n=%d k=%d: cuBLASLt %.2f us; chosen %s %.2f us (%zu options within %.2fx)\n",
-                 op_a == CUBLAS_OP_N ? 'N' : 'T', op_b == CUBLAS_OP_N ? 'N' : 'T', m, n, k,
-                 1e3 * cublaslt_ms / kTimedCalls, plan->tuning.names.front().c_str(), plan->tuning.alone_us.front(),
-                 plan->tuning.choices.size(), kOptionsWithin);
+    std::fprintf(stderr, "gemm %s: cuBLASLt %.2f us; chosen %s %.2f us (%zu options within %.2fx)\n",
+                 shape_label(op_a, op_b, m, n, k).c_str(), 1e3 * cublaslt_ms / kTimedCalls,
+                 plan->tuning.names.front().c_str(), plan->tuning.alone_us.front(), plan->tuning.choices.size(),
+                 kOptionsWithin);
   }
   {
     std::lock_guard<std::mutex> lock(tunings_mutex);

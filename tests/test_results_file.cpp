@@ -202,6 +202,29 @@ H5File open_read_only(const std::string& path) {
 
 std::string group_of(int config) { return std::string("/configurations/") + kConfigurationNames[config]; }
 
+// Writes `file` with one configuration of `metadata` and one run.
+void write_one_configuration(const std::string& file, const ConfigurationMetadata& metadata,
+                             const std::vector<RunRecord>& run) {
+  ResultsWriter writer(file, false);
+  ResultsWriter::Configuration configuration = writer.add_configuration(metadata);
+  writer.append_run(configuration, run);
+  writer.finish(configuration);
+  writer.close();
+}
+
+// Makes `file` look like one of schema_version `version`: the root says so, and the groups of configurations
+// 0 .. configurations - 1 lack `attributes` (those a later version added).
+void make_older(const std::string& file, std::int32_t version, const std::vector<std::string>& attributes = {},
+                int configurations = 1) {
+  const H5File raw(MGPU_H5_CHECK(H5Fopen(file.c_str(), H5F_ACC_RDWR, H5P_DEFAULT)));
+  const H5Attribute root_version(MGPU_H5_CHECK(H5Aopen(raw.get(), "schema_version", H5P_DEFAULT)));
+  MGPU_H5_CHECK(H5Awrite(root_version.get(), H5T_NATIVE_INT32, &version));
+  for (int config = 0; config < configurations; ++config) {
+    for (const std::string& attribute : attributes)
+      MGPU_H5_CHECK(H5Adelete_by_name(raw.get(), group_of(config).c_str(), attribute.c_str(), H5P_DEFAULT));
+  }
+}
+
 class ResultsFileTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -699,13 +722,7 @@ TEST_F(ResultsFileTest, FusedOptimizerRoundTrips) {
   metadata.max_memory_clock_mhz.resize(1);
   metadata.fused_optimizer = "on";
   const std::string file = path("fused.h5");
-  {
-    ResultsWriter writer(file, false);
-    ResultsWriter::Configuration configuration = writer.add_configuration(metadata);
-    writer.append_run(configuration, {synthetic_record(1, 0, 0)});
-    writer.finish(configuration);
-    writer.close();
-  }
+  write_one_configuration(file, metadata, {synthetic_record(1, 0, 0)});
   {
     const H5File raw = open_read_only(file);
     EXPECT_EQ(raw_string(raw.get(), "/configurations/large_b32_n1_cuda", "fused_optimizer"), "on");
@@ -722,15 +739,7 @@ TEST_F(ResultsFileTest, AVersion3FileReadsFusedOptimizerAsOff) {
   EXPECT_EQ(results_schema::attribute_added_in("fused_optimizer"), 4);
   EXPECT_EQ(mgpu::attribute_texts(ConfigurationMetadata{}).at("fused_optimizer"), "off");  // analysis' default
   const std::string file = write_sample();
-  {
-    // What a schema_version 3 file looks like: everything but fused_optimizer.
-    const H5File raw(MGPU_H5_CHECK(H5Fopen(file.c_str(), H5F_ACC_RDWR, H5P_DEFAULT)));
-    const H5Attribute version(MGPU_H5_CHECK(H5Aopen(raw.get(), "schema_version", H5P_DEFAULT)));
-    const std::int32_t three = 3;
-    MGPU_H5_CHECK(H5Awrite(version.get(), H5T_NATIVE_INT32, &three));
-    for (int config = 0; config < 2; ++config)
-      MGPU_H5_CHECK(H5Adelete_by_name(raw.get(), group_of(config).c_str(), "fused_optimizer", H5P_DEFAULT));
-  }
+  make_older(file, 3, {"fused_optimizer"}, 2);  // what a schema_version 3 file looks like: everything but it
   const ResultsFile read = read_results_file(file);
   EXPECT_EQ(read.root.schema_version, 3);
   ASSERT_EQ(read.configurations.size(), 2u);
@@ -739,13 +748,7 @@ TEST_F(ResultsFileTest, AVersion3FileReadsFusedOptimizerAsOff) {
     EXPECT_EQ(c.attribute_text.count("fused_optimizer"), 0u);  // absent: analysis takes the default
     EXPECT_EQ(c.metadata.overlap, "off");                      // the version-2 attributes still read
   }
-  // A version-4 file must have it.
-  {
-    const H5File raw(MGPU_H5_CHECK(H5Fopen(file.c_str(), H5F_ACC_RDWR, H5P_DEFAULT)));
-    const H5Attribute version(MGPU_H5_CHECK(H5Aopen(raw.get(), "schema_version", H5P_DEFAULT)));
-    const std::int32_t four = 4;
-    MGPU_H5_CHECK(H5Awrite(version.get(), H5T_NATIVE_INT32, &four));
-  }
+  make_older(file, 4);  // a version-4 file must have it
   EXPECT_EQ(reader_error(file), "'" + file + "': " + group_of(0) + ": missing attribute 'fused_optimizer'");
 }
 
@@ -756,31 +759,13 @@ TEST_F(ResultsFileTest, OverlapOrderRoundTripsAndAVersion4FileWithOverlapReadsLa
   metadata.overlap = "on";
   metadata.overlap_order = "deferred";
   const std::string file = path("order.h5");
-  {
-    ResultsWriter writer(file, false);
-    ResultsWriter::Configuration configuration = writer.add_configuration(metadata);
-    writer.append_run(configuration, synthetic_run(0, 0));
-    writer.finish(configuration);
-    writer.close();
-  }
+  write_one_configuration(file, metadata, synthetic_run(0, 0));
   EXPECT_EQ(raw_string(open_read_only(file).get(), group_of(0), "overlap_order"), "deferred");
   EXPECT_EQ(read_results_file(file).configurations.at(0).metadata.overlap_order, "deferred");
-  {
-    // What a schema_version 4 file with overlap looks like: no overlap_order; its overlap was layerwise, the only one.
-    const H5File raw(MGPU_H5_CHECK(H5Fopen(file.c_str(), H5F_ACC_RDWR, H5P_DEFAULT)));
-    const H5Attribute version(MGPU_H5_CHECK(H5Aopen(raw.get(), "schema_version", H5P_DEFAULT)));
-    const std::int32_t four = 4;
-    MGPU_H5_CHECK(H5Awrite(version.get(), H5T_NATIVE_INT32, &four));
-    MGPU_H5_CHECK(H5Adelete_by_name(raw.get(), group_of(0).c_str(), "overlap_order", H5P_DEFAULT));
-  }
+  // What a schema_version 4 file with overlap looks like: no overlap_order; its overlap was layerwise, the only one.
+  make_older(file, 4, {"overlap_order"});
   EXPECT_EQ(read_results_file(file).configurations.at(0).metadata.overlap_order, "layerwise");
-  {
-    // A version 5 file must have it.
-    const H5File raw(MGPU_H5_CHECK(H5Fopen(file.c_str(), H5F_ACC_RDWR, H5P_DEFAULT)));
-    const H5Attribute version(MGPU_H5_CHECK(H5Aopen(raw.get(), "schema_version", H5P_DEFAULT)));
-    const std::int32_t five = 5;
-    MGPU_H5_CHECK(H5Awrite(version.get(), H5T_NATIVE_INT32, &five));
-  }
+  make_older(file, 5);  // a version 5 file must have it
   EXPECT_EQ(reader_error(file), "'" + file + "': " + group_of(0) + ": missing attribute 'overlap_order'");
 }
 
@@ -792,36 +777,17 @@ TEST_F(ResultsFileTest, GemmTuningAndChoicesRoundTripAndAVersion5FileReadsAlone)
   metadata.gemm_tuning = "step";
   metadata.gemm_choices = "gemm TN m=1024 n=32 k=4800: skinny (32 columns, 8 splits, cluster sum) (19.35 us alone)\n";
   const std::string file = path("tuning.h5");
-  {
-    ResultsWriter writer(file, false);
-    ResultsWriter::Configuration configuration = writer.add_configuration(metadata);
-    writer.append_run(configuration, synthetic_run(0, 0));
-    writer.finish(configuration);
-    writer.close();
-  }
+  write_one_configuration(file, metadata, synthetic_run(0, 0));
   EXPECT_EQ(raw_string(open_read_only(file).get(), group_of(0), "gemm_tuning"), "step");
   const ConfigurationMetadata read = read_results_file(file).configurations.at(0).metadata;
   EXPECT_EQ(read.gemm_tuning, "step");
   EXPECT_EQ(read.gemm_choices, metadata.gemm_choices);
-  {
-    // What a schema_version 5 file looks like: neither attribute; its GEMMs were chosen alone.
-    const H5File raw(MGPU_H5_CHECK(H5Fopen(file.c_str(), H5F_ACC_RDWR, H5P_DEFAULT)));
-    const H5Attribute version(MGPU_H5_CHECK(H5Aopen(raw.get(), "schema_version", H5P_DEFAULT)));
-    const std::int32_t five = 5;
-    MGPU_H5_CHECK(H5Awrite(version.get(), H5T_NATIVE_INT32, &five));
-    MGPU_H5_CHECK(H5Adelete_by_name(raw.get(), group_of(0).c_str(), "gemm_tuning", H5P_DEFAULT));
-    MGPU_H5_CHECK(H5Adelete_by_name(raw.get(), group_of(0).c_str(), "gemm_choices", H5P_DEFAULT));
-  }
+  // What a schema_version 5 file looks like: neither attribute; its GEMMs were chosen alone.
+  make_older(file, 5, {"gemm_tuning", "gemm_choices"});
   const ConfigurationMetadata older = read_results_file(file).configurations.at(0).metadata;
   EXPECT_EQ(older.gemm_tuning, "alone");
   EXPECT_EQ(older.gemm_choices, "");
-  {
-    // A version 6 file must have them.
-    const H5File raw(MGPU_H5_CHECK(H5Fopen(file.c_str(), H5F_ACC_RDWR, H5P_DEFAULT)));
-    const H5Attribute version(MGPU_H5_CHECK(H5Aopen(raw.get(), "schema_version", H5P_DEFAULT)));
-    const std::int32_t six = 6;
-    MGPU_H5_CHECK(H5Awrite(version.get(), H5T_NATIVE_INT32, &six));
-  }
+  make_older(file, 6);  // a version 6 file must have them
   EXPECT_EQ(reader_error(file), "'" + file + "': " + group_of(0) + ": missing attribute 'gemm_tuning'");
 }
 
