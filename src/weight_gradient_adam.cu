@@ -102,11 +102,11 @@ __device__ __forceinline__ void copy_tile_pieces(float (&tile)[TileRows][TileWid
     }
   }
 }
-// copy_tile_pieces, 16-byte pieces where `vector`.
-template <int TileRows, int TileWidth>
+// copy_tile_pieces, 16-byte pieces where `vector` (always, in a kernel for aligned layers only).
+template <bool AllAligned, int TileRows, int TileWidth>
 __device__ __forceinline__ void copy_tile(float (&tile)[TileRows][TileWidth], const float* matrix, int rows, int width,
                                           int row0, int col0, bool vector) {
-  if (vector) {
+  if (AllAligned || vector) {
     copy_tile_pieces<true>(tile, matrix, rows, width, row0, col0);
   } else {
     copy_tile_pieces<false>(tile, matrix, rows, width, row0, col0);
@@ -115,14 +115,16 @@ __device__ __forceinline__ void copy_tile(float (&tile)[TileRows][TileWidth], co
 
 // Starts the copies of one chunk, X[b0.., i0..] and dZ[b0.., o0..], into `chunk` and commits them (with whatever this
 // thread started before since its last commit) as one group.
+template <bool AllAligned>
 __device__ __forceinline__ void copy_chunk(const TileLayer& tiled, int b0, int batch, int o0, int i0, Chunk& chunk) {
   const WeightGradientAdamLayer& layer = tiled.layer;
-  copy_tile(chunk.input, layer.input, batch, layer.fan_in, b0, i0, tiled.vector_input);
-  copy_tile(chunk.gradient, layer.output_gradient, batch, layer.fan_out, b0, o0, tiled.vector_gradient);
+  copy_tile<AllAligned>(chunk.input, layer.input, batch, layer.fan_in, b0, i0, tiled.vector_input);
+  copy_tile<AllAligned>(chunk.gradient, layer.output_gradient, batch, layer.fan_out, b0, o0, tiled.vector_gradient);
   commit_copies();
 }
 
 // Starts the copies of one tile's optimizer state into `stage` (not committed).
+template <bool AllAligned>
 __device__ __forceinline__ void copy_state(const TileLayer& tiled, const TilePosition& at, Stage& stage,
                                            const float* parameters, const float* first_moment,
                                            const float* second_moment) {
@@ -130,7 +132,7 @@ __device__ __forceinline__ void copy_state(const TileLayer& tiled, const TilePos
   const WeightGradientAdamLayer& layer = tiled.layer;
 #pragma unroll
   for (int a = 0; a < 3; ++a) {
-    copy_tile(stage.state[a], arrays[a] + layer.weight_offset, layer.fan_out, layer.fan_in, at.o0, at.i0,
+    copy_tile<AllAligned>(stage.state[a], arrays[a] + layer.weight_offset, layer.fan_out, layer.fan_in, at.o0, at.i0,
               tiled.vector_state);
   }
 }
@@ -162,9 +164,17 @@ __device__ __forceinline__ void accumulate_chunk(const Chunk& chunk, int lane, i
 // is bound by the 24 bytes per weight of that state, and a block that only requested its state when it started left
 // the memory idle while it computed. Measured on H200 (large, batch 32, 1 GPU, --timing step): 0.1444 ms per step
 // with one tile per block and the state in registers, 0.1297 ms with this; large's layer 0 alone, 36.4 us (3.2 TB/s
-// of optimizer state) against 34.7 us for the flat Adam's 28 bytes per weight. What holds it there (Nsight Compute on
-// H200, that launch in an eager step): DRAM throughput 51% of peak, issue slots 63% busy, 5.7 warps per scheduler of
-// which 1.8 eligible, stalls mostly on shared-memory results and barriers: neither memory nor issue is saturated.
+// of optimizer state) against 34.7 us for the flat Adam's 28 bytes per weight.
+//
+// AllAligned: every layer of the launch has 16-byte aligned rows (the vector_* flags all set), so only the 16-byte
+// paths are compiled; OneChunk: the batch fits one chunk. Both cut the code, not only the branches. The general
+// kernel is about 6,600 instructions, and Nsight Compute's per-instruction samples (H200, large's layer 0 in an eager
+// step: 37.3 us, DRAM 51% of peak, issue slots 63% busy) found 46% of the warps' stalls in the update, many waiting
+// for instructions to be fetched, and 24.2M warp instructions of which only 4.9M are the batch sum's FMAs. This
+// instance of the same launch: 33.0 us, DRAM 58%, 19.8M instructions; large batch 32 on 1 x H200 (10 runs, two
+// passes, alternating with the general kernel): --timing step 0.1235, 0.1232 -> 0.1190, 0.1185 ms; every phase
+// marked 0.1401, 0.1404 -> 0.1361, 0.1363 ms, optimizer phase 0.0475 -> 0.0416 ms.
+template <bool AllAligned, bool OneChunk>
 __global__ void __launch_bounds__(kThreads, kBlocksPerSm)
     weight_gradient_adam_kernel(LaunchTable table, int batch, float* parameters, const float* gradients,
                                 float* first_moment, float* second_moment, AdamConstants adam, const StepParams* params,
@@ -184,13 +194,13 @@ __global__ void __launch_bounds__(kThreads, kBlocksPerSm)
 
   // Launched dependent (dependent_launch.cuh): the optimizer state is written only by this kernel, so the first
   // tile's goes out while the kernel ahead (the last layer's backward) finishes; X and dZ are that backward's output.
-  copy_state(table.layers[at.layer], at, stage_of(0), parameters, first_moment, second_moment);
+  copy_state<AllAligned>(table.layers[at.layer], at, stage_of(0), parameters, first_moment, second_moment);
   wait_for_previous_kernel();
   allow_next_kernel_to_start();
-  copy_chunk(table.layers[at.layer], 0, batch, at.o0, at.i0, stage_of(0).chunk);
+  copy_chunk<AllAligned>(table.layers[at.layer], 0, batch, at.o0, at.i0, stage_of(0).chunk);
 
   const AdamStep step = adam_step(adam, params->correction1, params->correction2);
-  const bool one_chunk = batch <= kBatchChunk;
+  constexpr bool one_chunk = OneChunk;
   for (int k = 0; tile < table.tiles; tile += stride, k ^= 1) {
     const WeightGradientAdamLayer& layer = table.layers[at.layer].layer;
     const int next = tile + stride;
@@ -200,8 +210,9 @@ __global__ void __launch_bounds__(kThreads, kBlocksPerSm)
     // (it ended with a barrier). With one chunk per tile that is before the batch sum; with more, after it, so the
     // chunk copies below are not queued behind it.
     const auto prefetch_next = [&] {
-      copy_state(table.layers[next_at.layer], next_at, stage_of(k ^ 1), parameters, first_moment, second_moment);
-      copy_chunk(table.layers[next_at.layer], 0, batch, next_at.o0, next_at.i0, stage_of(k ^ 1).chunk);
+      copy_state<AllAligned>(table.layers[next_at.layer], next_at, stage_of(k ^ 1), parameters, first_moment,
+                             second_moment);
+      copy_chunk<AllAligned>(table.layers[next_at.layer], 0, batch, next_at.o0, next_at.i0, stage_of(k ^ 1).chunk);
     };
     if (one_chunk && has_next) prefetch_next();
 
@@ -213,17 +224,18 @@ __global__ void __launch_bounds__(kThreads, kBlocksPerSm)
     // Chunks alternate between this stage's chunk buffer and the extra one: the next is in flight while this one is
     // summed. Copy groups complete in order, so waiting for all but the newest group means this chunk has landed.
     Chunk& own_chunk = stage_of(k).chunk;
-    for (int b0 = 0, current = 0; b0 < batch; b0 += kBatchChunk, current ^= 1) {
-      const bool more = b0 + kBatchChunk < batch;
+    for (int b0 = 0, current = 0; OneChunk ? b0 == 0 : b0 < batch; b0 += kBatchChunk, current ^= 1) {
+      const bool more = !OneChunk && b0 + kBatchChunk < batch;
       if (more)
-        copy_chunk(table.layers[at.layer], b0 + kBatchChunk, batch, at.o0, at.i0, current == 0 ? extra : own_chunk);
+        copy_chunk<AllAligned>(table.layers[at.layer], b0 + kBatchChunk, batch, at.o0, at.i0,
+                               current == 0 ? extra : own_chunk);
       if (more || (one_chunk && has_next)) {
         wait_copies<1>();
       } else {
         wait_copies<0>();
       }
       __syncthreads();  // every thread's copies of this chunk are visible
-      accumulate_chunk(current == 0 ? own_chunk : extra, lane, first_row, bias_thread, sum, bias_sum);
+      accumulate_chunk(OneChunk || current == 0 ? own_chunk : extra, lane, first_row, bias_thread, sum, bias_sum);
       __syncthreads();  // this buffer is free for the chunk after next
     }
     if (!one_chunk && has_next) prefetch_next();
@@ -269,7 +281,7 @@ __global__ void __launch_bounds__(kThreads, kBlocksPerSm)
         second_moment[index] = v[0];
       }
     };
-    if (table.layers[at.layer].vector_state) {
+    if (AllAligned || table.layers[at.layer].vector_state) {
       // Aligned rows: a group of 4 lies wholly inside the layer or wholly outside.
       constexpr int kGroupsPerRow = kTileColumns / 4;
 #pragma unroll
@@ -308,6 +320,25 @@ __global__ void __launch_bounds__(kThreads, kBlocksPerSm)
   }
 }
 
+using KernelPointer = void (*)(LaunchTable, int, float*, const float*, float*, float*, AdamConstants,
+                               const StepParams*, bool);
+
+// The instance, with its opt-in to more than the default 48 KiB of dynamic shared memory (per kernel and device).
+template <bool AllAligned, bool OneChunk>
+KernelPointer opted_in_kernel() {
+  static std::atomic<std::uint64_t> opted_in{0};
+  MGPU_CUDA_CHECK(once_per_device(opted_in, [] {
+    return cudaFuncSetAttribute(weight_gradient_adam_kernel<AllAligned, OneChunk>,
+                                cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(kMostSharedBytes));
+  }));
+  return weight_gradient_adam_kernel<AllAligned, OneChunk>;
+}
+
+KernelPointer kernel_for(bool all_aligned, bool one_chunk) {
+  if (all_aligned) return one_chunk ? opted_in_kernel<true, true>() : opted_in_kernel<true, false>();
+  return one_chunk ? opted_in_kernel<false, true>() : opted_in_kernel<false, false>();
+}
+
 int tiles_of(int width, int tile) { return (width + tile - 1) / tile; }
 
 bool aligned(const float* rows, int width) {
@@ -337,13 +368,13 @@ void weight_gradient_adam(const WeightGradientAdamLayer* layers, std::size_t lay
     }
     table.tiles = tiles;
     if (tiles == 0) continue;
-    // More than the default 48 KiB of dynamic shared memory is an opt-in per kernel and device.
-    static std::atomic<std::uint64_t> opted_in{0};
-    MGPU_CUDA_CHECK(once_per_device(opted_in, [] {
-      return cudaFuncSetAttribute(weight_gradient_adam_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                  static_cast<int>(kMostSharedBytes));
-    }));
     const bool one_chunk = batch <= kBatchChunk;
+    bool all_aligned = true;
+    for (int l = 0; l < table.count; ++l) {
+      const TileLayer& tiled = table.layers[l];
+      all_aligned = all_aligned && tiled.vector_state && tiled.vector_input && tiled.vector_gradient;
+    }
+    const KernelPointer kernel = kernel_for(all_aligned, one_chunk);
     int blocks = tiles;
     std::size_t shared_bytes = shared_bytes_for(1, one_chunk);
     if (grid == WeightGradientAdamGrid::resident) {
@@ -352,7 +383,7 @@ void weight_gradient_adam(const WeightGradientAdamLayer* layers, std::size_t lay
       int per_sm = 0;
       MGPU_CUDA_CHECK(cudaGetDevice(&device));
       MGPU_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-      MGPU_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, weight_gradient_adam_kernel, kThreads,
+      MGPU_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kThreads,
                                                                     shared_bytes_for(2, one_chunk)));
       // A block in every resident slot, the tiles dealt out in turn: no SM then carries more than one tile per block
       // more than another. (The fewest blocks that carry the same number of tiles each, as before, gave large's 2400
@@ -364,7 +395,7 @@ void weight_gradient_adam(const WeightGradientAdamLayer* layers, std::size_t lay
       blocks = std::min(tiles, resident);
       if (blocks < tiles) shared_bytes = shared_bytes_for(2, one_chunk);
     }
-    MGPU_CUDA_CHECK(launch_dependent(weight_gradient_adam_kernel, blocks, kThreads, shared_bytes, stream, table, batch,
+    MGPU_CUDA_CHECK(launch_dependent(kernel, blocks, kThreads, shared_bytes, stream, table, batch,
                                      parameters, gradients, first_moment, second_moment, adam, params, accumulated));
   }
 }
