@@ -71,9 +71,10 @@ struct TilePosition {
   int i0;
 };
 
+template <bool OneLayer>
 __device__ __forceinline__ TilePosition locate(const LaunchTable& table, int tile) {
   int layer = 0;
-  while (layer + 1 < table.count && tile >= table.layers[layer + 1].first_tile) ++layer;
+  while (!OneLayer && layer + 1 < table.count && tile >= table.layers[layer + 1].first_tile) ++layer;
   const TileLayer& tiled = table.layers[layer];
   const int local = tile - tiled.first_tile;
   return {layer, (local / tiled.column_tiles) * kTileRows, (local % tiled.column_tiles) * kTileColumns};
@@ -102,11 +103,11 @@ __device__ __forceinline__ void copy_tile_pieces(float (&tile)[TileRows][TileWid
     }
   }
 }
-// copy_tile_pieces, 16-byte pieces where `vector` (always, in a kernel for aligned layers only).
-template <bool AllAligned, int TileRows, int TileWidth>
+// copy_tile_pieces, 16-byte pieces where `vector` (always where Aligned: the kernel for one aligned layer).
+template <bool Aligned, int TileRows, int TileWidth>
 __device__ __forceinline__ void copy_tile(float (&tile)[TileRows][TileWidth], const float* matrix, int rows, int width,
                                           int row0, int col0, bool vector) {
-  if (AllAligned || vector) {
+  if (Aligned || vector) {
     copy_tile_pieces<true>(tile, matrix, rows, width, row0, col0);
   } else {
     copy_tile_pieces<false>(tile, matrix, rows, width, row0, col0);
@@ -115,16 +116,16 @@ __device__ __forceinline__ void copy_tile(float (&tile)[TileRows][TileWidth], co
 
 // Starts the copies of one chunk, X[b0.., i0..] and dZ[b0.., o0..], into `chunk` and commits them (with whatever this
 // thread started before since its last commit) as one group.
-template <bool AllAligned>
+template <bool Aligned>
 __device__ __forceinline__ void copy_chunk(const TileLayer& tiled, int b0, int batch, int o0, int i0, Chunk& chunk) {
   const WeightGradientAdamLayer& layer = tiled.layer;
-  copy_tile<AllAligned>(chunk.input, layer.input, batch, layer.fan_in, b0, i0, tiled.vector_input);
-  copy_tile<AllAligned>(chunk.gradient, layer.output_gradient, batch, layer.fan_out, b0, o0, tiled.vector_gradient);
+  copy_tile<Aligned>(chunk.input, layer.input, batch, layer.fan_in, b0, i0, tiled.vector_input);
+  copy_tile<Aligned>(chunk.gradient, layer.output_gradient, batch, layer.fan_out, b0, o0, tiled.vector_gradient);
   commit_copies();
 }
 
 // Starts the copies of one tile's optimizer state into `stage` (not committed).
-template <bool AllAligned>
+template <bool Aligned>
 __device__ __forceinline__ void copy_state(const TileLayer& tiled, const TilePosition& at, Stage& stage,
                                            const float* parameters, const float* first_moment,
                                            const float* second_moment) {
@@ -132,7 +133,7 @@ __device__ __forceinline__ void copy_state(const TileLayer& tiled, const TilePos
   const WeightGradientAdamLayer& layer = tiled.layer;
 #pragma unroll
   for (int a = 0; a < 3; ++a) {
-    copy_tile<AllAligned>(stage.state[a], arrays[a] + layer.weight_offset, layer.fan_out, layer.fan_in, at.o0, at.i0,
+    copy_tile<Aligned>(stage.state[a], arrays[a] + layer.weight_offset, layer.fan_out, layer.fan_in, at.o0, at.i0,
               tiled.vector_state);
   }
 }
@@ -166,15 +167,16 @@ __device__ __forceinline__ void accumulate_chunk(const Chunk& chunk, int lane, i
 // with one tile per block and the state in registers, 0.1297 ms with this; large's layer 0 alone, 36.4 us (3.2 TB/s
 // of optimizer state) against 34.7 us for the flat Adam's 28 bytes per weight.
 //
-// AllAligned: every layer of the launch has 16-byte aligned rows (the vector_* flags all set), so only the 16-byte
-// paths are compiled; OneChunk: the batch fits one chunk. Both cut the code, not only the branches. The general
+// OneAlignedLayer: the launch holds one layer, whose rows are 16-byte aligned (the vector_* flags all set), so only
+// the 16-byte paths are compiled and the layer's entry is fixed; OneChunk: the batch fits one chunk. Both cut the
+// code, not only the branches. The general
 // kernel is about 6,600 instructions, and Nsight Compute's per-instruction samples (H200, large's layer 0 in an eager
 // step: 37.3 us, DRAM 51% of peak, issue slots 63% busy) found 46% of the warps' stalls in the update, many waiting
 // for instructions to be fetched, and 24.2M warp instructions of which only 4.9M are the batch sum's FMAs. This
 // instance of the same launch: 33.0 us, DRAM 58%, 19.8M instructions; large batch 32 on 1 x H200 (10 runs, two
 // passes, alternating with the general kernel): --timing step 0.1235, 0.1232 -> 0.1190, 0.1185 ms; every phase
 // marked 0.1401, 0.1404 -> 0.1361, 0.1363 ms, optimizer phase 0.0475 -> 0.0416 ms.
-template <bool AllAligned, bool OneChunk>
+template <bool OneAlignedLayer, bool OneChunk>
 __global__ void __launch_bounds__(kThreads, kBlocksPerSm)
     weight_gradient_adam_kernel(LaunchTable table, int batch, float* parameters, const float* gradients,
                                 float* first_moment, float* second_moment, AdamConstants adam, const StepParams* params,
@@ -186,33 +188,38 @@ __global__ void __launch_bounds__(kThreads, kBlocksPerSm)
   // Stage k of an iteration (selected, not indexed: an indexed array of pointers would live in local memory).
   const auto stage_of = [&](int k) -> Stage& { return k == 0 ? stages[0] : stages[1]; };
 
+  // The layer of a tile, from the table in the kernel's parameters: with one layer a fixed entry, read as uniform
+  // constants; otherwise an indexed one, a constant-cache load that Nsight Compute saw warps wait for.
+  const auto tiled_layer = [&](const TilePosition& position) -> const TileLayer& {
+    return table.layers[OneAlignedLayer ? 0 : position.layer];
+  };
   const int lane = static_cast<int>(threadIdx.x) % 32;
   const int first_row = (static_cast<int>(threadIdx.x) / 32) * kRowsPerWarp;  // within the tile
   const int stride = static_cast<int>(gridDim.x);
   int tile = static_cast<int>(blockIdx.x);
-  TilePosition at = locate(table, tile);
+  TilePosition at = locate<OneAlignedLayer>(table, tile);
 
   // Launched dependent (dependent_launch.cuh): the optimizer state is written only by this kernel, so the first
   // tile's goes out while the kernel ahead (the last layer's backward) finishes; X and dZ are that backward's output.
-  copy_state<AllAligned>(table.layers[at.layer], at, stage_of(0), parameters, first_moment, second_moment);
+  copy_state<OneAlignedLayer>(tiled_layer(at), at, stage_of(0), parameters, first_moment, second_moment);
   wait_for_previous_kernel();
   allow_next_kernel_to_start();
-  copy_chunk<AllAligned>(table.layers[at.layer], 0, batch, at.o0, at.i0, stage_of(0).chunk);
+  copy_chunk<OneAlignedLayer>(tiled_layer(at), 0, batch, at.o0, at.i0, stage_of(0).chunk);
 
   const AdamStep step = adam_step(adam, params->correction1, params->correction2);
   constexpr bool one_chunk = OneChunk;
   for (int k = 0; tile < table.tiles; tile += stride, k ^= 1) {
-    const WeightGradientAdamLayer& layer = table.layers[at.layer].layer;
+    const WeightGradientAdamLayer& layer = tiled_layer(at).layer;
     const int next = tile + stride;
     const bool has_next = next < table.tiles;
-    const TilePosition next_at = has_next ? locate(table, next) : at;
+    const TilePosition next_at = has_next ? locate<OneAlignedLayer>(table, next) : at;
     // Copies the next tile's state and first chunk into the other stage, whose last reader was the iteration before
     // (it ended with a barrier). With one chunk per tile that is before the batch sum; with more, after it, so the
     // chunk copies below are not queued behind it.
     const auto prefetch_next = [&] {
-      copy_state<AllAligned>(table.layers[next_at.layer], next_at, stage_of(k ^ 1), parameters, first_moment,
+      copy_state<OneAlignedLayer>(tiled_layer(next_at), next_at, stage_of(k ^ 1), parameters, first_moment,
                              second_moment);
-      copy_chunk<AllAligned>(table.layers[next_at.layer], 0, batch, next_at.o0, next_at.i0, stage_of(k ^ 1).chunk);
+      copy_chunk<OneAlignedLayer>(tiled_layer(next_at), 0, batch, next_at.o0, next_at.i0, stage_of(k ^ 1).chunk);
     };
     if (one_chunk && has_next) prefetch_next();
 
@@ -227,7 +234,7 @@ __global__ void __launch_bounds__(kThreads, kBlocksPerSm)
     for (int b0 = 0, current = 0; OneChunk ? b0 == 0 : b0 < batch; b0 += kBatchChunk, current ^= 1) {
       const bool more = !OneChunk && b0 + kBatchChunk < batch;
       if (more)
-        copy_chunk<AllAligned>(table.layers[at.layer], b0 + kBatchChunk, batch, at.o0, at.i0,
+        copy_chunk<OneAlignedLayer>(tiled_layer(at), b0 + kBatchChunk, batch, at.o0, at.i0,
                                current == 0 ? extra : own_chunk);
       if (more || (one_chunk && has_next)) {
         wait_copies<1>();
@@ -281,7 +288,7 @@ __global__ void __launch_bounds__(kThreads, kBlocksPerSm)
         second_moment[index] = v[0];
       }
     };
-    if (AllAligned || table.layers[at.layer].vector_state) {
+    if (OneAlignedLayer || tiled_layer(at).vector_state) {
       // Aligned rows: a group of 4 lies wholly inside the layer or wholly outside.
       constexpr int kGroupsPerRow = kTileColumns / 4;
 #pragma unroll
@@ -324,18 +331,18 @@ using KernelPointer = void (*)(LaunchTable, int, float*, const float*, float*, f
                                const StepParams*, bool);
 
 // The instance, with its opt-in to more than the default 48 KiB of dynamic shared memory (per kernel and device).
-template <bool AllAligned, bool OneChunk>
+template <bool OneAlignedLayer, bool OneChunk>
 KernelPointer opted_in_kernel() {
   static std::atomic<std::uint64_t> opted_in{0};
   MGPU_CUDA_CHECK(once_per_device(opted_in, [] {
-    return cudaFuncSetAttribute(weight_gradient_adam_kernel<AllAligned, OneChunk>,
+    return cudaFuncSetAttribute(weight_gradient_adam_kernel<OneAlignedLayer, OneChunk>,
                                 cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(kMostSharedBytes));
   }));
-  return weight_gradient_adam_kernel<AllAligned, OneChunk>;
+  return weight_gradient_adam_kernel<OneAlignedLayer, OneChunk>;
 }
 
-KernelPointer kernel_for(bool all_aligned, bool one_chunk) {
-  if (all_aligned) return one_chunk ? opted_in_kernel<true, true>() : opted_in_kernel<true, false>();
+KernelPointer kernel_for(bool one_aligned_layer, bool one_chunk) {
+  if (one_aligned_layer) return one_chunk ? opted_in_kernel<true, true>() : opted_in_kernel<true, false>();
   return one_chunk ? opted_in_kernel<false, true>() : opted_in_kernel<false, false>();
 }
 
@@ -369,12 +376,10 @@ void weight_gradient_adam(const WeightGradientAdamLayer* layers, std::size_t lay
     table.tiles = tiles;
     if (tiles == 0) continue;
     const bool one_chunk = batch <= kBatchChunk;
-    bool all_aligned = true;
-    for (int l = 0; l < table.count; ++l) {
-      const TileLayer& tiled = table.layers[l];
-      all_aligned = all_aligned && tiled.vector_state && tiled.vector_input && tiled.vector_gradient;
-    }
-    const KernelPointer kernel = kernel_for(all_aligned, one_chunk);
+    const TileLayer& only = table.layers[0];
+    const bool one_aligned_layer =
+        table.count == 1 && only.vector_state && only.vector_input && only.vector_gradient;
+    const KernelPointer kernel = kernel_for(one_aligned_layer, one_chunk);
     int blocks = tiles;
     std::size_t shared_bytes = shared_bytes_for(1, one_chunk);
     if (grid == WeightGradientAdamGrid::resident) {
