@@ -175,7 +175,9 @@ __device__ __forceinline__ void accumulate_chunk(const Chunk& chunk, int lane, i
 // for instructions to be fetched, and 24.2M warp instructions of which only 4.9M are the batch sum's FMAs. This
 // instance of the same launch: 33.0 us, DRAM 58%, 19.8M instructions; large batch 32 on 1 x H200 (10 runs, two
 // passes, alternating with the general kernel): --timing step 0.1235, 0.1232 -> 0.1190, 0.1185 ms; every phase
-// marked 0.1401, 0.1404 -> 0.1361, 0.1363 ms, optimizer phase 0.0475 -> 0.0416 ms.
+// marked 0.1401, 0.1404 -> 0.1361, 0.1363 ms, optimizer phase 0.0475 -> 0.0416 ms. The fixed table entry (an instance
+// for aligned launches of any number of layers, indexing the table, came first) took it on to 0.1178 from 0.1191 ms
+// (three passes each) and the layer-0 launch to 32.7 us: large's early updates are single layers too.
 template <bool OneAlignedLayer, bool OneChunk>
 __global__ void __launch_bounds__(kThreads, kBlocksPerSm)
     weight_gradient_adam_kernel(LaunchTable table, int batch, float* parameters, const float* gradients,
