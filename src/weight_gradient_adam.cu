@@ -134,7 +134,7 @@ __device__ __forceinline__ void copy_state(const TileLayer& tiled, const TilePos
 #pragma unroll
   for (int a = 0; a < 3; ++a) {
     copy_tile<Aligned>(stage.state[a], arrays[a] + layer.weight_offset, layer.fan_out, layer.fan_in, at.o0, at.i0,
-              tiled.vector_state);
+                       tiled.vector_state);
   }
 }
 
@@ -169,10 +169,10 @@ __device__ __forceinline__ void accumulate_chunk(const Chunk& chunk, int lane, i
 //
 // OneAlignedLayer: the launch holds one layer, whose rows are 16-byte aligned (the vector_* flags all set), so only
 // the 16-byte paths are compiled and the layer's entry is fixed; OneChunk: the batch fits one chunk. Both cut the
-// code, not only the branches. The general
-// kernel is about 6,600 instructions, and Nsight Compute's per-instruction samples (H200, large's layer 0 in an eager
-// step: 37.3 us, DRAM 51% of peak, issue slots 63% busy) found 46% of the warps' stalls in the update, many waiting
-// for instructions to be fetched, and 24.2M warp instructions of which only 4.9M are the batch sum's FMAs. This
+// code, not only the branches. The general kernel is about 6,600 instructions, and Nsight Compute's per-instruction
+// samples (H200, large's layer 0 in an eager step: 37.3 us, DRAM 51% of peak, issue slots 63% busy) found 47% of the
+// warps' stalls in the update, many waiting for instructions to be fetched, and 24.2M warp instructions of which only
+// 4.9M are the batch sum's FMAs. This
 // instance of the same launch: 33.0 us, DRAM 58%, 19.8M instructions; large batch 32 on 1 x H200 (10 runs, two
 // passes, alternating with the general kernel): --timing step 0.1235, 0.1232 -> 0.1190, 0.1185 ms; every phase
 // marked 0.1401, 0.1404 -> 0.1361, 0.1363 ms, optimizer phase 0.0475 -> 0.0416 ms. The fixed table entry (an instance
@@ -220,7 +220,7 @@ __global__ void __launch_bounds__(kThreads, kBlocksPerSm)
     // chunk copies below are not queued behind it.
     const auto prefetch_next = [&] {
       copy_state<OneAlignedLayer>(tiled_layer(next_at), next_at, stage_of(k ^ 1), parameters, first_moment,
-                             second_moment);
+                                  second_moment);
       copy_chunk<OneAlignedLayer>(tiled_layer(next_at), 0, batch, next_at.o0, next_at.i0, stage_of(k ^ 1).chunk);
     };
     if (one_chunk && has_next) prefetch_next();
@@ -237,7 +237,7 @@ __global__ void __launch_bounds__(kThreads, kBlocksPerSm)
       const bool more = !OneChunk && b0 + kBatchChunk < batch;
       if (more)
         copy_chunk<OneAlignedLayer>(tiled_layer(at), b0 + kBatchChunk, batch, at.o0, at.i0,
-                               current == 0 ? extra : own_chunk);
+                                    current == 0 ? extra : own_chunk);
       if (more || (one_chunk && has_next)) {
         wait_copies<1>();
       } else {
@@ -329,8 +329,8 @@ __global__ void __launch_bounds__(kThreads, kBlocksPerSm)
   }
 }
 
-using KernelPointer = void (*)(LaunchTable, int, float*, const float*, float*, float*, AdamConstants,
-                               const StepParams*, bool);
+using KernelPointer = void (*)(LaunchTable, int, float*, const float*, float*, float*, AdamConstants, const StepParams*,
+                               bool);
 
 // The instance, with its opt-in to more than the default 48 KiB of dynamic shared memory (per kernel and device).
 template <bool OneAlignedLayer, bool OneChunk>
@@ -379,8 +379,7 @@ void weight_gradient_adam(const WeightGradientAdamLayer* layers, std::size_t lay
     if (tiles == 0) continue;
     const bool one_chunk = batch <= kBatchChunk;
     const TileLayer& only = table.layers[0];
-    const bool one_aligned_layer =
-        table.count == 1 && only.vector_state && only.vector_input && only.vector_gradient;
+    const bool one_aligned_layer = table.count == 1 && only.vector_state && only.vector_input && only.vector_gradient;
     const KernelPointer kernel = kernel_for(one_aligned_layer, one_chunk);
     int blocks = tiles;
     std::size_t shared_bytes = shared_bytes_for(1, one_chunk);
@@ -390,8 +389,8 @@ void weight_gradient_adam(const WeightGradientAdamLayer* layers, std::size_t lay
       int per_sm = 0;
       MGPU_CUDA_CHECK(cudaGetDevice(&device));
       MGPU_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-      MGPU_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kThreads,
-                                                                    shared_bytes_for(2, one_chunk)));
+      MGPU_CUDA_CHECK(
+          cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kThreads, shared_bytes_for(2, one_chunk)));
       // A block in every resident slot, the tiles dealt out in turn: no SM then carries more than one tile per block
       // more than another. (The fewest blocks that carry the same number of tiles each, as before, gave large's 2400
       // layer-0 tiles 343 blocks of 7 on 396 slots: 3 blocks on some SMs, 2 on others, so the SMs with 3 set the
@@ -402,8 +401,8 @@ void weight_gradient_adam(const WeightGradientAdamLayer* layers, std::size_t lay
       blocks = std::min(tiles, resident);
       if (blocks < tiles) shared_bytes = shared_bytes_for(2, one_chunk);
     }
-    MGPU_CUDA_CHECK(launch_dependent(kernel, blocks, kThreads, shared_bytes, stream, table, batch,
-                                     parameters, gradients, first_moment, second_moment, adam, params, accumulated));
+    MGPU_CUDA_CHECK(launch_dependent(kernel, blocks, kThreads, shared_bytes, stream, table, batch, parameters,
+                                     gradients, first_moment, second_moment, adam, params, accumulated));
   }
 }
 
