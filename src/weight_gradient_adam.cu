@@ -209,7 +209,6 @@ __global__ void __launch_bounds__(kThreads, kBlocksPerSm)
   copy_chunk<OneAlignedLayer>(tiled_layer(at), 0, batch, at.o0, at.i0, stage_of(0).chunk);
 
   const AdamStep step = adam_step(adam, params->correction1, params->correction2);
-  constexpr bool one_chunk = OneChunk;
   for (int k = 0; tile < table.tiles; tile += stride, k ^= 1) {
     const WeightGradientAdamLayer& layer = tiled_layer(at).layer;
     const int next = tile + stride;
@@ -223,7 +222,7 @@ __global__ void __launch_bounds__(kThreads, kBlocksPerSm)
                                   second_moment);
       copy_chunk<OneAlignedLayer>(tiled_layer(next_at), 0, batch, next_at.o0, next_at.i0, stage_of(k ^ 1).chunk);
     };
-    if (one_chunk && has_next) prefetch_next();
+    if (OneChunk && has_next) prefetch_next();
 
     float sum[kRowsPerWarp][kColumnsPerLane] = {};
     // The first column tile of each row block also updates those rows' biases, whose gradient is the batch sum of
@@ -238,7 +237,7 @@ __global__ void __launch_bounds__(kThreads, kBlocksPerSm)
       if (more)
         copy_chunk<OneAlignedLayer>(tiled_layer(at), b0 + kBatchChunk, batch, at.o0, at.i0,
                                     current == 0 ? extra : own_chunk);
-      if (more || (one_chunk && has_next)) {
+      if (more || (OneChunk && has_next)) {
         wait_copies<1>();
       } else {
         wait_copies<0>();
@@ -247,7 +246,7 @@ __global__ void __launch_bounds__(kThreads, kBlocksPerSm)
       accumulate_chunk(OneChunk || current == 0 ? own_chunk : extra, lane, first_row, bias_thread, sum, bias_sum);
       __syncthreads();  // this buffer is free for the chunk after next
     }
-    if (!one_chunk && has_next) prefetch_next();
+    if (!OneChunk && has_next) prefetch_next();
 
     // The sums go through shared memory (this stage's chunk input tile, free after the barrier that ended the batch
     // loop) so that the update can use another mapping: 4 consecutive weights per thread, one 16-byte load or store
