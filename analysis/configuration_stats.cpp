@@ -5,7 +5,7 @@
 #include <cmath>
 
 #include "pairing_identity.hpp"
-#include "error.hpp"
+#include "platform/error.hpp"
 
 namespace mgpu::analysis {
 

@@ -10,13 +10,13 @@
 #include <string>
 #include <vector>
 
-#include "build_info.hpp"
+#include "platform/build_info.hpp"
 #include "compare.hpp"
 #include "configuration_stats.hpp"
-#include "error.hpp"
+#include "platform/error.hpp"
 #include "plots.hpp"
 #include "report_tables.hpp"
-#include "results_file.hpp"
+#include "results/results_file.hpp"
 #include "scaling.hpp"
 #include "speedup_interval.hpp"
 #include "table.hpp"

@@ -6,7 +6,7 @@
 #include <utility>
 #include <vector>
 
-#include "results_file.hpp"
+#include "results/results_file.hpp"
 
 namespace mgpu::analysis {
 

@@ -11,7 +11,7 @@
 #include <sstream>
 #include <tuple>
 
-#include "error.hpp"
+#include "platform/error.hpp"
 
 namespace mgpu::analysis {
 

@@ -6,7 +6,7 @@
 #include <cstddef>
 #include <vector>
 
-#include "sample_median.hpp"
+#include "platform/sample_median.hpp"
 
 namespace mgpu::analysis {
 

@@ -7,8 +7,8 @@
 #include <cstring>
 #include <sstream>
 
-#include "error.hpp"
-#include "results_file.hpp"  // shortest_double_text
+#include "platform/error.hpp"
+#include "results/results_file.hpp"  // shortest_double_text
 
 namespace mgpu::analysis {
 namespace {

@@ -111,7 +111,7 @@ check "peer DDP (2 GPUs)" "$python" -m torch.distributed.run --standalone --npro
 
 # 5. Every file read back with h5py alone; then the table.
 for file in "$results"/*.h5; do
-  check "h5py check $(basename "$file")" "$python" "$root/tests/check_results_h5py.py" "$file"
+  check "h5py check $(basename "$file")" "$python" "$root/tests/end_to_end/check_results_h5py.py" "$file"
 done
 note "## done in $((SECONDS - started)) s"
 "$python" "$root/bench/performance_table.py" "$results" >"$out/performance_table.md" 2>>"$log" || status=1

@@ -32,7 +32,7 @@ for preset in "${presets[@]}"; do
   echo "=== $preset: sweep table (mean over runs; speedup = throughput(2 GPUs) / throughput(1 GPU))"
   sed -n '/^# sweep: mean over runs/,$p' "$out/study-$preset.log"
   if [[ -z "$python" ]]; then echo "h5py check skipped: no python3 with h5py"; continue; fi
-  "$python" "$root/tests/check_results_h5py.py" "$out/study-$preset.h5" --expect-complete --expect-preset "$preset" \
+  "$python" "$root/tests/end_to_end/check_results_h5py.py" "$out/study-$preset.h5" --expect-complete --expect-preset "$preset" \
     >"$out/check-$preset.txt" 2>&1 && echo "h5py check: ok" || { echo "h5py check FAILED:"; cat "$out/check-$preset.txt"; status=1; }
 done
 echo "=== wall time per preset"

@@ -1,4 +1,4 @@
-// Purpose: our split-K skinny GEMM (src/skinny_gemm.cuh) against cuBLAS's default fp32 GEMM at the training step's
+// Purpose: our split-K skinny GEMM (src/kernels/skinny_gemm.cuh) against cuBLAS's default fp32 GEMM at the training step's
 // narrow shapes, each timed the probe's way: a CUDA graph of 20 identical calls replayed between two events (launch
 // gaps removed), the best of 5 replays, in microseconds per call. Behind docs/performance.md's "Our skinny GEMM".
 // Usage: skinny_gemm_bench   (one GPU, the current device; prints one line per shape and configuration)
@@ -10,11 +10,11 @@
 #include <string>
 #include <vector>
 
-#include "cuda_check.hpp"
-#include "cuda_resources.hpp"
-#include "gpu_devices.hpp"
-#include "graph_timing.hpp"
-#include "skinny_gemm.cuh"
+#include "platform/cuda_check.hpp"
+#include "platform/cuda_resources.hpp"
+#include "platform/gpu_devices.hpp"
+#include "probes/graph_timing.hpp"
+#include "kernels/skinny_gemm.cuh"
 
 namespace {
 
@@ -24,7 +24,7 @@ constexpr int kCallsPerGraph = 20;
 constexpr int kReplays = 5;
 
 struct Shape {
-  bool transpose_a;  // gemm(T, N): a layer's forward; gemm(N, N): its input gradient (src/cuda_mlp.cpp)
+  bool transpose_a;  // gemm(T, N): a layer's forward; gemm(N, N): its input gradient (src/train/cuda_mlp.cpp)
   int m, n, k;
   const char* what;
 };

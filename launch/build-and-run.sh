@@ -13,7 +13,7 @@ mpirun_flags=(-np "$ranks" $(mgpu_mpirun_root_flags))
 mgpu_default_shared_memory_transport
 export OMPI_MCA_rmaps_base_oversubscribe=${OMPI_MCA_rmaps_base_oversubscribe:-1}
 # Open MPI gives rank 0 a pseudo-terminal even when this script's output goes to a file: redraw the progress line in
-# place only when it really is a terminal (src/sweep_progress.hpp).
+# place only when it really is a terminal (src/study/sweep_progress.hpp).
 [[ -t 1 ]] || export MGPU_PROGRESS=${MGPU_PROGRESS:-plain}
 # The main job (the study's large model, global batch 32) unless arguments say otherwise; a new, time-stamped
 # results file unless --output is given, so earlier results are never overwritten.

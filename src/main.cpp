@@ -3,14 +3,14 @@
 #include <cstdio>
 #include <cstring>
 
-#include "allreduce_benchmark.hpp"
-#include "benchmark_driver.hpp"
-#include "build_info.hpp"
-#include "error.hpp"
-#include "hardware_probe.hpp"
-#include "mpi_context.hpp"
-#include "options.hpp"
-#include "tool_options.hpp"
+#include "probes/allreduce_benchmark.hpp"
+#include "study/benchmark_driver.hpp"
+#include "platform/build_info.hpp"
+#include "platform/error.hpp"
+#include "probes/hardware_probe.hpp"
+#include "comm/mpi_context.hpp"
+#include "cli/options.hpp"
+#include "cli/tool_options.hpp"
 
 int main(int argc, char** argv) {
   try {

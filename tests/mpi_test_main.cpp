@@ -6,7 +6,7 @@
 #include <cstdio>
 #include <exception>
 
-#include "mpi_check.hpp"
+#include "platform/mpi_check.hpp"
 
 namespace {
 

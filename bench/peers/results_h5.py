@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Purpose: writes mgpu_bench's results format (docs/results-format.md, schema_version 6) with h5py alone, for the
 framework peers in bench/peers/: the same groups, attributes, types, shapes, units and flush-after-every-run
-behaviour as src/results_file.cpp, so `mgpu_analyze`, tests/check_results_h5py.py and read_results_file read a peer's
+behaviour as src/results/results_file.cpp, so `mgpu_analyze`, tests/end_to_end/check_results_h5py.py and read_results_file read a peer's
 file like ours. Needs h5py and numpy, not torch.
 
 Self-test (CI, tests/CMakeLists.txt): `results_h5.py --self-test FILE.h5` writes a small file of synthetic numbers
@@ -18,7 +18,7 @@ import h5py
 import numpy as np
 
 SCHEMA_VERSION = 6
-# mgpu_bench's model presets (src/mlp_spec.cpp): layer widths, input to output, and dropout.
+# mgpu_bench's model presets (src/model/mlp_spec.cpp): layer widths, input to output, and dropout.
 PRESETS = {"medium": ([847, 256, 128, 64, 3], 0.2), "large": ([4800, 1024, 1024, 512, 512, 256, 3], 0.3)}
 PRODUCER = "mgpu_bench"  # the format's name; `implementation` says which code measured (results_schema.hpp)
 PHASES = ["forward", "backward", "allreduce", "exposed_comm", "optimizer", "step"]

@@ -1,0 +1,68 @@
+// Purpose: the command-line helpers both option parsers share (main options and the allreduce/probe subcommands).
+#pragma once
+
+#include <boost/program_options.hpp>
+#include <initializer_list>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "platform/error.hpp"
+
+namespace mgpu {
+namespace option_parsing {
+
+// Parses argv[1..] (argv[0] is skipped, like a program's name) into `vm` (and `also`, when given), refusing stray
+// words. Boost's errors and the stray word become one UsageError starting with `prefix`; `stray_hint` ends the
+// stray-word message. `notify` runs po::notify(vm) inside the same error handling.
+inline void parse_strict(const boost::program_options::options_description& description, int argc,
+                         const char* const* argv, const std::string& prefix, const std::string& stray_hint,
+                         boost::program_options::variables_map& vm, bool notify,
+                         boost::program_options::variables_map* also = nullptr) {
+  namespace po = boost::program_options;
+  try {
+    // A stray word ("--steps 100 200") is collected and refused below, never silently dropped.
+    po::options_description all = description;
+    all.add_options()("stray", po::value<std::vector<std::string>>());
+    po::positional_options_description stray;
+    stray.add("stray", -1);
+    const po::parsed_options parsed = po::command_line_parser(argc, argv).options(all).positional(stray).run();
+    po::store(parsed, vm);
+    if (also != nullptr) po::store(parsed, *also);
+    if (notify) po::notify(vm);
+  } catch (const po::error& e) {
+    throw UsageError(prefix + e.what());
+  }
+  if (vm.count("stray")) {
+    throw UsageError(prefix + "unexpected argument '" + vm["stray"].as<std::vector<std::string>>().front() + "' (" +
+                     stray_hint + ")");
+  }
+}
+
+// The integer option `name`, refused unless it lies in [minimum, maximum].
+inline int checked_int(const boost::program_options::variables_map& vm, const char* name, long long minimum,
+                       long long maximum) {
+  const long long value = vm[name].as<long long>();
+  if (value < minimum || value > maximum) {
+    throw UsageError("--" + std::string(name) + " " + std::to_string(value) + ": must be from " +
+                     std::to_string(minimum) + " to " + std::to_string(maximum));
+  }
+  return static_cast<int>(value);
+}
+
+// The value whose name is `text`; otherwise throws UsageError "--OPTION 'TEXT': choose a, b or c" (the names in order).
+template <typename Value>
+Value parse_choice(const std::string& option, const std::string& text,
+                   std::initializer_list<std::pair<const char*, Value>> choices) {
+  std::string names;
+  std::size_t index = 0;
+  for (const auto& choice : choices) {
+    if (text == choice.first) return choice.second;
+    names += (index == 0 ? "" : index + 1 == choices.size() ? " or " : ", ") + std::string(choice.first);
+    ++index;
+  }
+  throw UsageError("--" + option + " '" + text + "': choose " + names);
+}
+
+}  // namespace option_parsing
+}  // namespace mgpu

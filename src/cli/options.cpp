@@ -1,0 +1,511 @@
+// Purpose: command-line parsing and validation; every rejection is one line naming the option and the bad value.
+#include "cli/options.hpp"
+
+#include <algorithm>
+#include <boost/program_options.hpp>
+#include <cctype>
+#include <fstream>
+#include <sstream>
+
+#include "platform/build_info.hpp"
+#include "platform/error.hpp"
+#include "cli/option_parsing.hpp"
+
+namespace po = boost::program_options;
+
+namespace mgpu {
+namespace {
+
+// Options a study file (--config) may set: everything that describes the study. --config, --force, --resume, --help
+// and --version concern one invocation and are command-line only.
+po::options_description describe_study_options() {
+  po::options_description description("study options (command line or --config file)", 120);
+  // clang-format off
+  description.add_options()
+    ("model", po::value<std::string>(), "preset MLPs, comma-separated: medium (258,432 parameters), large (6,885,376); default large")
+    ("layers", po::value<std::string>(), "any other MLP by its widths, e.g. 50,256,128,64,3 (exclusive with --model)")
+    ("dropout", po::value<double>(), "drop probability after each hidden layer (default: the preset's; 0 for --layers)")
+    ("batch", po::value<std::string>(), "global batches, comma-separated, each split evenly across the ranks; default 32")
+    ("gpus", po::value<std::string>(), "GPU counts (ranks) per configuration, comma-separated, e.g. 1,2; default: all ranks")
+    ("sweep", po::value<std::vector<std::string>>(), "MODEL:B1,B2,... one model with its own batches (repeatable; instead of --model/--batch)")
+    ("warmup", po::value<long long>()->default_value(10), "warm-up steps per run (recorded and flagged)")
+    ("steps", po::value<long long>()->default_value(100), "measured steps per run")
+    ("runs", po::value<long long>()->default_value(50), "runs per configuration (fresh initialisation each)")
+    ("seed", po::value<std::string>()->default_value("1"), "seed of data, initialisation and dropout")
+    ("device", po::value<std::string>()->default_value("auto"), "auto | cuda | cpu (auto: GPUs if every rank has one)")
+    ("nccl-algo", po::value<std::string>(), "NCCL_ALGO for the gradient all-reduce, e.g. tree or ring (default: NCCL's)")
+    ("nccl-proto", po::value<std::string>(), "NCCL_PROTO, e.g. simple, ll, ll128 (default: NCCL's)")
+    ("graph", po::value<std::string>()->default_value("auto"),
+     "auto | on | off: replay each step as one CUDA graph, NCCL included (auto: on for CUDA)")
+    ("overlap", po::value<std::string>()->default_value("auto"),
+     "auto | on | off: reduce gradients in buckets during backward, Adam per reduced bucket (auto: off, see docs)")
+    ("fuse-optimizer", po::value<std::string>()->default_value("auto"),
+     "weight gradients computed inside Adam, one rank fp32 only: auto|on|off (auto: on where local batch <= 64)")
+    ("overlap-order", po::value<std::string>()->default_value("deferred"),
+     "with --overlap on: deferred (input gradients first, then weight gradients first layer up; Adam per bucket as "
+     "soon as it is reduced) | layerwise (each layer's weight gradient with its input gradient, last layer first)")
+    ("bucket-mb", po::value<double>()->default_value(8.0),
+     "all-reduce bucket cap in MB with --overlap on (the bucket reduced first (layerwise) or last (deferred): 1 MB)")
+    ("precision", po::value<std::string>()->default_value("fp32"), "fp32 | tf32 | bf16 GEMM operands (fp32 accumulation, weights and Adam)")
+    ("grad-dtype", po::value<std::string>()->default_value("fp32"),
+     "fp32 | bf16: element type of the gradient all-reduce (bf16: cast before, fp32 again for Adam; > 1 rank)")
+    ("accumulate", po::value<long long>()->default_value(1),
+     "K: every step adds its gradient; every K-th step all-reduces and updates with the mean of the K (1: every step)")
+    ("gemm-tuning", po::value<std::string>()->default_value("step"),
+     "step: of each GEMM shape's options nearly as fast alone (within 1.25x), those with which the replayed step is "
+     "fastest (CUDA graphs only; else alone) | alone: the fastest of each shape's candidates timed alone")
+    ("timing", po::value<std::string>()->default_value("events"),
+     "events: every phase of every step | step: each step's start and end only | none: one event pair per run part "
+     "(to measure the instrumentation)")
+    ("output", po::value<std::string>(), "results file (HDF5); default mgpu_bench_<model>_b<batch>_n<ranks>.h5 (one configuration) or mgpu_bench_sweep_<count>configs.h5");
+  // clang-format on
+  return description;
+}
+
+po::options_description describe_options() {
+  po::options_description description("mgpu_bench options", 120);
+  description.add(describe_study_options());
+  po::options_description invocation("invocation options (command line only)", 120);
+  // clang-format off
+  invocation.add_options()
+    ("config", po::value<std::string>(), "study file of `name = value` lines (bench/*.ini); the command line overrides it")
+    ("resume", "continue the output file: skip configurations already complete, rerun an incomplete one")
+    ("force", "overwrite an existing output file")
+    ("help", "show this help")
+    ("version", "show the version and git revision");
+  // clang-format on
+  description.add(invocation);
+  return description;
+}
+
+// Upper bounds keep every count, product and MPI message size far inside 32 bits: 100,000 steps of 7 values per
+// rank are 5.6 MB a run, and the study itself uses 110 steps and 50 runs.
+constexpr long long kMaxSteps = 100000;
+constexpr long long kMaxRuns = 100000;
+constexpr long long kMaxBatch = 1LL << 24;
+constexpr long long kMaxRanks = 1LL << 20;
+
+std::uint64_t parse_seed(const std::string& text) {
+  const bool all_digits = !text.empty() && text.size() <= 20 &&
+                          std::all_of(text.begin(), text.end(), [](unsigned char c) { return std::isdigit(c); });
+  if (all_digits) {
+    try {
+      return std::stoull(text);
+    } catch (const std::exception&) {
+    }
+  }
+  throw UsageError("--seed '" + text + "': must be a non-negative 64-bit integer");
+}
+
+// "medium,large": preset names, each once.
+std::vector<std::string> parse_model_list(const std::string& text) {
+  std::vector<std::string> names;
+  std::stringstream stream(text);
+  std::string item;
+  while (std::getline(stream, item, ',')) {
+    preset_model(item);  // throws naming an unknown preset
+    if (std::find(names.begin(), names.end(), item) != names.end())
+      throw UsageError("--model '" + text + "': " + item + " is given twice");
+    names.push_back(item);
+  }
+  if (names.empty() || text.back() == ',') throw UsageError("--model '" + text + "': empty list item");
+  return names;
+}
+
+std::string lower(std::string text) {
+  std::transform(text.begin(), text.end(), text.begin(), [](unsigned char c) { return std::tolower(c); });
+  return text;
+}
+
+// Maps a comma-separated list (optionally starting with '^', NCCL's "all but") onto NCCL's spelling, rejecting
+// names NCCL does not know. Validated here so a typo fails at once instead of being ignored by NCCL.
+std::string nccl_list_value(const std::string& option, const std::string& value,
+                            const std::vector<std::string>& known_names) {
+  std::string body = value;
+  std::string prefix;
+  if (!body.empty() && body[0] == '^') {
+    prefix = "^";
+    body = body.substr(1);
+  }
+  std::string result;
+  std::stringstream stream(body);
+  std::string item;
+  bool any = false;
+  while (std::getline(stream, item, ',')) {
+    const auto match = std::find_if(known_names.begin(), known_names.end(),
+                                    [&](const std::string& name) { return lower(name) == lower(item); });
+    if (match == known_names.end()) {
+      std::string choices;
+      for (const std::string& name : known_names) choices += (choices.empty() ? "" : ", ") + lower(name);
+      throw UsageError("--" + option + " '" + value + "': unknown '" + item + "' (choose from " + choices + ")");
+    }
+    result += (any ? "," : "") + *match;
+    any = true;
+  }
+  if (!any || body.back() == ',') throw UsageError("--" + option + " '" + value + "': empty list");
+  return prefix + result;
+}
+
+// ---- Step execution options (one block, so the driver's own options stay apart from the step's).
+
+Toggle parse_toggle(const char* option, const std::string& text) {
+  return option_parsing::parse_choice<Toggle>(option, text,
+                                              {{"auto", Toggle::automatic}, {"on", Toggle::on}, {"off", Toggle::off}});
+}
+
+StepOptions parse_step_options(const po::variables_map& vm) {
+  StepOptions step;
+  step.graph = parse_toggle("graph", vm["graph"].as<std::string>());
+  step.overlap = parse_toggle("overlap", vm["overlap"].as<std::string>());
+  step.fuse_optimizer = parse_toggle("fuse-optimizer", vm["fuse-optimizer"].as<std::string>());
+  step.overlap_order = option_parsing::parse_choice<WeightGradientOrder>(
+      "overlap-order", vm["overlap-order"].as<std::string>(),
+      {{"deferred", WeightGradientOrder::deferred}, {"layerwise", WeightGradientOrder::layerwise}});
+  step.bucket_mb = vm["bucket-mb"].as<double>();
+  // A bucket smaller than one float or larger than any GPU's memory is a typo, not a configuration.
+  if (!(step.bucket_mb >= 1e-6 && step.bucket_mb <= 1e6)) {
+    throw UsageError("--bucket-mb " + std::to_string(step.bucket_mb) + ": must be from 1e-06 to 1e+06 MB");
+  }
+  step.accumulate_steps = option_parsing::checked_int(vm, "accumulate", 1, kMaxAccumulateSteps);
+  step.grad_dtype = option_parsing::parse_choice<GradDtype>("grad-dtype", vm["grad-dtype"].as<std::string>(),
+                                                            {{"fp32", GradDtype::fp32}, {"bf16", GradDtype::bf16}});
+  step.precision = option_parsing::parse_choice<Precision>(
+      "precision", vm["precision"].as<std::string>(),
+      {{"fp32", Precision::fp32}, {"tf32", Precision::tf32}, {"bf16", Precision::bf16}});
+  step.gemm_tuning = option_parsing::parse_choice<GemmTuning>(
+      "gemm-tuning", vm["gemm-tuning"].as<std::string>(), {{"step", GemmTuning::step}, {"alone", GemmTuning::alone}});
+  step.timing = option_parsing::parse_choice<TimingMode>(
+      "timing", vm["timing"].as<std::string>(),
+      {{"events", TimingMode::events}, {"step", TimingMode::step}, {"none", TimingMode::none}});
+  return step;
+}
+
+}  // namespace
+
+void apply_step_options(const StepOptions& step, bool cuda_backend, TrainingSettings& settings) {
+  if (!cuda_backend) {
+    // The CPU fallback has no graphs, no communication stream and only fp32 BLAS: refuse what it cannot do.
+    if (step.graph == Toggle::on) throw UsageError("--graph on: CUDA graphs need the CUDA back-end (device is cpu)");
+    if (step.overlap == Toggle::on) throw UsageError("--overlap on: the CPU fallback reduces after backward");
+    if (step.fuse_optimizer == Toggle::on)
+      throw UsageError("--fuse-optimizer on: the CPU fallback has no fused optimizer");
+    if (step.precision != Precision::fp32) {
+      throw UsageError("--precision " + std::string(precision_name(step.precision)) +
+                       ": the CPU fallback is fp32 only");
+    }
+    if (step.timing != TimingMode::events) {
+      throw UsageError("--timing " + std::string(timing_name(step.timing)) +
+                       ": the CPU fallback always times every phase");
+    }
+    if (step.grad_dtype != GradDtype::fp32)
+      throw UsageError("--grad-dtype bf16: the CPU fallback reduces fp32 gradients only");
+  }
+  // The fused optimizer computes fp32 weight gradients from fp32 activations; other precisions keep the GEMM path.
+  if (step.fuse_optimizer == Toggle::on && step.precision != Precision::fp32) {
+    throw UsageError("--fuse-optimizer on: needs --precision fp32 (got " + std::string(precision_name(step.precision)) +
+                     ")");
+  }
+  settings.graph = cuda_backend && step.graph != Toggle::off;
+  // auto = off: on 2 x H200 bucketed overlap measured no faster than one reduction after backward (the NCCL kernels
+  // take SMs and memory bandwidth from backward and Adam; docs/measurement.md has the figures).
+  settings.overlap = cuda_backend && step.overlap == Toggle::on;
+  // Needs the GPU count: BenchConfiguration::training_settings resolves it (kFusedOptimizerMaxLocalBatch).
+  settings.fused_optimizer = false;
+  settings.bucket_mb = step.bucket_mb;
+  settings.overlap_order = step.overlap_order;
+  settings.precision = step.precision;
+  settings.timing = step.timing;
+  settings.accumulate_steps = step.accumulate_steps;
+  settings.grad_dtype = step.grad_dtype;
+  // Tuning in the step replays the captured step: without a graph (and on the CPU) the choices made alone stand.
+  settings.gemm_tuning = settings.graph && step.gemm_tuning == GemmTuning::step ? GemmTuning::step : GemmTuning::alone;
+}
+
+const char* device_choice_name(DeviceChoice choice) {
+  switch (choice) {
+    case DeviceChoice::cuda:
+      return "cuda";
+    case DeviceChoice::cpu:
+      return "cpu";
+    default:
+      return "auto";
+  }
+}
+
+DeviceChoice parse_device_choice(const std::string& text) {
+  return option_parsing::parse_choice<DeviceChoice>(
+      "device", text, {{"auto", DeviceChoice::automatic}, {"cuda", DeviceChoice::cuda}, {"cpu", DeviceChoice::cpu}});
+}
+
+std::string nccl_algo_env_value(const std::string& option_value) {
+  return nccl_list_value("nccl-algo", option_value,
+                         {"Ring", "Tree", "CollNetDirect", "CollNetChain", "NVLS", "NVLSTree", "PAT"});
+}
+
+std::string nccl_proto_env_value(const std::string& option_value) {
+  return nccl_list_value("nccl-proto", option_value, {"LL", "LL128", "Simple"});
+}
+
+std::vector<int> parse_int_list(const std::string& option, const std::string& text, long long minimum,
+                                long long maximum) {
+  std::vector<int> values;
+  std::stringstream stream(text);
+  std::string item;
+  while (std::getline(stream, item, ',')) {
+    const bool digits = !item.empty() && item.size() <= 18 &&
+                        std::all_of(item.begin() + (item[0] == '-' ? 1 : 0), item.end(),
+                                    [](unsigned char c) { return std::isdigit(c); }) &&
+                        item != "-";
+    if (!digits) throw UsageError(option + " '" + text + "': '" + item + "' is not a whole number");
+    const long long value = std::stoll(item);
+    if (value < minimum || value > maximum) {
+      throw UsageError(option + " " + item + ": must be from " + std::to_string(minimum) + " to " +
+                       std::to_string(maximum));
+    }
+    if (std::find(values.begin(), values.end(), value) != values.end())
+      throw UsageError(option + " '" + text + "': " + item + " is given twice");
+    values.push_back(static_cast<int>(value));
+  }
+  if (values.empty() || text.back() == ',') throw UsageError(option + " '" + text + "': empty list item");
+  return values;
+}
+
+SweepEntry parse_sweep_entry(const std::string& text, long long max_batch) {
+  const std::size_t colon = text.find(':');
+  if (colon == std::string::npos || colon == 0)
+    throw UsageError("--sweep '" + text + "': write MODEL:B1,B2,... (e.g. medium:8,16,32)");
+  SweepEntry entry;
+  entry.model = preset_model(text.substr(0, colon));
+  entry.global_batches = parse_int_list("--sweep " + text.substr(0, colon), text.substr(colon + 1), 1, max_batch);
+  return entry;
+}
+
+std::string configuration_label(const MlpSpec& model, int global_batch, int gpus) {
+  return (model.name == "custom" ? model.widths_string() : model.name) + "_b" + std::to_string(global_batch) + "_n" +
+         std::to_string(gpus);
+}
+
+std::size_t BenchOptions::configuration_count() const {
+  std::size_t batches = 0;
+  for (const SweepEntry& entry : sweep) batches += entry.global_batches.size();
+  return batches * (gpus.empty() ? 1 : gpus.size());
+}
+
+std::string BenchOptions::default_output_path(int ranks) const {
+  const std::size_t count = configuration_count();
+  if (count != 1) return "mgpu_bench_sweep_" + std::to_string(count) + "configs.h5";
+  return "mgpu_bench_" +
+         configuration_label(sweep.front().model, sweep.front().global_batches.front(),
+                             gpus.empty() ? ranks : gpus.front()) +
+         ".h5";
+}
+
+namespace {
+
+// The command line and the study file, kept apart where it matters which one gave an option (the grid), merged
+// (command line first: Boost keeps the first value stored) for everything else.
+struct OptionSources {
+  po::variables_map command_line;
+  po::variables_map file;
+  po::variables_map merged;
+  std::string file_path;
+
+  static bool given_in(const po::variables_map& vm, const char* name) {
+    return vm.count(name) > 0 && !vm[name].defaulted();
+  }
+  // Prefixes a message about a value that came from the study file with the file's name.
+  std::string origin(const char* name) const {
+    return !file_path.empty() && !given_in(command_line, name) && given_in(file, name)
+               ? "--config '" + file_path + "': "
+               : "";
+  }
+};
+
+// Every name on the command line (or in the file) must be a study option there; reads the file after the command line
+// so its values only fill what the command line left open.
+OptionSources read_option_sources(int argc, const char* const* argv) {
+  OptionSources sources;
+  option_parsing::parse_strict(describe_options(), argc, argv, "", "every option starts with --; see --help",
+                               sources.command_line, false, &sources.merged);
+  if (sources.command_line.count("config")) {
+    sources.file_path = sources.command_line["config"].as<std::string>();
+    std::ifstream stream(sources.file_path);
+    if (!stream) throw UsageError("--config '" + sources.file_path + "': cannot open the file");
+    try {
+      // Parsed twice: alone (to know what the file gave) and into the merged map after the command line.
+      // The parsed options point into the description: it must outlive both stores.
+      const po::options_description study = describe_study_options();
+      const po::parsed_options parsed = po::parse_config_file(stream, study);
+      po::store(parsed, sources.file);
+      po::store(parsed, sources.merged);
+    } catch (const po::error& e) {
+      throw UsageError("--config '" + sources.file_path + "': " + e.what());
+    }
+  }
+  po::notify(sources.merged);
+  return sources;
+}
+
+template <typename Parse>
+auto with_origin(const OptionSources& sources, const char* name, Parse&& parse) {
+  try {
+    return parse();
+  } catch (const UsageError& e) {
+    throw UsageError(sources.origin(name) + e.what());
+  }
+}
+
+int checked_source_int(const OptionSources& sources, const char* name, long long minimum, long long maximum) {
+  return with_origin(sources, name,
+                     [&] { return option_parsing::checked_int(sources.merged, name, minimum, maximum); });
+}
+
+// The grid (see the option help and bench/README.md): `sweep` entries, or every --model with every --batch. A
+// command-line --model keeps only the study file's entries for those models; a command-line --batch replaces every
+// entry's batches.
+std::vector<SweepEntry> read_grid(const OptionSources& sources) {
+  const po::variables_map& cl = sources.command_line;
+  const po::variables_map& file = sources.file;
+  const auto names_model_or_batch = [](const po::variables_map& vm) {
+    return vm.count("model") + vm.count("batch") + vm.count("layers") > 0;
+  };
+  if (file.count("sweep") && names_model_or_batch(file))
+    throw UsageError("--config '" + sources.file_path + "': give either sweep entries or model/batch/layers, not both");
+  if (cl.count("sweep") && names_model_or_batch(cl))
+    throw UsageError("--sweep excludes --model, --batch and --layers: give the batches in each MODEL:B1,B2 entry");
+  if (sources.merged.count("model") && sources.merged.count("layers") && !cl.count("sweep"))
+    throw UsageError("--model and --layers exclude each other: give one");
+
+  const bool dropout_given = sources.merged.count("dropout") > 0;
+  const double dropout = dropout_given ? sources.merged["dropout"].as<double>() : 0.0;
+  // The preset's widths with another dropout (e.g. 0 for exact cross-rank comparisons); still named the preset.
+  const auto with_dropout = [&](MlpSpec model) {
+    if (!dropout_given) return model;
+    MlpSpec changed = custom_model(model.widths, dropout);
+    changed.name = model.name;
+    return changed;
+  };
+  std::vector<SweepEntry> entries;
+  const po::variables_map& sweep_source = cl.count("sweep") ? cl : file;
+  if (sweep_source.count("sweep")) {
+    for (const std::string& text : sweep_source["sweep"].as<std::vector<std::string>>()) {
+      SweepEntry entry = with_origin(sources, "sweep", [&] { return parse_sweep_entry(text, kMaxBatch); });
+      for (const SweepEntry& earlier : entries)
+        if (earlier.model.name == entry.model.name)
+          throw UsageError(sources.origin("sweep") + "--sweep: names model '" + entry.model.name +
+                           "' twice; give all its batches in one entry");
+      entry.model = with_dropout(entry.model);
+      entries.push_back(std::move(entry));
+    }
+    if (cl.count("layers")) throw UsageError("--layers excludes the study file's sweep entries: use --model");
+    if (cl.count("model")) {
+      std::vector<SweepEntry> kept;
+      for (const std::string& name : parse_model_list(cl["model"].as<std::string>())) {
+        const auto match = std::find_if(entries.begin(), entries.end(),
+                                        [&](const SweepEntry& entry) { return entry.model.name == name; });
+        if (match == entries.end())
+          throw UsageError("--model " + name + ": the study file '" + sources.file_path +
+                           "' has no sweep entry for it");
+        kept.push_back(*match);
+      }
+      entries = kept;
+    }
+    if (cl.count("batch")) {
+      const std::vector<int> batches = parse_int_list("--batch", cl["batch"].as<std::string>(), 1, kMaxBatch);
+      for (SweepEntry& entry : entries) entry.global_batches = batches;
+    }
+    return entries;
+  }
+
+  const std::vector<int> batches =
+      sources.merged.count("batch")
+          ? with_origin(
+                sources, "batch",
+                [&] { return parse_int_list("--batch", sources.merged["batch"].as<std::string>(), 1, kMaxBatch); })
+          : std::vector<int>{32};
+  if (sources.merged.count("layers")) {
+    const MlpSpec model = with_origin(sources, "layers", [&] {
+      return custom_model(parse_layer_widths(sources.merged["layers"].as<std::string>()), dropout);
+    });
+    return {SweepEntry{model, batches}};
+  }
+  const std::vector<std::string> models =
+      sources.merged.count("model")
+          ? with_origin(sources, "model", [&] { return parse_model_list(sources.merged["model"].as<std::string>()); })
+          : std::vector<std::string>{"large"};
+  for (const std::string& name : models) entries.push_back(SweepEntry{with_dropout(preset_model(name)), batches});
+  return entries;
+}
+
+}  // namespace
+
+BenchOptions parse_options(int argc, const char* const* argv) {
+  BenchOptions options;
+  for (int i = 0; i < argc; ++i) options.command_line += (i ? " " : "") + std::string(argv[i]);
+
+  const OptionSources sources = read_option_sources(argc, argv);
+  const po::variables_map& vm = sources.merged;
+  options.show_help = vm.count("help") > 0;
+  options.show_version = vm.count("version") > 0;
+  if (options.show_help || options.show_version) return options;
+
+  options.config_path = sources.file_path;
+  options.sweep = read_grid(sources);
+  if (vm.count("gpus")) {
+    options.gpus = with_origin(sources, "gpus",
+                               [&] { return parse_int_list("--gpus", vm["gpus"].as<std::string>(), 1, kMaxRanks); });
+  }
+  options.warmup_steps = checked_source_int(sources, "warmup", 0, kMaxSteps);
+  options.measured_steps = checked_source_int(sources, "steps", 1, kMaxSteps);
+  options.runs = checked_source_int(sources, "runs", 1, kMaxRuns);
+  options.seed = with_origin(sources, "seed", [&] { return parse_seed(vm["seed"].as<std::string>()); });
+  options.device = with_origin(sources, "device", [&] { return parse_device_choice(vm["device"].as<std::string>()); });
+  if (vm.count("nccl-algo"))
+    options.nccl_algo =
+        with_origin(sources, "nccl-algo", [&] { return nccl_algo_env_value(vm["nccl-algo"].as<std::string>()); });
+  if (vm.count("nccl-proto"))
+    options.nccl_proto =
+        with_origin(sources, "nccl-proto", [&] { return nccl_proto_env_value(vm["nccl-proto"].as<std::string>()); });
+  if (vm.count("output")) {
+    options.output_path = vm["output"].as<std::string>();
+    if (options.output_path.empty()) throw UsageError(sources.origin("output") + "--output '': give a file name");
+  }
+  options.force = vm.count("force") > 0;
+  options.resume = vm.count("resume") > 0;
+  if (options.force && options.resume)
+    throw UsageError("--resume and --force exclude each other: --resume keeps the file, --force replaces it");
+  options.step = parse_step_options(vm);
+  return options;
+}
+
+void validate_for_ranks(const BenchOptions& options, int ranks) {
+  for (int k : options.gpus) {
+    if (k > ranks) {
+      throw UsageError("--gpus " + std::to_string(k) + ": the job has only " + std::to_string(ranks) +
+                       (ranks == 1 ? " rank" : " ranks") + " (start it with at least " + std::to_string(k) + ")");
+    }
+  }
+  const std::vector<int> counts = options.gpus.empty() ? std::vector<int>{ranks} : options.gpus;
+  for (const SweepEntry& entry : options.sweep) {
+    for (int batch : entry.global_batches) {
+      for (int k : counts) {
+        if (batch % k != 0) {
+          throw UsageError("--batch " + std::to_string(batch) + ": the global batch must be divisible by the " +
+                           std::to_string(k) + " ranks" +
+                           (options.gpus.empty() ? "" : " of --gpus " + std::to_string(k)));
+        }
+      }
+    }
+  }
+}
+
+std::string help_text() {
+  std::ostringstream text;
+  text << "mgpu_bench " << project_version() << ": data-parallel MLP training benchmark (MPI + NCCL + cuBLAS)\n"
+       << "usage: mpirun -np N mgpu_bench [options]   (one rank per GPU)\n"
+       << "       mgpu_bench allreduce --help | mgpu_bench probe --help   (the measurement subcommands)\n\n"
+       << describe_options();
+  return text.str();
+}
+
+}  // namespace mgpu

@@ -1,0 +1,105 @@
+// Purpose: the mgpu_bench command line and study files (Boost.Program_options): parsing and validation into
+// BenchOptions, including the lists that make a sweep (models, batches, GPU counts).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "model/mlp_spec.hpp"
+#include "train/trainer.hpp"
+
+namespace mgpu {
+
+enum class DeviceChoice { automatic, cuda, cpu };
+const char* device_choice_name(DeviceChoice choice);
+
+// --- Step execution options (--graph, --overlap, --overlap-order, --fuse-optimizer, --bucket-mb, --precision, --grad-dtype, --timing,
+// --accumulate, --gemm-tuning): how the step runs. ---
+// auto: graph on where the back-end can (CUDA), overlap off (measured no faster, docs/measurement.md), fused optimizer
+// on for one GPU, fp32 and a local batch <= kFusedOptimizerMaxLocalBatch; all off on the CPU fallback.
+enum class Toggle { automatic, on, off };
+// --fuse-optimizer auto turns the fused optimizer (weight gradients computed inside Adam; one GPU, fp32) on up to this
+// local batch: measured on 2 x H200, docs/performance.md. Used only by BenchConfiguration::training_settings, the one
+// place --fuse-optimizer is resolved.
+constexpr int kFusedOptimizerMaxLocalBatch = 64;
+struct StepOptions {
+  Toggle graph = Toggle::automatic;
+  Toggle overlap = Toggle::automatic;
+  // Resolved per configuration (it needs the GPU count): BenchConfiguration::training_settings.
+  Toggle fuse_optimizer = Toggle::automatic;
+  double bucket_mb = 8.0;
+  WeightGradientOrder overlap_order = WeightGradientOrder::deferred;  // --overlap-order
+  Precision precision = Precision::fp32;
+  TimingMode timing = TimingMode::events;
+  GradDtype grad_dtype = GradDtype::fp32;  // --grad-dtype
+  int accumulate_steps = 1;  // --accumulate K: reduce and update every K steps (1..kMaxAccumulateSteps)
+  GemmTuning gemm_tuning = GemmTuning::step;  // --gemm-tuning (step only where the step is a graph)
+};
+constexpr int kMaxAccumulateSteps = 1024;
+// Resolves `step` for the chosen back-end into `settings`; throws UsageError (one line) for what the CPU fallback
+// cannot honour (--graph on, --overlap on, --fuse-optimizer on, --precision tf32/bf16, --grad-dtype bf16, --timing
+// none) and for --fuse-optimizer on with a precision other than fp32. Leaves settings.fused_optimizer false: it
+// depends on the GPU count and is resolved by BenchConfiguration::training_settings.
+void apply_step_options(const StepOptions& step, bool cuda_backend, TrainingSettings& settings);
+
+// One model of the sweep with the global batches it runs (`--model M --batch B1,B2` or a `sweep = M:B1,B2` entry).
+struct SweepEntry {
+  MlpSpec model;
+  std::vector<int> global_batches;
+};
+
+struct BenchOptions {
+  // The grid: every entry's batches, each on every GPU count. One entry with one batch and no --gpus is the
+  // single-configuration run of the core (all ranks of the job).
+  std::vector<SweepEntry> sweep;
+  std::vector<int> gpus;  // ranks per configuration (the first k ranks of the job); empty: all of them
+  int warmup_steps = 10;
+  int measured_steps = 100;
+  int runs = 50;
+  std::uint64_t seed = 1;
+  DeviceChoice device = DeviceChoice::automatic;
+  std::string nccl_algo;   // empty: NCCL chooses
+  std::string nccl_proto;  // empty: NCCL chooses
+  std::string output_path; // empty: default_output_path()
+  StepOptions step;
+  bool force = false;
+  bool resume = false;     // skip the configurations already complete in the output file, rerun incomplete ones
+  std::string config_path; // the study file the options came from ("" without --config)
+  bool show_help = false;
+  bool show_version = false;
+  std::string command_line;  // argv joined, recorded with the results
+
+  // Number of configurations the grid holds.
+  std::size_t configuration_count() const;
+  // "mgpu_bench_large_b32_n2.h5" for one configuration, "mgpu_bench_sweep_<count>configs.h5" for a sweep, when
+  // --output is not given.
+  std::string default_output_path(int ranks) const;
+};
+
+// Parses and validates everything that does not depend on the MPI job: the command line, and the study file named by
+// --config (options given on the command line win over the file's). Throws UsageError with a one-line message naming
+// the bad option and value (and the file, for a value from it).
+BenchOptions parse_options(int argc, const char* const* argv);
+// Checks what depends on the number of ranks: every GPU count fits in the job and divides every global batch.
+// Throws UsageError.
+void validate_for_ranks(const BenchOptions& options, int ranks);
+std::string help_text();
+
+// "large_b32_n2": the model (preset name, or the widths of any other MLP), global batch and GPU count; the default
+// output file name and the results group name are built on it.
+std::string configuration_label(const MlpSpec& model, int global_batch, int gpus);
+// "auto" | "cuda" | "cpu" -> DeviceChoice; throws UsageError naming --device and the bad value.
+DeviceChoice parse_device_choice(const std::string& text);
+// A comma-separated list of whole numbers in [minimum, maximum], without duplicates, for option `option`
+// ("--batch 8,16,32"). Throws UsageError naming the option and the bad item.
+std::vector<int> parse_int_list(const std::string& option, const std::string& text, long long minimum,
+                                long long maximum);
+// A study file's `sweep = MODEL:B1,B2,...` entry (MODEL a preset name). Throws UsageError naming the entry.
+SweepEntry parse_sweep_entry(const std::string& text, long long max_batch);
+
+// NCCL's spelling of a validated --nccl-algo / --nccl-proto value list (e.g. "tree" -> "Tree", "^ring" kept).
+std::string nccl_algo_env_value(const std::string& option_value);
+std::string nccl_proto_env_value(const std::string& option_value);
+
+}  // namespace mgpu

@@ -1,0 +1,117 @@
+// Purpose: MPI start-up, node-local rank discovery and the agreement/gather helpers.
+#include "comm/mpi_context.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <thread>
+
+#include "platform/error.hpp"
+#include "platform/mpi_check.hpp"
+
+namespace mgpu {
+
+MpiSession::MpiSession(int* argc, char*** argv) {
+  int initialized = 0;
+  MPI_Initialized(&initialized);
+  if (!initialized && MPI_Init(argc, argv) != MPI_SUCCESS) throw Error("MPI_Init failed");
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+}
+
+MpiSession::~MpiSession() {
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  if (!finalized) MPI_Finalize();
+}
+
+MpiContext describe_mpi_job(MPI_Comm comm) {
+  MpiContext mpi;
+  mpi.comm = comm;
+  MGPU_MPI_CHECK(MPI_Comm_rank(comm, &mpi.rank));
+  MGPU_MPI_CHECK(MPI_Comm_size(comm, &mpi.size));
+  char host[256] = {};
+  if (gethostname(host, sizeof(host) - 1) != 0) std::snprintf(host, sizeof(host), "unknown-host");
+  mpi.host = host;
+  set_error_origin(mpi.rank, mpi.host);
+  // Ranks that share memory share a host; their order there picks each rank's GPU.
+  MPI_Comm local = MPI_COMM_NULL;
+  MGPU_MPI_CHECK(MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, mpi.rank, MPI_INFO_NULL, &local));
+  MGPU_MPI_CHECK(MPI_Comm_rank(local, &mpi.local_rank));
+  MGPU_MPI_CHECK(MPI_Comm_size(local, &mpi.local_size));
+  MGPU_MPI_CHECK(MPI_Comm_free(&local));
+  mpi.hosts = allgather_strings(mpi, mpi.host);
+  return mpi;
+}
+
+FirstRanksCommunicator::FirstRanksCommunicator(const MpiContext& parent, int count) {
+  MGPU_MPI_CHECK(MPI_Comm_split(parent.comm, parent.rank < count ? 0 : MPI_UNDEFINED, parent.rank, &comm_));
+  if (comm_ != MPI_COMM_NULL) MGPU_MPI_CHECK(MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN));
+}
+
+FirstRanksCommunicator::~FirstRanksCommunicator() {
+  if (comm_ != MPI_COMM_NULL) MGPU_MPI_WARN(MPI_Comm_free(&comm_));
+}
+
+void idle_barrier(const MpiContext& mpi) {
+  MPI_Request request = MPI_REQUEST_NULL;
+  MGPU_MPI_CHECK(MPI_Ibarrier(mpi.comm, &request));
+  for (int done = 0;;) {
+    MGPU_MPI_CHECK(MPI_Test(&request, &done, MPI_STATUS_IGNORE));
+    if (done) return;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+}
+
+void agree_or_throw(const MpiContext& mpi, const std::string& local_error) {
+  // The lowest failing rank speaks for all: find it, then broadcast its message.
+  const int mine = local_error.empty() ? mpi.size : mpi.rank;
+  int first_failing = mpi.size;
+  MGPU_MPI_CHECK(MPI_Allreduce(&mine, &first_failing, 1, MPI_INT, MPI_MIN, mpi.comm));
+  if (first_failing == mpi.size) return;
+  int length = mpi.rank == first_failing ? static_cast<int>(local_error.size()) : 0;
+  MGPU_MPI_CHECK(MPI_Bcast(&length, 1, MPI_INT, first_failing, mpi.comm));
+  std::string message(static_cast<std::size_t>(length), '\0');
+  if (mpi.rank == first_failing) message = local_error;
+  MGPU_MPI_CHECK(MPI_Bcast(message.data(), length, MPI_CHAR, first_failing, mpi.comm));
+  throw UsageError(message);
+}
+
+std::vector<std::string> allgather_strings(const MpiContext& mpi, const std::string& value) {
+  const int length = static_cast<int>(value.size());
+  std::vector<int> lengths(mpi.size);
+  MGPU_MPI_CHECK(MPI_Allgather(&length, 1, MPI_INT, lengths.data(), 1, MPI_INT, mpi.comm));
+  std::vector<int> offsets(mpi.size, 0);
+  for (int r = 1; r < mpi.size; ++r) offsets[r] = offsets[r - 1] + lengths[r - 1];
+  std::string joined(static_cast<std::size_t>(offsets.back() + lengths.back()), '\0');
+  MGPU_MPI_CHECK(MPI_Allgatherv(value.data(), length, MPI_CHAR, joined.data(), lengths.data(), offsets.data(),
+                                MPI_CHAR, mpi.comm));
+  std::vector<std::string> values;
+  for (int r = 0; r < mpi.size; ++r) values.push_back(joined.substr(offsets[r], lengths[r]));
+  return values;
+}
+
+std::vector<double> allgather_doubles(const MpiContext& mpi, double value) {
+  std::vector<double> values(mpi.size);
+  MGPU_MPI_CHECK(MPI_Allgather(&value, 1, MPI_DOUBLE, values.data(), 1, MPI_DOUBLE, mpi.comm));
+  return values;
+}
+
+std::vector<double> gather_doubles_to_root(const MpiContext& mpi, const std::vector<double>& mine) {
+  std::vector<double> all(mpi.rank == 0 ? mine.size() * mpi.size : 0);
+  MGPU_MPI_CHECK(MPI_Gather(mine.data(), static_cast<int>(mine.size()), MPI_DOUBLE, all.data(),
+                            static_cast<int>(mine.size()), MPI_DOUBLE, 0, mpi.comm));
+  return all;
+}
+
+std::string mpi_library_version() {
+  char text[MPI_MAX_LIBRARY_VERSION_STRING] = {};
+  int length = 0;
+  MGPU_MPI_CHECK(MPI_Get_library_version(text, &length));
+  std::string version(text, static_cast<std::size_t>(length));
+  const std::size_t end = version.find_first_of("\r\n,");
+  return version.substr(0, end);
+}
+
+}  // namespace mgpu

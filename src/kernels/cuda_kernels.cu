@@ -1,0 +1,324 @@
+// Purpose: the project's own CUDA kernels (everything of the training step that is not a cuBLAS call) and their
+// launchers. Values that change per step are read from a device-resident StepParams, so a captured step replays. The
+// element formulas are synthetic_data.hpp's and cpu_mlp.hpp's, so GPU and CPU compute one function.
+#include <algorithm>
+#include <cstdint>
+
+#include "kernels/adam_element.cuh"
+#include "kernels/block_reduce.cuh"
+#include "platform/cuda_check.hpp"
+#include "kernels/cuda_kernels.cuh"
+#include "kernels/dependent_launch.cuh"
+#include "model/synthetic_data.hpp"
+
+namespace mgpu::kernels {
+namespace {
+
+constexpr int kThreads = 256;              // elementwise kernels and per-sample blocks
+constexpr int kReductionThreads = 1024;    // the single-block loss reduction
+constexpr std::size_t kMaxBlocks = 65536;  // grid-stride loops cover the rest
+
+unsigned grid_for(std::size_t items) {
+  return static_cast<unsigned>(std::min((items + kThreads - 1) / kThreads, kMaxBlocks));
+}
+
+__device__ __forceinline__ std::size_t global_thread() {
+  return static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+}
+__device__ __forceinline__ std::size_t grid_stride() { return static_cast<std::size_t>(gridDim.x) * blockDim.x; }
+
+// kVector consecutive floats through one 16-byte access when kVector == 4 (the address must then be 16-byte
+// aligned: launchers pick kVector = 4 only when every group starts at a multiple of 4 elements of a cudaMalloc base).
+template <int kVector>
+__device__ __forceinline__ void load(const float* source, float (&values)[kVector]) {
+  if constexpr (kVector == 4) {
+    const float4 q = *reinterpret_cast<const float4*>(source);
+    values[0] = q.x;
+    values[1] = q.y;
+    values[2] = q.z;
+    values[3] = q.w;
+  } else {
+    for (int k = 0; k < kVector; ++k) values[k] = source[k];
+  }
+}
+template <int kVector>
+__device__ __forceinline__ void store(float* destination, const float (&values)[kVector]) {
+  if constexpr (kVector == 4) {
+    *reinterpret_cast<float4*>(destination) = make_float4(values[0], values[1], values[2], values[3]);
+  } else {
+    for (int k = 0; k < kVector; ++k) destination[k] = values[k];
+  }
+}
+
+__global__ void begin_run_kernel(StepParams* params, std::uint64_t seed, std::uint64_t run) {
+  params->seed = seed;
+  params->run = run;
+  params->next_step = 0;
+}
+
+__global__ void advance_step_kernel(StepParams* params, std::uint64_t global_batch, std::uint64_t rank_offset,
+                                    float beta1, float beta2, int accumulate_steps) {
+  const std::uint64_t step = params->next_step;
+  params->step = step;
+  params->first_sample = step * global_batch + rank_offset;
+  params->loss_index = step;
+  // As CudaMlp computed them on the host before: 1 - beta^t in double, then rounded once to float.
+  const double t = static_cast<double>(step / static_cast<std::uint64_t>(accumulate_steps) + 1);
+  params->correction1 = static_cast<float>(1.0 - pow(static_cast<double>(beta1), t));
+  params->correction2 = static_cast<float>(1.0 - pow(static_cast<double>(beta2), t));
+  params->next_step = step + 1;
+}
+
+__global__ void teacher_weights_kernel(float* teacher, std::uint64_t seed, int outputs, int inputs) {
+  const std::size_t count = static_cast<std::size_t>(outputs) * inputs;
+  for (std::size_t i = global_thread(); i < count; i += grid_stride()) {
+    teacher[i] =
+        synthetic::teacher_weight(seed, static_cast<std::uint32_t>(i / inputs), static_cast<std::uint32_t>(i % inputs));
+  }
+}
+
+// One block per sample: the block writes the sample's features, then reduces each teacher projection over them.
+__global__ void generate_batch_kernel(float* x, float* targets, const float* teacher, const StepParams* params,
+                                      int inputs, int outputs) {
+  const int i = blockIdx.x;
+  const std::uint64_t seed = params->seed;
+  const std::uint64_t sample = params->first_sample + i;
+  float* row = x + static_cast<std::size_t>(i) * inputs;
+  for (int j = threadIdx.x; j < inputs; j += blockDim.x) row[j] = synthetic::feature(seed, sample, j);
+  __syncthreads();  // the row's global writes are visible to the whole block from here on
+  for (int k = 0; k < outputs; ++k) {
+    const float* teacher_row = teacher + static_cast<std::size_t>(k) * inputs;
+    float partial = 0.0f;
+    for (int j = threadIdx.x; j < inputs; j += blockDim.x) partial += teacher_row[j] * row[j];
+    const float projection = block_sum(partial);
+    if (threadIdx.x == 0)
+      targets[static_cast<std::size_t>(i) * outputs + k] = synthetic::teacher_target(projection, inputs);
+  }
+}
+
+__global__ void initialize_weights_kernel(float* weights, std::uint64_t seed, std::uint64_t run,
+                                          std::size_t first_index, std::size_t count, int fan_in, int fan_out) {
+  for (std::size_t i = global_thread(); i < count; i += grid_stride()) {
+    weights[i] = synthetic::initial_weight(seed, run, first_index + i, fan_in, fan_out);
+  }
+}
+
+// Each thread handles kVector consecutive units of one row (width % kVector == 0).
+template <int kVector>
+__global__ void bias_relu_dropout_kernel(float* z, const float* bias, int batch, int width, std::uint32_t layer,
+                                         float drop_probability, float keep_scale, const StepParams* params,
+                                         __nv_bfloat16* z_bf16) {
+  wait_for_previous_kernel();  // launched dependent (dependent_launch.cuh): its input is the last kernel's output
+  allow_next_kernel_to_start();
+  const std::uint64_t seed = params->seed;
+  const std::uint64_t run = params->run;
+  const std::uint64_t step = params->step;
+  const std::uint64_t first_sample = params->first_sample;
+  const std::size_t groups = static_cast<std::size_t>(batch) * width / kVector;
+  for (std::size_t group = global_thread(); group < groups; group += grid_stride()) {
+    const std::size_t first = group * kVector;
+    const std::size_t row = first / width;
+    const int first_unit = static_cast<int>(first % width);
+    float values[kVector];
+    load<kVector>(z + first, values);
+    for (int k = 0; k < kVector; ++k) {
+      const int unit = first_unit + k;
+      const float relu = fmaxf(values[k] + bias[unit], 0.0f);
+      const bool keep =
+          drop_probability == 0.0f || synthetic::dropout_keep(seed, run, step, layer, first_sample + row,
+                                                              static_cast<std::uint32_t>(unit), drop_probability);
+      values[k] = keep ? relu * keep_scale : 0.0f;
+    }
+    store<kVector>(z + first, values);
+    if (z_bf16 != nullptr) {
+      for (int k = 0; k < kVector; ++k) z_bf16[first + k] = __float2bfloat16(values[k]);
+    }
+  }
+}
+
+// A block owns kBiasColumns consecutive units (one per lane of x) and walks every row with kBiasRowLanes lanes of y:
+// each load of a warp covers 32 consecutive floats of one row (coalesced). The kBiasRowLanes partial column sums are
+// then added in lane order, so the bias gradient does not depend on timing.
+constexpr int kBiasColumns = 32;
+constexpr int kBiasRowLanes = 16;
+
+__global__ void relu_dropout_backward_bias_kernel(float* grad, const float* h, float* bias_grad, int batch, int width,
+                                                  float keep_scale, bool accumulate, __nv_bfloat16* grad_bf16) {
+  wait_for_previous_kernel();  // launched dependent (dependent_launch.cuh): its input is the last kernel's output
+  allow_next_kernel_to_start();
+  __shared__ float partial[kBiasRowLanes][kBiasColumns + 1];
+  const int unit = blockIdx.x * kBiasColumns + threadIdx.x;
+  float sum = 0.0f;
+  if (unit < width) {
+    for (int row = threadIdx.y; row < batch; row += kBiasRowLanes) {
+      const std::size_t i = static_cast<std::size_t>(row) * width + unit;
+      const float g = h[i] > 0.0f ? grad[i] * keep_scale : 0.0f;
+      grad[i] = g;
+      if (grad_bf16 != nullptr) grad_bf16[i] = __float2bfloat16(g);
+      sum += g;
+    }
+  }
+  partial[threadIdx.y][threadIdx.x] = sum;
+  __syncthreads();
+  if (bias_grad != nullptr && threadIdx.y == 0 && unit < width) {
+    float total = 0.0f;
+    for (int lane = 0; lane < kBiasRowLanes; ++lane) total += partial[lane][threadIdx.x];
+    bias_grad[unit] = accumulate ? bias_grad[unit] + total : total;
+  }
+}
+
+__global__ void mse_loss_and_gradient_kernel(const float* y, const float* targets, int count, float* grad_y,
+                                             float* losses, const StepParams* params, __nv_bfloat16* grad_y_bf16) {
+  wait_for_previous_kernel();  // launched dependent (dependent_launch.cuh): its input is the last kernel's output
+  allow_next_kernel_to_start();
+  float partial = 0.0f;
+  for (int i = threadIdx.x; i < count; i += blockDim.x) {
+    const float diff = y[i] - targets[i];
+    partial += diff * diff;
+    grad_y[i] = 2.0f * diff / static_cast<float>(count);
+    if (grad_y_bf16 != nullptr) grad_y_bf16[i] = __float2bfloat16(grad_y[i]);
+  }
+  const float sum = block_sum(partial);
+  if (threadIdx.x == 0) losses[params->loss_index] = sum / static_cast<float>(count);
+}
+
+template <int kVector>
+__global__ void adam_kernel(float* parameters, const float* gradients, float* first_moment, float* second_moment,
+                            std::size_t count, AdamConstants adam, const StepParams* params,
+                            __nv_bfloat16* parameters_bf16, const __nv_bfloat16* gradients_bf16) {
+  wait_for_previous_kernel();  // launched dependent: the gradients are written by the kernels ahead
+  allow_next_kernel_to_start();
+  const AdamStep step = adam_step(adam, params->correction1, params->correction2);
+  const std::size_t groups = count / kVector;
+  for (std::size_t group = global_thread(); group < groups; group += grid_stride()) {
+    const std::size_t first = group * kVector;
+    float p[kVector], g[kVector], m[kVector], v[kVector];
+    load<kVector>(parameters + first, p);
+    if (gradients_bf16 != nullptr) {
+      for (int k = 0; k < kVector; ++k) g[k] = __bfloat162float(gradients_bf16[first + k]);
+    } else {
+      load<kVector>(gradients + first, g);
+    }
+    load<kVector>(first_moment + first, m);
+    load<kVector>(second_moment + first, v);
+    for (int k = 0; k < kVector; ++k) {
+      adam_element(p[k], m[k], v[k], g[k] * adam.gradient_scale, step);
+    }
+    store<kVector>(parameters + first, p);
+    store<kVector>(first_moment + first, m);
+    store<kVector>(second_moment + first, v);
+    if (parameters_bf16 != nullptr) {
+      for (int k = 0; k < kVector; ++k) parameters_bf16[first + k] = __float2bfloat16(p[k]);
+    }
+  }
+}
+
+__global__ void cast_to_bf16_kernel(const float* source, __nv_bfloat16* destination, std::size_t count) {
+  for (std::size_t i = global_thread(); i < count; i += grid_stride()) destination[i] = __float2bfloat16(source[i]);
+}
+
+__global__ void fill_kernel(float* destination, std::size_t count, float value) {
+  for (std::size_t i = global_thread(); i < count; i += grid_stride()) destination[i] = value;
+}
+
+bool aligned16(const void* pointer) { return reinterpret_cast<std::uintptr_t>(pointer) % 16 == 0; }
+
+}  // namespace
+
+void begin_run(StepParams* params, std::uint64_t seed, std::uint64_t run, cudaStream_t stream) {
+  begin_run_kernel<<<1, 1, 0, stream>>>(params, seed, run);
+  MGPU_CUDA_CHECK_LAUNCH();
+}
+
+void advance_step(StepParams* params, std::uint64_t global_batch, std::uint64_t rank_offset, float beta1, float beta2,
+                  int accumulate_steps, cudaStream_t stream) {
+  MGPU_REQUIRE(accumulate_steps >= 1, "accumulate_steps must be at least 1");
+  advance_step_kernel<<<1, 1, 0, stream>>>(params, global_batch, rank_offset, beta1, beta2, accumulate_steps);
+  MGPU_CUDA_CHECK_LAUNCH();
+}
+
+void teacher_weights(float* teacher, std::uint64_t seed, int outputs, int inputs, cudaStream_t stream) {
+  const std::size_t count = static_cast<std::size_t>(outputs) * inputs;
+  if (count == 0) return;
+  teacher_weights_kernel<<<grid_for(count), kThreads, 0, stream>>>(teacher, seed, outputs, inputs);
+  MGPU_CUDA_CHECK_LAUNCH();
+}
+
+void generate_batch(float* x, float* targets, const float* teacher, const StepParams* params, int count, int inputs,
+                    int outputs, cudaStream_t stream) {
+  if (count == 0) return;
+  generate_batch_kernel<<<count, kThreads, 0, stream>>>(x, targets, teacher, params, inputs, outputs);
+  MGPU_CUDA_CHECK_LAUNCH();
+}
+
+void initialize_weights(float* weights, std::uint64_t seed, std::uint64_t run, std::size_t first_index,
+                        std::size_t count, int fan_in, int fan_out, cudaStream_t stream) {
+  if (count == 0) return;
+  initialize_weights_kernel<<<grid_for(count), kThreads, 0, stream>>>(weights, seed, run, first_index, count, fan_in,
+                                                                      fan_out);
+  MGPU_CUDA_CHECK_LAUNCH();
+}
+
+void bias_relu_dropout(float* z, const float* bias, int batch, int width, std::uint32_t layer, float drop_probability,
+                       const StepParams* params, cudaStream_t stream, __nv_bfloat16* z_bf16) {
+  const std::size_t count = static_cast<std::size_t>(batch) * width;
+  if (count == 0) return;
+  const float keep_scale = dropout_keep_scale(drop_probability);
+  if (width % 4 == 0) {
+    MGPU_CUDA_CHECK(launch_dependent(bias_relu_dropout_kernel<4>, grid_for(count / 4), kThreads, 0, stream, z, bias,
+                                     batch, width, layer, drop_probability, keep_scale, params, z_bf16));
+  } else {
+    MGPU_CUDA_CHECK(launch_dependent(bias_relu_dropout_kernel<1>, grid_for(count), kThreads, 0, stream, z, bias, batch,
+                                     width, layer, drop_probability, keep_scale, params, z_bf16));
+  }
+}
+
+void relu_dropout_backward_bias(float* grad, const float* h, float* bias_grad, int batch, int width,
+                                float drop_probability, bool accumulate, cudaStream_t stream,
+                                __nv_bfloat16* grad_bf16) {
+  if (batch == 0 || width == 0) return;
+  const float keep_scale = dropout_keep_scale(drop_probability);
+  const dim3 block(kBiasColumns, kBiasRowLanes);
+  const unsigned blocks = static_cast<unsigned>((width + kBiasColumns - 1) / kBiasColumns);
+  MGPU_CUDA_CHECK(launch_dependent(relu_dropout_backward_bias_kernel, blocks, block, 0, stream, grad, h, bias_grad,
+                                   batch, width, keep_scale, accumulate, grad_bf16));
+}
+
+void mse_loss_and_gradient(const float* y, const float* targets, int count, float* grad_y, float* losses,
+                           const StepParams* params, cudaStream_t stream, __nv_bfloat16* grad_y_bf16) {
+  MGPU_REQUIRE(count > 0, "the MSE loss needs at least one value");
+  MGPU_CUDA_CHECK(launch_dependent(mse_loss_and_gradient_kernel, 1, kReductionThreads, 0, stream, y, targets, count,
+                                   grad_y, losses, params, grad_y_bf16));
+}
+
+void adam_update(float* parameters, const float* gradients, float* first_moment, float* second_moment,
+                 std::size_t count, const AdamConstants& adam, const StepParams* params, cudaStream_t stream,
+                 __nv_bfloat16* parameters_bf16, const __nv_bfloat16* gradients_bf16) {
+  if (count == 0) return;
+  // float4 only where every buffer of the range starts on a 16-byte boundary (a bucket may start anywhere).
+  const bool vector4 = count % 4 == 0 && aligned16(parameters) && aligned16(gradients) && aligned16(first_moment) &&
+                       aligned16(second_moment);
+  if (vector4) {
+    MGPU_CUDA_CHECK(launch_dependent(adam_kernel<4>, grid_for(count / 4), kThreads, 0, stream, parameters, gradients,
+                                     first_moment, second_moment, count, adam, params, parameters_bf16,
+                                     gradients_bf16));
+  } else {
+    MGPU_CUDA_CHECK(launch_dependent(adam_kernel<1>, grid_for(count), kThreads, 0, stream, parameters, gradients,
+                                     first_moment, second_moment, count, adam, params, parameters_bf16,
+                                     gradients_bf16));
+  }
+}
+
+void cast_to_bf16(const float* source, __nv_bfloat16* destination, std::size_t count, cudaStream_t stream) {
+  if (count == 0) return;
+  cast_to_bf16_kernel<<<grid_for(count), kThreads, 0, stream>>>(source, destination, count);
+  MGPU_CUDA_CHECK_LAUNCH();
+}
+
+void fill(float* destination, std::size_t count, float value, cudaStream_t stream) {
+  if (count == 0) return;
+  fill_kernel<<<grid_for(count), kThreads, 0, stream>>>(destination, count, value);
+  MGPU_CUDA_CHECK_LAUNCH();
+}
+
+}  // namespace mgpu::kernels

@@ -1,0 +1,57 @@
+// Purpose: the hardware probe's kernels: the empty kernel and the random fills.
+#include <cuda_bf16.h>
+
+#include <algorithm>
+
+#include "model/counter_rng.hpp"
+#include "platform/cuda_check.hpp"
+#include "kernels/probe_kernels.cuh"
+
+namespace mgpu::probe_kernels {
+namespace {
+
+constexpr int kThreads = 256;
+
+__global__ void empty_kernel() {}
+
+__device__ float random_value(std::uint64_t seed, std::size_t i) {
+  return 2.0f * rng::uniform01(rng::hash(seed, rng::kInitialWeight, i)) - 1.0f;
+}
+
+__global__ void fill_random_kernel(float* values, std::size_t count, std::uint64_t seed) {
+  for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < count;
+       i += std::size_t(gridDim.x) * blockDim.x)
+    values[i] = random_value(seed, i);
+}
+
+__global__ void fill_random_bf16_kernel(__nv_bfloat16* values, std::size_t count, std::uint64_t seed) {
+  for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < count;
+       i += std::size_t(gridDim.x) * blockDim.x)
+    values[i] = __float2bfloat16(random_value(seed, i));
+}
+
+unsigned blocks_for(std::size_t count) {
+  return static_cast<unsigned>(std::min<std::size_t>((count + kThreads - 1) / kThreads, 65536));
+}
+
+}  // namespace
+
+void empty(cudaStream_t stream) {
+  empty_kernel<<<1, 1, 0, stream>>>();
+  MGPU_CUDA_CHECK_LAUNCH();
+}
+
+void fill_random(float* values, std::size_t count, std::uint64_t seed, cudaStream_t stream) {
+  if (count == 0) return;
+  fill_random_kernel<<<blocks_for(count), kThreads, 0, stream>>>(values, count, seed);
+  MGPU_CUDA_CHECK_LAUNCH();
+}
+
+void fill_random_bf16(std::uint16_t* values, std::size_t count, std::uint64_t seed, cudaStream_t stream) {
+  if (count == 0) return;
+  fill_random_bf16_kernel<<<blocks_for(count), kThreads, 0, stream>>>(reinterpret_cast<__nv_bfloat16*>(values), count,
+                                                                      seed);
+  MGPU_CUDA_CHECK_LAUNCH();
+}
+
+}  // namespace mgpu::probe_kernels

@@ -1,0 +1,42 @@
+// Purpose: the deterministic synthetic task of MEASUREMENT.md, as pure host/device functions: features ~ N(0,1) of
+// global sample i, targets from a fixed random teacher, Glorot-uniform initial weights and inverted-dropout masks.
+#pragma once
+
+#include <cstdint>
+
+#include "model/counter_rng.hpp"
+
+namespace mgpu::synthetic {
+
+// Feature j of global sample i: depends only on (seed, i, j), never on the rank or batch that draws it.
+MGPU_HOST_DEVICE float feature(std::uint64_t seed, std::uint64_t sample, std::uint32_t j) {
+  return rng::standard_normal(rng::hash(seed, rng::kFeature, sample, j));
+}
+
+// The teacher is one fixed random layer: target_k = tanh(sum_j T[k][j] x_j / sqrt(inputs)), T ~ N(0,1). It does
+// not depend on the run, so every run learns the same function and the loss falls.
+MGPU_HOST_DEVICE float teacher_weight(std::uint64_t seed, std::uint32_t k, std::uint32_t j) {
+  return rng::standard_normal(rng::hash(seed, rng::kTeacher, k, j));
+}
+MGPU_HOST_DEVICE float teacher_target(float projection, int inputs) {
+  return tanhf(projection / sqrtf(static_cast<float>(inputs)));
+}
+
+// Glorot (Xavier) uniform, Keras' default for Dense layers: U(-a, a), a = sqrt(6 / (fan_in + fan_out)). Biases
+// start at zero. Keyed by (seed, run, flat parameter index), so each run is a fresh, reproducible initialisation.
+MGPU_HOST_DEVICE float initial_weight(std::uint64_t seed, std::uint64_t run, std::uint64_t parameter_index,
+                                      int fan_in, int fan_out) {
+  const float limit = sqrtf(6.0f / static_cast<float>(fan_in + fan_out));
+  return (2.0f * rng::uniform01(rng::hash(seed, rng::kInitialWeight, run, parameter_index)) - 1.0f) * limit;
+}
+
+// Inverted dropout: unit u of global sample i after hidden layer l at step s of run r is kept with probability
+// 1 - p. Keyed by the global sample index, so 1 rank and N ranks drop exactly the same units.
+MGPU_HOST_DEVICE bool dropout_keep(std::uint64_t seed, std::uint64_t run, std::uint64_t step, std::uint32_t layer,
+                                   std::uint64_t sample, std::uint32_t unit, float drop_probability) {
+  const std::uint64_t step_layer = (step << 8) | layer;
+  const std::uint64_t sample_unit = (sample << 24) | unit;
+  return rng::uniform01(rng::hash(seed, rng::kDropout, run, step_layer, sample_unit)) >= drop_probability;
+}
+
+}  // namespace mgpu::synthetic

@@ -1,0 +1,166 @@
+// Purpose: the all-reduce sweep's control flow: output check, back-end, engine, per size (check, runs, gather to
+// rank 0, one console line), then the /allreduce group; MEASUREMENT.md's algbw/busbw from the max over ranks.
+#include "probes/allreduce_benchmark.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <memory>
+#include <vector>
+
+#include "study/backend.hpp"
+#include "platform/error.hpp"
+#include "probes/mpi_allreduce_engine.hpp"
+#include "platform/mpi_check.hpp"
+#include "results/results_file.hpp"
+#include "comm/run_conditions.hpp"
+#include "platform/sample_median.hpp"
+#include "probes/standalone_conditions.hpp"
+
+#if MGPU_HAVE_CUDA
+#include "probes/nccl_allreduce_engine.hpp"
+#endif
+
+namespace mgpu {
+namespace {
+
+std::unique_ptr<AllreduceEngine> make_engine(const BackendChoice& choice, const MpiContext& mpi,
+                                             const AllreduceOptions& options, std::size_t max_elements) {
+#if MGPU_HAVE_CUDA
+  if (choice.backend == Backend::cuda)
+    return make_nccl_allreduce_engine(mpi, choice.device_ordinal, options.dtype, max_elements, options.iterations);
+#endif
+  (void)options;  // the CPU engine is fp32 only (bf16 is refused before) and needs no iteration count
+  MGPU_REQUIRE(choice.backend == Backend::cpu, "this build has no CUDA support");
+  return make_mpi_allreduce_engine(mpi, max_elements);
+}
+
+void print_header(std::FILE* out, const AllreduceOptions& options) {
+  std::fprintf(out,
+               "# %d runs of %d back-to-back all-reduces (after %d untimed) per size; time = median over runs of "
+               "the max over ranks\n",
+               options.runs, options.iterations, options.warmup_iterations);
+  std::fprintf(out, "# %12s %12s %5s  %-29s  %-29s %8s  %s\n", "", "", "", "      back-to-back (nccl-tests)",
+               "       one at a time", "", "");
+  std::fprintf(out, "# %12s %12s %5s  %9s %9s %9s  %9s %9s %9s %8s  %s\n", "size(B)", "count", "type", "time(us)",
+               "algbw", "busbw", "time(us)", "algbw", "busbw", "#wrong", "");
+  std::fprintf(out, "# %12s %12s %5s  %9s %9s %9s  %9s %9s %9s %8s\n", "", "(elements)", "", "", "(GB/s)", "(GB/s)", "",
+               "(GB/s)", "(GB/s)", "");
+}
+
+}  // namespace
+
+double algorithm_bandwidth_gbps(double bytes, double milliseconds) { return bytes / (milliseconds * 1e-3) / 1e9; }
+double bus_bandwidth_gbps(double algbw_gbps, int ranks) { return algbw_gbps * 2.0 * (ranks - 1) / ranks; }
+
+void run_allreduce_benchmark(const AllreduceOptions& options, const MpiContext& mpi) {
+  // Fail before any GPU work if the results could not be written; rank 0 alone writes them.
+  std::string output_error;
+  if (mpi.rank == 0) {
+    try {
+      check_can_add_group(options.output_path, results_schema::kAllreduceGroup, options.force);
+    } catch (const UsageError& e) {
+      output_error = e.what();
+    }
+  }
+  agree_or_throw(mpi, output_error);
+
+  const BackendChoice choice = choose_backend(options.device, mpi);
+  if (mpi.rank == 0 && !choice.notice.empty()) std::printf("#\n# NOTE: %s\n#\n", choice.notice.c_str());
+  if (choice.backend == Backend::cpu && options.dtype == AllreduceDtype::bf16)
+    throw UsageError("--dtype bf16: the CPU fallback (MPI_Allreduce) has no bf16; use --dtype fp32 or GPUs");
+  apply_nccl_options(mpi.rank, choice.backend == Backend::cpu, options.nccl_algo, options.nccl_proto);
+
+  const std::vector<SweepSize> sizes = options.sizes();
+  const std::size_t element_bytes = allreduce_dtype_bytes(options.dtype);
+  const std::size_t max_elements = static_cast<std::size_t>(sizes.back().bytes) / element_bytes;
+  const std::unique_ptr<AllreduceEngine> engine = make_engine(choice, mpi, options, max_elements);
+
+  results_schema::AllreduceSweep sweep;
+  sweep.conditions = describe_standalone_conditions(choice, mpi, options.command_line);
+  sweep.conditions.started_utc = utc_timestamp_now();
+  sweep.dtype = grad_dtype_name(options.dtype);
+  sweep.timed_operation = engine->timed_operation();
+  sweep.data_check = engine->data_check();
+  sweep.iterations = options.iterations;
+  sweep.warmup_iterations = options.warmup_iterations;
+  sweep.runs = options.runs;
+  const std::size_t runs = static_cast<std::size_t>(options.runs);
+  const std::size_t ranks = static_cast<std::size_t>(mpi.size);
+  const std::size_t count = sizes.size();
+  sweep.bytes.shape = sweep.elements.shape = sweep.wrong_elements.shape = {count};
+  sweep.time_ms.shape = sweep.op_ms.shape = {runs, ranks, count};
+  sweep.algbw_gbps.shape = sweep.busbw_gbps.shape = {runs, count};
+  sweep.time_ms.values.assign(runs * ranks * count, 0.0);
+  sweep.op_ms.values.assign(runs * ranks * count, 0.0);
+  sweep.algbw_gbps.values.assign(runs * count, 0.0);
+  sweep.busbw_gbps.values.assign(runs * count, 0.0);
+
+  if (mpi.rank == 0) {
+    print_standalone_banner(stdout, "allreduce", sweep.conditions, options.output_path);
+    std::printf("# operation timed: %s\n# data check: %s\n", sweep.timed_operation.c_str(), sweep.data_check.c_str());
+    print_header(stdout, options);
+  }
+
+  long long total_wrong = 0;
+  for (std::size_t s = 0; s < count; ++s) {
+    const std::size_t elements = static_cast<std::size_t>(sizes[s].bytes) / element_bytes;
+    // Every rank checks its own result; the count over ranks is what is recorded.
+    const long long mine_wrong = engine->check(elements);
+    long long wrong = 0;
+    MGPU_MPI_CHECK(MPI_Allreduce(&mine_wrong, &wrong, 1, MPI_LONG_LONG, MPI_SUM, mpi.comm));
+    total_wrong += wrong;
+    std::vector<double> batched(runs), each(runs);
+    for (std::size_t run = 0; run < runs; ++run) {
+      batched[run] = engine->time_back_to_back(elements, options.warmup_iterations, options.iterations);
+      each[run] = engine->time_each(elements, options.warmup_iterations, options.iterations);
+    }
+    const std::vector<double> all_batched = gather_doubles_to_root(mpi, batched);
+    const std::vector<double> all_each = gather_doubles_to_root(mpi, each);
+    if (mpi.rank != 0) continue;
+
+    sweep.size_labels.push_back(sizes[s].label);
+    sweep.bytes.values.push_back(sizes[s].bytes);
+    sweep.elements.values.push_back(static_cast<std::int64_t>(elements));
+    sweep.wrong_elements.values.push_back(wrong);
+    // MEASUREMENT.md: a collective takes as long as its slowest rank.
+    std::vector<double> slowest_batched(runs, 0.0), slowest_each(runs, 0.0);
+    for (std::size_t run = 0; run < runs; ++run) {
+      for (std::size_t r = 0; r < ranks; ++r) {
+        const double b = all_batched[r * runs + run], e = all_each[r * runs + run];
+        sweep.time_ms.values[(run * ranks + r) * count + s] = b;
+        sweep.op_ms.values[(run * ranks + r) * count + s] = e;
+        slowest_batched[run] = std::max(slowest_batched[run], b);
+        slowest_each[run] = std::max(slowest_each[run], e);
+      }
+      const double algbw = algorithm_bandwidth_gbps(double(sizes[s].bytes), slowest_batched[run]);
+      sweep.algbw_gbps.values[run * count + s] = algbw;
+      sweep.busbw_gbps.values[run * count + s] = bus_bandwidth_gbps(algbw, mpi.size);
+    }
+    const double t = median(slowest_batched), t1 = median(slowest_each);
+    const double algbw = algorithm_bandwidth_gbps(double(sizes[s].bytes), t);
+    const double algbw1 = algorithm_bandwidth_gbps(double(sizes[s].bytes), t1);
+    std::printf("  %12lld %12zu %5s  %9.2f %9.2f %9.2f  %9.2f %9.2f %9.2f %8lld  %s\n",
+                static_cast<long long>(sizes[s].bytes), elements, sweep.dtype.c_str(), t * 1e3, algbw,
+                bus_bandwidth_gbps(algbw, mpi.size), t1 * 1e3, algbw1, bus_bandwidth_gbps(algbw1, mpi.size), wrong,
+                sizes[s].label.c_str());
+    std::fflush(stdout);
+  }
+  sweep.data_check_passed = total_wrong == 0 ? 1 : 0;
+
+  std::string write_error;
+  if (mpi.rank == 0) {
+    try {
+      write_allreduce_sweep(options.output_path, sweep, options.force);
+      std::printf("#\n# data check: %s; results: /%s in %s\n", total_wrong == 0 ? "every element right" : "FAILED",
+                  results_schema::kAllreduceGroup, options.output_path.c_str());
+    } catch (const std::exception& e) {
+      write_error = e.what();
+    }
+  }
+  agree_or_throw(mpi, write_error);
+  if (total_wrong != 0)
+    throw UsageError("all-reduce data check failed: " + std::to_string(total_wrong) +
+                     " wrong elements (per size in /allreduce/wrong_elements of " + options.output_path + ")");
+}
+
+}  // namespace mgpu

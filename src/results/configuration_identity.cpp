@@ -1,0 +1,69 @@
+// Purpose: identity of configurations, compared attribute by attribute through the schema's visitor (so an attribute
+// added to the schema is part of the identity unless it is listed as a condition).
+#include "results/configuration_identity.hpp"
+
+#include <cstdio>
+#include <set>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+namespace mgpu {
+namespace {
+
+std::string text_of(const std::string& value) { return "'" + value + "'"; }
+template <typename T>
+std::string text_of(const T& value) {
+  static_assert(std::is_arithmetic_v<T>, "numbers, strings and vectors of them");
+  if constexpr (std::is_floating_point_v<T>) {
+    char text[40];
+    std::snprintf(text, sizeof text, "%.17g", static_cast<double>(value));
+    return text;
+  } else {
+    return std::to_string(value);
+  }
+}
+template <typename T>
+std::string text_of(const std::vector<T>& values) {
+  std::string text = "[";
+  for (std::size_t i = 0; i < values.size(); ++i) text += (i ? ", " : "") + text_of(values[i]);
+  return text + "]";
+}
+
+// Every identity attribute as (name, text), in schema order.
+struct IdentityCollector {
+  std::vector<std::pair<std::string, std::string>>* attributes;
+  template <typename Value>
+  void operator()(const char* name, const Value& value) const {
+    if (!is_condition_attribute(name)) attributes->emplace_back(name, text_of(value));
+  }
+};
+
+std::vector<std::pair<std::string, std::string>> identity_of(const results_schema::ConfigurationMetadata& m) {
+  std::vector<std::pair<std::string, std::string>> attributes;
+  results_schema::for_each_attribute_of_configuration(m, IdentityCollector{&attributes});
+  return attributes;
+}
+
+}  // namespace
+
+bool is_condition_attribute(const std::string& name) {
+  static const std::set<std::string> conditions = {"command_line",  "started_utc",      "attempt",
+                                                   "hosts",         "gpu_uuids",        "gpu_pci_bus_ids",
+                                                   "peer_topology", "max_sm_clock_mhz", "max_memory_clock_mhz",
+                                                   "gemm_choices"};
+  return conditions.count(name) > 0;
+}
+
+std::string identity_difference(const results_schema::ConfigurationMetadata& planned,
+                                const results_schema::ConfigurationMetadata& stored) {
+  const auto mine = identity_of(planned);
+  const auto theirs = identity_of(stored);
+  for (std::size_t i = 0; i < mine.size(); ++i) {
+    if (mine[i].second != theirs[i].second)
+      return mine[i].first + " is " + theirs[i].second + " in the file, " + mine[i].second + " in this command";
+  }
+  return "";
+}
+
+}  // namespace mgpu

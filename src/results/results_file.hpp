@@ -1,0 +1,160 @@
+// Purpose: the HDF5 results file: ResultsWriter (rank 0 of mgpu_bench appends one run at a time, the file is valid
+// after every run) and read_results_file (mgpu_analyze and the tests). The format itself lives in results_schema.hpp
+// and is documented in docs/results-format.md.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "platform/error.hpp"  // the UsageError and Error this interface throws
+#include "results/results_schema.hpp"
+#include "results/run_record.hpp"
+
+namespace mgpu {
+
+using results_schema::AllreduceSweep;
+using results_schema::ConfigurationMetadata;
+using results_schema::ConfigurationProgress;
+using results_schema::HardwareProbe;
+using results_schema::Measurements;
+using results_schema::ResultArray;
+using results_schema::RootMetadata;
+
+// Now, as ISO 8601 UTC with a "Z" suffix ("2025-01-31T12:00:00Z"): the form of every *_utc attribute.
+std::string utc_timestamp_now();
+
+// The shortest text that reads back as the same double ("%.*g", 1 to 17 digits): 0.001, not
+// 0.0010000000000000000208. The form of floating-point attribute texts (ConfigurationResults::attribute_text).
+std::string shortest_double_text(double value);
+
+// Serial HDF5: only rank 0 writes, after gathering every rank's RunRecord.
+class ResultsWriter {
+ public:
+  // A configuration's group in this file; returned by add_configuration, passed back to append_run and finish.
+  class Configuration {
+   public:
+    const std::string& name() const { return name_; }
+    int runs_completed() const { return progress_.runs_completed; }
+    bool finished() const { return progress_.complete != 0; }
+
+   private:
+    friend class ResultsWriter;
+    const void* writer_ = nullptr;  // which writer made it: a handle from another file is a bug
+    std::string name_;
+    int ranks_ = 0;
+    int steps_ = 0;
+    int measured_steps_ = 0;                // the divisor of wall_per_step_ms
+    std::vector<double> max_sm_clock_mhz_;  // per rank, for the throttled flag
+    ConfigurationProgress progress_;
+  };
+
+  // Throws UsageError, one line naming the path, when create() would fail for a reason the user can fix: the file
+  // exists and overwrite is false ("output file 'x.h5' exists; use --force to overwrite"), the file is a directory or
+  // not writable, or its directory does not exist, is not a directory or is not writable. Creates nothing. Call it
+  // before the benchmark starts, so a bad path costs no GPU time.
+  static void check_can_create(const std::string& path, bool overwrite);
+
+  // Creates the file (exclusively unless overwrite, which truncates) and writes the root attributes. Runs
+  // check_can_create first; removes the file again if anything after creating it fails.
+  ResultsWriter(const std::string& path, bool overwrite);
+  // --resume: a missing file is checked as check_can_create(path, false) (the sweep starts it); an existing one must be
+  // a writable regular file. Throws UsageError naming the path. Whether its contents fit is read_results_file's and
+  // the caller's business.
+  static void check_can_resume(const std::string& path);
+  // Opens an existing results file (validate it with read_results_file first) to add configurations to it.
+  static ResultsWriter open_for_resume(const std::string& path);
+  // Removes a configuration's group (an incomplete one that --resume reruns); nothing when there is none.
+  void remove_configuration(const std::string& name);
+
+  ~ResultsWriter();  // closes the file; failures are printed as warnings
+  ResultsWriter(ResultsWriter&&) noexcept;
+  ResultsWriter& operator=(ResultsWriter&&) noexcept;
+  ResultsWriter(const ResultsWriter&) = delete;
+  ResultsWriter& operator=(const ResultsWriter&) = delete;
+
+  // Creates /configurations/<metadata.name> with every attribute (started_utc = now when empty), the fixed is_warmup
+  // dataset and empty per-run datasets. Throws Error when the name is taken or invalid, or when a per-rank array's
+  // length is not metadata.ranks.
+  Configuration add_configuration(const ConfigurationMetadata& metadata);
+
+  // Appends one run: per_rank[r] is what rank r measured (size = ranks, each with warm-up + measured steps). Extends
+  // every per-run dataset by one row, then updates runs_completed and flushes, so the file on disk is valid and holds
+  // this run even if the process dies before the next one.
+  void append_run(Configuration& configuration, const std::vector<RunRecord>& per_rank);
+
+  // Marks the configuration complete (complete = 1, finished_utc = now) and flushes; no run may be appended after.
+  void finish(Configuration& configuration);
+
+  // Closes the file now, reporting a failure as an exception (the destructor can only warn).
+  void close();
+
+  const std::string& path() const;
+
+ private:
+  ResultsWriter();
+  struct Impl;
+  Impl& impl() const;
+  std::unique_ptr<Impl> impl_;
+};
+
+// One configuration as read back. Every per-run array has runs_completed rows: a row beyond that belongs to a run
+// whose append was interrupted and is ignored.
+struct ConfigurationResults {
+  ConfigurationMetadata metadata;
+  ConfigurationProgress progress;
+  std::vector<std::uint8_t> is_warmup;  // [steps]
+  Measurements measurements;
+  // Every attribute of the group as text (integers exactly, floats in shortest round-trip form, arrays joined by ","),
+  // also those this build's ConfigurationMetadata does not name: mgpu_analyze keys configurations on them.
+  std::map<std::string, std::string> attribute_text;
+
+  int runs() const { return progress.runs_completed; }
+  int ranks() const { return metadata.ranks; }
+  int steps() const { return metadata.total_steps(); }
+  // MEASUREMENT.md: the time of a distributed step is the maximum over ranks of step_ms.
+  double distributed_step_ms(int run, int step) const;
+};
+
+struct ResultsFile {
+  std::string path;
+  RootMetadata root;
+  std::vector<ConfigurationResults> configurations;  // in the order they were added
+
+  // Throws UsageError naming the file and the configuration when there is none of that name.
+  const ConfigurationResults& configuration(const std::string& name) const;
+};
+
+// Reads and validates a whole results file. Throws UsageError with one line naming the file when it does not exist,
+// is empty, is not an HDF5 file ("'x' is not an HDF5 file"), was not written by mgpu_bench, has a schema_version newer
+// than results_schema::kVersion (naming both), or lacks an attribute or dataset (naming the group and the name) or has
+// one of the wrong shape; other HDF5 failures throw Error, also prefixed with the file name.
+ResultsFile read_results_file(const std::string& path);
+
+// The configuration's attributes as text, formatted as the reader's ConfigurationResults::attribute_text (strings as
+// they are, integers exactly, floats by shortest_double_text, arrays joined by ","). attribute_texts of a default
+// ConfigurationMetadata gives the texts a file lacking an attribute added after schema_version 1 implies.
+std::map<std::string, std::string> attribute_texts(const ConfigurationMetadata& metadata);
+
+// ---- Standalone measurements: top-level groups (/allreduce, /probe) written whole, once, next to /configurations,
+// into a new results file or an existing one, so one file can hold a training sweep and its yardsticks.
+
+// Throws UsageError, one line naming the path, when /<group> cannot be added to `path`: the file does not exist and
+// could not be created (ResultsWriter::check_can_create), or it exists and is not a writable mgpu_bench results file
+// of schema_version results_schema::kVersion, or it already has /<group> and replace is false ("... already has
+// /allreduce; use --force to replace it"). Creates nothing: call it before measuring.
+void check_can_add_group(const std::string& path, const std::string& group, bool replace);
+
+// Write /allreduce or /probe into `path` (created as an empty results file when it does not exist; an existing
+// /<group> is replaced only when replace is true). Conditions' started_utc/finished_utc are stamped now when empty.
+// A failure removes the half-written group (and the file, if this call created it). Training configurations in the
+// file are never touched.
+void write_allreduce_sweep(const std::string& path, const AllreduceSweep& sweep, bool replace);
+void write_hardware_probe(const std::string& path, const HardwareProbe& probe, bool replace);
+
+// Read them back; UsageError naming the file when it has no such group or its datasets disagree with its attributes.
+AllreduceSweep read_allreduce_sweep(const std::string& path);
+HardwareProbe read_hardware_probe(const std::string& path);
+
+}  // namespace mgpu

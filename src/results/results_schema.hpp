@@ -1,0 +1,520 @@
+// Purpose: the results-file format in one place (docs/results-format.md describes it): schema version, group, attribute
+// and dataset names, units, and the plain structs they map to. The writer and every reader (mgpu_analyze) visit these
+// lists instead of spelling names themselves, so the format cannot drift between them.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "results/run_record.hpp"
+
+namespace mgpu::results_schema {
+
+// Bumped on every change to the format (names, types, shapes, meanings, additions); readers refuse newer files.
+inline constexpr std::int32_t kVersion = 6;
+// A name added after version 1 and the version that added it.
+struct AddedName {
+  const char* name;
+  std::int32_t since_version;
+};
+// Attributes added after version 1, with the version that added them: a reader of an older file that lacks one keeps
+// the struct's default (v1 files read as all defaults). Every attribute added to a for_each_* list gets a row here.
+inline constexpr AddedName kAddedAttributes[] = {
+    {"environment_preset", 2},
+    {"attempt", 2},
+    {"implementation", 2},
+    {"graph", 2},
+    {"overlap", 2},
+    {"bucket_mb", 2},
+    {"grad_dtype", 2},
+    {"accumulate_steps", 2},
+    {"timing", 2},
+    {"fused_optimizer", 4},
+    {"overlap_order", 5},
+    {"gemm_tuning", 6},
+    {"gemm_choices", 6},
+};
+// Per-run datasets added after version 1 (for_each_dataset), with the version that added them: a reader of an older
+// file that lacks one gets an array of the right shape filled with NaN ("not measured"). Every dataset added to
+// for_each_dataset gets a row here; only floating-point datasets can be added this way (NaN needs one).
+inline constexpr AddedName kAddedDatasets[] = {
+    {"wall_per_step_ms", 3},
+};
+// The format's name: every file in this format says so, whoever wrote it (the PyTorch peer too; see implementation).
+inline constexpr char kProducer[] = "mgpu_bench";
+// Which code measured a configuration or a standalone measurement ("implementation" attribute): this program, or the
+// PyTorch peer (bench/peers/), which writes "pytorch-ddp" or "pytorch-graph".
+inline constexpr char kImplementation[] = "mgpu_bench";
+// Attributes a reader needs before it knows the rest of the format is one it understands.
+inline constexpr char kSchemaVersionAttribute[] = "schema_version";
+inline constexpr char kProducerAttribute[] = "producer";
+// One subgroup per configuration, named by the caller ("large_b32_n2_cuda").
+inline constexpr char kConfigurationsGroup[] = "configurations";
+// Every dataset carries these two string attributes.
+inline constexpr char kUnitsAttribute[] = "units";
+inline constexpr char kDescriptionAttribute[] = "description";
+// Values of string attributes that mean "not applicable" (CPU runs) and "the library decides" (NCCL algo/proto).
+inline constexpr char kNotApplicable[] = "n/a";
+inline constexpr char kNcclDefault[] = "default";
+// MEASUREMENT.md: a run whose mean SM clock is below this fraction of the rank's maximum SM clock is throttled.
+inline constexpr double kThrottleFraction = 0.75;
+// 0 stands for "unknown" in both clocks, and an unknown clock never flags a run.
+inline bool is_throttled(double mean_sm_clock_mhz, double max_sm_clock_mhz) {
+  return mean_sm_clock_mhz > 0 && max_sm_clock_mhz > 0 && mean_sm_clock_mhz < kThrottleFraction * max_sm_clock_mhz;
+}
+
+// The schema version that added `name` according to `added` (1 for a name not in it: an original one).
+template <std::size_t N>
+std::int32_t added_in(const AddedName (&added)[N], std::string_view name) {
+  for (const AddedName& entry : added)
+    if (name == entry.name) return entry.since_version;
+  return 1;
+}
+
+// The schema version that added attribute `name` (1 for the original ones).
+inline std::int32_t attribute_added_in(std::string_view name) { return added_in(kAddedAttributes, name); }
+
+// The schema version that added per-run dataset `name` (1 for the original ones).
+inline std::int32_t dataset_added_in(std::string_view name) { return added_in(kAddedDatasets, name); }
+
+// ---- Attributes: each struct below is written and read through its for_each_* list, the only place its names live.
+
+struct RootMetadata {
+  std::int32_t schema_version = kVersion;
+  std::string producer = kProducer;
+  std::string project_version;
+  std::string git_revision;
+  std::string created_utc;  // ISO 8601, "2025-01-31T12:00:00Z"
+};
+
+template <typename Root, typename Visitor>  // Root: RootMetadata or const RootMetadata
+void for_each_attribute_of_root(Root& root, Visitor&& visit) {
+  visit(kSchemaVersionAttribute, root.schema_version);
+  visit(kProducerAttribute, root.producer);
+  visit("project_version", root.project_version);
+  visit("git_revision", root.git_revision);
+  visit("created_utc", root.created_utc);
+}
+
+// What a configuration is and where it ran; written once when its group is created.
+struct ConfigurationMetadata {
+  std::string name;   // the group name under /configurations (not an attribute)
+  std::string implementation = kImplementation;  // which code measured it (v2)
+  std::string model;  // "medium", "large" or "custom"
+  std::vector<std::int32_t> layer_widths;
+  double dropout = 0.0;
+  std::int64_t parameter_count = 0;
+  std::int64_t dense_weight_count = 0;  // weights of the dense layers, no biases (the W of 6·W·B FLOPs)
+  std::int32_t global_batch = 0;
+  std::int32_t local_batch = 0;
+  std::string batch_mode = "global";  // "global": --batch split across ranks (MEASUREMENT.md)
+  std::string environment_preset = "none";  // launch/presets name the launcher applied (MGPU_ENVIRONMENT_PRESET)
+  std::int32_t attempt = 1;  // 1; n + 1 when --resume replaced an incomplete n-th attempt of this configuration
+  std::int32_t ranks = 0;
+  std::string device;              // "cuda" or "cpu"
+  std::string precision = "fp32";  // "fp32", "tf32" or "bf16" (GEMM arithmetic)
+  // How the step ran (docs/measurement.md, "Step execution"); the defaults are what a version-1 file's runs did.
+  std::string graph = "off";            // "on": each step one CUDA graph replay
+  std::string overlap = "off";          // "on": bucketed reductions during backward, Adam per bucket (ranks > 1 only)
+  std::string fused_optimizer = "off";  // "on": weight gradients computed inside Adam (1 rank, fp32 only) (v4)
+  // With overlap on: "deferred" or "layerwise" (--overlap-order, gradient_buckets.hpp); "n/a" with overlap off (v5; a
+  // file of version 2 to 4 with overlap on ran layerwise, which read_results_file fills in).
+  std::string overlap_order = kNotApplicable;
+  // How each GEMM shape's algorithm was chosen (--gemm-tuning, trainer.hpp): "alone" (timed alone: what files of
+  // versions 1 to 5 did), "step" (then in the replayed step), "n/a" on the CPU fallback (v6). gemm_choices: what ran
+  // each shape on rank 0, one line per shape, empty on the CPU fallback (v6; a condition, not part of the identity).
+  std::string gemm_tuning = "alone";
+  std::string gemm_choices;
+  double bucket_mb = 0.0;               // bucket cap in MB with overlap on; 0 = one bucket of everything
+  std::string grad_dtype = "fp32";      // element type of the all-reduced gradient
+  std::int32_t accumulate_steps = 1;    // 1 = gradients reduced and applied every step
+  std::string timing = "events";        // "events": every phase timed; "none": only per-run step means, phases NaN
+  std::int32_t warmup_steps = 0;
+  std::int32_t measured_steps = 0;
+  std::int32_t runs_requested = 0;
+  std::uint64_t seed = 0;
+  double adam_learning_rate = 0.0;
+  double adam_beta1 = 0.0;
+  double adam_beta2 = 0.0;
+  double adam_epsilon = 0.0;
+  std::string nccl_algo = kNcclDefault;
+  std::string nccl_proto = kNcclDefault;
+  std::vector<std::string> nccl_environment;  // "NAME=value" for every NCCL_* variable in effect
+  std::string command_line;
+  std::string started_utc;  // ISO 8601; the writer fills it in when empty
+  std::string cuda_runtime_version = kNotApplicable;
+  std::string cuda_driver_version = kNotApplicable;
+  std::string cublas_version = kNotApplicable;
+  std::string nccl_version = kNotApplicable;
+  std::string mpi_library_version = kNotApplicable;
+  // One entry per rank, in rank order.
+  std::vector<std::string> hosts;
+  std::vector<std::string> gpu_names;
+  std::vector<std::string> gpu_uuids;
+  std::vector<std::string> gpu_pci_bus_ids;
+  std::vector<std::string> peer_topology;    // this rank's GPU to every other rank's: NVLink/PCIe path, P2P access
+  std::vector<double> max_sm_clock_mhz;      // 0 = unknown
+  std::vector<double> max_memory_clock_mhz;  // 0 = unknown
+
+  int total_steps() const { return warmup_steps + measured_steps; }
+};
+
+// The library versions and the per-rank identity, recorded both with a configuration and with a standalone group: one
+// list, visited at the same place in both (ConfigurationMetadata, MeasurementConditions, const or not).
+template <typename Record, typename Visitor>
+void for_each_library_and_rank_attribute(Record& r, Visitor&& visit) {
+  visit("cuda_runtime_version", r.cuda_runtime_version);
+  visit("cuda_driver_version", r.cuda_driver_version);
+  visit("cublas_version", r.cublas_version);
+  visit("nccl_version", r.nccl_version);
+  visit("mpi_library_version", r.mpi_library_version);
+  visit("hosts", r.hosts);
+  visit("gpu_names", r.gpu_names);
+  visit("gpu_uuids", r.gpu_uuids);
+  visit("gpu_pci_bus_ids", r.gpu_pci_bus_ids);
+  visit("peer_topology", r.peer_topology);
+}
+
+template <typename Metadata, typename Visitor>  // Metadata: ConfigurationMetadata, const or not
+void for_each_attribute_of_configuration(Metadata& m, Visitor&& visit) {
+  visit("implementation", m.implementation);
+  visit("model", m.model);
+  visit("layer_widths", m.layer_widths);
+  visit("dropout", m.dropout);
+  visit("parameter_count", m.parameter_count);
+  visit("dense_weight_count", m.dense_weight_count);
+  visit("global_batch", m.global_batch);
+  visit("local_batch", m.local_batch);
+  visit("batch_mode", m.batch_mode);
+  visit("environment_preset", m.environment_preset);
+  visit("attempt", m.attempt);
+  visit("ranks", m.ranks);
+  visit("device", m.device);
+  visit("precision", m.precision);
+  visit("graph", m.graph);
+  visit("overlap", m.overlap);
+  visit("overlap_order", m.overlap_order);
+  visit("fused_optimizer", m.fused_optimizer);
+  visit("gemm_tuning", m.gemm_tuning);
+  visit("gemm_choices", m.gemm_choices);
+  visit("bucket_mb", m.bucket_mb);
+  visit("grad_dtype", m.grad_dtype);
+  visit("accumulate_steps", m.accumulate_steps);
+  visit("timing", m.timing);
+  visit("warmup_steps", m.warmup_steps);
+  visit("measured_steps", m.measured_steps);
+  visit("runs_requested", m.runs_requested);
+  visit("seed", m.seed);
+  visit("adam_learning_rate", m.adam_learning_rate);
+  visit("adam_beta1", m.adam_beta1);
+  visit("adam_beta2", m.adam_beta2);
+  visit("adam_epsilon", m.adam_epsilon);
+  visit("nccl_algo", m.nccl_algo);
+  visit("nccl_proto", m.nccl_proto);
+  visit("nccl_environment", m.nccl_environment);
+  visit("command_line", m.command_line);
+  visit("started_utc", m.started_utc);
+  for_each_library_and_rank_attribute(m, visit);
+  visit("max_sm_clock_mhz", m.max_sm_clock_mhz);
+  visit("max_memory_clock_mhz", m.max_memory_clock_mhz);
+}
+
+// Attributes the writer updates as the configuration runs. All exist from creation, so a reader of an interrupted
+// file finds complete = 0 and finished_utc = "" rather than a missing attribute.
+struct ConfigurationProgress {
+  std::int32_t runs_completed = 0;  // rows of every per-run dataset that hold a finished run
+  std::int32_t complete = 0;        // 1 once the benchmark finished the configuration; 0 = running or interrupted
+  std::string finished_utc;         // ISO 8601, "" until complete
+};
+
+template <typename Progress, typename Visitor>
+void for_each_attribute_of_progress(Progress& p, Visitor&& visit) {
+  visit("runs_completed", p.runs_completed);
+  visit("complete", p.complete);
+  visit("finished_utc", p.finished_utc);
+}
+
+// ---- Datasets
+
+// A row-major array as stored: shape[0] is the runs dimension for every per-run dataset.
+template <typename T>
+struct ResultArray {
+  using value_type = T;
+  std::vector<std::size_t> shape;
+  std::vector<T> values;
+
+  // Checked element access: array.at(run, rank, step).
+  template <typename... Index>
+  const T& at(Index... index) const {
+    const std::size_t indices[] = {static_cast<std::size_t>(index)...};
+    if (sizeof...(Index) != shape.size()) throw std::out_of_range("ResultArray::at: wrong number of indices");
+    std::size_t offset = 0;
+    for (std::size_t d = 0; d < shape.size(); ++d) {
+      if (indices[d] >= shape[d]) throw std::out_of_range("ResultArray::at: index out of range");
+      offset = offset * shape[d] + indices[d];
+    }
+    return values[offset];
+  }
+};
+
+// The shape of a dataset in terms of the configuration's runs, ranks and steps (steps = warm-up + measured).
+enum class Extent { runs_ranks_steps, runs_steps, runs_ranks, steps };
+
+struct DatasetSpec {
+  std::string name;
+  Extent extent;
+  std::string units;  // "ms", "bytes", "MHz" or "1"
+  std::string description;
+};
+
+inline std::vector<std::size_t> extent_shape(Extent extent, std::size_t runs, std::size_t ranks, std::size_t steps) {
+  switch (extent) {
+    case Extent::runs_ranks_steps:
+      return {runs, ranks, steps};
+    case Extent::runs_steps:
+      return {runs, steps};
+    case Extent::runs_ranks:
+      return {runs, ranks};
+    case Extent::steps:
+      return {steps};
+  }
+  return {};
+}
+
+// The phase datasets: kPhaseNames[p] + "_ms", [runs, ranks, steps], each rank's own CUDA-event (or host) times.
+inline const std::array<DatasetSpec, kPhaseCount>& phase_datasets() {
+  static const std::array<const char*, kPhaseCount> descriptions = {
+      "forward pass per rank and step: batch in place -> loss",
+      "backward pass per rank and step: loss -> last gradient written",
+      "gradient all-reduce per rank and step: first reduction launched -> last complete (communication stream)",
+      "communication not hidden by backward per rank and step: backward end -> all reductions complete",
+      "optimizer (Adam) update per rank and step",
+      "whole training step per rank and step: start -> end; a distributed step takes the max over ranks"};
+  static const std::array<DatasetSpec, kPhaseCount> specs = [] {
+    std::array<DatasetSpec, kPhaseCount> made;
+    for (int p = 0; p < kPhaseCount; ++p)
+      made[p] = {std::string(kPhaseNames[p]) + "_ms", Extent::runs_ranks_steps, "ms", descriptions[p]};
+    return made;
+  }();
+  return specs;
+}
+
+// Fixed at creation (not per run): 1 for the warm-up steps, which come first and which the analyzer excludes.
+inline const DatasetSpec& is_warmup_dataset() {
+  static const DatasetSpec spec{"is_warmup", Extent::steps, "1",
+                                "1 where the step is a warm-up step (excluded from statistics), 0 where measured"};
+  return spec;
+}
+
+// Everything appended once per run; the writer builds one with runs = 1, the reader gets all runs.
+struct Measurements {
+  std::array<ResultArray<double>, kPhaseCount> phase_ms;  // [runs, ranks, steps]
+  ResultArray<double> loss;                               // [runs, steps]
+  ResultArray<std::int64_t> memory_peak_bytes;            // [runs, ranks]
+  ResultArray<double> sm_clock_mhz;                       // [runs, ranks]
+  ResultArray<double> memory_clock_mhz;                   // [runs, ranks]
+  ResultArray<std::int32_t> clock_samples;                // [runs, ranks]
+  ResultArray<std::uint8_t> throttled;                    // [runs, ranks]
+  ResultArray<double> wall_per_step_ms;                   // [runs, ranks] (v3; NaN when read from an older file)
+};
+
+// Visits (spec, array) for every per-run dataset; the element type of the file dataset is the array's.
+template <typename M, typename Visitor>  // M: Measurements, const or not
+void for_each_dataset(M& m, Visitor&& visit) {
+  for (int p = 0; p < kPhaseCount; ++p) visit(phase_datasets()[p], m.phase_ms[p]);
+  static const DatasetSpec loss{"loss", Extent::runs_steps, "1",
+                                "MSE loss per run and step: mean over ranks of each rank's local-batch loss"};
+  static const DatasetSpec memory{"memory_peak_bytes", Extent::runs_ranks, "bytes",
+                                  "peak memory per run and rank: GPU memory in use after the run (all of the GPU's users, "
+                                  "this rank's CUDA context, cuBLAS and NCCL included), or the process's peak RSS so "
+                                  "far (CPU)"};
+  static const DatasetSpec sm_clock{"sm_clock_mhz", Extent::runs_ranks, "MHz",
+                                    "mean SM clock sampled during the run; 0 = not available"};
+  static const DatasetSpec memory_clock{"memory_clock_mhz", Extent::runs_ranks, "MHz",
+                                        "mean memory clock sampled during the run; 0 = not available"};
+  static const DatasetSpec samples{"clock_samples", Extent::runs_ranks, "1",
+                                   "number of clock samples behind sm_clock_mhz and memory_clock_mhz"};
+  static const DatasetSpec throttled{"throttled", Extent::runs_ranks, "1",
+                                     "1 when the run's mean SM clock is below 75% of the rank's max_sm_clock_mhz "
+                                     "(both known), else 0"};
+  visit(loss, m.loss);
+  visit(memory, m.memory_peak_bytes);
+  visit(sm_clock, m.sm_clock_mhz);
+  visit(memory_clock, m.memory_clock_mhz);
+  visit(samples, m.clock_samples);
+  static const DatasetSpec wall_per_step{"wall_per_step_ms", Extent::runs_ranks, "ms",
+                                         "wall time per measured step per run and rank: first measured step's start "
+                                         "-> last measured step's end (CUDA events on the GPU, the steady clock on "
+                                         "the CPU), gaps between steps included, divided by the measured steps; "
+                                         "comparable between --timing modes (v2; NaN = not measured)"};
+  visit(throttled, m.throttled);
+  visit(wall_per_step, m.wall_per_step_ms);
+}
+
+
+// ---- Standalone measurements (v2): top-level groups next to /configurations, each written whole by one command
+// (`mgpu_bench allreduce`, `mgpu_bench probe`) into a new results file or an existing one of this schema version.
+
+inline constexpr char kAllreduceGroup[] = "allreduce";
+inline constexpr char kProbeGroup[] = "probe";
+
+// Where a standalone measurement ran; the names and meanings are the configuration attributes' of the same names.
+struct MeasurementConditions {
+  std::string implementation = kImplementation;
+  std::string device;  // "cuda" or "cpu"
+  std::int32_t ranks = 0;
+  std::string nccl_algo = kNcclDefault;
+  std::string nccl_proto = kNcclDefault;
+  std::vector<std::string> nccl_environment;
+  std::string command_line;
+  std::string started_utc;   // the writer fills it in when empty
+  std::string finished_utc;  // the writer fills it in when empty
+  std::string cuda_runtime_version = kNotApplicable;
+  std::string cuda_driver_version = kNotApplicable;
+  std::string cublas_version = kNotApplicable;
+  std::string nccl_version = kNotApplicable;
+  std::string mpi_library_version = kNotApplicable;
+  // One entry per rank, in rank order.
+  std::vector<std::string> hosts;
+  std::vector<std::string> gpu_names;
+  std::vector<std::string> gpu_uuids;
+  std::vector<std::string> gpu_pci_bus_ids;
+  std::vector<std::string> peer_topology;
+};
+
+template <typename Conditions, typename Visitor>
+void for_each_attribute_of_conditions(Conditions& c, Visitor&& visit) {
+  visit("implementation", c.implementation);
+  visit("device", c.device);
+  visit("ranks", c.ranks);
+  visit("nccl_algo", c.nccl_algo);
+  visit("nccl_proto", c.nccl_proto);
+  visit("nccl_environment", c.nccl_environment);
+  visit("command_line", c.command_line);
+  visit("started_utc", c.started_utc);
+  visit("finished_utc", c.finished_utc);
+  for_each_library_and_rank_attribute(c, visit);
+}
+
+// A dataset of a standalone group: written whole, its shape given by the arrays the producer fills.
+struct FixedDatasetSpec {
+  std::string name;
+  std::string units;  // "ms", "bytes", "GB/s" or "1"
+  std::string description;
+};
+
+// /allreduce: the standalone all-reduce sweep (MEASUREMENT.md: algbw = bytes / t, busbw = algbw x 2(N-1)/N).
+struct AllreduceSweep {
+  MeasurementConditions conditions;
+  std::string dtype;            // "fp32" or "bf16"
+  std::string timed_operation;  // "ncclAvg in place" (what the training step does) or "MPI_SUM in place" (CPU)
+  std::string data_check;       // which exact checks ran, e.g. "ncclSum out of place (small integers: exact)..."
+  std::int32_t data_check_passed = 0;  // 1 when every element of every check at every size was right
+  std::int32_t iterations = 0;         // back-to-back all-reduces per timed run
+  std::int32_t warmup_iterations = 0;  // untimed all-reduces before each timed run
+  std::int32_t runs = 0;
+  std::vector<std::string> size_labels;  // [sizes]: "" or e.g. "large gradient" (a --model gradient's exact size)
+  ResultArray<std::int64_t> bytes;         // [sizes]
+  ResultArray<std::int64_t> elements;      // [sizes]
+  ResultArray<double> time_ms;             // [runs, ranks, sizes]: N back-to-back all-reduces / N, this rank's events
+  ResultArray<double> op_ms;               // [runs, ranks, sizes]: mean of the same N, each timed by its own events
+  ResultArray<double> algbw_gbps;          // [runs, sizes]: bytes / max over ranks of time_ms
+  ResultArray<double> busbw_gbps;          // [runs, sizes]: algbw x 2(N-1)/N
+  ResultArray<std::int64_t> wrong_elements;  // [sizes]: elements wrong in any check (0 = exact)
+};
+
+template <typename Sweep, typename Visitor>
+void for_each_attribute_of_allreduce(Sweep& s, Visitor&& visit) {
+  for_each_attribute_of_conditions(s.conditions, visit);
+  visit("dtype", s.dtype);
+  visit("timed_operation", s.timed_operation);
+  visit("data_check", s.data_check);
+  visit("data_check_passed", s.data_check_passed);
+  visit("iterations", s.iterations);
+  visit("warmup_iterations", s.warmup_iterations);
+  visit("runs", s.runs);
+  visit("size_labels", s.size_labels);
+}
+
+template <typename Sweep, typename Visitor>
+void for_each_dataset_of_allreduce(Sweep& s, Visitor&& visit) {
+  static const FixedDatasetSpec bytes{"bytes", "bytes", "message size per rank of each all-reduce [sizes]"};
+  static const FixedDatasetSpec elements{"elements", "1", "elements per rank of each all-reduce [sizes]"};
+  static const FixedDatasetSpec time{"time_ms", "ms",
+                                     "per all-reduce [runs, ranks, sizes]: iterations back-to-back all-reduces "
+                                     "between two CUDA events on the stream (host clock on the CPU), divided by "
+                                     "iterations"};
+  static const FixedDatasetSpec op{"op_ms", "ms",
+                                   "per all-reduce [runs, ranks, sizes]: mean over the iterations of each all-reduce "
+                                   "timed between its own two events (as the training step times its reduction)"};
+  static const FixedDatasetSpec algbw{"algbw_gbps", "GB/s",
+                                      "algorithm bandwidth [runs, sizes]: bytes / max over ranks of time_ms, "
+                                      "decimal GB/s"};
+  static const FixedDatasetSpec busbw{"busbw_gbps", "GB/s", "bus bandwidth [runs, sizes]: algbw x 2(ranks-1)/ranks"};
+  static const FixedDatasetSpec wrong{"wrong_elements", "1",
+                                      "elements of the result that differ from the expected value in any data "
+                                      "check [sizes]; 0 = every element right"};
+  visit(bytes, s.bytes);
+  visit(elements, s.elements);
+  visit(time, s.time_ms);
+  visit(op, s.op_ms);
+  visit(algbw, s.algbw_gbps);
+  visit(busbw, s.busbw_gbps);
+  visit(wrong, s.wrong_elements);
+}
+
+// /probe: the hardware's own rates on one GPU, the floors of docs/performance.md.
+struct HardwareProbe {
+  MeasurementConditions conditions;  // ranks = 1
+  std::int32_t iterations = 0;       // operations per timed graph replay
+  std::int32_t runs = 0;
+  std::vector<std::string> copy_labels;       // [copies]
+  std::vector<std::string> gemm_labels;       // [gemms]: "large b32 L0 forward", ..., "square 8192"
+  std::vector<std::string> gemm_precisions;   // [precisions]: "fp32", "tf32", "bf16"
+  std::vector<std::string> launch_labels;     // [launches]: "kernel_launch", "graph_node", "graph_launch"
+  ResultArray<std::int64_t> copy_bytes;       // [copies]
+  ResultArray<double> copy_ms;                // [runs, copies]: one device-to-device copy
+  ResultArray<std::int64_t> gemm_shape;       // [gemms, 3]: m, n, k (FLOPs = 2 m n k)
+  ResultArray<double> gemm_ms;                // [runs, precisions, gemms]: one GEMM
+  ResultArray<double> launch_ms;              // [runs, launches]: one empty kernel, launched as labelled
+};
+
+template <typename Probe, typename Visitor>
+void for_each_attribute_of_probe(Probe& p, Visitor&& visit) {
+  for_each_attribute_of_conditions(p.conditions, visit);
+  visit("iterations", p.iterations);
+  visit("runs", p.runs);
+  visit("copy_labels", p.copy_labels);
+  visit("gemm_labels", p.gemm_labels);
+  visit("gemm_precisions", p.gemm_precisions);
+  visit("launch_labels", p.launch_labels);
+}
+
+template <typename Probe, typename Visitor>
+void for_each_dataset_of_probe(Probe& p, Visitor&& visit) {
+  static const FixedDatasetSpec copy_bytes{"copy_bytes", "bytes", "bytes of each device-to-device copy [copies]"};
+  static const FixedDatasetSpec copy{"copy_ms", "ms",
+                                     "one cudaMemcpyAsync device-to-device [runs, copies] (graph of iterations "
+                                     "copies over rotating buffers, replay time / iterations); bandwidth = 2 x "
+                                     "bytes / time (read + write)"};
+  static const FixedDatasetSpec shape{"gemm_shape", "1", "m, n, k of each cuBLAS GEMM [gemms, 3]; FLOPs = 2 m n k"};
+  static const FixedDatasetSpec gemm{"gemm_ms", "ms",
+                                     "one cuBLAS GEMM [runs, precisions, gemms] (graph of iterations GEMMs, replay "
+                                     "time / iterations)"};
+  static const FixedDatasetSpec launch{"launch_ms", "ms",
+                                       "one empty kernel [runs, launches]: kernel_launch = back-to-back stream "
+                                       "launches, graph_node = a node of one graph, graph_launch = a one-node graph "
+                                       "launched back-to-back"};
+  visit(copy_bytes, p.copy_bytes);
+  visit(copy, p.copy_ms);
+  visit(shape, p.gemm_shape);
+  visit(gemm, p.gemm_ms);
+  visit(launch, p.launch_ms);
+}
+
+}  // namespace mgpu::results_schema

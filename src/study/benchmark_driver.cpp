@@ -1,0 +1,298 @@
+// Purpose: the benchmark's control flow: command line -> sweep plan -> agreed back-end -> results file (new or
+// resumed) -> per configuration: its ranks' communicators -> trainer -> runs -> gather -> results.
+#include "study/benchmark_driver.hpp"
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+
+#include "study/backend.hpp"
+#include "results/configuration_identity.hpp"
+#include "study/console_report.hpp"
+#include "platform/error.hpp"
+#include "platform/mpi_check.hpp"
+#include "results/results_file.hpp"
+#include "comm/run_conditions.hpp"
+#include "study/run_summary.hpp"
+#include "study/sweep_plan.hpp"
+#include "study/sweep_progress.hpp"
+
+namespace mgpu {
+namespace {
+
+// Gathers every rank's record of one run to rank 0 (others get an empty vector).
+std::vector<RunRecord> gather_run(const MpiContext& mpi, const RunRecord& mine) {
+  const std::vector<double> packed = mine.pack();
+  const std::vector<double> all = gather_doubles_to_root(mpi, packed);
+  std::vector<RunRecord> per_rank;
+  for (int r = 0; mpi.rank == 0 && r < mpi.size; ++r)
+    per_rank.push_back(RunRecord::unpack(all.data() + std::size_t(r) * packed.size(), mine.total_steps));
+  return per_rank;
+}
+
+// Facts of the whole job, the same for every configuration.
+struct JobFacts {
+  BackendChoice choice;
+  LibraryVersions versions;
+  std::vector<std::string> nccl_environment;
+  std::string environment_preset;
+  std::string command_line;
+  std::string output_path;
+};
+
+// What a configuration's group records. `hardware` and `hosts`: one entry per participating rank, in rank order.
+ConfigurationMetadata describe_configuration(const BenchConfiguration& configuration, const JobFacts& job,
+                                             const std::vector<std::string>& hosts,
+                                             const std::vector<RankHardware>& hardware) {
+  const TrainingSettings settings = configuration.training_settings(job.choice.backend == Backend::cuda);
+  ConfigurationMetadata meta;
+  meta.name = configuration.name(backend_name(job.choice.backend));
+  meta.implementation = results_schema::kImplementation;
+  meta.model = settings.model.name;
+  meta.layer_widths.assign(settings.model.widths.begin(), settings.model.widths.end());
+  meta.dropout = settings.model.dropout;
+  meta.parameter_count = static_cast<std::int64_t>(settings.model.parameter_count());
+  meta.dense_weight_count = static_cast<std::int64_t>(settings.model.dense_weight_count());
+  meta.global_batch = settings.global_batch;
+  meta.local_batch = settings.global_batch / configuration.gpus;
+  meta.device = backend_name(job.choice.backend);
+  meta.environment_preset = job.environment_preset;
+  meta.precision = precision_name(settings.precision);
+  meta.graph = settings.graph ? "on" : "off";
+  meta.overlap = settings.overlap ? "on" : "off";
+  meta.fused_optimizer = settings.fused_optimizer ? "on" : "off";
+  meta.gemm_tuning =
+      job.choice.backend == Backend::cuda ? gemm_tuning_name(settings.gemm_tuning) : results_schema::kNotApplicable;
+  meta.bucket_mb = settings.overlap ? settings.bucket_mb : 0.0;
+  meta.overlap_order =
+      settings.overlap ? weight_gradient_order_name(settings.overlap_order) : results_schema::kNotApplicable;
+  meta.timing = timing_name(settings.timing);
+  meta.accumulate_steps = settings.accumulate_steps;
+  meta.grad_dtype = grad_dtype_name(settings.grad_dtype);
+  meta.warmup_steps = settings.warmup_steps;
+  meta.measured_steps = settings.measured_steps;
+  meta.runs_requested = configuration.runs;
+  meta.seed = settings.seed;
+  meta.adam_learning_rate = settings.adam.learning_rate;
+  meta.adam_beta1 = settings.adam.beta1;
+  meta.adam_beta2 = settings.adam.beta2;
+  meta.adam_epsilon = settings.adam.epsilon;
+  meta.nccl_environment = job.nccl_environment;
+  meta.command_line = job.command_line;
+  record_ranks_and_libraries(meta, job.versions, hosts, hardware, configuration.gpus);
+  for (int r = 0; r < configuration.gpus; ++r) {
+    meta.max_sm_clock_mhz.push_back(hardware[r].max_sm_clock_mhz);
+    meta.max_memory_clock_mhz.push_back(hardware[r].max_memory_clock_mhz);
+  }
+  return meta;
+}
+
+// What rank 0 decided for each planned configuration before the sweep starts.
+enum class PlanStep : int { run = 0, skip = 1, replace = 2 };
+
+struct SweepState {
+  std::unique_ptr<ResultsWriter> results;  // rank 0 only
+  std::vector<int> steps;                  // PlanStep per configuration, every rank
+  std::vector<int> attempts;               // attempt number each configuration gets when it runs, every rank
+};
+
+// Rank 0: creates the results file, or with --resume opens it and matches each planned configuration against the
+// file's group of the same name by identity: complete -> skip, incomplete -> replace (its group is rerun), absent ->
+// run. A same-named group that measures something else, or a file of another schema version, is refused.
+SweepState open_results(const BenchOptions& options, const std::vector<BenchConfiguration>& plan, const JobFacts& job,
+                        const MpiContext& mpi, const std::vector<RankHardware>& job_hardware) {
+  SweepState state;
+  state.steps.assign(plan.size(), int(PlanStep::run));
+  state.attempts.assign(plan.size(), 1);
+  std::string error;
+  if (mpi.rank == 0) {
+    try {
+      std::error_code ignored;
+      if (options.resume && std::filesystem::exists(job.output_path, ignored)) {
+        const ResultsFile existing = read_results_file(job.output_path);
+        if (existing.root.schema_version != results_schema::kVersion)
+          throw UsageError("--resume: '" + job.output_path + "' has schema_version " +
+                           std::to_string(existing.root.schema_version) + ", this build writes " +
+                           std::to_string(results_schema::kVersion) + "; resume into a file of this build's version");
+        for (std::size_t i = 0; i < plan.size(); ++i) {
+          const ConfigurationMetadata planned = describe_configuration(plan[i], job, mpi.hosts, job_hardware);
+          for (const ConfigurationResults& stored : existing.configurations) {
+            if (stored.metadata.name != planned.name) continue;
+            const std::string difference = identity_difference(planned, stored.metadata);
+            if (!difference.empty())
+              throw UsageError("--resume: '" + job.output_path + "': configuration '" + planned.name +
+                               "': " + difference + "; give another --output");
+            state.steps[i] = int(stored.progress.complete ? PlanStep::skip : PlanStep::replace);
+            state.attempts[i] = stored.metadata.attempt + (stored.progress.complete ? 0 : 1);
+          }
+        }
+        state.results = std::make_unique<ResultsWriter>(ResultsWriter::open_for_resume(job.output_path));
+      } else {
+        state.results = std::make_unique<ResultsWriter>(job.output_path, options.force);
+      }
+    } catch (const UsageError& e) {
+      error = e.what();
+    }
+  }
+  agree_or_throw(mpi, error);
+  const int count = static_cast<int>(plan.size());
+  MGPU_MPI_CHECK(MPI_Bcast(state.steps.data(), count, MPI_INT, 0, mpi.comm));
+  MGPU_MPI_CHECK(MPI_Bcast(state.attempts.data(), count, MPI_INT, 0, mpi.comm));
+  return state;
+}
+
+// One configuration on the ranks of `sub` (the first configuration.gpus ranks of the job); collective over them.
+// Returns rank 0's run summaries.
+std::vector<RunSummary> run_configuration(const BenchConfiguration& configuration, const JobFacts& job,
+                                          const MpiContext& sub, PlanStep step, int attempt, ResultsWriter* results,
+                                          SweepProgress* progress) {
+  const TrainingSettings settings = configuration.training_settings(job.choice.backend == Backend::cuda);
+  // A trainer per configuration, on this configuration's communicator: NCCL's is created over exactly these ranks.
+  const std::unique_ptr<Trainer> trainer = make_trainer(job.choice, settings, sub);
+  BannerFacts facts;
+  facts.configuration = &configuration;
+  facts.backend = job.choice.backend;
+  facts.ranks = sub.size;
+  facts.versions = job.versions;
+  facts.hosts = sub.hosts;
+  facts.hardware = gather_rank_hardware(sub, describe_rank_hardware(job.choice, sub));
+  facts.nccl_environment = job.nccl_environment;
+  facts.output_path = job.output_path;
+  facts.environment_preset = job.environment_preset;
+  facts.settings = &settings;
+
+  // Created only now, after every rank has its trainer, so a failed start leaves no group behind. Rank 0 alone can
+  // fail here, so the ranks agree before anyone starts a run.
+  ResultsWriter::Configuration group;
+  std::string creation_error;
+  if (sub.rank == 0) {
+    try {
+      ConfigurationMetadata metadata = describe_configuration(configuration, job, facts.hosts, facts.hardware);
+      metadata.attempt = attempt;
+      metadata.gemm_choices = trainer->gemm_choices();  // rank 0's, made when its trainer was set up
+      if (step == PlanStep::replace) results->remove_configuration(metadata.name);
+      group = results->add_configuration(metadata);
+    } catch (const std::exception& e) {
+      creation_error = e.what();
+    }
+  }
+  agree_or_throw(sub, creation_error);
+  if (sub.rank == 0) {
+    progress->start_configuration(group.name(), configuration.runs);
+    progress->clear();
+    print_banner(stdout, facts);
+    print_run_header(stdout);
+    progress->redraw();
+  }
+
+  std::vector<RunSummary> summaries;
+  for (int run = 0; run < configuration.runs; ++run) {
+    const std::vector<RunRecord> per_rank = gather_run(sub, trainer->run(run));
+    if (sub.rank != 0) continue;
+    summaries.push_back(summarize_run(per_rank, settings.warmup_steps, settings.global_batch));
+    results->append_run(group, per_rank);  // flushed: the file is valid after every run
+    progress->clear();
+    print_run_line(stdout, run, summaries.back());
+    progress->finish_run();
+  }
+  if (sub.rank == 0) {
+    results->finish(group);
+    progress->clear();
+    print_summary(stdout, summaries, job.output_path);
+    progress->finish_configuration();
+  }
+  return summaries;
+}
+
+}  // namespace
+
+void run_benchmark(const BenchOptions& options, const MpiContext& mpi) {
+  std::vector<BenchConfiguration> plan = plan_sweep(options, mpi.size);
+  JobFacts job;
+  job.command_line = options.command_line;
+  job.output_path = options.output_path.empty() ? options.default_output_path(mpi.size) : options.output_path;
+
+  // Fail before any GPU work if the results could not be written; rank 0 alone writes them.
+  std::string output_error;
+  if (mpi.rank == 0) {
+    try {
+      if (options.resume)
+        ResultsWriter::check_can_resume(job.output_path);
+      else
+        ResultsWriter::check_can_create(job.output_path, options.force);
+    } catch (const UsageError& e) {
+      output_error = e.what();
+    }
+  }
+  agree_or_throw(mpi, output_error);
+
+  job.choice = choose_backend(options.device, mpi);
+  if (mpi.rank == 0 && !job.choice.notice.empty()) std::printf("#\n# NOTE: %s\n#\n", job.choice.notice.c_str());
+  apply_nccl_options(mpi.rank, job.choice.backend == Backend::cpu, options.nccl_algo, options.nccl_proto);
+  // How each step runs (--graph, --overlap, ...) depends on the back-end; the CPU fallback refuses with one line
+  // what it cannot honour (training_settings), and the same on every rank. Every configuration must fit before the
+  // first one starts, so a long sweep does not fail half-way.
+  for (const BenchConfiguration& configuration : plan)
+    check_memory_fits(job.choice, configuration.training_settings(job.choice.backend == Backend::cuda),
+                      configuration.gpus, mpi);
+
+  job.versions = library_versions(job.choice.backend);
+  job.nccl_environment = nccl_environment();
+  job.environment_preset = environment_preset();
+  // Every rank's hardware, for matching a resumed file's configurations (their GPU models must be the same).
+  const std::vector<RankHardware> job_hardware = gather_rank_hardware(mpi, describe_rank_hardware(job.choice, mpi));
+  SweepState state = open_results(options, plan, job, mpi, job_hardware);
+
+  long long total_runs = 0;
+  for (const BenchConfiguration& configuration : plan) total_runs += configuration.runs;
+  // On stdout, with the rest of rank 0's report: Open MPI gives a rank's stdout a pseudo-terminal but its stderr only a
+  // pipe, so stdout is where the in-place line can work; whether it should is progress_in_place's call.
+  SweepProgress progress(stdout, progress_in_place(stdout), static_cast<int>(plan.size()), total_runs);
+  if (mpi.rank == 0 && plan.size() > 1) {
+    std::printf("# sweep: %zu configurations, %lld runs, results %s\n", plan.size(), total_runs,
+                job.output_path.c_str());
+  }
+  std::vector<SweepTableRow> table;
+  for (std::size_t i = 0; i < plan.size(); ++i) {
+    const BenchConfiguration& configuration = plan[i];
+    const PlanStep step = PlanStep(state.steps[i]);
+    SweepTableRow row{&configuration, configuration.name(backend_name(job.choice.backend)), {}};
+    if (step == PlanStep::skip) {
+      if (mpi.rank == 0) {
+        progress.clear();
+        std::printf("# %s: complete in %s, skipped (--resume)\n", row.name.c_str(), job.output_path.c_str());
+        progress.skip(configuration.runs);
+      }
+      table.push_back(std::move(row));
+      continue;
+    }
+    // The configuration's ranks run it through communicators of their own; the others sleep at the barrier. A bad
+    // input seen by the participants (they agree on it among themselves) reaches every rank through the agreement
+    // over the whole job that follows, so nobody waits forever.
+    std::string error;
+    {
+      const FirstRanksCommunicator communicator(mpi, configuration.gpus);
+      if (communicator.member()) {
+        try {
+          const MpiContext sub = describe_mpi_job(communicator.get());
+          row.runs =
+              run_configuration(configuration, job, sub, step, state.attempts[i], state.results.get(), &progress);
+        } catch (const UsageError& e) {
+          error = e.what();
+        }
+      }
+    }
+    // The trainer is gone (run_configuration returned): the next configuration starts on a fresh CUDA context.
+    if (i + 1 < plan.size()) reset_device_between_configurations(job.choice);
+    idle_barrier(mpi);
+    agree_or_throw(mpi, error);
+    table.push_back(std::move(row));
+  }
+  if (mpi.rank == 0) {
+    progress.clear();
+    state.results->close();
+    if (plan.size() > 1) print_sweep_table(stdout, table);
+  }
+}
+
+}  // namespace mgpu

@@ -1,0 +1,176 @@
+// Purpose: console formatting of the banner, per-run lines and the closing summary.
+#include "study/console_report.hpp"
+
+#include <array>
+#include <algorithm>
+#include <cmath>
+
+#include "platform/build_info.hpp"
+
+namespace mgpu {
+
+std::string with_thousands(unsigned long long value) {
+  std::string digits = std::to_string(value);
+  for (int i = static_cast<int>(digits.size()) - 3; i > 0; i -= 3) digits.insert(static_cast<std::size_t>(i), ",");
+  return digits;
+}
+
+void print_banner(std::FILE* out, const BannerFacts& facts) {
+  const BenchConfiguration& configuration = *facts.configuration;
+  const MlpSpec& model = configuration.model;
+  const unsigned long long bytes = model.parameter_count() * 4ull;  // fp32
+  std::fprintf(out, "# mgpu_bench %s (git %s)\n", project_version(), git_revision());
+  std::fprintf(out, "# model %s %s: %s parameters, dropout %.2f\n", model.name.c_str(), model.widths_string().c_str(),
+               with_thousands(model.parameter_count()).c_str(), model.dropout);
+  std::fprintf(out, "#   fp32 bytes: parameters %s, gradients %s, Adam state %s\n", with_thousands(bytes).c_str(),
+               with_thousands(bytes).c_str(), with_thousands(2 * bytes).c_str());
+  std::fprintf(out, "# device %s, ranks %d, global batch %d (%d per rank), warm-up %d, steps %d, runs %d, seed %llu\n",
+               backend_name(facts.backend), facts.ranks, configuration.global_batch,
+               configuration.global_batch / facts.ranks, configuration.warmup_steps, configuration.measured_steps,
+               configuration.runs, static_cast<unsigned long long>(configuration.seed));
+  if (facts.settings != nullptr) {
+    const TrainingSettings& st = *facts.settings;
+    std::fprintf(out, "# step: graph %s, overlap %s", st.graph ? "on" : "off", st.overlap ? "on" : "off");
+    if (st.overlap) {
+      const bool deferred = st.overlap_order == WeightGradientOrder::deferred;
+      std::fprintf(out, " (%s: buckets of <= %g MB, %s <= 1 MB)", weight_gradient_order_name(st.overlap_order),
+                   st.bucket_mb, deferred ? "last" : "first");
+    }
+    if (st.fused_optimizer) std::fprintf(out, ", fused optimizer on");
+    if (st.gemm_tuning == GemmTuning::step) std::fprintf(out, ", GEMMs tuned in the step");
+    std::fprintf(out, ", precision %s, timing %s", precision_name(st.precision), timing_name(st.timing));
+    if (st.grad_dtype != GradDtype::fp32) std::fprintf(out, ", all-reduce in %s", grad_dtype_name(st.grad_dtype));
+    if (st.accumulate_steps > 1) std::fprintf(out, ", reduce + update every %d steps", st.accumulate_steps);
+    std::fprintf(out, "\n");
+  }
+  const LibraryVersions& v = facts.versions;
+  std::fprintf(out, "# NCCL %s, CUDA runtime %s, driver %s, cuBLAS %s, MPI %s\n", v.nccl.c_str(),
+               v.cuda_runtime.c_str(), v.cuda_driver.c_str(), v.cublas.c_str(), v.mpi.c_str());
+  std::string environment;
+  for (const std::string& variable : facts.nccl_environment) environment += " " + variable;
+  std::fprintf(out, "# NCCL environment:%s (preset %s)\n", environment.empty() ? " (none)" : environment.c_str(),
+               facts.environment_preset.c_str());
+  std::fprintf(out, "# %5s  %-20s  %-22s  %-14s  %s\n", "rank", "host", "gpu", "pci bus id", "uuid");
+  for (int r = 0; r < facts.ranks; ++r) {
+    const RankHardware& h = facts.hardware[r];
+    std::fprintf(out, "# %5d  %-20s  %-22s  %-14s  %s\n", r, facts.hosts[r].c_str(), h.gpu_name.c_str(),
+                 h.pci_bus_id.c_str(), h.gpu_uuid.c_str());
+  }
+  if (facts.backend == Backend::cuda) {
+    for (int r = 0; r < facts.ranks; ++r)
+      std::fprintf(out, "# topology rank %d: %s\n", r, facts.hardware[r].peer_topology.c_str());
+  }
+  std::fprintf(out, "# results: %s\n#\n", facts.output_path.c_str());
+}
+
+void print_run_header(std::FILE* out) {
+  std::fprintf(out, "# %4s %12s %9s %9s %9s %9s %9s %9s %10s\n", "run", "samples/s", "step_ms", "fwd_ms", "bwd_ms",
+               "ar_ms", "exp_ms", "opt_ms", "loss");
+}
+
+void print_run_line(std::FILE* out, int run_index, const RunSummary& run) {
+  const auto& ms = run.mean_ms;
+  std::fprintf(out, "  %4d %12.1f %9.4f %9.4f %9.4f %9.4f %9.4f %9.4f %10.6f\n", run_index, run.samples_per_second,
+               run.mean_step_ms, ms[int(Phase::forward)], ms[int(Phase::backward)], ms[int(Phase::allreduce)],
+               ms[int(Phase::exposed_comm)], ms[int(Phase::optimizer)], run.final_loss);
+  std::fflush(out);
+}
+
+namespace {
+
+struct Means {
+  double samples_per_second = 0;
+  std::array<double, kPhaseCount> phase_ms{};
+};
+
+Means means_of(const std::vector<RunSummary>& runs) {
+  Means means;
+  const double n = static_cast<double>(runs.size());
+  for (const RunSummary& run : runs) {
+    means.samples_per_second += run.samples_per_second / n;
+    for (int p = 0; p < kPhaseCount; ++p) means.phase_ms[p] += run.mean_ms[p] / n;
+  }
+  return means;
+}
+
+}  // namespace
+
+void print_sweep_table(std::FILE* out, const std::vector<SweepTableRow>& rows) {
+  std::fprintf(out, "#\n# sweep: mean over runs (warm-up excluded) of each run's throughput and mean ms per step (max over ranks)\n");
+  std::fprintf(out, "# %-28s %6s %7s %4s %5s %12s %9s %9s %9s %9s %9s %8s\n", "configuration", "model", "batch", "gpus",
+               "runs", "samples/s", "step_ms", "fwd_ms", "bwd_ms", "ar_ms", "opt_ms", "speedup");
+  // Each row's means, computed once (empty rows: never read).
+  std::vector<Means> row_means(rows.size());
+  for (std::size_t r = 0; r < rows.size(); ++r)
+    if (!rows[r].runs.empty()) row_means[r] = means_of(rows[r].runs);
+  for (std::size_t r = 0; r < rows.size(); ++r) {
+    const SweepTableRow& row = rows[r];
+    const BenchConfiguration& c = *row.configuration;
+    if (row.runs.empty()) {
+      std::fprintf(out, "  %-28s %6s %7d %4d %5s   (complete in the file: skipped by --resume)\n", row.name.c_str(),
+                   c.model.name.c_str(), c.global_batch, c.gpus, "-");
+      continue;
+    }
+    const Means& m = row_means[r];
+    // Speedup on N GPUs = mean throughput(N) / mean throughput(1), same model, same global batch (MEASUREMENT.md).
+    std::string speedup = "-";
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+      const SweepTableRow& other = rows[i];
+      const BenchConfiguration& o = *other.configuration;
+      if (c.gpus != 1 && o.gpus == 1 && o.model.widths == c.model.widths && o.global_batch == c.global_batch &&
+          !other.runs.empty()) {
+        char text[16];
+        std::snprintf(text, sizeof text, "%.3f", m.samples_per_second / row_means[i].samples_per_second);
+        speedup = text;
+      }
+    }
+    std::fprintf(out, "  %-28s %6s %7d %4d %5zu %12.1f %9.4f %9.4f %9.4f %9.4f %9.4f %8s\n", row.name.c_str(),
+                 c.model.name.c_str(), c.global_batch, c.gpus, row.runs.size(), m.samples_per_second,
+                 m.phase_ms[int(Phase::step)], m.phase_ms[int(Phase::forward)], m.phase_ms[int(Phase::backward)],
+                 m.phase_ms[int(Phase::allreduce)], m.phase_ms[int(Phase::optimizer)], speedup.c_str());
+  }
+  std::fflush(out);
+}
+
+void print_summary(std::FILE* out, const std::vector<RunSummary>& runs, const std::string& results_path) {
+  if (runs.empty()) return;
+  const double n = static_cast<double>(runs.size());
+  const Means means = means_of(runs);
+  const double mean = means.samples_per_second;
+  double low = runs.front().samples_per_second, high = low;
+  for (const RunSummary& run : runs) {
+    low = std::min(low, run.samples_per_second);
+    high = std::max(high, run.samples_per_second);
+  }
+  double squares = 0;
+  for (const RunSummary& run : runs) squares += (run.samples_per_second - mean) * (run.samples_per_second - mean);
+  const double sd = runs.size() > 1 ? std::sqrt(squares / (n - 1)) : 0.0;
+  const std::array<double, kPhaseCount>& phase = means.phase_ms;
+  const double step = phase[int(Phase::step)];
+  auto share = [&](Phase p) { return step > 0 ? 100.0 * phase[int(p)] / step : 0.0; };
+  std::fprintf(out, "#\n# summary over %zu runs (warm-up excluded): samples/s mean %.1f, sd %.1f, min %.1f, max %.1f\n",
+               runs.size(), mean, sd, low, high);
+  std::fprintf(out,
+               "# mean step %.4f ms ~ forward %.4f (%.0f%%) + backward %.4f (%.0f%%) + exposed all-reduce %.4f "
+               "(%.0f%%) + optimizer %.4f (%.0f%%); all-reduce %.4f ms (each term is its own max over ranks)\n",
+               step, phase[int(Phase::forward)], share(Phase::forward), phase[int(Phase::backward)],
+               share(Phase::backward), phase[int(Phase::exposed_comm)], share(Phase::exposed_comm),
+               phase[int(Phase::optimizer)], share(Phase::optimizer), phase[int(Phase::allreduce)]);
+  double wall = 0;
+  for (const RunSummary& run : runs) wall += run.wall_step_ms / n;
+  // What --timing none measures too: the run's measured part divided by its steps, gaps between steps included.
+  std::fprintf(out, "# wall per measured step %.4f ms (first measured start -> last end, max over ranks)\n", wall);
+  // MEASUREMENT.md: overlap% = 100 (1 - exposed_comm / allreduce); only meaningful where something was reduced.
+  if (phase[int(Phase::allreduce)] > 0) {
+    std::fprintf(out, "# overlap %.0f%% (100 x (1 - exposed_comm / allreduce))\n",
+                 100.0 * (1.0 - phase[int(Phase::exposed_comm)] / phase[int(Phase::allreduce)]));
+  }
+  // The statistics of MEASUREMENT.md (intervals, outliers, tests) need every run of the raw per-step data: they are
+  // mgpu_analyze's, so the console only points there.
+  std::fprintf(out,
+               "# raw per-step, per-rank times are in the results file; confidence intervals, outlier screening and\n"
+               "# tests (MEASUREMENT.md statistics): mgpu_analyze report %s\n",
+               results_path.c_str());
+}
+
+}  // namespace mgpu

@@ -1,0 +1,47 @@
+// Purpose: what rank 0 prints, nccl-tests style: '#'-prefixed banner, one line per run, then a summary.
+#pragma once
+
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "study/backend.hpp"
+#include "study/run_summary.hpp"
+#include "study/sweep_plan.hpp"
+
+namespace mgpu {
+
+struct BannerFacts {
+  const BenchConfiguration* configuration = nullptr;
+  Backend backend = Backend::cpu;
+  int ranks = 1;
+  LibraryVersions versions;
+  std::vector<std::string> hosts;             // per rank
+  std::vector<RankHardware> hardware;         // per rank
+  std::vector<std::string> nccl_environment;  // "NAME=value"
+  std::string output_path;
+  std::string environment_preset = "none";
+  const TrainingSettings* settings = nullptr;  // the resolved step execution (graph, overlap, ...)
+};
+
+// One configuration's result for the closing table of a sweep.
+struct SweepTableRow {
+  const BenchConfiguration* configuration = nullptr;
+  std::string name;
+  std::vector<RunSummary> runs;  // warm-up excluded; empty for a configuration --resume skipped
+};
+
+void print_banner(std::FILE* out, const BannerFacts& facts);
+void print_run_header(std::FILE* out);
+void print_run_line(std::FILE* out, int run_index, const RunSummary& run);
+// Mean throughput and phases over a configuration's runs, and where its statistics are: `mgpu_analyze report
+// results_path`.
+void print_summary(std::FILE* out, const std::vector<RunSummary>& runs, const std::string& results_path);
+// The sweep's closing table: per configuration the mean throughput and phase times over its runs, and the speedup
+// over the 1-GPU configuration of the same model and batch when the table has one (MEASUREMENT.md's definition).
+void print_sweep_table(std::FILE* out, const std::vector<SweepTableRow>& rows);
+
+// "6,885,376"
+std::string with_thousands(unsigned long long value);
+
+}  // namespace mgpu

@@ -1,0 +1,54 @@
+// Purpose: expanding the command line's grid into configurations.
+#include "study/sweep_plan.hpp"
+
+namespace mgpu {
+
+std::string BenchConfiguration::name(const std::string& device) const {
+  return configuration_label(model, global_batch, gpus) + "_" + device;
+}
+
+TrainingSettings BenchConfiguration::training_settings(bool cuda_backend) const {
+  TrainingSettings settings;
+  settings.model = model;
+  settings.global_batch = global_batch;
+  settings.warmup_steps = warmup_steps;
+  settings.measured_steps = measured_steps;
+  settings.seed = seed;
+  apply_step_options(step, cuda_backend, settings);
+  // One rank has nothing to reduce, so nothing to overlap and no reduction dtype: recorded as off / fp32.
+  settings.overlap = settings.overlap && gpus > 1;
+  if (gpus == 1) settings.grad_dtype = GradDtype::fp32;
+  // --fuse-optimizer, resolved here and only here: weight gradient + Adam in one kernel needs the whole gradient on
+  // this GPU (nothing to all-reduce between the two) and fp32; auto takes it up to kFusedOptimizerMaxLocalBatch. With
+  // more than one GPU it is recorded as off.
+  const bool fused_requested =
+      step.fuse_optimizer == Toggle::on ||
+      (step.fuse_optimizer == Toggle::automatic && global_batch / gpus <= kFusedOptimizerMaxLocalBatch);
+  settings.fused_optimizer = cuda_backend && gpus == 1 && step.precision == Precision::fp32 && fused_requested;
+  return settings;
+}
+
+std::vector<BenchConfiguration> plan_sweep(const BenchOptions& options, int job_ranks) {
+  validate_for_ranks(options, job_ranks);
+  const std::vector<int> gpu_counts = options.gpus.empty() ? std::vector<int>{job_ranks} : options.gpus;
+  std::vector<BenchConfiguration> plan;
+  for (const SweepEntry& entry : options.sweep) {
+    for (int batch : entry.global_batches) {
+      for (int gpus : gpu_counts) {
+        BenchConfiguration configuration;
+        configuration.model = entry.model;
+        configuration.global_batch = batch;
+        configuration.gpus = gpus;
+        configuration.warmup_steps = options.warmup_steps;
+        configuration.measured_steps = options.measured_steps;
+        configuration.runs = options.runs;
+        configuration.seed = options.seed;
+        configuration.step = options.step;
+        plan.push_back(std::move(configuration));
+      }
+    }
+  }
+  return plan;
+}
+
+}  // namespace mgpu

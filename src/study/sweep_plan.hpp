@@ -1,0 +1,42 @@
+// Purpose: the sweep as a list of configurations: the one place each configuration's settings come from (model,
+// global batch, GPU count and every per-configuration training option), expanded from BenchOptions and validated
+// against the job before any work starts.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "model/mlp_spec.hpp"
+#include "cli/options.hpp"
+#include "train/trainer.hpp"
+
+namespace mgpu {
+
+// One configuration of a sweep. The driver reads per-configuration settings only from here: a new per-configuration
+// option is a field here, filled in plan_sweep and passed on by training_settings(cuda_backend).
+struct BenchConfiguration {
+  MlpSpec model;
+  int global_batch = 32;
+  int gpus = 1;  // runs on ranks 0..gpus-1 of the job, through communicators of their own
+  int warmup_steps = 10;
+  int measured_steps = 100;
+  int runs = 50;
+  std::uint64_t seed = 1;
+  // --graph, --overlap, --fuse-optimizer, --bucket-mb, --precision, --grad-dtype, --timing, --accumulate
+  StepOptions step;
+
+  // The results group: "large_b32_n2_cuda" (model or widths, global batch, GPU count, device). Unique in a sweep.
+  std::string name(const std::string& device) const;
+  // The settings on the agreed back-end, which decides how `step` resolves (apply_step_options; throws UsageError for
+  // what the CPU fallback cannot do), with what depends on the GPU count: overlap and grad_dtype only with > 1 GPU,
+  // fused_optimizer only with 1 (--fuse-optimizer auto: local batch <= kFusedOptimizerMaxLocalBatch).
+  TrainingSettings training_settings(bool cuda_backend) const;
+};
+
+// Every configuration of the grid, model by model, batch by batch, each batch on every GPU count in the order given
+// (so the 1- and 2-GPU runs of a batch are neighbours in time). Throws UsageError (validate_for_ranks) when a GPU
+// count exceeds the job or does not divide a batch.
+std::vector<BenchConfiguration> plan_sweep(const BenchOptions& options, int job_ranks);
+
+}  // namespace mgpu

@@ -1,0 +1,134 @@
+// Purpose: CPU fallback training loop with steady-clock phase timings (MEASUREMENT.md phases, no overlap on CPU).
+#include "train/cpu_trainer.hpp"
+
+#include <dlfcn.h>
+#include <sys/resource.h>
+
+#include <algorithm>
+#include <chrono>
+#include <thread>
+
+#include "platform/error.hpp"
+#include "platform/mpi_check.hpp"
+
+namespace mgpu {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double elapsed_ms(Clock::time_point from, Clock::time_point to) {
+  return std::chrono::duration<double, std::milli>(to - from).count();
+}
+
+// OpenBLAS starts one thread per core in every process; with several ranks on a node they would fight over the
+// cores and time each other's spinning. Give each rank its share. Looked up at run time because the BLAS behind
+// cblas.h may not be OpenBLAS (then this is a no-op).
+void share_blas_threads(MPI_Comm comm) {
+  using SetThreads = void (*)(int);
+  auto set_threads = reinterpret_cast<SetThreads>(dlsym(RTLD_DEFAULT, "openblas_set_num_threads"));
+  if (set_threads == nullptr) return;
+  MPI_Comm local = MPI_COMM_NULL;
+  int local_size = 1;
+  MGPU_MPI_CHECK(MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &local));
+  MGPU_MPI_CHECK(MPI_Comm_size(local, &local_size));
+  MGPU_MPI_CHECK(MPI_Comm_free(&local));
+  const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  set_threads(std::max(1, cores / local_size));
+}
+
+double peak_resident_bytes() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  return static_cast<double>(usage.ru_maxrss) * 1024.0;  // Linux reports kilobytes
+}
+
+}  // namespace
+
+CpuTrainer::CpuTrainer(const TrainingSettings& settings, MPI_Comm comm) : settings_(settings), comm_(comm) {
+  MGPU_MPI_CHECK(MPI_Comm_rank(comm_, &rank_));
+  MGPU_MPI_CHECK(MPI_Comm_size(comm_, &ranks_));
+  MGPU_REQUIRE(settings_.global_batch % ranks_ == 0, "global batch must be divisible by the number of ranks");
+  local_batch_ = settings_.global_batch / ranks_;
+  const std::size_t count = settings_.model.parameter_count();
+  parameters_.resize(count);
+  gradients_.resize(count);
+  first_moment_.resize(count);
+  second_moment_.resize(count);
+  inputs_.resize(std::size_t(local_batch_) * settings_.model.input_width());
+  targets_.resize(std::size_t(local_batch_) * settings_.model.output_width());
+  grad_output_.resize(targets_.size());
+  MGPU_REQUIRE(settings_.accumulate_steps >= 1, "--accumulate must be at least 1");
+  if (settings_.accumulate_steps > 1) step_gradients_.resize(count);
+  share_blas_threads(comm_);
+}
+
+void CpuTrainer::average_gradients() {
+  // Sum then scale: MPI has no average; dividing by N after the sum matches ncclAvg on the GPU path.
+  MGPU_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, gradients_.data(), static_cast<int>(gradients_.size()), MPI_FLOAT,
+                               MPI_SUM, comm_));
+  const float scale = 1.0f / static_cast<float>(ranks_);
+  for (float& g : gradients_) g *= scale;
+}
+
+RunRecord CpuTrainer::run(int run_index) {
+  const MlpSpec& model = settings_.model;
+  RunRecord record(settings_.total_steps());
+  cpu::initialize_parameters(model, settings_.seed, run_index, parameters_.data());
+  std::fill(first_moment_.begin(), first_moment_.end(), 0.0f);
+  std::fill(second_moment_.begin(), second_moment_.end(), 0.0f);
+
+  Clock::time_point measured_start{};
+  for (int step = 0; step < settings_.total_steps(); ++step) {
+    const std::uint64_t first_sample =
+        std::uint64_t(step) * settings_.global_batch + std::uint64_t(rank_) * local_batch_;
+    // Data "loading" is outside the step, as on the GPU path: the step starts with the batch in place.
+    cpu::generate_samples(settings_.seed, first_sample, local_batch_, model.input_width(), model.output_width(),
+                          inputs_.data(), targets_.data());
+    const cpu::DropoutKey dropout{settings_.seed, std::uint64_t(run_index), std::uint64_t(step), first_sample,
+                                  static_cast<float>(model.dropout)};
+
+    const Clock::time_point start = Clock::now();
+    if (step == settings_.warmup_steps) measured_start = start;
+    cpu::mlp_forward(model, parameters_.data(), inputs_.data(), local_batch_, dropout, activations_);
+    record.loss[step] = cpu::mse_loss_and_gradient(activations_.output.data(), targets_.data(), targets_.size(),
+                                                   grad_output_.data());
+    const Clock::time_point forward_end = Clock::now();
+    // Gradient accumulation: the first step of a group writes the buffer, the others add to it.
+    const bool first_of_group = settings_.starts_accumulation(step);
+    const bool update = settings_.ends_accumulation(step);
+    cpu::mlp_backward(model, parameters_.data(), inputs_.data(), local_batch_, activations_, grad_output_.data(),
+                      static_cast<float>(model.dropout),
+                      first_of_group ? gradients_.data() : step_gradients_.data());
+    if (!first_of_group) {
+      for (std::size_t i = 0; i < gradients_.size(); ++i) gradients_[i] += step_gradients_[i];
+    }
+    const Clock::time_point backward_end = Clock::now();
+    // One rank has nothing to reduce; the phase is then recorded as zero rather than as a no-op call's cost.
+    if (update && ranks_ > 1) average_gradients();
+    const Clock::time_point allreduce_end = Clock::now();
+    if (update) {
+      // The mean of the K accumulated gradients (K = 1: the gradient as it is).
+      if (settings_.accumulate_steps > 1) {
+        const float scale = 1.0f / static_cast<float>(settings_.accumulate_steps);
+        for (float& g : gradients_) g *= scale;
+      }
+      cpu::adam_update(settings_.adam, (step + 1) / settings_.accumulate_steps, parameters_.size(),
+                       parameters_.data(), gradients_.data(), first_moment_.data(), second_moment_.data());
+    }
+    const Clock::time_point end = Clock::now();
+
+    record.ms(Phase::forward, step) = elapsed_ms(start, forward_end);
+    record.ms(Phase::backward, step) = elapsed_ms(forward_end, backward_end);
+    record.ms(Phase::allreduce, step) = update && ranks_ > 1 ? elapsed_ms(backward_end, allreduce_end) : 0.0;
+    // Nothing overlaps on the CPU: all of the reduction is exposed.
+    record.ms(Phase::exposed_comm, step) = record.ms(Phase::allreduce, step);
+    record.ms(Phase::optimizer, step) = update ? elapsed_ms(allreduce_end, end) : 0.0;
+    record.ms(Phase::step, step) = elapsed_ms(start, end);
+  }
+  // Includes the data generation between measured steps (the GPU path's wall span includes its launch gaps).
+  record.measured_wall_ms = elapsed_ms(measured_start, Clock::now());
+  record.memory_peak_bytes = peak_resident_bytes();
+  return record;
+}
+
+}  // namespace mgpu

@@ -1,0 +1,36 @@
+// Purpose: the CPU fallback trainer: the same model, data and step as the GPU path, on OpenBLAS, with gradients
+// averaged by MPI_Allreduce and phases timed by the steady clock. A real, tested path: CI and laptops run it.
+#pragma once
+
+#include <mpi.h>
+
+#include <vector>
+
+#include "train/cpu_mlp.hpp"
+#include "train/trainer.hpp"
+
+namespace mgpu {
+
+class CpuTrainer final : public Trainer {
+ public:
+  // `comm` holds the ranks that train together; this rank trains on its slice of every global batch.
+  CpuTrainer(const TrainingSettings& settings, MPI_Comm comm);
+  RunRecord run(int run_index) override;
+  std::vector<float> parameters() const override { return parameters_; }
+  std::string device_kind() const override { return "cpu"; }
+
+ private:
+  void average_gradients();
+
+  TrainingSettings settings_;
+  MPI_Comm comm_;
+  int rank_ = 0;
+  int ranks_ = 1;
+  int local_batch_ = 0;
+  std::vector<float> parameters_, gradients_, first_moment_, second_moment_;
+  std::vector<float> step_gradients_;  // with --accumulate K > 1: this step's gradient, added to gradients_
+  std::vector<float> inputs_, targets_, grad_output_;
+  cpu::MlpActivations<float> activations_;
+};
+
+}  // namespace mgpu

@@ -1,0 +1,136 @@
+// Purpose: the CUDA + NCCL training back-end: data-parallel steps on one GPU per rank, each phase timed with CUDA
+// events as MEASUREMENT.md defines it, a whole run enqueued without host synchronisation, the step replayed as one
+// CUDA graph (NCCL included) and its gradients reduced in buckets that overlap backward.
+#pragma once
+
+#include <mpi.h>
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "train/cuda_mlp.hpp"
+#include "platform/cuda_resources.hpp"
+#include "platform/gpu_devices.hpp"
+#include "train/gradient_buckets.hpp"
+#include "comm/nccl_communicator.hpp"
+#include "train/trainer.hpp"
+
+namespace mgpu {
+
+class CudaTrainer final : public Trainer {
+ public:
+  // Collective over `comm` (NCCL set-up, and with settings.graph one eager step and its capture) when it has more
+  // than one rank. Rank r of N trains on the contiguous slice [r*B/N, (r+1)*B/N) of every global batch B on GPU
+  // `device_ordinal`; B must be divisible by N.
+  CudaTrainer(const TrainingSettings& settings, MPI_Comm comm, int device_ordinal);
+  ~CudaTrainer() override;
+  CudaTrainer(const CudaTrainer&) = delete;
+  CudaTrainer& operator=(const CudaTrainer&) = delete;
+
+  RunRecord run(int run_index) override;
+  std::vector<float> parameters() const override;
+  std::string device_kind() const override { return "cuda"; }
+  std::string gemm_choices() const override;
+
+  int local_batch() const noexcept { return local_batch_; }
+  // The buckets the gradient is reduced in (one bucket without overlap or with one rank).
+  const BucketPlan& bucket_plan() const noexcept { return plan_; }
+  // Whether the steps that update with the fused optimizer run the fused output head (CudaMlp's
+  // forward_with_output_head): --fuse-optimizer, a model and batch the head serves, and not MGPU_OUTPUT_HEAD=off.
+  bool fuses_output_head() const noexcept { return output_head_; }
+
+ private:
+  // The instants that bound the phases of one step (MEASUREMENT.md). allreduce_start/_end are on the communication
+  // stream, the others on the compute stream; the reduction marks and optimizer_start exist only with > 1 rank.
+  enum Mark : int {
+    kStart,           // the batch is in place, the step begins
+    kForwardEnd,      // loss and dL/dy written (with the fused output head, the last hidden layer's dL/dZ too)
+    kBackwardEnd,     // last gradient written
+    kAllreduceStart,  // the first bucket's reduction may begin (after its wait for the gradients)
+    kAllreduceEnd,    // the last bucket reduced
+    kOptimizerStart,  // the updating stream may update (after its wait for the first reduced bucket)
+    kEnd,             // parameters updated, the step is over
+    kMarkCount
+  };
+  using StepEvents = std::array<CudaEvent, kMarkCount>;
+  // --timing none: the only events of a run, outside the steps.
+  enum RunMark : int { kRunStart, kMeasuredStart, kRunEnd, kRunMarkCount };
+
+  // What a step does under gradient accumulation (--accumulate K): its gradient overwrites the buffer (first step of a
+  // group) or is added to it, and it reduces and updates (last step of a group) or not. K = 1: every step is
+  // {overwrite, update}. Each kind a run uses is captured as a graph of its own.
+  struct StepKind {
+    bool accumulate = false;
+    bool update = true;
+    int index() const { return (accumulate ? 2 : 0) + (update ? 1 : 0); }
+  };
+  static constexpr int kStepKinds = 4;
+  StepKind kind_of(int step) const { return {!settings_.starts_accumulation(step), settings_.ends_accumulation(step)}; }
+  // One captured step kind: its graph, the graph's event-record nodes with their marks, and how often it was launched
+  // (which of its instances comes next).
+  struct CapturedStep {
+    CudaGraph graph;
+    std::vector<std::pair<cudaGraphNode_t, Mark>> event_nodes;
+    int launches = 0;
+  };
+
+  // Enqueues one whole step (advance the step counter, batch, forward, backward and, when the kind updates,
+  // reductions and Adam) on the streams; `events` (null with --timing none) receive the phase marks. Identical work
+  // whether captured or launched eagerly.
+  void enqueue_step(const StepEvents* events, StepKind kind);
+  void reduce_bucket(int bucket, const StepEvents* events);
+  void mark(const StepEvents* events, Mark which, cudaStream_t stream) const;
+  void capture_step_graph(StepKind kind);
+  // Captures every step kind of the first `steps` steps (replacing earlier captures).
+  void capture_step_graphs(int steps);
+  // Step-level GEMM tuning (graph replay; with several ranks collective over comm_): among each GEMM shape's options (TunedGemm::shape_options), the
+  // ones with which the whole step, replayed, is fastest; see the definition for the search. Returns what it found,
+  // for the report.
+  std::string tune_step_gemms(int steps_seen);
+  // The mean time per step of replayed step graphs (kinds as a run's steps 0, 1, ...), the lowest of a few repeats,
+  // from freshly initialised parameters.
+  double time_step_replays();
+  // Points the event-record nodes of instance `instance` of `captured` at step `step`'s events (they were captured
+  // with step 0's).
+  void retarget_graph_events(const CapturedStep& captured, int instance, int step);
+
+  void wait_sampling_clocks(const CudaEvent& last);
+  void read_phase_times(RunRecord& record) const;
+
+  TrainingSettings settings_;
+  int rank_;
+  int world_size_;
+  int local_batch_;
+  int device_ordinal_;  // made current before any resource below is created
+  CudaStream compute_stream_;
+  // Highest priority: in eager steps a reduction launched during backward gets SMs as soon as a GEMM's blocks retire,
+  // instead of queueing behind the rest of backward. A graph replay runs every node at the priority of the stream it
+  // is launched into (node priorities apply only with cudaGraphInstantiateFlagUseNodePriority, which measured no
+  // different on 2 x H200: docs/performance.md).
+  CudaStream comm_stream_ = CudaStream::highest_priority();
+  std::unique_ptr<NcclCommunicator> nccl_;  // only with more than one rank
+  CudaMlp model_;
+  BucketPlan plan_;
+  MPI_Comm comm_;                   // the ranks of this run (step-level GEMM tuning agrees over it)
+  bool output_head_;                // fuses_output_head()
+  DeviceBuffer<float> losses_;      // [step] of the current run, copied back once it is over
+  std::vector<StepEvents> events_;  // [step]; empty with --timing none
+  std::array<CudaEvent, kRunMarkCount> run_marks_;
+  CudaEvent gradients_ready_{cudaEventDisableTiming};  // compute -> communication stream, before each bucket
+  std::vector<CudaEvent> bucket_reduced_;              // communication -> updating stream, one per bucket
+  // Deferred overlap: Adam per reduced bucket beside backward, on a stream of its own (highest priority, in eager
+  // steps: an update's blocks get SMs as the weight-gradient GEMMs' blocks retire, so the last updates do not wait for
+  // backward's end), and the event that joins it back into the compute stream.
+  CudaStream optimizer_stream_ = CudaStream::highest_priority();
+  CudaEvent updates_done_{cudaEventDisableTiming};
+  bool capturing_ = false;
+  static constexpr int kGraphCopies = 4;  // instances of the step graph used in turn (see capture_step_graph)
+  std::array<CapturedStep, kStepKinds> step_graphs_;  // [StepKind::index()]; only the kinds the run uses are captured
+  GpuClockSampler clock_sampler_;
+};
+
+}  // namespace mgpu

@@ -1,0 +1,100 @@
+// Purpose: the interface every training back-end (CUDA + NCCL, CPU + MPI) implements, and what it is configured with.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "train/gradient_buckets.hpp"
+#include "model/mlp_spec.hpp"
+#include "results/run_record.hpp"
+
+namespace mgpu {
+
+// Adam as MEASUREMENT.md fixes it (Kingma & Ba with bias correction; epsilon added to sqrt(v_hat)).
+struct AdamSettings {
+  float learning_rate = 1e-3f;
+  float beta1 = 0.9f;
+  float beta2 = 0.999f;
+  float epsilon = 1e-7f;
+};
+
+// GEMM arithmetic: fp32 (true fp32 products), tf32 (CUBLAS_COMPUTE_32F_FAST_TF32: tensor cores, fp32 accumulation),
+// bf16 (bf16 operands, fp32 accumulation and fp32 master weights; not available yet, refused with one line).
+enum class Precision { fp32, tf32, bf16 };
+inline const char* precision_name(Precision p) {
+  return p == Precision::tf32 ? "tf32" : p == Precision::bf16 ? "bf16" : "fp32";
+}
+
+// Element type of the gradient all-reduce: fp32, or bf16 (cast before the reduction, ncclBfloat16 + ncclAvg, read
+// back to fp32 by Adam). Only the CUDA back-end with more than one rank reduces in bf16.
+enum class GradDtype { fp32, bf16 };
+inline const char* grad_dtype_name(GradDtype d) { return d == GradDtype::bf16 ? "bf16" : "fp32"; }
+
+// events: CUDA events bound every phase of every step. step: only each step's start and end (every step timed with
+// the fewest marks: each mark costs the step about 3 us on H200, docs/measurement.md); phases are NaN. none: one event
+// pair around the warm-up and one around the measured steps (the un-instrumented step, for measuring what the
+// instrumentation costs); per-step phases are NaN.
+enum class TimingMode { events, step, none };
+inline const char* timing_name(TimingMode t) {
+  return t == TimingMode::none ? "none" : t == TimingMode::step ? "step" : "events";
+}
+
+// How each GEMM shape's algorithm is chosen (tuned_gemm.hpp): alone = the fastest of its candidates timed alone;
+// step = then, among the candidates nearly as fast alone, the ones with which the replayed step is fastest (CUDA
+// graphs only; docs/measurement.md, "GEMM tuning").
+enum class GemmTuning { alone, step };
+inline const char* gemm_tuning_name(GemmTuning t) { return t == GemmTuning::step ? "step" : "alone"; }
+
+struct TrainingSettings {
+  MlpSpec model;
+  int global_batch = 32;  // split evenly: rank r of N trains on samples [r*B/N, (r+1)*B/N) of each global batch
+  int warmup_steps = 10;
+  int measured_steps = 100;
+  std::uint64_t seed = 1;
+  AdamSettings adam;
+  // --- How the CUDA step is executed (docs/measurement.md, "Step execution"); the CPU fallback refuses the ones it
+  // cannot honour (backend.cpp). ---
+  Precision precision = Precision::fp32;
+  bool graph = true;     // the whole step (NCCL included) captured once and replayed as one CUDA graph
+  bool overlap = false;  // gradients reduced in buckets during backward, Adam per reduced bucket
+  // Bucket cap in MB (1e6 bytes); the bucket reduced first (layerwise) or last (deferred) closes at 1 MB or less.
+  double bucket_mb = 8.0;
+  // With overlap: when backward forms the weight gradients (gradient_buckets.hpp); deferred also updates each bucket
+  // as soon as it is reduced, beside the rest of backward.
+  WeightGradientOrder overlap_order = WeightGradientOrder::deferred;
+  TimingMode timing = TimingMode::events;
+  GradDtype grad_dtype = GradDtype::fp32;  // of the all-reduce (ranks > 1)
+  // One rank, fp32: the weight gradients are computed inside the optimizer kernel (weight gradient + Adam in one pass
+  // over the parameters; the weight gradient is never written to memory). Backward then computes only the input and
+  // bias gradients, and the optimizer phase holds the weight gradients (docs/measurement.md, "Step execution").
+  bool fused_optimizer = false;
+  // Gradient accumulation (docs/measurement.md, "Gradient accumulation"): every step trains one global batch and adds
+  // its gradient to the flat buffer; every accumulate_steps-th step (steps K, 2K, ... counting from 1) all-reduces
+  // and applies Adam to the mean of the K gradients. 1 = reduce and update every step.
+  int accumulate_steps = 1;
+  // step: set-up also times the replayed step with each GEMM shape's near-fastest options (needs graph).
+  GemmTuning gemm_tuning = GemmTuning::alone;
+
+  // Step s (from 0) starts a new accumulation (its gradient overwrites the buffer) / ends one (reduce + Adam).
+  bool starts_accumulation(int step) const { return step % accumulate_steps == 0; }
+  bool ends_accumulation(int step) const { return step % accumulate_steps == accumulate_steps - 1; }
+
+  int total_steps() const { return warmup_steps + measured_steps; }
+};
+
+class Trainer {
+ public:
+  virtual ~Trainer() = default;
+  // One run: fresh initialisation from (seed, run_index), then warm-up and measured steps. Step s of every run uses
+  // global samples [s*B, (s+1)*B). Returns this rank's timings; the caller gathers them across ranks.
+  virtual RunRecord run(int run_index) = 0;
+  // The current parameters in the flat layout of MlpSpec::layers() (for tests and cross-rank checks).
+  virtual std::vector<float> parameters() const = 0;
+  // "cuda" or "cpu", as recorded in the results.
+  virtual std::string device_kind() const = 0;
+  // What runs each GEMM shape of the step, one line per shape (empty where nothing is chosen: the CPU fallback).
+  virtual std::string gemm_choices() const { return {}; }
+};
+
+}  // namespace mgpu

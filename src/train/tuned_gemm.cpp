@@ -1,0 +1,347 @@
+// Purpose: TunedGemm: cuBLASLt descriptors per GEMM shape and the fastest of cuBLASLt's candidate algorithms and
+// (fp32, few columns) our split-K kernel's configurations, timed once with CUDA events on the caller's buffers. The
+// choice is shared by every TunedGemm of the process (same device, shape, alignment and compute type), so two models
+// of the same shapes compute bit-identical products.
+#include "train/tuned_gemm.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <limits>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "platform/cuda_check.hpp"
+#include "platform/cuda_resources.hpp"
+#include "kernels/skinny_gemm.cuh"
+#include "train/trainer.hpp"
+
+namespace mgpu {
+namespace {
+
+constexpr int kCandidates = 16;  // cuBLASLt's best guesses, in its order
+constexpr int kTimedCalls = 10;  // per candidate, after one untimed call
+// Each guess is also tried with its K dimension split in this many parts (partial products reduced in a second
+// pass, in a fixed order): a skinny product such as 1024 x 32 x 4800 otherwise fills only a few of the 132 SMs.
+constexpr int kSplits[] = {2, 4, 8, 16, 32};
+constexpr int kMinimumSplitDepth = 32;  // no split leaves fewer than this many K values per part
+// Our kernel's workspace: room for 16 parts of a 1024 x 64 product four times over (large's widest at any batch our
+// kernel takes), and its tile counters. Shapes that need more are left to the configurations without it.
+constexpr std::size_t kSkinnyPartialFloats = std::size_t{4} << 20;
+constexpr std::size_t kSkinnyTileCounters = 4096;
+
+// `algo` with its K split in `splits` parts, when the algorithm supports it and cuBLASLt accepts the result for
+// this problem within the workspace; the reduction goes through the workspace in the compute type (deterministic).
+bool split_variant(cublasLtHandle_t handle, cublasLtMatmulDesc_t operation, cublasLtMatrixLayout_t a,
+                   cublasLtMatrixLayout_t b, cublasLtMatrixLayout_t c, const cublasLtMatmulAlgo_t& algo, int splits,
+                   std::size_t workspace_bytes, cublasLtMatmulAlgo_t& variant) {
+  std::int32_t supported = 0;
+  std::uint32_t schemes = 0;
+  std::size_t written = 0;
+  if (cublasLtMatmulAlgoCapGetAttribute(&algo, CUBLASLT_ALGO_CAP_SPLITK_SUPPORT, &supported, sizeof supported,
+                                        &written) != CUBLAS_STATUS_SUCCESS ||
+      supported == 0)
+    return false;
+  if (cublasLtMatmulAlgoCapGetAttribute(&algo, CUBLASLT_ALGO_CAP_REDUCTION_SCHEME_MASK, &schemes, sizeof schemes,
+                                        &written) != CUBLAS_STATUS_SUCCESS ||
+      (schemes & CUBLASLT_REDUCTION_SCHEME_COMPUTE_TYPE) == 0)
+    return false;
+  variant = algo;
+  const std::int32_t parts = splits;
+  const std::uint32_t scheme = CUBLASLT_REDUCTION_SCHEME_COMPUTE_TYPE;
+  if (cublasLtMatmulAlgoConfigSetAttribute(&variant, CUBLASLT_ALGO_CONFIG_SPLITK_NUM, &parts, sizeof parts) !=
+          CUBLAS_STATUS_SUCCESS ||
+      cublasLtMatmulAlgoConfigSetAttribute(&variant, CUBLASLT_ALGO_CONFIG_REDUCTION_SCHEME, &scheme, sizeof scheme) !=
+          CUBLAS_STATUS_SUCCESS)
+    return false;
+  cublasLtMatmulHeuristicResult_t check{};
+  return cublasLtMatmulAlgoCheck(handle, operation, a, b, c, c, &variant, &check) == CUBLAS_STATUS_SUCCESS &&
+         check.workspaceSize <= workspace_bytes;
+}
+
+// The largest power of two up to 16 that divides the address: cuBLASLt's vectorised kernels need it. (bf16 operands
+// may sit at any element, so 2 bytes.)
+int alignment_of(const void* pointer) {
+  const auto address = reinterpret_cast<std::uintptr_t>(pointer);
+  int alignment = 16;
+  while (alignment > 2 && address % alignment != 0) alignment /= 2;
+  return alignment;
+}
+
+}  // namespace
+
+// What runs a shape: a cuBLASLt algorithm, or our skinny kernel in one configuration.
+struct TunedGemm::Choice {
+  cublasLtMatmulAlgo_t algo{};
+  bool skinny = false;
+  kernels::SkinnyGemmConfig skinny_config{};
+};
+
+namespace {
+
+// A shape's options (TunedGemm::shape_options), fastest alone first, and the one that runs it.
+struct Tuning {
+  std::vector<TunedGemm::Choice> choices;
+  std::vector<double> alone_us;
+  std::vector<std::string> names;
+  int selected = 0;
+};
+
+using ChoiceKey = std::tuple<int, int, int, std::tuple<int, int, int, int, int, int, int, int, int>>;
+
+// Process-wide tunings: (device, compute type, operand type, shape key) -> its options and choice.
+std::mutex tunings_mutex;
+std::map<ChoiceKey, Tuning> tunings;
+
+// "TN m=1024 n=32 k=4800": a shape in reports (op_a, op_b as cuBLAS's operations).
+std::string shape_label(int op_a, int op_b, int m, int n, int k) {
+  return std::string(1, op_a == CUBLAS_OP_N ? 'N' : 'T') + (op_b == CUBLAS_OP_N ? 'N' : 'T') +
+         " m=" + std::to_string(m) + " n=" + std::to_string(n) + " k=" + std::to_string(k);
+}
+
+// "cuBLASLt (algorithm 21, tile 18, K in 4 parts)": for reports.
+std::string describe_algo(const cublasLtMatmulAlgo_t& algo) {
+  std::int32_t id = 0, parts = 1;
+  std::uint32_t tile = 0;
+  std::size_t written = 0;
+  MGPU_CUBLAS_CHECK(cublasLtMatmulAlgoConfigGetAttribute(&algo, CUBLASLT_ALGO_CONFIG_ID, &id, sizeof id, &written));
+  MGPU_CUBLAS_CHECK(
+      cublasLtMatmulAlgoConfigGetAttribute(&algo, CUBLASLT_ALGO_CONFIG_TILE_ID, &tile, sizeof tile, &written));
+  MGPU_CUBLAS_CHECK(
+      cublasLtMatmulAlgoConfigGetAttribute(&algo, CUBLASLT_ALGO_CONFIG_SPLITK_NUM, &parts, sizeof parts, &written));
+  return "cuBLASLt (algorithm " + std::to_string(id) + ", tile " + std::to_string(tile) +
+         (parts > 1 ? ", K in " + std::to_string(parts) + " parts)" : ")");
+}
+
+}  // namespace
+
+struct TunedGemm::Plan {
+  cublasLtMatmulDesc_t operation = nullptr;
+  cublasLtMatrixLayout_t a = nullptr, b = nullptr, c = nullptr;
+  ChoiceKey choice_key;
+  Tuning tuning;
+  const Choice& choice() const { return tuning.choices.at(tuning.selected); }
+  ~Plan() {
+    if (c != nullptr) MGPU_CUBLAS_WARN(cublasLtMatrixLayoutDestroy(c));
+    if (b != nullptr) MGPU_CUBLAS_WARN(cublasLtMatrixLayoutDestroy(b));
+    if (a != nullptr) MGPU_CUBLAS_WARN(cublasLtMatrixLayoutDestroy(a));
+    if (operation != nullptr) MGPU_CUBLAS_WARN(cublasLtMatmulDescDestroy(operation));
+  }
+};
+
+TunedGemm::TunedGemm(cudaStream_t stream, cublasComputeType_t compute, cudaDataType_t operands, void* workspace,
+                     std::size_t workspace_bytes)
+    : stream_(stream),
+      compute_(compute),
+      operands_(operands),
+      workspace_(workspace),
+      workspace_bytes_(workspace_bytes),
+      skinny_workspace_(kSkinnyPartialFloats, kSkinnyTileCounters, stream) {
+  MGPU_REQUIRE(operands == CUDA_R_32F || (operands == CUDA_R_16BF && compute == CUBLAS_COMPUTE_32F),
+               "TunedGemm: operands must be fp32, or bf16 with CUBLAS_COMPUTE_32F");
+  MGPU_CUBLAS_CHECK(cublasLtCreate(&handle_));
+}
+
+TunedGemm::~TunedGemm() {
+  plans_.clear();
+  if (handle_ != nullptr) MGPU_CUBLAS_WARN(cublasLtDestroy(handle_));
+}
+
+bool TunedGemm::multiply(cublasOperation_t op_a, cublasOperation_t op_b, int m, int n, int k, const void* a, int lda,
+                         const void* b, int ldb, float* c, int ldc, bool accumulate, bool a_is_stable,
+                         const kernels::SkinnyEpilogue* epilogue) {
+  MGPU_REQUIRE(epilogue == nullptr || !accumulate, "TunedGemm: an epilogue cannot be combined with accumulation");
+  const int alignment = std::min({alignment_of(a), alignment_of(b), alignment_of(c)});
+  const Key key{int(op_a), int(op_b), m, n, k, lda, ldb, ldc, alignment};
+  const Plan& plan = plan_for(key, op_a, op_b, m, n, k, a, lda, b, ldb, c, ldc);
+  const Choice& choice = plan.choice();
+  if (choice.skinny) {
+    MGPU_CUDA_CHECK(kernels::skinny_gemm(
+        op_a != CUBLAS_OP_N, m, n, k, static_cast<const float*>(a), lda, static_cast<const float*>(b), ldb, c, ldc,
+        accumulate, choice.skinny_config, stream_, a_is_stable,
+        epilogue != nullptr ? *epilogue : kernels::SkinnyEpilogue{}, skinny_workspace_.view()));
+    return epilogue != nullptr;
+  }
+  const float one = 1.0f;
+  // beta = 0: C is overwritten, never read (so NaN-poisoned outputs stay a valid test); 1: gradient accumulation.
+  const float beta = accumulate ? 1.0f : 0.0f;
+  MGPU_CUBLAS_CHECK(cublasLtMatmul(handle_, plan.operation, &one, a, plan.a, b, plan.b, &beta, c, plan.c, c, plan.c,
+                                   &choice.algo, workspace_, workspace_bytes_, stream_));
+  return false;
+}
+
+std::vector<TunedGemm::ShapeOptions> TunedGemm::shape_options() const {
+  std::vector<ShapeOptions> shapes;
+  for (const auto& [key, plan] : plans_) {
+    const auto [op_a, op_b, m, n, k, lda, ldb, ldc, alignment] = key;
+    ShapeOptions shape;
+    shape.shape = shape_label(op_a, op_b, m, n, k);
+    shape.options = plan->tuning.names;
+    shape.alone_us = plan->tuning.alone_us;
+    shape.selected = plan->tuning.selected;
+    shapes.push_back(std::move(shape));
+  }
+  return shapes;
+}
+
+void TunedGemm::select(std::size_t shape, int option) {
+  MGPU_REQUIRE(shape < plans_.size(),
+               "TunedGemm::select: shape " + std::to_string(shape) + " of " + std::to_string(plans_.size()));
+  Plan& plan = *std::next(plans_.begin(), static_cast<std::ptrdiff_t>(shape))->second;
+  MGPU_REQUIRE(
+      option >= 0 && option < static_cast<int>(plan.tuning.choices.size()),
+      "TunedGemm::select: option " + std::to_string(option) + " of " + std::to_string(plan.tuning.choices.size()));
+  plan.tuning.selected = option;
+  std::lock_guard<std::mutex> lock(tunings_mutex);
+  tunings[plan.choice_key].selected = option;
+}
+
+TunedGemm::Plan& TunedGemm::plan_for(const Key& key, cublasOperation_t op_a, cublasOperation_t op_b, int m, int n,
+                                     int k, const void* a, int lda, const void* b, int ldb, float* c, int ldc) {
+  const auto found = plans_.find(key);
+  if (found != plans_.end()) return *found->second;
+
+  auto plan = std::make_unique<Plan>();
+  MGPU_CUBLAS_CHECK(cublasLtMatmulDescCreate(&plan->operation, compute_, CUDA_R_32F));
+  MGPU_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(plan->operation, CUBLASLT_MATMUL_DESC_TRANSA, &op_a, sizeof op_a));
+  MGPU_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(plan->operation, CUBLASLT_MATMUL_DESC_TRANSB, &op_b, sizeof op_b));
+  // Layouts of A and B as stored (before the op), C as written; column-major.
+  const bool ta = op_a != CUBLAS_OP_N;
+  const bool tb = op_b != CUBLAS_OP_N;
+  MGPU_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&plan->a, operands_, ta ? k : m, ta ? m : k, lda));
+  MGPU_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&plan->b, operands_, tb ? n : k, tb ? k : n, ldb));
+  MGPU_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&plan->c, CUDA_R_32F, m, n, ldc));
+
+  int device = 0;
+  MGPU_CUDA_CHECK(cudaGetDevice(&device));
+  plan->choice_key = std::make_tuple(device, int(compute_), int(operands_), key);
+  {
+    std::lock_guard<std::mutex> lock(tunings_mutex);
+    const auto tuned = tunings.find(plan->choice_key);
+    if (tuned != tunings.end()) {
+      plan->tuning = tuned->second;
+      return *plans_.emplace(key, std::move(plan)).first->second;
+    }
+  }
+
+  // Tuning synchronises the stream, which a capture forbids: every shape must have been seen once before.
+  cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+  MGPU_CUDA_CHECK(cudaStreamIsCapturing(stream_, &capture));
+  MGPU_REQUIRE(capture == cudaStreamCaptureStatusNone, "a GEMM shape was first seen while capturing a CUDA graph");
+
+  cublasLtMatmulPreference_t preference = nullptr;
+  MGPU_CUBLAS_CHECK(cublasLtMatmulPreferenceCreate(&preference));
+  std::vector<cublasLtMatmulHeuristicResult_t> results(kCandidates);
+  int returned = 0;
+  try {
+    const std::uint64_t workspace = workspace_bytes_;
+    const std::uint32_t alignment = static_cast<std::uint32_t>(std::get<8>(key));
+    MGPU_CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(preference, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
+                                                           &workspace, sizeof workspace));
+    for (auto attribute : {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES,
+                           CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES}) {
+      MGPU_CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(preference, attribute, &alignment, sizeof alignment));
+    }
+    MGPU_CUBLAS_CHECK(cublasLtMatmulAlgoGetHeuristic(handle_, plan->operation, plan->a, plan->b, plan->c, plan->c,
+                                                     preference, kCandidates, results.data(), &returned));
+  } catch (...) {
+    MGPU_CUBLAS_WARN(cublasLtMatmulPreferenceDestroy(preference));
+    throw;
+  }
+  MGPU_CUBLAS_CHECK(cublasLtMatmulPreferenceDestroy(preference));
+  MGPU_REQUIRE(returned > 0, "cuBLASLt offers no algorithm for a " + std::to_string(m) + "x" + std::to_string(n) + "x" +
+                                 std::to_string(k) + " GEMM");
+
+  std::vector<cublasLtMatmulAlgo_t> candidates;
+  for (int i = 0; i < returned; ++i) {
+    if (results[i].state != CUBLAS_STATUS_SUCCESS || results[i].workspaceSize > workspace_bytes_) continue;
+    candidates.push_back(results[i].algo);
+    for (int splits : kSplits) {
+      cublasLtMatmulAlgo_t variant{};
+      if (k / splits >= kMinimumSplitDepth && split_variant(handle_, plan->operation, plan->a, plan->b, plan->c,
+                                                            results[i].algo, splits, workspace_bytes_, variant))
+        candidates.push_back(variant);
+    }
+  }
+
+  // Time each candidate on the real buffers: one untimed call (kernel load), then kTimedCalls back to back between two
+  // events; infinity for a candidate that refuses these buffers (it is simply not chosen).
+  CudaEvent start;
+  CudaEvent stop;
+  const auto time_candidate = [&](const auto& call) {
+    for (int number = 0; number <= kTimedCalls; ++number) {
+      if (number == 1) start.record(stream_);
+      if (!call()) return std::numeric_limits<double>::infinity();
+    }
+    stop.record(stream_);
+    stop.synchronize();
+    return elapsed_ms(start, stop);
+  };
+  // Every candidate that ran, with its time for kTimedCalls calls.
+  struct Timed {
+    Choice choice;
+    double ms;
+    std::string name;
+  };
+  std::vector<Timed> timed;
+  const float one = 1.0f;
+  const float zero = 0.0f;
+  for (const cublasLtMatmulAlgo_t& candidate : candidates) {
+    const double ms = time_candidate([&] {
+      return cublasLtMatmul(handle_, plan->operation, &one, a, plan->a, b, plan->b, &zero, c, plan->c, c, plan->c,
+                            &candidate, workspace_, workspace_bytes_, stream_) == CUBLAS_STATUS_SUCCESS;
+    });
+    if (ms < std::numeric_limits<double>::infinity())
+      timed.push_back({Choice{candidate}, ms, describe_algo(candidate)});
+  }
+  double cublaslt_ms = std::numeric_limits<double>::infinity();
+  for (const Timed& t : timed) cublaslt_ms = std::min(cublaslt_ms, t.ms);
+  // Our split-K kernel, for fp32 products whose B (the activations) has few columns, timed the same way.
+  const bool skinny_eligible = compute_ == CUBLAS_COMPUTE_32F && operands_ == CUDA_R_32F && op_b == CUBLAS_OP_N;
+  for (const kernels::SkinnyGemmConfig& config : skinny_eligible
+                                                     ? kernels::skinny_gemm_configs(m, n, k, skinny_workspace_.view())
+                                                     : std::vector<kernels::SkinnyGemmConfig>{}) {
+    const double ms = time_candidate([&] {
+      const bool launched = kernels::skinny_gemm(op_a != CUBLAS_OP_N, m, n, k, static_cast<const float*>(a), lda,
+                                                 static_cast<const float*>(b), ldb, c, ldc, false, config, stream_,
+                                                 /*a_is_stable=*/true, {}, skinny_workspace_.view()) == cudaSuccess;
+      if (!launched) (void)cudaGetLastError();  // a refused launch must not linger as the runtime's last error
+      return launched;
+    });
+    if (ms < std::numeric_limits<double>::infinity())
+      timed.push_back({Choice{{}, true, config}, ms, "skinny (" + kernels::describe(config) + ")"});
+  }
+  MGPU_REQUIRE(!timed.empty(), "no cuBLASLt algorithm (nor our kernel) ran a " + std::to_string(m) + "x" +
+                                   std::to_string(n) + "x" + std::to_string(k) + " GEMM");
+  // Fastest first; among equal times the earlier candidate (cuBLASLt's order, then ours), as a strict "faster" did.
+  std::stable_sort(timed.begin(), timed.end(), [](const Timed& x, const Timed& y) { return x.ms < y.ms; });
+  const double best_ms = timed.front().ms;
+  for (const Timed& t : timed) {
+    if (plan->tuning.choices.size() == static_cast<std::size_t>(kMostOptions) || t.ms > kOptionsWithin * best_ms) break;
+    plan->tuning.choices.push_back(t.choice);
+    plan->tuning.alone_us.push_back(1e3 * t.ms / kTimedCalls);
+    plan->tuning.names.push_back(t.name);
+  }
+  if (std::getenv("MGPU_GEMM_REPORT") != nullptr) {  // for performance work: what was chosen, and by how much
+    std::fprintf(stderr, "gemm %s: cuBLASLt %.2f us; chosen %s %.2f us (%zu options within %.2fx)\n",
+                 shape_label(op_a, op_b, m, n, k).c_str(), 1e3 * cublaslt_ms / kTimedCalls,
+                 plan->tuning.names.front().c_str(), plan->tuning.alone_us.front(), plan->tuning.choices.size(),
+                 kOptionsWithin);
+  }
+  {
+    std::lock_guard<std::mutex> lock(tunings_mutex);
+    tunings.emplace(plan->choice_key, plan->tuning);
+  }
+  return *plans_.emplace(key, std::move(plan)).first->second;
+}
+
+cublasComputeType_t compute_type_for(Precision precision) {
+  // CUBLAS_COMPUTE_32F: fp32 products and accumulation (of fp32 or bf16 operands). FAST_TF32: tensor cores round the
+  // fp32 inputs to TF32.
+  return precision == Precision::tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
+}
+
+cudaDataType_t operand_type_for(Precision precision) { return precision == Precision::bf16 ? CUDA_R_16BF : CUDA_R_32F; }
+
+}  // namespace mgpu

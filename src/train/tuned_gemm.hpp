@@ -1,0 +1,86 @@
+// Purpose: GEMMs with fp32 output (fp32 or bf16 operands) through cuBLASLt or our split-K kernel, the algorithm for
+// each shape chosen by timing cuBLASLt's own candidates (each also with its K dimension split 2..32 ways) and, for
+// fp32 products with at most 64 columns, our kernel's configurations (skinny_gemm.cuh), once (outside any graph
+// capture), so the skinny small-batch products of this benchmark do not run on a few SMs; every later call (eager or
+// captured) reuses it. The candidates nearly as fast alone stay available, so that a caller who can time the whole
+// step (CudaTrainer's step-level tuning) can choose among them by what the step measures.
+#pragma once
+
+#include <cublasLt.h>
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "kernels/skinny_gemm.cuh"
+
+namespace mgpu {
+
+enum class Precision;  // trainer.hpp
+
+// The TunedGemm arguments of a --precision: compute type and operand (A and B) element type.
+cublasComputeType_t compute_type_for(Precision precision);
+cudaDataType_t operand_type_for(Precision precision);
+
+class TunedGemm {
+ public:
+  // All work goes to `stream`; `workspace` (device memory, `workspace_bytes`) is used by every call, so no call
+  // allocates (a requirement of stream capture). compute: CUBLAS_COMPUTE_32F or CUBLAS_COMPUTE_32F_FAST_TF32.
+  // operands: the element type of A and B, CUDA_R_32F or CUDA_R_16BF (bf16 inputs, fp32 accumulation); C is fp32.
+  TunedGemm(cudaStream_t stream, cublasComputeType_t compute, cudaDataType_t operands, void* workspace,
+            std::size_t workspace_bytes);
+  ~TunedGemm();
+  TunedGemm(const TunedGemm&) = delete;
+  TunedGemm& operator=(const TunedGemm&) = delete;
+
+  // Column-major C[m, n] = op_a(A) op_b(B) (alpha 1, beta 0: C is only written), or with `accumulate`
+  // C += op_a(A) op_b(B) (beta 1; the same algorithm, cuBLASLt applies beta in every one). The first call of a shape
+  // (and pointer alignment) times the candidates on these very buffers, synchronising the stream; it must therefore not
+  // happen while the stream is being captured (CudaTrainer makes one eager step before capturing).
+  // A and B hold elements of the constructor's operand type. `a_is_stable`: no kernel that may still be running
+  // ahead of this call on the stream writes A (the step's weights), so our kernel may read it early
+  // (skinny_gemm.cuh); cuBLASLt ignores it. `epilogue` (non-null, not with `accumulate`): applied to C by our kernel
+  // where it runs the shape; returns whether it was, so the caller runs the elementwise pass itself otherwise.
+  bool multiply(cublasOperation_t op_a, cublasOperation_t op_b, int m, int n, int k, const void* a, int lda,
+                const void* b, int ldb, float* c, int ldc, bool accumulate = false, bool a_is_stable = false,
+                const kernels::SkinnyEpilogue* epilogue = nullptr);
+
+  struct Choice;  // what runs a shape (tuned_gemm.cpp)
+
+  // The shapes this TunedGemm has run, in a fixed order, each with its options: the candidates that took at most
+  // kOptionsWithin times the fastest's time alone, fastest first, at most kMostOptions. Option 0 is the fastest alone,
+  // the choice until select() says otherwise.
+  static constexpr double kOptionsWithin = 1.25;
+  static constexpr int kMostOptions = 4;
+  struct ShapeOptions {
+    std::string shape;                 // "TN m=1024 n=32 k=4800"
+    std::vector<std::string> options;  // what runs it: "skinny (32 columns, 8 splits, cluster sum)", "cuBLASLt (...)"
+    std::vector<double> alone_us;      // each option's time per call alone (back-to-back calls)
+    int selected = 0;
+  };
+  std::vector<ShapeOptions> shape_options() const;
+  // Later calls and captures of shape `shape` (an index into shape_options()) run its option `option`. Other
+  // TunedGemms of the process that meet the shape later take the same (the process-wide choice).
+  void select(std::size_t shape, int option);
+
+ private:
+  struct Plan;
+  using Key = std::tuple<int, int, int, int, int, int, int, int, int>;  // ops, m, n, k, lds, alignment
+  Plan& plan_for(const Key& key, cublasOperation_t op_a, cublasOperation_t op_b, int m, int n, int k, const void* a,
+                 int lda, const void* b, int ldb, float* c, int ldc);
+
+  cudaStream_t stream_;
+  cublasComputeType_t compute_;
+  cudaDataType_t operands_;
+  void* workspace_;
+  std::size_t workspace_bytes_;
+  cublasLtHandle_t handle_ = nullptr;
+  kernels::SkinnyWorkspaceMemory skinny_workspace_;  // our kernel's partial tiles (last_block configurations)
+  std::map<Key, std::unique_ptr<Plan>> plans_;
+};
+
+}  // namespace mgpu

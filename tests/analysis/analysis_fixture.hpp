@@ -1,0 +1,117 @@
+// Purpose: synthetic results files for the mgpu_analyze tests, written with the project's own ResultsWriter, whose
+// per-step values are chosen so every figure of the report can be computed by hand (the expected values in
+// test_report_tables.cpp are derived in comments there).
+#pragma once
+
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "results/results_file.hpp"
+
+namespace mgpu::analysis_test {
+
+// Global batch 8, 1 warm-up step + 2 measured steps per run; dense_weight_count 1,000,000.
+inline constexpr int kGlobalBatch = 8;
+inline constexpr int kWarmup = 1;
+inline constexpr int kMeasured = 2;
+inline constexpr double kMiB = 1024.0 * 1024.0;
+
+inline ConfigurationMetadata synthetic_metadata(const std::string& name, int ranks) {
+  ConfigurationMetadata m;
+  m.name = name;
+  m.model = "custom";
+  m.layer_widths = {16, 8, 3};
+  m.dropout = 0.0;
+  m.parameter_count = 1000008;
+  m.dense_weight_count = 1000000;
+  m.global_batch = kGlobalBatch;
+  m.local_batch = kGlobalBatch / ranks;
+  m.ranks = ranks;
+  m.device = "cuda";
+  m.warmup_steps = kWarmup;
+  m.measured_steps = kMeasured;
+  m.runs_requested = ranks == 1 ? 6 : 5;
+  m.seed = 1;
+  m.adam_learning_rate = 1e-3;
+  m.adam_beta1 = 0.9;
+  m.adam_beta2 = 0.999;
+  m.adam_epsilon = 1e-7;
+  m.command_line = "synthetic";
+  for (int rank = 0; rank < ranks; ++rank) {
+    m.hosts.push_back("node0");
+    m.gpu_names.push_back("GPU");
+    m.gpu_uuids.push_back("GPU-" + std::to_string(rank));
+    m.gpu_pci_bus_ids.push_back("0000:0" + std::to_string(rank) + ":00.0");
+    m.peer_topology.push_back("");
+    m.max_sm_clock_mhz.push_back(2000);
+    m.max_memory_clock_mhz.push_back(3000);
+  }
+  return m;
+}
+
+// One rank's record: a warm-up step of 100 ms everywhere (it must never count), then two measured steps with the
+// given phase times (forward, backward, allreduce, exposed_comm, optimizer, step).
+inline RunRecord synthetic_record(const std::vector<std::vector<double>>& measured_phases, double memory_bytes,
+                                  double sm_clock_mhz, int clock_samples) {
+  RunRecord record(kWarmup + kMeasured);
+  for (int p = 0; p < kPhaseCount; ++p) record.ms(Phase(p), 0) = 100.0;
+  for (int s = 0; s < kMeasured; ++s)
+    for (int p = 0; p < kPhaseCount; ++p) record.ms(Phase(p), kWarmup + s) = measured_phases[s][p];
+  record.memory_peak_bytes = memory_bytes;
+  record.sm_clock_mhz = sm_clock_mhz;
+  record.clock_samples = clock_samples;
+  return record;
+}
+
+// The 1-GPU configuration "single": 6 runs whose two measured steps both take 4, 4, 4, 5, 5 and 40 ms (throughputs
+// 2000, 2000, 2000, 1600, 1600, 200 samples/s; the last run is the outlier). Phases of a 4 ms step: forward 1,
+// backward 2, optimizer 0.5 (other 0.5); of a 5 ms step: forward 1.5, backward 2, optimizer 0.5 (other 1); of 40 ms:
+// forward 30. No clocks recorded. Peak memory 1 GiB, 10 GiB in the outlier run.
+inline void add_single(ResultsWriter& writer, const std::string& name = "single") {
+  ResultsWriter::Configuration c = writer.add_configuration(synthetic_metadata(name, 1));
+  for (const double step : {4.0, 4.0, 4.0, 5.0, 5.0, 40.0}) {
+    const double forward = step == 4.0 ? 1.0 : (step == 5.0 ? 1.5 : 30.0);
+    const std::vector<double> phases = {forward, 2.0, 0.0, 0.0, 0.5, step};
+    const double memory = step == 40.0 ? 10 * 1024 * kMiB : 1024 * kMiB;
+    writer.append_run(c, {synthetic_record({phases, phases}, memory, 0.0, 0)});
+  }
+  writer.finish(c);
+}
+
+// The 2-GPU configuration "double" (same identity as "single" but 2 ranks): 5 runs. In each measured step one rank
+// takes 2.5 ms (runs 0-2) or 2 ms (runs 3-4) and the other less, and which rank is slower alternates between the two
+// steps: the distributed step is the per-step maximum (2.5 or 2 ms), not the maximum of per-rank means. Throughputs
+// 3200, 3200, 3200, 4000, 4000 samples/s (MAD = 0: no outlier). Critical rank phases of a 2.5 ms step: forward 1,
+// backward 0.5, allreduce 0.6, exposed_comm 0.7, optimizer 0.2 (other 0.1); of a 2 ms step: forward 0.8, backward
+// 0.4, allreduce 0.5, exposed_comm 0.5, optimizer 0.2 (other 0.1). The fast rank's phases are all 0.05 (wrong if
+// used). Peak memory 2 GiB on rank 0, 3 GiB on rank 1; run 1's rank 1 runs at 1000 of 2000 MHz: throttled.
+inline void add_double(ResultsWriter& writer, const std::string& name = "double") {
+  ResultsWriter::Configuration c = writer.add_configuration(synthetic_metadata(name, 2));
+  for (int run = 0; run < 5; ++run) {
+    const bool slow = run < 3;
+    const std::vector<double> critical =
+        slow ? std::vector<double>{1.0, 0.5, 0.6, 0.7, 0.2, 2.5} : std::vector<double>{0.8, 0.4, 0.5, 0.5, 0.2, 2.0};
+    const std::vector<double> fast = {0.05, 0.05, 0.05, 0.05, 0.05, 1.5};
+    writer.append_run(c, {synthetic_record({critical, fast}, 2048 * kMiB, 1900, 4),
+                          synthetic_record({fast, critical}, 3072 * kMiB, run == 1 ? 1000 : 1900, 4)});
+  }
+  writer.finish(c);
+}
+
+// The 1-GPU configuration "step_only" (as with --timing step): 5 runs of 4 ms steps whose phases were not measured
+// (NaN); everything about the step itself is as in "single"'s kept 4 ms runs.
+inline void add_step_only(ResultsWriter& writer, const std::string& name = "step_only") {
+  ConfigurationMetadata metadata = synthetic_metadata(name, 1);
+  metadata.timing = "step";
+  ResultsWriter::Configuration c = writer.add_configuration(metadata);
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  for (int run = 0; run < 5; ++run) {
+    const std::vector<double> phases = {nan, nan, nan, nan, nan, 4.0};
+    writer.append_run(c, {synthetic_record({phases, phases}, 1024 * kMiB, 0.0, 0)});
+  }
+  writer.finish(c);
+}
+
+}  // namespace mgpu::analysis_test

@@ -1,0 +1,279 @@
+// Purpose: end-to-end tests of the mgpu_analyze binary: the report and compare of a synthetic results file in every
+// format, read back; plots written with gnuplot, and tables still written without it; every bad input (a file that
+// does not exist, is empty, is not HDF5, lacks a dataset or has a newer schema_version; no 1-GPU baseline; bad
+// options) exits non-zero with one line naming the file and the problem.
+#include <gtest/gtest.h>
+#include <hdf5.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "analysis_fixture.hpp"
+#include "platform/hdf5_check.hpp"
+#include "results/hdf5_handles.hpp"
+#include "results/results_schema.hpp"
+#include "table_parsers.hpp"
+
+namespace fs = std::filesystem;
+using namespace mgpu;
+using namespace mgpu::analysis_test;
+
+namespace {
+
+struct Outcome {
+  int exit_code = -1;
+  std::string out, err;
+};
+
+std::string read_text(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> lines;
+  std::stringstream stream(text);
+  for (std::string line; std::getline(stream, line);) lines.push_back(line);
+  return lines;
+}
+
+class AnalyzeCli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char pattern[] = "/tmp/mgpu_analyze_cli_XXXXXX";
+    ASSERT_NE(mkdtemp(pattern), nullptr);
+    dir_ = pattern;
+    good_ = dir_ + "/good.h5";
+    ResultsWriter writer(good_, false);
+    add_single(writer);
+    add_double(writer);
+    writer.close();
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  // Runs `[prefix] mgpu_analyze args` in the temporary directory, stdout and stderr captured separately.
+  Outcome run(const std::string& args, const std::string& prefix = "") const {
+    const std::string command = "cd '" + dir_ + "' && " + prefix + " '" + MGPU_ANALYZE_BINARY + "' " + args + " > '" +
+                                dir_ + "/stdout.txt' 2> '" + dir_ + "/stderr.txt'";
+    const int status = std::system(command.c_str());
+    Outcome outcome;
+    outcome.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    outcome.out = read_text(dir_ + "/stdout.txt");
+    outcome.err = read_text(dir_ + "/stderr.txt");
+    return outcome;
+  }
+
+  // A results file with one configuration ("double" or "single") only.
+  std::string file_with(const std::string& name, bool single) const {
+    const std::string path = dir_ + "/" + name;
+    ResultsWriter writer(path, false);
+    if (single)
+      add_single(writer);
+    else
+      add_double(writer);
+    writer.close();
+    return path;
+  }
+
+  std::string dir_, good_;
+};
+
+// Exit status 1 (or the one given), nothing on stdout, exactly one line on stderr, naming every needle.
+void expect_rejected(const Outcome& outcome, const std::vector<std::string>& needles, int exit_code = 1) {
+  EXPECT_EQ(outcome.exit_code, exit_code) << outcome.err;
+  const std::vector<std::string> lines = lines_of(outcome.err);
+  ASSERT_EQ(lines.size(), 1u) << "stderr:\n" << outcome.err;
+  EXPECT_EQ(lines[0].rfind("mgpu_analyze: error: ", 0), 0u) << lines[0];
+  for (const std::string& needle : needles) EXPECT_NE(lines[0].find(needle), std::string::npos) << lines[0];
+}
+
+TEST_F(AnalyzeCli, ReportInTheTerminal) {
+  const Outcome o = run("report good.h5");
+  EXPECT_EQ(o.exit_code, 0) << o.err;
+  EXPECT_EQ(o.err, "");
+  for (const char* part : {"Throughput per configuration", "Mean step and its phases", "Scaling: N GPUs",
+                           "1.913 [1.599, 2.286]", "Timeline of the mean step", "Fieller"})
+    EXPECT_NE(o.out.find(part), std::string::npos) << part;
+}
+
+TEST_F(AnalyzeCli, JsonReportReadsBack) {
+  const Outcome o = run("report good.h5 --format json");
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  const nlohmann::json json = nlohmann::json::parse(o.out);
+  EXPECT_EQ(json.at("settings").at("outlier_threshold"), 3.5);
+  EXPECT_NE(json.at("settings").at("ratio_interval_method").get<std::string>().find("Fieller"), std::string::npos);
+  const nlohmann::json& rows = json.at("tables").at("configurations").at("rows");
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[0].at("configuration"), "single");
+  EXPECT_EQ(rows[0].at("runs_kept"), 5);
+  EXPECT_DOUBLE_EQ(rows[0].at("samples_per_s_mean").get<double>(), 1840);
+  const nlohmann::json& scaling = json.at("tables").at("scaling").at("rows");
+  ASSERT_EQ(scaling.size(), 1u);
+  EXPECT_NEAR(scaling[0].at("speedup").get<double>(), 3520.0 / 1840.0, 1e-12);
+  EXPECT_NEAR(scaling[0].at("welch_p").get<double>(), 2.8291615e-4, 1e-10);
+  const nlohmann::json& runs = json.at("tables").at("runs").at("rows");
+  ASSERT_EQ(runs.size(), 11u);
+  EXPECT_NEAR(runs[5].at("modified_z").get<double>(), -5.396, 1e-9);
+  EXPECT_EQ(runs[5].at("kept"), "no");
+}
+
+TEST_F(AnalyzeCli, CsvReportReadsBack) {
+  const Outcome o = run("report good.h5 --format csv");
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  // Tables are separated by a blank line, each preceded by "# title".
+  const Rows rows = parse_csv(o.out);
+  std::vector<Rows> tables(1);
+  for (const auto& row : rows) {
+    if (row.size() == 1 && row[0].empty()) {
+      tables.emplace_back();
+    } else if (row[0].rfind("# ", 0) != 0) {
+      tables.back().push_back(row);
+    }
+  }
+  ASSERT_EQ(tables.size(), 4u);  // configurations, phases, scaling, runs
+  const Rows& configurations = tables[0];
+  ASSERT_EQ(configurations.size(), 3u);
+  EXPECT_EQ(configurations[0][0], "file");
+  const auto column = [&](const Rows& t, const std::string& key) {
+    return std::find(t[0].begin(), t[0].end(), key) - t[0].begin();
+  };
+  EXPECT_EQ(configurations[1][column(configurations, "configuration")], "single");
+  EXPECT_EQ(std::stod(configurations[2][column(configurations, "samples_per_s_mean")]), 3520);
+  EXPECT_EQ(configurations[1][column(configurations, "throttled_runs")], "");  // no clocks recorded
+  EXPECT_EQ(std::stod(tables[2][1][column(tables[2], "efficiency")]), 3520.0 / 1840.0 / 2);
+  const Rows& runs = tables[3];
+  ASSERT_EQ(runs.size(), 12u);  // header + 6 + 5 runs
+  EXPECT_EQ(runs[6][column(runs, "run")], "5");
+  EXPECT_EQ(std::stod(runs[6][column(runs, "samples_per_s")]), 200);
+  EXPECT_EQ(runs[6][column(runs, "kept")], "no");
+}
+
+TEST_F(AnalyzeCli, MarkdownReportReadsBack) {
+  const Outcome o = run("report good.h5 --format markdown");
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  const Rows rows = parse_markdown_tables(o.out);
+  // Header + 2 rows (configurations), header + 2 (phases), header + 1 (scaling).
+  ASSERT_EQ(rows.size(), 8u);
+  EXPECT_EQ(rows[1][1], "single");
+  EXPECT_EQ(rows[1][6], "1,840 ± 272");
+  EXPECT_EQ(rows[7][6], "1.913 [1.599, 2.286]");
+  EXPECT_NE(o.out.find("```"), std::string::npos);     // the timeline, as a code block
+  EXPECT_EQ(o.out.find("Runs ("), std::string::npos);  // per-run data only in CSV and JSON
+}
+
+TEST_F(AnalyzeCli, OutDirectoryWithPlots) {
+  const Outcome o = run("report good.h5 --out plots --format csv");
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  for (const char* file : {"report.csv", "configurations.csv", "phases.csv", "scaling.csv", "runs.csv",
+                           "throughput_vs_batch.gp", "throughput_vs_batch.dat", "speedup_vs_batch.gp", "phases.gp"})
+    EXPECT_TRUE(fs::exists(dir_ + "/plots/" + file)) << file;
+  if (o.err.find("gnuplot not found") == std::string::npos) {
+    for (const char* image : {"throughput_vs_batch.png", "speedup_vs_batch.png", "phases.png"}) {
+      ASSERT_TRUE(fs::exists(dir_ + "/plots/" + image)) << image;
+      std::ifstream png(dir_ + "/plots/" + image, std::ios::binary);
+      char magic[4] = {};
+      png.read(magic, 4);
+      EXPECT_EQ(std::string(magic + 1, 3), "PNG") << image;
+    }
+  }
+}
+
+TEST_F(AnalyzeCli, WithoutGnuplotSaysSoOnceAndStillWritesTables) {
+  const Outcome o = run("report good.h5 --out plots", "/usr/bin/env PATH=/nonexistent");
+  EXPECT_EQ(o.exit_code, 0) << o.err;
+  const std::vector<std::string> lines = lines_of(o.err);
+  ASSERT_EQ(lines.size(), 1u) << o.err;
+  EXPECT_NE(lines[0].find("gnuplot not found"), std::string::npos);
+  EXPECT_TRUE(fs::exists(dir_ + "/plots/report.txt"));
+  EXPECT_TRUE(fs::exists(dir_ + "/plots/phases.gp"));
+  EXPECT_FALSE(fs::exists(dir_ + "/plots/phases.png"));
+}
+
+TEST_F(AnalyzeCli, NoBaselineIsAnErrorLineAfterTheFullReport) {
+  file_with("two_only.h5", false);
+  const Outcome o = run("report two_only.h5");
+  expect_rejected(o, {"'two_only.h5'", "'double'", "no 1-GPU baseline"}, 3);
+  EXPECT_NE(o.out.find("Throughput per configuration"), std::string::npos);  // the report is still there
+  EXPECT_NE(o.out.find("NO 1-GPU BASELINE"), std::string::npos);
+  EXPECT_EQ(run("report two_only.h5 --no-scaling").exit_code, 0);
+  file_with("one_only.h5", true);
+  EXPECT_EQ(run("report one_only.h5").exit_code, 0);  // nothing to scale: no scaling table, no error
+}
+
+TEST_F(AnalyzeCli, BadFiles) {
+  expect_rejected(run("report missing.h5"), {"'missing.h5'", "does not exist"});
+  std::ofstream(dir_ + "/empty.h5").close();
+  expect_rejected(run("report empty.h5"), {"'empty.h5'", "empty"});
+  std::ofstream(dir_ + "/text.h5") << "not an HDF5 file\n";
+  expect_rejected(run("report good.h5 text.h5"), {"'text.h5'", "not an HDF5 file"});
+  const std::string no_configurations = dir_ + "/none.h5";
+  ResultsWriter(no_configurations, false).close();
+  expect_rejected(run("report none.h5"), {"'none.h5'", "holds no configurations"});
+}
+
+TEST_F(AnalyzeCli, MissingDatasetIsNamed) {
+  const std::string path = file_with("cut.h5", true);
+  {
+    const H5File file(MGPU_H5_CHECK(H5Fopen(path.c_str(), H5F_ACC_RDWR, H5P_DEFAULT)));
+    MGPU_H5_CHECK(H5Ldelete(file.get(), "/configurations/single/step_ms", H5P_DEFAULT));
+  }
+  expect_rejected(run("report cut.h5"), {"'cut.h5'", "/configurations/single", "missing dataset 'step_ms'"});
+}
+
+TEST_F(AnalyzeCli, NewerSchemaVersionIsRefused) {
+  const std::string path = file_with("future.h5", true);
+  {
+    const H5File file(MGPU_H5_CHECK(H5Fopen(path.c_str(), H5F_ACC_RDWR, H5P_DEFAULT)));
+    const H5Attribute version(MGPU_H5_CHECK(H5Aopen(file.get(), "schema_version", H5P_DEFAULT)));
+    const std::int32_t newer = results_schema::kVersion + 1;
+    MGPU_H5_CHECK(H5Awrite(version.get(), H5T_NATIVE_INT32, &newer));
+  }
+  expect_rejected(run("compare good.h5 future.h5"),
+                  {"'future.h5'", "schema_version " + std::to_string(results_schema::kVersion + 1), "newer"});
+}
+
+TEST_F(AnalyzeCli, CompareAFileWithItself) {
+  const Outcome o = run("compare good.h5 good.h5 --alpha 0.01 --min-effect 0.05");
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  EXPECT_NE(o.out.find("Welch's two-sided p < 0.01 and |after/before - 1| >= 5%"), std::string::npos) << o.out;
+  const nlohmann::json json = nlohmann::json::parse(run("compare good.h5 good.h5 --format json").out);
+  const nlohmann::json& rows = json.at("tables").at("comparison").at("rows");
+  ASSERT_EQ(rows.size(), 2u);
+  for (const auto& row : rows) {
+    EXPECT_EQ(row.at("verdict"), "SAME");
+    EXPECT_DOUBLE_EQ(row.at("ratio").get<double>(), 1.0);
+  }
+}
+
+TEST_F(AnalyzeCli, CompareListsOneSidedConfigurations) {
+  file_with("one_only.h5", true);
+  const Outcome o = run("compare good.h5 one_only.h5");
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  EXPECT_NE(o.out.find("only in BEFORE: 'good.h5' double"), std::string::npos) << o.out;
+}
+
+TEST_F(AnalyzeCli, BadCommandLines) {
+  expect_rejected(run(""), {"no command"});
+  expect_rejected(run("plot good.h5"), {"unknown command 'plot'"});
+  expect_rejected(run("report good.h5 --format xml"), {"--format xml"});
+  expect_rejected(run("report"), {"no results file"});
+  expect_rejected(run("report good.h5 --outlier-threshold -1"), {"--outlier-threshold"});
+  expect_rejected(run("report good.h5 --bogus"), {"bogus"});
+  expect_rejected(run("compare good.h5"), {"BEFORE.h5 AFTER.h5"});
+  expect_rejected(run("compare good.h5 good.h5 --alpha 2"), {"--alpha"});
+  const Outcome help = run("--help");
+  EXPECT_EQ(help.exit_code, 0);
+  EXPECT_NE(help.out.find("usage: mgpu_analyze report"), std::string::npos);
+  EXPECT_EQ(run("report --help").exit_code, 0);
+}
+
+}  // namespace

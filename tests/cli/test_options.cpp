@@ -1,0 +1,419 @@
+// Purpose: tests of command-line parsing and validation (one-line errors naming the bad value).
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+#include <vector>
+
+#include "platform/error.hpp"
+#include "cli/options.hpp"
+
+namespace mgpu {
+namespace {
+
+BenchOptions parse(std::vector<const char*> args) {
+  args.insert(args.begin(), "mgpu_bench");
+  return parse_options(static_cast<int>(args.size()), args.data());
+}
+
+std::string error_of(std::vector<const char*> args) {
+  try {
+    parse(args);
+  } catch (const UsageError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(Options, DefaultsFollowTheStudy) {
+  const BenchOptions options = parse({});
+  ASSERT_EQ(options.sweep.size(), 1u);
+  EXPECT_EQ(options.sweep.front().model.name, "large");
+  EXPECT_EQ(options.sweep.front().global_batches, std::vector<int>{32});
+  EXPECT_TRUE(options.gpus.empty());
+  EXPECT_FALSE(options.resume);
+  EXPECT_EQ(options.configuration_count(), 1u);
+  EXPECT_EQ(options.warmup_steps, 10);
+  EXPECT_EQ(options.measured_steps, 100);
+  EXPECT_EQ(options.runs, 50);
+  EXPECT_EQ(options.device, DeviceChoice::automatic);
+  EXPECT_TRUE(options.nccl_algo.empty());
+  EXPECT_FALSE(options.force);
+  EXPECT_EQ(options.default_output_path(2), "mgpu_bench_large_b32_n2.h5");
+}
+
+TEST(Options, ParsesEverything) {
+  const BenchOptions options = parse({"--model",
+                                      "medium",
+                                      "--batch",
+                                      "128",
+                                      "--warmup",
+                                      "0",
+                                      "--steps",
+                                      "7",
+                                      "--runs",
+                                      "3",
+                                      "--seed",
+                                      "18446744073709551615",
+                                      "--device",
+                                      "cpu",
+                                      "--nccl-algo",
+                                      "tree",
+                                      "--nccl-proto",
+                                      "SIMPLE",
+                                      "--output",
+                                      "x.h5",
+                                      "--force",
+                                      "--dropout",
+                                      "0"});
+  EXPECT_EQ(options.sweep.front().model.name, "medium");
+  EXPECT_EQ(options.sweep.front().model.dropout, 0.0);
+  EXPECT_EQ(options.sweep.front().global_batches, std::vector<int>{128});
+  EXPECT_EQ(options.warmup_steps, 0);
+  EXPECT_EQ(options.measured_steps, 7);
+  EXPECT_EQ(options.runs, 3);
+  EXPECT_EQ(options.seed, 18446744073709551615ull);
+  EXPECT_EQ(options.device, DeviceChoice::cpu);
+  EXPECT_EQ(options.nccl_algo, "Tree");
+  EXPECT_EQ(options.nccl_proto, "Simple");
+  EXPECT_EQ(options.output_path, "x.h5");
+  EXPECT_TRUE(options.force);
+}
+
+TEST(Options, CustomLayers) {
+  const BenchOptions options = parse({"--layers", "50,256,3", "--dropout", "0.5"});
+  EXPECT_EQ(options.sweep.front().model.name, "custom");
+  EXPECT_EQ(options.sweep.front().model.widths, (std::vector<int>{50, 256, 3}));
+  EXPECT_EQ(options.default_output_path(1), "mgpu_bench_50-256-3_b32_n1.h5");
+}
+
+TEST(Options, NcclListsKeepExclusionAndSpelling) {
+  EXPECT_EQ(nccl_algo_env_value("ring,tree"), "Ring,Tree");
+  EXPECT_EQ(nccl_algo_env_value("^nvls"), "^NVLS");
+  EXPECT_EQ(nccl_proto_env_value("ll128"), "LL128");
+}
+
+TEST(Options, EachBadValueGivesOneLineNamingIt) {
+  const std::vector<std::pair<std::vector<const char*>, std::string>> cases = {
+      {{"--batch", "0"}, "--batch 0"},
+      {{"--batch", "abc"}, "abc"},
+      {{"--steps", "-5"}, "--steps -5"},
+      {{"--steps", "0"}, "--steps 0"},
+      {{"--warmup", "-1"}, "--warmup -1"},
+      {{"--runs", "0"}, "--runs 0"},
+      {{"--model", "huge"}, "huge"},
+      {{"--model", "large", "--layers", "4,2"}, "--layers"},
+      {{"--device", "tpu"}, "tpu"},
+      {{"--seed", "-1"}, "--seed '-1'"},
+      {{"--nccl-algo", "fastest"}, "fastest"},
+      {{"--nccl-proto", "ll,"}, "--nccl-proto"},
+      {{"--dropout", "1"}, "--dropout"},
+      {{"--bogus"}, "bogus"},
+      {{"--model", "medium", "extra"}, "extra"},
+      {{"--warmup", "2147483647"}, "--warmup 2147483647"},
+      {{"--batch", "16777217"}, "--batch 16777217"},
+      {{"--runs", "100001"}, "--runs 100001"},
+      {{"--batch", "8,0"}, "--batch 0"},
+      {{"--batch", "8,16,8"}, "8 is given twice"},
+      {{"--batch", "8,,16"}, "'' is not a whole number"},
+      {{"--batch", "8,"}, "--batch '8,'"},
+      {{"--gpus", "1,x"}, "'x' is not a whole number"},
+      {{"--gpus", "0"}, "--gpus 0"},
+      {{"--gpus", "2,2"}, "2 is given twice"},
+      {{"--model", "medium,medium"}, "medium is given twice"},
+      {{"--model", "medium,huge"}, "huge"},
+      {{"--sweep", "medium"}, "MODEL:B1,B2"},
+      {{"--sweep", "huge:8"}, "huge"},
+      {{"--sweep", "medium:8", "--sweep", "medium:16"}, "twice"},
+      {{"--sweep", "medium:8", "--batch", "16"}, "--sweep excludes"},
+      {{"--resume", "--force"}, "--resume and --force"},
+      {{"--config", "/no/such/study.ini"}, "/no/such/study.ini"},
+      {{"--graph", "yes"}, "--graph 'yes'"},
+      {{"--overlap", "1"}, "--overlap '1'"},
+      {{"--overlap-order", "reverse"}, "--overlap-order 'reverse'"},
+      {{"--fuse-optimizer", "yes"}, "--fuse-optimizer 'yes'"},
+      {{"--bucket-mb", "0"}, "--bucket-mb 0"},
+      {{"--bucket-mb", "-2"}, "--bucket-mb -2"},
+      {{"--bucket-mb", "nan"}, "--bucket-mb"},
+      {{"--precision", "fp16"}, "--precision 'fp16'"},
+      {{"--timing", "some"}, "--timing 'some'"},
+      {{"--accumulate", "0"}, "--accumulate 0"},
+      {{"--grad-dtype", "fp16"}, "--grad-dtype 'fp16'"},
+      {{"--accumulate", "1025"}, "--accumulate 1025"},
+      {{"--gemm-tuning", "both"}, "--gemm-tuning 'both'"},
+  };
+  for (const auto& [args, needle] : cases) {
+    const std::string message = error_of(args);
+    EXPECT_NE(message.find(needle), std::string::npos) << "args[0]=" << args[0] << " message: '" << message << "'";
+    EXPECT_EQ(message.find('\n'), std::string::npos) << message;
+  }
+}
+
+TEST(Options, StepExecutionDefaultsAndValues) {
+  const BenchOptions defaults = parse({});
+  EXPECT_EQ(defaults.step.graph, Toggle::automatic);
+  EXPECT_EQ(defaults.step.overlap, Toggle::automatic);
+  EXPECT_EQ(defaults.step.fuse_optimizer, Toggle::automatic);
+  EXPECT_EQ(defaults.step.bucket_mb, 8.0);
+  EXPECT_EQ(defaults.step.precision, Precision::fp32);
+  EXPECT_EQ(defaults.step.timing, TimingMode::events);
+  EXPECT_EQ(defaults.step.accumulate_steps, 1);
+  EXPECT_EQ(defaults.step.overlap_order, WeightGradientOrder::deferred);
+  EXPECT_EQ(parse({"--overlap-order", "layerwise"}).step.overlap_order, WeightGradientOrder::layerwise);
+  const BenchOptions set = parse({"--graph", "off", "--overlap", "on", "--bucket-mb", "0.5", "--precision", "tf32",
+                                  "--timing", "none", "--accumulate", "4", "--grad-dtype", "bf16"});
+  EXPECT_EQ(set.step.graph, Toggle::off);
+  EXPECT_EQ(set.step.overlap, Toggle::on);
+  EXPECT_EQ(set.step.bucket_mb, 0.5);
+  EXPECT_EQ(set.step.precision, Precision::tf32);
+  EXPECT_EQ(set.step.timing, TimingMode::none);
+  EXPECT_EQ(set.step.accumulate_steps, 4);
+  EXPECT_EQ(set.step.grad_dtype, GradDtype::bf16);
+  EXPECT_EQ(defaults.step.grad_dtype, GradDtype::fp32);
+  EXPECT_EQ(parse({"--timing", "step"}).step.timing, TimingMode::step);
+  EXPECT_STREQ(timing_name(TimingMode::step), "step");
+  // Accumulation works on both back-ends and reaches the trainer's settings.
+  for (bool cuda_backend : {true, false}) {
+    TrainingSettings settings;
+    apply_step_options(parse({"--accumulate", "4"}).step, cuda_backend, settings);
+    EXPECT_EQ(settings.accumulate_steps, 4);
+    EXPECT_TRUE(settings.starts_accumulation(4) && settings.ends_accumulation(7) && !settings.ends_accumulation(4));
+  }
+}
+
+TEST(Options, StepExecutionResolvesPerBackend) {
+  TrainingSettings cuda;
+  apply_step_options(parse({}).step, true, cuda);
+  EXPECT_TRUE(cuda.graph);
+  EXPECT_FALSE(cuda.overlap);  // auto: off (measured no faster on 2 x H200)
+  apply_step_options(parse({"--overlap", "on"}).step, true, cuda);
+  EXPECT_TRUE(cuda.overlap);
+  EXPECT_EQ(cuda.overlap_order, WeightGradientOrder::deferred);
+  apply_step_options(parse({"--overlap", "on", "--overlap-order", "layerwise"}).step, true, cuda);
+  EXPECT_EQ(cuda.overlap_order, WeightGradientOrder::layerwise);
+  TrainingSettings cpu;
+  cpu.graph = cpu.overlap = true;
+  apply_step_options(parse({}).step, false, cpu);  // auto: off on the CPU, no error
+  EXPECT_FALSE(cpu.graph);
+  EXPECT_FALSE(cpu.overlap);
+  apply_step_options(parse({"--graph", "off", "--overlap", "off"}).step, true, cuda);
+  EXPECT_FALSE(cuda.graph);
+  EXPECT_FALSE(cuda.overlap);
+  const std::vector<std::pair<std::vector<const char*>, std::string>> refused_on_cpu = {
+      {{"--graph", "on"}, "--graph on"},
+      {{"--overlap", "on"}, "--overlap on"},
+      {{"--fuse-optimizer", "on"}, "--fuse-optimizer on: the CPU fallback"},
+      {{"--precision", "tf32"}, "--precision tf32"},
+      {{"--precision", "bf16"}, "--precision bf16"},
+      {{"--grad-dtype", "bf16"}, "--grad-dtype bf16"},
+      {{"--timing", "none"}, "--timing none"},
+      {{"--timing", "step"}, "--timing step: the CPU fallback"}};
+  for (const auto& [args, needle] : refused_on_cpu) {
+    TrainingSettings settings;
+    try {
+      apply_step_options(parse(args).step, false, settings);
+      ADD_FAILURE() << args[0] << " accepted on the CPU";
+    } catch (const UsageError& e) {
+      EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
+      EXPECT_NO_THROW(apply_step_options(parse(args).step, true, settings)) << args[0];
+    }
+  }
+}
+
+TEST(Options, GemmTuningInTheStepOnlyWhereTheStepIsAGraph) {
+  EXPECT_EQ(parse({}).step.gemm_tuning, GemmTuning::step);
+  EXPECT_EQ(parse({"--gemm-tuning", "alone"}).step.gemm_tuning, GemmTuning::alone);
+  EXPECT_NE(help_text().find("--gemm-tuning"), std::string::npos);
+  const auto resolved = [](std::vector<const char*> args, bool cuda_backend) {
+    TrainingSettings settings;
+    apply_step_options(parse(args).step, cuda_backend, settings);
+    return settings.gemm_tuning;
+  };
+  EXPECT_EQ(resolved({}, true), GemmTuning::step);
+  EXPECT_EQ(resolved({"--gemm-tuning", "alone"}, true), GemmTuning::alone);
+  // Eager steps (and the CPU fallback, which has no graphs) keep the choices made alone.
+  EXPECT_EQ(resolved({"--graph", "off"}, true), GemmTuning::alone);
+  EXPECT_EQ(resolved({}, false), GemmTuning::alone);
+  EXPECT_STREQ(gemm_tuning_name(GemmTuning::step), "step");
+  EXPECT_STREQ(gemm_tuning_name(GemmTuning::alone), "alone");
+}
+
+TEST(Options, FuseOptimizerParsesAutoOnOff) {
+  EXPECT_EQ(parse({"--fuse-optimizer", "auto"}).step.fuse_optimizer, Toggle::automatic);
+  EXPECT_EQ(parse({"--fuse-optimizer", "on"}).step.fuse_optimizer, Toggle::on);
+  EXPECT_EQ(parse({"--fuse-optimizer", "off"}).step.fuse_optimizer, Toggle::off);
+  const std::string message = error_of({"--fuse-optimizer", "maybe"});
+  EXPECT_NE(message.find("--fuse-optimizer 'maybe'"), std::string::npos) << message;
+  EXPECT_NE(help_text().find("--fuse-optimizer"), std::string::npos);
+}
+
+TEST(Options, FuseOptimizerOnNeedsFp32AndTheGpuCountToResolve) {
+  // on + a precision other than fp32 is refused on CUDA with one line naming the precision; auto and off accept it
+  // (they resolve to off there).
+  for (const char* precision : {"tf32", "bf16"}) {
+    TrainingSettings settings;
+    try {
+      apply_step_options(parse({"--fuse-optimizer", "on", "--precision", precision}).step, true, settings);
+      ADD_FAILURE() << "--fuse-optimizer on accepted with --precision " << precision;
+    } catch (const UsageError& e) {
+      EXPECT_EQ(std::string(e.what()),
+                std::string("--fuse-optimizer on: needs --precision fp32 (got ") + precision + ")");
+    }
+    for (const char* toggle : {"auto", "off"})
+      EXPECT_NO_THROW(
+          apply_step_options(parse({"--fuse-optimizer", toggle, "--precision", precision}).step, true, settings))
+          << toggle << " " << precision;
+  }
+  // apply_step_options does not know the GPU count: it leaves the setting off (training_settings resolves it).
+  TrainingSettings settings;
+  settings.fused_optimizer = true;
+  apply_step_options(parse({"--fuse-optimizer", "on"}).step, true, settings);
+  EXPECT_FALSE(settings.fused_optimizer);
+}
+
+TEST(Options, BatchMustSplitEvenlyAcrossRanks) {
+  const BenchOptions options = parse({"--batch", "33"});
+  EXPECT_NO_THROW(validate_for_ranks(options, 1));
+  EXPECT_NO_THROW(validate_for_ranks(options, 3));
+  try {
+    validate_for_ranks(options, 2);
+    ADD_FAILURE() << "batch 33 accepted on 2 ranks";
+  } catch (const UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("--batch 33"), std::string::npos) << e.what();
+  }
+}
+
+TEST(Options, ListsMakeAGrid) {
+  const BenchOptions options = parse({"--model", "medium,large", "--batch", "8,16,32", "--gpus", "1,2"});
+  ASSERT_EQ(options.sweep.size(), 2u);
+  EXPECT_EQ(options.sweep[0].model.name, "medium");
+  EXPECT_EQ(options.sweep[1].model.name, "large");
+  EXPECT_EQ(options.sweep[1].global_batches, (std::vector<int>{8, 16, 32}));
+  EXPECT_EQ(options.gpus, (std::vector<int>{1, 2}));
+  EXPECT_EQ(options.configuration_count(), 12u);
+  EXPECT_EQ(options.default_output_path(2), "mgpu_bench_sweep_12configs.h5");
+  EXPECT_EQ(parse({"--gpus", "1"}).default_output_path(2), "mgpu_bench_large_b32_n1.h5");
+  EXPECT_EQ(parse_int_list("--batch", "4,8192", 1, 1 << 24), (std::vector<int>{4, 8192}));
+}
+
+TEST(Options, SweepEntriesGiveEachModelItsBatches) {
+  const BenchOptions options = parse({"--sweep", "medium:8,16", "--sweep", "large:4", "--dropout", "0"});
+  ASSERT_EQ(options.sweep.size(), 2u);
+  EXPECT_EQ(options.sweep[0].global_batches, (std::vector<int>{8, 16}));
+  EXPECT_EQ(options.sweep[1].model.name, "large");
+  EXPECT_EQ(options.sweep[1].model.dropout, 0.0);
+  EXPECT_EQ(options.configuration_count(), 3u);
+}
+
+TEST(Options, GpuCountsMustFitTheJobAndDivideEveryBatch) {
+  const BenchOptions options = parse({"--batch", "8,12", "--gpus", "1,2,4"});
+  EXPECT_NO_THROW(validate_for_ranks(options, 4));
+  const auto message = [&](int ranks) {
+    try {
+      validate_for_ranks(options, ranks);
+    } catch (const UsageError& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  EXPECT_NE(message(2).find("--gpus 4: the job has only 2 ranks"), std::string::npos) << message(2);
+  const BenchOptions odd = parse({"--batch", "8,6", "--gpus", "1,4"});
+  try {
+    validate_for_ranks(odd, 4);
+    ADD_FAILURE() << "batch 6 accepted on 4 GPUs";
+  } catch (const UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("--batch 6"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("--gpus 4"), std::string::npos) << e.what();
+  }
+}
+
+// A study file in a temporary directory, removed afterwards.
+class StudyFile : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char pattern[] = "/tmp/mgpu_study_XXXXXX";
+    ASSERT_NE(mkdtemp(pattern), nullptr);
+    dir_ = pattern;
+  }
+  void TearDown() override {
+    std::remove(path_.c_str());
+    rmdir(dir_.c_str());
+  }
+  const char* write(const std::string& text) {
+    path_ = dir_ + "/study.ini";
+    std::ofstream(path_) << text;
+    return path_.c_str();
+  }
+  std::string dir_, path_;
+};
+
+TEST_F(StudyFile, GivesTheGridAndTheCommandLineOverridesIt) {
+  const char* file = write(
+      "# a study\nsweep = medium:8,16,32\nsweep = large:4,8\ngpus = 1,2\nwarmup = 3\nsteps = 7\nruns = 5\n"
+      "accumulate = 2\n");
+  const BenchOptions options = parse({"--config", file});
+  EXPECT_EQ(options.config_path, file);
+  EXPECT_EQ(options.step.accumulate_steps, 2);
+  ASSERT_EQ(options.sweep.size(), 2u);
+  EXPECT_EQ(options.sweep[0].global_batches, (std::vector<int>{8, 16, 32}));
+  EXPECT_EQ(options.sweep[1].global_batches, (std::vector<int>{4, 8}));
+  EXPECT_EQ(options.gpus, (std::vector<int>{1, 2}));
+  EXPECT_EQ(options.warmup_steps, 3);
+  EXPECT_EQ(options.measured_steps, 7);
+  EXPECT_EQ(options.runs, 5);
+  EXPECT_EQ(options.configuration_count(), 10u);
+
+  // Scalars: the command line wins.
+  const BenchOptions fewer = parse({"--config", file, "--runs", "2", "--gpus", "2"});
+  EXPECT_EQ(fewer.runs, 2);
+  EXPECT_EQ(fewer.gpus, std::vector<int>{2});
+  EXPECT_EQ(fewer.measured_steps, 7);
+  // --model keeps the file's entries of those models; --batch replaces every entry's batches.
+  const BenchOptions large = parse({"--config", file, "--model", "large"});
+  ASSERT_EQ(large.sweep.size(), 1u);
+  EXPECT_EQ(large.sweep[0].model.name, "large");
+  EXPECT_EQ(large.sweep[0].global_batches, (std::vector<int>{4, 8}));
+  const BenchOptions b64 = parse({"--config", file, "--batch", "64"});
+  ASSERT_EQ(b64.sweep.size(), 2u);
+  EXPECT_EQ(b64.sweep[0].global_batches, std::vector<int>{64});
+  EXPECT_EQ(b64.sweep[1].global_batches, std::vector<int>{64});
+  // --sweep on the command line replaces the file's entries.
+  const BenchOptions own = parse({"--config", file, "--sweep", "medium:128"});
+  ASSERT_EQ(own.sweep.size(), 1u);
+  EXPECT_EQ(own.sweep[0].global_batches, std::vector<int>{128});
+}
+
+TEST_F(StudyFile, ModelAndBatchListsWork) {
+  const char* file = write("model = medium,large\nbatch = 8,16\n");
+  const BenchOptions options = parse({"--config", file, "--model", "medium"});
+  ASSERT_EQ(options.sweep.size(), 1u);
+  EXPECT_EQ(options.sweep[0].model.name, "medium");
+  EXPECT_EQ(options.sweep[0].global_batches, (std::vector<int>{8, 16}));
+}
+
+TEST_F(StudyFile, BadContentsNameTheFile) {
+  const auto error_for = [&](const std::string& text, std::vector<const char*> extra = {}) {
+    std::vector<const char*> args = {"--config", write(text)};
+    args.insert(args.end(), extra.begin(), extra.end());
+    return error_of(args);
+  };
+  for (const auto& [text, needle] : std::vector<std::pair<std::string, std::string>>{
+           {"bogus = 1\n", "bogus"},
+           {"force = 1\n", "force"},
+           {"runs = 0\n", "--runs 0"},
+           {"batch = 8,x\n", "'x'"},
+           {"sweep = medium:8\nbatch = 16\n", "either sweep entries or model/batch"},
+       }) {
+    const std::string message = error_for(text);
+    EXPECT_NE(message.find(needle), std::string::npos) << text << " -> " << message;
+    EXPECT_NE(message.find("study.ini"), std::string::npos) << text << " -> " << message;
+    EXPECT_EQ(message.find('\n'), std::string::npos) << message;
+  }
+  EXPECT_NE(error_for("sweep = medium:8\n", {"--model", "large"}).find("no sweep entry"), std::string::npos);
+  // A bad value on the command line is the command line's, even with a file.
+  EXPECT_EQ(error_for("runs = 5\n", {"--runs", "0"}).find("study.ini"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace mgpu

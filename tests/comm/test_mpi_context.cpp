@@ -1,0 +1,96 @@
+// Purpose: tests of the MPI helpers under `mpiexec -n 2`: local ranks, agreement on errors, gathers.
+#include <gtest/gtest.h>
+
+#include "platform/error.hpp"
+#include "comm/mpi_context.hpp"
+
+namespace mgpu {
+namespace {
+
+TEST(MpiContext, DescribesTheJob) {
+  const MpiContext mpi = describe_mpi_job();
+  EXPECT_EQ(mpi.size, 2);
+  EXPECT_EQ(mpi.local_size, 2);  // both ranks on this host
+  EXPECT_EQ(mpi.local_rank, mpi.rank);
+  EXPECT_FALSE(mpi.host.empty());
+  EXPECT_NE(error_origin().find("rank " + std::to_string(mpi.rank) + "@"), std::string::npos);
+  EXPECT_FALSE(mpi_library_version().empty());
+}
+
+TEST(MpiContext, AgreementPassesWhenNobodyFails) {
+  const MpiContext mpi = describe_mpi_job();
+  EXPECT_NO_THROW(agree_or_throw(mpi, ""));
+}
+
+// agree_or_throw(mpi, message) must throw `expected` on every rank.
+void expect_agreed_error(const MpiContext& mpi, const std::string& mine, const std::string& expected) {
+  try {
+    agree_or_throw(mpi, mine);
+    ADD_FAILURE() << "no exception on rank " << mpi.rank;
+  } catch (const UsageError& e) {
+    EXPECT_EQ(std::string(e.what()), expected) << "rank " << mpi.rank;
+  }
+}
+
+TEST(MpiContext, EveryRankThrowsTheOnlyFailingRanksMessage) {
+  const MpiContext mpi = describe_mpi_job();
+  expect_agreed_error(mpi, mpi.rank == 1 ? "output file 'x.h5' exists" : "", "output file 'x.h5' exists");
+}
+
+TEST(MpiContext, TheLowestFailingRankSpeaksForAll) {
+  const MpiContext mpi = describe_mpi_job();
+  expect_agreed_error(mpi, "rank " + std::to_string(mpi.rank) + " failed", "rank 0 failed");
+}
+
+TEST(MpiContext, AllGathersStringsAndDoubles) {
+  const MpiContext mpi = describe_mpi_job();
+  EXPECT_EQ(allgather_strings(mpi, std::string(mpi.rank + 1, 'a' + mpi.rank)), (std::vector<std::string>{"a", "bb"}));
+  EXPECT_EQ(allgather_strings(mpi, mpi.rank == 0 ? "" : "x"), (std::vector<std::string>{"", "x"}));
+  EXPECT_EQ(allgather_doubles(mpi, 10.0 * mpi.rank), (std::vector<double>{0.0, 10.0}));
+}
+
+TEST(MpiContext, FirstRanksCommunicatorHoldsExactlyTheFirstRanks) {
+  const MpiContext mpi = describe_mpi_job();
+  {
+    const FirstRanksCommunicator first(mpi, 1);
+    EXPECT_EQ(first.member(), mpi.rank == 0);
+    if (first.member()) {
+      const MpiContext sub = describe_mpi_job(first.get());
+      EXPECT_EQ(sub.size, 1);
+      EXPECT_EQ(sub.rank, 0);
+      // A collective over the sub-communicator involves only its ranks: rank 1 is not waited for.
+      EXPECT_EQ(allgather_doubles(sub, 7.0), std::vector<double>{7.0});
+    }
+  }
+  idle_barrier(mpi);
+  const FirstRanksCommunicator both(mpi, 2);
+  ASSERT_TRUE(both.member());
+  const MpiContext sub = describe_mpi_job(both.get());
+  EXPECT_EQ(sub.size, 2);
+  EXPECT_EQ(sub.rank, mpi.rank);  // same order as the job
+  EXPECT_EQ(allgather_doubles(sub, 1.0 + mpi.rank), (std::vector<double>{1.0, 2.0}));
+}
+
+// What the sweep does when a configuration fails on its ranks: they agree among themselves, the left-out rank waits
+// at the idle barrier, and the agreement over the whole job hands every rank the same message.
+TEST(MpiContext, AnErrorOnTheFirstRanksReachesTheOthers) {
+  const MpiContext mpi = describe_mpi_job();
+  std::string error;
+  {
+    const FirstRanksCommunicator first(mpi, 1);
+    if (first.member()) {
+      const MpiContext sub = describe_mpi_job(first.get());
+      try {
+        agree_or_throw(sub, "--batch 8: too large");
+      } catch (const UsageError& e) {
+        error = e.what();
+      }
+    }
+  }
+  idle_barrier(mpi);
+  expect_agreed_error(mpi, error, "--batch 8: too large");
+  describe_mpi_job();  // restores the rank@host origin the sub-communicator set
+}
+
+}  // namespace
+}  // namespace mgpu

@@ -1,0 +1,359 @@
+// Purpose: end-to-end tests of the mgpu_bench binary: every bad input exits non-zero with one line naming the bad
+// value and leaves no file; a good CPU run writes its results.
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "results/results_file.hpp"
+
+namespace {
+
+struct Outcome {
+  int exit_code = -1;
+  std::string out, err;
+};
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+bool exists(const std::string& path) {
+  struct stat info{};
+  return stat(path.c_str(), &info) == 0;
+}
+
+std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> lines;
+  std::stringstream stream(text);
+  for (std::string line; std::getline(stream, line);) lines.push_back(line);
+  return lines;
+}
+
+class Cli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char pattern[] = "/tmp/mgpu_cli_XXXXXX";
+    ASSERT_NE(mkdtemp(pattern), nullptr);
+    dir_ = pattern;
+  }
+  void TearDown() override { std::system(("rm -rf '" + dir_ + "'").c_str()); }
+
+  // Runs `[launcher] mgpu_bench args` in the temporary directory, capturing stdout and stderr separately.
+  Outcome run(const std::string& args, const std::string& launcher = "") const {
+    const std::string command = "cd '" + dir_ + "' && " + launcher + " '" + MGPU_BENCH_BINARY + "' " + args +
+                                " > '" + dir_ + "/stdout.txt' 2> '" + dir_ + "/stderr.txt'";
+    const int status = std::system(command.c_str());
+    Outcome outcome;
+    outcome.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    outcome.out = read_file(dir_ + "/stdout.txt");
+    outcome.err = read_file(dir_ + "/stderr.txt");
+    return outcome;
+  }
+
+  std::string dir_;
+};
+
+// A rejected command: non-zero exit, exactly one line of ours naming `needle`, and no output file. Under mpiexec
+// the launcher adds its own report after ours; a single process must print nothing else.
+void expect_rejected(const Outcome& outcome, const std::string& needle, const std::string& output_path,
+                     bool single_process = true) {
+  EXPECT_NE(outcome.exit_code, 0);
+  std::vector<std::string> ours;
+  for (const std::string& line : lines_of(outcome.err))
+    if (line.rfind("mgpu_bench: error:", 0) == 0) ours.push_back(line);
+  ASSERT_EQ(ours.size(), 1u) << "stderr:\n" << outcome.err;
+  if (single_process) EXPECT_EQ(lines_of(outcome.err).size(), 1u) << "stderr:\n" << outcome.err;
+  EXPECT_NE(ours[0].find(needle), std::string::npos) << ours[0];
+  if (!output_path.empty()) {
+    EXPECT_FALSE(exists(output_path)) << output_path << " was left behind";
+  }
+}
+
+TEST_F(Cli, HelpAndVersionExitZero) {
+  const Outcome help = run("--help");
+  EXPECT_EQ(help.exit_code, 0);
+  EXPECT_NE(help.out.find("--nccl-algo"), std::string::npos);
+  const Outcome version = run("--version");
+  EXPECT_EQ(version.exit_code, 0);
+  EXPECT_NE(version.out.find("mgpu_bench "), std::string::npos);
+}
+
+TEST_F(Cli, SingleRankBadInputsAreOneLineAndLeaveNoFile) {
+  const std::string out = dir_ + "/r.h5";
+  const std::string tail = " --device cpu --output '" + out + "'";
+  expect_rejected(run("--batch 0" + tail), "--batch 0", out);
+  expect_rejected(run("--model huge" + tail), "huge", out);
+  expect_rejected(run("--steps -3" + tail), "--steps -3", out);
+  expect_rejected(run("--runs 0" + tail), "--runs 0", out);
+  expect_rejected(run("--warmup 2147483647" + tail), "--warmup 2147483647", out);
+  expect_rejected(run("--steps 99999999999" + tail), "--steps 99999999999", out);
+  expect_rejected(run("--model medium stray words" + tail), "stray", out);
+  // Too large to allocate: refused by the memory check before anything is allocated, naming the batch.
+  expect_rejected(run("--model large --batch 16777216" + tail), "--batch 16777216", out);
+  expect_rejected(run("--layers 1000000,1000000,3" + tail), "1000000-1000000-3", out);
+  // Step execution the CPU fallback cannot honour, and values nothing can.
+  expect_rejected(run("--graph on" + tail), "--graph on", out);
+  expect_rejected(run("--precision tf32" + tail), "--precision tf32", out);
+  expect_rejected(run("--bucket-mb 0" + tail), "--bucket-mb 0", out);
+}
+
+TEST_F(Cli, CudaWithoutAGpuIsRefused) {
+  const Outcome outcome = run("--device cuda --model medium --steps 1 --runs 1 --output '" + dir_ + "/c.h5'");
+  if (outcome.exit_code == 0) GTEST_SKIP() << "a GPU is visible: --device cuda works here";
+  expect_rejected(outcome, "--device cuda", dir_ + "/c.h5");
+}
+
+// The file is flushed after every run, so a killed job keeps its finished runs. The kill comes within 50 ms of run
+// 1's line, i.e. while run 2 trains (a run here takes about a second) and no HDF5 write is in flight.
+TEST_F(Cli, KilledRunKeepsItsFinishedRuns) {
+  const std::string out = dir_ + "/killed.h5";
+  const std::string command = "cd '" + dir_ + "' && { '" + std::string(MGPU_BENCH_BINARY) +
+                              "' --device cpu --model medium --batch 8 --warmup 1 --steps 1000 --runs 100000 --output '" +
+                              out + "' > run.txt 2>&1 & pid=$!; for i in $(seq 1 600); do grep -q '^ *1 ' run.txt && "
+                              "break; sleep 0.05; done; kill -9 $pid; wait $pid; true; }";
+  ASSERT_EQ(std::system(command.c_str()), 0);
+  ASSERT_NE(read_file(dir_ + "/run.txt").find("\n     1 "), std::string::npos) << read_file(dir_ + "/run.txt");
+  const mgpu::ResultsFile results = mgpu::read_results_file(out);
+  ASSERT_EQ(results.configurations.size(), 1u);
+  const mgpu::ConfigurationResults& configuration = results.configurations.front();
+  EXPECT_GE(configuration.runs(), 2);
+  EXPECT_LT(configuration.runs(), 100000);
+  EXPECT_EQ(configuration.progress.complete, 0);
+  for (int run = 0; run < configuration.runs(); ++run)
+    EXPECT_GT(configuration.distributed_step_ms(run, configuration.steps() - 1), 0.0);
+}
+
+TEST_F(Cli, UnwritableOutputDirectoryIsRefused) {
+  const std::string missing = dir_ + "/no/such/dir/r.h5";
+  expect_rejected(run("--device cpu --model medium --steps 1 --runs 1 --output '" + missing + "'"), missing, missing);
+  // A path whose "directory" is a regular file cannot be created either, even by root.
+  std::ofstream(dir_ + "/plain").put('x');
+  const std::string under_file = dir_ + "/plain/r.h5";
+  expect_rejected(run("--device cpu --model medium --steps 1 --runs 1 --output '" + under_file + "'"), under_file,
+                  under_file);
+}
+
+TEST_F(Cli, ExistingOutputNeedsForce) {
+  const std::string out = dir_ + "/existing.h5";
+  std::ofstream(out) << "precious";
+  const Outcome refused = run("--device cpu --model medium --batch 8 --warmup 1 --steps 2 --runs 1 --output '" + out + "'");
+  expect_rejected(refused, "--force", "");
+  EXPECT_EQ(read_file(out), "precious");
+  const Outcome forced =
+      run("--device cpu --model medium --batch 8 --warmup 1 --steps 2 --runs 2 --force --output '" + out + "'");
+  EXPECT_EQ(forced.exit_code, 0) << forced.err;
+  EXPECT_EQ(read_file(out).substr(1, 3), "HDF");  // replaced by an HDF5 file (signature "\x89HDF")
+  EXPECT_NE(forced.out.find("# summary over 2 runs"), std::string::npos) << forced.out;
+  // The console leaves the statistics to the analyzer and says how to get them for this very file.
+  EXPECT_NE(forced.out.find("(MEASUREMENT.md statistics): mgpu_analyze report " + out + "\n"), std::string::npos)
+      << forced.out;
+}
+
+TEST_F(Cli, DefaultOutputNameAndCpuFallbackNotice) {
+  const Outcome outcome = run("--model medium --batch 4 --warmup 1 --steps 2 --runs 1 --device auto");
+  if (outcome.out.find("CPU FALLBACK") == std::string::npos) GTEST_SKIP() << "a GPU is visible: no fallback here";
+  EXPECT_EQ(outcome.exit_code, 0) << outcome.err;
+  EXPECT_TRUE(exists(dir_ + "/mgpu_bench_medium_b4_n1.h5"));
+}
+
+TEST_F(Cli, TwoRankBadInputsAreOneLineAndLeaveNoFile) {
+  const std::string launcher = std::string(MGPU_MPIEXEC) + " -n 2";
+  const std::string out = dir_ + "/r2.h5";
+  expect_rejected(run("--batch 3 --device cpu --output '" + out + "'", launcher), "--batch 3", out, false);
+  std::ofstream(out) << "precious";
+  expect_rejected(run("--batch 4 --device cpu --output '" + out + "'", launcher), "--force", "", false);
+  EXPECT_EQ(read_file(out), "precious");
+}
+
+TEST_F(Cli, AllreduceSubcommandChecksEveryElementAndAddsItsGroupNextToTraining) {
+  const std::string launcher = std::string(MGPU_MPIEXEC) + " -n 2";
+  const std::string out = dir_ + "/study.h5";
+  // A training file first: the sweep goes into it, and its configuration stays readable.
+  const Outcome training = run("--device cpu --model medium --batch 8 --warmup 1 --steps 2 --runs 1 --output '" + out +
+                               "'", launcher);
+  ASSERT_EQ(training.exit_code, 0) << training.err;
+  const std::string args = "allreduce --device cpu --model medium --min-bytes 8 --max-bytes 64K --runs 2 --iters 3 "
+                           "--warmup 1 --output '" + out + "'";
+  const Outcome sweep_run = run(args, launcher);
+  ASSERT_EQ(sweep_run.exit_code, 0) << sweep_run.err;
+  EXPECT_NE(sweep_run.out.find("# data check: every element right"), std::string::npos) << sweep_run.out;
+  EXPECT_NE(sweep_run.out.find("medium gradient"), std::string::npos) << sweep_run.out;
+  const mgpu::AllreduceSweep sweep = mgpu::read_allreduce_sweep(out);
+  EXPECT_EQ(sweep.conditions.device, "cpu");
+  EXPECT_EQ(sweep.conditions.ranks, 2);
+  EXPECT_EQ(sweep.data_check_passed, 1);
+  ASSERT_EQ(sweep.size_labels.size(), 15u);  // 8 B .. 64 KiB by 2, and the medium gradient
+  EXPECT_EQ(sweep.bytes.values.back(), 258432 * 4);
+  EXPECT_EQ(sweep.size_labels.back(), "medium gradient");
+  for (double ms : sweep.time_ms.values) EXPECT_GT(ms, 0.0);
+  EXPECT_EQ(mgpu::read_results_file(out).configurations.size(), 1u);
+  // A second sweep needs --force, and then replaces only the group.
+  expect_rejected(run(args, launcher), "--force", "", false);
+  const Outcome forced = run(args + " --force", launcher);
+  EXPECT_EQ(forced.exit_code, 0) << forced.err;
+  EXPECT_EQ(mgpu::read_results_file(out).configurations.size(), 1u);
+}
+
+TEST_F(Cli, MeasurementSubcommandsRefuseBadInputInOneLine) {
+  const std::string out = dir_ + "/t.h5";
+  const std::string tail = " --device cpu --output '" + out + "'";
+  expect_rejected(run("allreduce --min-bytes 0" + tail), "--min-bytes '0'", out);
+  expect_rejected(run("allreduce --max-bytes 5T" + tail), "--max-bytes '5T'", out);
+  expect_rejected(run("allreduce --min-bytes 1M --max-bytes 1K" + tail), "--max-bytes 1024", out);
+  expect_rejected(run("allreduce --factor 1" + tail), "--factor 1", out);
+  expect_rejected(run("allreduce --dtype fp16" + tail), "--dtype 'fp16'", out);
+  expect_rejected(run("allreduce --dtype bf16" + tail), "--dtype bf16", out);
+  expect_rejected(run("allreduce --model huge" + tail), "huge", out);
+  expect_rejected(run("allreduce --iters 0" + tail), "--iters 0", out);
+  expect_rejected(run("allreduce --nccl-algo warp" + tail), "warp", out);
+  expect_rejected(run("allreduce 64" + tail), "'64'", out);
+  expect_rejected(run("probe --batches 32,0 --output '" + out + "'"), "--batches", out);
+  expect_rejected(run("probe --model medium,huge --output '" + out + "'"), "huge", out);
+  const Outcome help = run("allreduce --help");
+  EXPECT_EQ(help.exit_code, 0);
+  EXPECT_NE(help.out.find("--max-bytes"), std::string::npos);
+  EXPECT_NE(run("--help").out.find("mgpu_bench allreduce --help"), std::string::npos);
+}
+
+// On a machine with 2 GPUs (run test_cli there directly): the NCCL path, fp32 and bf16, every element checked.
+TEST_F(Cli, AllreduceOnTwoGpusChecksEveryElement) {
+  const std::string launcher = std::string(MGPU_MPIEXEC) + " -n 2 -x NCCL_NVLS_ENABLE=0";
+  for (const char* dtype : {"fp32", "bf16"}) {
+    const std::string out = dir_ + "/gpu_" + dtype + ".h5";
+    const Outcome outcome = run("allreduce --device cuda --dtype " + std::string(dtype) +
+                                    " --max-bytes 4M --runs 2 --iters 3 --output '" + out + "'",
+                                launcher);
+    if (outcome.exit_code != 0 && outcome.err.find("--device cuda") != std::string::npos)
+      GTEST_SKIP() << "no GPU for every rank here: " << outcome.err.substr(0, outcome.err.find('\n'));
+    ASSERT_EQ(outcome.exit_code, 0) << outcome.err;
+    const mgpu::AllreduceSweep sweep = mgpu::read_allreduce_sweep(out);
+    EXPECT_EQ(sweep.conditions.device, "cuda");
+    EXPECT_EQ(sweep.dtype, dtype);
+    EXPECT_EQ(sweep.data_check_passed, 1);
+    EXPECT_EQ(sweep.size_labels.back(), "large gradient");
+  }
+}
+
+TEST_F(Cli, ProbeOnAGpuWritesItsGroup) {
+  const std::string out = dir_ + "/probe.h5";
+  const Outcome outcome =
+      run("probe --model medium --batches 32 --square 256 --iters 2 --runs 2 --output '" + out + "'");
+  if (outcome.exit_code != 0 && outcome.err.find("probe measures a GPU") != std::string::npos)
+    GTEST_SKIP() << "no GPU here";
+  ASSERT_EQ(outcome.exit_code, 0) << outcome.err;
+  const mgpu::HardwareProbe probe = mgpu::read_hardware_probe(out);
+  EXPECT_EQ(probe.gemm_labels.size(), 12u);  // medium: 4 forward, 4 weight-gradient, 3 input-gradient, 1 square
+  for (double ms : probe.gemm_ms.values) EXPECT_GT(ms, 0.0);
+  for (double ms : probe.copy_ms.values) EXPECT_GT(ms, 0.0);
+}
+
+TEST_F(Cli, ProbeWithoutAGpuOrOnTwoRanksIsRefused) {
+  const std::string out = dir_ + "/p.h5";
+  const Outcome outcome = run("probe --runs 1 --output '" + out + "'");
+  if (outcome.exit_code == 0) GTEST_SKIP() << "a GPU is visible: the probe runs here";
+  expect_rejected(outcome, "probe measures a GPU", out);
+  expect_rejected(run("probe --output '" + out + "'", std::string(MGPU_MPIEXEC) + " -n 2"), "one process", out,
+                  false);
+}
+
+// A sweep on a 2-rank job: the 1-GPU configurations run on rank 0 alone through their own communicator while rank 1
+// waits, the 2-GPU ones on both; all in one file, and 1 rank trains exactly what 2 ranks train (same global batches).
+TEST_F(Cli, TwoRankSweepRunsOneGpuConfigurationsOnTheFirstRank) {
+  const std::string launcher = std::string(MGPU_MPIEXEC) + " -n 2";
+  const std::string out = dir_ + "/sweep.h5";
+  const Outcome outcome = run("--device cpu --model medium --batch 8,16 --gpus 1,2 --dropout 0 --warmup 1 --steps 3 "
+                              "--runs 2 --output '" + out + "'", launcher);
+  ASSERT_EQ(outcome.exit_code, 0) << outcome.err;
+  EXPECT_NE(outcome.out.find("# sweep: 4 configurations, 8 runs"), std::string::npos) << outcome.out;
+  EXPECT_NE(outcome.out.find("medium_b16_n2_cpu"), std::string::npos) << outcome.out;
+  const mgpu::ResultsFile results = mgpu::read_results_file(out);
+  const std::vector<std::string> names = {"medium_b8_n1_cpu", "medium_b8_n2_cpu", "medium_b16_n1_cpu",
+                                          "medium_b16_n2_cpu"};
+  ASSERT_EQ(results.configurations.size(), names.size());
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    const mgpu::ConfigurationResults& c = results.configurations[i];
+    EXPECT_EQ(c.metadata.name, names[i]);
+    const int ranks = i % 2 == 0 ? 1 : 2;
+    EXPECT_EQ(c.ranks(), ranks);
+    EXPECT_EQ(c.metadata.hosts.size(), std::size_t(ranks));
+    EXPECT_EQ(c.metadata.local_batch, c.metadata.global_batch / ranks);
+    EXPECT_EQ(c.runs(), 2);
+    EXPECT_EQ(c.progress.complete, 1);
+    EXPECT_EQ(c.metadata.environment_preset, "none");
+  }
+  // Same samples, no dropout: the loss of every step agrees between 1 and 2 ranks up to fp32 summation order.
+  for (std::size_t i = 0; i < names.size(); i += 2) {
+    const auto& one = results.configurations[i].measurements.loss;
+    const auto& two = results.configurations[i + 1].measurements.loss;
+    ASSERT_EQ(one.values.size(), two.values.size());
+    for (std::size_t k = 0; k < one.values.size(); ++k)
+      EXPECT_NEAR(one.values[k], two.values[k], 1e-5 * std::abs(one.values[k])) << names[i] << " value " << k;
+  }
+}
+
+TEST_F(Cli, SweepListsAreValidatedAgainstTheJob) {
+  const std::string launcher = std::string(MGPU_MPIEXEC) + " -n 2";
+  const std::string out = dir_ + "/bad.h5";
+  expect_rejected(run("--device cpu --gpus 1,3 --output '" + out + "'", launcher), "--gpus 3", out, false);
+  expect_rejected(run("--device cpu --batch 8,9 --gpus 1,2 --output '" + out + "'", launcher), "--batch 9", out, false);
+  expect_rejected(run("--device cpu --batch 8,8 --output '" + out + "'"), "8 is given twice", out);
+  expect_rejected(run("--device cpu --resume --force --output '" + out + "'"), "--resume and --force", out);
+  // --resume never touches a file it cannot continue.
+  const std::string foreign = dir_ + "/foreign.h5";
+  std::ofstream(foreign) << "precious";
+  expect_rejected(run("--device cpu --resume --steps 1 --runs 1 --output '" + foreign + "'"), "not an HDF5 file", "");
+  EXPECT_EQ(read_file(foreign), "precious");
+}
+
+// Killed in the middle of a sweep, resumed: the finished configuration is kept as it was, the interrupted one is
+// replaced by a complete second attempt, and a changed command is refused without touching the file.
+TEST_F(Cli, ResumeAfterKillSkipsTheCompleteAndRerunsTheIncomplete) {
+  const std::string out = dir_ + "/resume.h5";
+  const std::string args = "--device cpu --model medium --batch 8,16 --gpus 1 --warmup 1 --steps 10 --runs 60 "
+                           "--output '" + out + "'";
+  // Killed once the second configuration has finished its first run (the second run line numbered 0).
+  const std::string command = "cd '" + dir_ + "' && { '" + std::string(MGPU_BENCH_BINARY) + "' " + args +
+                              " > run.txt 2>&1 & pid=$!; for i in $(seq 1 1200); do "
+                              "[ $(grep -c '^ *0 ' run.txt) -ge 2 ] && break; sleep 0.05; done; "
+                              "kill -9 $pid; wait $pid; true; }";
+  ASSERT_EQ(std::system(command.c_str()), 0);
+  const mgpu::ResultsFile killed = mgpu::read_results_file(out);
+  ASSERT_EQ(killed.configurations.size(), 2u) << read_file(dir_ + "/run.txt");
+  EXPECT_EQ(killed.configurations[0].progress.complete, 1);
+  EXPECT_EQ(killed.configurations[1].progress.complete, 0);
+  EXPECT_LT(killed.configurations[1].runs(), 60);
+
+  expect_rejected(run(args), "--force", "");  // never overwritten without --force
+  // A different command (another run count) would mix measurements: refused, naming the attribute.
+  const std::string changed = "--device cpu --model medium --batch 8,16 --gpus 1 --warmup 1 --steps 10 --runs 59 "
+                              "--resume --output '" + out + "'";
+  expect_rejected(run(changed), "runs_requested is 60 in the file, 59 in this command", "");
+
+  // The rest of the sweep, smaller: the complete configuration is skipped, so its 60 runs are not redone.
+  const Outcome resumed = run(args + " --resume");
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.err;
+  EXPECT_NE(resumed.out.find("medium_b8_n1_cpu: complete in"), std::string::npos) << resumed.out;
+  const mgpu::ResultsFile after = mgpu::read_results_file(out);
+  ASSERT_EQ(after.configurations.size(), 2u);
+  const mgpu::ConfigurationResults& kept = after.configuration("medium_b8_n1_cpu");
+  const mgpu::ConfigurationResults& rerun = after.configuration("medium_b16_n1_cpu");
+  EXPECT_EQ(kept.metadata.started_utc, killed.configurations[0].metadata.started_utc);
+  EXPECT_EQ(kept.metadata.attempt, 1);
+  EXPECT_EQ(kept.runs(), 60);
+  EXPECT_EQ(rerun.metadata.attempt, 2);
+  EXPECT_EQ(rerun.progress.complete, 1);
+  EXPECT_EQ(rerun.runs(), 60);
+}
+
+}  // namespace

@@ -1,0 +1,38 @@
+// Purpose: the PyTorch peer's results writer (bench/peers/results_h5.py, h5py only) produces files that our C++
+// reader accepts as they are: run through its self-test, then read with read_results_file. Skips without h5py.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+
+#include "results/results_file.hpp"
+
+namespace {
+
+TEST(PeerResults, ThePeerWriterProducesAFileOurReaderAccepts) {
+  const std::string python = MGPU_H5PY_PYTHON;
+  if (python.empty()) GTEST_SKIP() << "no python3 with h5py at configure time";
+  const std::string file = (std::filesystem::temp_directory_path() / "mgpu_peer_results_test.h5").string();
+  const std::string command = "'" + python + "' '" + MGPU_PEER_WRITER + "' --self-test '" + file + "' > /dev/null";
+  ASSERT_EQ(std::system(command.c_str()), 0) << command;
+  const mgpu::ResultsFile results = mgpu::read_results_file(file);
+  EXPECT_EQ(results.root.schema_version, mgpu::results_schema::kVersion);
+  ASSERT_EQ(results.configurations.size(), 1u);
+  const mgpu::ConfigurationResults& c = results.configurations.front();
+  EXPECT_EQ(c.metadata.implementation, "pytorch-ddp");
+  EXPECT_EQ(c.metadata.ranks, 2);
+  EXPECT_EQ(c.runs(), 2);
+  EXPECT_EQ(c.progress.complete, 1);
+  EXPECT_EQ(c.steps(), 4);
+  // What the writer put where: step of run 1, rank 1, step 3 = 0.06 + 1; the inseparable phases are NaN.
+  EXPECT_DOUBLE_EQ(c.distributed_step_ms(1, 3), 1.06);
+  EXPECT_TRUE(std::isnan(c.measurements.phase_ms[int(mgpu::Phase::allreduce)].at(0, 0, 0)));
+  // The throttled flag follows the clocks as in ours: rank 1's maximum is unknown (0), so it is never flagged.
+  EXPECT_EQ(c.measurements.throttled.at(0, 0), 0);
+  EXPECT_EQ(c.measurements.throttled.at(0, 1), 0);
+  std::filesystem::remove(file);
+}
+
+}  // namespace

@@ -1,0 +1,81 @@
+// Purpose: tests of the sweep plan: each configuration's settings, in particular what depends on its GPU count
+// (overlap and grad_dtype only with > 1 GPU, --fuse-optimizer resolved with 1 GPU, fp32 and the local batch).
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "platform/error.hpp"
+#include "cli/options.hpp"
+#include "study/sweep_plan.hpp"
+
+namespace mgpu {
+namespace {
+
+BenchOptions parse(std::vector<const char*> args) {
+  args.insert(args.begin(), "mgpu_bench");
+  return parse_options(static_cast<int>(args.size()), args.data());
+}
+
+// The settings of the only configuration `args` plan on `job_ranks` ranks, on the CUDA back-end or the CPU fallback.
+TrainingSettings settings_of(std::vector<const char*> args, int job_ranks, bool cuda_backend = true) {
+  const std::vector<BenchConfiguration> plan = plan_sweep(parse(args), job_ranks);
+  EXPECT_EQ(plan.size(), 1u);
+  return plan.front().training_settings(cuda_backend);
+}
+
+TEST(SweepPlan, FuseOptimizerAutoIsOnForOneGpuFp32UpToTheLocalBatchLimit) {
+  EXPECT_EQ(kFusedOptimizerMaxLocalBatch, 64);
+  EXPECT_TRUE(settings_of({"--batch", "32"}, 1).fused_optimizer);  // the default is auto
+  EXPECT_TRUE(settings_of({"--batch", "32", "--fuse-optimizer", "auto"}, 1).fused_optimizer);
+  EXPECT_TRUE(settings_of({"--batch", "64"}, 1).fused_optimizer);  // the limit itself
+  EXPECT_FALSE(settings_of({"--batch", "65"}, 1).fused_optimizer);
+  EXPECT_FALSE(settings_of({"--batch", "128", "--fuse-optimizer", "auto"}, 1).fused_optimizer);
+  // auto never takes it where it cannot apply: another precision, the CPU fallback.
+  EXPECT_FALSE(settings_of({"--batch", "32", "--precision", "tf32"}, 1).fused_optimizer);
+  EXPECT_FALSE(settings_of({"--batch", "32", "--precision", "bf16"}, 1).fused_optimizer);
+  EXPECT_FALSE(settings_of({"--batch", "32"}, 1, false).fused_optimizer);
+}
+
+TEST(SweepPlan, FuseOptimizerOnAndOffOverrideTheBatchLimitOnOneGpu) {
+  EXPECT_TRUE(settings_of({"--batch", "1024", "--fuse-optimizer", "on"}, 1).fused_optimizer);
+  EXPECT_FALSE(settings_of({"--batch", "32", "--fuse-optimizer", "off"}, 1).fused_optimizer);
+}
+
+TEST(SweepPlan, FuseOptimizerIsOffWithMoreThanOneGpu) {
+  // The gradient is all-reduced between weight gradient and Adam: recorded as off, also when asked for.
+  EXPECT_FALSE(settings_of({"--batch", "32", "--fuse-optimizer", "on"}, 2).fused_optimizer);
+  EXPECT_FALSE(settings_of({"--batch", "32"}, 2).fused_optimizer);  // local batch 16, auto
+  EXPECT_FALSE(settings_of({"--batch", "64", "--fuse-optimizer", "on", "--gpus", "2"}, 4).fused_optimizer);
+}
+
+TEST(SweepPlan, FuseOptimizerAutoUsesTheLocalBatchOfEachConfiguration) {
+  // One sweep, 1 and 2 GPUs per batch: only the 1-GPU configurations with local batch <= 64 fuse.
+  const std::vector<BenchConfiguration> plan = plan_sweep(parse({"--batch", "32,128", "--gpus", "1,2"}), 2);
+  ASSERT_EQ(plan.size(), 4u);
+  std::vector<std::string> fused;
+  for (const BenchConfiguration& configuration : plan)
+    if (configuration.training_settings(true).fused_optimizer) fused.push_back(configuration.name("cuda"));
+  EXPECT_EQ(fused, std::vector<std::string>{"large_b32_n1_cuda"});
+}
+
+TEST(SweepPlan, FuseOptimizerOnIsRefusedOnTheCpuAndWithoutFp32) {
+  const BenchConfiguration cpu_on = plan_sweep(parse({"--fuse-optimizer", "on"}), 1).front();
+  EXPECT_THROW(cpu_on.training_settings(false), UsageError);
+  EXPECT_NO_THROW(cpu_on.training_settings(true));
+  const BenchConfiguration bf16_on = plan_sweep(parse({"--fuse-optimizer", "on", "--precision", "bf16"}), 1).front();
+  EXPECT_THROW(bf16_on.training_settings(true), UsageError);
+}
+
+TEST(SweepPlan, ReductionSettingsApplyOnlyWithMoreThanOneGpu) {
+  const std::vector<const char*> args = {"--overlap", "on", "--grad-dtype", "bf16"};
+  const TrainingSettings one = settings_of(args, 1);
+  EXPECT_FALSE(one.overlap);
+  EXPECT_EQ(one.grad_dtype, GradDtype::fp32);
+  const TrainingSettings two = settings_of(args, 2);
+  EXPECT_TRUE(two.overlap);
+  EXPECT_EQ(two.grad_dtype, GradDtype::bf16);
+}
+
+}  // namespace
+}  // namespace mgpu
