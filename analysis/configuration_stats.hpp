@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "results/results_file.hpp"
+#include "results/results_reader.hpp"
 #include "statistics.hpp"
 
 namespace mgpu::analysis {

@@ -16,7 +16,7 @@
 #include "platform/error.hpp"
 #include "plots.hpp"
 #include "report_tables.hpp"
-#include "results/results_file.hpp"
+#include "results/results_reader.hpp"
 #include "scaling.hpp"
 #include "speedup_interval.hpp"
 #include "table.hpp"

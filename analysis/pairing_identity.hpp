@@ -6,7 +6,7 @@
 #include <utility>
 #include <vector>
 
-#include "results/results_file.hpp"
+#include "results/results_reader.hpp"
 
 namespace mgpu::analysis {
 

@@ -8,7 +8,7 @@
 #include <sstream>
 
 #include "platform/error.hpp"
-#include "results/results_file.hpp"  // shortest_double_text
+#include "results/results_reader.hpp"  // shortest_double_text
 
 namespace mgpu::analysis {
 namespace {

@@ -6,7 +6,8 @@
 #include <cstdio>
 
 #include "platform/error.hpp"
-#include "results/results_file.hpp"
+#include "results/results_reader.hpp"
+#include "results/results_writer.hpp"
 
 #if MGPU_HAVE_CUDA
 #include <cublas_v2.h>

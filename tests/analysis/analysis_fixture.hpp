@@ -8,7 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "results/results_file.hpp"
+#include "results/results_reader.hpp"
+#include "results/results_writer.hpp"
 
 namespace mgpu::analysis_test {
 

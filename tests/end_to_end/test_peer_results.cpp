@@ -7,7 +7,8 @@
 #include <filesystem>
 #include <string>
 
-#include "results/results_file.hpp"
+#include "results/results_reader.hpp"
+#include "results/results_writer.hpp"
 
 namespace {
 

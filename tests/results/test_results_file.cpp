@@ -19,7 +19,8 @@
 #include "platform/error.hpp"
 #include "platform/hdf5_check.hpp"
 #include "results/hdf5_handles.hpp"
-#include "results/results_file.hpp"
+#include "results/results_reader.hpp"
+#include "results/results_writer.hpp"
 
 namespace fs = std::filesystem;
 using namespace mgpu;
@@ -115,7 +116,7 @@ ConfigurationMetadata synthetic_metadata(int config) {
   return m;
 }
 
-// ---- Raw HDF5 access, independent of results_file.cpp: names spelled out, types checked in numpy's notation.
+// ---- Raw HDF5 access, independent of src/results: names spelled out, types checked in numpy's notation.
 
 struct RawArray {
   std::vector<hsize_t> dims;

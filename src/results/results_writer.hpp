@@ -1,14 +1,14 @@
-// Purpose: the HDF5 results file: ResultsWriter (rank 0 of mgpu_bench appends one run at a time, the file is valid
-// after every run) and read_results_file (mgpu_analyze and the tests). The format itself lives in results_schema.hpp
-// and is documented in docs/results-format.md.
+// Purpose: writing the HDF5 results file: ResultsWriter (rank 0 of mgpu_bench appends one run at a time, the file is
+// valid after every run) and the standalone groups (/allreduce, /probe). The format lives in results_schema.hpp and
+// is documented in docs/results-format.md; results_reader.hpp reads it back.
 #pragma once
 
-#include <map>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "platform/error.hpp"  // the UsageError and Error this interface throws
+#include "results/attribute_text.hpp"
 #include "results/results_schema.hpp"
 #include "results/run_record.hpp"
 
@@ -18,16 +18,6 @@ using results_schema::AllreduceSweep;
 using results_schema::ConfigurationMetadata;
 using results_schema::ConfigurationProgress;
 using results_schema::HardwareProbe;
-using results_schema::Measurements;
-using results_schema::ResultArray;
-using results_schema::RootMetadata;
-
-// Now, as ISO 8601 UTC with a "Z" suffix ("2025-01-31T12:00:00Z"): the form of every *_utc attribute.
-std::string utc_timestamp_now();
-
-// The shortest text that reads back as the same double ("%.*g", 1 to 17 digits): 0.001, not
-// 0.0010000000000000000208. The form of floating-point attribute texts (ConfigurationResults::attribute_text).
-std::string shortest_double_text(double value);
 
 // Serial HDF5: only rank 0 writes, after gathering every rank's RunRecord.
 class ResultsWriter {
@@ -99,44 +89,6 @@ class ResultsWriter {
   std::unique_ptr<Impl> impl_;
 };
 
-// One configuration as read back. Every per-run array has runs_completed rows: a row beyond that belongs to a run
-// whose append was interrupted and is ignored.
-struct ConfigurationResults {
-  ConfigurationMetadata metadata;
-  ConfigurationProgress progress;
-  std::vector<std::uint8_t> is_warmup;  // [steps]
-  Measurements measurements;
-  // Every attribute of the group as text (integers exactly, floats in shortest round-trip form, arrays joined by ","),
-  // also those this build's ConfigurationMetadata does not name: mgpu_analyze keys configurations on them.
-  std::map<std::string, std::string> attribute_text;
-
-  int runs() const { return progress.runs_completed; }
-  int ranks() const { return metadata.ranks; }
-  int steps() const { return metadata.total_steps(); }
-  // MEASUREMENT.md: the time of a distributed step is the maximum over ranks of step_ms.
-  double distributed_step_ms(int run, int step) const;
-};
-
-struct ResultsFile {
-  std::string path;
-  RootMetadata root;
-  std::vector<ConfigurationResults> configurations;  // in the order they were added
-
-  // Throws UsageError naming the file and the configuration when there is none of that name.
-  const ConfigurationResults& configuration(const std::string& name) const;
-};
-
-// Reads and validates a whole results file. Throws UsageError with one line naming the file when it does not exist,
-// is empty, is not an HDF5 file ("'x' is not an HDF5 file"), was not written by mgpu_bench, has a schema_version newer
-// than results_schema::kVersion (naming both), or lacks an attribute or dataset (naming the group and the name) or has
-// one of the wrong shape; other HDF5 failures throw Error, also prefixed with the file name.
-ResultsFile read_results_file(const std::string& path);
-
-// The configuration's attributes as text, formatted as the reader's ConfigurationResults::attribute_text (strings as
-// they are, integers exactly, floats by shortest_double_text, arrays joined by ","). attribute_texts of a default
-// ConfigurationMetadata gives the texts a file lacking an attribute added after schema_version 1 implies.
-std::map<std::string, std::string> attribute_texts(const ConfigurationMetadata& metadata);
-
 // ---- Standalone measurements: top-level groups (/allreduce, /probe) written whole, once, next to /configurations,
 // into a new results file or an existing one, so one file can hold a training sweep and its yardsticks.
 
@@ -152,9 +104,5 @@ void check_can_add_group(const std::string& path, const std::string& group, bool
 // file are never touched.
 void write_allreduce_sweep(const std::string& path, const AllreduceSweep& sweep, bool replace);
 void write_hardware_probe(const std::string& path, const HardwareProbe& probe, bool replace);
-
-// Read them back; UsageError naming the file when it has no such group or its datasets disagree with its attributes.
-AllreduceSweep read_allreduce_sweep(const std::string& path);
-HardwareProbe read_hardware_probe(const std::string& path);
 
 }  // namespace mgpu
