@@ -11,14 +11,14 @@
 #include <vector>
 
 #include "platform/build_info.hpp"
-#include "compare.hpp"
-#include "configuration_stats.hpp"
+#include "stats/compare.hpp"
+#include "stats/configuration_stats.hpp"
 #include "platform/error.hpp"
 #include "plots.hpp"
 #include "report_tables.hpp"
 #include "results/results_reader.hpp"
-#include "scaling.hpp"
-#include "speedup_interval.hpp"
+#include "stats/scaling.hpp"
+#include "stats/speedup_interval.hpp"
 #include "table.hpp"
 #include "timeline.hpp"
 

@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "configuration_stats.hpp"
-#include "scaling.hpp"
+#include "stats/configuration_stats.hpp"
+#include "stats/scaling.hpp"
 
 namespace mgpu::analysis {
 

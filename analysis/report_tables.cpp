@@ -5,7 +5,7 @@
 #include <cstdio>
 #include <string>
 
-#include "speedup_interval.hpp"
+#include "stats/speedup_interval.hpp"
 
 namespace mgpu::analysis {
 namespace {

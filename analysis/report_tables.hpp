@@ -4,9 +4,9 @@
 
 #include <vector>
 
-#include "compare.hpp"
-#include "configuration_stats.hpp"
-#include "scaling.hpp"
+#include "stats/compare.hpp"
+#include "stats/configuration_stats.hpp"
+#include "stats/scaling.hpp"
 #include "table.hpp"
 
 namespace mgpu::analysis {

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "configuration_stats.hpp"
+#include "stats/configuration_stats.hpp"
 
 namespace mgpu::analysis {
 

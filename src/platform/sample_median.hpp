@@ -1,5 +1,5 @@
 // Purpose: the median of a sample, written once for the console summaries of mgpu_bench allreduce and probe and for
-// mgpu_analyze's statistics (analysis/statistics.hpp).
+// mgpu_analyze's statistics (src/stats/statistics.hpp).
 #pragma once
 
 #include <algorithm>

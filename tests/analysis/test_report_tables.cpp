@@ -6,9 +6,9 @@
 #include <filesystem>
 
 #include "analysis_fixture.hpp"
-#include "configuration_stats.hpp"
+#include "stats/configuration_stats.hpp"
 #include "report_tables.hpp"
-#include "scaling.hpp"
+#include "stats/scaling.hpp"
 #include "table.hpp"
 #include "timeline.hpp"
 

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "results/results_reader.hpp"
-#include "statistics.hpp"
+#include "stats/statistics.hpp"
 
 namespace mgpu::analysis {
 

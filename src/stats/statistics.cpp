@@ -1,5 +1,5 @@
 // Purpose: the statistics of MEASUREMENT.md; formulas are stated in docs/statistics.md.
-#include "statistics.hpp"
+#include "stats/statistics.hpp"
 
 #include <algorithm>
 #include <boost/math/distributions/students_t.hpp>

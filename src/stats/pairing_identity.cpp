@@ -1,5 +1,5 @@
 // Purpose: identity keys of configurations, defined once.
-#include "pairing_identity.hpp"
+#include "stats/pairing_identity.hpp"
 
 #include <cstring>
 #include <map>

@@ -1,10 +1,10 @@
 // Purpose: per-configuration summary from the raw per-step data.
-#include "configuration_stats.hpp"
+#include "stats/configuration_stats.hpp"
 
 #include <algorithm>
 #include <cmath>
 
-#include "pairing_identity.hpp"
+#include "stats/pairing_identity.hpp"
 #include "platform/error.hpp"
 
 namespace mgpu::analysis {

@@ -1,11 +1,11 @@
 // Purpose: pairs before with after and decides a verdict per configuration.
-#include "compare.hpp"
+#include "stats/compare.hpp"
 
 #include <cmath>
 #include <map>
 #include <set>
 
-#include "pairing_identity.hpp"
+#include "stats/pairing_identity.hpp"
 
 namespace mgpu::analysis {
 

@@ -6,8 +6,8 @@
 
 #include <cmath>
 
-#include "speedup_interval.hpp"
-#include "statistics.hpp"
+#include "stats/speedup_interval.hpp"
+#include "stats/statistics.hpp"
 
 using namespace mgpu::analysis;
 

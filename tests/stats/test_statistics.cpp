@@ -6,7 +6,7 @@
 #include <cmath>
 #include <vector>
 
-#include "statistics.hpp"
+#include "stats/statistics.hpp"
 
 using namespace mgpu::analysis;
 

@@ -5,9 +5,9 @@
 #include <string>
 #include <vector>
 
-#include "configuration_stats.hpp"
-#include "speedup_interval.hpp"
-#include "statistics.hpp"
+#include "stats/configuration_stats.hpp"
+#include "stats/speedup_interval.hpp"
+#include "stats/statistics.hpp"
 
 namespace mgpu::analysis {
 

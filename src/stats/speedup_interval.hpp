@@ -6,7 +6,7 @@
 #include <cstddef>
 #include <string>
 
-#include "statistics.hpp"
+#include "stats/statistics.hpp"
 
 namespace mgpu::analysis {
 

@@ -7,10 +7,10 @@
 #include <cmath>
 #include <filesystem>
 
-#include "analysis_fixture.hpp"
-#include "configuration_stats.hpp"
+#include "analysis/analysis_fixture.hpp"
+#include "stats/configuration_stats.hpp"
 #include "platform/error.hpp"
-#include "statistics.hpp"
+#include "stats/statistics.hpp"
 
 namespace fs = std::filesystem;
 using namespace mgpu;

@@ -6,8 +6,8 @@
 #include <deque>
 #include <map>
 
-#include "compare.hpp"
-#include "pairing_identity.hpp"
+#include "stats/compare.hpp"
+#include "stats/pairing_identity.hpp"
 
 using namespace mgpu;
 using namespace mgpu::analysis;

@@ -1,5 +1,5 @@
 // Purpose: Fieller's interval for the ratio of two independent means.
-#include "speedup_interval.hpp"
+#include "stats/speedup_interval.hpp"
 
 #include <algorithm>
 #include <cmath>

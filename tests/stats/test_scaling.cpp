@@ -9,8 +9,8 @@
 #include <map>
 #include <string>
 
-#include "pairing_identity.hpp"
-#include "scaling.hpp"
+#include "stats/pairing_identity.hpp"
+#include "stats/scaling.hpp"
 
 using namespace mgpu;
 using namespace mgpu::analysis;

@@ -1,10 +1,10 @@
 // Purpose: pairs N-GPU configurations with their 1-GPU baselines.
-#include "scaling.hpp"
+#include "stats/scaling.hpp"
 
 #include <map>
 #include <string>
 
-#include "pairing_identity.hpp"
+#include "stats/pairing_identity.hpp"
 
 namespace mgpu::analysis {
 
