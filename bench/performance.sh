@@ -57,7 +57,7 @@ check "probe" "$bin/mgpu_bench" probe --batches 16,32,64,512,1024,2048,4096 --ru
 # 2. The yardstick: the standalone all-reduce, 8 B .. 1 GiB and both gradients' exact sizes, data checked.
 check "allreduce sweep" "${mpirun[@]}" -np 2 "$bin/mgpu_bench" allreduce --min-bytes 8 --max-bytes "$max_bytes" \
   --runs 5 --output "$results/tools.h5" --force
-# 2b. Our skinny GEMM against cuBLAS at the step's narrow shapes (docs/performance.md, "Our skinny GEMM"), if built.
+# 2b. Our skinny GEMM against cuBLAS at the step's narrow shapes (docs/performance.md, "What the step does now"), if built.
 if [[ -x "$bin/skinny_gemm_bench" ]]; then
   note "## skinny GEMM vs cuBLAS ($((SECONDS - started)) s)"
   "$bin/skinny_gemm_bench" >"$results/skinny_gemm_bench.txt" 2>>"$log" || { note "FAILED: skinny_gemm_bench"; status=1; }
