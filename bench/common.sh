@@ -1,6 +1,6 @@
 # Purpose: what the GPU scripts in bench/ share (sourced, not run): NVLink multicast off and plain progress lines in
 # the environment, the mpirun command that carries both to every rank, and note() (a line to the terminal and $log).
-# NVLink multicast stays off on shared machines (GPU-MACHINES.md); mpirun passes it to every rank.
+# NVLink multicast off, for machines where NVLink SHARP is unavailable; mpirun passes it to every rank.
 export NCCL_NVLS_ENABLE=0
 # Logs, not a terminal: plain progress lines (Open MPI would give rank 0 a pseudo-terminal anyway).
 export MGPU_PROGRESS=plain

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Purpose: the suite's whole GPU acceptance check in one call on a 2-GPU machine (< 10 minutes), most important part
-# first, each part bounded by its own time limit and packed as soon as it ends (a device call brings back at most 8
-# files): the GPU unit tests, refusals of bad input, two identical grid sweeps for mgpu_analyze (report + compare),
+# Purpose: the suite's whole GPU acceptance check in one run on a 2-GPU machine (< 10 minutes), most important part
+# first, each part bounded by its own time limit and packed as soon as it ends (a few archives are easier to copy
+# back than many files): the GPU unit tests, refusals of bad input, two identical grid sweeps for mgpu_analyze (report + compare),
 # the performance figures (bench/performance.sh) and the study's grid under both presets (bench/run_study.sh).
 # Usage: BIN_DIR=dir-with-mgpu_bench-and-tests OUT=dir bash bench/gpu_acceptance.sh
 # Knobs: GRID_RUNS (runs per grid configuration, default 10), PERF_RUNS (default 20), SKIP="tests grid perf study"

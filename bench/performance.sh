@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Purpose: the one command behind docs/performance.md, for the 2 x H200 machine, in one device call (< 9 minutes):
+# Purpose: the one command behind docs/performance.md, for a 2-GPU machine, in one run (< 9 minutes on 2 x H200):
 # the hardware probe and the standalone all-reduce sweep (the floors and the yardstick), mgpu_bench for every figure
 # of the issue's targets table, the PyTorch peer for the same configurations, every file checked with h5py, and the
 # markdown table (floor, ours, peer, target met or missed) from bench/performance_table.py, printed last.
@@ -22,7 +22,7 @@ mkdir -p "$results"
 log="$out/performance.log"
 # NCCL_NVLS_ENABLE=0, MGPU_PROGRESS=plain, the mpirun array and note().
 source "$root/bench/common.sh"
-# NVLink multicast stays off on the shared machines (GPU-MACHINES.md, KINDS.md), for PyTorch and NVSHMEM too.
+# NVLink multicast off (common.sh: where NVLink SHARP is unavailable), for PyTorch and NVSHMEM too.
 export TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 python=$(command -v python3)
 status=0
@@ -57,7 +57,7 @@ check "probe" "$bin/mgpu_bench" probe --batches 16,32,64,512,1024,2048,4096 --ru
 # 2. The yardstick: the standalone all-reduce, 8 B .. 1 GiB and both gradients' exact sizes, data checked.
 check "allreduce sweep" "${mpirun[@]}" -np 2 "$bin/mgpu_bench" allreduce --min-bytes 8 --max-bytes "$max_bytes" \
   --runs 5 --output "$results/tools.h5" --force
-# 2b. Our skinny GEMM against cuBLAS at the step's narrow shapes (docs/performance.md, "Our skinny GEMM"), if built.
+# 2b. Our skinny GEMM against cuBLAS at the step's narrow shapes (docs/performance.md, "What the step does now"), if built.
 if [[ -x "$bin/skinny_gemm_bench" ]]; then
   note "## skinny GEMM vs cuBLAS ($((SECONDS - started)) s)"
   "$bin/skinny_gemm_bench" >"$results/skinny_gemm_bench.txt" 2>>"$log" || { note "FAILED: skinny_gemm_bench"; status=1; }
@@ -115,7 +115,7 @@ for file in "$results"/*.h5; do
 done
 note "## done in $((SECONDS - started)) s"
 "$python" "$root/bench/performance_table.py" "$results" >"$out/performance_table.md" 2>>"$log" || status=1
-# One archive instead of a dozen files (a device call brings back at most 8).
+# One archive instead of a dozen files: easier to copy back from the GPU machine.
 tar -C "$out" -czf "$out/performance_results.tar.gz" results && rm -rf "$results"
 echo; grep -h -e "^## " -e "FAILED" "$log" | tail -n 40
 echo; cat "$out/performance_table.md"

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Purpose: docs/performance.md's table from the results of one bench/performance.sh call: for each figure of the
+"""Purpose: docs/performance.md's table from the results of one bench/performance.sh run: for each figure of the
 issue's targets, the floor (bytes moved / measured copy bandwidth, FLOPs / measured matrix rate, kernel count x
 measured graph-node cost; for 2 GPUs also the standalone all-reduce of the gradient), our measurement and the PyTorch
 peer's, and whether the target is met. Reads with h5py alone (MEASUREMENT.md's statistics: modified z-score

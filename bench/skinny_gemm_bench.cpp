@@ -1,6 +1,6 @@
 // Purpose: our split-K skinny GEMM (src/kernels/skinny_gemm.cuh) against cuBLAS's default fp32 GEMM at the training step's
 // narrow shapes, each timed the probe's way: a CUDA graph of 20 identical calls replayed between two events (launch
-// gaps removed), the best of 5 replays, in microseconds per call. Behind docs/performance.md's "Our skinny GEMM".
+// gaps removed), the best of 5 replays, in microseconds per call. Behind docs/performance.md's "What the step does now".
 // Usage: skinny_gemm_bench   (one GPU, the current device; prints one line per shape and configuration)
 #include <cublas_v2.h>
 

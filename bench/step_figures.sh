@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Purpose: the step-execution figures of docs/measurement.md in one call on a 2-GPU machine: the CUDA tests (graph,
+# Purpose: the step-execution figures of docs/measurement.md in one run on a 2-GPU machine: the CUDA tests (graph,
 # overlap, precision, timing paths against the float64 reference and 2 GPUs against 1), then mgpu_bench for every
 # configuration of the table (graph on/off, --timing none, tf32, overlap and bucket sizes, batch 32/1024/4096 on 1
 # and 2 GPUs), and a standalone all-reduce of the gradient's bytes through PyTorch's NCCL as a yardstick.

@@ -16,7 +16,7 @@ measured (forward/backward/optimizer NaN). One rank reduces nothing: `allreduce`
 `wall_per_step_ms` is, as ours, the span from the first measured step's start event to the last step's end event
 (the batch generation between steps included) divided by the measured steps; NaN only when no step is measured.
 
-Usage (NVLink multicast stays off on the shared machines):
+Usage (NVLink multicast off where NVLink SHARP is unavailable):
   NCCL_NVLS_ENABLE=0 python3 -m torch.distributed.run --standalone --nproc_per_node 2 bench/peers/torch_mlp.py \
       --mode ddp --config large:32 --config large:1024 --output peer_ddp.h5
   python3 bench/peers/torch_mlp.py --mode graph --config large:32 --config medium:64 --output peer_graph.h5

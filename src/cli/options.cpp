@@ -207,7 +207,7 @@ void apply_step_options(const StepOptions& step, bool cuda_backend, TrainingSett
   }
   settings.graph = cuda_backend && step.graph != Toggle::off;
   // auto = off: on 2 x H200 bucketed overlap measured no faster than one reduction after backward (the NCCL kernels
-  // take SMs and memory bandwidth from backward and Adam; docs/measurement.md has the figures).
+  // take SMs and memory bandwidth from backward and Adam; docs/performance-history.md has the figures).
   settings.overlap = cuda_backend && step.overlap == Toggle::on;
   // Needs the GPU count: BenchConfiguration::training_settings resolves it (kFusedOptimizerMaxLocalBatch).
   settings.fused_optimizer = false;

@@ -20,7 +20,7 @@ const char* device_choice_name(DeviceChoice choice);
 // on for one GPU, fp32 and a local batch <= kFusedOptimizerMaxLocalBatch; all off on the CPU fallback.
 enum class Toggle { automatic, on, off };
 // --fuse-optimizer auto turns the fused optimizer (weight gradients computed inside Adam; one GPU, fp32) on up to this
-// local batch: measured on 2 x H200, docs/performance.md. Used only by BenchConfiguration::training_settings, the one
+// local batch: measured on 2 x H200, docs/performance-history.md. Used only by BenchConfiguration::training_settings, the one
 // place --fuse-optimizer is resolved.
 constexpr int kFusedOptimizerMaxLocalBatch = 64;
 struct StepOptions {

@@ -22,19 +22,17 @@ namespace {
 // Why this shape of kernel: with n <= 64 columns the product is a stream of A (the weights, read once) against a small
 // B (the activations). One 64 x n output tile per block and K split over a cluster of up to 8 blocks gives a large
 // layer (1024 x 16 x 4800) 16 x 8 = 128 blocks of 8 warps: every SM busy, each streaming its own slice of A through
-// 16-byte asynchronous copies (4-byte ones measured 1.7x slower: only operands whose rows are not 16-byte aligned take
-// them, such as medium's input layer of 847 floats, where they still beat cuBLAS's small tiles). Measured on H200
-// (graph replays, fp32): 17.7 us for 1024 x 16 x 4800 against cuBLAS's 38.1 us, and 1-2 us less than cuBLAS for the
-// small layers; but 26.6 us against 22.7 us for 1024 x 32 x 4800, where the shared-memory reads of an 8 x 4 register
-// tile bound it: TunedGemm times both and keeps the faster per shape.
+// 16-byte asynchronous copies (4-byte ones are slower: only operands whose rows are not 16-byte aligned take them,
+// such as medium's input layer of 847 floats, where they still beat cuBLAS's small tiles). Where the shared-memory
+// reads of an 8 x 4 register tile bound it (1024 x 32 x 4800), cuBLAS can be faster: TunedGemm times both and keeps
+// the faster per shape. On H200, 1024 x 16 x 4800 takes 17.7 us against cuBLAS's 38.1 us (graph replays, fp32).
 //
 // Why two ways of summing the K parts: a cluster's blocks must all be resident in one GPC at once, and 16 clusters of
 // 8 do not fit the H200's GPCs at one block per SM, so the scheduler doubles blocks up on some SMs and leaves others
 // idle (Nsight Compute, 1024 x 32 x 4800: SMs active 57% of the kernel's time). Without a cluster (last_block) every
 // block is placed on its own; the partial tiles then go through a small workspace in L2 and the last part of a tile
-// to finish adds them. Measured on H200 (one-off probe, graph replays): 1024 x 32 x 4800 27.1 us with the cluster,
-// 22.5 us without; with wide blocks (16 warps per SM, stages of 128 K values) 19.6 us, against cuBLAS's 22.6 us;
-// 1024 x 16 x 4800 18.0 -> 13.4 us.
+// to finish adds them. Wide blocks (16 warps per SM, stages of 128 K values) hide more latency still.
+// docs/performance-history.md keeps the probe's figures for each variant.
 constexpr int kTileRows = 64;  // rows of C (and of op(A)) per block
 constexpr int kStages = 3;     // 2 stages in flight while one is used: measured on H200 as fast as 4 to 8 stages of 32
 constexpr int kRowsPerThread = 8;
@@ -44,14 +42,13 @@ constexpr int kMaxClusterSplits = 8;  // the portable cluster size
 constexpr int kMaxSplits = 16;        // last_block: more parts than this measured no faster
 // Wide blocks only for products at least this deep. A wide block takes a whole SM's registers, so the next kernel of
 // the step cannot start its blocks beside it (dependent launch): timed alone, a wide block won on large's 1024-row
-// products of depth 1024 too, but in the step it made them slower. Measured on H200 (mgpu_bench large batch 32,
-// --timing step, 10 runs, two passes): wide blocks offered at every depth 0.1293 and 0.1408 ms (the tuner's choice
-// varied), only from 2048 on 0.1240 and 0.1241 ms, without them 0.1293 and 0.1295 ms.
+// products of depth 1024 too, but in the step it made them slower (large batch 32 on H200: 0.1293-0.1408 ms offered
+// at every depth, 0.1240-0.1241 ms with this threshold).
 constexpr int kWideMinDepth = 2048;
 // Narrow blocks are offered with cluster sums only (the launcher also takes them with last-block sums). Timed alone,
 // a narrow last-block sum came within 2% of the cluster's at large's 1024 x 32 x 1024 forward product, and chosen
-// there it made the step slower: large batch 32 on H200 (--timing step, 10 runs, one process each) 0.1319-0.1321 ms
-// against 0.1239-0.1243 ms with the cluster sum. Wide blocks, which cannot form clusters, are summed by the last block.
+// there it made the step slower (large batch 32 on H200: 0.1319-0.1321 ms against 0.1239-0.1243 ms with the cluster
+// sum). Wide blocks, which cannot form clusters, are summed by the last block.
 constexpr int kMaxColumns = 64;
 
 // Threads per block and K values per pipeline stage: the narrow block, or the wide one (twice both: more warps per

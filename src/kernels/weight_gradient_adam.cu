@@ -163,21 +163,15 @@ __device__ __forceinline__ void accumulate_chunk(const Chunk& chunk, int lane, i
 // Each block walks tiles blockIdx.x, + gridDim.x, ... With several tiles per block (a resident grid) the next tile's
 // optimizer state and first chunk are copied into the other stage while this one is summed and updated: this kernel
 // is bound by the 24 bytes per weight of that state, and a block that only requested its state when it started left
-// the memory idle while it computed. Measured on H200 (large, batch 32, 1 GPU, --timing step): 0.1444 ms per step
-// with one tile per block and the state in registers, 0.1297 ms with this; large's layer 0 alone, 36.4 us (3.2 TB/s
-// of optimizer state) against 34.7 us for the flat Adam's 28 bytes per weight.
+// the memory idle while it computed. On H200 large's layer 0 alone takes 36.4 us with this (3.2 TB/s of optimizer
+// state), near the flat Adam's 34.7 us for its 28 bytes per weight.
 //
 // OneAlignedLayer: the launch holds one layer, whose rows are 16-byte aligned (the vector_* flags all set), so only
 // the 16-byte paths are compiled and the layer's entry is fixed; OneChunk: the batch fits one chunk. Both cut the
 // code, not only the branches. The general kernel is about 6,600 instructions, and Nsight Compute's per-instruction
-// samples (H200, large's layer 0 in an eager step: 37.3 us, DRAM 51% of peak, issue slots 63% busy) found 47% of the
-// warps' stalls in the update, many waiting for instructions to be fetched, and 24.2M warp instructions of which only
-// 4.9M are the batch sum's FMAs. This
-// instance of the same launch: 33.0 us, DRAM 58%, 19.8M instructions; large batch 32 on 1 x H200 (10 runs, two
-// passes, alternating with the general kernel): --timing step 0.1235, 0.1232 -> 0.1190, 0.1185 ms; every phase
-// marked 0.1401, 0.1404 -> 0.1361, 0.1363 ms, optimizer phase 0.0475 -> 0.0416 ms. The fixed table entry (an instance
-// for aligned launches of any number of layers, indexing the table, came first) took it on to 0.1178 from 0.1191 ms
-// (three passes each) and the layer-0 launch to 32.7 us: large's early updates are single layers too.
+// samples found 47% of the warps' stalls in the update, many waiting for instructions to be fetched, and only a fifth
+// of the warp instructions were the batch sum's FMAs. The one-layer instance cuts large's layer-0 launch on H200 from
+// 37.3 us (general kernel, eager step) to 33.0 us; large's early updates are single layers too, so they take it.
 template <bool OneAlignedLayer, bool OneChunk>
 __global__ void __launch_bounds__(kThreads, kBlocksPerSm)
     weight_gradient_adam_kernel(LaunchTable table, int batch, float* parameters, const float* gradients,
@@ -391,11 +385,9 @@ void weight_gradient_adam(const WeightGradientAdamLayer* layers, std::size_t lay
       MGPU_CUDA_CHECK(
           cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kThreads, shared_bytes_for(2, one_chunk)));
       // A block in every resident slot, the tiles dealt out in turn: no SM then carries more than one tile per block
-      // more than another. (The fewest blocks that carry the same number of tiles each, as before, gave large's 2400
+      // more than another. (The fewest blocks that carry the same number of tiles each would give large's 2400
       // layer-0 tiles 343 blocks of 7 on 396 slots: 3 blocks on some SMs, 2 on others, so the SMs with 3 set the
-      // time. Measured on 1 x H200, large batch 32, 10 runs, two passes in each of two calls: with every phase marked
-      // 0.1443, 0.1445, 0.1441, 0.1448 -> 0.1396, 0.1396, 0.1408, 0.1405 ms, optimizer phase 0.051 -> 0.046 ms; with
-      // --timing step 0.1250, 0.1246, 0.1242, 0.1236 -> 0.1240, 0.1242, 0.1237, 0.1237 ms.)
+      // time; on 1 x H200 this grid took large batch 32's optimizer phase from 0.051 to 0.046 ms.)
       const int resident = std::max(1, per_sm) * sms;
       blocks = std::min(tiles, resident);
       if (blocks < tiles) shared_bytes = shared_bytes_for(2, one_chunk);

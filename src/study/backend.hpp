@@ -49,7 +49,7 @@ struct RankHardware {
 RankHardware describe_rank_hardware(const BackendChoice& choice, const MpiContext& mpi);
 // Between the configurations of a sweep, once this rank's trainer is gone: ends the CUDA context of its GPU
 // (cudaDeviceReset), so the next configuration allocates on a fresh context as the first one does. Without it every
-// configuration after the first ran 4-8% slower (docs/measurement.md, "Known effect"). No-op on the CPU fallback.
+// configuration after the first ran 4-8% slower (docs/measurement.md, "Configuration order"). No-op on the CPU fallback.
 void reset_device_between_configurations(const BackendChoice& choice);
 // Collective: every rank learns every rank's description, in rank order.
 std::vector<RankHardware> gather_rank_hardware(const MpiContext& mpi, const RankHardware& mine);

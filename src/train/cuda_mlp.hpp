@@ -88,10 +88,9 @@ class CudaMlp {
   };
   void backward_without_weight_gradients(const EarlyUpdate* early = nullptr);
   // Whether early updates shorten this model's step: when the layers above the first carry at least
-  // kEarlyUpdateMinWeights weights, enough optimizer traffic to hide behind backward. Measured on H200 (1 GPU,
-  // fused optimizer, 10 runs): large batch 32 (2.0M weights above layer 0) 0.1652 -> 0.1594 ms with every phase
-  // marked, 0.1568 -> 0.1486 ms with --timing step; medium batch 64 (41K) 0.0467 -> 0.0538 and 0.0402 -> 0.0401 ms:
-  // for a model that small the extra launches and the forked graph cost more than the overlap gives.
+  // kEarlyUpdateMinWeights weights, enough optimizer traffic to hide behind backward: on 1 x H200 they took large
+  // batch 32 (2.0M weights above layer 0) from 0.1568 to 0.1486 ms per step, while for medium (41K) the extra launches
+  // and the forked graph cost more than the overlap gives.
   static constexpr std::size_t kEarlyUpdateMinWeights = std::size_t{1} << 20;
   bool early_updates_pay() const;
   // One Adam step with the step's corrections over elements [begin, begin + count) (default: all), on the gradient
