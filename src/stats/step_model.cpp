@@ -15,7 +15,8 @@ constexpr double kFloatBytes = 4;
 // bias + ReLU + dropout reads Z and writes A; its backward reads dA and A (the mask) and writes dZ; the loss reads y
 // and the target and writes dL/dy.
 constexpr double kActivationFloats = 2, kActivationBackwardFloats = 3, kLossFloats = 3;
-// Adam per parameter: reads p, g, m, v and writes p, m, v; fused with the weight gradient, g is never in memory.
+// Adam per parameter: reads p, g, m, v and writes p, m, v; fused with the weight gradient, g is never in memory (the
+// activations it reads instead are batch x width, small beside the parameters at the batches where it is used).
 constexpr double kAdamFloats = 7, kFusedAdamFloats = 6;
 // With overlap the first (layerwise) or last (deferred) bucket closes at 1 MB: what is left to reduce after backward.
 constexpr double kSmallBucketBytes = 1e6;
@@ -99,6 +100,10 @@ double gemm_ms(const ProbeRates& rates, GemmKind kind, int fan_in, int fan_out, 
   for (const MeasuredGemm& g : rates.gemms)
     if (g.kind == kind && g.fan_in == fan_in && g.fan_out == fan_out) points.emplace_back(g.batch, g.ms);
   std::sort(points.begin(), points.end());
+  // A product over fewer rows never needs longer than one over more (the step's tuner would run it as well as the
+  // larger one; the probe times cuBLAS's heuristic choice, which at small batches is sometimes far off): each time
+  // is capped by every larger batch's.
+  for (std::size_t i = points.size(); i-- > 1;) points[i - 1].second = std::min(points[i - 1].second, points[i].second);
   if (points.empty()) {
     if (!(rates.peak_gemm_tflops > 0))
       throw UsageError("GEMM model: layer " + std::to_string(fan_in) + "x" + std::to_string(fan_out) +
@@ -142,6 +147,13 @@ double memory_pass_ms(const ProbeRates& rates, double bytes) {
     bytes_per_ms = bandwidth_at(i - 1) + fraction * (bandwidth_at(i) - bandwidth_at(i - 1));
   }
   return std::max(bytes / bytes_per_ms, rates.graph_node_ms);
+}
+
+double fused_optimizer_ms(const ProbeRates& rates, double dense_weights, double parameters, long long batch) {
+  const double traffic_ms = memory_pass_ms(rates, kFusedAdamFloats * kFloatBytes * parameters);
+  const double compute_ms =
+      rates.peak_gemm_tflops > 0 ? 2.0 * dense_weights * batch / (rates.peak_gemm_tflops * 1e12) * 1e3 : 0.0;
+  return std::max(traffic_ms, compute_ms);
 }
 
 StepSettings default_step_settings(int ranks, long long global_batch, const std::string& precision) {
@@ -213,8 +225,11 @@ StepPrediction StepModel::predict(const MlpSpec& model, const StepSettings& sett
   }
   step.gemm_source = source;
   const double parameters = double(model.parameter_count());
-  const double adam_ms = floats_pass((settings.fused_optimizer ? kFusedAdamFloats : kAdamFloats) * parameters);
-  step.optimizer_ms = adam_ms + (settings.fused_optimizer ? weight_gradients_ms : 0);
+  const double adam_ms =
+      settings.fused_optimizer
+          ? fused_optimizer_ms(rates_, double(model.dense_weight_count()), parameters, batch)
+          : floats_pass(kAdamFloats * parameters);
+  step.optimizer_ms = adam_ms;
   if (!settings.fused_optimizer) step.backward_ms += weight_gradients_ms;
 
   const long long gradient_bytes = (long long)parameters * settings.gradient_bytes_per_element;

@@ -44,7 +44,8 @@ struct ProbeRates {
 // cannot be read as the probe writes it.
 ProbeRates probe_rates(const results_schema::HardwareProbe& probe, const std::string& precision);
 
-// One GEMM of layer (fan_in, fan_out) at `batch` rows. Measured shapes with the same layer and kind are interpolated
+// One GEMM of layer (fan_in, fan_out) at `batch` rows. Each measured time is first capped by the times of the larger
+// measured batches of the same layer and kind (a smaller product is never slower). They are then interpolated
 // linearly in batch between the two measured neighbours; below the smallest measured batch the smallest's time
 // (a skinny product costs its latency, not its FLOPs); above the largest, that time scaled by the batch ratio (the
 // rate of the largest held). A layer never probed: 2 fan_in fan_out batch / the square GEMM's rate (estimated).
@@ -53,6 +54,11 @@ double gemm_ms(const ProbeRates& rates, GemmKind kind, int fan_in, int fan_out, 
 // A memory-bound kernel moving `bytes` (reads + writes): bytes / the copy bandwidth measured at that traffic
 // (2 x copied bytes / time, linear in log bytes between probe sizes, held outside them), never under graph_node_ms.
 double memory_pass_ms(const ProbeRates& rates, double bytes);
+
+// The fused weight gradient + Adam (1 rank, fp32): one pass over the parameters that also computes each weight's
+// gradient, so the slower of its traffic (p, m, v read and written: memory_pass_ms) and its weight-gradient FLOPs
+// (2 x dense weights x batch) at the probe's square-GEMM rate; never the separate GEMMs' sum.
+double fused_optimizer_ms(const ProbeRates& rates, double dense_weights, double parameters, long long batch);
 
 // How the step runs (the results file's names; `default_step_settings` gives mgpu_bench's defaults).
 struct StepSettings {

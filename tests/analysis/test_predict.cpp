@@ -54,9 +54,9 @@ TEST_F(PredictTest, GridSpeedupIsTheOneGpuStepOverTheNGpuStep) {
   const auto grid = predict_grid(model, custom_model(fixture::kWidths, 0.0), {32}, {1, 2}, "fp32");
   ASSERT_EQ(grid.size(), 2u);
   EXPECT_NEAR(grid[0].speedup, 1.0, 1e-15);
-  // Hand-computed in test_step_model.cpp: 0.056 ms on 1 GPU, 0.051 ms on 2.
+  // Hand-computed in test_step_model.cpp: 0.031 ms on 1 GPU, 0.051 ms on 2.
   EXPECT_NEAR(grid[1].step.step_ms, 0.051, 1e-15);
-  EXPECT_NEAR(grid[1].speedup, 0.056 / 0.051, 1e-12);
+  EXPECT_NEAR(grid[1].speedup, 0.031 / 0.051, 1e-12);
   EXPECT_NEAR(grid[1].throughput, 32 / 0.051e-3, 1e-6);
 }
 
@@ -64,20 +64,20 @@ TEST_F(PredictTest, CheckOfTheModelsOwnTimesHasNoError) {
   const std::string results = dir_ + "/measured.h5";
   {
     ResultsWriter writer(results, false);
-    add(writer, "one", 1, true, 0.056);
+    add(writer, "one", 1, true, 0.031);
     add(writer, "two", 2, false, 0.051);
     writer.close();
   }
   const CheckSummary summary = check_predictions(options_, read_results_file(results));
   ASSERT_EQ(summary.rows.size(), 2u);
-  EXPECT_NEAR(summary.rows[0].predicted_step_ms, 0.056, 1e-15);
+  EXPECT_NEAR(summary.rows[0].predicted_step_ms, 0.031, 1e-15);
   EXPECT_NEAR(summary.rows[1].measured_step_ms, 0.051, 1e-15);
   EXPECT_NEAR(summary.median_abs_step_error, 0, 1e-12);
   EXPECT_NEAR(summary.worst_abs_step_error, 0, 1e-12);
   EXPECT_FALSE(summary.rows[0].has_speedup);  // the baseline itself
   ASSERT_TRUE(summary.rows[1].has_speedup);
   EXPECT_EQ(summary.speedups, 1);
-  EXPECT_NEAR(summary.rows[1].measured_speedup, 0.056 / 0.051, 1e-12);
+  EXPECT_NEAR(summary.rows[1].measured_speedup, 0.031 / 0.051, 1e-12);
   EXPECT_NEAR(summary.worst_abs_speedup_error, 0, 1e-12);
 }
 
@@ -85,7 +85,7 @@ TEST_F(PredictTest, CheckReportsTheRelativeErrorOfEachConfiguration) {
   const std::string results = dir_ + "/slower.h5";
   {
     ResultsWriter writer(results, false);
-    add(writer, "one", 1, true, 0.07);   // predicted 0.056: -20%
+    add(writer, "one", 1, true, 0.03875);  // predicted 0.031: -20%
     add(writer, "two", 2, false, 0.051); // predicted 0.051: 0%
     writer.close();
   }
@@ -93,6 +93,6 @@ TEST_F(PredictTest, CheckReportsTheRelativeErrorOfEachConfiguration) {
   EXPECT_NEAR(summary.rows[0].step_error, -0.2, 1e-12);
   EXPECT_NEAR(summary.median_abs_step_error, 0.1, 1e-12);
   EXPECT_NEAR(summary.worst_abs_step_error, 0.2, 1e-12);
-  // Measured speedup 0.07 / 0.051, predicted 0.056 / 0.051: -20%.
+  // Measured speedup 0.03875 / 0.051, predicted 0.031 / 0.051: -20%.
   EXPECT_NEAR(summary.rows[1].speedup_error, -0.2, 1e-12);
 }
