@@ -236,10 +236,13 @@ int run_predict(const PredictOptions& options) {
       recommendation = "for " + (options.model_name.empty() ? mlp.widths_string() : options.model_name) +
                        " on this machine, " + recommendation;
       break_even.notes.push_back(recommendation);
-      if (model.link())
-        break_even.notes.push_back("link for GPU counts without a measured sweep: " + model.link()->name + ", " +
-                                   std::to_string(model.link()->bandwidth_gbs) + " GB/s, " +
-                                   std::to_string(model.link()->latency_us) + " us (" + model.link()->source + ")");
+      if (model.link()) {
+        char line[512];
+        std::snprintf(line, sizeof line, "alpha-beta all-reduce%s: link %s, %.1f GB/s, %.2f us (%s)",
+                      options.link ? "" : " for GPU counts without a measured sweep", model.link()->name.c_str(),
+                      model.link()->bandwidth_gbs, model.link()->latency_us, model.link()->source.c_str());
+        break_even.notes.push_back(line);
+      }
       tables.push_back(break_even);
     }
   }

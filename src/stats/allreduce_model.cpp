@@ -91,10 +91,10 @@ Link link_from_sweep(const AllreduceCurve& curve) {
   if (!(largest_ms > two_alpha_ms))
     throw UsageError("all-reduce model: the sweep's largest size is not slower than its smallest; no bandwidth");
   Link link;
-  link.name = "measured";
+  link.name = "fitted to the 2-rank sweep";
   link.latency_us = two_alpha_ms / 2 * 1e3;
   link.bandwidth_gbs = largest_bytes / ((largest_ms - two_alpha_ms) * 1e-3) / 1e9;
-  link.source = "fitted to the 2-rank sweep (alpha = fastest time / 2, beta = largest size / (its time - 2 alpha))";
+  link.source = "alpha = fastest time / 2, beta = largest size / (its time - 2 alpha)";
   return link;
 }
 
