@@ -38,7 +38,8 @@ const char kUsage[] =
     "       mgpu_analyze compare BEFORE.h5 AFTER.h5 [--alpha A] [--min-effect E] [--ignore-nccl-settings]\n"
     "                           [--format table|markdown|csv|json]\n"
     "       mgpu_analyze predict --probe FILE.h5 [--allreduce FILE.h5 ...] (--model M | --layers W,...) --batch B,...\n"
-    "                           [--gpus N,...] [--precision P] [--link NAME | --link-bandwidth GB/s --link-latency us]\n"
+    "                           [--gpus N,...] [--precision P]\n"
+    "                           [--link NAME | --link-bandwidth GB/s --link-latency us]\n"
     "                           [--check RESULTS.h5] [--format table|markdown|csv|json] [--out DIR]\n"
     "       mgpu_analyze --help | --version\n";
 

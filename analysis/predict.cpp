@@ -8,8 +8,8 @@
 
 #include "platform/build_info.hpp"
 #include "platform/error.hpp"
-#include "predict_plot.hpp"
 #include "plots.hpp"
+#include "predict_plot.hpp"
 #include "stats/break_even.hpp"
 #include "stats/configuration_stats.hpp"
 
@@ -98,8 +98,8 @@ Table check_table(const CheckSummary& summary) {
                    {"measured_speedup", "measured speedup", 3},
                    {"speedup_error_percent", "error %", 1}};
   for (const CheckedConfiguration& c : summary.rows)
-    table.add_row({c.name, std::int64_t(c.gpus), std::int64_t(c.global_batch), c.predicted_step_ms,
-                   c.measured_step_ms, 100 * c.step_error, c.has_speedup ? Value(c.predicted_speedup) : Value(),
+    table.add_row({c.name, std::int64_t(c.gpus), std::int64_t(c.global_batch), c.predicted_step_ms, c.measured_step_ms,
+                   100 * c.step_error, c.has_speedup ? Value(c.predicted_speedup) : Value(),
                    c.has_speedup ? Value(c.measured_speedup) : Value(),
                    c.has_speedup ? Value(100 * c.speedup_error) : Value()});
   char line[256];
@@ -226,8 +226,7 @@ int run_predict(const PredictOptions& options) {
       for (const PredictedConfiguration& p : grid)
         if (p.gpus == n) curve.points.push_back({p.global_batch, p.speedup});
       const BreakEven found = find_break_even(curve.points);
-      break_even.add_row({std::int64_t(n),
-                          found.kind == BreakEven::Kind::crossing ? Value(found.batch) : Value(),
+      break_even.add_row({std::int64_t(n), found.kind == BreakEven::Kind::crossing ? Value(found.batch) : Value(),
                           describe_break_even(found)});
       recommendation += (recommendation.empty() ? "" : "; ") + pays_from(n, found, over);
       curves.push_back(curve);
@@ -254,12 +253,9 @@ int run_predict(const PredictOptions& options) {
     tables.push_back(check_table(summary));  // last: the validation table is what a check reads first
   }
   if (options.format == Format::json) {
-    nlohmann::json json = {{"tool", "mgpu_analyze predict"},
-                           {"version", project_version()},
-                           {"probe", options.probe_path},
-                           {"allreduce", options.allreduce_paths},
-                           {"precision", options.precision},
-                           {"recommendation", recommendation},
+    nlohmann::json json = {{"tool", "mgpu_analyze predict"},  {"version", project_version()},
+                           {"probe", options.probe_path},     {"allreduce", options.allreduce_paths},
+                           {"precision", options.precision},  {"recommendation", recommendation},
                            {"tables", tables_to_json(tables)}};
     std::fputs((json.dump(2) + "\n").c_str(), stdout);
   } else {

@@ -48,7 +48,7 @@ struct CheckedConfiguration {
   int gpus = 0;
   long long global_batch = 0;
   double predicted_step_ms = 0, measured_step_ms = 0;
-  double step_error = 0;  // (predicted - measured) / measured
+  double step_error = 0;     // (predicted - measured) / measured
   bool has_speedup = false;  // a 1-GPU configuration of the same model, batch and settings is in the file
   double predicted_speedup = 0, measured_speedup = 0, speedup_error = 0;
 };

@@ -14,15 +14,16 @@ bool write_predicted_speedup_plot(const std::string& directory, const std::vecto
   const std::filesystem::path dir(directory);
   std::error_code error;
   std::filesystem::create_directories(dir, error);
-  if (error || !std::filesystem::is_directory(dir)) throw UsageError("--out " + directory + ": cannot create the directory");
+  if (error || !std::filesystem::is_directory(dir))
+    throw UsageError("--out " + directory + ": cannot create the directory");
   const std::string data_path = (dir / "predicted_speedup.dat").string();
   const std::string script_path = (dir / "predicted_speedup.gp").string();
   // One gnuplot data block per predicted GPU count, then one per GPU count of measured points.
   std::ostringstream data, plot;
   int index = 0;
   const auto add_series = [&](const std::string& title, const std::string& style) {
-    plot << (index > 0 ? ", \\\n     " : "") << gnuplot_string(data_path) << " index " << index
-         << " using 1:2 " << style << " title " << gnuplot_string(title);
+    plot << (index > 0 ? ", \\\n     " : "") << gnuplot_string(data_path) << " index " << index << " using 1:2 "
+         << style << " title " << gnuplot_string(title);
     ++index;
   };
   for (const PredictedCurve& curve : curves) {

@@ -9,14 +9,11 @@
 # Knobs: RUNS (runs per configuration of the grid, default 10). Exit status 0 on PASS, 1 on FAIL or a failed step.
 set -uo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-bin="${BIN_DIR:-$root/build}"
-out="${OUT:-/tmp/mgpu_predict_check}"
-runs="${RUNS:-10}"
-mkdir -p "$out"
-log="$out/predict_check.log"
-: >"$log"
 # NCCL_NVLS_ENABLE=0, MGPU_PROGRESS=plain, the mpirun array and note().
 source "$root/bench/common.sh"
+bin="${BIN_DIR:-$root/build}" out="${OUT:-/tmp/mgpu_predict_check}"
+log="$out/predict_check.log"
+mkdir -p "$out" && : >"$log"
 started=$SECONDS
 step() {  # step NAME COMMAND...: runs it with its output in the log; a failure ends the script
   note "## $1 ($((SECONDS - started)) s)"; shift
@@ -26,7 +23,7 @@ rm -f "$out/probe.h5" "$out/grid.h5"
 step "hardware probe" "$bin/mgpu_bench" probe --model medium,large \
   --batches 8,16,32,64,128,256,512,1024,2048,4096 --output "$out/probe.h5"
 step "measured grid" "${mpirun[@]}" -np 1 "$bin/mgpu_bench" --model medium,large --batch 8,32,128,1024,4096 \
-  --gpus 1 --runs "$runs" --output "$out/grid.h5"
+  --gpus 1 --runs "${RUNS:-10}" --output "$out/grid.h5"
 note "## prediction and check ($((SECONDS - started)) s)"
 for format in json markdown; do
   "$bin/mgpu_analyze" predict --probe "$out/probe.h5" --check "$out/grid.h5" --format "$format" \

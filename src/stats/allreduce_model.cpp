@@ -34,7 +34,8 @@ AllreduceCurve allreduce_curve(const results_schema::AllreduceSweep& sweep) {
     // A collective ends when its slowest rank does.
     std::vector<double> slowest(runs, 0.0);
     for (std::size_t run = 0; run < runs; ++run)
-      for (std::size_t rank = 0; rank < ranks; ++rank) slowest[run] = std::max(slowest[run], sweep.time_ms.at(run, rank, s));
+      for (std::size_t rank = 0; rank < ranks; ++rank)
+        slowest[run] = std::max(slowest[run], sweep.time_ms.at(run, rank, s));
     const double ms = median(slowest);
     if (!(ms > 0) || !std::isfinite(ms))
       throw UsageError("all-reduce sweep: time " + number_text(ms) + " ms at " +

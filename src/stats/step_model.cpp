@@ -85,7 +85,8 @@ ProbeRates probe_rates(const results_schema::HardwareProbe& probe, const std::st
   std::sort(rates.copies.begin(), rates.copies.end());
   if (rates.copies.empty()) throw UsageError("probe: no copy measured");
   for (std::size_t l = 0; l < probe.launch_labels.size(); ++l) {
-    const double ms = run_median(probe.launch_ms.shape.at(0), [&](std::size_t run) { return probe.launch_ms.at(run, l); });
+    const double ms =
+        run_median(probe.launch_ms.shape.at(0), [&](std::size_t run) { return probe.launch_ms.at(run, l); });
     if (probe.launch_labels[l] == "graph_node") rates.graph_node_ms = ms;
     if (probe.launch_labels[l] == "graph_launch") rates.graph_launch_ms = ms;
   }
@@ -142,8 +143,8 @@ double memory_pass_ms(const ProbeRates& rates, double bytes) {
   } else {
     std::size_t i = 1;
     while (rates.copies[i].first < copied) ++i;
-    const double fraction =
-        std::log(copied / rates.copies[i - 1].first) / std::log(double(rates.copies[i].first) / rates.copies[i - 1].first);
+    const double fraction = std::log(copied / rates.copies[i - 1].first) /
+                            std::log(double(rates.copies[i].first) / rates.copies[i - 1].first);
     bytes_per_ms = bandwidth_at(i - 1) + fraction * (bandwidth_at(i) - bandwidth_at(i - 1));
   }
   return std::max(bytes / bytes_per_ms, rates.graph_node_ms);
@@ -171,7 +172,9 @@ StepSettings default_step_settings(int ranks, long long global_batch, const std:
 
 StepModel::StepModel(ProbeRates rates, std::vector<AllreduceCurve> curves, std::optional<Link> link,
                      bool link_overrides_curves)
-    : rates_(std::move(rates)), curves_(std::move(curves)), link_(std::move(link)),
+    : rates_(std::move(rates)),
+      curves_(std::move(curves)),
+      link_(std::move(link)),
       link_overrides_curves_(link_overrides_curves) {
   if (!link_)
     for (const AllreduceCurve& curve : curves_)
@@ -217,18 +220,17 @@ StepPrediction StepModel::predict(const MlpSpec& model, const StepSettings& sett
   for (std::size_t l = 0; l < layers.size(); ++l) {
     const DenseLayer& layer = layers[l];
     const double outputs = double(batch) * layer.fan_out;
-    step.forward_ms += gemm(GemmKind::forward, layer) +
-                       floats_pass((layer.hidden ? kActivationFloats : kLossFloats) * outputs);
+    step.forward_ms +=
+        gemm(GemmKind::forward, layer) + floats_pass((layer.hidden ? kActivationFloats : kLossFloats) * outputs);
     if (l > 0) step.backward_ms += gemm(GemmKind::input_grad, layer);
     if (layer.hidden) step.backward_ms += floats_pass(kActivationBackwardFloats * outputs);
     weight_gradients_ms += gemm(GemmKind::weight_grad, layer);
   }
   step.gemm_source = source;
   const double parameters = double(model.parameter_count());
-  const double adam_ms =
-      settings.fused_optimizer
-          ? fused_optimizer_ms(rates_, double(model.dense_weight_count()), parameters, batch)
-          : floats_pass(kAdamFloats * parameters);
+  const double adam_ms = settings.fused_optimizer
+                             ? fused_optimizer_ms(rates_, double(model.dense_weight_count()), parameters, batch)
+                             : floats_pass(kAdamFloats * parameters);
   step.optimizer_ms = adam_ms;
   if (!settings.fused_optimizer) step.backward_ms += weight_gradients_ms;
 

@@ -65,10 +65,10 @@ struct StepSettings {
   int ranks = 1;
   long long global_batch = 0;
   bool graph = true;
-  bool fused_optimizer = false;          // 1 rank: weight gradients inside Adam
-  bool overlap = false;                  // bucketed reductions during backward
-  double bucket_mb = 8.0;                // bucket cap with overlap on (10^6 bytes)
-  int gradient_bytes_per_element = 4;    // fp32 gradient; 2 for bf16
+  bool fused_optimizer = false;        // 1 rank: weight gradients inside Adam
+  bool overlap = false;                // bucketed reductions during backward
+  double bucket_mb = 8.0;              // bucket cap with overlap on (10^6 bytes)
+  int gradient_bytes_per_element = 4;  // fp32 gradient; 2 for bf16
   long long local_batch() const { return global_batch / ranks; }
 };
 

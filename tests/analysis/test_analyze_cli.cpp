@@ -17,10 +17,10 @@
 #include <vector>
 
 #include "analysis_fixture.hpp"
-#include "stats/step_model_fixture.hpp"
 #include "platform/hdf5_check.hpp"
 #include "results/hdf5_handles.hpp"
 #include "results/results_schema.hpp"
+#include "stats/step_model_fixture.hpp"
 #include "table_parsers.hpp"
 
 namespace fs = std::filesystem;
@@ -284,8 +284,9 @@ TEST_F(AnalyzeCli, PredictPrintsTheGridBreakEvenAndRecommendation) {
   ASSERT_EQ(o.exit_code, 0) << o.err;
   for (const char* part : {"Predicted step (ms)", "Break-even global batch", "for 16-8-3 on this machine, 2 GPUs"})
     EXPECT_NE(o.out.find(part), std::string::npos) << part << "\n" << o.out;
-  const Outcome json = run("predict --probe tools.h5 --allreduce tools.h5 --layers 16,8,3 --batch 32 --gpus 2 "
-                           "--format json --out plots");
+  const Outcome json =
+      run("predict --probe tools.h5 --allreduce tools.h5 --layers 16,8,3 --batch 32 --gpus 2 "
+          "--format json --out plots");
   ASSERT_EQ(json.exit_code, 0) << json.err;
   const nlohmann::json rows = nlohmann::json::parse(json.out).at("tables").at("prediction").at("rows");
   ASSERT_EQ(rows.size(), 1u);

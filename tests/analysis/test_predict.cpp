@@ -86,7 +86,7 @@ TEST_F(PredictTest, CheckReportsTheRelativeErrorOfEachConfiguration) {
   {
     ResultsWriter writer(results, false);
     add(writer, "one", 1, true, 0.03875);  // predicted 0.031: -20%
-    add(writer, "two", 2, false, 0.051); // predicted 0.051: 0%
+    add(writer, "two", 2, false, 0.051);   // predicted 0.051: 0%
     writer.close();
   }
   const CheckSummary summary = check_predictions(options_, read_results_file(results));

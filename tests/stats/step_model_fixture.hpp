@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "analysis/analysis_fixture.hpp"
 #include "results/results_schema.hpp"
 #include "results/results_writer.hpp"
 
@@ -14,18 +15,13 @@ namespace mgpu::step_model_test {
 inline const std::vector<int> kWidths = {16, 8, 3};
 inline constexpr double kParameters = 160;
 
+// The per-rank identity of analysis_fixture.hpp's configurations, on a standalone measurement.
 inline results_schema::MeasurementConditions conditions(int ranks) {
   results_schema::MeasurementConditions c;
   c.device = "cuda";
   c.ranks = ranks;
   c.command_line = "synthetic";
-  for (int r = 0; r < ranks; ++r) {
-    c.hosts.push_back("node0");
-    c.gpu_names.push_back("GPU");
-    c.gpu_uuids.push_back("GPU-" + std::to_string(r));
-    c.gpu_pci_bus_ids.push_back("0000:0" + std::to_string(r) + ":00.0");
-    c.peer_topology.push_back("");
-  }
+  analysis_test::add_rank_identity(c, ranks);
   return c;
 }
 
@@ -52,11 +48,11 @@ inline results_schema::HardwareProbe probe() {
     double ms;
   };
   const std::vector<Gemm> gemms = {
-      {"t b16 L0 forward", 8, 16, 16, 0.010},      {"t b16 L0 weight_grad", 16, 8, 16, 0.012},
-      {"t b16 L1 forward", 3, 16, 8, 0.005},       {"t b16 L1 weight_grad", 8, 3, 16, 0.006},
-      {"t b16 L1 input_grad", 8, 16, 3, 0.004},    {"t b64 L0 forward", 8, 64, 16, 0.022},
-      {"t b64 L0 weight_grad", 16, 8, 64, 0.030},  {"t b64 L1 forward", 3, 64, 8, 0.011},
-      {"t b64 L1 weight_grad", 8, 3, 64, 0.009},   {"t b64 L1 input_grad", 8, 64, 3, 0.010},
+      {"t b16 L0 forward", 8, 16, 16, 0.010},     {"t b16 L0 weight_grad", 16, 8, 16, 0.012},
+      {"t b16 L1 forward", 3, 16, 8, 0.005},      {"t b16 L1 weight_grad", 8, 3, 16, 0.006},
+      {"t b16 L1 input_grad", 8, 16, 3, 0.004},   {"t b64 L0 forward", 8, 64, 16, 0.022},
+      {"t b64 L0 weight_grad", 16, 8, 64, 0.030}, {"t b64 L1 forward", 3, 64, 8, 0.011},
+      {"t b64 L1 weight_grad", 8, 3, 64, 0.009},  {"t b64 L1 input_grad", 8, 64, 3, 0.010},
       {"square 1000", 1000, 1000, 1000, 0.1}};
   p.gemm_shape.shape = {gemms.size(), 3};
   p.gemm_ms.shape = {1, 1, gemms.size()};
@@ -72,13 +68,8 @@ inline results_schema::HardwareProbe probe() {
 // collective's time is its slowest rank's).
 inline results_schema::AllreduceSweep sweep() {
   results_schema::AllreduceSweep s;
+  // Only what the model reads, and what the writer checks against it.
   s.conditions = conditions(2);
-  s.dtype = "fp32";
-  s.timed_operation = "ncclAllReduce ncclAvg fp32, in place";
-  s.data_check = "synthetic";
-  s.data_check_passed = 1;
-  s.iterations = 20;
-  s.warmup_iterations = 5;
   s.runs = 1;
   s.size_labels = {"", ""};
   s.bytes = {{2}, {1000, 100000}};

@@ -33,14 +33,14 @@ TEST(AllreduceModel, CurveTakesTheSlowestRankOfEachSize) {
 TEST(AllreduceModel, InterpolationIsAPowerLawBetweenNeighbours) {
   // 10,000 bytes is the log midpoint of 1,000 and 100,000: the geometric mean of 0.01 and 0.1.
   EXPECT_NEAR(interpolate_allreduce_ms(two_points(), 10000), std::sqrt(0.01 * 0.1), 1e-12);
-  EXPECT_DOUBLE_EQ(interpolate_allreduce_ms(two_points(), 1000), 0.01);     // exact hit
-  EXPECT_DOUBLE_EQ(interpolate_allreduce_ms(two_points(), 100000), 0.1);    // exact hit
+  EXPECT_DOUBLE_EQ(interpolate_allreduce_ms(two_points(), 1000), 0.01);   // exact hit
+  EXPECT_DOUBLE_EQ(interpolate_allreduce_ms(two_points(), 100000), 0.1);  // exact hit
 }
 
 TEST(AllreduceModel, BelowTheSweepTheLatencyFloorAboveItTheLargestBandwidth) {
-  EXPECT_DOUBLE_EQ(interpolate_allreduce_ms(two_points(), 10), 0.01);      // clamped
-  EXPECT_DOUBLE_EQ(interpolate_allreduce_ms(two_points(), 999), 0.01);     // clamped
-  EXPECT_DOUBLE_EQ(interpolate_allreduce_ms(two_points(), 200000), 0.2);   // proportional to size
+  EXPECT_DOUBLE_EQ(interpolate_allreduce_ms(two_points(), 10), 0.01);     // clamped
+  EXPECT_DOUBLE_EQ(interpolate_allreduce_ms(two_points(), 999), 0.01);    // clamped
+  EXPECT_DOUBLE_EQ(interpolate_allreduce_ms(two_points(), 200000), 0.2);  // proportional to size
   EXPECT_THROW(interpolate_allreduce_ms(two_points(), 0), UsageError);
 }
 

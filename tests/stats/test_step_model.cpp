@@ -92,11 +92,11 @@ TEST_F(StepModelTest, GemmOfAnUnprobedLayerComesFromThePeakRate) {
 }
 
 TEST_F(StepModelTest, MemoryPassUsesTheCopyBandwidthAtItsSizeAndTheGraphNodeFloor) {
-  EXPECT_NEAR(memory_pass_ms(rates_, 2e6), 0.001, 1e-15);  // copies 1e6 bytes: 2 TB/s
-  EXPECT_NEAR(memory_pass_ms(rates_, 2e8), 0.05, 1e-15);   // copies 1e8 bytes: 4 TB/s
+  EXPECT_NEAR(memory_pass_ms(rates_, 2e6), 0.001, 1e-15);      // copies 1e6 bytes: 2 TB/s
+  EXPECT_NEAR(memory_pass_ms(rates_, 2e8), 0.05, 1e-15);       // copies 1e8 bytes: 4 TB/s
   EXPECT_NEAR(memory_pass_ms(rates_, 2e7), 2e7 / 3e9, 1e-15);  // log midpoint: 3 TB/s
-  EXPECT_NEAR(memory_pass_ms(rates_, 4e8), 0.1, 1e-15);     // above the largest copy: its bandwidth
-  EXPECT_DOUBLE_EQ(memory_pass_ms(rates_, 1024), 0.0005);   // 5e-7 ms of traffic: the graph node's floor
+  EXPECT_NEAR(memory_pass_ms(rates_, 4e8), 0.1, 1e-15);        // above the largest copy: its bandwidth
+  EXPECT_DOUBLE_EQ(memory_pass_ms(rates_, 1024), 0.0005);      // 5e-7 ms of traffic: the graph node's floor
 }
 
 TEST_F(StepModelTest, OneGpuSmallBatchFusesTheWeightGradientsIntoTheOptimizer) {
