@@ -160,12 +160,23 @@ CheckSummary check_predictions(const PredictOptions& options, const ResultsFile&
   std::vector<Measured> measured;
   for (const ConfigurationResults& c : results.configurations) {
     if (c.runs() == 0) continue;
+    // The model is of mgpu_bench's CUDA step, one update per step: other code, the CPU fallback and gradient
+    // accumulation are not what it predicts.
+    const ConfigurationMetadata& m = c.metadata;
+    if (m.device != "cuda" || m.implementation != results_schema::kImplementation || m.accumulate_steps != 1) {
+      std::fprintf(stderr,
+                   "mgpu_analyze: note: --check: configuration '%s' (%s, %s, accumulate %d) is not an mgpu_bench "
+                   "CUDA step of one update; left out\n",
+                   m.name.c_str(), m.implementation.c_str(), m.device.c_str(), m.accumulate_steps);
+      continue;
+    }
     const ConfigurationStats stats = compute_configuration_stats(c, results.path, AnalysisOptions{});
     const MlpSpec mlp = custom_model(c.metadata.layer_widths, c.metadata.dropout);
     const double predicted = model_for(c.metadata.precision).predict(mlp, settings_of(c.metadata)).step_ms;
     measured.push_back({&c, stats.mean_step_ms, stats.throughput.mean, predicted});
   }
-  if (measured.empty()) throw UsageError("--check '" + results.path + "': no configuration with a completed run");
+  if (measured.empty())
+    throw UsageError("--check '" + results.path + "': no mgpu_bench CUDA configuration with a completed run");
   CheckSummary summary;
   std::vector<double> step_errors, speedup_errors;
   for (const Measured& m : measured) {

@@ -81,6 +81,22 @@ TEST_F(PredictTest, CheckOfTheModelsOwnTimesHasNoError) {
   EXPECT_NEAR(summary.worst_abs_speedup_error, 0, 1e-12);
 }
 
+TEST_F(PredictTest, CheckLeavesOutWhatTheModelDoesNotDescribe) {
+  const std::string results = dir_ + "/mixed.h5";
+  {
+    ResultsWriter writer(results, false);
+    add(writer, "one", 1, true, 0.031);
+    ConfigurationMetadata cpu = synthetic_metadata("cpu", 1);
+    cpu.device = "cpu";
+    ResultsWriter::Configuration c = writer.add_configuration(cpu);
+    writer.append_run(c, {synthetic_record({{0, 0, 0, 0, 0, 1.0}, {0, 0, 0, 0, 0, 1.0}}, 0, 0, 0)});
+    writer.close();
+  }
+  const CheckSummary summary = check_predictions(options_, read_results_file(results));
+  ASSERT_EQ(summary.rows.size(), 1u);
+  EXPECT_EQ(summary.rows[0].name, "one");
+}
+
 TEST_F(PredictTest, CheckReportsTheRelativeErrorOfEachConfiguration) {
   const std::string results = dir_ + "/slower.h5";
   {
