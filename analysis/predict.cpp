@@ -8,6 +8,7 @@
 
 #include "platform/build_info.hpp"
 #include "platform/error.hpp"
+#include "platform/sample_median.hpp"
 #include "plots.hpp"
 #include "predict_plot.hpp"
 #include "stats/break_even.hpp"
@@ -15,13 +16,6 @@
 
 namespace mgpu::analysis {
 namespace {
-
-double median_of(std::vector<double> values) {
-  if (values.empty()) return 0;
-  std::sort(values.begin(), values.end());
-  const std::size_t n = values.size();
-  return n % 2 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
-}
 
 // The settings a configuration of a results file ran with, in the model's terms.
 StepSettings settings_of(const ConfigurationMetadata& m) {
@@ -203,11 +197,11 @@ CheckSummary check_predictions(const PredictOptions& options, const ResultsFile&
     }
     summary.rows.push_back(row);
   }
-  summary.median_abs_step_error = median_of(step_errors);
+  summary.median_abs_step_error = median(step_errors);
   summary.worst_abs_step_error = *std::max_element(step_errors.begin(), step_errors.end());
   summary.speedups = int(speedup_errors.size());
   if (!speedup_errors.empty()) {
-    summary.median_abs_speedup_error = median_of(speedup_errors);
+    summary.median_abs_speedup_error = median(speedup_errors);
     summary.worst_abs_speedup_error = *std::max_element(speedup_errors.begin(), speedup_errors.end());
   }
   return summary;

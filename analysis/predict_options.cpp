@@ -7,6 +7,7 @@
 
 #include "model/mlp_spec.hpp"
 #include "platform/error.hpp"
+#include "results/attribute_text.hpp"
 
 namespace mgpu::analysis {
 namespace {
@@ -33,12 +34,6 @@ std::vector<long long> positive_list(const std::string& option, const std::strin
   }
   if (values.empty() || text.back() == ',') throw UsageError("--" + option + " '" + text + "': empty list");
   return values;
-}
-
-std::string number_text(double value) {
-  std::ostringstream text;
-  text << value;
-  return text.str();
 }
 
 }  // namespace
@@ -98,10 +93,10 @@ PredictOptions parse_predict_options(int argc, const char* const* argv, bool* he
     link.bandwidth_gbs = vm["link-bandwidth"].as<double>();
     link.latency_us = vm["link-latency"].as<double>();
     if (!(link.bandwidth_gbs > 0) || !std::isfinite(link.bandwidth_gbs))
-      throw UsageError("--link-bandwidth " + number_text(link.bandwidth_gbs) + ": expected a positive GB/s");
+      throw UsageError("--link-bandwidth " + shortest_double_text(link.bandwidth_gbs) + ": expected a positive GB/s");
     if (!(link.latency_us >= 0) || !std::isfinite(link.latency_us))
-      throw UsageError("--link-latency " + number_text(link.latency_us) + ": expected a non-negative us");
-    link.name = number_text(link.bandwidth_gbs) + " GB/s link";
+      throw UsageError("--link-latency " + shortest_double_text(link.latency_us) + ": expected a non-negative us");
+    link.name = shortest_double_text(link.bandwidth_gbs) + " GB/s link";
     link.source = "stated on the command line";
     options.link = link;
   }

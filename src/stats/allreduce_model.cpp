@@ -8,15 +8,10 @@
 
 #include "platform/error.hpp"
 #include "platform/sample_median.hpp"
+#include "results/attribute_text.hpp"
 
 namespace mgpu::analysis {
 namespace {
-
-std::string number_text(double value) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%g", value);
-  return text;
-}
 
 void check_ranks(int ranks) {
   if (ranks < 1) throw UsageError("all-reduce model: " + std::to_string(ranks) + " ranks: expected at least 1");
@@ -38,7 +33,7 @@ AllreduceCurve allreduce_curve(const results_schema::AllreduceSweep& sweep) {
         slowest[run] = std::max(slowest[run], sweep.time_ms.at(run, rank, s));
     const double ms = median(slowest);
     if (!(ms > 0) || !std::isfinite(ms))
-      throw UsageError("all-reduce sweep: time " + number_text(ms) + " ms at " +
+      throw UsageError("all-reduce sweep: time " + shortest_double_text(ms) + " ms at " +
                        std::to_string(sweep.bytes.values.at(s)) + " bytes is not a positive number");
     curve.bytes_ms.emplace_back(sweep.bytes.values.at(s), ms);
   }
@@ -75,7 +70,7 @@ Link named_link(const std::string& name) {
   link.name = name;
   link.bandwidth_gbs = found->second / 8.0;
   link.latency_us = 5.0;
-  link.source = "two nodes over " + number_text(found->second) +
+  link.source = "two nodes over " + shortest_double_text(found->second) +
                 " Gb/s InfiniBand, one NIC per GPU (stated line rate, 5 us per message assumed)";
   return link;
 }
