@@ -15,6 +15,7 @@
 #include "stats/configuration_stats.hpp"
 #include "platform/error.hpp"
 #include "plots.hpp"
+#include "predict_options.hpp"
 #include "report_tables.hpp"
 #include "results/results_reader.hpp"
 #include "stats/scaling.hpp"
@@ -36,6 +37,10 @@ const char kUsage[] =
     "                           [--outlier-threshold M] [--include-warmup] [--no-scaling]\n"
     "       mgpu_analyze compare BEFORE.h5 AFTER.h5 [--alpha A] [--min-effect E] [--ignore-nccl-settings]\n"
     "                           [--format table|markdown|csv|json]\n"
+    "       mgpu_analyze predict --probe FILE.h5 [--allreduce FILE.h5 ...] (--model M | --layers W,...) --batch B,...\n"
+    "                           [--gpus N,...] [--precision P]\n"
+    "                           [--link NAME | --link-bandwidth GB/s --link-latency us]\n"
+    "                           [--check RESULTS.h5] [--format table|markdown|csv|json] [--out DIR]\n"
     "       mgpu_analyze --help | --version\n";
 
 const char kHelp[] =
@@ -62,6 +67,21 @@ const char kHelp[] =
     "  --min-effect E        smallest relative change that counts as FASTER or SLOWER (default 0.02 = 2%)\n"
     "  --ignore-nccl-settings  pair configurations that differ only in NCCL algorithm/protocol\n"
     "  --format F            as for report\n"
+    "predict: a model of one training step from measured rates (docs/model.md): GEMMs from the probe at their\n"
+    "  shapes, elementwise kernels and Adam from its copy bandwidth and graph-node cost, the gradient all-reduce from\n"
+    "  the sweep at that rank count, else the alpha-beta model of ring and tree all-reduce. Per GPU count and global\n"
+    "  batch: predicted phases, step, throughput and speedup; the break-even batch per GPU count; a recommendation.\n"
+    "  --probe FILE          /probe of mgpu_bench probe (required)\n"
+    "  --allreduce FILE      /allreduce of mgpu_bench allreduce (repeatable; a 2-rank sweep also gives the link)\n"
+    "  --model M | --layers W,...  the MLP (a preset or its widths)\n"
+    "  --batch B,...         global batches; --gpus N,... GPU counts (default 1,2,4)\n"
+    "  --precision P         fp32 (default), tf32 or bf16: which of the probe's GEMM times\n"
+    "  --link NAME           the link between GPUs for every GPU count: ib100, ib200, ib400, ib800 (two nodes over\n"
+    "                        InfiniBand); or --link-bandwidth GB/s with --link-latency us\n"
+    "  --check RESULTS.h5    predict every configuration of that file from its settings alone and report predicted\n"
+    "                        and measured step (and speedup where a 1-GPU baseline is there), with median and worst\n"
+    "                        |error|\n"
+    "  --out DIR             predicted_speedup.{dat,gp} there, and .png/.svg when gnuplot is on PATH\n"
     "Bad input (a missing, empty or non-HDF5 file, a missing dataset, a newer schema_version) is one line naming the\n"
     "file and the problem, exit status 1.\n";
 
@@ -205,7 +225,7 @@ double option_in_range(const po::variables_map& vm, const char* name, double low
 }
 
 int run(int argc, char** argv) {
-  if (argc < 2) throw UsageError("no command given: expected report or compare (see --help)");
+  if (argc < 2) throw UsageError("no command given: expected report, compare or predict (see --help)");
   const std::string command = argv[1];
   if (command == "--help" || command == "-h") {
     std::fputs(kUsage, stdout);
@@ -216,8 +236,18 @@ int run(int argc, char** argv) {
     std::printf("mgpu_analyze %s (git %s)\n", project_version(), git_revision());
     return 0;
   }
+  if (command == "predict") {
+    bool help = false;
+    const PredictOptions options = parse_predict_options(argc - 1, argv + 1, &help);
+    if (help) {
+      std::fputs(kUsage, stdout);
+      std::fputs(kHelp, stdout);
+      return 0;
+    }
+    return run_predict(options);
+  }
   if (command != "report" && command != "compare")
-    throw UsageError("unknown command '" + command + "': expected report or compare (see --help)");
+    throw UsageError("unknown command '" + command + "': expected report, compare or predict (see --help)");
 
   po::options_description described;
   described.add_options()("help,h", "")("format", po::value<std::string>()->default_value("table"), "")(

@@ -22,9 +22,6 @@ void write_text(const std::string& path, const std::string& text) {
   if (!out) throw UsageError("cannot write '" + path + "'");
 }
 
-namespace {
-
-// Quoted for a gnuplot string: only '"' and '\' need escaping.
 std::string gnuplot_string(const std::string& text) {
   std::string out = "\"";
   for (const char c : text) {
@@ -33,6 +30,17 @@ std::string gnuplot_string(const std::string& text) {
   }
   return out + "\"";
 }
+
+void run_gnuplot(const std::string& gnuplot, const std::string& script) {
+  const std::string log = script.substr(0, script.rfind('.')) + ".gnuplot.log";
+  const std::string command = "'" + gnuplot + "' '" + script + "' > '" + log + "' 2>&1";
+  const int status = std::system(command.c_str());
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+    throw Error("gnuplot failed on '" + script + "' (its messages: '" + log + "')");
+  ::unlink(log.c_str());
+}
+
+namespace {
 
 // The series a configuration belongs to in the line plots: model, GPU count and its non-default settings (the label
 // without the group name), so "large 2 GPUs nccl tree/simple" is its own line.
@@ -182,12 +190,7 @@ PlotOutcome write_plots(const std::string& directory, const std::vector<Configur
     write_text(stem_path(plot.stem, ".gp"), plot.script);
     outcome.scripts.push_back(stem_path(plot.stem, ".gp"));
     if (!outcome.gnuplot_found) continue;
-    const std::string log = stem_path(plot.stem, ".gnuplot.log");
-    const std::string command = "'" + gnuplot + "' '" + stem_path(plot.stem, ".gp") + "' > '" + log + "' 2>&1";
-    const int status = std::system(command.c_str());
-    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-      throw Error("gnuplot failed on '" + stem_path(plot.stem, ".gp") + "' (its messages: '" + log + "')");
-    ::unlink(log.c_str());
+    run_gnuplot(gnuplot, stem_path(plot.stem, ".gp"));
     outcome.images.push_back(stem_path(plot.stem, ".png"));
   }
   return outcome;

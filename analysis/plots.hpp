@@ -26,6 +26,13 @@ PlotOutcome write_plots(const std::string& directory, const std::vector<Configur
 // files in --out are written with it too.
 void write_text(const std::string& path, const std::string& text);
 
+// Quoted for a gnuplot string: only '"' and '\' need escaping.
+std::string gnuplot_string(const std::string& text);
+
+// Runs gnuplot on a script (its messages go to <script stem>.gnuplot.log, removed when it succeeds); throws Error
+// naming the script and the log when gnuplot fails.
+void run_gnuplot(const std::string& gnuplot, const std::string& script);
+
 // The path of an executable found on PATH, or "" when there is none.
 std::string find_on_path(const std::string& program);
 

@@ -19,6 +19,19 @@ inline constexpr int kWarmup = 1;
 inline constexpr int kMeasured = 2;
 inline constexpr double kMiB = 1024.0 * 1024.0;
 
+// Hosts, GPU names, UUIDs, PCI bus ids and topology of `ranks` ranks on one node (a configuration's or a standalone
+// measurement's: both have these per-rank lists).
+template <typename Record>
+void add_rank_identity(Record& record, int ranks) {
+  for (int rank = 0; rank < ranks; ++rank) {
+    record.hosts.push_back("node0");
+    record.gpu_names.push_back("GPU");
+    record.gpu_uuids.push_back("GPU-" + std::to_string(rank));
+    record.gpu_pci_bus_ids.push_back("0000:0" + std::to_string(rank) + ":00.0");
+    record.peer_topology.push_back("");
+  }
+}
+
 inline ConfigurationMetadata synthetic_metadata(const std::string& name, int ranks) {
   ConfigurationMetadata m;
   m.name = name;
@@ -40,12 +53,8 @@ inline ConfigurationMetadata synthetic_metadata(const std::string& name, int ran
   m.adam_beta2 = 0.999;
   m.adam_epsilon = 1e-7;
   m.command_line = "synthetic";
+  add_rank_identity(m, ranks);
   for (int rank = 0; rank < ranks; ++rank) {
-    m.hosts.push_back("node0");
-    m.gpu_names.push_back("GPU");
-    m.gpu_uuids.push_back("GPU-" + std::to_string(rank));
-    m.gpu_pci_bus_ids.push_back("0000:0" + std::to_string(rank) + ":00.0");
-    m.peer_topology.push_back("");
     m.max_sm_clock_mhz.push_back(2000);
     m.max_memory_clock_mhz.push_back(3000);
   }

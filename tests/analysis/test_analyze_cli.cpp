@@ -1,7 +1,8 @@
 // Purpose: end-to-end tests of the mgpu_analyze binary: the report and compare of a synthetic results file in every
 // format, read back; plots written with gnuplot, and tables still written without it; every bad input (a file that
 // does not exist, is empty, is not HDF5, lacks a dataset or has a newer schema_version; no 1-GPU baseline; bad
-// options) exits non-zero with one line naming the file and the problem.
+// options) exits non-zero with one line naming the file and the problem. predict: its tables, JSON and plot files on
+// the synthetic probe of tests/stats/step_model_fixture.hpp, and each bad value refused by name.
 #include <gtest/gtest.h>
 #include <hdf5.h>
 #include <sys/wait.h>
@@ -19,6 +20,7 @@
 #include "platform/hdf5_check.hpp"
 #include "results/hdf5_handles.hpp"
 #include "results/results_schema.hpp"
+#include "stats/step_model_fixture.hpp"
 #include "table_parsers.hpp"
 
 namespace fs = std::filesystem;
@@ -274,6 +276,51 @@ TEST_F(AnalyzeCli, BadCommandLines) {
   EXPECT_EQ(help.exit_code, 0);
   EXPECT_NE(help.out.find("usage: mgpu_analyze report"), std::string::npos);
   EXPECT_EQ(run("report --help").exit_code, 0);
+}
+
+TEST_F(AnalyzeCli, PredictPrintsTheGridBreakEvenAndRecommendation) {
+  step_model_test::write_probe_and_sweep(dir_ + "/tools.h5");
+  const Outcome o = run("predict --probe tools.h5 --allreduce tools.h5 --layers 16,8,3 --batch 16,32,64 --gpus 1,2");
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  for (const char* part : {"Predicted step (ms)", "Break-even global batch", "for 16-8-3 on this machine, 2 GPUs"})
+    EXPECT_NE(o.out.find(part), std::string::npos) << part << "\n" << o.out;
+  const Outcome json =
+      run("predict --probe tools.h5 --allreduce tools.h5 --layers 16,8,3 --batch 32 --gpus 2 "
+          "--format json --out plots");
+  ASSERT_EQ(json.exit_code, 0) << json.err;
+  const nlohmann::json rows = nlohmann::json::parse(json.out).at("tables").at("prediction").at("rows");
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_NEAR(rows[0].at("step_ms").get<double>(), 0.051, 1e-12);  // hand-computed in test_step_model.cpp
+  EXPECT_NEAR(rows[0].at("speedup").get<double>(), 0.031 / 0.051, 1e-12);
+  EXPECT_TRUE(fs::exists(dir_ + "/plots/predicted_speedup.gp"));
+  EXPECT_TRUE(fs::exists(dir_ + "/plots/predicted_speedup.dat"));
+}
+
+TEST_F(AnalyzeCli, PredictRefusesBadValuesByName) {
+  step_model_test::write_probe_and_sweep(dir_ + "/tools.h5");
+  const std::string base = "predict --probe tools.h5 --allreduce tools.h5 ";
+  expect_rejected(run("predict --layers 16,8,3 --batch 8"), {"--probe"});
+  expect_rejected(run("predict --probe absent.h5 --layers 16,8,3 --batch 8"), {"absent.h5"});
+  expect_rejected(run(base + "--layers 16,8,3 --batch 8,x"), {"--batch", "'x'"});
+  expect_rejected(run(base + "--layers 16,8,3 --batch 8 --gpus 0"), {"--gpus", "'0'"});
+  expect_rejected(run(base + "--layers 16,8,3 --batch 6 --gpus 4"), {"--batch 6", "4 GPUs"});
+  expect_rejected(run(base + "--model huge --batch 8"), {"huge"});
+  expect_rejected(run(base + "--model large --layers 16,8,3 --batch 8"), {"--model or --layers"});
+  expect_rejected(run(base + "--layers 16,8,3"), {"--batch"});
+  expect_rejected(run(base + "--layers 16,x,3 --batch 8"), {"--layers", "'x'"});
+  expect_rejected(run(base + "--layers 16,8,3 --batch 8 --precision fp64"), {"--precision 'fp64'"});
+  expect_rejected(run(base + "--layers 16,8,3 --batch 8 --precision tf32"), {"'tf32'"});  // not probed
+  expect_rejected(run(base + "--layers 16,8,3 --batch 8 --link ib999"), {"--link 'ib999'"});
+  expect_rejected(run(base + "--layers 16,8,3 --batch 8 --link-bandwidth -1 --link-latency 5"),
+                  {"--link-bandwidth -1"});
+  expect_rejected(run(base + "--layers 16,8,3 --batch 8 --link-bandwidth 10"), {"--link-latency"});
+  expect_rejected(run(base + "--layers 16,8,3 --batch 8 --check absent.h5"), {"absent.h5"});
+  // No 2-rank sweep and no link: the 2-GPU all-reduce cannot be modelled.
+  expect_rejected(run("predict --probe tools.h5 --layers 16,8,3 --batch 8 --gpus 2"), {"--link"});
+  // Refused before anything is written.
+  EXPECT_FALSE(fs::exists(dir_ + "/never"));
+  expect_rejected(run(base + "--layers 16,8,3 --batch 8,x --out never"), {"--batch"});
+  EXPECT_FALSE(fs::exists(dir_ + "/never"));
 }
 
 }  // namespace

@@ -1,0 +1,281 @@
+// Purpose: the predict subcommand's grid, break-even, recommendation, check and output (predict.hpp).
+#include "predict.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <map>
+
+#include "platform/build_info.hpp"
+#include "platform/error.hpp"
+#include "platform/sample_median.hpp"
+#include "plots.hpp"
+#include "predict_plot.hpp"
+#include "stats/break_even.hpp"
+#include "stats/configuration_stats.hpp"
+
+namespace mgpu::analysis {
+namespace {
+
+// The settings a configuration of a results file ran with, in the model's terms.
+StepSettings settings_of(const ConfigurationMetadata& m) {
+  StepSettings settings;
+  settings.ranks = m.ranks;
+  settings.global_batch = m.global_batch;
+  settings.graph = m.graph == "on";
+  settings.fused_optimizer = m.fused_optimizer == "on";
+  settings.overlap = m.overlap == "on";
+  settings.bucket_mb = m.bucket_mb;
+  settings.gradient_bytes_per_element = m.grad_dtype == "bf16" ? 2 : 4;
+  return settings;
+}
+
+std::string thousands(long long value) {
+  std::string digits = std::to_string(value), out;
+  for (std::size_t i = 0; i < digits.size(); ++i) {
+    if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
+    out += digits[i];
+  }
+  return out;
+}
+
+// "2 GPUs pay from global batch ≈ 310" and its kin, for the recommendation.
+std::string pays_from(int gpus, const BreakEven& break_even, const std::string& over) {
+  const std::string who = std::to_string(gpus) + " GPUs" + over;
+  switch (break_even.kind) {
+    case BreakEven::Kind::crossing:
+      return who + " pay from global batch ≈ " + thousands(std::llround(break_even.batch));
+    case BreakEven::Kind::always:
+      return who + " pay at every batch given (from " + thousands(break_even.above->global_batch) + ")";
+    case BreakEven::Kind::never:
+      return who + " do not pay up to global batch " + thousands(break_even.below->global_batch);
+    case BreakEven::Kind::no_data:
+      break;
+  }
+  return who + ": no batch given";
+}
+
+Table prediction_table(const std::vector<PredictedConfiguration>& grid) {
+  Table table{"prediction", "Predicted step (ms) per GPU count and global batch", {}, {}, {}, true};
+  table.columns = {{"gpus", "GPUs"},
+                   {"global_batch", "batch", 0, true},
+                   {"forward_ms", "forward", 4},
+                   {"backward_ms", "backward", 4},
+                   {"allreduce_ms", "allreduce", 4},
+                   {"exposed_comm_ms", "exposed", 4},
+                   {"optimizer_ms", "optimizer", 4},
+                   {"step_ms", "step", 4},
+                   {"throughput", "samples/s", 0, true},
+                   {"speedup", "speedup", 3},
+                   {"gemm_source", "GEMMs", 0, false, false, "", "", true},
+                   {"allreduce_source", "all-reduce", 0, false, false, "", "", true}};
+  for (const PredictedConfiguration& p : grid)
+    table.add_row({std::int64_t(p.gpus), std::int64_t(p.global_batch), p.step.forward_ms, p.step.backward_ms,
+                   p.step.allreduce_ms, p.step.exposed_comm_ms, p.step.optimizer_ms, p.step.step_ms, p.throughput,
+                   p.speedup, std::string(term_source_name(p.step.gemm_source)),
+                   p.gpus > 1 ? Value(std::string(term_source_name(p.step.allreduce_source))) : Value()});
+  table.notes.push_back(
+      "speedup = step(1 GPU) / step(N GPUs) at the same global batch; GEMMs and all-reduce: the weakest source of "
+      "their terms (measured, interpolated, extrapolated, estimated); docs/model.md states the equations");
+  return table;
+}
+
+Table check_table(const CheckSummary& summary) {
+  Table table{"check", "Predicted against measured", {}, {}, {}, true};
+  table.columns = {{"configuration", "configuration", 0, false, false, "", "", true},
+                   {"gpus", "GPUs"},
+                   {"global_batch", "batch", 0, true},
+                   {"predicted_step_ms", "predicted step", 4},
+                   {"measured_step_ms", "measured step", 4},
+                   {"step_error_percent", "error %", 1},
+                   {"predicted_speedup", "predicted speedup", 3},
+                   {"measured_speedup", "measured speedup", 3},
+                   {"speedup_error_percent", "error %", 1}};
+  for (const CheckedConfiguration& c : summary.rows)
+    table.add_row({c.name, std::int64_t(c.gpus), std::int64_t(c.global_batch), c.predicted_step_ms, c.measured_step_ms,
+                   100 * c.step_error, c.has_speedup ? Value(c.predicted_speedup) : Value(),
+                   c.has_speedup ? Value(c.measured_speedup) : Value(),
+                   c.has_speedup ? Value(100 * c.speedup_error) : Value()});
+  char line[256];
+  std::snprintf(line, sizeof line, "step: median |error| %.1f%%, worst %.1f%% over %zu configurations",
+                100 * summary.median_abs_step_error, 100 * summary.worst_abs_step_error, summary.rows.size());
+  table.notes.push_back(line);
+  if (summary.speedups > 0) {
+    std::snprintf(line, sizeof line, "speedup: median |error| %.1f%%, worst %.1f%% over %d configurations",
+                  100 * summary.median_abs_speedup_error, 100 * summary.worst_abs_speedup_error, summary.speedups);
+    table.notes.push_back(line);
+  }
+  table.notes.push_back("error = (predicted - measured) / measured; measured = mean step over the kept runs");
+  return table;
+}
+
+MlpSpec model_of(const PredictOptions& options) {
+  return options.model_name.empty() ? custom_model(options.layer_widths, 0.0) : preset_model(options.model_name);
+}
+
+}  // namespace
+
+StepModel build_step_model(const PredictOptions& options, const std::string& precision) {
+  std::vector<AllreduceCurve> curves;
+  for (const std::string& path : options.allreduce_paths) curves.push_back(allreduce_curve(read_allreduce_sweep(path)));
+  return StepModel(probe_rates(read_hardware_probe(options.probe_path), precision), curves, options.link,
+                   options.link.has_value());
+}
+
+std::vector<PredictedConfiguration> predict_grid(const StepModel& model, const MlpSpec& mlp,
+                                                 const std::vector<long long>& batches, const std::vector<int>& gpus,
+                                                 const std::string& precision) {
+  std::vector<PredictedConfiguration> grid;
+  for (const int n : gpus)
+    for (const long long batch : batches) {
+      const StepPrediction one = model.predict(mlp, default_step_settings(1, batch, precision));
+      PredictedConfiguration p;
+      p.gpus = n;
+      p.global_batch = batch;
+      p.step = model.predict(mlp, default_step_settings(n, batch, precision));
+      p.throughput = batch / (p.step.step_ms * 1e-3);
+      p.speedup = one.step_ms / p.step.step_ms;
+      grid.push_back(p);
+    }
+  return grid;
+}
+
+CheckSummary check_predictions(const PredictOptions& options, const ResultsFile& results) {
+  std::map<std::string, StepModel> models;  // one per precision in the file
+  const auto model_for = [&](const std::string& precision) -> const StepModel& {
+    auto found = models.find(precision);
+    if (found == models.end()) found = models.emplace(precision, build_step_model(options, precision)).first;
+    return found->second;
+  };
+  struct Measured {
+    const ConfigurationResults* results;
+    double step_ms, throughput, predicted_step_ms;
+  };
+  std::vector<Measured> measured;
+  for (const ConfigurationResults& c : results.configurations) {
+    if (c.runs() == 0) continue;
+    // The model is of mgpu_bench's CUDA step, one update per step: other code, the CPU fallback and gradient
+    // accumulation are not what it predicts.
+    const ConfigurationMetadata& m = c.metadata;
+    if (m.device != "cuda" || m.implementation != results_schema::kImplementation || m.accumulate_steps != 1) {
+      std::fprintf(stderr,
+                   "mgpu_analyze: note: --check: configuration '%s' (%s, %s, accumulate %d) is not an mgpu_bench "
+                   "CUDA step of one update; left out\n",
+                   m.name.c_str(), m.implementation.c_str(), m.device.c_str(), m.accumulate_steps);
+      continue;
+    }
+    const ConfigurationStats stats = compute_configuration_stats(c, results.path, AnalysisOptions{});
+    const MlpSpec mlp = custom_model(c.metadata.layer_widths, c.metadata.dropout);
+    const double predicted = model_for(c.metadata.precision).predict(mlp, settings_of(c.metadata)).step_ms;
+    measured.push_back({&c, stats.mean_step_ms, stats.throughput.mean, predicted});
+  }
+  if (measured.empty())
+    throw UsageError("--check '" + results.path + "': no mgpu_bench CUDA configuration with a completed run");
+  CheckSummary summary;
+  std::vector<double> step_errors, speedup_errors;
+  for (const Measured& m : measured) {
+    const ConfigurationMetadata& meta = m.results->metadata;
+    CheckedConfiguration row;
+    row.name = meta.name;
+    row.gpus = meta.ranks;
+    row.global_batch = meta.global_batch;
+    row.predicted_step_ms = m.predicted_step_ms;
+    row.measured_step_ms = m.step_ms;
+    row.step_error = (m.predicted_step_ms - m.step_ms) / m.step_ms;
+    step_errors.push_back(std::fabs(row.step_error));
+    for (const Measured& base : measured) {
+      const ConfigurationMetadata& b = base.results->metadata;
+      if (meta.ranks == 1 || b.ranks != 1 || b.layer_widths != meta.layer_widths ||
+          b.global_batch != meta.global_batch || b.precision != meta.precision)
+        continue;
+      row.has_speedup = true;
+      row.predicted_speedup = base.predicted_step_ms / m.predicted_step_ms;
+      row.measured_speedup = m.throughput / base.throughput;
+      row.speedup_error = (row.predicted_speedup - row.measured_speedup) / row.measured_speedup;
+      speedup_errors.push_back(std::fabs(row.speedup_error));
+      break;
+    }
+    summary.rows.push_back(row);
+  }
+  summary.median_abs_step_error = median(step_errors);
+  summary.worst_abs_step_error = *std::max_element(step_errors.begin(), step_errors.end());
+  summary.speedups = int(speedup_errors.size());
+  if (!speedup_errors.empty()) {
+    summary.median_abs_speedup_error = median(speedup_errors);
+    summary.worst_abs_speedup_error = *std::max_element(speedup_errors.begin(), speedup_errors.end());
+  }
+  return summary;
+}
+
+int run_predict(const PredictOptions& options) {
+  // Everything is read and validated before anything is written.
+  std::optional<ResultsFile> check_file;
+  if (!options.check_path.empty()) check_file = read_results_file(options.check_path);
+  std::vector<Table> tables;
+  std::vector<PredictedConfiguration> grid;
+  std::string recommendation;
+  std::vector<PredictedCurve> curves;
+  if (!options.batches.empty()) {
+    const StepModel model = build_step_model(options, options.precision);
+    const MlpSpec mlp = model_of(options);
+    grid = predict_grid(model, mlp, options.batches, options.gpus, options.precision);
+    tables.push_back(prediction_table(grid));
+    Table break_even{"break_even", "Break-even global batch per GPU count (predicted)", {}, {}, {}, true};
+    break_even.columns = {{"gpus", "GPUs"},
+                          {"break_even_batch", "break-even batch", 0, true},
+                          {"description", "", 0, false, false, "", "", true}};
+    const std::string over = options.link ? " over " + options.link->name : "";
+    for (const int n : options.gpus) {
+      if (n == 1) continue;
+      PredictedCurve curve{n, {}};
+      for (const PredictedConfiguration& p : grid)
+        if (p.gpus == n) curve.points.push_back({p.global_batch, p.speedup});
+      const BreakEven found = find_break_even(curve.points);
+      break_even.add_row({std::int64_t(n), found.kind == BreakEven::Kind::crossing ? Value(found.batch) : Value(),
+                          describe_break_even(found)});
+      recommendation += (recommendation.empty() ? "" : "; ") + pays_from(n, found, over);
+      curves.push_back(curve);
+    }
+    if (!recommendation.empty()) {
+      recommendation = "for " + (options.model_name.empty() ? mlp.widths_string() : options.model_name) +
+                       " on this machine, " + recommendation;
+      break_even.notes.push_back(recommendation);
+      if (model.link()) {
+        char line[512];
+        std::snprintf(line, sizeof line, "alpha-beta all-reduce%s: link %s, %.1f GB/s, %.2f us (%s)",
+                      options.link ? "" : " for GPU counts without a measured sweep", model.link()->name.c_str(),
+                      model.link()->bandwidth_gbs, model.link()->latency_us, model.link()->source.c_str());
+        break_even.notes.push_back(line);
+      }
+      tables.push_back(break_even);
+    }
+  }
+  std::vector<MeasuredSpeedup> measured_points;
+  if (check_file) {
+    const CheckSummary summary = check_predictions(options, *check_file);
+    for (const CheckedConfiguration& c : summary.rows)
+      if (c.has_speedup) measured_points.push_back({c.gpus, c.global_batch, c.measured_speedup});
+    tables.push_back(check_table(summary));  // last: the validation table is what a check reads first
+  }
+  if (options.format == Format::json) {
+    nlohmann::json json = {{"tool", "mgpu_analyze predict"},  {"version", project_version()},
+                           {"probe", options.probe_path},     {"allreduce", options.allreduce_paths},
+                           {"precision", options.precision},  {"recommendation", recommendation},
+                           {"tables", tables_to_json(tables)}};
+    std::fputs((json.dump(2) + "\n").c_str(), stdout);
+  } else {
+    std::fputs(render_tables(tables, options.format).c_str(), stdout);
+  }
+  std::fflush(stdout);
+  if (!options.out_dir.empty() && !curves.empty()) {
+    const bool drawn = write_predicted_speedup_plot(options.out_dir, curves, measured_points);
+    if (!drawn)
+      std::fprintf(stderr,
+                   "mgpu_analyze: note: gnuplot not found on PATH: the speedup plot is not drawn (its data and "
+                   "script are in '%s')\n",
+                   options.out_dir.c_str());
+  }
+  return 0;
+}
+
+}  // namespace mgpu::analysis

@@ -1,0 +1,66 @@
+// Purpose: `mgpu_analyze predict`: predicted step, phases, throughput and speedup per model, batch and GPU count from
+// a hardware probe and all-reduce sweeps (src/stats/step_model.hpp), the break-even batch per GPU count, a one-line
+// recommendation, a speedup plot, and `--check`: the model against every configuration of a measured results file.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "results/results_reader.hpp"
+#include "stats/step_model.hpp"
+#include "table.hpp"
+
+namespace mgpu::analysis {
+
+struct PredictOptions {
+  std::string probe_path;
+  std::vector<std::string> allreduce_paths;
+  std::string model_name;          // a preset, or "" with layer_widths
+  std::vector<int> layer_widths;   // --layers
+  std::vector<long long> batches;  // global batches
+  std::vector<int> gpus;
+  std::string precision = "fp32";
+  std::optional<Link> link;  // --link or --link-bandwidth/--link-latency: used for every rank count above 1
+  std::string check_path;    // --check RESULTS.h5
+  Format format = Format::terminal;
+  std::string out_dir;  // plot (and the output) go there when given
+};
+
+// The model the options describe: the probe at their precision, the sweeps, the link.
+StepModel build_step_model(const PredictOptions& options, const std::string& precision);
+
+// One predicted configuration.
+struct PredictedConfiguration {
+  int gpus = 0;
+  long long global_batch = 0;
+  StepPrediction step;
+  double throughput = 0;  // samples/s
+  double speedup = 0;     // step(1 GPU) / step(N GPUs) at the same global batch
+};
+std::vector<PredictedConfiguration> predict_grid(const StepModel& model, const MlpSpec& mlp,
+                                                 const std::vector<long long>& batches, const std::vector<int>& gpus,
+                                                 const std::string& precision);
+
+// One configuration of a results file against its prediction (its timings are not used to predict).
+struct CheckedConfiguration {
+  std::string name;
+  int gpus = 0;
+  long long global_batch = 0;
+  double predicted_step_ms = 0, measured_step_ms = 0;
+  double step_error = 0;     // (predicted - measured) / measured
+  bool has_speedup = false;  // a 1-GPU configuration of the same model, batch and settings is in the file
+  double predicted_speedup = 0, measured_speedup = 0, speedup_error = 0;
+};
+struct CheckSummary {
+  std::vector<CheckedConfiguration> rows;
+  double median_abs_step_error = 0, worst_abs_step_error = 0;
+  int speedups = 0;
+  double median_abs_speedup_error = 0, worst_abs_speedup_error = 0;
+};
+CheckSummary check_predictions(const PredictOptions& options, const ResultsFile& results);
+
+// The whole subcommand: prints the tables (and writes the plot into out_dir); returns the exit status.
+int run_predict(const PredictOptions& options);
+
+}  // namespace mgpu::analysis

@@ -1,0 +1,108 @@
+// Purpose: parse_predict_options (predict_options.hpp).
+#include "predict_options.hpp"
+
+#include <boost/program_options.hpp>
+#include <cmath>
+#include <sstream>
+
+#include "model/mlp_spec.hpp"
+#include "platform/error.hpp"
+#include "results/attribute_text.hpp"
+
+namespace mgpu::analysis {
+namespace {
+
+namespace po = boost::program_options;
+
+// "8,32,128" -> {8, 32, 128}: each a whole number in [1, max]; UsageError naming the option and the bad item.
+std::vector<long long> positive_list(const std::string& option, const std::string& text, long long max) {
+  std::vector<long long> values;
+  std::stringstream stream(text);
+  std::string item;
+  while (std::getline(stream, item, ',')) {
+    std::size_t used = 0;
+    long long value = 0;
+    try {
+      value = std::stoll(item, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used == 0 || used != item.size() || value < 1 || value > max)
+      throw UsageError("--" + option + " '" + text + "': '" + item + "' is not a whole number from 1 to " +
+                       std::to_string(max));
+    values.push_back(value);
+  }
+  if (values.empty() || text.back() == ',') throw UsageError("--" + option + " '" + text + "': empty list");
+  return values;
+}
+
+}  // namespace
+
+PredictOptions parse_predict_options(int argc, const char* const* argv, bool* help) {
+  po::options_description described;
+  described.add_options()("help,h", "")("probe", po::value<std::string>(), "")(
+      "allreduce", po::value<std::vector<std::string>>(), "")("model", po::value<std::string>(), "")(
+      "layers", po::value<std::string>(), "")("batch", po::value<std::string>(), "")(
+      "gpus", po::value<std::string>()->default_value("1,2,4"), "")(
+      "precision", po::value<std::string>()->default_value("fp32"), "")("link", po::value<std::string>(), "")(
+      "link-bandwidth", po::value<double>(), "")("link-latency", po::value<double>(), "")(
+      "check", po::value<std::string>(), "")("format", po::value<std::string>()->default_value("table"), "")(
+      "out", po::value<std::string>()->default_value(""), "");
+  po::variables_map vm;
+  try {
+    po::positional_options_description none;
+    po::store(po::command_line_parser(argc, argv).options(described).positional(none).run(), vm);  // skips argv[0]
+    po::notify(vm);
+  } catch (const po::error& e) {
+    throw UsageError(std::string("predict: ") + e.what());
+  }
+  PredictOptions options;
+  *help = vm.count("help") > 0;
+  if (*help) return options;
+  if (!vm.count("probe")) throw UsageError("predict: --probe FILE.h5 is required (the output of mgpu_bench probe)");
+  options.probe_path = vm["probe"].as<std::string>();
+  if (vm.count("allreduce")) options.allreduce_paths = vm["allreduce"].as<std::vector<std::string>>();
+  if (vm.count("model") && vm.count("layers")) throw UsageError("predict: give --model or --layers, not both");
+  if (vm.count("model")) {
+    options.model_name = vm["model"].as<std::string>();
+    (void)preset_model(options.model_name);  // names the unknown preset
+  }
+  if (vm.count("layers")) options.layer_widths = parse_layer_widths(vm["layers"].as<std::string>());
+  if (vm.count("check")) options.check_path = vm["check"].as<std::string>();
+  const bool has_model = vm.count("model") || vm.count("layers");
+  if (vm.count("batch")) {
+    if (!has_model) throw UsageError("predict: --batch needs --model or --layers");
+    options.batches = positive_list("batch", vm["batch"].as<std::string>(), 1LL << 24);
+  } else if (has_model) {
+    throw UsageError("predict: --batch B,... is required with --model or --layers");
+  } else if (options.check_path.empty()) {
+    throw UsageError("predict: give --model or --layers with --batch, or --check RESULTS.h5");
+  }
+  for (const long long n : positive_list("gpus", vm["gpus"].as<std::string>(), 1024)) options.gpus.push_back(int(n));
+  options.precision = vm["precision"].as<std::string>();
+  if (options.precision != "fp32" && options.precision != "tf32" && options.precision != "bf16")
+    throw UsageError("--precision '" + options.precision + "': expected fp32, tf32 or bf16");
+  if (vm.count("link")) {
+    if (vm.count("link-bandwidth") || vm.count("link-latency"))
+      throw UsageError("predict: give --link NAME or --link-bandwidth and --link-latency, not both");
+    options.link = named_link(vm["link"].as<std::string>());
+  } else if (vm.count("link-bandwidth") || vm.count("link-latency")) {
+    if (!vm.count("link-bandwidth") || !vm.count("link-latency"))
+      throw UsageError("predict: --link-bandwidth and --link-latency go together");
+    Link link;
+    link.bandwidth_gbs = vm["link-bandwidth"].as<double>();
+    link.latency_us = vm["link-latency"].as<double>();
+    if (!(link.bandwidth_gbs > 0) || !std::isfinite(link.bandwidth_gbs))
+      throw UsageError("--link-bandwidth " + shortest_double_text(link.bandwidth_gbs) + ": expected a positive GB/s");
+    if (!(link.latency_us >= 0) || !std::isfinite(link.latency_us))
+      throw UsageError("--link-latency " + shortest_double_text(link.latency_us) + ": expected a non-negative us");
+    link.name = shortest_double_text(link.bandwidth_gbs) + " GB/s link";
+    link.source = "stated on the command line";
+    options.link = link;
+  }
+  options.format = parse_format(vm["format"].as<std::string>());
+  options.out_dir = vm["out"].as<std::string>();
+  return options;
+}
+
+}  // namespace mgpu::analysis

@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# Purpose: the 1-GPU validation of `mgpu_analyze predict` (docs/model.md, "Validation on one H200"), in one device
+# call of about 4 minutes on one H200: the hardware probe at every batch of the grid (so each GEMM term is a
+# measurement, not an interpolation), a separately measured grid with default settings (medium and large, global
+# batch 8, 32, 128, 1024, 4096, 1 GPU, 10 runs), then `mgpu_analyze predict --check`, whose validation table is
+# printed last with PASS or FAIL against the target: median |step error| <= 5% and worst <= 15%.
+# Usage (from the repository root, binaries in BIN_DIR, results to OUT):
+#   BIN_DIR=build OUT=/tmp/predict_check bash bench/predict_check.sh
+# Knobs: RUNS (runs per configuration of the grid, default 10). Exit status 0 on PASS, 1 on FAIL or a failed step.
+set -uo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+# NCCL_NVLS_ENABLE=0, MGPU_PROGRESS=plain, the mpirun array and note().
+source "$root/bench/common.sh"
+bin="${BIN_DIR:-$root/build}" out="${OUT:-/tmp/mgpu_predict_check}"
+log="$out/predict_check.log"
+mkdir -p "$out" && : >"$log"
+started=$SECONDS
+step() {  # step NAME COMMAND...: runs it with its output in the log; a failure ends the script
+  note "## $1 ($((SECONDS - started)) s)"; shift
+  "$@" >>"$log" 2>&1 || { note "FAILED ($?): $*  (see $log)"; exit 1; }
+}
+rm -f "$out/probe.h5" "$out/grid.h5"
+step "hardware probe" "$bin/mgpu_bench" probe --model medium,large \
+  --batches 8,16,32,64,128,256,512,1024,2048,4096 --output "$out/probe.h5"
+step "measured grid" "${mpirun[@]}" -np 1 "$bin/mgpu_bench" --model medium,large --batch 8,32,128,1024,4096 \
+  --gpus 1 --runs "${RUNS:-10}" --output "$out/grid.h5"
+note "## prediction and check ($((SECONDS - started)) s)"
+for format in json markdown; do
+  "$bin/mgpu_analyze" predict --probe "$out/probe.h5" --check "$out/grid.h5" --format "$format" \
+    >"$out/check.$format" 2>>"$log" || { note "FAILED: mgpu_analyze predict --format $format (see $log)"; exit 1; }
+done
+note "## done in $((SECONDS - started)) s; files in $out"
+cat "$out/check.markdown"
+# The verdict from the JSON's per-configuration errors (python3 is on every GPU machine).
+python3 - "$out/check.json" <<'PY'
+import json, statistics, sys
+rows = json.load(open(sys.argv[1]))["tables"]["check"]["rows"]
+errors = [abs(r["step_error_percent"]) for r in rows]
+median, worst = statistics.median(errors), max(errors)
+ok = median <= 5 and worst <= 15
+print(f"step |error|: median {median:.1f}% (target <= 5%), worst {worst:.1f}% (target <= 15%) over {len(errors)} "
+      f"configurations: {'PASS' if ok else 'FAIL'}")
+sys.exit(0 if ok else 1)
+PY

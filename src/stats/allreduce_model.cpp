@@ -1,0 +1,114 @@
+// Purpose: measured all-reduce curves and the alpha-beta model of ring and tree all-reduce (allreduce_model.hpp).
+#include "stats/allreduce_model.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <map>
+
+#include "platform/error.hpp"
+#include "platform/sample_median.hpp"
+#include "results/attribute_text.hpp"
+
+namespace mgpu::analysis {
+namespace {
+
+void check_ranks(int ranks) {
+  if (ranks < 1) throw UsageError("all-reduce model: " + std::to_string(ranks) + " ranks: expected at least 1");
+}
+
+}  // namespace
+
+AllreduceCurve allreduce_curve(const results_schema::AllreduceSweep& sweep) {
+  AllreduceCurve curve;
+  curve.ranks = sweep.conditions.ranks;
+  const std::size_t runs = sweep.time_ms.shape.at(0), ranks = sweep.time_ms.shape.at(1);
+  const std::size_t sizes = sweep.time_ms.shape.at(2);
+  if (sizes == 0 || runs == 0) throw UsageError("all-reduce sweep: no measured size");
+  for (std::size_t s = 0; s < sizes; ++s) {
+    // A collective ends when its slowest rank does.
+    std::vector<double> slowest(runs, 0.0);
+    for (std::size_t run = 0; run < runs; ++run)
+      for (std::size_t rank = 0; rank < ranks; ++rank)
+        slowest[run] = std::max(slowest[run], sweep.time_ms.at(run, rank, s));
+    const double ms = median(slowest);
+    if (!(ms > 0) || !std::isfinite(ms))
+      throw UsageError("all-reduce sweep: time " + shortest_double_text(ms) + " ms at " +
+                       std::to_string(sweep.bytes.values.at(s)) + " bytes is not a positive number");
+    curve.bytes_ms.emplace_back(sweep.bytes.values.at(s), ms);
+  }
+  std::sort(curve.bytes_ms.begin(), curve.bytes_ms.end());
+  return curve;
+}
+
+double interpolate_allreduce_ms(const AllreduceCurve& curve, long long bytes) {
+  if (bytes <= 0) throw UsageError("all-reduce model: " + std::to_string(bytes) + " bytes: expected a positive size");
+  if (curve.bytes_ms.empty()) throw UsageError("all-reduce model: the measured curve is empty");
+  const auto& points = curve.bytes_ms;
+  if (bytes <= points.front().first) return points.front().second;
+  if (bytes >= points.back().first) return points.back().second * double(bytes) / double(points.back().first);
+  const auto above = std::lower_bound(points.begin(), points.end(), std::make_pair(bytes, 0.0));
+  if (above->first == bytes) return above->second;
+  const auto below = above - 1;
+  const double fraction = std::log(double(bytes) / below->first) / std::log(double(above->first) / below->first);
+  return std::exp(std::log(below->second) + fraction * std::log(above->second / below->second));
+}
+
+std::vector<std::string> link_names() { return {"ib100", "ib200", "ib400", "ib800"}; }
+
+Link named_link(const std::string& name) {
+  // Line rate in Gb/s of one NIC per GPU; 8 bits a byte.
+  static const std::map<std::string, double> line_rate_gbits = {
+      {"ib100", 100}, {"ib200", 200}, {"ib400", 400}, {"ib800", 800}};
+  const auto found = line_rate_gbits.find(name);
+  if (found == line_rate_gbits.end()) {
+    std::string known;
+    for (const std::string& n : link_names()) known += (known.empty() ? "" : ", ") + n;
+    throw UsageError("--link '" + name + "': unknown link (known: " + known + ")");
+  }
+  Link link;
+  link.name = name;
+  link.bandwidth_gbs = found->second / 8.0;
+  link.latency_us = 5.0;
+  link.source = "two nodes over " + shortest_double_text(found->second) +
+                " Gb/s InfiniBand, one NIC per GPU (stated line rate, 5 us per message assumed)";
+  return link;
+}
+
+Link link_from_sweep(const AllreduceCurve& curve) {
+  if (curve.ranks != 2)
+    throw UsageError("all-reduce model: a link is derived from a 2-rank sweep, this one has " +
+                     std::to_string(curve.ranks) + " ranks");
+  if (curve.bytes_ms.size() < 2) throw UsageError("all-reduce model: a link needs a sweep of at least 2 sizes");
+  // The latency floor: the fastest of the small messages (the very smallest is often not the fastest).
+  double two_alpha_ms = curve.bytes_ms.front().second;
+  for (const auto& point : curve.bytes_ms) two_alpha_ms = std::min(two_alpha_ms, point.second);
+  const auto& [largest_bytes, largest_ms] = curve.bytes_ms.back();
+  if (!(largest_ms > two_alpha_ms))
+    throw UsageError("all-reduce model: the sweep's largest size is not slower than its smallest; no bandwidth");
+  Link link;
+  link.name = "fitted to the 2-rank sweep";
+  link.latency_us = two_alpha_ms / 2 * 1e3;
+  link.bandwidth_gbs = largest_bytes / ((largest_ms - two_alpha_ms) * 1e-3) / 1e9;
+  link.source = "alpha = fastest time / 2, beta = largest size / (its time - 2 alpha)";
+  return link;
+}
+
+double ring_allreduce_ms(long long bytes, int ranks, const Link& link) {
+  check_ranks(ranks);
+  const double n = ranks;
+  return 2 * (n - 1) * link.latency_us * 1e-3 + 2 * (n - 1) / n * bytes / (link.bandwidth_gbs * 1e9) * 1e3;
+}
+
+double tree_allreduce_ms(long long bytes, int ranks, const Link& link) {
+  check_ranks(ranks);
+  const double depth = std::ceil(std::log2(double(ranks)));
+  return 2 * depth * link.latency_us * 1e-3 + (ranks > 1 ? 2.0 * bytes / (link.bandwidth_gbs * 1e9) * 1e3 : 0.0);
+}
+
+double alpha_beta_allreduce_ms(long long bytes, int ranks, const Link& link) {
+  if (ranks == 1) return 0;
+  return std::min(ring_allreduce_ms(bytes, ranks, link), tree_allreduce_ms(bytes, ranks, link));
+}
+
+}  // namespace mgpu::analysis

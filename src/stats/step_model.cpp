@@ -1,0 +1,264 @@
+// Purpose: the step model's terms and their sum (step_model.hpp; the equations are docs/model.md's).
+#include "stats/step_model.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "platform/error.hpp"
+#include "platform/sample_median.hpp"
+
+namespace mgpu::analysis {
+namespace {
+
+constexpr double kFloatBytes = 4;
+// Bytes per element of each elementwise kernel of the step (src/kernels/cuda_kernels.cu), reads + writes in floats:
+// bias + ReLU + dropout reads Z and writes A; its backward reads dA and A (the mask) and writes dZ; the loss reads y
+// and the target and writes dL/dy.
+constexpr double kActivationFloats = 2, kActivationBackwardFloats = 3, kLossFloats = 3;
+// Adam per parameter: reads p, g, m, v and writes p, m, v; fused with the weight gradient, g is never in memory (the
+// activations it reads instead are batch x width, small beside the parameters at the batches where it is used).
+constexpr double kAdamFloats = 7, kFusedAdamFloats = 6;
+// With overlap the first (layerwise) or last (deferred) bucket closes at 1 MB: what is left to reduce after backward.
+constexpr double kSmallBucketBytes = 1e6;
+
+TermSource weaker(TermSource a, TermSource b) { return static_cast<int>(a) > static_cast<int>(b) ? a : b; }
+
+// The per-run medians of one slice of a [runs, ...] array: value(run) for every run.
+template <typename Value>
+double run_median(std::size_t runs, Value value) {
+  std::vector<double> per_run(runs);
+  for (std::size_t run = 0; run < runs; ++run) per_run[run] = value(run);
+  return median(per_run);
+}
+
+void check_positive_time(double ms, const std::string& what) {
+  if (!(ms > 0) || !std::isfinite(ms))
+    throw UsageError("probe: time of " + what + " is " + std::to_string(ms) + " ms, not a positive number");
+}
+
+}  // namespace
+
+const char* term_source_name(TermSource source) {
+  switch (source) {
+    case TermSource::measured:
+      return "measured";
+    case TermSource::interpolated:
+      return "interpolated";
+    case TermSource::extrapolated:
+      return "extrapolated";
+    case TermSource::estimated:
+      return "estimated";
+  }
+  return "?";
+}
+
+ProbeRates probe_rates(const results_schema::HardwareProbe& probe, const std::string& precision) {
+  ProbeRates rates;
+  rates.precision = precision;
+  const auto p = std::find(probe.gemm_precisions.begin(), probe.gemm_precisions.end(), precision);
+  if (p == probe.gemm_precisions.end())
+    throw UsageError("precision '" + precision + "': the probe did not time GEMMs in it");
+  const std::size_t precision_index = std::size_t(p - probe.gemm_precisions.begin());
+  const std::size_t runs = probe.gemm_ms.shape.at(0);
+  for (std::size_t g = 0; g < probe.gemm_labels.size(); ++g) {
+    const std::string& label = probe.gemm_labels[g];
+    const double ms = run_median(runs, [&](std::size_t run) { return probe.gemm_ms.at(run, precision_index, g); });
+    check_positive_time(ms, "GEMM '" + label + "'");
+    const long long m = probe.gemm_shape.at(g, 0), n = probe.gemm_shape.at(g, 1), k = probe.gemm_shape.at(g, 2);
+    const std::string kind = label.substr(label.rfind(' ') + 1);
+    // The probe's column-major view of each GEMM (hardware_probe.cpp): forward (out, B, in), weight gradient
+    // (in, out, B), input gradient (in, B, out).
+    if (kind == "forward")
+      rates.gemms.push_back({GemmKind::forward, int(k), int(m), n, ms});
+    else if (kind == "weight_grad")
+      rates.gemms.push_back({GemmKind::weight_grad, int(m), int(n), k, ms});
+    else if (kind == "input_grad")
+      rates.gemms.push_back({GemmKind::input_grad, int(m), int(k), n, ms});
+    else if (label.rfind("square", 0) == 0)
+      rates.peak_gemm_tflops = 2.0 * m * n * k / (ms * 1e-3) / 1e12;
+  }
+  for (std::size_t c = 0; c < probe.copy_bytes.values.size(); ++c) {
+    const double ms = run_median(probe.copy_ms.shape.at(0), [&](std::size_t run) { return probe.copy_ms.at(run, c); });
+    check_positive_time(ms, "copy of " + std::to_string(probe.copy_bytes.values[c]) + " bytes");
+    rates.copies.emplace_back(probe.copy_bytes.values[c], ms);
+  }
+  std::sort(rates.copies.begin(), rates.copies.end());
+  if (rates.copies.empty()) throw UsageError("probe: no copy measured");
+  for (std::size_t l = 0; l < probe.launch_labels.size(); ++l) {
+    const double ms =
+        run_median(probe.launch_ms.shape.at(0), [&](std::size_t run) { return probe.launch_ms.at(run, l); });
+    if (probe.launch_labels[l] == "graph_node") rates.graph_node_ms = ms;
+    if (probe.launch_labels[l] == "graph_launch") rates.graph_launch_ms = ms;
+  }
+  check_positive_time(rates.graph_node_ms, "a graph node");
+  check_positive_time(rates.graph_launch_ms, "a graph launch");
+  return rates;
+}
+
+double gemm_ms(const ProbeRates& rates, GemmKind kind, int fan_in, int fan_out, long long batch, TermSource* source) {
+  if (batch < 1) throw UsageError("GEMM model: batch " + std::to_string(batch) + ": expected at least 1");
+  std::vector<std::pair<long long, double>> points;  // batch -> ms for this layer and kind
+  for (const MeasuredGemm& g : rates.gemms)
+    if (g.kind == kind && g.fan_in == fan_in && g.fan_out == fan_out) points.emplace_back(g.batch, g.ms);
+  std::sort(points.begin(), points.end());
+  // A product over fewer rows never needs longer than one over more (the step's tuner would run it as well as the
+  // larger one; the probe times cuBLAS's heuristic choice, which at small batches is sometimes far off): each time
+  // is capped by every larger batch's.
+  for (std::size_t i = points.size(); i-- > 1;) points[i - 1].second = std::min(points[i - 1].second, points[i].second);
+  if (points.empty()) {
+    if (!(rates.peak_gemm_tflops > 0))
+      throw UsageError("GEMM model: layer " + std::to_string(fan_in) + "x" + std::to_string(fan_out) +
+                       " was not probed and the probe has no square GEMM rate");
+    *source = TermSource::estimated;
+    return 2.0 * fan_in * fan_out * batch / (rates.peak_gemm_tflops * 1e12) * 1e3;
+  }
+  if (batch <= points.front().first) {
+    *source = batch == points.front().first ? TermSource::measured : TermSource::extrapolated;
+    return points.front().second;
+  }
+  if (batch >= points.back().first) {
+    *source = batch == points.back().first ? TermSource::measured : TermSource::extrapolated;
+    return points.back().second * double(batch) / double(points.back().first);
+  }
+  const auto above = std::lower_bound(points.begin(), points.end(), std::make_pair(batch, 0.0));
+  if (above->first == batch) {
+    *source = TermSource::measured;
+    return above->second;
+  }
+  const auto below = above - 1;
+  *source = TermSource::interpolated;
+  const double fraction = double(batch - below->first) / double(above->first - below->first);
+  return below->second + fraction * (above->second - below->second);
+}
+
+double memory_pass_ms(const ProbeRates& rates, double bytes) {
+  // Copy bandwidth as the probe defines it (2 x copied bytes / time), at the copy whose traffic is nearest in log.
+  const auto bandwidth_at = [&](std::size_t i) { return 2.0 * rates.copies[i].first / rates.copies[i].second; };
+  const double copied = bytes / 2;
+  double bytes_per_ms;
+  if (copied <= rates.copies.front().first) {
+    bytes_per_ms = bandwidth_at(0);
+  } else if (copied >= rates.copies.back().first) {
+    bytes_per_ms = bandwidth_at(rates.copies.size() - 1);
+  } else {
+    std::size_t i = 1;
+    while (rates.copies[i].first < copied) ++i;
+    const double fraction = std::log(copied / rates.copies[i - 1].first) /
+                            std::log(double(rates.copies[i].first) / rates.copies[i - 1].first);
+    bytes_per_ms = bandwidth_at(i - 1) + fraction * (bandwidth_at(i) - bandwidth_at(i - 1));
+  }
+  return std::max(bytes / bytes_per_ms, rates.graph_node_ms);
+}
+
+double fused_optimizer_ms(const ProbeRates& rates, double dense_weights, double parameters, long long batch) {
+  const double traffic_ms = memory_pass_ms(rates, kFusedAdamFloats * kFloatBytes * parameters);
+  const double compute_ms =
+      rates.peak_gemm_tflops > 0 ? 2.0 * dense_weights * batch / (rates.peak_gemm_tflops * 1e12) * 1e3 : 0.0;
+  return std::max(traffic_ms, compute_ms);
+}
+
+StepSettings default_step_settings(int ranks, long long global_batch, const std::string& precision) {
+  if (ranks < 1) throw UsageError("--gpus " + std::to_string(ranks) + ": expected at least 1");
+  if (global_batch < 1) throw UsageError("--batch " + std::to_string(global_batch) + ": expected at least 1");
+  if (global_batch % ranks != 0)
+    throw UsageError("--batch " + std::to_string(global_batch) + ": not divisible by " + std::to_string(ranks) +
+                     " GPUs (the global batch is split evenly)");
+  StepSettings settings;
+  settings.ranks = ranks;
+  settings.global_batch = global_batch;
+  settings.fused_optimizer = ranks == 1 && precision == "fp32" && global_batch <= kFusedOptimizerMaxLocalBatch;
+  return settings;
+}
+
+StepModel::StepModel(ProbeRates rates, std::vector<AllreduceCurve> curves, std::optional<Link> link,
+                     bool link_overrides_curves)
+    : rates_(std::move(rates)),
+      curves_(std::move(curves)),
+      link_(std::move(link)),
+      link_overrides_curves_(link_overrides_curves) {
+  if (!link_)
+    for (const AllreduceCurve& curve : curves_)
+      if (curve.ranks == 2) link_ = link_from_sweep(curve);
+}
+
+double StepModel::allreduce_ms(long long bytes, int ranks, TermSource* source) const {
+  *source = TermSource::measured;
+  if (ranks == 1) return 0;
+  if (!link_overrides_curves_)
+    for (const AllreduceCurve& curve : curves_)
+      if (curve.ranks == ranks) {
+        const bool inside = bytes >= curve.bytes_ms.front().first && bytes <= curve.bytes_ms.back().first;
+        *source = inside ? TermSource::interpolated : TermSource::extrapolated;
+        for (const auto& point : curve.bytes_ms)
+          if (point.first == bytes) *source = TermSource::measured;
+        return interpolate_allreduce_ms(curve, bytes);
+      }
+  if (!link_)
+    throw UsageError("no all-reduce sweep on " + std::to_string(ranks) +
+                     " ranks and no link to model one: give --allreduce with a 2-rank sweep, --link or "
+                     "--link-bandwidth and --link-latency");
+  *source = TermSource::estimated;
+  return alpha_beta_allreduce_ms(bytes, ranks, *link_);
+}
+
+StepPrediction StepModel::predict(const MlpSpec& model, const StepSettings& settings) const {
+  if (settings.ranks < 1 || settings.global_batch < settings.ranks || settings.global_batch % settings.ranks != 0)
+    throw UsageError("step model: global batch " + std::to_string(settings.global_batch) + " on " +
+                     std::to_string(settings.ranks) + " ranks: expected a multiple of the rank count");
+  const long long batch = settings.local_batch();
+  StepPrediction step;
+  TermSource source = TermSource::measured;
+  const auto gemm = [&](GemmKind kind, const DenseLayer& layer) {
+    TermSource term = TermSource::measured;
+    const double ms = gemm_ms(rates_, kind, layer.fan_in, layer.fan_out, batch, &term);
+    source = weaker(source, term);
+    return ms;
+  };
+  const auto floats_pass = [&](double floats) { return memory_pass_ms(rates_, floats * kFloatBytes); };
+  double weight_gradients_ms = 0;
+  const std::vector<DenseLayer> layers = model.layers();
+  for (std::size_t l = 0; l < layers.size(); ++l) {
+    const DenseLayer& layer = layers[l];
+    const double outputs = double(batch) * layer.fan_out;
+    step.forward_ms +=
+        gemm(GemmKind::forward, layer) + floats_pass((layer.hidden ? kActivationFloats : kLossFloats) * outputs);
+    if (l > 0) step.backward_ms += gemm(GemmKind::input_grad, layer);
+    if (layer.hidden) step.backward_ms += floats_pass(kActivationBackwardFloats * outputs);
+    weight_gradients_ms += gemm(GemmKind::weight_grad, layer);
+  }
+  step.gemm_source = source;
+  const double parameters = double(model.parameter_count());
+  const double adam_ms = settings.fused_optimizer
+                             ? fused_optimizer_ms(rates_, double(model.dense_weight_count()), parameters, batch)
+                             : floats_pass(kAdamFloats * parameters);
+  step.optimizer_ms = adam_ms;
+  if (!settings.fused_optimizer) step.backward_ms += weight_gradients_ms;
+
+  const long long gradient_bytes = (long long)parameters * settings.gradient_bytes_per_element;
+  double optimizer_exposed_ms = step.optimizer_ms;
+  if (settings.ranks == 1) {
+    step.allreduce_ms = step.exposed_comm_ms = 0;
+  } else if (!settings.overlap) {
+    step.allreduce_ms = allreduce_ms(gradient_bytes, settings.ranks, &step.allreduce_source);
+    step.exposed_comm_ms = step.allreduce_ms;
+  } else {
+    // Buckets of the cap reduced while the weight-gradient GEMMs run; what backward cannot hide, and at least the
+    // 1 MB bucket reduced after its end, is exposed; Adam runs per bucket as they arrive, so only the last bucket's
+    // update follows the last reduction.
+    const double cap_bytes = settings.bucket_mb > 0 ? settings.bucket_mb * 1e6 : double(gradient_bytes);
+    const long long buckets = std::max(1LL, (long long)std::ceil(gradient_bytes / cap_bytes));
+    const long long bucket_bytes = (gradient_bytes + buckets - 1) / buckets;
+    const long long last_bytes = std::min<long long>(bucket_bytes, (long long)kSmallBucketBytes);
+    TermSource last_source = TermSource::measured;
+    step.allreduce_ms = buckets * allreduce_ms(bucket_bytes, settings.ranks, &step.allreduce_source);
+    const double last_ms = allreduce_ms(last_bytes, settings.ranks, &last_source);
+    step.allreduce_source = weaker(step.allreduce_source, last_source);
+    step.exposed_comm_ms = std::max(last_ms, step.allreduce_ms - weight_gradients_ms);
+    optimizer_exposed_ms = adam_ms * double(last_bytes) / double(gradient_bytes);
+  }
+  step.step_ms = step.forward_ms + step.backward_ms + step.exposed_comm_ms + optimizer_exposed_ms +
+                 (settings.graph ? rates_.graph_launch_ms : 0);
+  return step;
+}
+
+}  // namespace mgpu::analysis

@@ -1,0 +1,107 @@
+// Purpose: a model of one data-parallel training step from measured rates (docs/model.md): per layer the GEMMs at
+// their shapes from the hardware probe, our elementwise kernels and Adam as bytes over the probe's copy bandwidth
+// (never under its graph-node cost), and the gradient all-reduce (allreduce_model.hpp), exposed or overlapped as the
+// step runs it (docs/measurement.md, "Step execution").
+#pragma once
+
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "model/mlp_spec.hpp"
+#include "results/results_schema.hpp"
+#include "stats/allreduce_model.hpp"
+
+namespace mgpu::analysis {
+
+// Where a term's value came from, from strongest to weakest.
+enum class TermSource { measured, interpolated, extrapolated, estimated };
+const char* term_source_name(TermSource source);
+
+// The step's three GEMMs of a dense layer (src/train/cuda_mlp.cpp; the probe's labels end with these names).
+enum class GemmKind { forward, weight_grad, input_grad };
+
+// One probed GEMM: the layer it belongs to (fan_in, fan_out), the batch dimension and the median time.
+struct MeasuredGemm {
+  GemmKind kind = GemmKind::forward;
+  int fan_in = 0, fan_out = 0;
+  long long batch = 0;
+  double ms = 0;
+};
+
+// The rates of one GPU, medians over the probe's runs, at one GEMM precision.
+struct ProbeRates {
+  std::string precision;
+  std::vector<MeasuredGemm> gemms;
+  double peak_gemm_tflops = 0;                       // the square GEMM's: the rate for shapes never probed
+  std::vector<std::pair<long long, double>> copies;  // bytes copied (read once, written once) -> ms, ascending
+  double graph_node_ms = 0;                          // one kernel node of a graph: the floor of every kernel
+  double graph_launch_ms = 0;                        // one cudaGraphLaunch: once per step
+};
+
+// From a stored probe; UsageError naming the precision when the probe did not time it, or when a label or a time
+// cannot be read as the probe writes it.
+ProbeRates probe_rates(const results_schema::HardwareProbe& probe, const std::string& precision);
+
+// One GEMM of layer (fan_in, fan_out) at `batch` rows. Each measured time is first capped by the times of the larger
+// measured batches of the same layer and kind (a smaller product is never slower). They are then interpolated
+// linearly in batch between the two measured neighbours; below the smallest measured batch the smallest's time
+// (a skinny product costs its latency, not its FLOPs); above the largest, that time scaled by the batch ratio (the
+// rate of the largest held). A layer never probed: 2 fan_in fan_out batch / the square GEMM's rate (estimated).
+double gemm_ms(const ProbeRates& rates, GemmKind kind, int fan_in, int fan_out, long long batch, TermSource* source);
+
+// A memory-bound kernel moving `bytes` (reads + writes): bytes / the copy bandwidth measured at that traffic
+// (2 x copied bytes / time, linear in log bytes between probe sizes, held outside them), never under graph_node_ms.
+double memory_pass_ms(const ProbeRates& rates, double bytes);
+
+// The fused weight gradient + Adam (1 rank, fp32): one pass over the parameters that also computes each weight's
+// gradient, so the slower of its traffic (p, m, v read and written: memory_pass_ms) and its weight-gradient FLOPs
+// (2 x dense weights x batch) at the probe's square-GEMM rate; never the separate GEMMs' sum.
+double fused_optimizer_ms(const ProbeRates& rates, double dense_weights, double parameters, long long batch);
+
+// How the step runs (the results file's names; `default_step_settings` gives mgpu_bench's defaults).
+struct StepSettings {
+  int ranks = 1;
+  long long global_batch = 0;
+  bool graph = true;
+  bool fused_optimizer = false;        // 1 rank: weight gradients inside Adam
+  bool overlap = false;                // bucketed reductions during backward
+  double bucket_mb = 8.0;              // bucket cap with overlap on (10^6 bytes)
+  int gradient_bytes_per_element = 4;  // fp32 gradient; 2 for bf16
+  long long local_batch() const { return global_batch / ranks; }
+};
+
+// mgpu_bench's defaults (docs/measurement.md): graph on, overlap off, fused optimizer on for 1 rank, fp32 and local
+// batch <= kFusedOptimizerMaxLocalBatch. UsageError for ranks < 1, batch < 1 or a batch not divisible by ranks.
+inline constexpr long long kFusedOptimizerMaxLocalBatch = 64;  // the same rule as mgpu_bench's --fuse-optimizer auto
+StepSettings default_step_settings(int ranks, long long global_batch, const std::string& precision);
+
+// The predicted step and its phases (the results file's phases), with where the weakest of its terms came from.
+struct StepPrediction {
+  double forward_ms = 0, backward_ms = 0, allreduce_ms = 0, exposed_comm_ms = 0, optimizer_ms = 0, step_ms = 0;
+  TermSource gemm_source = TermSource::measured;
+  TermSource allreduce_source = TermSource::measured;  // measured: an all-reduce sweep at this rank count
+};
+
+class StepModel {
+ public:
+  // curves: measured all-reduce sweeps (any rank counts); link: for rank counts without a curve (or all rank counts
+  // when given explicitly, override_curves); without one, a 2-rank curve's fitted link is used.
+  StepModel(ProbeRates rates, std::vector<AllreduceCurve> curves, std::optional<Link> link, bool link_overrides_curves);
+
+  StepPrediction predict(const MlpSpec& model, const StepSettings& settings) const;
+  // The all-reduce of `bytes` on `ranks` ranks; UsageError when no curve and no link can answer.
+  double allreduce_ms(long long bytes, int ranks, TermSource* source) const;
+  // The link used for rank counts without a curve, if any.
+  const std::optional<Link>& link() const { return link_; }
+  const ProbeRates& rates() const { return rates_; }
+
+ private:
+  ProbeRates rates_;
+  std::vector<AllreduceCurve> curves_;
+  std::optional<Link> link_;
+  bool link_overrides_curves_ = false;
+};
+
+}  // namespace mgpu::analysis

@@ -1,0 +1,114 @@
+// Purpose: tests of mgpu_analyze predict's library: the predicted grid and its speedups, and --check on a synthetic
+// results file whose step times are the model's own predictions (every error 0), on the synthetic probe and sweep of
+// tests/stats/step_model_fixture.hpp.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+
+#include "analysis_fixture.hpp"
+#include "predict.hpp"
+#include "stats/step_model_fixture.hpp"
+
+using namespace mgpu;
+using namespace mgpu::analysis;
+using namespace mgpu::analysis_test;
+namespace fixture = mgpu::step_model_test;
+
+namespace {
+
+class PredictTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char pattern[] = "/tmp/mgpu_predict_XXXXXX";
+    ASSERT_NE(mkdtemp(pattern), nullptr);
+    dir_ = pattern;
+    options_.probe_path = dir_ + "/tools.h5";
+    options_.allreduce_paths = {options_.probe_path};
+    fixture::write_probe_and_sweep(options_.probe_path);
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+
+  // A configuration of the test model at global batch 32 whose every step takes step_ms.
+  static void add(ResultsWriter& writer, const std::string& name, int ranks, bool fused, double step_ms) {
+    ConfigurationMetadata m = synthetic_metadata(name, ranks);
+    m.layer_widths = fixture::kWidths;
+    m.global_batch = 32;
+    m.local_batch = 32 / ranks;
+    m.graph = "on";
+    m.fused_optimizer = fused ? "on" : "off";
+    ResultsWriter::Configuration c = writer.add_configuration(m);
+    const std::vector<double> phases = {0, 0, 0, 0, 0, step_ms};
+    for (int run = 0; run < 2; ++run)
+      writer.append_run(c, std::vector<RunRecord>(ranks, synthetic_record({phases, phases}, 0, 0, 0)));
+  }
+
+  std::string dir_;
+  PredictOptions options_;
+};
+
+}  // namespace
+
+TEST_F(PredictTest, GridSpeedupIsTheOneGpuStepOverTheNGpuStep) {
+  const StepModel model = build_step_model(options_, "fp32");
+  const auto grid = predict_grid(model, custom_model(fixture::kWidths, 0.0), {32}, {1, 2}, "fp32");
+  ASSERT_EQ(grid.size(), 2u);
+  EXPECT_NEAR(grid[0].speedup, 1.0, 1e-15);
+  // Hand-computed in test_step_model.cpp: 0.031 ms on 1 GPU, 0.051 ms on 2.
+  EXPECT_NEAR(grid[1].step.step_ms, 0.051, 1e-15);
+  EXPECT_NEAR(grid[1].speedup, 0.031 / 0.051, 1e-12);
+  EXPECT_NEAR(grid[1].throughput, 32 / 0.051e-3, 1e-6);
+}
+
+TEST_F(PredictTest, CheckOfTheModelsOwnTimesHasNoError) {
+  const std::string results = dir_ + "/measured.h5";
+  {
+    ResultsWriter writer(results, false);
+    add(writer, "one", 1, true, 0.031);
+    add(writer, "two", 2, false, 0.051);
+    writer.close();
+  }
+  const CheckSummary summary = check_predictions(options_, read_results_file(results));
+  ASSERT_EQ(summary.rows.size(), 2u);
+  EXPECT_NEAR(summary.rows[0].predicted_step_ms, 0.031, 1e-15);
+  EXPECT_NEAR(summary.rows[1].measured_step_ms, 0.051, 1e-15);
+  EXPECT_NEAR(summary.median_abs_step_error, 0, 1e-12);
+  EXPECT_NEAR(summary.worst_abs_step_error, 0, 1e-12);
+  EXPECT_FALSE(summary.rows[0].has_speedup);  // the baseline itself
+  ASSERT_TRUE(summary.rows[1].has_speedup);
+  EXPECT_EQ(summary.speedups, 1);
+  EXPECT_NEAR(summary.rows[1].measured_speedup, 0.031 / 0.051, 1e-12);
+  EXPECT_NEAR(summary.worst_abs_speedup_error, 0, 1e-12);
+}
+
+TEST_F(PredictTest, CheckLeavesOutWhatTheModelDoesNotDescribe) {
+  const std::string results = dir_ + "/mixed.h5";
+  {
+    ResultsWriter writer(results, false);
+    add(writer, "one", 1, true, 0.031);
+    ConfigurationMetadata cpu = synthetic_metadata("cpu", 1);
+    cpu.device = "cpu";
+    ResultsWriter::Configuration c = writer.add_configuration(cpu);
+    writer.append_run(c, {synthetic_record({{0, 0, 0, 0, 0, 1.0}, {0, 0, 0, 0, 0, 1.0}}, 0, 0, 0)});
+    writer.close();
+  }
+  const CheckSummary summary = check_predictions(options_, read_results_file(results));
+  ASSERT_EQ(summary.rows.size(), 1u);
+  EXPECT_EQ(summary.rows[0].name, "one");
+}
+
+TEST_F(PredictTest, CheckReportsTheRelativeErrorOfEachConfiguration) {
+  const std::string results = dir_ + "/slower.h5";
+  {
+    ResultsWriter writer(results, false);
+    add(writer, "one", 1, true, 0.03875);  // predicted 0.031: -20%
+    add(writer, "two", 2, false, 0.051);   // predicted 0.051: 0%
+    writer.close();
+  }
+  const CheckSummary summary = check_predictions(options_, read_results_file(results));
+  EXPECT_NEAR(summary.rows[0].step_error, -0.2, 1e-12);
+  EXPECT_NEAR(summary.median_abs_step_error, 0.1, 1e-12);
+  EXPECT_NEAR(summary.worst_abs_step_error, 0.2, 1e-12);
+  // Measured speedup 0.03875 / 0.051, predicted 0.031 / 0.051: -20%.
+  EXPECT_NEAR(summary.rows[1].speedup_error, -0.2, 1e-12);
+}

@@ -1,0 +1,87 @@
+// Purpose: tests of the all-reduce model: the measured curve (slowest rank, median over runs), its interpolation in
+// log size with its boundaries, the alpha-beta ring and tree formulas at 2 and 4 ranks against hand-computed values,
+// the link fitted to a 2-rank sweep, and the named links.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "platform/error.hpp"
+#include "stats/allreduce_model.hpp"
+#include "stats/step_model_fixture.hpp"
+
+using namespace mgpu;
+using namespace mgpu::analysis;
+
+namespace {
+
+AllreduceCurve two_points() { return {2, {{1000, 0.01}, {100000, 0.1}}}; }
+
+// 10 GB/s and 5 us: 1e6 bytes take 0.1 ms on the wire.
+Link ten_gbs() { return {"test", 10.0, 5.0, "test"}; }
+
+}  // namespace
+
+TEST(AllreduceModel, CurveTakesTheSlowestRankOfEachSize) {
+  const AllreduceCurve curve = allreduce_curve(step_model_test::sweep());
+  EXPECT_EQ(curve.ranks, 2);
+  ASSERT_EQ(curve.bytes_ms.size(), 2u);
+  EXPECT_EQ(curve.bytes_ms[0].first, 1000);
+  EXPECT_DOUBLE_EQ(curve.bytes_ms[0].second, 0.01);  // rank 1's 0.01, not rank 0's 0.009
+  EXPECT_DOUBLE_EQ(curve.bytes_ms[1].second, 0.1);
+}
+
+TEST(AllreduceModel, InterpolationIsAPowerLawBetweenNeighbours) {
+  // 10,000 bytes is the log midpoint of 1,000 and 100,000: the geometric mean of 0.01 and 0.1.
+  EXPECT_NEAR(interpolate_allreduce_ms(two_points(), 10000), std::sqrt(0.01 * 0.1), 1e-12);
+  EXPECT_DOUBLE_EQ(interpolate_allreduce_ms(two_points(), 1000), 0.01);   // exact hit
+  EXPECT_DOUBLE_EQ(interpolate_allreduce_ms(two_points(), 100000), 0.1);  // exact hit
+}
+
+TEST(AllreduceModel, BelowTheSweepTheLatencyFloorAboveItTheLargestBandwidth) {
+  EXPECT_DOUBLE_EQ(interpolate_allreduce_ms(two_points(), 10), 0.01);     // clamped
+  EXPECT_DOUBLE_EQ(interpolate_allreduce_ms(two_points(), 999), 0.01);    // clamped
+  EXPECT_DOUBLE_EQ(interpolate_allreduce_ms(two_points(), 200000), 0.2);  // proportional to size
+  EXPECT_THROW(interpolate_allreduce_ms(two_points(), 0), UsageError);
+}
+
+TEST(AllreduceModel, RingAtTwoAndFourRanks) {
+  // N = 2: 2 (N-1) alpha = 0.01 ms, 2 (N-1)/N S / beta = 1e6 / 1e10 s = 0.1 ms.
+  EXPECT_NEAR(ring_allreduce_ms(1000000, 2, ten_gbs()), 0.11, 1e-12);
+  // N = 4: 6 alpha = 0.03 ms, 1.5 x 0.1 ms = 0.15 ms.
+  EXPECT_NEAR(ring_allreduce_ms(1000000, 4, ten_gbs()), 0.18, 1e-12);
+}
+
+TEST(AllreduceModel, TreeAtTwoAndFourRanks) {
+  // 2 ceil(log2 N) alpha + 2 S / beta: N = 2: 0.01 + 0.2; N = 4: 0.02 + 0.2.
+  EXPECT_NEAR(tree_allreduce_ms(1000000, 2, ten_gbs()), 0.21, 1e-12);
+  EXPECT_NEAR(tree_allreduce_ms(1000000, 4, ten_gbs()), 0.22, 1e-12);
+}
+
+TEST(AllreduceModel, TheFasterAlgorithmIsTakenAndOneRankCostsNothing) {
+  EXPECT_NEAR(alpha_beta_allreduce_ms(1000000, 4, ten_gbs()), 0.18, 1e-12);  // ring: bandwidth-bound
+  // 100 bytes on 4 ranks: ring 0.03 + 1.5e-5, tree 0.02 + 2e-5: the tree's fewer latencies win.
+  EXPECT_NEAR(alpha_beta_allreduce_ms(100, 4, ten_gbs()), 0.02002, 1e-12);
+  EXPECT_EQ(alpha_beta_allreduce_ms(1000000, 1, ten_gbs()), 0.0);
+}
+
+TEST(AllreduceModel, LinkFittedToATwoRankSweep) {
+  // 2 alpha = the fastest time 0.01 ms -> 5 us; beta = 1e5 bytes / (0.1 - 0.01) ms = 1.111 GB/s.
+  const Link link = link_from_sweep(two_points());
+  EXPECT_NEAR(link.latency_us, 5.0, 1e-12);
+  EXPECT_NEAR(link.bandwidth_gbs, 1e5 / 0.09e-3 / 1e9, 1e-12);
+  // The fitted ring reproduces both measured points on 2 ranks.
+  EXPECT_NEAR(ring_allreduce_ms(100000, 2, link), 0.1, 1e-12);
+  EXPECT_THROW(link_from_sweep({4, {{1000, 0.01}, {100000, 0.1}}}), UsageError);
+}
+
+TEST(AllreduceModel, NamedLinks) {
+  const Link ib400 = named_link("ib400");
+  EXPECT_DOUBLE_EQ(ib400.bandwidth_gbs, 50.0);
+  EXPECT_DOUBLE_EQ(ib400.latency_us, 5.0);
+  try {
+    named_link("ib999");
+    FAIL() << "ib999 accepted";
+  } catch (const UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("'ib999'"), std::string::npos) << e.what();
+  }
+}
