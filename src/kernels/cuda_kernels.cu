@@ -3,13 +3,15 @@
 // element formulas are synthetic_data.hpp's and cpu_mlp.hpp's, so GPU and CPU compute one function.
 #include <algorithm>
 #include <cstdint>
+#include <string>
 
 #include "kernels/adam_element.cuh"
 #include "kernels/block_reduce.cuh"
-#include "platform/cuda_check.hpp"
 #include "kernels/cuda_kernels.cuh"
 #include "kernels/dependent_launch.cuh"
+#include "kernels/last_block.cuh"
 #include "model/synthetic_data.hpp"
+#include "platform/cuda_check.hpp"
 
 namespace mgpu::kernels {
 namespace {
@@ -77,15 +79,29 @@ __global__ void teacher_weights_kernel(float* teacher, std::uint64_t seed, int o
   }
 }
 
-// One block per sample: the block writes the sample's features, then reduces each teacher projection over them.
-__global__ void generate_batch_kernel(float* x, float* targets, const float* teacher, const StepParams* params,
-                                      int inputs, int outputs) {
-  const int i = blockIdx.x;
+// The features, parallel over (sample, feature): block (x, y) writes kFeaturesPerThread * kThreads consecutive
+// features of sample y (coalesced), each thread mixing its sample's key once for all of its features. The features
+// are compute-bound (hashing, log, cos), so the work is spread over every element rather than one block per sample.
+constexpr int kFeaturesPerThread = 4;
+
+__global__ void generate_features_kernel(float* x, const StepParams* params, int count, int inputs) {
   const std::uint64_t seed = params->seed;
-  const std::uint64_t sample = params->first_sample + i;
-  float* row = x + static_cast<std::size_t>(i) * inputs;
-  for (int j = threadIdx.x; j < inputs; j += blockDim.x) row[j] = synthetic::feature(seed, sample, j);
-  __syncthreads();  // the row's global writes are visible to the whole block from here on
+  for (int i = blockIdx.y; i < count; i += gridDim.y) {
+    const std::uint64_t key = synthetic::sample_key(seed, params->first_sample + i);
+    float* row = x + static_cast<std::size_t>(i) * inputs;
+    const int first = blockIdx.x * kFeaturesPerThread * kThreads + threadIdx.x;
+#pragma unroll
+    for (int e = 0; e < kFeaturesPerThread; ++e) {
+      const int j = first + e * kThreads;
+      if (j < inputs) row[j] = synthetic::feature_of(key, static_cast<std::uint32_t>(j));
+    }
+  }
+}
+
+// One block per sample: each teacher projection of the sample's features, summed in a fixed order.
+__global__ void generate_targets_kernel(const float* x, float* targets, const float* teacher, int inputs, int outputs) {
+  const int i = blockIdx.x;
+  const float* row = x + static_cast<std::size_t>(i) * inputs;
   for (int k = 0; k < outputs; ++k) {
     const float* teacher_row = teacher + static_cast<std::size_t>(k) * inputs;
     float partial = 0.0f;
@@ -136,35 +152,90 @@ __global__ void bias_relu_dropout_kernel(float* z, const float* bias, int batch,
   }
 }
 
-// A block owns kBiasColumns consecutive units (one per lane of x) and walks every row with kBiasRowLanes lanes of y:
-// each load of a warp covers 32 consecutive floats of one row (coalesced). The kBiasRowLanes partial column sums are
-// then added in lane order, so the bias gradient does not depend on timing.
+// A block owns kBiasColumns consecutive units (one per lane of x) and a range of rows, walked by kBiasRowLanes lanes of
+// y: each load of a warp covers 32 consecutive floats of one row (coalesced). Each lane sums its rows in row order;
+// the lanes' sums are then added in lane order. With one row block that is the bias gradient; with several, each
+// block stores its column sums in the workspace and the last block of the column range adds them in row-block order
+// (last_block.cuh). Either way the bias gradient does not depend on timing.
 constexpr int kBiasColumns = 32;
 constexpr int kBiasRowLanes = 16;
+constexpr int kBiasRowsInFlight = 4;  // rows each lane loads before it uses them (loads in flight per thread)
 
-__global__ void relu_dropout_backward_bias_kernel(float* grad, const float* h, float* bias_grad, int batch, int width,
-                                                  float keep_scale, bool accumulate, __nv_bfloat16* grad_bf16) {
+struct BiasGradientSplit {
+  int rows_per_block = 0;
+  int row_blocks = 1;
+  int column_blocks = 1;
+};
+
+// The lanes' sums of a block, added in lane order; valid in lane y == 0.
+__device__ __forceinline__ float sum_row_lanes(float lane_sum) {
+  __shared__ float lane_sums[kBiasRowLanes][kBiasColumns + 1];
+  __syncthreads();  // a previous call's readers are done
+  lane_sums[threadIdx.y][threadIdx.x] = lane_sum;
+  __syncthreads();
+  float total = 0.0f;
+  if (threadIdx.y == 0) {
+    for (int lane = 0; lane < kBiasRowLanes; ++lane) total += lane_sums[lane][threadIdx.x];
+  }
+  return total;
+}
+
+__global__ void relu_dropout_backward_bias_kernel(float* __restrict__ grad, const float* __restrict__ h,
+                                                  float* bias_grad, int batch, int width, float keep_scale,
+                                                  bool accumulate, __nv_bfloat16* __restrict__ grad_bf16,
+                                                  int rows_per_block, ReductionWorkspace workspace) {
   wait_for_previous_kernel();  // launched dependent (dependent_launch.cuh): its input is the last kernel's output
   allow_next_kernel_to_start();
-  __shared__ float partial[kBiasRowLanes][kBiasColumns + 1];
   const int unit = blockIdx.x * kBiasColumns + threadIdx.x;
+  const int row_begin = blockIdx.y * rows_per_block;
+  const int row_end = min(batch, row_begin + rows_per_block);
+  const auto apply = [&](std::size_t i, float g_in, float h_in) {
+    const float g = h_in > 0.0f ? g_in * keep_scale : 0.0f;
+    grad[i] = g;
+    if (grad_bf16 != nullptr) grad_bf16[i] = __float2bfloat16(g);
+    return g;
+  };
   float sum = 0.0f;
   if (unit < width) {
-    for (int row = threadIdx.y; row < batch; row += kBiasRowLanes) {
+    int row = row_begin + threadIdx.y;
+    for (; row + (kBiasRowsInFlight - 1) * kBiasRowLanes < row_end; row += kBiasRowsInFlight * kBiasRowLanes) {
+      float g[kBiasRowsInFlight], activation[kBiasRowsInFlight];
+#pragma unroll
+      for (int r = 0; r < kBiasRowsInFlight; ++r) {
+        const std::size_t i = static_cast<std::size_t>(row + r * kBiasRowLanes) * width + unit;
+        g[r] = grad[i];
+        activation[r] = h[i];
+      }
+#pragma unroll
+      for (int r = 0; r < kBiasRowsInFlight; ++r) {
+        sum += apply(static_cast<std::size_t>(row + r * kBiasRowLanes) * width + unit, g[r], activation[r]);
+      }
+    }
+    for (; row < row_end; row += kBiasRowLanes) {
       const std::size_t i = static_cast<std::size_t>(row) * width + unit;
-      const float g = h[i] > 0.0f ? grad[i] * keep_scale : 0.0f;
-      grad[i] = g;
-      if (grad_bf16 != nullptr) grad_bf16[i] = __float2bfloat16(g);
-      sum += g;
+      sum += apply(i, grad[i], h[i]);
     }
   }
-  partial[threadIdx.y][threadIdx.x] = sum;
-  __syncthreads();
-  if (bias_grad != nullptr && threadIdx.y == 0 && unit < width) {
-    float total = 0.0f;
-    for (int lane = 0; lane < kBiasRowLanes; ++lane) total += partial[lane][threadIdx.x];
-    bias_grad[unit] = accumulate ? bias_grad[unit] + total : total;
+  if (bias_grad == nullptr) return;  // uniform over the grid: no block waits at a barrier below
+  const float block_total = sum_row_lanes(sum);
+  const auto store_bias = [&](float total) {
+    if (threadIdx.y == 0 && unit < width) bias_grad[unit] = accumulate ? bias_grad[unit] + total : total;
+  };
+  if (gridDim.y == 1) {
+    store_bias(block_total);
+    return;
   }
+  // Several row blocks: the workspace holds [row block][width] column sums.
+  if (threadIdx.y == 0 && unit < width)
+    workspace.partials[static_cast<std::size_t>(blockIdx.y) * width + unit] = block_total;
+  if (!arrives_last(workspace.counters + blockIdx.x, gridDim.y)) return;
+  float lane_sum = 0.0f;  // lane y adds row blocks y, y + kBiasRowLanes, ... in order; then the lanes, in order
+  if (unit < width) {
+    for (int block = threadIdx.y; block < static_cast<int>(gridDim.y); block += kBiasRowLanes)
+      lane_sum += __ldcg(workspace.partials + static_cast<std::size_t>(block) * width + unit);
+  }
+  store_bias(sum_row_lanes(lane_sum));
+  if (threadIdx.x == 0 && threadIdx.y == 0) workspace.counters[blockIdx.x] = 0;
 }
 
 __global__ void mse_loss_and_gradient_kernel(const float* y, const float* targets, int count, float* grad_y,
@@ -223,7 +294,38 @@ __global__ void fill_kernel(float* destination, std::size_t count, float value) 
 
 bool aligned16(const void* pointer) { return reinterpret_cast<std::uintptr_t>(pointer) % 16 == 0; }
 
+// Enough blocks to fill the GPU several times over (132 SMs on an H200, at most 4 blocks of 512 threads each), each
+// of at least kBiasMinRowsPerBlock rows (a few loads in flight per lane) and at most kBiasMaxRowBlocks row blocks (the
+// workspace, and the last block's sum). A function of the shape alone: the same split, so the same bits, on any GPU.
+// Small batches keep one row block, the single pass they had before the split.
+constexpr int kBiasTargetBlocks = 1024;
+constexpr int kBiasMinRowsPerBlock = kBiasRowLanes * kBiasRowsInFlight;
+constexpr int kBiasMaxRowBlocks = 64;
+
+BiasGradientSplit bias_gradient_split(int batch, int width) {
+  BiasGradientSplit split;
+  split.column_blocks = (width + kBiasColumns - 1) / kBiasColumns;
+  const int wanted_row_blocks = std::max(1, kBiasTargetBlocks / split.column_blocks);
+  int rows = (batch + wanted_row_blocks - 1) / wanted_row_blocks;
+  rows = std::max(rows, (batch + kBiasMaxRowBlocks - 1) / kBiasMaxRowBlocks);
+  rows = (rows + kBiasMinRowsPerBlock - 1) / kBiasMinRowsPerBlock * kBiasMinRowsPerBlock;  // whole rounds of loads
+  split.rows_per_block = rows;
+  split.row_blocks = (batch + rows - 1) / rows;
+  return split;
+}
+
 }  // namespace
+
+int bias_gradient_row_blocks(int batch, int width) { return bias_gradient_split(batch, width).row_blocks; }
+
+std::size_t bias_gradient_workspace_floats(int batch, int width) {
+  const int row_blocks = bias_gradient_row_blocks(batch, width);
+  return row_blocks > 1 ? static_cast<std::size_t>(row_blocks) * width : 0;
+}
+
+std::size_t bias_gradient_workspace_counters(int batch, int width) {
+  return bias_gradient_row_blocks(batch, width) > 1 ? bias_gradient_split(batch, width).column_blocks : 0;
+}
 
 void begin_run(StepParams* params, std::uint64_t seed, std::uint64_t run, cudaStream_t stream) {
   begin_run_kernel<<<1, 1, 0, stream>>>(params, seed, run);
@@ -247,7 +349,13 @@ void teacher_weights(float* teacher, std::uint64_t seed, int outputs, int inputs
 void generate_batch(float* x, float* targets, const float* teacher, const StepParams* params, int count, int inputs,
                     int outputs, cudaStream_t stream) {
   if (count == 0) return;
-  generate_batch_kernel<<<count, kThreads, 0, stream>>>(x, targets, teacher, params, inputs, outputs);
+  constexpr int kMaxSampleBlocks = 65535;  // grid y; more samples are strided
+  const dim3 feature_grid(
+      static_cast<unsigned>((inputs + kFeaturesPerThread * kThreads - 1) / (kFeaturesPerThread * kThreads)),
+      static_cast<unsigned>(std::min(count, kMaxSampleBlocks)));
+  generate_features_kernel<<<feature_grid, kThreads, 0, stream>>>(x, params, count, inputs);
+  MGPU_CUDA_CHECK_LAUNCH();
+  generate_targets_kernel<<<count, kThreads, 0, stream>>>(x, targets, teacher, inputs, outputs);
   MGPU_CUDA_CHECK_LAUNCH();
 }
 
@@ -274,14 +382,21 @@ void bias_relu_dropout(float* z, const float* bias, int batch, int width, std::u
 }
 
 void relu_dropout_backward_bias(float* grad, const float* h, float* bias_grad, int batch, int width,
-                                float drop_probability, bool accumulate, cudaStream_t stream,
-                                __nv_bfloat16* grad_bf16) {
+                                float drop_probability, bool accumulate, cudaStream_t stream, __nv_bfloat16* grad_bf16,
+                                const ReductionWorkspace& workspace) {
   if (batch == 0 || width == 0) return;
   const float keep_scale = dropout_keep_scale(drop_probability);
+  const BiasGradientSplit split = bias_gradient_split(batch, width);
+  if (bias_grad != nullptr) {
+    MGPU_REQUIRE(workspace.has_room(bias_gradient_workspace_floats(batch, width),
+                                    bias_gradient_workspace_counters(batch, width)),
+                 "the bias gradient's workspace is too small for batch " + std::to_string(batch) + " x width " +
+                     std::to_string(width));
+  }
   const dim3 block(kBiasColumns, kBiasRowLanes);
-  const unsigned blocks = static_cast<unsigned>((width + kBiasColumns - 1) / kBiasColumns);
-  MGPU_CUDA_CHECK(launch_dependent(relu_dropout_backward_bias_kernel, blocks, block, 0, stream, grad, h, bias_grad,
-                                   batch, width, keep_scale, accumulate, grad_bf16));
+  const dim3 grid(static_cast<unsigned>(split.column_blocks), static_cast<unsigned>(split.row_blocks));
+  MGPU_CUDA_CHECK(launch_dependent(relu_dropout_backward_bias_kernel, grid, block, 0, stream, grad, h, bias_grad, batch,
+                                   width, keep_scale, accumulate, grad_bf16, split.rows_per_block, workspace));
 }
 
 void mse_loss_and_gradient(const float* y, const float* targets, int count, float* grad_y, float* losses,

@@ -9,8 +9,15 @@
 namespace mgpu::synthetic {
 
 // Feature j of global sample i: depends only on (seed, i, j), never on the rank or batch that draws it.
+// Split for a caller that draws a whole sample: feature(seed, i, j) == feature_of(sample_key(seed, i), j).
+MGPU_HOST_DEVICE std::uint64_t sample_key(std::uint64_t seed, std::uint64_t sample) {
+  return rng::hash_prefix(seed, rng::kFeature, sample);
+}
+MGPU_HOST_DEVICE float feature_of(std::uint64_t sample_key, std::uint32_t j) {
+  return rng::standard_normal(rng::hash_rest(sample_key, j));
+}
 MGPU_HOST_DEVICE float feature(std::uint64_t seed, std::uint64_t sample, std::uint32_t j) {
-  return rng::standard_normal(rng::hash(seed, rng::kFeature, sample, j));
+  return feature_of(sample_key(seed, sample), j);
 }
 
 // The teacher is one fixed random layer: target_k = tanh(sum_j T[k][j] x_j / sqrt(inputs)), T ~ N(0,1). It does
