@@ -126,9 +126,9 @@ __global__ void bias_relu_dropout_kernel(float* z, const float* bias, int batch,
                                          __nv_bfloat16* z_bf16) {
   wait_for_previous_kernel();  // launched dependent (dependent_launch.cuh): its input is the last kernel's output
   allow_next_kernel_to_start();
-  const std::uint64_t seed = params->seed;
-  const std::uint64_t run = params->run;
-  const std::uint64_t step = params->step;
+  // The layer's mask key once per thread: the per-unit hash is then one mix, not five (the kernel was bound by the
+  // hashing's 64-bit multiplies, not by memory).
+  const std::uint64_t dropout_key = synthetic::dropout_key(params->seed, params->run, params->step, layer);
   const std::uint64_t first_sample = params->first_sample;
   const std::size_t groups = static_cast<std::size_t>(batch) * width / kVector;
   for (std::size_t group = global_thread(); group < groups; group += grid_stride()) {
@@ -141,8 +141,8 @@ __global__ void bias_relu_dropout_kernel(float* z, const float* bias, int batch,
       const int unit = first_unit + k;
       const float relu = fmaxf(values[k] + bias[unit], 0.0f);
       const bool keep =
-          drop_probability == 0.0f || synthetic::dropout_keep(seed, run, step, layer, first_sample + row,
-                                                              static_cast<std::uint32_t>(unit), drop_probability);
+          drop_probability == 0.0f || synthetic::dropout_keep_of(dropout_key, first_sample + row,
+                                                                 static_cast<std::uint32_t>(unit), drop_probability);
       values[k] = keep ? relu * keep_scale : 0.0f;
     }
     store<kVector>(z + first, values);

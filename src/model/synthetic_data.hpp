@@ -39,11 +39,21 @@ MGPU_HOST_DEVICE float initial_weight(std::uint64_t seed, std::uint64_t run, std
 
 // Inverted dropout: unit u of global sample i after hidden layer l at step s of run r is kept with probability
 // 1 - p. Keyed by the global sample index, so 1 rank and N ranks drop exactly the same units.
+// Split for a kernel that draws a whole layer's mask: dropout_keep(seed, run, step, layer, sample, unit, p) ==
+// dropout_keep_of(dropout_key(seed, run, step, layer), sample, unit, p), one mix per unit instead of five.
+MGPU_HOST_DEVICE std::uint64_t dropout_key(std::uint64_t seed, std::uint64_t run, std::uint64_t step,
+                                           std::uint32_t layer) {
+  const std::uint64_t step_layer = (step << 8) | layer;
+  return rng::hash_extend(rng::hash_prefix(seed, rng::kDropout, run), step_layer);
+}
+MGPU_HOST_DEVICE bool dropout_keep_of(std::uint64_t dropout_key, std::uint64_t sample, std::uint32_t unit,
+                                      float drop_probability) {
+  const std::uint64_t sample_unit = (sample << 24) | unit;
+  return rng::uniform01(rng::hash_extend(dropout_key, sample_unit)) >= drop_probability;
+}
 MGPU_HOST_DEVICE bool dropout_keep(std::uint64_t seed, std::uint64_t run, std::uint64_t step, std::uint32_t layer,
                                    std::uint64_t sample, std::uint32_t unit, float drop_probability) {
-  const std::uint64_t step_layer = (step << 8) | layer;
-  const std::uint64_t sample_unit = (sample << 24) | unit;
-  return rng::uniform01(rng::hash(seed, rng::kDropout, run, step_layer, sample_unit)) >= drop_probability;
+  return dropout_keep_of(dropout_key(seed, run, step, layer), sample, unit, drop_probability);
 }
 
 }  // namespace mgpu::synthetic
