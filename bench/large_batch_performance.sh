@@ -8,7 +8,8 @@
 #   BIN_DIR=build OUT=/tmp/large bash bench/large_batch_performance.sh
 # Knobs: GPUS (ranks, default 1), RUNS (mgpu_bench runs per configuration, default 10), PEER_RUNS (default 5),
 # BATCHES (default 8,32,128,1024,4096), BASE_BIN (a directory with an earlier build's mgpu_bench: the same sweep again,
-# for an A/B in the same call; BASE_BATCHES, default BATCHES, its batches), NCU=0 (no kernel table), TESTS=0 (skip the
+# for an A/B in the same call; BASE_BATCHES, default BATCHES, its batches; AB_ROUNDS, default 0, more alternating
+# rounds of both builds over AB_BATCHES, default 32,64: the small-batch figures), NCU=0 (no kernel table), TESTS=0 (skip the
 # GPU tests found in BIN_DIR), DDP=0 (no eager DDP row), BUDGET_S (default 400: a step not started by then is
 # skipped, saying so, so that the tables still come back).
 set -uo pipefail
@@ -57,6 +58,18 @@ if [[ -n "${BASE_BIN:-}" ]]; then
     --sweep "large:$base_batches" --graph on --timing step --runs "$runs" --output "$results/ours_base.h5" --force
 fi
 
+# 3c. Alternating rounds of both builds at the small batches, so that a drift of the machine shows as such.
+if [[ -n "${BASE_BIN:-}" ]]; then
+  for round in $(seq 1 "${AB_ROUNDS:-0}"); do
+    for build in new base; do
+      build_bin=$bin; [[ $build == base ]] && build_bin=$BASE_BIN
+      check "A/B round $round, $build" "$build_bin/mgpu_bench" --sweep "medium:${AB_BATCHES:-32,64}" \
+        --sweep "large:${AB_BATCHES:-32,64}" --graph on --timing step --runs "$runs" \
+        --output "$results/ab_${build}_$round.h5" --force
+    done
+  done
+fi
+
 # 4. The PyTorch peers on the same GPUs: the graph-captured step (one GPU), the graph-captured data-parallel step
 # (torchrun, every GPU of the call, one rank too), eager DDP.
 configs=()
@@ -73,7 +86,8 @@ check "peer graph-dp" "${torchrun[@]}" "${peer[@]}" --mode graph-dp --output "$r
 
 # 5. Our kernels one by one under Nsight Compute (one rank, no graph, 3 steps; GEMMs left out).
 if [[ "${NCU:-1}" == 1 ]] && command -v ncu >/dev/null; then
-  kernels='regex:relu|dropout|adam|mse|generate|output_head'
+  # advance_step: one thread, the launch floor's yardstick.
+  kernels='regex:relu|dropout|adam|mse|generate|output_head|advance_step'
   for figure in large:32 large:4096 medium:32 medium:4096; do
     model=${figure%:*} batch=${figure#*:}
     if ((SECONDS - started > budget)); then note "SKIPPED (past ${budget} s): ncu $figure"; continue; fi

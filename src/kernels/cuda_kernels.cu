@@ -98,17 +98,30 @@ __global__ void generate_features_kernel(float* x, const StepParams* params, int
   }
 }
 
-// One block per sample: each teacher projection of the sample's features, summed in a fixed order.
-__global__ void generate_targets_kernel(const float* x, float* targets, const float* teacher, int inputs, int outputs) {
+// One block per sample: each teacher projection of the sample's features, summed in a fixed order. Up to
+// kProjectionsPerPass projections share one pass over the row (one read of each feature, several loads in flight);
+// each is still summed by thread j % blockDim.x in j order, then over the block, whatever the number per pass.
+constexpr int kProjectionsPerPass = 4;
+
+__global__ void generate_targets_kernel(const float* __restrict__ x, float* __restrict__ targets,
+                                        const float* __restrict__ teacher, int inputs, int outputs) {
   const int i = blockIdx.x;
   const float* row = x + static_cast<std::size_t>(i) * inputs;
-  for (int k = 0; k < outputs; ++k) {
-    const float* teacher_row = teacher + static_cast<std::size_t>(k) * inputs;
-    float partial = 0.0f;
-    for (int j = threadIdx.x; j < inputs; j += blockDim.x) partial += teacher_row[j] * row[j];
-    const float projection = block_sum(partial);
-    if (threadIdx.x == 0)
-      targets[static_cast<std::size_t>(i) * outputs + k] = synthetic::teacher_target(projection, inputs);
+  for (int first = 0; first < outputs; first += kProjectionsPerPass) {
+    const int count = min(kProjectionsPerPass, outputs - first);
+    float partial[kProjectionsPerPass] = {};
+    for (int j = threadIdx.x; j < inputs; j += blockDim.x) {
+      const float feature = row[j];
+#pragma unroll
+      for (int k = 0; k < kProjectionsPerPass; ++k) {
+        if (k < count) partial[k] += teacher[static_cast<std::size_t>(first + k) * inputs + j] * feature;
+      }
+    }
+    for (int k = 0; k < count; ++k) {
+      const float projection = block_sum(partial[k]);
+      if (threadIdx.x == 0)
+        targets[static_cast<std::size_t>(i) * outputs + first + k] = synthetic::teacher_target(projection, inputs);
+    }
   }
 }
 
@@ -130,11 +143,13 @@ __global__ void bias_relu_dropout_kernel(float* z, const float* bias, int batch,
   // hashing's 64-bit multiplies, not by memory).
   const std::uint64_t dropout_key = synthetic::dropout_key(params->seed, params->run, params->step, layer);
   const std::uint64_t first_sample = params->first_sample;
-  const std::size_t groups = static_cast<std::size_t>(batch) * width / kVector;
-  for (std::size_t group = global_thread(); group < groups; group += grid_stride()) {
-    const std::size_t first = group * kVector;
-    const std::size_t row = first / width;
-    const int first_unit = static_cast<int>(first % width);
+  // 32-bit indices (the launcher checks that they suffice): a 64-bit division per group cost more than its bytes.
+  const unsigned groups_per_row = static_cast<unsigned>(width / kVector);
+  const unsigned groups = static_cast<unsigned>(batch) * groups_per_row;
+  for (unsigned group = blockIdx.x * blockDim.x + threadIdx.x; group < groups; group += gridDim.x * blockDim.x) {
+    const unsigned row = group / groups_per_row;
+    const int first_unit = static_cast<int>(group - row * groups_per_row) * kVector;
+    const std::size_t first = static_cast<std::size_t>(group) * kVector;
     float values[kVector];
     load<kVector>(z + first, values);
     for (int k = 0; k < kVector; ++k) {
@@ -152,102 +167,120 @@ __global__ void bias_relu_dropout_kernel(float* z, const float* bias, int batch,
   }
 }
 
-// A block owns kBiasColumns consecutive units (one per lane of x) and a range of rows, walked by kBiasRowLanes lanes of
-// y: each load of a warp covers 32 consecutive floats of one row (coalesced). Each lane sums its rows in row order;
-// the lanes' sums are then added in lane order. With one row block that is the bias gradient; with several, each
-// block stores its column sums in the workspace and the last block of the column range adds them in row-block order
-// (last_block.cuh). Either way the bias gradient does not depend on timing.
+// A block owns kBiasColumns * kVector consecutive units (kVector per lane of x, one 16-byte access for kVector 4) and a
+// range of rows, walked by kBiasRowLanes lanes of y: each load of a warp covers consecutive floats of one row
+// (coalesced). Each lane sums its rows in row order; the lanes' sums are then added in lane order. With one row block
+// that is the bias gradient; with several, each block stores its column sums in the workspace and the last block of
+// the column range adds them in row-block order (last_block.cuh). Every column is summed in the same order whatever
+// kVector is, so the bias gradient depends on the shape alone, not on timing or alignment.
 constexpr int kBiasColumns = 32;
 constexpr int kBiasRowLanes = 16;
 constexpr int kBiasRowsInFlight = 4;  // rows each lane loads before it uses them (loads in flight per thread)
 
 struct BiasGradientSplit {
+  int vector = 1;  // units per lane of x
   int rows_per_block = 0;
   int row_blocks = 1;
   int column_blocks = 1;
 };
 
 // The lanes' sums of a block, added in lane order; valid in lane y == 0.
-__device__ __forceinline__ float sum_row_lanes(float lane_sum) {
-  __shared__ float lane_sums[kBiasRowLanes][kBiasColumns + 1];
+template <int kVector>
+__device__ __forceinline__ void sum_row_lanes(float (&sums)[kVector]) {
+  __shared__ float lane_sums[kBiasRowLanes][kBiasColumns * kVector + 1];
   __syncthreads();  // a previous call's readers are done
-  lane_sums[threadIdx.y][threadIdx.x] = lane_sum;
+  for (int v = 0; v < kVector; ++v) lane_sums[threadIdx.y][threadIdx.x * kVector + v] = sums[v];
   __syncthreads();
-  float total = 0.0f;
-  if (threadIdx.y == 0) {
-    for (int lane = 0; lane < kBiasRowLanes; ++lane) total += lane_sums[lane][threadIdx.x];
+  if (threadIdx.y != 0) return;
+  for (int v = 0; v < kVector; ++v) {
+    sums[v] = 0.0f;
+    for (int lane = 0; lane < kBiasRowLanes; ++lane) sums[v] += lane_sums[lane][threadIdx.x * kVector + v];
   }
-  return total;
 }
 
+template <int kVector>
 __global__ void relu_dropout_backward_bias_kernel(float* __restrict__ grad, const float* __restrict__ h,
                                                   float* bias_grad, int batch, int width, float keep_scale,
                                                   bool accumulate, __nv_bfloat16* __restrict__ grad_bf16,
                                                   int rows_per_block, ReductionWorkspace workspace) {
   wait_for_previous_kernel();  // launched dependent (dependent_launch.cuh): its input is the last kernel's output
   allow_next_kernel_to_start();
-  const int unit = blockIdx.x * kBiasColumns + threadIdx.x;
+  const int unit = (blockIdx.x * kBiasColumns + threadIdx.x) * kVector;  // the lane's first unit
   const int row_begin = blockIdx.y * rows_per_block;
   const int row_end = min(batch, row_begin + rows_per_block);
-  const auto apply = [&](std::size_t i, float g_in, float h_in) {
-    const float g = h_in > 0.0f ? g_in * keep_scale : 0.0f;
-    grad[i] = g;
-    if (grad_bf16 != nullptr) grad_bf16[i] = __float2bfloat16(g);
-    return g;
+  // In place on the lane's kVector units of one row; adds the new values to sums.
+  const auto apply = [&](std::size_t i, float(&g)[kVector], const float(&activation)[kVector], float(&sums)[kVector]) {
+    for (int v = 0; v < kVector; ++v) {
+      g[v] = activation[v] > 0.0f ? g[v] * keep_scale : 0.0f;
+      sums[v] += g[v];
+      if (grad_bf16 != nullptr) grad_bf16[i + v] = __float2bfloat16(g[v]);
+    }
+    store<kVector>(grad + i, g);
   };
-  float sum = 0.0f;
+  float sums[kVector] = {};
   if (unit < width) {
     int row = row_begin + threadIdx.y;
     for (; row + (kBiasRowsInFlight - 1) * kBiasRowLanes < row_end; row += kBiasRowsInFlight * kBiasRowLanes) {
-      float g[kBiasRowsInFlight], activation[kBiasRowsInFlight];
+      float g[kBiasRowsInFlight][kVector], activation[kBiasRowsInFlight][kVector];
 #pragma unroll
       for (int r = 0; r < kBiasRowsInFlight; ++r) {
         const std::size_t i = static_cast<std::size_t>(row + r * kBiasRowLanes) * width + unit;
-        g[r] = grad[i];
-        activation[r] = h[i];
+        load<kVector>(grad + i, g[r]);
+        load<kVector>(h + i, activation[r]);
       }
 #pragma unroll
       for (int r = 0; r < kBiasRowsInFlight; ++r) {
-        sum += apply(static_cast<std::size_t>(row + r * kBiasRowLanes) * width + unit, g[r], activation[r]);
+        apply(static_cast<std::size_t>(row + r * kBiasRowLanes) * width + unit, g[r], activation[r], sums);
       }
     }
     for (; row < row_end; row += kBiasRowLanes) {
       const std::size_t i = static_cast<std::size_t>(row) * width + unit;
-      sum += apply(i, grad[i], h[i]);
+      float g[kVector], activation[kVector];
+      load<kVector>(grad + i, g);
+      load<kVector>(h + i, activation);
+      apply(i, g, activation, sums);
     }
   }
   if (bias_grad == nullptr) return;  // uniform over the grid: no block waits at a barrier below
-  const float block_total = sum_row_lanes(sum);
-  const auto store_bias = [&](float total) {
-    if (threadIdx.y == 0 && unit < width) bias_grad[unit] = accumulate ? bias_grad[unit] + total : total;
+  sum_row_lanes<kVector>(sums);
+  const bool stores = threadIdx.y == 0 && unit < width;
+  const auto store_bias = [&](const float(&totals)[kVector]) {
+    if (!stores) return;
+    for (int v = 0; v < kVector; ++v) bias_grad[unit + v] = accumulate ? bias_grad[unit + v] + totals[v] : totals[v];
   };
   if (gridDim.y == 1) {
-    store_bias(block_total);
+    store_bias(sums);
     return;
   }
   // Several row blocks: the workspace holds [row block][width] column sums.
-  if (threadIdx.y == 0 && unit < width)
-    workspace.partials[static_cast<std::size_t>(blockIdx.y) * width + unit] = block_total;
+  if (stores) store<kVector>(workspace.partials + static_cast<std::size_t>(blockIdx.y) * width + unit, sums);
   if (!arrives_last(workspace.counters + blockIdx.x, gridDim.y)) return;
-  float lane_sum = 0.0f;  // lane y adds row blocks y, y + kBiasRowLanes, ... in order; then the lanes, in order
+  float lane_sums[kVector] = {};  // lane y adds row blocks y, y + kBiasRowLanes, ... in order; then the lanes, in order
   if (unit < width) {
-    for (int block = threadIdx.y; block < static_cast<int>(gridDim.y); block += kBiasRowLanes)
-      lane_sum += __ldcg(workspace.partials + static_cast<std::size_t>(block) * width + unit);
+    for (int block = threadIdx.y; block < static_cast<int>(gridDim.y); block += kBiasRowLanes) {
+      const float* partial = workspace.partials + static_cast<std::size_t>(block) * width + unit;
+      for (int v = 0; v < kVector; ++v) lane_sums[v] += __ldcg(partial + v);
+    }
   }
-  store_bias(sum_row_lanes(lane_sum));
+  sum_row_lanes<kVector>(lane_sums);
+  store_bias(lane_sums);
   if (threadIdx.x == 0 && threadIdx.y == 0) workspace.counters[blockIdx.x] = 0;
 }
 
-__global__ void mse_loss_and_gradient_kernel(const float* y, const float* targets, int count, float* grad_y,
-                                             float* losses, const StepParams* params, __nv_bfloat16* grad_y_bf16) {
+__global__ void mse_loss_and_gradient_kernel(const float* __restrict__ y, const float* __restrict__ targets, int count,
+                                             float* __restrict__ grad_y, float* losses, const StepParams* params,
+                                             __nv_bfloat16* __restrict__ grad_y_bf16) {
   wait_for_previous_kernel();  // launched dependent (dependent_launch.cuh): its input is the last kernel's output
   allow_next_kernel_to_start();
   float partial = 0.0f;
+  // Unrolled, so that each thread has several loads in flight (one block walks the whole batch: latency, not bytes).
+#pragma unroll 4
   for (int i = threadIdx.x; i < count; i += blockDim.x) {
     const float diff = y[i] - targets[i];
     partial += diff * diff;
-    grad_y[i] = 2.0f * diff / static_cast<float>(count);
-    if (grad_y_bf16 != nullptr) grad_y_bf16[i] = __float2bfloat16(grad_y[i]);
+    const float gradient = 2.0f * diff / static_cast<float>(count);
+    grad_y[i] = gradient;
+    if (grad_y_bf16 != nullptr) grad_y_bf16[i] = __float2bfloat16(gradient);
   }
   const float sum = block_sum(partial);
   if (threadIdx.x == 0) losses[params->loss_index] = sum / static_cast<float>(count);
@@ -296,15 +329,18 @@ bool aligned16(const void* pointer) { return reinterpret_cast<std::uintptr_t>(po
 
 // Enough blocks to fill the GPU several times over (132 SMs on an H200, at most 4 blocks of 512 threads each), each
 // of at least kBiasMinRowsPerBlock rows (a few loads in flight per lane) and at most kBiasMaxRowBlocks row blocks (the
-// workspace, and the last block's sum). A function of the shape alone: the same split, so the same bits, on any GPU.
-// Small batches keep one row block, the single pass they had before the split.
+// workspace, and the last block's sum). A function of the shape alone, so the same bits on any GPU; lanes of 4 units
+// (16-byte accesses) where the width allows and the batch is tall. Small batches keep one row block and one unit per
+// lane: the most blocks for a short matrix.
 constexpr int kBiasTargetBlocks = 1024;
 constexpr int kBiasMinRowsPerBlock = kBiasRowLanes * kBiasRowsInFlight;
 constexpr int kBiasMaxRowBlocks = 64;
 
 BiasGradientSplit bias_gradient_split(int batch, int width) {
   BiasGradientSplit split;
-  split.column_blocks = (width + kBiasColumns - 1) / kBiasColumns;
+  split.vector = width % 4 == 0 && batch > kBiasMinRowsPerBlock ? 4 : 1;
+  const int block_columns = kBiasColumns * split.vector;
+  split.column_blocks = (width + block_columns - 1) / block_columns;
   const int wanted_row_blocks = std::max(1, kBiasTargetBlocks / split.column_blocks);
   int rows = (batch + wanted_row_blocks - 1) / wanted_row_blocks;
   rows = std::max(rows, (batch + kBiasMaxRowBlocks - 1) / kBiasMaxRowBlocks);
@@ -371,6 +407,7 @@ void bias_relu_dropout(float* z, const float* bias, int batch, int width, std::u
                        const StepParams* params, cudaStream_t stream, __nv_bfloat16* z_bf16) {
   const std::size_t count = static_cast<std::size_t>(batch) * width;
   if (count == 0) return;
+  MGPU_REQUIRE(count < (std::size_t{1} << 32), "bias_relu_dropout: more than 2^32 - 1 activations");
   const float keep_scale = dropout_keep_scale(drop_probability);
   if (width % 4 == 0) {
     MGPU_CUDA_CHECK(launch_dependent(bias_relu_dropout_kernel<4>, grid_for(count / 4), kThreads, 0, stream, z, bias,
@@ -395,8 +432,12 @@ void relu_dropout_backward_bias(float* grad, const float* h, float* bias_grad, i
   }
   const dim3 block(kBiasColumns, kBiasRowLanes);
   const dim3 grid(static_cast<unsigned>(split.column_blocks), static_cast<unsigned>(split.row_blocks));
-  MGPU_CUDA_CHECK(launch_dependent(relu_dropout_backward_bias_kernel, grid, block, 0, stream, grad, h, bias_grad, batch,
-                                   width, keep_scale, accumulate, grad_bf16, split.rows_per_block, workspace));
+  // 16-byte accesses need 16-byte aligned rows (a cudaMalloc base and a width that is a multiple of 4).
+  MGPU_REQUIRE(split.vector == 1 || (aligned16(grad) && aligned16(h) && aligned16(workspace.partials)),
+               "relu_dropout_backward_bias: grad, h and the workspace must start on 16-byte boundaries");
+  const auto kernel = split.vector == 4 ? relu_dropout_backward_bias_kernel<4> : relu_dropout_backward_bias_kernel<1>;
+  MGPU_CUDA_CHECK(launch_dependent(kernel, grid, block, 0, stream, grad, h, bias_grad, batch, width, keep_scale,
+                                   accumulate, grad_bf16, split.rows_per_block, workspace));
 }
 
 void mse_loss_and_gradient(const float* y, const float* targets, int count, float* grad_y, float* losses,
