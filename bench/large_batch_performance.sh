@@ -7,11 +7,11 @@
 # Usage (from the repository root, binaries in BIN_DIR, results to OUT):
 #   BIN_DIR=build OUT=/tmp/large bash bench/large_batch_performance.sh
 # Knobs: GPUS (ranks, default 1), RUNS (mgpu_bench runs per configuration, default 10), PEER_RUNS (default 5),
-# BATCHES (default 8,32,128,1024,4096), BASE_BIN (a directory with an earlier build's mgpu_bench: the same sweep again,
+# BATCHES (default 8,32,128,1024,4096), BASE_BIN (a directory with an earlier build's mgpu_bench: the same sweep again
 # for an A/B in the same call; BASE_BATCHES, default BATCHES, its batches; AB_ROUNDS, default 0, more alternating
-# rounds of both builds over AB_BATCHES, default 32,64: the small-batch figures), NCU=0 (no kernel table), TESTS=0 (skip the
-# GPU tests found in BIN_DIR), DDP=0 (no eager DDP row), BUDGET_S (default 400: a step not started by then is
-# skipped, saying so, so that the tables still come back).
+# rounds of both builds over AB_BATCHES, default 32,64: the small-batch figures), NCU=0 (no kernel table), TESTS=0
+# (skip the GPU tests found in BIN_DIR), DDP=0 (no eager DDP row), BUDGET_S (default 400: a step not started by then
+# is skipped, saying so, so that the tables still come back).
 set -uo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 bin="${BIN_DIR:-$root/build}"
@@ -94,7 +94,7 @@ if [[ "${NCU:-1}" == 1 ]] && command -v ncu >/dev/null; then
     note "## ncu $model b$batch ($((SECONDS - started)) s)"
     ncu --clock-control none --kernel-name-base function --kernel-name "$kernels" --launch-count 60 --csv \
       --page raw --print-units base \
-      --metrics gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum \
+      --metrics gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum,lts__t_sectors_op_write.sum \
       "$bin/mgpu_bench" --model "$model" --batch "$batch" --graph off --gemm-tuning alone --runs 1 --warmup 1 \
       --steps 2 --output "$results/ncu_run.h5" --force >"$results/ncu_${model}_b${batch}.csv" 2>>"$log" ||
       { note "FAILED: ncu $model $batch"; status=1; }

@@ -132,11 +132,14 @@ __global__ void initialize_weights_kernel(float* weights, std::uint64_t seed, st
   }
 }
 
-// Each thread handles kVector consecutive units of one row (width % kVector == 0).
-template <int kVector>
-__global__ void bias_relu_dropout_kernel(float* z, const float* bias, int batch, int width, std::uint32_t layer,
-                                         float drop_probability, float keep_scale, const StepParams* params,
-                                         __nv_bfloat16* z_bf16) {
+// Each thread handles kGroups groups of kVector consecutive units of one row (width % kVector == 0), the groups a
+// block apart (coalesced), all loaded before the first is used: several loads in flight per thread, the mask key and
+// the step's values read once for all of them. One group per thread measured latency-bound at large batch 4096 on
+// H200 (Nsight Compute: 13.6 us for a 4096 x 1024 layer, 2.5 TB/s counting reads and writes).
+template <int kVector, int kGroups>
+__global__ void bias_relu_dropout_kernel(float* __restrict__ z, const float* __restrict__ bias, int batch, int width,
+                                         std::uint32_t layer, float drop_probability, float keep_scale,
+                                         const StepParams* params, __nv_bfloat16* __restrict__ z_bf16) {
   wait_for_previous_kernel();  // launched dependent (dependent_launch.cuh): its input is the last kernel's output
   allow_next_kernel_to_start();
   // The layer's mask key once per thread: the per-unit hash is then one mix, not five (the kernel was bound by the
@@ -146,23 +149,33 @@ __global__ void bias_relu_dropout_kernel(float* z, const float* bias, int batch,
   // 32-bit indices (the launcher checks that they suffice): a 64-bit division per group cost more than its bytes.
   const unsigned groups_per_row = static_cast<unsigned>(width / kVector);
   const unsigned groups = static_cast<unsigned>(batch) * groups_per_row;
-  for (unsigned group = blockIdx.x * blockDim.x + threadIdx.x; group < groups; group += gridDim.x * blockDim.x) {
-    const unsigned row = group / groups_per_row;
-    const int first_unit = static_cast<int>(group - row * groups_per_row) * kVector;
-    const std::size_t first = static_cast<std::size_t>(group) * kVector;
-    float values[kVector];
-    load<kVector>(z + first, values);
-    for (int k = 0; k < kVector; ++k) {
-      const int unit = first_unit + k;
-      const float relu = fmaxf(values[k] + bias[unit], 0.0f);
-      const bool keep =
-          drop_probability == 0.0f || synthetic::dropout_keep_of(dropout_key, first_sample + row,
-                                                                 static_cast<std::uint32_t>(unit), drop_probability);
-      values[k] = keep ? relu * keep_scale : 0.0f;
+  for (unsigned base = blockIdx.x * blockDim.x * kGroups + threadIdx.x; base < groups;
+       base += gridDim.x * blockDim.x * kGroups) {
+    float values[kGroups][kVector];
+#pragma unroll
+    for (int g = 0; g < kGroups; ++g) {
+      const unsigned group = base + g * blockDim.x;
+      if (group < groups) load<kVector>(z + static_cast<std::size_t>(group) * kVector, values[g]);
     }
-    store<kVector>(z + first, values);
-    if (z_bf16 != nullptr) {
-      for (int k = 0; k < kVector; ++k) z_bf16[first + k] = __float2bfloat16(values[k]);
+#pragma unroll
+    for (int g = 0; g < kGroups; ++g) {
+      const unsigned group = base + g * blockDim.x;
+      if (group >= groups) break;
+      const unsigned row = group / groups_per_row;
+      const int first_unit = static_cast<int>(group - row * groups_per_row) * kVector;
+      const std::size_t first = static_cast<std::size_t>(group) * kVector;
+      for (int k = 0; k < kVector; ++k) {
+        const int unit = first_unit + k;
+        const float relu = fmaxf(values[g][k] + bias[unit], 0.0f);
+        const bool keep =
+            drop_probability == 0.0f || synthetic::dropout_keep_of(dropout_key, first_sample + row,
+                                                                   static_cast<std::uint32_t>(unit), drop_probability);
+        values[g][k] = keep ? relu * keep_scale : 0.0f;
+      }
+      store<kVector>(z + first, values[g]);
+      if (z_bf16 != nullptr) {
+        for (int k = 0; k < kVector; ++k) z_bf16[first + k] = __float2bfloat16(values[g][k]);
+      }
     }
   }
 }
@@ -272,15 +285,27 @@ __global__ void mse_loss_and_gradient_kernel(const float* __restrict__ y, const 
                                              __nv_bfloat16* __restrict__ grad_y_bf16) {
   wait_for_previous_kernel();  // launched dependent (dependent_launch.cuh): its input is the last kernel's output
   allow_next_kernel_to_start();
+  // kLossLoadsInFlight values per thread loaded before the first is used (one block walks the whole batch: latency,
+  // not bytes); each thread still adds its values in index order.
+  constexpr int kLossLoadsInFlight = 4;
   float partial = 0.0f;
-  // Unrolled, so that each thread has several loads in flight (one block walks the whole batch: latency, not bytes).
-#pragma unroll 4
-  for (int i = threadIdx.x; i < count; i += blockDim.x) {
-    const float diff = y[i] - targets[i];
-    partial += diff * diff;
-    const float gradient = 2.0f * diff / static_cast<float>(count);
-    grad_y[i] = gradient;
-    if (grad_y_bf16 != nullptr) grad_y_bf16[i] = __float2bfloat16(gradient);
+  const int stride = static_cast<int>(blockDim.x);
+  for (int base = threadIdx.x; base < count; base += kLossLoadsInFlight * stride) {
+    float diffs[kLossLoadsInFlight];
+#pragma unroll
+    for (int r = 0; r < kLossLoadsInFlight; ++r) {
+      const int i = base + r * stride;
+      diffs[r] = i < count ? y[i] - targets[i] : 0.0f;
+    }
+#pragma unroll
+    for (int r = 0; r < kLossLoadsInFlight; ++r) {
+      const int i = base + r * stride;
+      if (i >= count) break;
+      partial += diffs[r] * diffs[r];
+      const float gradient = 2.0f * diffs[r] / static_cast<float>(count);
+      grad_y[i] = gradient;
+      if (grad_y_bf16 != nullptr) grad_y_bf16[i] = __float2bfloat16(gradient);
+    }
   }
   const float sum = block_sum(partial);
   if (threadIdx.x == 0) losses[params->loss_index] = sum / static_cast<float>(count);
@@ -409,12 +434,17 @@ void bias_relu_dropout(float* z, const float* bias, int batch, int width, std::u
   if (count == 0) return;
   MGPU_REQUIRE(count < (std::size_t{1} << 32), "bias_relu_dropout: more than 2^32 - 1 activations");
   const float keep_scale = dropout_keep_scale(drop_probability);
-  if (width % 4 == 0) {
-    MGPU_CUDA_CHECK(launch_dependent(bias_relu_dropout_kernel<4>, grid_for(count / 4), kThreads, 0, stream, z, bias,
+  // Four groups per thread where that still leaves 256 blocks or more (tall batches); one otherwise.
+  constexpr std::size_t kManyGroups = std::size_t{kThreads} * 4 * 256;
+  if (width % 4 == 0 && count / 4 >= kManyGroups) {
+    MGPU_CUDA_CHECK(launch_dependent(bias_relu_dropout_kernel<4, 4>, grid_for(count / 16), kThreads, 0, stream, z, bias,
+                                     batch, width, layer, drop_probability, keep_scale, params, z_bf16));
+  } else if (width % 4 == 0) {
+    MGPU_CUDA_CHECK(launch_dependent(bias_relu_dropout_kernel<4, 1>, grid_for(count / 4), kThreads, 0, stream, z, bias,
                                      batch, width, layer, drop_probability, keep_scale, params, z_bf16));
   } else {
-    MGPU_CUDA_CHECK(launch_dependent(bias_relu_dropout_kernel<1>, grid_for(count), kThreads, 0, stream, z, bias, batch,
-                                     width, layer, drop_probability, keep_scale, params, z_bf16));
+    MGPU_CUDA_CHECK(launch_dependent(bias_relu_dropout_kernel<1, 1>, grid_for(count), kThreads, 0, stream, z, bias,
+                                     batch, width, layer, drop_probability, keep_scale, params, z_bf16));
   }
 }
 
