@@ -51,6 +51,11 @@ check "probe" "$bin/mgpu_bench" probe --model large --batches 4096 --runs 3 --ou
 # medium 64: a small-batch figure of docs/performance.md, kept beside the others.
 sweep=(--sweep "medium:$batches,64" --sweep "large:$batches" --graph on --timing step --runs "$runs")
 check "mgpu_bench" "${mpirun[@]}" -np "$gpus" "$bin/mgpu_bench" "${sweep[@]}" --output "$results/ours.h5" --force
+# 3a. On several GPUs, the same model and global batch on one GPU too, for the speedup at batch 4096.
+if ((gpus > 1)); then
+  check "mgpu_bench, 1 GPU" "$bin/mgpu_bench" --sweep medium:4096 --sweep large:4096 --graph on --timing step \
+    --runs "$runs" --output "$results/ours_1gpu.h5" --force
+fi
 # 3b. The earlier build, where given: the same sweep, for the change per cell.
 if [[ -n "${BASE_BIN:-}" ]]; then
   base_batches="${BASE_BATCHES:-$batches}"

@@ -6,7 +6,8 @@ each target holds; then Nsight Compute's per-kernel table of our own kernels (DR
 measured copy bandwidth). Reads with h5py alone; statistics as bench/performance_table.py (MEASUREMENT.md).
 
 Usage: python3 bench/large_batch_table.py RESULTS_DIR > table.md
-RESULTS_DIR holds ours.h5 (one mgpu_bench sweep), optionally ours_base.h5 (the same sweep by an earlier build),
+RESULTS_DIR holds ours.h5 (one mgpu_bench sweep), optionally ours_1gpu.h5 (batch 4096 on one GPU, for the speedup of
+a run on several), ours_base.h5 (the same sweep by an earlier build), ab_new_<round>.h5 and ab_base_<round>.h5,
 peer_graph.h5, peer_graph_dp.h5, peer_ddp.h5, probe.h5 and ncu_<model>_b<batch>.csv; a missing file leaves its cells
 as "not run". Exits 1 when a measured target is missed.
 """
@@ -25,6 +26,7 @@ TARGET_PEER_RATIO = 0.9  # our step <= 0.9 x the strongest PyTorch step
 TARGET_GEMM_RATIO = 1.10  # at batch >= GEMM_TARGET_BATCH: our step <= 1.10 x the sum of its GEMMs alone
 GEMM_TARGET_BATCH = 1024
 TARGET_TFLOPS = {("large", 4096): 60.0}
+TARGET_SPEEDUP = {("large", 4096): 1.85}  # on 2 GPUs: mean throughput over the one-GPU run's (MEASUREMENT.md)
 SMALL_BATCH_SLOWDOWN_PERCENT = 2.0  # no small-batch figure slower than the earlier build's by more than 2%
 COPY_FRACTION = 0.7  # every kernel of ours at >= 70% of the copy bandwidth for its bytes, or at the launch floor
 ALONE = re.compile(r"\(([0-9.]+) us alone")
@@ -73,10 +75,11 @@ def step_table(directory, ranks):
     graph = configurations(os.path.join(directory, "peer_graph.h5"))
     graph_dp = configurations(os.path.join(directory, "peer_graph_dp.h5"))
     ddp = configurations(os.path.join(directory, "peer_ddp.h5"))
+    one_gpu = configurations(os.path.join(directory, "ours_1gpu.h5"))
     keys = sorted({k for k in ours if k[2] == ranks}, key=lambda k: (k[0] != "medium", k[1]))
     lines = [f"| model, batch, {ranks} GPU(s) | ours step ms | earlier build ms | strongest PyTorch ms (which) | "
              "eager DDP ms | ours / peer (≤ 0.9) | GEMMs alone ms | ours / GEMMs (≤ 1.10 at ≥ 1024) | TFLOP/s | "
-             "targets |", "|---|---|---|---|---|---|---|---|---|---|"]
+             "speedup over 1 GPU | targets |", "|---|---|---|---|---|---|---|---|---|---|---|"]
     missed = 0
     for key in keys:
         model, batch, _ = key
@@ -92,6 +95,12 @@ def step_table(directory, ranks):
             checks.append(step <= TARGET_GEMM_RATIO * gemms if gemms else None)
         if (model, batch) in TARGET_TFLOPS and ranks == 1:
             checks.append(tflops >= TARGET_TFLOPS[(model, batch)])
+        speedup = None
+        single = one_gpu.get((model, batch, 1))
+        if ranks > 1 and single is not None:
+            speedup = float(mine.throughput.mean() / single.throughput.mean())
+            if (model, batch) in TARGET_SPEEDUP:
+                checks.append(speedup >= TARGET_SPEEDUP[(model, batch)])
         measured = [c for c in checks if c is not None]
         missed += sum(1 for c in measured if not c)
         base_text = "not run"
@@ -102,6 +111,7 @@ def step_table(directory, ranks):
         lines.append(f"| {model} {batch} | {mine.text()} | {base_text} | "
                      f"{fmt(peer)} ({peer_name or 'not run'}) | {fmt(ddp[key].mean()) if key in ddp else 'not run'} | "
                      f"{f'{step / peer:.2f}' if peer else 'n/a'} | {gemm_text} | {ratio_gemm} | {tflops:.1f} | "
+                     f"{'n/a' if speedup is None else f'{speedup:.2f}'} | "
                      f"{verdict(all(measured) if measured else None)} |")
     return lines, missed
 
