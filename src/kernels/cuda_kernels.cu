@@ -142,11 +142,10 @@ __global__ void bias_relu_dropout_kernel(float* __restrict__ z, const float* __r
                                          const StepParams* params, __nv_bfloat16* __restrict__ z_bf16) {
   wait_for_previous_kernel();  // launched dependent (dependent_launch.cuh): its input is the last kernel's output
   allow_next_kernel_to_start();
-  // The layer's mask key once per thread: the per-unit hash is then one mix, not five (the kernel was bound by the
-  // hashing's 64-bit multiplies, not by memory).
+  // The layer's mask key once per thread: the per-unit hash is then one mix (two 64-bit multiplies), not five.
   const std::uint64_t dropout_key = synthetic::dropout_key(params->seed, params->run, params->step, layer);
   const std::uint64_t first_sample = params->first_sample;
-  // 32-bit indices (the launcher checks that they suffice): a 64-bit division per group cost more than its bytes.
+  // 32-bit indices (the launcher checks that they suffice): a 64-bit division is a long instruction sequence.
   const unsigned groups_per_row = static_cast<unsigned>(width / kVector);
   const unsigned groups = static_cast<unsigned>(batch) * groups_per_row;
   for (unsigned base = blockIdx.x * blockDim.x * kGroups + threadIdx.x; base < groups;

@@ -61,9 +61,10 @@ void bias_relu_dropout(float* z, const float* bias, int batch, int width, std::u
 // fused into the same pass, bias_grad[unit] = sum over rows of the new grad (the layer's bias gradient; with
 // `accumulate`, added to bias_grad[unit]). A null `bias_grad` skips the bias gradient (the fused optimizer sums it
 // itself). With `grad_bf16` (non-null) the new grad is also written there rounded to bf16 (the next GEMMs' operand).
-// The rows are split over bias_gradient_row_blocks(batch, width) blocks per 32 columns, so that a tall matrix fills the
-// GPU; the blocks' column sums are added in a fixed order, so the result is reproducible bit for bit. With more than
-// one row block the bias gradient needs `workspace` (bias_gradient_workspace_floats and _counters; refused if short).
+// The rows are split over bias_gradient_row_blocks(batch, width) blocks per column block, so that a tall matrix fills
+// the GPU; the blocks' column sums are added in a fixed order, so the result is reproducible bit for bit. With more
+// than one row block the bias gradient needs `workspace` (bias_gradient_workspace_floats and _counters; refused if
+// short).
 int bias_gradient_row_blocks(int batch, int width);
 std::size_t bias_gradient_workspace_floats(int batch, int width);
 std::size_t bias_gradient_workspace_counters(int batch, int width);
