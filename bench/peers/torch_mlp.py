@@ -1,8 +1,11 @@
 #!/usr/bin/env python3
 """Purpose: the framework peer of mgpu_bench: the study's MLPs trained the same way in PyTorch, eager DDP over NCCL
-(`--mode ddp`, one process per GPU under torchrun) or one CUDA-graph-captured step on one GPU (`--mode graph`), timed
-per step with CUDA events and written in mgpu_bench's results format (bench/peers/results_h5.py), so mgpu_analyze and
-docs/performance.md compare the two side by side. Nothing in the build or CI needs PyTorch.
+(`--mode ddp`, one process per GPU under torchrun), one CUDA-graph-captured step on one GPU (`--mode graph`), or
+one CUDA-graph-captured data-parallel step on any number of GPUs under torchrun (`--mode graph-dp`: forward,
+backward, the gradients gathered into one flat buffer, one all_reduce(AVG) of it and fused Adam, all inside the graph;
+on one rank too, so that its code runs), timed per step with CUDA events and written in mgpu_bench's results format
+(bench/peers/results_h5.py), so mgpu_analyze and docs/performance.md compare the two side by side. Nothing in the build
+or CI needs PyTorch.
 
 Same as mgpu_bench (MEASUREMENT.md): widths, ReLU + inverted dropout after every hidden layer, bias-free output layer,
 Glorot-uniform weights and zero biases, MSE over the 3 targets, Adam (lr 1e-3, betas 0.9/0.999, eps 1e-7), global
@@ -12,7 +15,8 @@ the step's first event. Different (documented in docs/performance.md): the rando
 counter hash: same distributions, same sizes and FLOPs, not the same bits), Adam is torch's fused kernel, and the
 phases the framework does not separate are NaN: DDP reduces gradient buckets inside backward, so `backward` includes
 the exposed all-reduce and `allreduce`/`exposed_comm` are NaN; a graph replay is one launch, so only `step` is
-measured (forward/backward/optimizer NaN). One rank reduces nothing: `allreduce` = `exposed_comm` = 0, as ours.
+measured (forward/backward/optimizer NaN; for graph-dp `allreduce`/`exposed_comm` too). One rank of ddp or graph
+reduces nothing: `allreduce` = `exposed_comm` = 0, as ours.
 `wall_per_step_ms` is, as ours, the span from the first measured step's start event to the last step's end event
 (the batch generation between steps included) divided by the measured steps; NaN only when no step is measured.
 
@@ -20,6 +24,8 @@ Usage (NVLink multicast off where NVLink SHARP is unavailable):
   NCCL_NVLS_ENABLE=0 python3 -m torch.distributed.run --standalone --nproc_per_node 2 bench/peers/torch_mlp.py \
       --mode ddp --config large:32 --config large:1024 --output peer_ddp.h5
   python3 bench/peers/torch_mlp.py --mode graph --config large:32 --config medium:64 --output peer_graph.h5
+  NCCL_NVLS_ENABLE=0 python3 -m torch.distributed.run --standalone --nproc_per_node 2 bench/peers/torch_mlp.py \
+      --mode graph-dp --config large:4096 --output peer_graph_dp.h5
 """
 import argparse
 import math
@@ -46,9 +52,10 @@ DDP_BUCKET_MB = 25.0  # DDP's default bucket_cap_mb, recorded as bucket_mb
 
 def parse_arguments(argv):
     parser = argparse.ArgumentParser(description="PyTorch peer of mgpu_bench (eager DDP or a CUDA-graph step)")
-    parser.add_argument("--mode", choices=["ddp", "graph"], required=True,
+    parser.add_argument("--mode", choices=["ddp", "graph", "graph-dp"], required=True,
                         help="ddp: eager DistributedDataParallel, one process per GPU (torchrun); graph: the whole "
-                             "step captured in one CUDA graph, one GPU")
+                             "step captured in one CUDA graph, one GPU; graph-dp: the data-parallel step (one "
+                             "all-reduce of a flat gradient buffer) captured in one CUDA graph per GPU (torchrun)")
     parser.add_argument("--config", action="append", required=True, metavar="MODEL:BATCH",
                         help="a preset and global batch, e.g. large:32 (repeatable)")
     parser.add_argument("--warmup", type=int, default=10)
@@ -177,7 +184,7 @@ class Job:
             raise SystemExit("torch_mlp: error: --mode graph runs on one GPU: start it without torchrun")
         torch.cuda.set_device(self.local_rank)
         self.device = torch.device("cuda", self.local_rank)
-        self.distributed = mode == "ddp"
+        self.distributed = mode in ("ddp", "graph-dp")
         if self.distributed:
             dist.init_process_group("nccl", rank=self.rank, world_size=self.world, device_id=self.device)
 
@@ -242,20 +249,37 @@ def make_step(mode, model, optimizer, x, targets, precision):
 
         return run_step, lambda: holder["loss"], reset
 
-    # graph: warm up on a side stream (lazy state, cuBLAS workspaces), then capture one whole step.
+    # graph, graph-dp: warm up on a side stream (lazy state, cuBLAS workspaces, NCCL's communicator), then capture
+    # one whole step.
+    parameters = [p for p in model.parameters()]
+    flat = torch.empty(sum(p.numel() for p in parameters), device="cuda") if mode == "graph-dp" else None
+
+    def backward_and_reduce(loss):
+        loss.backward()  # gradients are written, not accumulated, into fresh buffers (the graph's own when captured)
+        if flat is None:
+            return
+        # graph-dp: one flat buffer (one copy kernel), one all-reduce of it, and Adam reads views of it: the reduced
+        # gradient is never copied back. The views are new tensors at capture; the graph keeps their addresses.
+        torch.cat([p.grad.reshape(-1) for p in parameters], out=flat)
+        dist.all_reduce(flat, op=dist.ReduceOp.AVG)
+        offset = 0
+        for p in parameters:
+            p.grad = flat[offset:offset + p.numel()].view_as(p)
+            offset += p.numel()
+
     side = torch.cuda.Stream()
     side.wait_stream(torch.cuda.current_stream())
     with torch.cuda.stream(side):
         for _ in range(3):
             optimizer.zero_grad(set_to_none=True)
-            forward_loss().backward()
+            backward_and_reduce(forward_loss())
             optimizer.step()
     torch.cuda.current_stream().wait_stream(side)
     graph = torch.cuda.CUDAGraph()
     optimizer.zero_grad(set_to_none=True)
     with torch.cuda.graph(graph):
         static_loss = forward_loss()
-        static_loss.backward()  # gradients are written, not accumulated, into the graph's own buffers
+        backward_and_reduce(static_loss)
         optimizer.step()
 
     def run_step(events):
@@ -280,7 +304,7 @@ def run_configuration(job, arguments, model_name, global_batch, output, clocks, 
                          f"by the {job.world} ranks")
     local_batch = global_batch // job.world
     steps = arguments.warmup + arguments.steps
-    implementation = "pytorch-ddp" if arguments.mode == "ddp" else "pytorch-graph"
+    implementation = {"ddp": "pytorch-ddp", "graph": "pytorch-graph", "graph-dp": "pytorch-graph-dp"}[arguments.mode]
     torch.backends.cuda.matmul.allow_tf32 = arguments.precision == "tf32"
     torch.backends.cudnn.allow_tf32 = arguments.precision == "tf32"
 
@@ -308,7 +332,7 @@ def run_configuration(job, arguments, model_name, global_batch, output, clocks, 
     parameters = sum(p.numel() for p in module.parameters())
     name = f"{model_name}_b{global_batch}_n{job.world}_{implementation}" + \
         ("" if arguments.precision == "fp32" else f"_{arguments.precision}")
-    nccl_version = ".".join(str(v) for v in torch.cuda.nccl.version()) if job.world > 1 else "n/a"
+    nccl_version = ".".join(str(v) for v in torch.cuda.nccl.version()) if job.distributed else "n/a"
     group = None
     if job.rank == 0:
         group = results_h5.add_configuration(output, name, {
@@ -324,12 +348,12 @@ def run_configuration(job, arguments, model_name, global_batch, output, clocks, 
             "started_utc": results_h5.utc_now(), "cuda_runtime_version": str(torch.version.cuda),
             "cuda_driver_version": clocks.driver_cuda_version(),
             "cublas_version": f"bundled with torch {torch.__version__}", "nccl_version": nccl_version,
-            "mpi_library_version": "n/a (torchrun)" if arguments.mode == "ddp" else "n/a",
+            "mpi_library_version": "n/a (torchrun)" if job.distributed else "n/a",
             "hosts": hosts, "gpu_names": [g["name"] for g in gpus], "gpu_uuids": [g["uuid"] for g in gpus],
             "gpu_pci_bus_ids": [g["pci"] for g in gpus], "peer_topology": topologies,
             "max_sm_clock_mhz": [g["max_clocks"][0] for g in gpus],
             "max_memory_clock_mhz": [g["max_clocks"][1] for g in gpus],
-            "graph": "on" if arguments.mode == "graph" else "off",
+            "graph": "off" if arguments.mode == "ddp" else "on",
             "overlap": "on" if arguments.mode == "ddp" and job.world > 1 else "off",
             # DDP reduces its buckets as backward writes them, last layer first: mgpu_bench's layerwise order.
             "overlap_order": "layerwise" if arguments.mode == "ddp" and job.world > 1 else "n/a",
@@ -368,7 +392,8 @@ def run_configuration(job, arguments, model_name, global_batch, output, clocks, 
         everyone = job.gather(mine)
         if job.rank != 0:
             continue
-        no_comm = 0.0 if job.world == 1 else math.nan
+        # One rank reduces nothing (0), except graph-dp's, whose all-reduce runs unmeasured inside the graph (NaN).
+        no_comm = 0.0 if job.world == 1 and arguments.mode != "graph-dp" else math.nan
         phase = {
             "forward": [r["ms"][:, 0] for r in everyone], "backward": [r["ms"][:, 1] for r in everyone],
             "allreduce": [np.full(steps, no_comm) for _ in everyone],

@@ -9,6 +9,8 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "kernels/reduction_workspace.hpp"
+
 namespace mgpu::kernels {
 
 // Inverted dropout's scale of a kept unit, 1 / (1 - p): one float expression for every kernel and for cpu::mlp_forward.
@@ -57,12 +59,18 @@ void bias_relu_dropout(float* z, const float* bias, int batch, int width, std::u
 
 // In place on grad[batch, width]: grad *= (h > 0 ? 1 / (1 - p) : 0), h being the stored post-dropout activation; and,
 // fused into the same pass, bias_grad[unit] = sum over rows of the new grad (the layer's bias gradient; with
-// `accumulate`, added to bias_grad[unit]). The row sum runs in a fixed order, so the result is reproducible bit for
-// bit. A null `bias_grad` skips the bias gradient (the fused optimizer sums it itself).
-// With `grad_bf16` (non-null) the new grad is also written there rounded to bf16 (the next GEMMs' operand).
+// `accumulate`, added to bias_grad[unit]). A null `bias_grad` skips the bias gradient (the fused optimizer sums it
+// itself). With `grad_bf16` (non-null) the new grad is also written there rounded to bf16 (the next GEMMs' operand).
+// The rows are split over bias_gradient_row_blocks(batch, width) blocks per column block, so that a tall matrix fills
+// the GPU; the blocks' column sums are added in a fixed order, so the result is reproducible bit for bit. With more
+// than one row block the bias gradient needs `workspace` (bias_gradient_workspace_floats and _counters; refused if
+// short).
+int bias_gradient_row_blocks(int batch, int width);
+std::size_t bias_gradient_workspace_floats(int batch, int width);
+std::size_t bias_gradient_workspace_counters(int batch, int width);
 void relu_dropout_backward_bias(float* grad, const float* h, float* bias_grad, int batch, int width,
                                 float drop_probability, bool accumulate, cudaStream_t stream,
-                                __nv_bfloat16* grad_bf16 = nullptr);
+                                __nv_bfloat16* grad_bf16 = nullptr, const ReductionWorkspace& workspace = {});
 
 // MSE over count values: grad_y = 2 (y - t) / count, losses[params->loss_index] = mean (y - t)^2. One block, fixed
 // reduction order: the same inputs always give the same loss bits.

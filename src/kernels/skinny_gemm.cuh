@@ -12,8 +12,9 @@
 #include <string>
 #include <vector>
 
-#include "platform/cuda_check.hpp"
 #include "kernels/cuda_kernels.cuh"
+#include "kernels/reduction_workspace.hpp"
+#include "platform/cuda_check.hpp"
 #include "platform/cuda_resources.hpp"
 
 namespace mgpu::kernels {
@@ -54,33 +55,10 @@ struct SkinnyGemmConfig {
 // "32 columns, 8 splits, wide, last-block sum": for reports and test messages.
 std::string describe(const SkinnyGemmConfig& config);
 
-// Device memory of the last_block reduction: room for the partial tiles and one arrival counter per output tile.
-// The counters must be zero before the first call; every completed call leaves them zero. Calls that share a
-// workspace must not run concurrently (one stream). The caller owns the memory.
-struct SkinnyWorkspace {
-  float* partials = nullptr;
-  std::size_t partial_floats = 0;
-  unsigned* counters = nullptr;
-  std::size_t counter_count = 0;
-};
-
-// Owns a SkinnyWorkspace's memory: `partial_floats` floats and `counter_count` counters, zeroed through `stream`
-// (synchronised: set-up, never inside a capture).
-class SkinnyWorkspaceMemory {
- public:
-  SkinnyWorkspaceMemory(std::size_t partial_floats, std::size_t counter_count, cudaStream_t stream)
-      : partials_(partial_floats), counters_(counter_count) {
-    if (counter_count > 0) {
-      MGPU_CUDA_CHECK(cudaMemsetAsync(counters_.data(), 0, counters_.bytes(), stream));
-      MGPU_CUDA_CHECK(cudaStreamSynchronize(stream));
-    }
-  }
-  SkinnyWorkspace view() { return {partials_.data(), partials_.size(), counters_.data(), counters_.size()}; }
-
- private:
-  DeviceBuffer<float> partials_;
-  DeviceBuffer<unsigned> counters_;
-};
+// Device memory of the last_block reduction (reduction_workspace.hpp): room for the partial tiles and one arrival
+// counter per output tile.
+using SkinnyWorkspace = ReductionWorkspace;
+using SkinnyWorkspaceMemory = ReductionWorkspaceMemory;
 
 // What a configuration needs of the workspace for this shape (zero for cluster reductions and a single split).
 std::size_t skinny_workspace_floats(int m, int n, const SkinnyGemmConfig& config);

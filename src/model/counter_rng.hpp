@@ -21,12 +21,19 @@ MGPU_HOST_DEVICE std::uint64_t mix64(std::uint64_t z) {
 }
 
 // Hash of a key made of up to five 64-bit words; each word goes through the mixer so their order matters.
+// The hash in parts, for callers that draw many values sharing their first words (the features of one sample, the
+// dropout mask of one layer): the shared prefix is mixed once, and
+// hash(seed, stream, a, b, c) == hash_extend(hash_extend(hash_prefix(seed, stream, a), b), c), the same bits.
+MGPU_HOST_DEVICE std::uint64_t hash_prefix(std::uint64_t seed, std::uint64_t stream, std::uint64_t a) {
+  return mix64(mix64(seed ^ (stream * 0xD6E8FEB86659FD93ull)) ^ a);
+}
+MGPU_HOST_DEVICE std::uint64_t hash_extend(std::uint64_t prefix, std::uint64_t word) { return mix64(prefix ^ word); }
+MGPU_HOST_DEVICE std::uint64_t hash_rest(std::uint64_t prefix, std::uint64_t b = 0, std::uint64_t c = 0) {
+  return hash_extend(hash_extend(prefix, b), c);
+}
 MGPU_HOST_DEVICE std::uint64_t hash(std::uint64_t seed, std::uint64_t stream, std::uint64_t a,
                                     std::uint64_t b = 0, std::uint64_t c = 0) {
-  std::uint64_t h = mix64(seed ^ (stream * 0xD6E8FEB86659FD93ull));
-  h = mix64(h ^ a);
-  h = mix64(h ^ b);
-  return mix64(h ^ c);
+  return hash_rest(hash_prefix(seed, stream, a), b, c);
 }
 
 // Uniform in [0, 1) from the top 24 bits (exactly representable in float).

@@ -9,8 +9,15 @@
 namespace mgpu::synthetic {
 
 // Feature j of global sample i: depends only on (seed, i, j), never on the rank or batch that draws it.
+// Split for a caller that draws a whole sample: feature(seed, i, j) == feature_of(sample_key(seed, i), j).
+MGPU_HOST_DEVICE std::uint64_t sample_key(std::uint64_t seed, std::uint64_t sample) {
+  return rng::hash_prefix(seed, rng::kFeature, sample);
+}
+MGPU_HOST_DEVICE float feature_of(std::uint64_t sample_key, std::uint32_t j) {
+  return rng::standard_normal(rng::hash_rest(sample_key, j));
+}
 MGPU_HOST_DEVICE float feature(std::uint64_t seed, std::uint64_t sample, std::uint32_t j) {
-  return rng::standard_normal(rng::hash(seed, rng::kFeature, sample, j));
+  return feature_of(sample_key(seed, sample), j);
 }
 
 // The teacher is one fixed random layer: target_k = tanh(sum_j T[k][j] x_j / sqrt(inputs)), T ~ N(0,1). It does
@@ -32,11 +39,21 @@ MGPU_HOST_DEVICE float initial_weight(std::uint64_t seed, std::uint64_t run, std
 
 // Inverted dropout: unit u of global sample i after hidden layer l at step s of run r is kept with probability
 // 1 - p. Keyed by the global sample index, so 1 rank and N ranks drop exactly the same units.
+// Split for a kernel that draws a whole layer's mask: dropout_keep(seed, run, step, layer, sample, unit, p) ==
+// dropout_keep_of(dropout_key(seed, run, step, layer), sample, unit, p), one mix per unit instead of five.
+MGPU_HOST_DEVICE std::uint64_t dropout_key(std::uint64_t seed, std::uint64_t run, std::uint64_t step,
+                                           std::uint32_t layer) {
+  const std::uint64_t step_layer = (step << 8) | layer;
+  return rng::hash_extend(rng::hash_prefix(seed, rng::kDropout, run), step_layer);
+}
+MGPU_HOST_DEVICE bool dropout_keep_of(std::uint64_t dropout_key, std::uint64_t sample, std::uint32_t unit,
+                                      float drop_probability) {
+  const std::uint64_t sample_unit = (sample << 24) | unit;
+  return rng::uniform01(rng::hash_extend(dropout_key, sample_unit)) >= drop_probability;
+}
 MGPU_HOST_DEVICE bool dropout_keep(std::uint64_t seed, std::uint64_t run, std::uint64_t step, std::uint32_t layer,
                                    std::uint64_t sample, std::uint32_t unit, float drop_probability) {
-  const std::uint64_t step_layer = (step << 8) | layer;
-  const std::uint64_t sample_unit = (sample << 24) | unit;
-  return rng::uniform01(rng::hash(seed, rng::kDropout, run, step_layer, sample_unit)) >= drop_probability;
+  return dropout_keep_of(dropout_key(seed, run, step, layer), sample, unit, drop_probability);
 }
 
 }  // namespace mgpu::synthetic

@@ -48,7 +48,7 @@ inline constexpr AddedName kAddedDatasets[] = {
 // The format's name: every file in this format says so, whoever wrote it (the PyTorch peer too; see implementation).
 inline constexpr char kProducer[] = "mgpu_bench";
 // Which code measured a configuration or a standalone measurement ("implementation" attribute): this program, or the
-// PyTorch peer (bench/peers/), which writes "pytorch-ddp" or "pytorch-graph".
+// PyTorch peer (bench/peers/), which writes "pytorch-ddp", "pytorch-graph" or "pytorch-graph-dp".
 inline constexpr char kImplementation[] = "mgpu_bench";
 // Attributes a reader needs before it knows the rest of the format is one it understands.
 inline constexpr char kSchemaVersionAttribute[] = "schema_version";

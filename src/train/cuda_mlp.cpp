@@ -41,6 +41,20 @@ kernels::AdamConstants adam_constants(const AdamSettings& adam, float gradient_s
   return constants;
 }
 
+// The most any hidden layer's bias gradient needs of its workspace (kernels::relu_dropout_backward_bias).
+std::size_t bias_gradient_workspace_floats(const std::vector<DenseLayer>& layers, int batch) {
+  std::size_t floats = 0;
+  for (const DenseLayer& layer : layers)
+    if (layer.hidden) floats = std::max(floats, kernels::bias_gradient_workspace_floats(batch, layer.fan_out));
+  return floats;
+}
+std::size_t bias_gradient_workspace_counters(const std::vector<DenseLayer>& layers, int batch) {
+  std::size_t counters = 0;
+  for (const DenseLayer& layer : layers)
+    if (layer.hidden) counters = std::max(counters, kernels::bias_gradient_workspace_counters(batch, layer.fan_out));
+  return counters;
+}
+
 }  // namespace
 
 CudaMlp::CudaMlp(const MlpSpec& model, int batch, cudaStream_t stream, Precision precision, GradDtype reduce_dtype)
@@ -53,6 +67,8 @@ CudaMlp::CudaMlp(const MlpSpec& model, int batch, cudaStream_t stream, Precision
       gemm_(stream, compute_type_for(precision), operand_type_for(precision), gemm_workspace_.data(),
             gemm_workspace_.bytes()),
       step_params_(1),
+      bias_gradient_workspace_(bias_gradient_workspace_floats(layers_, batch),
+                               bias_gradient_workspace_counters(layers_, batch), stream),
       precision_(precision),
       bf16_(precision == Precision::bf16),
       parameters_(model.parameter_count()),
@@ -283,7 +299,8 @@ void CudaMlp::backward_pass(const BucketPlan* plan, const std::function<void(int
     if (!folded) {
       kernels::relu_dropout_backward_bias(
           other, hidden_[l - 1].data(), bias_in_optimizer ? nullptr : gradients_.data() + previous.bias_offset, batch_,
-          layer.fan_in, drop_probability_, accumulate, stream_, bf16_ ? output_gradients_bf16_[l - 1].data() : nullptr);
+          layer.fan_in, drop_probability_, accumulate, stream_, bf16_ ? output_gradients_bf16_[l - 1].data() : nullptr,
+          bias_gradient_workspace_.view());
     }
     if (early != nullptr) {
       // The GEMM above (or the output head) was the step's last reader of this layer's weights, and its dZ and input

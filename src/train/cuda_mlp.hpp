@@ -183,6 +183,9 @@ class CudaMlp {
   DeviceBuffer<unsigned char> gemm_workspace_;     // cuBLASLt's, so that no GEMM allocates during capture
   TunedGemm gemm_;                                 // every product of the step, its algorithm tuned per shape
   DeviceBuffer<kernels::StepParams> step_params_;  // one element
+  // The bias gradients' row-block sums (relu_dropout_backward_bias), room for the largest hidden layer, allocated
+  // here so that nothing is allocated during capture.
+  kernels::ReductionWorkspaceMemory bias_gradient_workspace_;
   kernels::StepParams host_params_;                // the tests' host-side copy (test conveniences only)
   Precision precision_;                            // of the GEMMs
   bool bf16_ = false;                              // --precision bf16: GEMM operands in bf16

@@ -59,6 +59,19 @@ TEST(SyntheticData, DropoutKeepsOneMinusPOfUnits) {
   EXPECT_LT(same, 900);
 }
 
+// The kernels draw a sample's features and a layer's mask from a key mixed once: the same bits as the whole hash.
+TEST(SyntheticData, HashInPartsGivesTheSameBits) {
+  for (std::uint64_t i = 0; i < 1000; ++i) {
+    EXPECT_EQ(rng::hash(7, rng::kFeature, i, i * 3, i * 5),
+              rng::hash_extend(rng::hash_extend(rng::hash_prefix(7, rng::kFeature, i), i * 3), i * 5));
+    const std::uint64_t sample = 1000003 + i;
+    const auto j = static_cast<std::uint32_t>(i * 7);
+    EXPECT_EQ(synthetic::feature(9, sample, j), synthetic::feature_of(synthetic::sample_key(9, sample), j));
+    EXPECT_EQ(synthetic::dropout_keep(9, 2, 11, 3, sample, j, 0.3f),
+              synthetic::dropout_keep_of(synthetic::dropout_key(9, 2, 11, 3), sample, j, 0.3f));
+  }
+}
+
 TEST(SyntheticData, GlorotUniformInitialisation) {
   const MlpSpec model = custom_model({300, 100, 3}, 0.0);
   std::vector<double> parameters(model.parameter_count());
