@@ -1,6 +1,6 @@
 // Purpose: mgpu_analyze's command line (Boost.Program_options): `report` and `compare` over results files, and the
-// one place errors become exit codes (0 done, 1 bad input, 3 report written but N-GPU configurations lack a 1-GPU
-// baseline).
+// one place errors become exit codes (0 done, 1 bad input, 3 with --require-baseline: report written but N-GPU
+// configurations lack a 1-GPU baseline).
 #include <boost/program_options.hpp>
 #include <cstdio>
 #include <filesystem>
@@ -10,13 +10,15 @@
 #include <string>
 #include <vector>
 
+#include "break_even_curves.hpp"
+#include "missing_baseline.hpp"
 #include "platform/build_info.hpp"
-#include "stats/compare.hpp"
-#include "stats/configuration_stats.hpp"
 #include "platform/error.hpp"
 #include "plots.hpp"
 #include "report_tables.hpp"
 #include "results/results_reader.hpp"
+#include "stats/compare.hpp"
+#include "stats/configuration_stats.hpp"
 #include "stats/scaling.hpp"
 #include "stats/speedup_interval.hpp"
 #include "table.hpp"
@@ -33,7 +35,7 @@ constexpr int kExitNoBaseline = 3;
 
 const char kUsage[] =
     "usage: mgpu_analyze report FILE.h5 [FILE.h5 ...] [--format table|markdown|csv|json] [--out DIR]\n"
-    "                           [--outlier-threshold M] [--include-warmup] [--no-scaling]\n"
+    "                           [--outlier-threshold M] [--include-warmup] [--no-scaling] [--require-baseline]\n"
     "       mgpu_analyze compare BEFORE.h5 AFTER.h5 [--alpha A] [--min-effect E] [--ignore-nccl-settings]\n"
     "                           [--format table|markdown|csv|json]\n"
     "       mgpu_analyze --help | --version\n";
@@ -46,15 +48,18 @@ const char kHelp[] =
     "report: per configuration, kept runs (outliers by modified z-score), throughput mean with its 95% Student-t\n"
     "  interval, median, sd, CV, the mean step and its phases, TFLOP/s, peak memory per GPU, throttled runs; the\n"
     "  scaling table (each N-GPU configuration against the 1-GPU one of the same model, global batch and settings:\n"
-    "  speedup with Fieller's 95% interval, efficiency, Welch's t-test); the timeline of each mean step.\n"
+    "  speedup with Fieller's 95% interval, efficiency, Welch's t-test); per model and GPU count of a batch sweep, "
+    "the\n"
+    "  break-even batch (where the speedup crosses 1) and the smallest batch whose speedup is significantly above 1;\n"
+    "  the timeline of each mean step.\n"
     "  --format F            table (aligned text, default), markdown, csv or json\n"
     "  --out DIR             also write report.<txt|md|csv|json> there (and one CSV per table with --format csv),\n"
     "                        with gnuplot plots: throughput and speedup vs batch, stacked phases (.png, .dat, .gp)\n"
     "  --outlier-threshold M exclude runs with |modified z| > M (default 3.5)\n"
     "  --include-warmup      count the warm-up steps as measured steps (excluded by default)\n"
     "  --no-scaling          leave the scaling table out\n"
-    "  Exit status 3 when the report was written but an N-GPU configuration has no 1-GPU baseline (one error line\n"
-    "  for each).\n"
+    "  --require-baseline    exit status 3 when an N-GPU configuration has no 1-GPU baseline (one error line each);\n"
+    "                        without it the report notes the mgpu_bench command that measures the baseline, exit 0\n"
     "compare: configurations of BEFORE and AFTER paired by model, widths, batch, GPUs, NCCL settings and every other\n"
     "  setting (not hosts or library versions); for each, the after/before throughput ratio with Fieller's 95%\n"
     "  interval, Welch's p and a verdict SAME, FASTER or SLOWER; configurations found on one side only are listed.\n"
@@ -71,6 +76,7 @@ struct ReportOptions {
   std::string out_dir;
   AnalysisOptions analysis;
   bool scaling = true;
+  bool require_baseline = false;
 };
 
 // Reads every file first, so one bad file stops everything before any output.
@@ -134,6 +140,7 @@ int run_report(const ReportOptions& options) {
   if (options.scaling && multi_gpu) {
     scaling = build_scaling_table(stats);
     tables.push_back(scaling_table(scaling));
+    if (!scaling.pairs.empty()) tables.push_back(break_even_table(break_even_curves(scaling)));
   }
   tables.push_back(runs_table(stats));
   const nlohmann::json settings = {{"confidence", kConfidence},
@@ -159,12 +166,11 @@ int run_report(const ReportOptions& options) {
                    "'%s'); the tables are written\n",
                    options.out_dir.c_str());
   }
-  // The report stands; the missing baselines are the error, one line each.
+  // A missing baseline is a note in the report (a user's first 2-GPU run has none); scripts that need every speedup
+  // ask for the error with --require-baseline. The report stands either way.
+  if (!options.require_baseline) return 0;
   for (const ConfigurationStats* s : scaling.without_baseline)
-    std::fprintf(stderr,
-                 "mgpu_analyze: error: '%s': configuration '%s' (%d GPUs) has no 1-GPU baseline for the scaling table "
-                 "(no 1-GPU configuration of the same model, batch and settings was given)\n",
-                 s->file.c_str(), s->label.c_str(), s->results->ranks());
+    std::fprintf(stderr, "mgpu_analyze: error: %s\n", missing_baseline_note(*s).c_str());
   return scaling.without_baseline.empty() ? 0 : kExitNoBaseline;
 }
 
@@ -225,7 +231,8 @@ int run(int argc, char** argv) {
   if (command == "report")
     described.add_options()("out", po::value<std::string>()->default_value(""), "")(
         "outlier-threshold", po::value<double>()->default_value(kDefaultOutlierThreshold), "")(
-        "include-warmup", po::bool_switch(), "")("no-scaling", po::bool_switch(), "");
+        "include-warmup", po::bool_switch(), "")("no-scaling", po::bool_switch(), "")("require-baseline",
+                                                                                      po::bool_switch(), "");
   else
     described.add_options()("alpha", po::value<double>()->default_value(0.05), "")(
         "min-effect", po::value<double>()->default_value(0.02), "")("ignore-nccl-settings", po::bool_switch(), "");
@@ -256,6 +263,7 @@ int run(int argc, char** argv) {
                        ": expected a positive number");
     options.analysis.include_warmup = vm["include-warmup"].as<bool>();
     options.scaling = !vm["no-scaling"].as<bool>();
+    options.require_baseline = vm["require-baseline"].as<bool>();
     return run_report(options);
   }
   if (files.size() != 2)

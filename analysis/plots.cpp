@@ -12,6 +12,7 @@
 #include <tuple>
 
 #include "platform/error.hpp"
+#include "series.hpp"
 
 namespace mgpu::analysis {
 
@@ -32,14 +33,6 @@ std::string gnuplot_string(const std::string& text) {
     out += c;
   }
   return out + "\"";
-}
-
-// The series a configuration belongs to in the line plots: model, GPU count and its non-default settings (the label
-// without the group name), so "large 2 GPUs nccl tree/simple" is its own line.
-std::string series_name(const ConfigurationStats& s) {
-  const int ranks = s.results->ranks();
-  std::string settings = s.label.substr(std::min(s.label.size(), s.results->metadata.name.size()));
-  return s.results->metadata.model + " " + std::to_string(ranks) + (ranks == 1 ? " GPU" : " GPUs") + settings;
 }
 
 // Rows of "x y low high" per series, sorted by x; gnuplot's index selects a series (blocks separated by 2 blank lines).

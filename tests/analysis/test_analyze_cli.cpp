@@ -1,7 +1,8 @@
 // Purpose: end-to-end tests of the mgpu_analyze binary: the report and compare of a synthetic results file in every
 // format, read back; plots written with gnuplot, and tables still written without it; every bad input (a file that
-// does not exist, is empty, is not HDF5, lacks a dataset or has a newer schema_version; no 1-GPU baseline; bad
-// options) exits non-zero with one line naming the file and the problem.
+// does not exist, is empty, is not HDF5, lacks a dataset or has a newer schema_version; bad options) exits non-zero
+// with one line naming the file and the problem; a missing 1-GPU baseline is a note (an error with
+// --require-baseline); the break-even of a sweep in every format.
 #include <gtest/gtest.h>
 #include <hdf5.h>
 #include <sys/wait.h>
@@ -139,7 +140,7 @@ TEST_F(AnalyzeCli, CsvReportReadsBack) {
       tables.back().push_back(row);
     }
   }
-  ASSERT_EQ(tables.size(), 4u);  // configurations, phases, scaling, runs
+  ASSERT_EQ(tables.size(), 5u);  // configurations, phases, scaling, break_even, runs
   const Rows& configurations = tables[0];
   ASSERT_EQ(configurations.size(), 3u);
   EXPECT_EQ(configurations[0][0], "file");
@@ -150,7 +151,7 @@ TEST_F(AnalyzeCli, CsvReportReadsBack) {
   EXPECT_EQ(std::stod(configurations[2][column(configurations, "samples_per_s_mean")]), 3520);
   EXPECT_EQ(configurations[1][column(configurations, "throttled_runs")], "");  // no clocks recorded
   EXPECT_EQ(std::stod(tables[2][1][column(tables[2], "efficiency")]), 3520.0 / 1840.0 / 2);
-  const Rows& runs = tables[3];
+  const Rows& runs = tables[4];
   ASSERT_EQ(runs.size(), 12u);  // header + 6 + 5 runs
   EXPECT_EQ(runs[6][column(runs, "run")], "5");
   EXPECT_EQ(std::stod(runs[6][column(runs, "samples_per_s")]), 200);
@@ -161,8 +162,8 @@ TEST_F(AnalyzeCli, MarkdownReportReadsBack) {
   const Outcome o = run("report good.h5 --format markdown");
   ASSERT_EQ(o.exit_code, 0) << o.err;
   const Rows rows = parse_markdown_tables(o.out);
-  // Header + 2 rows (configurations), header + 2 (phases), header + 1 (scaling).
-  ASSERT_EQ(rows.size(), 8u);
+  // Header + 2 rows (configurations), header + 2 (phases), header + 1 (scaling), header + 1 (break-even).
+  ASSERT_EQ(rows.size(), 10u);
   EXPECT_EQ(rows[1][1], "single");
   EXPECT_EQ(rows[1][6], "1,840 ± 272");
   EXPECT_EQ(rows[7][6], "1.913 [1.599, 2.286]");
@@ -198,15 +199,54 @@ TEST_F(AnalyzeCli, WithoutGnuplotSaysSoOnceAndStillWritesTables) {
   EXPECT_FALSE(fs::exists(dir_ + "/plots/phases.png"));
 }
 
-TEST_F(AnalyzeCli, NoBaselineIsAnErrorLineAfterTheFullReport) {
+TEST_F(AnalyzeCli, NoBaselineIsANoteWithTheCommandThatMeasuresIt) {
   file_with("two_only.h5", false);
   const Outcome o = run("report two_only.h5");
-  expect_rejected(o, {"'two_only.h5'", "'double'", "no 1-GPU baseline"}, 3);
-  EXPECT_NE(o.out.find("Throughput per configuration"), std::string::npos);  // the report is still there
-  EXPECT_NE(o.out.find("NO 1-GPU BASELINE"), std::string::npos);
-  EXPECT_EQ(run("report two_only.h5 --no-scaling").exit_code, 0);
+  EXPECT_EQ(o.exit_code, 0) << o.err;
+  EXPECT_EQ(o.err, "");
+  EXPECT_NE(o.out.find("Throughput per configuration"), std::string::npos);
+  EXPECT_NE(o.out.find("NO 1-GPU BASELINE: 'two_only.h5' double (2 GPUs) has no 1-GPU baseline"), std::string::npos)
+      << o.out;
+  EXPECT_NE(o.out.find("mpirun -np 2 mgpu_bench --layers 16,8,3 --batch 8 --gpus 1,2 --warmup 1 --steps 2 --runs 5"),
+            std::string::npos)
+      << o.out;
+  // Scripts that need every speedup ask for the error: the full report, then one line per configuration, status 3.
+  const Outcome required = run("report two_only.h5 --require-baseline");
+  expect_rejected(required, {"'two_only.h5'", "double", "no 1-GPU baseline", "--gpus 1,2"}, 3);
+  EXPECT_NE(required.out.find("NO 1-GPU BASELINE"), std::string::npos);
+  EXPECT_EQ(run("report good.h5 --require-baseline").exit_code, 0);
   file_with("one_only.h5", true);
-  EXPECT_EQ(run("report one_only.h5").exit_code, 0);  // nothing to scale: no scaling table, no error
+  EXPECT_EQ(run("report one_only.h5 --require-baseline").exit_code, 0);  // nothing to scale: no error
+}
+
+TEST_F(AnalyzeCli, BreakEvenOfASweepInEveryFormat) {
+  {
+    ResultsWriter writer(dir_ + "/sweep.h5", false);
+    add_crossing_sweep(writer);
+    writer.close();
+  }
+  const Outcome o = run("report sweep.h5");
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  EXPECT_NE(o.out.find("Break-even batch"), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("break-even at global batch ~59 (between 32: 0.8 ["), std::string::npos) << o.out;
+  const nlohmann::json json = nlohmann::json::parse(run("report sweep.h5 --format json").out);
+  const nlohmann::json& row = json.at("tables").at("break_even").at("rows").at(0);
+  EXPECT_NEAR(row.at("break_even_batch").get<double>(), kSweepBreakEven, 1e-4);
+  EXPECT_EQ(row.at("below_batch"), 32);
+  EXPECT_EQ(row.at("above_batch"), 128);
+  EXPECT_EQ(row.at("smallest_significant_batch"), 128);
+  ASSERT_EQ(run("report sweep.h5 --out csv --format csv").exit_code, 0);
+  ASSERT_TRUE(fs::exists(dir_ + "/csv/break_even.csv"));
+  const Rows break_even = parse_csv(read_text(dir_ + "/csv/break_even.csv"));
+  ASSERT_EQ(break_even.size(), 2u);
+  const auto column = std::find(break_even[0].begin(), break_even[0].end(), "smallest_significant_batch");
+  ASSERT_NE(column, break_even[0].end());
+  EXPECT_EQ(break_even[1][column - break_even[0].begin()], "128");
+  const std::string markdown = run("report sweep.h5 --format markdown").out;
+  EXPECT_NE(markdown.find("### Break-even batch"), std::string::npos) << markdown;
+  EXPECT_NE(markdown.find("| custom | 2 | custom 16,8,3 2 GPUs | 4 | 59 | 128 | break-even at global batch ~59"),
+            std::string::npos)
+      << markdown;
 }
 
 TEST_F(AnalyzeCli, BadFiles) {
