@@ -1,4 +1,5 @@
-// Purpose: mgpu_analyze's command line (Boost.Program_options): `report` and `compare` over results files, and the
+// Purpose: mgpu_analyze's command line (Boost.Program_options): `report` and `compare` over results files (`trace` in
+// trace_command.cpp), and the
 // one place errors become exit codes (0 done, 1 bad input, 3 with --require-baseline: report written but N-GPU
 // configurations lack a 1-GPU baseline).
 #include <boost/program_options.hpp>
@@ -23,6 +24,7 @@
 #include "stats/speedup_interval.hpp"
 #include "table.hpp"
 #include "timeline.hpp"
+#include "trace_command.hpp"
 
 namespace po = boost::program_options;
 namespace fs = std::filesystem;
@@ -39,6 +41,12 @@ const char kUsage[] =
     "       mgpu_analyze compare BEFORE.h5 AFTER.h5 [--alpha A] [--min-effect E] [--ignore-nccl-settings]\n"
     "                           [--format table|markdown|csv|json]\n"
     "       mgpu_analyze --help | --version\n";
+
+// The usage lines of every command.
+void print_usage() {
+  std::fputs(kUsage, stdout);
+  std::fputs(kTraceUsage, stdout);
+}
 
 const char kHelp[] =
     "\n"
@@ -211,19 +219,21 @@ double option_in_range(const po::variables_map& vm, const char* name, double low
 }
 
 int run(int argc, char** argv) {
-  if (argc < 2) throw UsageError("no command given: expected report or compare (see --help)");
+  if (argc < 2) throw UsageError("no command given: expected report, compare or trace (see --help)");
   const std::string command = argv[1];
   if (command == "--help" || command == "-h") {
-    std::fputs(kUsage, stdout);
+    print_usage();
     std::fputs(kHelp, stdout);
+    std::fputs(kTraceHelp, stdout);
     return 0;
   }
   if (command == "--version") {
     std::printf("mgpu_analyze %s (git %s)\n", project_version(), git_revision());
     return 0;
   }
+  if (command == "trace") return run_trace_command(argc - 1, argv + 1);
   if (command != "report" && command != "compare")
-    throw UsageError("unknown command '" + command + "': expected report or compare (see --help)");
+    throw UsageError("unknown command '" + command + "': expected report, compare or trace (see --help)");
 
   po::options_description described;
   described.add_options()("help,h", "")("format", po::value<std::string>()->default_value("table"), "")(
@@ -246,8 +256,9 @@ int run(int argc, char** argv) {
     throw UsageError(command + ": " + e.what());
   }
   if (vm.count("help") > 0) {
-    std::fputs(kUsage, stdout);
+    print_usage();
     std::fputs(kHelp, stdout);
+    std::fputs(kTraceHelp, stdout);
     return 0;
   }
   const Format format = parse_format(vm["format"].as<std::string>());

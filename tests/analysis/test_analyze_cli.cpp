@@ -249,6 +249,30 @@ TEST_F(AnalyzeCli, BreakEvenOfASweepInEveryFormat) {
       << markdown;
 }
 
+TEST_F(AnalyzeCli, TraceWritesChromeTraceJson) {
+  const Outcome o = run("trace good.h5 --configuration double --runs slowest -o out.json");
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  EXPECT_NE(o.out.find("wrote 'out.json'"), std::string::npos) << o.out;
+  const nlohmann::json trace = nlohmann::json::parse(read_text(dir_ + "/out.json"));
+  EXPECT_EQ(trace.at("otherData").at("runs_shown").at("double"), std::vector<int>{0});
+  std::size_t slices = 0;
+  for (const nlohmann::json& e : trace.at("traceEvents"))
+    if (e.at("ph") == "X") ++slices;
+  EXPECT_EQ(slices, 2u * (1 + 3 * 6));           // per rank: the run, 3 steps of step + 5 phases
+  EXPECT_EQ(run("trace good.h5").exit_code, 0);  // default: every configuration's median run into trace.json
+  EXPECT_TRUE(fs::exists(dir_ + "/trace.json"));
+}
+
+TEST_F(AnalyzeCli, TraceBadInputsLeaveTheOutputAlone) {
+  std::ofstream(dir_ + "/kept.json") << "old";
+  expect_rejected(run("trace good.h5 --runs 1,x -o kept.json"), {"--runs 1,x", "'x'"});
+  expect_rejected(run("trace good.h5 --runs 9 -o kept.json"), {"'single'", "'good.h5'", "not run 9"});
+  expect_rejected(run("trace good.h5 --configuration nope -o kept.json"), {"'good.h5'", "nope"});
+  expect_rejected(run("trace missing.h5 -o kept.json"), {"'missing.h5'"});
+  expect_rejected(run("trace good.h5 good.h5 -o kept.json"), {"one results file"});
+  EXPECT_EQ(read_text(dir_ + "/kept.json"), "old");
+}
+
 TEST_F(AnalyzeCli, BadFiles) {
   expect_rejected(run("report missing.h5"), {"'missing.h5'", "does not exist"});
   std::ofstream(dir_ + "/empty.h5").close();
@@ -304,6 +328,7 @@ TEST_F(AnalyzeCli, CompareListsOneSidedConfigurations) {
 TEST_F(AnalyzeCli, BadCommandLines) {
   expect_rejected(run(""), {"no command"});
   expect_rejected(run("plot good.h5"), {"unknown command 'plot'"});
+  expect_rejected(run("trace good.h5 --bogus"), {"trace", "bogus"});
   expect_rejected(run("report good.h5 --format xml"), {"--format xml"});
   expect_rejected(run("report"), {"no results file"});
   expect_rejected(run("report good.h5 --outlier-threshold -1"), {"--outlier-threshold"});
@@ -314,6 +339,8 @@ TEST_F(AnalyzeCli, BadCommandLines) {
   EXPECT_EQ(help.exit_code, 0);
   EXPECT_NE(help.out.find("usage: mgpu_analyze report"), std::string::npos);
   EXPECT_EQ(run("report --help").exit_code, 0);
+  EXPECT_NE(help.out.find("mgpu_analyze trace FILE.h5"), std::string::npos);
+  EXPECT_EQ(run("trace --help").exit_code, 0);
 }
 
 }  // namespace
