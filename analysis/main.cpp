@@ -62,7 +62,8 @@ const char kHelp[] =
     "  the timeline of each mean step.\n"
     "  --format F            table (aligned text, default), markdown, csv or json\n"
     "  --out DIR             also write report.<txt|md|csv|json> there (and one CSV per table with --format csv),\n"
-    "                        with gnuplot plots: throughput and speedup vs batch, stacked phases (.png, .dat, .gp)\n"
+    "                        with gnuplot plots (.png, .svg, .dat, .gp): phases per configuration, speedup and\n"
+    "                        throughput vs batch, efficiency vs GPUs (more than two GPU counts)\n"
     "  --outlier-threshold M exclude runs with |modified z| > M (default 3.5)\n"
     "  --include-warmup      count the warm-up steps as measured steps (excluded by default)\n"
     "  --no-scaling          leave the scaling table out\n"
@@ -143,12 +144,14 @@ int run_report(const ReportOptions& options) {
   const std::vector<ConfigurationStats> stats = analyse(files, options.analysis);
   std::vector<Table> tables = {configurations_table(stats, options.analysis), phases_table(stats)};
   ScalingTable scaling;
+  std::vector<BreakEvenCurve> break_evens;
   bool multi_gpu = false;
   for (const ConfigurationStats& s : stats) multi_gpu = multi_gpu || s.results->ranks() > 1;
   if (options.scaling && multi_gpu) {
     scaling = build_scaling_table(stats);
     tables.push_back(scaling_table(scaling));
-    if (!scaling.pairs.empty()) tables.push_back(break_even_table(break_even_curves(scaling)));
+    break_evens = break_even_curves(scaling);
+    if (!break_evens.empty()) tables.push_back(break_even_table(break_evens));
   }
   tables.push_back(runs_table(stats));
   const nlohmann::json settings = {{"confidence", kConfidence},
@@ -167,7 +170,7 @@ int run_report(const ReportOptions& options) {
     write_text((dir / (std::string("report.") + format_extension(options.format))).string(), report);
     if (options.format == Format::csv)
       for (const Table& table : tables) write_text((dir / (table.key + ".csv")).string(), render_csv(table));
-    const PlotOutcome plots = write_plots(options.out_dir, stats, scaling);
+    const PlotOutcome plots = write_plots(options.out_dir, stats, scaling, break_evens);
     if (!plots.gnuplot_found)
       std::fprintf(stderr,
                    "mgpu_analyze: note: gnuplot not found on PATH: plots not drawn (their data and scripts are in "

@@ -177,6 +177,14 @@ TEST_F(AnalyzeCli, OutDirectoryWithPlots) {
   for (const char* file : {"report.csv", "configurations.csv", "phases.csv", "scaling.csv", "runs.csv",
                            "throughput_vs_batch.gp", "throughput_vs_batch.dat", "speedup_vs_batch.gp", "phases.gp"})
     EXPECT_TRUE(fs::exists(dir_ + "/plots/" + file)) << file;
+  // Two GPU counts only (1 and 2): no efficiency plot.
+  EXPECT_FALSE(fs::exists(dir_ + "/plots/efficiency_vs_gpus.gp"));
+  // The phase bars are each configuration's own step in percent: single's 4.4 ms step is forward 1.2 (27.27%),
+  // backward 2 (to 72.73%), exposed_comm 0, optimizer 0.5 (to 84.09%), other 0.7 (to 100%).
+  const std::string phases = read_text(dir_ + "/plots/phases.dat");
+  EXPECT_NE(phases.find("0 \"single\" 0 27.27272727 72.72727273 72.72727273 84.09090909 100 \"4.4 ms, 1 GPU\""),
+            std::string::npos)
+      << phases;
   if (o.err.find("gnuplot not found") == std::string::npos) {
     for (const char* image : {"throughput_vs_batch.png", "speedup_vs_batch.png", "phases.png"}) {
       ASSERT_TRUE(fs::exists(dir_ + "/plots/" + image)) << image;
@@ -185,6 +193,8 @@ TEST_F(AnalyzeCli, OutDirectoryWithPlots) {
       png.read(magic, 4);
       EXPECT_EQ(std::string(magic + 1, 3), "PNG") << image;
     }
+    for (const char* image : {"throughput_vs_batch.svg", "speedup_vs_batch.svg", "phases.svg"})
+      EXPECT_NE(read_text(dir_ + "/plots/" + image).find("<svg"), std::string::npos) << image;
   }
 }
 
