@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "break_even_curves.hpp"
+#include "html_report.hpp"
 #include "missing_baseline.hpp"
 #include "platform/build_info.hpp"
 #include "platform/error.hpp"
@@ -62,6 +63,7 @@ const char kHelp[] =
     "  the timeline of each mean step.\n"
     "  --format F            table (aligned text, default), markdown, csv or json\n"
     "  --out DIR             also write report.<txt|md|csv|json> there (and one CSV per table with --format csv),\n"
+    "                        report.html (one self-contained page: answer, plots, tables, run conditions),\n"
     "                        with gnuplot plots (.png, .svg, .dat, .gp): phases per configuration, speedup and\n"
     "                        throughput vs batch, efficiency vs GPUs (more than two GPU counts)\n"
     "  --outlier-threshold M exclude runs with |modified z| > M (default 3.5)\n"
@@ -171,6 +173,8 @@ int run_report(const ReportOptions& options) {
     if (options.format == Format::csv)
       for (const Table& table : tables) write_text((dir / (table.key + ".csv")).string(), render_csv(table));
     const PlotOutcome plots = write_plots(options.out_dir, stats, scaling, break_evens);
+    write_text((dir / "report.html").string(), render_html_report({options.files, stats, scaling, break_evens, tables,
+                                                                   timeline, plots, options.out_dir}));
     if (!plots.gnuplot_found)
       std::fprintf(stderr,
                    "mgpu_analyze: note: gnuplot not found on PATH: plots not drawn (their data and scripts are in "
