@@ -228,7 +228,15 @@ std::string render_html_report(const HtmlReportInput& in) {
         "page).</p>\n";
 
   page += "<h2 id=\"tables\">Tables</h2>\n";
-  for (const Table& table : in.tables) {
+  // The answer's tables first (scaling, break-even), then the rest in the report's order.
+  std::vector<const Table*> ordered;
+  for (const char* key : {"scaling", "break_even"})
+    for (const Table& table : in.tables)
+      if (table.key == key) ordered.push_back(&table);
+  for (const Table& table : in.tables)
+    if (table.key != "scaling" && table.key != "break_even") ordered.push_back(&table);
+  for (const Table* entry : ordered) {
+    const Table& table = *entry;
     if (!table.on_screen) continue;
     if (table.rows.empty()) {
       page += "<h3>" + escape(table.title) + "</h3>\n<ul class=\"notes\">\n";

@@ -112,13 +112,36 @@ std::string series_clauses(const std::string& data_file, const Series& series, b
   return clauses;
 }
 
+// Tics at 1, 2 and 5 times powers of ten between low and high, labelled "200", "5k", "1.2M" style: gnuplot's own
+// log tics are whole decades, too few when a plot spans less than one.
+std::string log_tics(double low, double high) {
+  std::string tics;
+  if (!(low > 0) || !(high >= low)) return tics;
+  for (double decade = std::pow(10.0, std::floor(std::log10(low))); decade <= high; decade *= 10)
+    for (const double mantissa : {1.0, 2.0, 5.0}) {
+      const double value = mantissa * decade;
+      if (value < low / 1.25 || value > high * 1.25) continue;
+      const char* unit = value >= 1e6 ? "M" : (value >= 1e3 ? "k" : "");
+      const double shown = value >= 1e6 ? value / 1e6 : (value >= 1e3 ? value / 1e3 : value);
+      tics += (tics.empty() ? "" : ", ") + gnuplot_string(number_text(shown, "%g") + unit) + " " + number_text(value);
+    }
+  return tics.empty() ? tics : "set ytics (" + tics + ")\n";
+}
+
 std::string throughput_script(const std::string& stem_path, const Series& series) {
+  double low = INFINITY, high = 0;
+  for (const auto& [name, rows] : series.points)
+    for (const auto& [x, y, y_low, y_high] : rows) {
+      low = std::min(low, y_low > 0 ? y_low : y);
+      high = std::max(high, y_high);
+    }
   return script(stem_path, 1000, 640,
                 std::string(kLinePlotSettings) +
                     "set title 'Throughput vs global batch (mean over kept runs, 95% Student-t interval)'\n"
-                    "set ylabel 'samples/s'\nset logscale y 10\nset format y '%.0s%c'\n"
+                    "set ylabel 'samples/s'\nset logscale y 10\n"
                     // Without this a log axis stretches to whole decades and the lines flatten.
-                    "set autoscale yfix\n",
+                    "set autoscale yfix\n" +
+                    log_tics(low, high),
                 series_clauses(stem_path + ".dat", series, false));
 }
 
