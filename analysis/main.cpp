@@ -1,7 +1,6 @@
 // Purpose: mgpu_analyze's command line (Boost.Program_options): `report` and `compare` over results files (`trace` in
-// trace_command.cpp), and the
-// one place errors become exit codes (0 done, 1 bad input, 3 with --require-baseline: report written but N-GPU
-// configurations lack a 1-GPU baseline).
+// trace_command.cpp), and the one place errors become exit codes (0 done, 1 bad input, 3 with --require-baseline:
+// report written but N-GPU configurations lack a 1-GPU baseline).
 #include <boost/program_options.hpp>
 #include <cstdio>
 #include <filesystem>
@@ -57,9 +56,8 @@ const char kHelp[] =
     "report: per configuration, kept runs (outliers by modified z-score), throughput mean with its 95% Student-t\n"
     "  interval, median, sd, CV, the mean step and its phases, TFLOP/s, peak memory per GPU, throttled runs; the\n"
     "  scaling table (each N-GPU configuration against the 1-GPU one of the same model, global batch and settings:\n"
-    "  speedup with Fieller's 95% interval, efficiency, Welch's t-test); per model and GPU count of a batch sweep, "
-    "the\n"
-    "  break-even batch (where the speedup crosses 1) and the smallest batch whose speedup is significantly above 1;\n"
+    "  speedup with Fieller's 95% interval, efficiency, Welch's t-test); per model and GPU count of a batch sweep,\n"
+    "  the break-even batch (where the speedup crosses 1) and the smallest batch whose speedup is significantly above 1;\n"
     "  the timeline of each mean step.\n"
     "  --format F            table (aligned text, default), markdown, csv or json\n"
     "  --out DIR             also write report.<txt|md|csv|json> there (and one CSV per table with --format csv),\n"
