@@ -88,8 +88,11 @@ std::string script(const std::string& stem_path, int width, int height, const st
          "\nreplot\nunset output\n";
 }
 
-const char kLinePlotSettings[] =
-    "set grid lt 1 lc rgb '#e4e4e4'\nset border lc rgb '#404040'\nset key below left Left reverse samplen 2\n"
+// Light grid, the key below the plot with room above it for the x label.
+#define MGPU_LINE_PLOT_FRAME                                                                                       \
+  "set grid lt 1 lc rgb '#e4e4e4'\nset border lc rgb '#404040'\nset key below left Left reverse samplen 2 height " \
+  "1.5\n"
+const char kLinePlotSettings[] = MGPU_LINE_PLOT_FRAME
     "set logscale x 2\nset xlabel 'global batch'\nset offsets graph 0.04, graph 0.04, graph 0.06, graph 0.06\n";
 
 // One series as a line with points; with_band: its 95% interval as a translucent band under it, else as error bars.
@@ -188,14 +191,13 @@ std::string speedup_script(const std::string& stem_path, const Series& series,
 }
 
 std::string efficiency_script(const std::string& stem_path, const Series& series) {
-  return script(
-      stem_path, 1000, 640,
-      "set grid lt 1 lc rgb '#e4e4e4'\nset border lc rgb '#404040'\nset key below left Left reverse samplen 2\n"
-      "set title 'Efficiency vs GPU count (speedup / N; 95% interval)'\nset xlabel 'GPUs'\n"
-      "set ylabel 'efficiency'\nset yrange [0:*]\nset xrange [0.5:*]\nset xtics 1\n"
-      "set offsets graph 0.04, graph 0.04, graph 0.06, 0\n",
-      series_clauses(stem_path + ".dat", series, false) +
-          ", \\\n     1 with lines dt 2 lw 1.5 lc rgb '#202020' title 'perfect scaling'");
+  return script(stem_path, 1000, 640,
+                MGPU_LINE_PLOT_FRAME
+                "set title 'Efficiency vs GPU count (speedup / N; 95% interval)'\nset xlabel 'GPUs'\n"
+                "set ylabel 'efficiency'\nset yrange [0:*]\nset xrange [0.5:*]\nset xtics 1\n"
+                "set offsets graph 0.04, graph 0.04, graph 0.06, 0\n",
+                series_clauses(stem_path + ".dat", series, false) +
+                    ", \\\n     1 with lines dt 2 lw 1.5 lc rgb '#202020' title 'perfect scaling'");
 }
 
 // One row per configuration: y, label, the phases' cumulative percentages of its own step (0, forward, + backward,

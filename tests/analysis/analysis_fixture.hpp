@@ -120,8 +120,10 @@ inline void add_step_only(ResultsWriter& writer, const std::string& name = "step
 // makes the speedup exactly single_step_ms / double_step_ms (mean of B/(s2(1+d)) over mean of B/(s1(1+d))), with a
 // narrow interval around it. Phases: forward 30%, backward 40%, all-reduce = exposed_comm 20% (0 on 1 GPU),
 // optimizer 10% of the step.
-inline void add_sweep_point(ResultsWriter& writer, int global_batch, double single_step_ms, double double_step_ms) {
-  for (const int ranks : {1, 2}) {
+// multi_ranks: the GPU count of the second configuration ("b<batch>_n<multi_ranks>").
+inline void add_sweep_point(ResultsWriter& writer, int global_batch, double single_step_ms, double double_step_ms,
+                            int multi_ranks = 2) {
+  for (const int ranks : {1, multi_ranks}) {
     const double step = ranks == 1 ? single_step_ms : double_step_ms;
     ResultsWriter::Configuration c = writer.add_configuration(
         synthetic_metadata("b" + std::to_string(global_batch) + "_n" + std::to_string(ranks), ranks, global_batch));

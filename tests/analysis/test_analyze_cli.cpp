@@ -198,6 +198,22 @@ TEST_F(AnalyzeCli, OutDirectoryWithPlots) {
   }
 }
 
+TEST_F(AnalyzeCli, EfficiencyPlotWithMoreThanTwoGpuCounts) {
+  {
+    ResultsWriter writer(dir_ + "/sweep.h5", false);
+    add_crossing_sweep(writer);
+    writer.close();
+    ResultsWriter four(dir_ + "/four.h5", false);
+    add_sweep_point(four, 8, 1.0, 0.5, 4);  // speedup 2 on 4 GPUs: efficiency 0.5
+    four.close();
+  }
+  ASSERT_EQ(run("report sweep.h5 four.h5 --out plots").exit_code, 0);
+  const std::string data = read_text(dir_ + "/plots/efficiency_vs_gpus.dat");
+  // The batch-8 curve: 1 GPU at 1, 2 GPUs at 0.5 / 2, 4 GPUs at 2 / 4 (intervals after each).
+  EXPECT_NE(data.find("# custom batch 8\n1 1 1 1\n2 0.25 "), std::string::npos) << data;
+  EXPECT_NE(data.find("\n4 0.5 "), std::string::npos) << data;
+}
+
 TEST_F(AnalyzeCli, WithoutGnuplotSaysSoOnceAndStillWritesTables) {
   const Outcome o = run("report good.h5 --out plots", "/usr/bin/env PATH=/nonexistent");
   EXPECT_EQ(o.exit_code, 0) << o.err;
