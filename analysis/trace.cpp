@@ -61,6 +61,9 @@ std::vector<int> select_runs(const ConfigurationStats& s, const RunSelection& se
 namespace {
 
 constexpr double kMicrosecondsPerMs = 1000.0;
+// Relative rounding of the measured times (CUDA event times are fp32 milliseconds: 2^-24 ≈ 6e-8), with a margin for
+// sums of them.
+constexpr double kRoundingOfStoredTimes = 1e-6;
 // Runs are separate in time (each starts from a fresh initialisation); the trace leaves a gap of this fraction of
 // the run before the next, so runs read as blocks.
 constexpr double kGapBetweenRuns = 0.1;
@@ -174,21 +177,27 @@ void add_configuration(TraceBuilder& trace, int pid, const ConfigurationStats& s
       // Layout rule: a reduction completes on every rank at once, so with phase marks the ranks' steps are placed
       // so that their reductions end together (a rank that finished backward early waits longer); without them,
       // every rank's step starts together. The next step starts when the last rank's step has ended.
-      double sync = now;
+      double latest_reduction = 0;  // from the step's start on the rank that reaches the reduction's end last
       if (all_phases)
-        for (const StepLayout& l : layouts) sync = std::max(sync, now + l.until_reduced());
+        for (const StepLayout& l : layouts) latest_reduction = std::max(latest_reduction, l.until_reduced());
       double step_end = now;
       for (int rank = 0; rank < ranks; ++rank) {
         const StepLayout& l = layouts[static_cast<std::size_t>(rank)];
-        const double start = all_phases ? sync - l.until_reduced() : now;
+        // Written as an offset from now, so the last rank's step starts exactly where the previous step ended.
+        const double start = all_phases ? now + (latest_reduction - l.until_reduced()) : now;
         step_end = std::max(step_end, start + l.step);
         const std::string name = (warmup ? "warm-up step " : "step ") + std::to_string(step);
         trace.slice(name, warmup ? "warmup" : "step", pid, compute_track(rank), start, l.step,
                     slice_args(run, step, rank, warmup, "step_ms", l.step));
         if (!l.has_phases) continue;
         const auto phase = [&](const char* phase_name, const char* dataset, double from, double ms, int track) {
-          if (ms > 0)
-            trace.slice(phase_name, "phase", pid, track, from, ms, slice_args(run, step, rank, warmup, dataset, ms));
+          if (!(ms > 0)) return;
+          // Phases that end a few nanoseconds after their step are the rounding of the fp32 event times; a viewer
+          // drops a slice that overruns its parent, so such a phase is drawn to the step's end (its args keep the
+          // file's value).
+          const double overrun = from + ms - (start + l.step);
+          const double drawn = overrun > 0 && overrun <= kRoundingOfStoredTimes * l.step ? ms - overrun : ms;
+          trace.slice(phase_name, "phase", pid, track, from, drawn, slice_args(run, step, rank, warmup, dataset, ms));
         };
         phase("forward", "forward_ms", start, l.forward, compute_track(rank));
         phase("backward", "backward_ms", start + l.forward, l.backward, compute_track(rank));

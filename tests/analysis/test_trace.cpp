@@ -1,10 +1,12 @@
 // Purpose: the Chrome trace of `mgpu_analyze trace` for synthetic files (analysis_fixture.hpp): every event has the
-// trace-event fields Perfetto needs, every slice's duration is the dataset value it came from, phases sit inside their
+// trace-event fields Perfetto needs, every slice's duration is the dataset value it came from (a phase overrunning its
+// step by the rounding of fp32 event times ends with the step), phases sit inside their
 // step in the documented order, ranks are aligned where their reductions end, warm-up steps are marked, clocks are
 // counters, steps without phase marks show whole, and runs are chosen as asked.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <map>
 
@@ -85,6 +87,35 @@ TEST_F(Trace, EveryEventIsTraceEventJsonAndEverySliceIsItsDatasetValue) {
   EXPECT_EQ(checked, 6u * (6 + 2 * 4) + 5u * 2 * 3 * 6 + 5u * (6 + 2));
 }
 
+TEST_F(Trace, SlicesOnATrackNestOrFollowEachOther) {
+  // A trace viewer drops a slice that starts inside another on its track and ends after it. (The fixture's warm-up
+  // steps have every phase at 100 ms in a 100 ms step, more than the step holds: their phases are left out here.)
+  RunSelection all;
+  all.kind = RunSelection::Kind::all;
+  std::map<std::pair<int, int>, std::vector<std::pair<double, double>>> tracks;
+  for (const nlohmann::json& e : events_of(chrome_trace(stats_, all), "X")) {
+    if (e.at("cat") == "phase" && e.at("args").at("warmup") == true) continue;
+    const double ts = e.at("ts");
+    tracks[{e.at("pid"), e.at("tid")}].push_back({ts, ts + e.at("dur").get<double>()});
+  }
+  constexpr double kNanosecond = 1e-3;  // µs
+  for (auto& [track, slices] : tracks) {
+    // By start, the longer first, so a parent precedes its children.
+    std::sort(slices.begin(), slices.end(), [](const auto& a, const auto& b) {
+      return a.first != b.first ? a.first < b.first : a.second > b.second;
+    });
+    std::vector<std::pair<double, double>> open;
+    for (const auto& slice : slices) {
+      while (!open.empty() && open.back().second <= slice.first + kNanosecond) open.pop_back();
+      if (!open.empty())
+        EXPECT_LE(slice.second, open.back().second + kNanosecond)
+            << "pid " << track.first << " tid " << track.second << ": [" << slice.first << ", " << slice.second
+            << "] overruns [" << open.back().first << ", " << open.back().second << "]";
+      open.push_back(slice);
+    }
+  }
+}
+
 TEST_F(Trace, PhasesNestInTheirStepAndRanksMeetWhereTheReductionEnds) {
   RunSelection first;
   first.kind = RunSelection::Kind::listed;
@@ -148,6 +179,32 @@ TEST_F(Trace, StepsWithoutPhaseMarksShowWhole) {
   // One run (the median), 2 measured steps, each a slice of its own and nothing inside it.
   EXPECT_EQ(steps, 2u);
   EXPECT_EQ(events_of(trace, "X").size(), 1u + 6 + 2);
+}
+
+TEST(TraceRounding, APhaseOverrunningItsStepByRoundingEndsWithTheStep) {
+  // Forward 1, backward 2, optimizer 1.0000005 in a 4 ms step: the phases end 5e-7 ms (1.25e-7 of the step, the
+  // rounding of fp32 event times) after the step. Drawn to the step's end so the viewer keeps it; args keep the value.
+  const std::string path =
+      (fs::temp_directory_path() / ("mgpu_trace_rounding_" + std::to_string(::getpid()) + ".h5")).string();
+  {
+    ResultsWriter writer(path, true);
+    ResultsWriter::Configuration c = writer.add_configuration(synthetic_metadata("rounded", 1));
+    const std::vector<double> phases = {1.0, 2.0, 0.0, 0.0, 1.0000005, 4.0};
+    writer.append_run(c, {synthetic_record({phases, phases}, 0, 0, 0)});
+    writer.finish(c);
+    writer.close();
+  }
+  const ResultsFile file = read_results_file(path);
+  fs::remove(path);
+  const std::vector<ConfigurationStats> stats = {compute_configuration_stats(file.configurations[0], "r.h5", {})};
+  std::size_t optimizers = 0;
+  for (const nlohmann::json& e : events_of(chrome_trace(stats, RunSelection{}), "X")) {
+    if (e.at("name") != "optimizer" || e.at("args").at("warmup") == true) continue;
+    ++optimizers;
+    EXPECT_DOUBLE_EQ(e.at("args").at("value_ms").get<double>(), 1.0000005);
+    EXPECT_NEAR(e.at("dur").get<double>(), 1000.0, 1e-6);
+  }
+  EXPECT_EQ(optimizers, 2u);
 }
 
 TEST_F(Trace, RunsChosenByThroughputOrByIndex) {
