@@ -195,6 +195,13 @@ TEST_F(AnalyzeCli, OutDirectoryWithPlots) {
     }
     for (const char* image : {"throughput_vs_batch.svg", "speedup_vs_batch.svg", "phases.svg"})
       EXPECT_NE(read_text(dir_ + "/plots/" + image).find("<svg"), std::string::npos) << image;
+    // report.html inlines every plot.
+    const std::string page = read_text(dir_ + "/plots/report.html");
+    std::size_t inlined = 0;
+    for (std::size_t at = page.find("src=\"data:image/svg+xml;base64,"); at != std::string::npos;
+         at = page.find("src=\"data:image/svg+xml;base64,", at + 1))
+      ++inlined;
+    EXPECT_EQ(inlined, 3u);
   }
 }
 
@@ -223,6 +230,8 @@ TEST_F(AnalyzeCli, WithoutGnuplotSaysSoOnceAndStillWritesTables) {
   EXPECT_TRUE(fs::exists(dir_ + "/plots/report.txt"));
   EXPECT_TRUE(fs::exists(dir_ + "/plots/phases.gp"));
   EXPECT_FALSE(fs::exists(dir_ + "/plots/phases.png"));
+  // The page is still written, saying why it has no plots.
+  EXPECT_NE(read_text(dir_ + "/plots/report.html").find("gnuplot was not found"), std::string::npos);
 }
 
 TEST_F(AnalyzeCli, NoBaselineIsANoteWithTheCommandThatMeasuresIt) {
