@@ -1,6 +1,6 @@
-// Purpose: mgpu_analyze's command line (Boost.Program_options): `report` and `compare` over results files, and the
-// one place errors become exit codes (0 done, 1 bad input, 3 report written but N-GPU configurations lack a 1-GPU
-// baseline).
+// Purpose: mgpu_analyze's command line (Boost.Program_options): `report` and `compare` over results files (`trace` in
+// trace_command.cpp), and the one place errors become exit codes (0 done, 1 bad input, 3 with --require-baseline:
+// report written but N-GPU configurations lack a 1-GPU baseline).
 #include <boost/program_options.hpp>
 #include <cstdio>
 #include <filesystem>
@@ -10,18 +10,22 @@
 #include <string>
 #include <vector>
 
+#include "break_even_curves.hpp"
+#include "html_report.hpp"
+#include "missing_baseline.hpp"
 #include "platform/build_info.hpp"
-#include "stats/compare.hpp"
-#include "stats/configuration_stats.hpp"
 #include "platform/error.hpp"
 #include "plots.hpp"
 #include "predict_options.hpp"
 #include "report_tables.hpp"
 #include "results/results_reader.hpp"
+#include "stats/compare.hpp"
+#include "stats/configuration_stats.hpp"
 #include "stats/scaling.hpp"
 #include "stats/speedup_interval.hpp"
 #include "table.hpp"
 #include "timeline.hpp"
+#include "trace_command.hpp"
 
 namespace po = boost::program_options;
 namespace fs = std::filesystem;
@@ -34,7 +38,7 @@ constexpr int kExitNoBaseline = 3;
 
 const char kUsage[] =
     "usage: mgpu_analyze report FILE.h5 [FILE.h5 ...] [--format table|markdown|csv|json] [--out DIR]\n"
-    "                           [--outlier-threshold M] [--include-warmup] [--no-scaling]\n"
+    "                           [--outlier-threshold M] [--include-warmup] [--no-scaling] [--require-baseline]\n"
     "       mgpu_analyze compare BEFORE.h5 AFTER.h5 [--alpha A] [--min-effect E] [--ignore-nccl-settings]\n"
     "                           [--format table|markdown|csv|json]\n"
     "       mgpu_analyze predict --probe FILE.h5 [--allreduce FILE.h5 ...] (--model M | --layers W,...) --batch B,...\n"
@@ -42,6 +46,12 @@ const char kUsage[] =
     "                           [--link NAME | --link-bandwidth GB/s --link-latency us]\n"
     "                           [--check RESULTS.h5] [--format table|markdown|csv|json] [--out DIR]\n"
     "       mgpu_analyze --help | --version\n";
+
+// The usage lines of every command.
+void print_usage() {
+  std::fputs(kUsage, stdout);
+  std::fputs(kTraceUsage, stdout);
+}
 
 const char kHelp[] =
     "\n"
@@ -51,15 +61,19 @@ const char kHelp[] =
     "report: per configuration, kept runs (outliers by modified z-score), throughput mean with its 95% Student-t\n"
     "  interval, median, sd, CV, the mean step and its phases, TFLOP/s, peak memory per GPU, throttled runs; the\n"
     "  scaling table (each N-GPU configuration against the 1-GPU one of the same model, global batch and settings:\n"
-    "  speedup with Fieller's 95% interval, efficiency, Welch's t-test); the timeline of each mean step.\n"
+    "  speedup with Fieller's 95% interval, efficiency, Welch's t-test); per model and GPU count of a batch sweep,\n"
+    "  the break-even batch (where the speedup crosses 1) and the smallest batch whose speedup is significantly\n"
+    "  above 1; the timeline of each mean step.\n"
     "  --format F            table (aligned text, default), markdown, csv or json\n"
     "  --out DIR             also write report.<txt|md|csv|json> there (and one CSV per table with --format csv),\n"
-    "                        with gnuplot plots: throughput and speedup vs batch, stacked phases (.png, .dat, .gp)\n"
+    "                        report.html (one self-contained page: answer, plots, tables, run conditions),\n"
+    "                        with gnuplot plots (.png, .svg, .dat, .gp): phases per configuration, speedup and\n"
+    "                        throughput vs batch, efficiency vs GPUs (more than two GPU counts)\n"
     "  --outlier-threshold M exclude runs with |modified z| > M (default 3.5)\n"
     "  --include-warmup      count the warm-up steps as measured steps (excluded by default)\n"
     "  --no-scaling          leave the scaling table out\n"
-    "  Exit status 3 when the report was written but an N-GPU configuration has no 1-GPU baseline (one error line\n"
-    "  for each).\n"
+    "  --require-baseline    exit status 3 when an N-GPU configuration has no 1-GPU baseline (one error line each);\n"
+    "                        without it the report notes the mgpu_bench command that measures the baseline, exit 0\n"
     "compare: configurations of BEFORE and AFTER paired by model, widths, batch, GPUs, NCCL settings and every other\n"
     "  setting (not hosts or library versions); for each, the after/before throughput ratio with Fieller's 95%\n"
     "  interval, Welch's p and a verdict SAME, FASTER or SLOWER; configurations found on one side only are listed.\n"
@@ -91,6 +105,7 @@ struct ReportOptions {
   std::string out_dir;
   AnalysisOptions analysis;
   bool scaling = true;
+  bool require_baseline = false;
 };
 
 // Reads every file first, so one bad file stops everything before any output.
@@ -149,11 +164,14 @@ int run_report(const ReportOptions& options) {
   const std::vector<ConfigurationStats> stats = analyse(files, options.analysis);
   std::vector<Table> tables = {configurations_table(stats, options.analysis), phases_table(stats)};
   ScalingTable scaling;
+  std::vector<BreakEvenCurve> break_evens;
   bool multi_gpu = false;
   for (const ConfigurationStats& s : stats) multi_gpu = multi_gpu || s.results->ranks() > 1;
   if (options.scaling && multi_gpu) {
     scaling = build_scaling_table(stats);
     tables.push_back(scaling_table(scaling));
+    break_evens = break_even_curves(scaling);
+    if (!break_evens.empty()) tables.push_back(break_even_table(break_evens));
   }
   tables.push_back(runs_table(stats));
   const nlohmann::json settings = {{"confidence", kConfidence},
@@ -172,19 +190,20 @@ int run_report(const ReportOptions& options) {
     write_text((dir / (std::string("report.") + format_extension(options.format))).string(), report);
     if (options.format == Format::csv)
       for (const Table& table : tables) write_text((dir / (table.key + ".csv")).string(), render_csv(table));
-    const PlotOutcome plots = write_plots(options.out_dir, stats, scaling);
+    const PlotOutcome plots = write_plots(options.out_dir, stats, scaling, break_evens);
+    write_text((dir / "report.html").string(), render_html_report({options.files, stats, scaling, break_evens, tables,
+                                                                   timeline, plots, options.out_dir}));
     if (!plots.gnuplot_found)
       std::fprintf(stderr,
                    "mgpu_analyze: note: gnuplot not found on PATH: plots not drawn (their data and scripts are in "
                    "'%s'); the tables are written\n",
                    options.out_dir.c_str());
   }
-  // The report stands; the missing baselines are the error, one line each.
+  // A missing baseline is a note in the report (a user's first 2-GPU run has none); scripts that need every speedup
+  // ask for the error with --require-baseline. The report stands either way.
+  if (!options.require_baseline) return 0;
   for (const ConfigurationStats* s : scaling.without_baseline)
-    std::fprintf(stderr,
-                 "mgpu_analyze: error: '%s': configuration '%s' (%d GPUs) has no 1-GPU baseline for the scaling table "
-                 "(no 1-GPU configuration of the same model, batch and settings was given)\n",
-                 s->file.c_str(), s->label.c_str(), s->results->ranks());
+    std::fprintf(stderr, "mgpu_analyze: error: %s\n", missing_baseline_note(*s).c_str());
   return scaling.without_baseline.empty() ? 0 : kExitNoBaseline;
 }
 
@@ -225,17 +244,19 @@ double option_in_range(const po::variables_map& vm, const char* name, double low
 }
 
 int run(int argc, char** argv) {
-  if (argc < 2) throw UsageError("no command given: expected report, compare or predict (see --help)");
+  if (argc < 2) throw UsageError("no command given: expected report, compare, trace or predict (see --help)");
   const std::string command = argv[1];
   if (command == "--help" || command == "-h") {
-    std::fputs(kUsage, stdout);
+    print_usage();
     std::fputs(kHelp, stdout);
+    std::fputs(kTraceHelp, stdout);
     return 0;
   }
   if (command == "--version") {
     std::printf("mgpu_analyze %s (git %s)\n", project_version(), git_revision());
     return 0;
   }
+  if (command == "trace") return run_trace_command(argc - 1, argv + 1);
   if (command == "predict") {
     bool help = false;
     const PredictOptions options = parse_predict_options(argc - 1, argv + 1, &help);
@@ -247,7 +268,7 @@ int run(int argc, char** argv) {
     return run_predict(options);
   }
   if (command != "report" && command != "compare")
-    throw UsageError("unknown command '" + command + "': expected report, compare or predict (see --help)");
+    throw UsageError("unknown command '" + command + "': expected report, compare, trace or predict (see --help)");
 
   po::options_description described;
   described.add_options()("help,h", "")("format", po::value<std::string>()->default_value("table"), "")(
@@ -255,7 +276,8 @@ int run(int argc, char** argv) {
   if (command == "report")
     described.add_options()("out", po::value<std::string>()->default_value(""), "")(
         "outlier-threshold", po::value<double>()->default_value(kDefaultOutlierThreshold), "")(
-        "include-warmup", po::bool_switch(), "")("no-scaling", po::bool_switch(), "");
+        "include-warmup", po::bool_switch(), "")("no-scaling", po::bool_switch(), "")("require-baseline",
+                                                                                      po::bool_switch(), "");
   else
     described.add_options()("alpha", po::value<double>()->default_value(0.05), "")(
         "min-effect", po::value<double>()->default_value(0.02), "")("ignore-nccl-settings", po::bool_switch(), "");
@@ -269,8 +291,9 @@ int run(int argc, char** argv) {
     throw UsageError(command + ": " + e.what());
   }
   if (vm.count("help") > 0) {
-    std::fputs(kUsage, stdout);
+    print_usage();
     std::fputs(kHelp, stdout);
+    std::fputs(kTraceHelp, stdout);
     return 0;
   }
   const Format format = parse_format(vm["format"].as<std::string>());
@@ -286,6 +309,7 @@ int run(int argc, char** argv) {
                        ": expected a positive number");
     options.analysis.include_warmup = vm["include-warmup"].as<bool>();
     options.scaling = !vm["no-scaling"].as<bool>();
+    options.require_baseline = vm["require-baseline"].as<bool>();
     return run_report(options);
   }
   if (files.size() != 2)

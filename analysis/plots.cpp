@@ -1,17 +1,21 @@
-// Purpose: gnuplot data, scripts and images for the report.
+// Purpose: gnuplot data, scripts and images for the report (plots.hpp).
 #include "plots.hpp"
 
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <map>
+#include <set>
 #include <sstream>
 #include <tuple>
 
 #include "platform/error.hpp"
+#include "series.hpp"
 
 namespace mgpu::analysis {
 
@@ -42,87 +46,239 @@ void run_gnuplot(const std::string& gnuplot, const std::string& script) {
 
 namespace {
 
-// The series a configuration belongs to in the line plots: model, GPU count and its non-default settings (the label
-// without the group name), so "large 2 GPUs nccl tree/simple" is its own line.
-std::string series_name(const ConfigurationStats& s) {
-  const int ranks = s.results->ranks();
-  std::string settings = s.label.substr(std::min(s.label.size(), s.results->metadata.name.size()));
-  return s.results->metadata.model + " " + std::to_string(ranks) + (ranks == 1 ? " GPU" : " GPUs") + settings;
+// Colours that stay apart for the colour-blind and in greyscale print (Tableau 10 order); series i takes colour i.
+const char* const kPalette[] = {"#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2",
+                                "#edc948", "#b07aa1", "#ff9da7", "#9c755f", "#bab0ac"};
+std::string colour(std::size_t index) {
+  return std::string("rgb '") + kPalette[index % (sizeof kPalette / sizeof kPalette[0])] + "'";
 }
 
-// Rows of "x y low high" per series, sorted by x; gnuplot's index selects a series (blocks separated by 2 blank lines).
+std::string number_text(double value, const char* format = "%.10g") {
+  char text[64];
+  std::snprintf(text, sizeof text, format, value);
+  return text;
+}
+
+// Display width of a UTF-8 label in characters (continuation bytes do not count).
+std::size_t characters(const std::string& text) {
+  return static_cast<std::size_t>(std::count_if(text.begin(), text.end(), [](char c) { return (c & 0xC0) != 0x80; }));
+}
+
+// Rows of "x y low high" per series, sorted by x; gnuplot's index selects a series (blocks separated by 2 blank
+// lines). Series keep the order they were first added in, so colours follow the reading order.
 struct Series {
+  std::vector<std::string> names;
   std::map<std::string, std::vector<std::tuple<double, double, double, double>>> points;
   void add(const std::string& name, double x, double y, double low, double high) {
+    if (points.count(name) == 0) names.push_back(name);
     points[name].emplace_back(x, y, low, high);
   }
   std::string data() const {
     std::ostringstream out;
-    out.precision(10);
-    bool first = true;
-    for (auto [name, rows] : points) {
+    for (std::size_t i = 0; i < names.size(); ++i) {
+      std::vector<std::tuple<double, double, double, double>> rows = points.at(names[i]);
       std::sort(rows.begin(), rows.end());
-      if (!first) out << "\n\n";
-      first = false;
-      out << "# " << name << "\n";
-      for (const auto& [x, y, low, high] : rows) out << x << " " << y << " " << low << " " << high << "\n";
+      out << (i > 0 ? "\n\n" : "") << "# " << names[i] << "\n";
+      for (const auto& [x, y, low, high] : rows)
+        out << number_text(x) << " " << number_text(y) << " " << number_text(low) << " " << number_text(high) << "\n";
     }
     return out.str();
   }
-  std::string plot_clause(const std::string& data_file) const {
-    std::string clause;
-    int index = 0;
-    for (const auto& entry : points) {
-      clause += (index > 0 ? ", \\\n     " : "") + gnuplot_string(data_file) + " index " + std::to_string(index) +
-                " using 1:2:3:4 with yerrorlines title " + gnuplot_string(entry.first);
-      ++index;
-    }
-    return clause;
-  }
 };
 
-const char kPreamble[] =
-    "set terminal pngcairo size 1000,620 noenhanced font 'sans,10'\n"
-    "set grid\n"
-    "set key below left Left reverse\n";
-
-// A line plot of series: settings (title, axes, ...) go between the output and the plot command, extra_plot after the
-// series' clauses.
-std::string line_plot_script(const std::string& data_file, const std::string& image, const Series& series,
-                             const std::string& settings, const std::string& extra_plot) {
-  return std::string(kPreamble) + "set output " + gnuplot_string(image) + "\n" + settings + "plot " +
-         series.plot_clause(data_file) + extra_plot + "\n";
+// The script draws the PNG, then the same plot as SVG (replot), so both show exactly the same thing.
+std::string script(const std::string& stem_path, int width, int height, const std::string& settings,
+                   const std::string& plot) {
+  const std::string size = std::to_string(width) + "," + std::to_string(height);
+  return "set terminal pngcairo size " + size + " noenhanced font 'sans,11'\nset output " +
+         gnuplot_string(stem_path + ".png") + "\n" + settings + "plot " + plot + "\nset terminal svg size " + size +
+         " noenhanced font 'sans,11' background rgb 'white'\nset output " + gnuplot_string(stem_path + ".svg") +
+         "\nreplot\nunset output\n";
 }
 
-std::string throughput_script(const std::string& data_file, const std::string& image, const Series& series) {
-  return line_plot_script(data_file, image, series,
-                          "set title 'Throughput vs global batch (mean over kept runs, 95% Student-t interval)'\n"
-                          "set xlabel 'global batch'\nset ylabel 'samples/s'\nset logscale x 2\nset format y '%.0f'\n"
-                          "set offsets graph 0.05, graph 0.05, graph 0.05, 0\n",
-                          "");
-}
+// Light grid, the key below the plot with room above it for the x label.
+#define MGPU_LINE_PLOT_FRAME                                                                                       \
+  "set grid lt 1 lc rgb '#e4e4e4'\nset border lc rgb '#404040'\nset key below left Left reverse samplen 2 height " \
+  "1.5\n"
+const char kLinePlotSettings[] = MGPU_LINE_PLOT_FRAME
+    "set logscale x 2\nset xlabel 'global batch'\nset offsets graph 0.04, graph 0.04, graph 0.06, graph 0.06\n";
 
-std::string speedup_script(const std::string& data_file, const std::string& image, const Series& series) {
-  return line_plot_script(data_file, image, series,
-                          "set title 'Speedup vs global batch (N GPUs / 1 GPU; Fieller 95% interval)'\n"
-                          "set xlabel 'global batch'\nset ylabel 'speedup'\nset logscale x 2\n"
-                          "set offsets graph 0.05, graph 0.05, graph 0.05, graph 0.05\n",
-                          ", \\\n     1 with lines dashtype 2 linecolor 'black' title 'speedup 1.0'");
-}
-
-std::string phases_script(const std::string& data_file, const std::string& image, std::size_t bars) {
-  std::string script = std::string(kPreamble) + "set output " + gnuplot_string(image) +
-                       "\nset title 'Mean step by phase (critical rank; ms)'\nset ylabel 'ms per step'\n"
-                       "set style data histograms\nset style histogram rowstacked\nset style fill solid 0.8 border -1\n"
-                       "set boxwidth 0.7\nset xtics rotate by -30 left\nset yrange [0:*]\n"
-                       "set bmargin " +
-                       std::to_string(std::min<std::size_t>(12, 6 + bars / 2)) + "\nplot ";
-  for (std::size_t i = 0; i < kStackedPhases.size(); ++i) {
-    const std::string name = kBreakdownPhaseNames[static_cast<int>(kStackedPhases[i])];
-    script += (i > 0 ? ", \\\n     " : "") + gnuplot_string(data_file) + " using " + std::to_string(i + 2) +
-              (i == 0 ? ":xticlabels(1)" : "") + " title " + gnuplot_string(name);
+// One series as a line with points; with_band: its 95% interval as a translucent band under it, else as error bars.
+std::string series_clauses(const std::string& data_file, const Series& series, bool with_band,
+                           const std::map<std::string, std::string>& title_suffix = {}) {
+  std::string clauses;
+  for (std::size_t i = 0; i < series.names.size(); ++i) {
+    const std::string data = gnuplot_string(data_file) + " index " + std::to_string(i);
+    const auto suffix = title_suffix.find(series.names[i]);
+    const std::string title =
+        gnuplot_string(series.names[i] + (suffix == title_suffix.end() ? std::string() : suffix->second));
+    if (!clauses.empty()) clauses += ", \\\n     ";
+    if (with_band)
+      clauses += data + " using 1:3:4 with filledcurves lc " + colour(i) +
+                 " fs transparent solid 0.18 notitle, \\\n     " + data +
+                 " using 1:2 with linespoints lw 2 pt 7 ps 0.9 lc " + colour(i) + " title " + title;
+    else
+      clauses += data + " using 1:2:3:4 with yerrorlines lw 2 pt 7 ps 0.9 lc " + colour(i) + " title " + title;
   }
-  return script + "\n";
+  return clauses;
+}
+
+// Tics at 1, 2 and 5 times powers of ten between low and high, labelled "200", "5k", "1.2M" style: gnuplot's own
+// log tics are whole decades, too few when a plot spans less than one.
+std::string log_tics(double low, double high) {
+  std::string tics;
+  if (!(low > 0) || !(high >= low)) return tics;
+  for (double decade = std::pow(10.0, std::floor(std::log10(low))); decade <= high; decade *= 10)
+    for (const double mantissa : {1.0, 2.0, 5.0}) {
+      const double value = mantissa * decade;
+      if (value < low / 1.25 || value > high * 1.25) continue;
+      const char* unit = value >= 1e6 ? "M" : (value >= 1e3 ? "k" : "");
+      const double shown = value >= 1e6 ? value / 1e6 : (value >= 1e3 ? value / 1e3 : value);
+      tics += (tics.empty() ? "" : ", ") + gnuplot_string(number_text(shown, "%g") + unit) + " " + number_text(value);
+    }
+  return tics.empty() ? tics : "set ytics (" + tics + ")\n";
+}
+
+std::string throughput_script(const std::string& stem_path, const Series& series) {
+  double low = INFINITY, high = 0;
+  for (const auto& [name, rows] : series.points)
+    for (const auto& [x, y, y_low, y_high] : rows) {
+      low = std::min(low, y_low > 0 ? y_low : y);
+      high = std::max(high, y_high);
+    }
+  return script(stem_path, 1000, 640,
+                std::string(kLinePlotSettings) +
+                    "set title 'Throughput vs global batch (mean over kept runs, 95% Student-t interval)'\n"
+                    "set ylabel 'samples/s'\nset logscale y 10\n"
+                    // Without this a log axis stretches to whole decades and the lines flatten.
+                    "set autoscale yfix\n" +
+                    log_tics(low, high),
+                series_clauses(stem_path + ".dat", series, false));
+}
+
+// Short words for a curve's break-even, added to its key entry.
+std::string break_even_words(const BreakEven& b) {
+  switch (b.kind) {
+    case BreakEven::Kind::crossing:
+      return " (break-even at batch ~" + number_text(b.batch, "%.0f") + ")";
+    case BreakEven::Kind::always:
+      return " (faster at every measured batch)";
+    case BreakEven::Kind::never:
+      return " (never faster in the measured range)";
+    case BreakEven::Kind::no_data:
+      return "";
+  }
+  return "";
+}
+
+std::string speedup_script(const std::string& stem_path, const Series& series,
+                           const std::vector<BreakEvenCurve>& break_evens) {
+  std::map<std::string, std::string> suffix;
+  std::string marks;
+  int label = 1;
+  for (const BreakEvenCurve& curve : break_evens) {
+    suffix[curve.series] = break_even_words(curve.break_even);
+    const auto at = std::find(series.names.begin(), series.names.end(), curve.series);
+    if (curve.break_even.kind != BreakEven::Kind::crossing || at == series.names.end()) continue;
+    // The break-even batch: a dotted vertical line in the curve's colour and a ring where it meets speedup 1.
+    const std::string c = colour(static_cast<std::size_t>(at - series.names.begin()));
+    const std::string x = number_text(curve.break_even.batch);
+    marks += "set arrow from " + x + ", graph 0 to " + x + ", graph 1 nohead dt 3 lw 1.5 lc " + c + " front\n";
+    marks += "set object circle at " + x + ",1 size screen 0.008 fs empty border lc " + c + " lw 2 front\n";
+    marks += "set label " + std::to_string(label++) + " " +
+             gnuplot_string("break-even ~" + number_text(curve.break_even.batch, "%.0f")) + " at " + x +
+             ", graph 0.04 offset char 0.6,0 left tc " + c + " front\n";
+  }
+  return script(stem_path, 1000, 640,
+                std::string(kLinePlotSettings) +
+                    "set title 'Speedup vs global batch (N GPUs / 1 GPU; band: Fieller 95% interval)'\n"
+                    "set ylabel 'speedup'\nset yrange [0:*]\n" +
+                    marks,
+                series_clauses(stem_path + ".dat", series, true, suffix) +
+                    ", \\\n     1 with lines dt 2 lw 1.5 lc rgb '#202020' title 'speedup 1 (as fast as 1 GPU)'");
+}
+
+std::string efficiency_script(const std::string& stem_path, const Series& series) {
+  return script(stem_path, 1000, 640,
+                MGPU_LINE_PLOT_FRAME
+                "set title 'Efficiency vs GPU count (speedup / N; 95% interval)'\nset xlabel 'GPUs'\n"
+                "set ylabel 'efficiency'\nset yrange [0:*]\nset xrange [0.5:*]\nset xtics 1\n"
+                "set offsets graph 0.04, graph 0.04, graph 0.06, 0\n",
+                series_clauses(stem_path + ".dat", series, false) +
+                    ", \\\n     1 with lines dt 2 lw 1.5 lc rgb '#202020' title 'perfect scaling'");
+}
+
+// One row per configuration: y, label, the phases' cumulative percentages of its own step (0, forward, + backward,
+// + exposed_comm, + optimizer, + other = 100), and the text written beside the bar.
+std::string phases_data(const std::vector<ConfigurationStats>& configurations) {
+  std::ostringstream out;
+  out << "# y label";
+  for (const BreakdownPhase p : kStackedPhases) out << " until_" << kBreakdownPhaseNames[static_cast<int>(p)];
+  out << " start text\n";
+  for (std::size_t i = 0; i < configurations.size(); ++i) {
+    const ConfigurationStats& s = configurations[i];
+    const bool measured = !std::isnan(s.phase(BreakdownPhase::forward));
+    out << i << " " << gnuplot_string(s.label) << " 0";
+    double until = 0;
+    for (const BreakdownPhase p : kStackedPhases) {
+      until += measured ? 100 * std::max(0.0, s.share(p)) : 0;
+      out << " " << number_text(std::min(until, 100.0));
+    }
+    const int ranks = s.results->ranks();
+    out << " "
+        << gnuplot_string(number_text(s.mean_step_ms, "%.4g") + " ms, " + std::to_string(ranks) +
+                          (ranks == 1 ? " GPU" : " GPUs") + (measured ? "" : " (phases not measured)"))
+        << "\n";
+  }
+  return out.str();
+}
+
+std::string phases_script(const std::string& stem_path, const std::vector<ConfigurationStats>& configurations) {
+  std::size_t longest = 10;
+  for (const ConfigurationStats& s : configurations) longest = std::max(longest, characters(s.label));
+  const int bars = static_cast<int>(configurations.size());
+  // Every label fits: the left margin is as wide as the longest one; the step time sits right of 100%.
+  const int width = static_cast<int>(8 * longest) + 1050;
+  const int height = 170 + 34 * bars;
+  std::string settings =
+      "set title " +
+      gnuplot_string("Mean step by phase: share of each configuration's own step (critical rank); step time at right") +
+      "\nset border 3 lc rgb '#404040'\nset grid x lc rgb '#d0d0d0'\nset xtics nomirror 0,20,100 format '%g%%'\n"
+      "set ytics nomirror scale 0\nset xrange [0:130]\nset yrange [" +
+      number_text(bars - 0.4) + ":-0.6]\nset lmargin " + std::to_string(longest + 3) +
+      "\nset key below left horizontal reverse Left samplen 1.5 width 1\nset style fill solid 0.92 border lc rgb "
+      "'white'\n";
+  const std::string data = gnuplot_string(stem_path + ".dat");
+  std::string plot;
+  for (std::size_t j = 0; j < kStackedPhases.size(); ++j) {
+    const std::string from = std::to_string(3 + j), to = std::to_string(4 + j);
+    plot += (j > 0 ? ", \\\n     " : "") + data + " using (($" + from + "+$" + to + ")/2):1:" + from + ":" + to +
+            ":($1-0.36):($1+0.36)" + (j == 0 ? ":ytic(2)" : "") + " with boxxyerror lc " +
+            // "other" is no phase of its own (launch gaps, the step's end): grey, the last colour.
+            (kStackedPhases[j] == BreakdownPhase::other ? colour(9) : colour(j)) + " title " +
+            gnuplot_string(kBreakdownPhaseNames[static_cast<int>(kStackedPhases[j])]);
+  }
+  plot += ", \\\n     " + data + " using (101.5):1:9 with labels left tc rgb '#202020' notitle";
+  return script(stem_path, width, height, settings, plot);
+}
+
+// Efficiency vs GPU count per model, batch and settings; empty when at most two GPU counts (1 and N) were measured.
+Series efficiency_series(const ScalingTable& scaling) {
+  Series series;
+  std::set<int> counts = {1};
+  for (const ScalingPair& pair : scaling.pairs) counts.insert(pair.multi->results->ranks());
+  if (counts.size() <= 2) return series;
+  for (const ScalingPair& pair : scaling.pairs) {
+    const ConfigurationMetadata& m = pair.multi->results->metadata;
+    const std::string settings = pair.multi->label.substr(std::min(pair.multi->label.size(), m.name.size()));
+    const std::string name = m.model + " batch " + std::to_string(m.global_batch) + settings;
+    if (series.points.count(name) == 0) series.add(name, 1, 1, 1, 1);
+    const double n = m.ranks;
+    const RatioInterval& r = pair.speedup;
+    series.add(name, n, pair.efficiency, (r.has_interval ? r.low : r.ratio) / n,
+               (r.has_interval ? r.high : r.ratio) / n);
+  }
+  return series;
 }
 
 }  // namespace
@@ -140,7 +296,7 @@ std::string find_on_path(const std::string& program) {
 }
 
 PlotOutcome write_plots(const std::string& directory, const std::vector<ConfigurationStats>& configurations,
-                        const ScalingTable& scaling) {
+                        const ScalingTable& scaling, const std::vector<BreakEvenCurve>& break_evens) {
   PlotOutcome outcome;
   const std::string gnuplot = find_on_path("gnuplot");
   outcome.gnuplot_found = !gnuplot.empty();
@@ -157,41 +313,38 @@ PlotOutcome write_plots(const std::string& directory, const std::vector<Configur
     speedup.add(series_name(*pair.multi), pair.multi->results->metadata.global_batch, r.ratio,
                 r.has_interval ? r.low : r.ratio, r.has_interval ? r.high : r.ratio);
   }
-  std::ostringstream phases;
-  phases.precision(10);
-  phases << "# configuration";
-  for (const BreakdownPhase p : kStackedPhases) phases << " " << kBreakdownPhaseNames[static_cast<int>(p)] << "_ms";
-  phases << "\n";
-  for (const ConfigurationStats& s : configurations) {
-    phases << gnuplot_string(s.label + " (" + std::to_string(s.results->ranks()) + ")");
-    for (const BreakdownPhase p : kStackedPhases) phases << " " << std::max(0.0, s.phase(p));
-    phases << "\n";
-  }
+  const Series efficiency = efficiency_series(scaling);
 
-  struct Plot {
-    std::string stem, data, script;
+  struct Drawing {
+    Plot plot;
+    std::string data, script;
   };
-  std::vector<Plot> plots;
-  const auto stem_path = [&](const std::string& stem, const char* extension) {
-    return directory + "/" + stem + extension;
-  };
-  plots.push_back({"throughput_vs_batch", throughput.data(),
-                   throughput_script(stem_path("throughput_vs_batch", ".dat"), stem_path("throughput_vs_batch", ".png"),
-                                     throughput)});
+  const auto stem_path = [&](const std::string& stem) { return directory + "/" + stem; };
+  std::vector<Drawing> drawings;
+  drawings.push_back({{"phases", "Where the step goes: phases as a share of each configuration's own step"},
+                      phases_data(configurations),
+                      phases_script(stem_path("phases"), configurations)});
   if (!scaling.pairs.empty())
-    plots.push_back(
-        {"speedup_vs_batch", speedup.data(),
-         speedup_script(stem_path("speedup_vs_batch", ".dat"), stem_path("speedup_vs_batch", ".png"), speedup)});
-  plots.push_back({"phases", phases.str(),
-                   phases_script(stem_path("phases", ".dat"), stem_path("phases", ".png"), configurations.size())});
+    drawings.push_back({{"speedup_vs_batch", "Speedup of N GPUs over 1 vs global batch, with the break-even batch"},
+                        speedup.data(),
+                        speedup_script(stem_path("speedup_vs_batch"), speedup, break_evens)});
+  drawings.push_back({{"throughput_vs_batch", "Throughput vs global batch (log axes)"},
+                      throughput.data(),
+                      throughput_script(stem_path("throughput_vs_batch"), throughput)});
+  if (!efficiency.names.empty())
+    drawings.push_back({{"efficiency_vs_gpus", "Scaling efficiency vs GPU count"},
+                        efficiency.data(),
+                        efficiency_script(stem_path("efficiency_vs_gpus"), efficiency)});
 
-  for (const Plot& plot : plots) {
-    write_text(stem_path(plot.stem, ".dat"), plot.data);
-    write_text(stem_path(plot.stem, ".gp"), plot.script);
-    outcome.scripts.push_back(stem_path(plot.stem, ".gp"));
-    if (!outcome.gnuplot_found) continue;
-    run_gnuplot(gnuplot, stem_path(plot.stem, ".gp"));
-    outcome.images.push_back(stem_path(plot.stem, ".png"));
+  for (Drawing& drawing : drawings) {
+    const std::string stem = stem_path(drawing.plot.stem);
+    write_text(stem + ".dat", drawing.data);
+    write_text(stem + ".gp", drawing.script);
+    if (outcome.gnuplot_found) {
+      run_gnuplot(gnuplot, stem + ".gp");
+      drawing.plot.drawn = true;
+    }
+    outcome.plots.push_back(drawing.plot);
   }
   return outcome;
 }

@@ -1,26 +1,34 @@
-// Purpose: the report's plots, drawn by gnuplot into --out: throughput vs global batch per GPU count with 95%
-// interval bars, speedup vs batch with the 1.0 line, and stacked phase bars per configuration. The data (.dat) and
-// scripts (.gp) are always written next to the images, so a plot can be redrawn or restyled without mgpu_analyze.
+// Purpose: the report's plots, drawn by gnuplot into --out as PNG and SVG: the phase breakdown (one horizontal bar per
+// configuration, normalised to its own step, the step time beside it), speedup vs batch (95% interval as a band, the
+// line at 1, the break-even batch marked), throughput vs batch on log axes, and efficiency vs GPU count where more
+// than two counts were measured. The data (.dat) and scripts (.gp) are always written next to the images, so a plot
+// can be redrawn or restyled without mgpu_analyze.
 #pragma once
 
 #include <string>
 #include <vector>
 
+#include "break_even_curves.hpp"
 #include "stats/configuration_stats.hpp"
 #include "stats/scaling.hpp"
 
 namespace mgpu::analysis {
 
+struct Plot {
+  std::string stem;    // "phases", "speedup_vs_batch", ...: file names are stem + .dat/.gp/.png/.svg
+  std::string title;   // what it shows, for the report page
+  bool drawn = false;  // the PNG and SVG exist (gnuplot was found)
+};
+
 struct PlotOutcome {
-  std::vector<std::string> images;   // PNG files drawn
-  std::vector<std::string> scripts;  // gnuplot scripts written (drawn or not)
+  std::vector<Plot> plots;  // in the order a reader should see them
   bool gnuplot_found = false;
 };
 
 // Writes data and scripts into directory and runs gnuplot on each script when it is on PATH. Throws Error when a file
 // cannot be written or gnuplot fails on a script.
 PlotOutcome write_plots(const std::string& directory, const std::vector<ConfigurationStats>& configurations,
-                        const ScalingTable& scaling);
+                        const ScalingTable& scaling, const std::vector<BreakEvenCurve>& break_evens);
 
 // Writes text to path (created or truncated); throws UsageError "cannot write '<path>'" when that fails. The report
 // files in --out are written with it too.

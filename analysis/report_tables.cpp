@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <string>
 
+#include "missing_baseline.hpp"
 #include "stats/speedup_interval.hpp"
 
 namespace mgpu::analysis {
@@ -240,10 +241,7 @@ Table scaling_table(const ScalingTable& scaling) {
                         ", 95%; efficiency = speedup / N.");
   table.notes.push_back("Welch: two-sided t-test of N-GPU against 1-GPU run throughputs (Welch-Satterthwaite df).");
   for (const ConfigurationStats* s : scaling.without_baseline)
-    table.notes.push_back("NO 1-GPU BASELINE: " + configuration_note_name(*s) + " (" +
-                          std::to_string(s->results->ranks()) +
-                          " GPUs): no 1-GPU configuration of the same model, "
-                          "batch and settings was given");
+    table.notes.push_back("NO 1-GPU BASELINE: " + missing_baseline_note(*s));
   for (const ConfigurationStats* s : scaling.duplicate_baselines)
     table.notes.push_back("not used as a baseline (an earlier 1-GPU configuration has the same identity): " +
                           configuration_note_name(*s));

@@ -149,6 +149,17 @@ std::string display_value(const Column& column, const Value& value) {
   return column.prefix + text + column.suffix;
 }
 
+ShownTable shown_table(const Table& table) {
+  const std::vector<ShownColumn> shown = shown_columns(table);
+  ShownTable out;
+  for (const ShownColumn& s : shown) {
+    out.headers.push_back(s.header);
+    out.left_aligned.push_back(s.left);
+  }
+  out.rows = shown_cells(table, shown);
+  return out;
+}
+
 std::string render_terminal(const Table& table) {
   const std::vector<ShownColumn> shown = shown_columns(table);
   const auto cells = shown_cells(table, shown);

@@ -49,6 +49,15 @@ const char* format_extension(Format format);  // "txt", "md", "csv", "json"
 // One value as the terminal and Markdown show it.
 std::string display_value(const Column& column, const Value& value);
 
+// A table as a screen shows it (the terminal, Markdown, the report page): glued columns merged into one cell, data-only
+// columns left out, values rounded.
+struct ShownTable {
+  std::vector<std::string> headers;
+  std::vector<bool> left_aligned;
+  std::vector<std::vector<std::string>> rows;
+};
+ShownTable shown_table(const Table& table);
+
 std::string render_terminal(const Table& table);
 std::string render_markdown(const Table& table);
 // RFC 4180: header row of column keys, then one row per table row; numbers in full precision.

@@ -32,7 +32,7 @@ void add_rank_identity(Record& record, int ranks) {
   }
 }
 
-inline ConfigurationMetadata synthetic_metadata(const std::string& name, int ranks) {
+inline ConfigurationMetadata synthetic_metadata(const std::string& name, int ranks, int global_batch = kGlobalBatch) {
   ConfigurationMetadata m;
   m.name = name;
   m.model = "custom";
@@ -40,8 +40,8 @@ inline ConfigurationMetadata synthetic_metadata(const std::string& name, int ran
   m.dropout = 0.0;
   m.parameter_count = 1000008;
   m.dense_weight_count = 1000000;
-  m.global_batch = kGlobalBatch;
-  m.local_batch = kGlobalBatch / ranks;
+  m.global_batch = global_batch;
+  m.local_batch = global_batch / ranks;
   m.ranks = ranks;
   m.device = "cuda";
   m.warmup_steps = kWarmup;
@@ -122,6 +122,40 @@ inline void add_step_only(ResultsWriter& writer, const std::string& name = "step
     writer.append_run(c, {synthetic_record({phases, phases}, 1024 * kMiB, 0.0, 0)});
   }
   writer.finish(c);
+}
+
+// One batch of a synthetic sweep: "b<batch>_n1" (1 GPU) and "b<batch>_n2" (2 GPUs), 5 runs each, every step of run
+// r taking step_ms x (1 + d_r) with d = -1%, -0.5%, 0, +0.5%, +1% on both. The same relative spread on both sides
+// makes the speedup exactly single_step_ms / double_step_ms (mean of B/(s2(1+d)) over mean of B/(s1(1+d))), with a
+// narrow interval around it. Phases: forward 30%, backward 40%, all-reduce = exposed_comm 20% (0 on 1 GPU),
+// optimizer 10% of the step.
+// multi_ranks: the GPU count of the second configuration ("b<batch>_n<multi_ranks>").
+inline void add_sweep_point(ResultsWriter& writer, int global_batch, double single_step_ms, double double_step_ms,
+                            int multi_ranks = 2) {
+  for (const int ranks : {1, multi_ranks}) {
+    const double step = ranks == 1 ? single_step_ms : double_step_ms;
+    ResultsWriter::Configuration c = writer.add_configuration(
+        synthetic_metadata("b" + std::to_string(global_batch) + "_n" + std::to_string(ranks), ranks, global_batch));
+    for (const double d : {-0.01, -0.005, 0.0, 0.005, 0.01}) {
+      const double s = step * (1 + d);
+      const double comm = ranks == 1 ? 0.0 : 0.2 * s;
+      const std::vector<double> phases = {0.3 * s, 0.4 * s, comm, comm, 0.1 * s, s};
+      std::vector<RunRecord> records(ranks, synthetic_record({phases, phases}, 1024 * kMiB, 0.0, 0));
+      writer.append_run(c, records);
+    }
+    writer.finish(c);
+  }
+}
+
+// A sweep whose 2-GPU speedup crosses 1 between batch 32 and 128: speedups 0.5 (batch 8), 0.8 (32), 1.25 (128) and
+// 2 (512). Linear in log(batch) the crossing is at 32 x 4^((1 - 0.8) / (1.25 - 0.8)) = 32 x 4^(4/9) = 59.256; the
+// smallest batch whose interval lies above 1 is 128.
+inline constexpr double kSweepBreakEven = 59.255982;
+inline void add_crossing_sweep(ResultsWriter& writer) {
+  add_sweep_point(writer, 8, 1.0, 2.0);
+  add_sweep_point(writer, 32, 2.0, 2.5);
+  add_sweep_point(writer, 128, 5.0, 4.0);
+  add_sweep_point(writer, 512, 16.0, 8.0);
 }
 
 }  // namespace mgpu::analysis_test

@@ -1,8 +1,9 @@
 // Purpose: end-to-end tests of the mgpu_analyze binary: the report and compare of a synthetic results file in every
 // format, read back; plots written with gnuplot, and tables still written without it; every bad input (a file that
-// does not exist, is empty, is not HDF5, lacks a dataset or has a newer schema_version; no 1-GPU baseline; bad
-// options) exits non-zero with one line naming the file and the problem. predict: its tables, JSON and plot files on
-// the synthetic probe of tests/stats/step_model_fixture.hpp, and each bad value refused by name.
+// does not exist, is empty, is not HDF5, lacks a dataset or has a newer schema_version; bad options) exits non-zero
+// with one line naming the file and the problem; a missing 1-GPU baseline is a note (an error with
+// --require-baseline); the break-even of a sweep in every format. predict: its tables, JSON and plot files on the
+// synthetic probe of tests/stats/step_model_fixture.hpp, and each bad value refused by name.
 #include <gtest/gtest.h>
 #include <hdf5.h>
 #include <sys/wait.h>
@@ -141,7 +142,7 @@ TEST_F(AnalyzeCli, CsvReportReadsBack) {
       tables.back().push_back(row);
     }
   }
-  ASSERT_EQ(tables.size(), 4u);  // configurations, phases, scaling, runs
+  ASSERT_EQ(tables.size(), 5u);  // configurations, phases, scaling, break_even, runs
   const Rows& configurations = tables[0];
   ASSERT_EQ(configurations.size(), 3u);
   EXPECT_EQ(configurations[0][0], "file");
@@ -152,7 +153,7 @@ TEST_F(AnalyzeCli, CsvReportReadsBack) {
   EXPECT_EQ(std::stod(configurations[2][column(configurations, "samples_per_s_mean")]), 3520);
   EXPECT_EQ(configurations[1][column(configurations, "throttled_runs")], "");  // no clocks recorded
   EXPECT_EQ(std::stod(tables[2][1][column(tables[2], "efficiency")]), 3520.0 / 1840.0 / 2);
-  const Rows& runs = tables[3];
+  const Rows& runs = tables[4];
   ASSERT_EQ(runs.size(), 12u);  // header + 6 + 5 runs
   EXPECT_EQ(runs[6][column(runs, "run")], "5");
   EXPECT_EQ(std::stod(runs[6][column(runs, "samples_per_s")]), 200);
@@ -163,8 +164,8 @@ TEST_F(AnalyzeCli, MarkdownReportReadsBack) {
   const Outcome o = run("report good.h5 --format markdown");
   ASSERT_EQ(o.exit_code, 0) << o.err;
   const Rows rows = parse_markdown_tables(o.out);
-  // Header + 2 rows (configurations), header + 2 (phases), header + 1 (scaling).
-  ASSERT_EQ(rows.size(), 8u);
+  // Header + 2 rows (configurations), header + 2 (phases), header + 1 (scaling), header + 1 (break-even).
+  ASSERT_EQ(rows.size(), 10u);
   EXPECT_EQ(rows[1][1], "single");
   EXPECT_EQ(rows[1][6], "1,840 ± 272");
   EXPECT_EQ(rows[7][6], "1.913 [1.599, 2.286]");
@@ -178,6 +179,14 @@ TEST_F(AnalyzeCli, OutDirectoryWithPlots) {
   for (const char* file : {"report.csv", "configurations.csv", "phases.csv", "scaling.csv", "runs.csv",
                            "throughput_vs_batch.gp", "throughput_vs_batch.dat", "speedup_vs_batch.gp", "phases.gp"})
     EXPECT_TRUE(fs::exists(dir_ + "/plots/" + file)) << file;
+  // Two GPU counts only (1 and 2): no efficiency plot.
+  EXPECT_FALSE(fs::exists(dir_ + "/plots/efficiency_vs_gpus.gp"));
+  // The phase bars are each configuration's own step in percent: single's 4.4 ms step is forward 1.2 (27.27%),
+  // backward 2 (to 72.73%), exposed_comm 0, optimizer 0.5 (to 84.09%), other 0.7 (to 100%).
+  const std::string phases = read_text(dir_ + "/plots/phases.dat");
+  EXPECT_NE(phases.find("0 \"single\" 0 27.27272727 72.72727273 72.72727273 84.09090909 100 \"4.4 ms, 1 GPU\""),
+            std::string::npos)
+      << phases;
   if (o.err.find("gnuplot not found") == std::string::npos) {
     for (const char* image : {"throughput_vs_batch.png", "speedup_vs_batch.png", "phases.png"}) {
       ASSERT_TRUE(fs::exists(dir_ + "/plots/" + image)) << image;
@@ -186,7 +195,32 @@ TEST_F(AnalyzeCli, OutDirectoryWithPlots) {
       png.read(magic, 4);
       EXPECT_EQ(std::string(magic + 1, 3), "PNG") << image;
     }
+    for (const char* image : {"throughput_vs_batch.svg", "speedup_vs_batch.svg", "phases.svg"})
+      EXPECT_NE(read_text(dir_ + "/plots/" + image).find("<svg"), std::string::npos) << image;
+    // report.html inlines every plot.
+    const std::string page = read_text(dir_ + "/plots/report.html");
+    std::size_t inlined = 0;
+    for (std::size_t at = page.find("src=\"data:image/svg+xml;base64,"); at != std::string::npos;
+         at = page.find("src=\"data:image/svg+xml;base64,", at + 1))
+      ++inlined;
+    EXPECT_EQ(inlined, 3u);
   }
+}
+
+TEST_F(AnalyzeCli, EfficiencyPlotWithMoreThanTwoGpuCounts) {
+  {
+    ResultsWriter writer(dir_ + "/sweep.h5", false);
+    add_crossing_sweep(writer);
+    writer.close();
+    ResultsWriter four(dir_ + "/four.h5", false);
+    add_sweep_point(four, 8, 1.0, 0.5, 4);  // speedup 2 on 4 GPUs: efficiency 0.5
+    four.close();
+  }
+  ASSERT_EQ(run("report sweep.h5 four.h5 --out plots").exit_code, 0);
+  const std::string data = read_text(dir_ + "/plots/efficiency_vs_gpus.dat");
+  // The batch-8 curve: 1 GPU at 1, 2 GPUs at 0.5 / 2, 4 GPUs at 2 / 4 (intervals after each).
+  EXPECT_NE(data.find("# custom batch 8\n1 1 1 1\n2 0.25 "), std::string::npos) << data;
+  EXPECT_NE(data.find("\n4 0.5 "), std::string::npos) << data;
 }
 
 TEST_F(AnalyzeCli, WithoutGnuplotSaysSoOnceAndStillWritesTables) {
@@ -198,17 +232,82 @@ TEST_F(AnalyzeCli, WithoutGnuplotSaysSoOnceAndStillWritesTables) {
   EXPECT_TRUE(fs::exists(dir_ + "/plots/report.txt"));
   EXPECT_TRUE(fs::exists(dir_ + "/plots/phases.gp"));
   EXPECT_FALSE(fs::exists(dir_ + "/plots/phases.png"));
+  // The page is still written, saying why it has no plots.
+  EXPECT_NE(read_text(dir_ + "/plots/report.html").find("gnuplot was not found"), std::string::npos);
 }
 
-TEST_F(AnalyzeCli, NoBaselineIsAnErrorLineAfterTheFullReport) {
+TEST_F(AnalyzeCli, NoBaselineIsANoteWithTheCommandThatMeasuresIt) {
   file_with("two_only.h5", false);
   const Outcome o = run("report two_only.h5");
-  expect_rejected(o, {"'two_only.h5'", "'double'", "no 1-GPU baseline"}, 3);
-  EXPECT_NE(o.out.find("Throughput per configuration"), std::string::npos);  // the report is still there
-  EXPECT_NE(o.out.find("NO 1-GPU BASELINE"), std::string::npos);
-  EXPECT_EQ(run("report two_only.h5 --no-scaling").exit_code, 0);
+  EXPECT_EQ(o.exit_code, 0) << o.err;
+  EXPECT_EQ(o.err, "");
+  EXPECT_NE(o.out.find("Throughput per configuration"), std::string::npos);
+  EXPECT_NE(o.out.find("NO 1-GPU BASELINE: 'two_only.h5' double (2 GPUs) has no 1-GPU baseline"), std::string::npos)
+      << o.out;
+  EXPECT_NE(o.out.find("mpirun -np 2 mgpu_bench --layers 16,8,3 --batch 8 --gpus 1,2 --warmup 1 --steps 2 --runs 5"),
+            std::string::npos)
+      << o.out;
+  // Scripts that need every speedup ask for the error: the full report, then one line per configuration, status 3.
+  const Outcome required = run("report two_only.h5 --require-baseline");
+  expect_rejected(required, {"'two_only.h5'", "double", "no 1-GPU baseline", "--gpus 1,2"}, 3);
+  EXPECT_NE(required.out.find("NO 1-GPU BASELINE"), std::string::npos);
+  EXPECT_EQ(run("report good.h5 --require-baseline").exit_code, 0);
   file_with("one_only.h5", true);
-  EXPECT_EQ(run("report one_only.h5").exit_code, 0);  // nothing to scale: no scaling table, no error
+  EXPECT_EQ(run("report one_only.h5 --require-baseline").exit_code, 0);  // nothing to scale: no error
+}
+
+TEST_F(AnalyzeCli, BreakEvenOfASweepInEveryFormat) {
+  {
+    ResultsWriter writer(dir_ + "/sweep.h5", false);
+    add_crossing_sweep(writer);
+    writer.close();
+  }
+  const Outcome o = run("report sweep.h5");
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  EXPECT_NE(o.out.find("Break-even batch"), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("break-even at global batch ~59 (between 32: 0.8 ["), std::string::npos) << o.out;
+  const nlohmann::json json = nlohmann::json::parse(run("report sweep.h5 --format json").out);
+  const nlohmann::json& row = json.at("tables").at("break_even").at("rows").at(0);
+  EXPECT_NEAR(row.at("break_even_batch").get<double>(), kSweepBreakEven, 1e-4);
+  EXPECT_EQ(row.at("below_batch"), 32);
+  EXPECT_EQ(row.at("above_batch"), 128);
+  EXPECT_EQ(row.at("smallest_significant_batch"), 128);
+  ASSERT_EQ(run("report sweep.h5 --out csv --format csv").exit_code, 0);
+  ASSERT_TRUE(fs::exists(dir_ + "/csv/break_even.csv"));
+  const Rows break_even = parse_csv(read_text(dir_ + "/csv/break_even.csv"));
+  ASSERT_EQ(break_even.size(), 2u);
+  const auto column = std::find(break_even[0].begin(), break_even[0].end(), "smallest_significant_batch");
+  ASSERT_NE(column, break_even[0].end());
+  EXPECT_EQ(break_even[1][column - break_even[0].begin()], "128");
+  const std::string markdown = run("report sweep.h5 --format markdown").out;
+  EXPECT_NE(markdown.find("### Break-even batch"), std::string::npos) << markdown;
+  EXPECT_NE(markdown.find("| custom | 2 | custom 16,8,3 2 GPUs | 4 | 59 | 128 | break-even at global batch ~59"),
+            std::string::npos)
+      << markdown;
+}
+
+TEST_F(AnalyzeCli, TraceWritesChromeTraceJson) {
+  const Outcome o = run("trace good.h5 --configuration double --runs slowest -o out.json");
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  EXPECT_NE(o.out.find("wrote 'out.json'"), std::string::npos) << o.out;
+  const nlohmann::json trace = nlohmann::json::parse(read_text(dir_ + "/out.json"));
+  EXPECT_EQ(trace.at("otherData").at("runs_shown").at("double"), std::vector<int>{0});
+  std::size_t slices = 0;
+  for (const nlohmann::json& e : trace.at("traceEvents"))
+    if (e.at("ph") == "X") ++slices;
+  EXPECT_EQ(slices, 2u * (1 + 3 * 6));           // per rank: the run, 3 steps of step + 5 phases
+  EXPECT_EQ(run("trace good.h5").exit_code, 0);  // default: every configuration's median run into trace.json
+  EXPECT_TRUE(fs::exists(dir_ + "/trace.json"));
+}
+
+TEST_F(AnalyzeCli, TraceBadInputsLeaveTheOutputAlone) {
+  std::ofstream(dir_ + "/kept.json") << "old";
+  expect_rejected(run("trace good.h5 --runs 1,x -o kept.json"), {"--runs 1,x", "'x'"});
+  expect_rejected(run("trace good.h5 --runs 9 -o kept.json"), {"'single'", "'good.h5'", "not run 9"});
+  expect_rejected(run("trace good.h5 --configuration nope -o kept.json"), {"'good.h5'", "nope"});
+  expect_rejected(run("trace missing.h5 -o kept.json"), {"'missing.h5'"});
+  expect_rejected(run("trace good.h5 good.h5 -o kept.json"), {"one results file"});
+  EXPECT_EQ(read_text(dir_ + "/kept.json"), "old");
 }
 
 TEST_F(AnalyzeCli, BadFiles) {
@@ -266,6 +365,7 @@ TEST_F(AnalyzeCli, CompareListsOneSidedConfigurations) {
 TEST_F(AnalyzeCli, BadCommandLines) {
   expect_rejected(run(""), {"no command"});
   expect_rejected(run("plot good.h5"), {"unknown command 'plot'"});
+  expect_rejected(run("trace good.h5 --bogus"), {"trace", "bogus"});
   expect_rejected(run("report good.h5 --format xml"), {"--format xml"});
   expect_rejected(run("report"), {"no results file"});
   expect_rejected(run("report good.h5 --outlier-threshold -1"), {"--outlier-threshold"});
@@ -276,6 +376,8 @@ TEST_F(AnalyzeCli, BadCommandLines) {
   EXPECT_EQ(help.exit_code, 0);
   EXPECT_NE(help.out.find("usage: mgpu_analyze report"), std::string::npos);
   EXPECT_EQ(run("report --help").exit_code, 0);
+  EXPECT_NE(help.out.find("mgpu_analyze trace FILE.h5"), std::string::npos);
+  EXPECT_EQ(run("trace --help").exit_code, 0);
 }
 
 TEST_F(AnalyzeCli, PredictPrintsTheGridBreakEvenAndRecommendation) {

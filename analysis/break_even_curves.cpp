@@ -1,0 +1,112 @@
+// Purpose: break_even_curves and break_even_table (break_even_curves.hpp).
+#include "break_even_curves.hpp"
+
+#include <algorithm>
+#include <optional>
+
+#include "series.hpp"
+
+namespace mgpu::analysis {
+
+std::vector<BreakEvenCurve> break_even_curves(const ScalingTable& scaling) {
+  std::vector<BreakEvenCurve> curves;
+  for (const ScalingPair& pair : scaling.pairs) {
+    const std::string series = series_name(*pair.multi);
+    auto curve =
+        std::find_if(curves.begin(), curves.end(), [&](const BreakEvenCurve& c) { return c.series == series; });
+    if (curve == curves.end()) {
+      curves.push_back({series, pair.multi->results->metadata.model, pair.multi->results->ranks()});
+      curve = curves.end() - 1;
+    }
+    const long long batch = pair.multi->results->metadata.global_batch;
+    // find_break_even needs distinct batches; the same configuration given twice (two files) counts once.
+    if (std::any_of(curve->points.begin(), curve->points.end(),
+                    [&](const SpeedupPoint& p) { return p.global_batch == batch; })) {
+      curve->duplicates.push_back(pair.multi);
+      continue;
+    }
+    const RatioInterval& r = pair.speedup;
+    curve->points.push_back({batch, r.ratio, r.has_interval, r.low, r.high});
+  }
+  for (BreakEvenCurve& curve : curves) {
+    std::sort(curve.points.begin(), curve.points.end(),
+              [](const SpeedupPoint& a, const SpeedupPoint& b) { return a.global_batch < b.global_batch; });
+    curve.break_even = find_break_even(curve.points);
+  }
+  return curves;
+}
+
+namespace {
+
+const char* kind_name(BreakEven::Kind kind) {
+  switch (kind) {
+    case BreakEven::Kind::crossing:
+      return "crossing";
+    case BreakEven::Kind::always:
+      return "every measured batch";
+    case BreakEven::Kind::never:
+      return "never in the measured range";
+    case BreakEven::Kind::no_data:
+      return "no data";
+  }
+  return "";
+}
+
+// A measured neighbour as four data columns: batch, speedup and its interval.
+void add_point_columns(std::vector<Column>& columns, const std::string& prefix) {
+  for (const char* part : {"_batch", "_speedup", "_speedup_low", "_speedup_high"})
+    columns.push_back({prefix + part, prefix + part, 3, false, false, "", "", false, Shown::data_only});
+}
+void add_point_values(std::vector<Value>& row, const std::optional<SpeedupPoint>& point) {
+  if (!point) {
+    row.insert(row.end(), {std::monostate{}, std::monostate{}, std::monostate{}, std::monostate{}});
+    return;
+  }
+  row.push_back(static_cast<std::int64_t>(point->global_batch));
+  row.push_back(point->speedup);
+  row.push_back(point->has_interval ? Value(point->low) : Value(std::monostate{}));
+  row.push_back(point->has_interval ? Value(point->high) : Value(std::monostate{}));
+}
+
+}  // namespace
+
+Table break_even_table(const std::vector<BreakEvenCurve>& curves) {
+  Table table;
+  table.key = "break_even";
+  table.title = "Break-even batch: from which global batch N GPUs are faster than 1 (speedup >= 1)";
+  table.columns = {{"model", "model", 0, false, false, "", "", true},
+                   {"gpus", "GPUs"},
+                   {"series", "curve", 0, false, false, "", "", true},
+                   {"batches", "batches"},
+                   {"kind", "kind", 0, false, false, "", "", false, Shown::data_only},
+                   {"break_even_batch", "break-even batch", 0, true},
+                   {"smallest_significant_batch", "significant from"},
+                   {"statement", "statement", 0, false, false, "", "", true}};
+  add_point_columns(table.columns, "below");
+  add_point_columns(table.columns, "above");
+  for (const BreakEvenCurve& curve : curves) {
+    const BreakEven& b = curve.break_even;
+    std::vector<Value> row = {curve.model, static_cast<std::int64_t>(curve.gpus), curve.series,
+                              static_cast<std::int64_t>(curve.points.size()), std::string(kind_name(b.kind))};
+    row.push_back(b.kind == BreakEven::Kind::crossing || b.kind == BreakEven::Kind::always ? Value(b.batch)
+                                                                                           : Value(std::monostate{}));
+    row.push_back(b.smallest_significant ? Value(static_cast<std::int64_t>(b.smallest_significant->global_batch))
+                                         : Value(std::monostate{}));
+    row.push_back(describe_break_even(b));
+    add_point_values(row, b.below);
+    add_point_values(row, b.above);
+    table.add_row(std::move(row));
+  }
+  table.notes.push_back(
+      "break-even: the last crossing of speedup 1 from below, linear in log(batch) between the two measured "
+      "neighbours named (speedup [Fieller 95%]); N GPUs pay at every larger measured batch. 'never': the largest "
+      "measured batch is below 1. significant from: the smallest measured batch whose interval lies wholly above 1, "
+      "with every larger batch paying (— where none).");
+  for (const BreakEvenCurve& curve : curves)
+    for (const ConfigurationStats* s : curve.duplicates)
+      table.notes.push_back("'" + s->file + "' " + s->label + ": not used for the break-even of " + curve.series +
+                            " (an earlier configuration has the same global batch)");
+  return table;
+}
+
+}  // namespace mgpu::analysis

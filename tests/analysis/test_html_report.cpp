@@ -1,0 +1,79 @@
+// Purpose: report.html's content for a synthetic file (analysis_fixture.hpp): the answer sentence with the speedup's
+// interval, the missing-baseline note with its command, tables with rows, every attribute under run conditions (common
+// ones once), text escaped, and nothing that would be fetched from elsewhere. The page in a real browser is
+// check_report_page.py's test.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+
+#include "analysis_fixture.hpp"
+#include "html_report.hpp"
+#include "report_tables.hpp"
+
+namespace fs = std::filesystem;
+using namespace mgpu;
+using namespace mgpu::analysis;
+using namespace mgpu::analysis_test;
+
+namespace {
+
+class HtmlReport : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    path_ = (fs::temp_directory_path() / ("mgpu_html_" + std::to_string(::getpid()) + ".h5")).string();
+    ResultsWriter writer(path_, true);
+    add_single(writer);
+    add_double(writer);
+    add_double(writer, "lonely<2>");  // same as double, but a name to escape; paired as well
+    writer.close();
+    file_ = read_results_file(path_);
+    for (const ConfigurationResults& c : file_.configurations)
+      stats_.push_back(compute_configuration_stats(c, "s.h5", {}));
+  }
+  void TearDown() override { fs::remove(path_); }
+
+  std::string page(const ScalingTable& scaling) const {
+    const std::vector<BreakEvenCurve> curves = break_even_curves(scaling);
+    const std::vector<Table> tables = {configurations_table(stats_, {}), scaling_table(scaling)};
+    const PlotOutcome no_plots;  // as without gnuplot
+    return render_html_report({{"s.h5"}, stats_, scaling, curves, tables, "timeline <text>", no_plots, "/nonexistent"});
+  }
+
+  std::string path_;
+  ResultsFile file_;
+  std::vector<ConfigurationStats> stats_;
+};
+
+TEST_F(HtmlReport, AnswerTablesAndConditions) {
+  const std::string html = page(build_scaling_table(stats_));
+  EXPECT_EQ(html.rfind("<!DOCTYPE html>", 0), 0u);
+  // 3520 / 1840 with Fieller's interval (test_report_tables.cpp derives it).
+  EXPECT_NE(html.find("2 GPUs are 1.913× as fast as 1 [1.599, 2.286] (efficiency 0.957, Welch p 0.00028): adding "
+                      "GPUs speeds this step up."),
+            std::string::npos)
+      << html;
+  EXPECT_NE(html.find("custom 16,8,3 2 GPUs</b>: pays at every measured batch (from 8: 1.91 [1.6, 2.29])"),
+            std::string::npos);
+  EXPECT_NE(html.find("<td class=\"text\">single</td>"), std::string::npos);
+  EXPECT_NE(html.find("lonely&lt;2&gt;"), std::string::npos);
+  EXPECT_EQ(html.find("lonely<2>"), std::string::npos);
+  EXPECT_NE(html.find("<pre>timeline &lt;text&gt;</pre>"), std::string::npos);
+  EXPECT_NE(html.find("gnuplot was not found"), std::string::npos);
+  // Run conditions: an attribute all share once, one that differs under each configuration.
+  EXPECT_NE(html.find("<h3>Common to every configuration</h3>"), std::string::npos);
+  EXPECT_NE(html.find("<td class=\"text\">adam_beta2</td><td class=\"text value\">0.999</td>"), std::string::npos);
+  EXPECT_NE(html.find("<td class=\"text\">ranks</td><td class=\"text value\">2</td>"), std::string::npos);
+  EXPECT_EQ(html.find("http://"), std::string::npos);
+  EXPECT_EQ(html.find("https://"), std::string::npos);
+}
+
+TEST_F(HtmlReport, MissingBaselineIsANoteWithItsCommand) {
+  ScalingTable scaling;
+  scaling.without_baseline.push_back(&stats_[1]);
+  const std::string html = page(scaling);
+  EXPECT_NE(html.find("<p class=\"missing\">'s.h5' double (2 GPUs) has no 1-GPU baseline"), std::string::npos) << html;
+  EXPECT_NE(html.find("mpirun -np 2 mgpu_bench --layers 16,8,3 --batch 8 --gpus 1,2"), std::string::npos);
+}
+
+}  // namespace
