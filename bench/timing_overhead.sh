@@ -60,7 +60,7 @@ failed=0
   echo
   echo "## Timing overhead on $ranks GPU(s): default (--timing interleaved) vs untimed (--timing none)"
   echo
-  echo "$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -n 1), git $("$bin/mgpu_bench" --version | awk '{print $NF}'), --warmup 10 --steps 100 --runs $runs; ms per step (max over ranks), mean over the throughput runs"
+  echo "$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -n 1), git $("$bin/mgpu_bench" --version | awk '{gsub(/\)/, ""); print $NF}'), --warmup 10 --steps 100 --runs $runs; ms per step (max over ranks), mean over the throughput runs"
   echo
   echo "| configuration | default | untimed | overhead | phase-marked runs' step |"
   echo "|---|---|---|---|---|"

@@ -128,11 +128,7 @@ void CudaTrainer::capture_step_graphs(int steps) {
   }
   if (some_run_unmarked) {
     generation_graph_.capture(compute_stream_.get(), [this] {
-      for (int i = 0; i < kGenerationsPerReplay; ++i) {
-        model_.advance_step(settings_.global_batch, static_cast<std::uint64_t>(rank_) * local_batch_, settings_.adam,
-                            settings_.accumulate_steps);
-        model_.generate_batch();
-      }
+      for (int i = 0; i < kGenerationsPerReplay; ++i) enqueue_bookkeeping_and_batch();
     });
   }
 }
@@ -148,11 +144,7 @@ int CudaTrainer::enqueue_generation_alone() {
       generation_graph_.launch(compute);
       continue;
     }
-    for (int i = 0; i < kGenerationsPerReplay; ++i) {
-      model_.advance_step(settings_.global_batch, static_cast<std::uint64_t>(rank_) * local_batch_, settings_.adam,
-                          settings_.accumulate_steps);
-      model_.generate_batch();
-    }
+    for (int i = 0; i < kGenerationsPerReplay; ++i) enqueue_bookkeeping_and_batch();
   }
   run_marks_[kGenerationEnd].record(compute);
   return replays * kGenerationsPerReplay;
@@ -405,14 +397,9 @@ void CudaTrainer::mark(const StepEvents* events, Mark which, cudaStream_t stream
 
 void CudaTrainer::enqueue_step(const StepEvents* events, StepKind kind) {
   const cudaStream_t compute = compute_stream_.get();
-  // The step's values (index, first sample, Adam corrections) are advanced in device memory, so a replay of the same
-  // captured work trains step s + 1 after step s. Rank r's slice of global batch s starts at s*B + r*B/N: the same
-  // samples whatever the number of ranks.
-  model_.advance_step(settings_.global_batch, static_cast<std::uint64_t>(rank_) * local_batch_, settings_.adam,
-                      settings_.accumulate_steps);
   // Data loading is not part of the step (MEASUREMENT.md: forward starts with the batch in place). The batch is
   // generated on the compute stream before `start` is recorded, so `start` fires only once it is there.
-  model_.generate_batch();
+  enqueue_bookkeeping_and_batch();
 
   // --fuse-optimizer (one rank): a step that updates leaves the weight gradients to the optimizer kernel, which forms
   // and applies them in one pass; a step that only accumulates must write them.
@@ -501,6 +488,15 @@ void CudaTrainer::enqueue_step(const StepEvents* events, StepKind kind) {
     }
   }
   mark(events, kEnd, compute);  // step = start -> here
+}
+
+void CudaTrainer::enqueue_bookkeeping_and_batch() {
+  // The step's values (index, first sample, Adam corrections) are advanced in device memory, so a replay of the same
+  // captured work trains step s + 1 after step s. Rank r's slice of global batch s starts at s*B + r*B/N: the same
+  // samples whatever the number of ranks.
+  model_.advance_step(settings_.global_batch, static_cast<std::uint64_t>(rank_) * local_batch_, settings_.adam,
+                      settings_.accumulate_steps);
+  model_.generate_batch();
 }
 
 void CudaTrainer::reduce_bucket(int bucket, const StepEvents* events) {

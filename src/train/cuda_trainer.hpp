@@ -83,6 +83,8 @@ class CudaTrainer final : public Trainer {
   // reductions and Adam) on the streams; `events` (null with --timing none) receive the phase marks. Identical work
   // whether captured or launched eagerly.
   void enqueue_step(const StepEvents* events, StepKind kind);
+  // What a step enqueues before its start mark: the bookkeeping (advance the step's values) and its batch.
+  void enqueue_bookkeeping_and_batch();
   void reduce_bucket(int bucket, const StepEvents* events);
   void mark(const StepEvents* events, Mark which, cudaStream_t stream) const;
   void capture_step_graph(StepKind kind, bool marked);
