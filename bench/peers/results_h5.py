@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Purpose: writes mgpu_bench's results format (docs/results-format.md, schema_version 6) with h5py alone, for the
+"""Purpose: writes mgpu_bench's results format (docs/results-format.md, schema_version 7) with h5py alone, for the
 framework peers in bench/peers/: the same groups, attributes, types, shapes, units and flush-after-every-run
 behaviour as src/results/results_writer.cpp, so `mgpu_analyze`, tests/end_to_end/check_results_h5py.py and read_results_file read a peer's
 file like ours. Needs h5py and numpy, not torch.
@@ -17,7 +17,7 @@ import sys
 import h5py
 import numpy as np
 
-SCHEMA_VERSION = 6
+SCHEMA_VERSION = 7
 # mgpu_bench's model presets (src/model/mlp_spec.cpp): layer widths, input to output, and dropout.
 PRESETS = {"medium": ([847, 256, 128, 64, 3], 0.2), "large": ([4800, 1024, 1024, 512, 512, 256, 3], 0.3)}
 PRODUCER = "mgpu_bench"  # the format's name; `implementation` says which code measured (results_schema.hpp)
@@ -139,6 +139,11 @@ def add_configuration(f, name, attributes):
     per_run("wall_per_step_ms", (ranks,), "f8", "ms",
             "wall time per measured step per run and rank: first measured step's start -> last measured step's end "
             "(CUDA events), gaps between steps included, divided by the measured steps; NaN = not measured")
+    per_run("phases_marked", (ranks,), "f8", "1",
+            "1 where the run timed its steps as it times every run (a peer's runs are all of one kind), 0 where it "
+            "left its steps without marks")
+    per_run("batch_generation_ms", (ranks,), "f8", "ms",
+            "per step, batch generation timed alone and subtracted from an unmarked run's step; NaN = not subtracted")
     f.flush()
     return group
 
@@ -166,6 +171,9 @@ def append_run(group, phase_ms, loss, memory_peak_bytes, sm_clock_mhz, memory_cl
         "throttled": ((sm > 0) & (max_sm > 0) & (sm < THROTTLE_FRACTION * max_sm)).astype("u1"),
         "wall_per_step_ms": np.asarray(np.full(len(sm), math.nan) if wall_per_step_ms is None else wall_per_step_ms,
                                        dtype="f8"),
+        # Every run of a peer is timed alike: one kind of run, which the analyzer uses for everything.
+        "phases_marked": np.ones(len(sm), dtype="f8"),
+        "batch_generation_ms": np.full(len(sm), math.nan, dtype="f8"),
     })
     for name, row in rows.items():
         dataset = group[name]

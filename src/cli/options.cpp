@@ -26,7 +26,7 @@ po::options_description describe_study_options() {
     ("layers", po::value<std::string>(), "any other MLP by its widths, e.g. 50,256,128,64,3 (exclusive with --model)")
     ("dropout", po::value<double>(), "drop probability after each hidden layer (default: the preset's; 0 for --layers)")
     ("batch", po::value<std::string>(), "global batches, comma-separated, each split evenly across the ranks; default 32")
-    ("gpus", po::value<std::string>(), "GPU counts (ranks) per configuration, comma-separated, e.g. 1,2; default: all ranks")
+    ("gpus", po::value<std::string>(), "GPU counts (ranks) per configuration, comma-separated, e.g. 1,2; default: 1 and all ranks (1 alone with one rank)")
     ("sweep", po::value<std::vector<std::string>>(), "MODEL:B1,B2,... one model with its own batches (repeatable; instead of --model/--batch)")
     ("warmup", po::value<long long>()->default_value(10), "warm-up steps per run (recorded and flagged)")
     ("steps", po::value<long long>()->default_value(100), "measured steps per run")
@@ -54,9 +54,10 @@ po::options_description describe_study_options() {
     ("gemm-tuning", po::value<std::string>()->default_value("step"),
      "step: of each GEMM shape's options nearly as fast alone (within 1.25x), those with which the replayed step is "
      "fastest (CUDA graphs only; else alone) | alone: the fastest of each shape's candidates timed alone")
-    ("timing", po::value<std::string>()->default_value("events"),
-     "events: every phase of every step | step: each step's start and end only | none: one event pair per run part "
-     "(to measure the instrumentation)")
+    ("timing", po::value<std::string>()->default_value("interleaved"),
+     "interleaved: throughput from runs without a mark inside their steps, phases from every fifth run, which marks "
+     "them (--runs counts the unmarked runs) | events: every phase of every step | step: each step's start and end "
+     "only | none: no mark inside the steps (the untimed reference)")
     ("output", po::value<std::string>(), "results file (HDF5); default mgpu_bench_<model>_b<batch>_n<ranks>.h5 (one configuration) or mgpu_bench_sweep_<count>configs.h5");
   // clang-format on
   return description;
@@ -174,9 +175,11 @@ StepOptions parse_step_options(const po::variables_map& vm) {
       {{"fp32", Precision::fp32}, {"tf32", Precision::tf32}, {"bf16", Precision::bf16}});
   step.gemm_tuning = option_parsing::parse_choice<GemmTuning>(
       "gemm-tuning", vm["gemm-tuning"].as<std::string>(), {{"step", GemmTuning::step}, {"alone", GemmTuning::alone}});
-  step.timing = option_parsing::parse_choice<TimingMode>(
-      "timing", vm["timing"].as<std::string>(),
-      {{"events", TimingMode::events}, {"step", TimingMode::step}, {"none", TimingMode::none}});
+  step.timing = option_parsing::parse_choice<TimingMode>("timing", vm["timing"].as<std::string>(),
+                                                         {{"interleaved", TimingMode::interleaved},
+                                                          {"events", TimingMode::events},
+                                                          {"step", TimingMode::step},
+                                                          {"none", TimingMode::none}});
   return step;
 }
 
@@ -192,10 +195,6 @@ void apply_step_options(const StepOptions& step, bool cuda_backend, TrainingSett
     if (step.precision != Precision::fp32) {
       throw UsageError("--precision " + std::string(precision_name(step.precision)) +
                        ": the CPU fallback is fp32 only");
-    }
-    if (step.timing != TimingMode::events) {
-      throw UsageError("--timing " + std::string(timing_name(step.timing)) +
-                       ": the CPU fallback always times every phase");
     }
     if (step.grad_dtype != GradDtype::fp32)
       throw UsageError("--grad-dtype bf16: the CPU fallback reduces fp32 gradients only");
@@ -285,19 +284,24 @@ std::string configuration_label(const MlpSpec& model, int global_batch, int gpus
          std::to_string(gpus);
 }
 
-std::size_t BenchOptions::configuration_count() const {
+std::vector<int> BenchOptions::gpu_counts(int ranks) const {
+  if (!gpus.empty()) return gpus;
+  return ranks > 1 ? std::vector<int>{1, ranks} : std::vector<int>{1};
+}
+
+std::size_t BenchOptions::configuration_count(int ranks) const {
   std::size_t batches = 0;
   for (const SweepEntry& entry : sweep) batches += entry.global_batches.size();
-  return batches * (gpus.empty() ? 1 : gpus.size());
+  return batches * gpu_counts(ranks).size();
 }
 
 std::string BenchOptions::default_output_path(int ranks) const {
-  const std::size_t count = configuration_count();
-  if (count != 1) return "mgpu_bench_sweep_" + std::to_string(count) + "configs.h5";
-  return "mgpu_bench_" +
-         configuration_label(sweep.front().model, sweep.front().global_batches.front(),
-                             gpus.empty() ? ranks : gpus.front()) +
-         ".h5";
+  const std::vector<int> counts = gpu_counts(ranks);
+  const std::size_t count = configuration_count(ranks);
+  if (count != counts.size()) return "mgpu_bench_sweep_" + std::to_string(count) + "configs.h5";
+  std::string label = configuration_label(sweep.front().model, sweep.front().global_batches.front(), counts.front());
+  for (std::size_t i = 1; i < counts.size(); ++i) label += "-" + std::to_string(counts[i]);
+  return "mgpu_bench_" + label + ".h5";
 }
 
 namespace {
@@ -485,7 +489,7 @@ void validate_for_ranks(const BenchOptions& options, int ranks) {
                        (ranks == 1 ? " rank" : " ranks") + " (start it with at least " + std::to_string(k) + ")");
     }
   }
-  const std::vector<int> counts = options.gpus.empty() ? std::vector<int>{ranks} : options.gpus;
+  const std::vector<int> counts = options.gpu_counts(ranks);
   for (const SweepEntry& entry : options.sweep) {
     for (int batch : entry.global_batches) {
       for (int k : counts) {

@@ -31,16 +31,16 @@ struct StepOptions {
   double bucket_mb = 8.0;
   WeightGradientOrder overlap_order = WeightGradientOrder::deferred;  // --overlap-order
   Precision precision = Precision::fp32;
-  TimingMode timing = TimingMode::events;
+  TimingMode timing = TimingMode::interleaved;
   GradDtype grad_dtype = GradDtype::fp32;  // --grad-dtype
   int accumulate_steps = 1;  // --accumulate K: reduce and update every K steps (1..kMaxAccumulateSteps)
   GemmTuning gemm_tuning = GemmTuning::step;  // --gemm-tuning (step only where the step is a graph)
 };
 constexpr int kMaxAccumulateSteps = 1024;
 // Resolves `step` for the chosen back-end into `settings`; throws UsageError (one line) for what the CPU fallback
-// cannot honour (--graph on, --overlap on, --fuse-optimizer on, --precision tf32/bf16, --grad-dtype bf16, --timing
-// none) and for --fuse-optimizer on with a precision other than fp32. Leaves settings.fused_optimizer false: it
-// depends on the GPU count and is resolved by BenchConfiguration::training_settings.
+// cannot honour (--graph on, --overlap on, --fuse-optimizer on, --precision tf32/bf16, --grad-dtype bf16) and for
+// --fuse-optimizer on with a precision other than fp32. Leaves settings.fused_optimizer false: it depends on the GPU
+// count and is resolved by BenchConfiguration::training_settings.
 void apply_step_options(const StepOptions& step, bool cuda_backend, TrainingSettings& settings);
 
 // One model of the sweep with the global batches it runs (`--model M --batch B1,B2` or a `sweep = M:B1,B2` entry).
@@ -53,7 +53,7 @@ struct BenchOptions {
   // The grid: every entry's batches, each on every GPU count. One entry with one batch and no --gpus is the
   // single-configuration run of the core (all ranks of the job).
   std::vector<SweepEntry> sweep;
-  std::vector<int> gpus;  // ranks per configuration (the first k ranks of the job); empty: all of them
+  std::vector<int> gpus;  // ranks per configuration (the first k ranks of the job); empty: gpu_counts' default
   int warmup_steps = 10;
   int measured_steps = 100;
   int runs = 50;
@@ -70,10 +70,13 @@ struct BenchOptions {
   bool show_version = false;
   std::string command_line;  // argv joined, recorded with the results
 
-  // Number of configurations the grid holds.
-  std::size_t configuration_count() const;
-  // "mgpu_bench_large_b32_n2.h5" for one configuration, "mgpu_bench_sweep_<count>configs.h5" for a sweep, when
-  // --output is not given.
+  // The GPU counts each model and batch runs on in a job of `ranks` ranks: --gpus as given; without it 1 and `ranks`
+  // (the 1-GPU baseline a speedup needs, measured beside the N GPUs), or just 1 with one rank.
+  std::vector<int> gpu_counts(int ranks) const;
+  // Number of configurations the grid holds in a job of `ranks` ranks.
+  std::size_t configuration_count(int ranks) const;
+  // When --output is not given: "mgpu_bench_large_b32_n1-2.h5" for one model and batch (its GPU counts joined),
+  // "mgpu_bench_sweep_<count>configs.h5" for more.
   std::string default_output_path(int ranks) const;
 };
 

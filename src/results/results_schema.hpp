@@ -16,7 +16,7 @@
 namespace mgpu::results_schema {
 
 // Bumped on every change to the format (names, types, shapes, meanings, additions); readers refuse newer files.
-inline constexpr std::int32_t kVersion = 6;
+inline constexpr std::int32_t kVersion = 7;
 // A name added after version 1 and the version that added it.
 struct AddedName {
   const char* name;
@@ -44,6 +44,8 @@ inline constexpr AddedName kAddedAttributes[] = {
 // for_each_dataset gets a row here; only floating-point datasets can be added this way (NaN needs one).
 inline constexpr AddedName kAddedDatasets[] = {
     {"wall_per_step_ms", 3},
+    {"phases_marked", 7},
+    {"batch_generation_ms", 7},
 };
 // The format's name: every file in this format says so, whoever wrote it (the PyTorch peer too; see implementation).
 inline constexpr char kProducer[] = "mgpu_bench";
@@ -321,6 +323,8 @@ struct Measurements {
   ResultArray<std::int32_t> clock_samples;                // [runs, ranks]
   ResultArray<std::uint8_t> throttled;                    // [runs, ranks]
   ResultArray<double> wall_per_step_ms;                   // [runs, ranks] (v3; NaN when read from an older file)
+  ResultArray<double> phases_marked;                      // [runs, ranks] (v7): 1 or 0; NaN from an older file
+  ResultArray<double> batch_generation_ms;                // [runs, ranks] (v7): NaN where not subtracted
 };
 
 // Visits (spec, array) for every per-run dataset; the element type of the file dataset is the array's.
@@ -352,8 +356,22 @@ void for_each_dataset(M& m, Visitor&& visit) {
                                          "-> last measured step's end (CUDA events on the GPU, the steady clock on "
                                          "the CPU), gaps between steps included, divided by the measured steps; "
                                          "comparable between --timing modes (v2; NaN = not measured)"};
+  static const DatasetSpec phases_marked{"phases_marked", Extent::runs_ranks, "1",
+                                         "1 where the run marked every phase of every step (its phase times are "
+                                         "measured; each mark slows the step), 0 where it did not (--timing step: "
+                                         "each step's start and end; none and interleaved's unmarked runs: no mark "
+                                         "inside the steps, step_ms = wall span / measured steps - "
+                                         "batch_generation_ms); throughput comes from the 0 runs where a "
+                                         "configuration has both (v7; NaN = older file, one kind of run)"};
+  static const DatasetSpec batch_generation{"batch_generation_ms", Extent::runs_ranks, "ms",
+                                            "per step, the step's bookkeeping and batch generation timed alone "
+                                            "after the run (back-to-back, as in the step) and subtracted from the "
+                                            "wall span of a run without marks inside its steps (v7; NaN = not "
+                                            "subtracted: the run's marks leave it outside the step)"};
   visit(throttled, m.throttled);
   visit(wall_per_step, m.wall_per_step_ms);
+  visit(phases_marked, m.phases_marked);
+  visit(batch_generation, m.batch_generation_ms);
 }
 
 

@@ -92,8 +92,9 @@ Measurements measurements_of_run(const std::vector<RunRecord>& per_rank, int mea
     for (const RunRecord& record : per_rank) sum += record.loss[s];
     row.loss.values.push_back(sum / static_cast<double>(ranks));
   }
-  for (auto* per_rank_array : {&row.sm_clock_mhz.shape, &row.memory_clock_mhz.shape, &row.memory_peak_bytes.shape,
-                               &row.clock_samples.shape, &row.throttled.shape, &row.wall_per_step_ms.shape})
+  for (auto* per_rank_array :
+       {&row.sm_clock_mhz.shape, &row.memory_clock_mhz.shape, &row.memory_peak_bytes.shape, &row.clock_samples.shape,
+        &row.throttled.shape, &row.wall_per_step_ms.shape, &row.phases_marked.shape, &row.batch_generation_ms.shape})
     *per_rank_array = {1, ranks};
   for (std::size_t r = 0; r < ranks; ++r) {
     const RunRecord& record = per_rank[r];
@@ -106,6 +107,8 @@ Measurements measurements_of_run(const std::vector<RunRecord>& per_rank, int mea
     // configuration has no measured steps.
     row.wall_per_step_ms.values.push_back(measured_steps > 0 ? record.measured_wall_ms / measured_steps
                                                              : std::numeric_limits<double>::quiet_NaN());
+    row.phases_marked.values.push_back(record.phases_marked ? 1.0 : 0.0);
+    row.batch_generation_ms.values.push_back(record.batch_generation_ms);
   }
   return row;
 }

@@ -3,6 +3,7 @@
 
 #include <array>
 #include <cstddef>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -26,6 +27,12 @@ struct RunRecord {
   // Wall span of the measured steps on this rank: first measured step's start -> last step's end, gaps between steps
   // (data generation, launches) included. Divided by the measured steps it is comparable between --timing modes.
   double measured_wall_ms = 0;
+  // Whether the run marked every phase of every step (TrainingSettings::marks_phases); phase_ms holds NaN for the
+  // phases a run without marks did not measure.
+  bool phases_marked = true;
+  // A run without marks inside its steps: the step's bookkeeping and batch generation per step, timed alone after
+  // the run and already subtracted from its step_ms; NaN in every other run (their marks leave it outside the step).
+  double batch_generation_ms = std::numeric_limits<double>::quiet_NaN();
 
   explicit RunRecord(int steps = 0)
       : total_steps(steps), phase_ms(static_cast<std::size_t>(kPhaseCount) * steps, 0.0), loss(steps, 0.0) {}
@@ -33,7 +40,7 @@ struct RunRecord {
   double ms(Phase phase, int step) const { return phase_ms[static_cast<std::size_t>(phase) * total_steps + step]; }
 
   // Flat form for MPI_Gather: phase_ms, loss, then the scalars. Every rank of a run has the same size.
-  static std::size_t packed_size(int steps) { return static_cast<std::size_t>(kPhaseCount + 1) * steps + 5; }
+  static std::size_t packed_size(int steps) { return static_cast<std::size_t>(kPhaseCount + 1) * steps + 7; }
   std::vector<double> pack() const;
   static RunRecord unpack(const double* packed, int steps);
 };
@@ -41,8 +48,8 @@ struct RunRecord {
 inline std::vector<double> RunRecord::pack() const {
   std::vector<double> packed(phase_ms);
   packed.insert(packed.end(), loss.begin(), loss.end());
-  packed.insert(packed.end(),
-                {memory_peak_bytes, sm_clock_mhz, memory_clock_mhz, double(clock_samples), measured_wall_ms});
+  packed.insert(packed.end(), {memory_peak_bytes, sm_clock_mhz, memory_clock_mhz, double(clock_samples),
+                               measured_wall_ms, phases_marked ? 1.0 : 0.0, batch_generation_ms});
   return packed;
 }
 
@@ -57,6 +64,8 @@ inline RunRecord RunRecord::unpack(const double* packed, int steps) {
   record.memory_clock_mhz = tail[2];
   record.clock_samples = static_cast<int>(tail[3]);
   record.measured_wall_ms = tail[4];
+  record.phases_marked = tail[5] != 0;
+  record.batch_generation_ms = tail[6];
   return record;
 }
 

@@ -31,6 +31,7 @@ ConfigurationStats compute_configuration_stats(const ConfigurationResults& c, co
   };
   // Per run: throughput and the sum over counted steps of every breakdown phase of the critical rank.
   std::vector<std::array<double, kBreakdownPhaseCount>> run_phase_sums(static_cast<std::size_t>(s.runs_total));
+  std::vector<double> all_throughput;  // of every run, in run order
   for (int run = 0; run < s.runs_total; ++run) {
     auto& sums = run_phase_sums[static_cast<std::size_t>(run)];
     sums.fill(0);
@@ -49,17 +50,53 @@ ConfigurationStats compute_configuration_stats(const ConfigurationResults& c, co
       sums[static_cast<int>(BreakdownPhase::step)] += step_ms;
     }
     const double seconds = sums[static_cast<int>(BreakdownPhase::step)] / 1000.0;
-    s.run_throughput.push_back(seconds > 0 ? c.metadata.global_batch * double(s.steps_per_run) / seconds : 0);
+    all_throughput.push_back(seconds > 0 ? c.metadata.global_batch * double(s.steps_per_run) / seconds : 0);
   }
 
-  s.run_modified_z = modified_z_scores(s.run_throughput);
-  s.run_kept = outlier_free(s.run_throughput, options.outlier_threshold);
-  for (int run = 0; run < s.runs_total; ++run) {
-    const auto r = static_cast<std::size_t>(run);
-    if (!s.run_kept[r]) continue;
-    ++s.runs_kept;
-    s.kept_throughput.push_back(s.run_throughput[r]);
-    for (int p = 0; p < kBreakdownPhaseCount; ++p) s.phase_ms[p] += run_phase_sums[r][p];
+  // Which runs carry phase marks (rank 0 says for its run; every rank's run is timed alike). A configuration with both
+  // kinds gives throughput from the unmarked runs and phases from the marked ones.
+  std::vector<int> unmarked_runs, marked_runs;
+  for (int run = 0; run < s.runs_total; ++run)
+    (c.measurements.phases_marked.at(run, 0) == 0 ? unmarked_runs : marked_runs).push_back(run);
+  const bool split = !unmarked_runs.empty() && !marked_runs.empty();
+  std::vector<int> all_runs(static_cast<std::size_t>(s.runs_total));
+  for (int run = 0; run < s.runs_total; ++run) all_runs[static_cast<std::size_t>(run)] = run;
+  s.throughput_run_index = split ? unmarked_runs : all_runs;
+
+  // The outlier screen over a set of runs' throughputs; returns the kept runs' file indices.
+  const auto screen = [&](const std::vector<int>& runs, std::vector<double>& throughput, std::vector<double>& z,
+                          std::vector<bool>& kept) {
+    for (const int run : runs) throughput.push_back(all_throughput[static_cast<std::size_t>(run)]);
+    z = modified_z_scores(throughput);
+    kept = outlier_free(throughput, options.outlier_threshold);
+    std::vector<int> kept_runs;
+    for (std::size_t i = 0; i < runs.size(); ++i)
+      if (kept[i]) kept_runs.push_back(runs[i]);
+    return kept_runs;
+  };
+  const std::vector<int> kept_runs = screen(s.throughput_run_index, s.run_throughput, s.run_modified_z, s.run_kept);
+  s.runs_total = static_cast<int>(s.throughput_run_index.size());
+  s.runs_kept = static_cast<int>(kept_runs.size());
+  for (const int run : kept_runs) s.kept_throughput.push_back(all_throughput[static_cast<std::size_t>(run)]);
+  std::vector<int> kept_phase_runs = kept_runs;
+  if (split) {
+    std::vector<double> throughput, z;
+    std::vector<bool> kept;
+    kept_phase_runs = screen(marked_runs, throughput, z, kept);
+    s.phase_runs_total = static_cast<int>(marked_runs.size());
+    s.phase_runs_kept = static_cast<int>(kept_phase_runs.size());
+  }
+
+  for (const int run : kept_phase_runs)
+    for (int p = 0; p < kBreakdownPhaseCount; ++p) s.phase_ms[p] += run_phase_sums[static_cast<std::size_t>(run)][p];
+  for (double& value : s.phase_ms) value /= double(kept_phase_runs.size()) * s.steps_per_run;
+  for (const int run : kept_runs)
+    s.mean_step_ms += run_phase_sums[static_cast<std::size_t>(run)][static_cast<int>(BreakdownPhase::step)];
+  s.mean_step_ms /= double(s.runs_kept) * s.steps_per_run;
+
+  std::vector<int> every_kept_run = kept_runs;
+  if (split) every_kept_run.insert(every_kept_run.end(), kept_phase_runs.begin(), kept_phase_runs.end());
+  for (const int run : every_kept_run) {
     std::int64_t peak = 0;
     bool throttled = false;
     for (int rank = 0; rank < c.ranks(); ++rank) {
@@ -70,13 +107,10 @@ ConfigurationStats compute_configuration_stats(const ConfigurationResults& c, co
     s.peak_memory_mib = std::max(s.peak_memory_mib, double(peak) / (1024.0 * 1024.0));
     if (throttled) ++s.throttled_runs;
   }
-  const double kept_steps = double(s.runs_kept) * s.steps_per_run;
-  for (double& value : s.phase_ms) value /= kept_steps;
-  s.mean_step_ms = s.phase(BreakdownPhase::step);
   // step − (sum of four phases) of a step without a gap is the rounding of the stored fp32 event times (~1e-7 of the
   // step), far below the events' resolution (~0.5 µs); it is the 0 it stands for.
   double& other = s.phase_ms[static_cast<int>(BreakdownPhase::other)];
-  if (std::fabs(other) < 1e-6 * s.mean_step_ms) other = 0;
+  if (std::fabs(other) < 1e-6 * s.phase(BreakdownPhase::step)) other = 0;
   s.throughput = summarize_sample(s.kept_throughput);
   if (s.mean_step_ms > 0)
     s.tflops = 6.0 * double(c.metadata.dense_weight_count) * c.metadata.global_batch / (s.mean_step_ms / 1000.0) / 1e12;

@@ -6,14 +6,15 @@
 #include <cstdlib>
 #include <filesystem>
 
-#include "study/backend.hpp"
-#include "results/configuration_identity.hpp"
-#include "study/console_report.hpp"
+#include "comm/run_conditions.hpp"
 #include "platform/error.hpp"
 #include "platform/mpi_check.hpp"
+#include "results/configuration_identity.hpp"
 #include "results/results_reader.hpp"
 #include "results/results_writer.hpp"
-#include "comm/run_conditions.hpp"
+#include "stats/verdict.hpp"
+#include "study/backend.hpp"
+#include "study/console_report.hpp"
 #include "study/run_summary.hpp"
 #include "study/sweep_plan.hpp"
 #include "study/sweep_progress.hpp"
@@ -193,7 +194,7 @@ std::vector<RunSummary> run_configuration(const BenchConfiguration& configuratio
     summaries.push_back(summarize_run(per_rank, settings.warmup_steps, settings.global_batch));
     results->append_run(group, per_rank);  // flushed: the file is valid after every run
     progress->clear();
-    print_run_line(stdout, run, summaries.back());
+    print_run_line(stdout, run, summaries.back(), settings.timing == TimingMode::interleaved);
     progress->finish_run();
   }
   if (sub.rank == 0) {
@@ -293,6 +294,9 @@ void run_benchmark(const BenchOptions& options, const MpiContext& mpi) {
     progress.clear();
     state.results->close();
     if (plan.size() > 1) print_sweep_table(stdout, table);
+    // Last, after the summaries: the answer to the suite's question, computed with the analyzer's statistics from
+    // the file just written, so it is literally what mgpu_analyze report says of it.
+    print_verdict(stdout, read_results_file(job.output_path), mpi.size);
   }
 }
 

@@ -1,11 +1,12 @@
 // Purpose: console formatting of the banner, per-run lines and the closing summary.
 #include "study/console_report.hpp"
 
-#include <array>
 #include <algorithm>
+#include <array>
 #include <cmath>
 
 #include "platform/build_info.hpp"
+#include "stats/verdict.hpp"
 
 namespace mgpu {
 
@@ -68,27 +69,47 @@ void print_run_header(std::FILE* out) {
                "ar_ms", "exp_ms", "opt_ms", "loss");
 }
 
-void print_run_line(std::FILE* out, int run_index, const RunSummary& run) {
+void print_run_line(std::FILE* out, int run_index, const RunSummary& run, bool interleaved) {
   const auto& ms = run.mean_ms;
-  std::fprintf(out, "  %4d %12.1f %9.4f %9.4f %9.4f %9.4f %9.4f %9.4f %10.6f\n", run_index, run.samples_per_second,
+  std::fprintf(out, "  %4d %12.1f %9.4f %9.4f %9.4f %9.4f %9.4f %9.4f %10.6f%s\n", run_index, run.samples_per_second,
                run.mean_step_ms, ms[int(Phase::forward)], ms[int(Phase::backward)], ms[int(Phase::allreduce)],
-               ms[int(Phase::exposed_comm)], ms[int(Phase::optimizer)], run.final_loss);
+               ms[int(Phase::exposed_comm)], ms[int(Phase::optimizer)], run.final_loss,
+               interleaved && run.phases_marked ? "  phases marked (not in samples/s)" : "");
   std::fflush(out);
 }
 
 namespace {
 
+// Where a configuration has runs without phase marks and runs with them (--timing interleaved), throughput and the
+// mean step come from the unmarked runs and the phases from the marked ones, as in the analyzer
+// (stats/configuration_stats.hpp); otherwise every run gives both.
 struct Means {
   double samples_per_second = 0;
-  std::array<double, kPhaseCount> phase_ms{};
+  std::array<double, kPhaseCount> phase_ms{};  // step: the mean step of the throughput runs
+  std::size_t throughput_runs = 0;
+  std::size_t phase_runs = 0;     // 0 when the phases come from the throughput runs
+  double phase_runs_step_ms = 0;  // the mean step of the phase runs, which their phases sum to
 };
 
 Means means_of(const std::vector<RunSummary>& runs) {
+  std::vector<const RunSummary*> unmarked, marked;
+  for (const RunSummary& run : runs) (run.phases_marked ? marked : unmarked).push_back(&run);
+  const bool split = !unmarked.empty() && !marked.empty();
+  std::vector<const RunSummary*> all;
+  for (const RunSummary& run : runs) all.push_back(&run);
+  const std::vector<const RunSummary*>& throughput_runs = split ? unmarked : all;
+  const std::vector<const RunSummary*>& phase_runs = split ? marked : all;
   Means means;
-  const double n = static_cast<double>(runs.size());
-  for (const RunSummary& run : runs) {
-    means.samples_per_second += run.samples_per_second / n;
-    for (int p = 0; p < kPhaseCount; ++p) means.phase_ms[p] += run.mean_ms[p] / n;
+  means.throughput_runs = throughput_runs.size();
+  means.phase_runs = split ? marked.size() : 0;
+  for (const RunSummary* run : throughput_runs) {
+    means.samples_per_second += run->samples_per_second / double(throughput_runs.size());
+    means.phase_ms[int(Phase::step)] += run->mean_step_ms / double(throughput_runs.size());
+  }
+  for (const RunSummary* run : phase_runs) {
+    for (int p = 0; p < kPhaseCount; ++p)
+      if (Phase(p) != Phase::step) means.phase_ms[p] += run->mean_ms[p] / double(phase_runs.size());
+    means.phase_runs_step_ms += run->mean_step_ms / double(phase_runs.size());
   }
   return means;
 }
@@ -134,30 +155,38 @@ void print_sweep_table(std::FILE* out, const std::vector<SweepTableRow>& rows) {
 
 void print_summary(std::FILE* out, const std::vector<RunSummary>& runs, const std::string& results_path) {
   if (runs.empty()) return;
-  const double n = static_cast<double>(runs.size());
   const Means means = means_of(runs);
+  // The throughput runs (see Means).
+  std::vector<const RunSummary*> counted;
+  for (const RunSummary& run : runs)
+    if (means.phase_runs == 0 || !run.phases_marked) counted.push_back(&run);
+  const double n = static_cast<double>(counted.size());
   const double mean = means.samples_per_second;
-  double low = runs.front().samples_per_second, high = low;
-  for (const RunSummary& run : runs) {
-    low = std::min(low, run.samples_per_second);
-    high = std::max(high, run.samples_per_second);
+  double low = counted.front()->samples_per_second, high = low, squares = 0, wall = 0;
+  for (const RunSummary* run : counted) {
+    low = std::min(low, run->samples_per_second);
+    high = std::max(high, run->samples_per_second);
+    squares += (run->samples_per_second - mean) * (run->samples_per_second - mean);
+    wall += run->wall_step_ms / n;
   }
-  double squares = 0;
-  for (const RunSummary& run : runs) squares += (run.samples_per_second - mean) * (run.samples_per_second - mean);
-  const double sd = runs.size() > 1 ? std::sqrt(squares / (n - 1)) : 0.0;
+  const double sd = counted.size() > 1 ? std::sqrt(squares / (n - 1)) : 0.0;
   const std::array<double, kPhaseCount>& phase = means.phase_ms;
   const double step = phase[int(Phase::step)];
-  auto share = [&](Phase p) { return step > 0 ? 100.0 * phase[int(p)] / step : 0.0; };
+  // The phases' shares are of the step they were measured in.
+  const double phase_step = means.phase_runs > 0 ? means.phase_runs_step_ms : step;
+  auto share = [&](Phase p) { return phase_step > 0 ? 100.0 * phase[int(p)] / phase_step : 0.0; };
   std::fprintf(out, "#\n# summary over %zu runs (warm-up excluded): samples/s mean %.1f, sd %.1f, min %.1f, max %.1f\n",
-               runs.size(), mean, sd, low, high);
+               counted.size(), mean, sd, low, high);
+  std::fprintf(out, "# mean step %.4f ms", step);
+  if (means.phase_runs > 0)
+    std::fprintf(out, " (runs without marks inside the step); phases from the %zu phase-marked runs, step %.4f ms",
+                 means.phase_runs, phase_step);
   std::fprintf(out,
-               "# mean step %.4f ms ~ forward %.4f (%.0f%%) + backward %.4f (%.0f%%) + exposed all-reduce %.4f "
+               " ~ forward %.4f (%.0f%%) + backward %.4f (%.0f%%) + exposed all-reduce %.4f "
                "(%.0f%%) + optimizer %.4f (%.0f%%); all-reduce %.4f ms (each term is its own max over ranks)\n",
-               step, phase[int(Phase::forward)], share(Phase::forward), phase[int(Phase::backward)],
-               share(Phase::backward), phase[int(Phase::exposed_comm)], share(Phase::exposed_comm),
-               phase[int(Phase::optimizer)], share(Phase::optimizer), phase[int(Phase::allreduce)]);
-  double wall = 0;
-  for (const RunSummary& run : runs) wall += run.wall_step_ms / n;
+               phase[int(Phase::forward)], share(Phase::forward), phase[int(Phase::backward)], share(Phase::backward),
+               phase[int(Phase::exposed_comm)], share(Phase::exposed_comm), phase[int(Phase::optimizer)],
+               share(Phase::optimizer), phase[int(Phase::allreduce)]);
   // What --timing none measures too: the run's measured part divided by its steps, gaps between steps included.
   std::fprintf(out, "# wall per measured step %.4f ms (first measured start -> last end, max over ranks)\n", wall);
   // MEASUREMENT.md: overlap% = 100 (1 - exposed_comm / allreduce); only meaningful where something was reduced.
@@ -166,11 +195,17 @@ void print_summary(std::FILE* out, const std::vector<RunSummary>& runs, const st
                  100.0 * (1.0 - phase[int(Phase::exposed_comm)] / phase[int(Phase::allreduce)]));
   }
   // The statistics of MEASUREMENT.md (intervals, outliers, tests) need every run of the raw per-step data: they are
-  // mgpu_analyze's, so the console only points there.
+  // mgpu_analyze's, so the console only points there, and the verdict at the end of the job gives them for speedups.
   std::fprintf(out,
                "# raw per-step, per-rank times are in the results file; confidence intervals, outlier screening and\n"
                "# tests (MEASUREMENT.md statistics): mgpu_analyze report %s\n",
                results_path.c_str());
+}
+
+void print_verdict(std::FILE* out, const ResultsFile& results, int job_ranks) {
+  std::fprintf(out, "#\n");
+  for (const std::string& line : analysis::verdict_lines(results, job_ranks)) std::fprintf(out, "# %s\n", line.c_str());
+  std::fflush(out);
 }
 
 }  // namespace mgpu

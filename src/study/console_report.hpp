@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "results/results_reader.hpp"
 #include "study/backend.hpp"
 #include "study/run_summary.hpp"
 #include "study/sweep_plan.hpp"
@@ -33,13 +34,18 @@ struct SweepTableRow {
 
 void print_banner(std::FILE* out, const BannerFacts& facts);
 void print_run_header(std::FILE* out);
-void print_run_line(std::FILE* out, int run_index, const RunSummary& run);
-// Mean throughput and phases over a configuration's runs, and where its statistics are: `mgpu_analyze report
+// `interleaved` (--timing interleaved): the runs that marked their phases say so (their step is not in samples/s).
+void print_run_line(std::FILE* out, int run_index, const RunSummary& run, bool interleaved);
+// Mean throughput over a configuration's throughput runs and phases over its phase runs (the same runs unless
+// --timing interleaved made both kinds), and where its statistics are: `mgpu_analyze report
 // results_path`.
 void print_summary(std::FILE* out, const std::vector<RunSummary>& runs, const std::string& results_path);
 // The sweep's closing table: per configuration the mean throughput and phase times over its runs, and the speedup
 // over the 1-GPU configuration of the same model and batch when the table has one (MEASUREMENT.md's definition).
 void print_sweep_table(std::FILE* out, const std::vector<SweepTableRow>& rows);
+
+// The verdict (stats/verdict.hpp) of the results file a job of `job_ranks` ranks has written, '#'-prefixed.
+void print_verdict(std::FILE* out, const ResultsFile& results, int job_ranks);
 
 // "6,885,376"
 std::string with_thousands(unsigned long long value);

@@ -27,6 +27,7 @@ RunSummary summarize_run(const std::vector<RunRecord>& per_rank, int warmup_step
     }
   }
   summary.final_loss = mean_loss_over_ranks(per_rank).back();
+  summary.phases_marked = per_rank.front().phases_marked;
   for (const RunRecord& rank : per_rank)
     summary.wall_step_ms = std::max(summary.wall_step_ms, rank.measured_wall_ms / measured_steps);
   return summary;

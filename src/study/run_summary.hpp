@@ -16,6 +16,7 @@ struct RunSummary {
   std::array<double, kPhaseCount> mean_ms{};  // same for every phase (max over ranks, then mean over steps)
   double final_loss = 0;                     // mean over ranks, last step
   double wall_step_ms = 0;  // max over ranks of the measured steps' wall span, per measured step
+  bool phases_marked = true;  // the run marked every phase (RunRecord::phases_marked); else its phases are NaN
 };
 
 // per_rank[r] is rank r's record of the same run; warm-up steps are excluded.

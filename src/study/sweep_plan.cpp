@@ -14,6 +14,7 @@ TrainingSettings BenchConfiguration::training_settings(bool cuda_backend) const 
   settings.warmup_steps = warmup_steps;
   settings.measured_steps = measured_steps;
   settings.seed = seed;
+  settings.runs = runs;
   apply_step_options(step, cuda_backend, settings);
   // One rank has nothing to reduce, so nothing to overlap and no reduction dtype: recorded as off / fp32.
   settings.overlap = settings.overlap && gpus > 1;
@@ -30,7 +31,7 @@ TrainingSettings BenchConfiguration::training_settings(bool cuda_backend) const 
 
 std::vector<BenchConfiguration> plan_sweep(const BenchOptions& options, int job_ranks) {
   validate_for_ranks(options, job_ranks);
-  const std::vector<int> gpu_counts = options.gpus.empty() ? std::vector<int>{job_ranks} : options.gpus;
+  const std::vector<int> gpu_counts = options.gpu_counts(job_ranks);
   std::vector<BenchConfiguration> plan;
   for (const SweepEntry& entry : options.sweep) {
     for (int batch : entry.global_batches) {
@@ -41,7 +42,9 @@ std::vector<BenchConfiguration> plan_sweep(const BenchOptions& options, int job_
         configuration.gpus = gpus;
         configuration.warmup_steps = options.warmup_steps;
         configuration.measured_steps = options.measured_steps;
-        configuration.runs = options.runs;
+        // --runs counts the runs throughput is computed from; interleaved timing adds its phase-marked runs.
+        configuration.runs =
+            options.step.timing == TimingMode::interleaved ? interleaved_run_count(options.runs) : options.runs;
         configuration.seed = options.seed;
         configuration.step = options.step;
         plan.push_back(std::move(configuration));

@@ -21,7 +21,7 @@ struct BenchConfiguration {
   int gpus = 1;  // runs on ranks 0..gpus-1 of the job, through communicators of their own
   int warmup_steps = 10;
   int measured_steps = 100;
-  int runs = 50;
+  int runs = 50;  // every run of the configuration (--timing interleaved: its marked runs included)
   std::uint64_t seed = 1;
   // --graph, --overlap, --fuse-optimizer, --bucket-mb, --precision, --grad-dtype, --timing, --accumulate
   StepOptions step;

@@ -1,4 +1,5 @@
-// Purpose: CPU fallback training loop with steady-clock phase timings (MEASUREMENT.md phases, no overlap on CPU).
+// Purpose: CPU fallback training loop with steady-clock timings (MEASUREMENT.md phases, no overlap on CPU), in every
+// --timing mode of the CUDA trainer.
 #include "train/cpu_trainer.hpp"
 
 #include <dlfcn.h>
@@ -6,6 +7,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <limits>
 #include <thread>
 
 #include "platform/error.hpp"
@@ -77,22 +79,40 @@ RunRecord CpuTrainer::run(int run_index) {
   std::fill(first_moment_.begin(), first_moment_.end(), 0.0f);
   std::fill(second_moment_.begin(), second_moment_.end(), 0.0f);
 
+  // --timing (trainer.hpp): a run that marks nothing reads the clock only around each batch generation (outside the
+  // step) and at the boundaries of its warm-up and measured parts; its steps get their part's mean step time with the
+  // generation subtracted, as the CUDA trainer's do. Otherwise the clock marks the phases; with --timing step only the
+  // step time is kept.
+  const bool unmarked = settings_.marks_nothing(run_index);
+  const bool phases = settings_.marks_phases(run_index);
   Clock::time_point measured_start{};
+  Clock::time_point part_start = Clock::now();
+  double generation_ms = 0;  // of the current part (unmarked runs)
+  double warmup_step_ms = 0;
+  const auto now_if_marked = [unmarked] { return unmarked ? Clock::time_point{} : Clock::now(); };
   for (int step = 0; step < settings_.total_steps(); ++step) {
+    if (unmarked && step == settings_.warmup_steps) {
+      const Clock::time_point boundary = Clock::now();
+      if (step > 0) warmup_step_ms = (elapsed_ms(part_start, boundary) - generation_ms) / step;
+      part_start = measured_start = boundary;
+      generation_ms = 0;
+    }
     const std::uint64_t first_sample =
         std::uint64_t(step) * settings_.global_batch + std::uint64_t(rank_) * local_batch_;
     // Data "loading" is outside the step, as on the GPU path: the step starts with the batch in place.
+    const Clock::time_point generation_start = unmarked ? Clock::now() : Clock::time_point{};
     cpu::generate_samples(settings_.seed, first_sample, local_batch_, model.input_width(), model.output_width(),
                           inputs_.data(), targets_.data());
+    if (unmarked) generation_ms += elapsed_ms(generation_start, Clock::now());
     const cpu::DropoutKey dropout{settings_.seed, std::uint64_t(run_index), std::uint64_t(step), first_sample,
                                   static_cast<float>(model.dropout)};
 
-    const Clock::time_point start = Clock::now();
-    if (step == settings_.warmup_steps) measured_start = start;
+    const Clock::time_point start = now_if_marked();
+    if (!unmarked && step == settings_.warmup_steps) measured_start = start;
     cpu::mlp_forward(model, parameters_.data(), inputs_.data(), local_batch_, dropout, activations_);
     record.loss[step] = cpu::mse_loss_and_gradient(activations_.output.data(), targets_.data(), targets_.size(),
                                                    grad_output_.data());
-    const Clock::time_point forward_end = Clock::now();
+    const Clock::time_point forward_end = now_if_marked();
     // Gradient accumulation: the first step of a group writes the buffer, the others add to it.
     const bool first_of_group = settings_.starts_accumulation(step);
     const bool update = settings_.ends_accumulation(step);
@@ -102,10 +122,10 @@ RunRecord CpuTrainer::run(int run_index) {
     if (!first_of_group) {
       for (std::size_t i = 0; i < gradients_.size(); ++i) gradients_[i] += step_gradients_[i];
     }
-    const Clock::time_point backward_end = Clock::now();
+    const Clock::time_point backward_end = now_if_marked();
     // One rank has nothing to reduce; the phase is then recorded as zero rather than as a no-op call's cost.
     if (update && ranks_ > 1) average_gradients();
-    const Clock::time_point allreduce_end = Clock::now();
+    const Clock::time_point allreduce_end = now_if_marked();
     if (update) {
       // The mean of the K accumulated gradients (K = 1: the gradient as it is).
       if (settings_.accumulate_steps > 1) {
@@ -115,8 +135,13 @@ RunRecord CpuTrainer::run(int run_index) {
       cpu::adam_update(settings_.adam, (step + 1) / settings_.accumulate_steps, parameters_.size(),
                        parameters_.data(), gradients_.data(), first_moment_.data(), second_moment_.data());
     }
-    const Clock::time_point end = Clock::now();
+    const Clock::time_point end = now_if_marked();
 
+    if (!phases) {
+      for (int p = 0; p < kPhaseCount; ++p) record.ms(Phase(p), step) = std::numeric_limits<double>::quiet_NaN();
+      if (!unmarked) record.ms(Phase::step, step) = elapsed_ms(start, end);
+      continue;
+    }
     record.ms(Phase::forward, step) = elapsed_ms(start, forward_end);
     record.ms(Phase::backward, step) = elapsed_ms(forward_end, backward_end);
     record.ms(Phase::allreduce, step) = update && ranks_ > 1 ? elapsed_ms(backward_end, allreduce_end) : 0.0;
@@ -127,6 +152,14 @@ RunRecord CpuTrainer::run(int run_index) {
   }
   // Includes the data generation between measured steps (the GPU path's wall span includes its launch gaps).
   record.measured_wall_ms = elapsed_ms(measured_start, Clock::now());
+  record.phases_marked = phases;
+  if (unmarked) {
+    const int measured = std::max(1, settings_.measured_steps);
+    record.batch_generation_ms = generation_ms / measured;
+    const double measured_step_ms = (record.measured_wall_ms - generation_ms) / measured;
+    for (int step = 0; step < settings_.total_steps(); ++step)
+      record.ms(Phase::step, step) = step < settings_.warmup_steps ? warmup_step_ms : measured_step_ms;
+  }
   record.memory_peak_bytes = peak_resident_bytes();
   return record;
 }

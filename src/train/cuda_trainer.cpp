@@ -116,13 +116,38 @@ CudaTrainer::CudaTrainer(const TrainingSettings& settings, MPI_Comm comm, int de
 }
 
 void CudaTrainer::capture_step_graphs(int steps) {
+  const bool some_run_marks = settings_.timing != TimingMode::none;
+  const bool some_run_unmarked = settings_.timing == TimingMode::none || settings_.timing == TimingMode::interleaved;
   bool captured[kStepKinds] = {};
   for (int step = 0; step < steps; ++step) {
     const StepKind kind = kind_of(step);
     if (captured[kind.index()]) continue;
     captured[kind.index()] = true;
-    capture_step_graph(kind);
+    if (some_run_marks) capture_step_graph(kind, true);
+    if (some_run_unmarked) capture_step_graph(kind, false);
   }
+  if (some_run_unmarked) {
+    generation_graph_.capture(compute_stream_.get(), [this] {
+      for (int i = 0; i < kGenerationsPerReplay; ++i) enqueue_bookkeeping_and_batch();
+    });
+  }
+}
+
+int CudaTrainer::enqueue_generation_alone() {
+  const cudaStream_t compute = compute_stream_.get();
+  // As many as the measured steps (at least one graph's worth), so that the per-step figure is an average like the
+  // step time it is subtracted from.
+  const int replays = std::max(1, (settings_.measured_steps + kGenerationsPerReplay - 1) / kGenerationsPerReplay);
+  run_marks_[kGenerationStart].record(compute);
+  for (int r = 0; r < replays; ++r) {
+    if (settings_.graph) {
+      generation_graph_.launch(compute);
+      continue;
+    }
+    for (int i = 0; i < kGenerationsPerReplay; ++i) enqueue_bookkeeping_and_batch();
+  }
+  run_marks_[kGenerationEnd].record(compute);
+  return replays * kGenerationsPerReplay;
 }
 
 double CudaTrainer::time_step_replays() {
@@ -134,8 +159,11 @@ double CudaTrainer::time_step_replays() {
   const cudaStream_t compute = compute_stream_.get();
   // Fresh parameters each time: thousands of tuning steps from one initialisation could drift anywhere.
   model_.initialize(settings_.seed, 0);
+  // The graphs the throughput is measured with: the unmarked ones where runs without marks exist.
+  const std::array<CapturedStep, kStepKinds>& graphs =
+      step_graphs(settings_.timing == TimingMode::events || settings_.timing == TimingMode::step);
   const auto replay = [&](int count) {
-    for (int step = 0; step < count; ++step) step_graphs_[kind_of(step).index()].graph.launch(compute, 0);
+    for (int step = 0; step < count; ++step) graphs[kind_of(step).index()].graph.launch(compute, 0);
   };
   replay(kWarmSteps);
   CudaEvent start;
@@ -236,8 +264,8 @@ std::string CudaTrainer::tune_step_gemms(int steps_seen) {
 
 CudaTrainer::~CudaTrainer() = default;
 
-void CudaTrainer::capture_step_graph(StepKind kind) {
-  CapturedStep& captured = step_graphs_[kind.index()];
+void CudaTrainer::capture_step_graph(StepKind kind, bool marked) {
+  CapturedStep& captured = step_graphs(marked)[kind.index()];
   captured.event_nodes.clear();
   captured.launches = 0;
   // The step is captured once, with step 0's events; run() re-targets the event nodes to each step's own events
@@ -246,7 +274,7 @@ void CudaTrainer::capture_step_graph(StepKind kind) {
   CudaGraph::capture_begin(compute);
   capturing_ = true;
   try {
-    enqueue_step(events_.empty() ? nullptr : &events_.front(), kind);
+    enqueue_step(marked ? &events_.front() : nullptr, kind);
   } catch (...) {
     capturing_ = false;
     CudaGraph::capture_abandon(compute);
@@ -262,7 +290,7 @@ void CudaTrainer::capture_step_graph(StepKind kind) {
   // instance here is derived from the one collective capture, every rank launches the same instance sequence
   // (run() picks instance = launches % copies, identical on all ranks), and all launches are ordered on one stream,
   // so no two instances ever run concurrently (concurrent replays on one communicator are what NCCL does not allow).
-  captured.graph.capture_end(compute, events_.empty() ? 1 : kGraphCopies);
+  captured.graph.capture_end(compute, marked ? kGraphCopies : 1);
 
   std::size_t count = 0;
   MGPU_CUDA_CHECK(cudaGraphGetNodes(captured.graph.graph(), nullptr, &count));
@@ -275,14 +303,14 @@ void CudaTrainer::capture_step_graph(StepKind kind) {
     cudaEvent_t event = nullptr;
     MGPU_CUDA_CHECK(cudaGraphEventRecordNodeGetEvent(node, &event));
     for (int m = 0; m < kMarkCount; ++m) {
-      if (!events_.empty() && events_.front()[m].get() == event) captured.event_nodes.emplace_back(node, Mark(m));
+      if (marked && events_.front()[m].get() == event) captured.event_nodes.emplace_back(node, Mark(m));
     }
   }
   // What enqueue_step records: all 7 marks with a reduction, 4 on one rank (start, forward_end, backward_end, end),
   // 3 on a step without update (its end is backward's); with --timing step only start and end.
   int marks_recorded = 0;
-  if (!events_.empty()) marks_recorded = !kind.update ? 3 : (nccl_ ? kMarkCount : 4);
-  if (settings_.timing == TimingMode::step) marks_recorded = 2;
+  if (marked) marks_recorded = !kind.update ? 3 : (nccl_ ? kMarkCount : 4);
+  if (marked && settings_.timing == TimingMode::step) marks_recorded = 2;
   MGPU_REQUIRE(static_cast<int>(captured.event_nodes.size()) == marks_recorded,
                "the captured step has " + std::to_string(captured.event_nodes.size()) +
                    " timing event nodes, expected " + std::to_string(marks_recorded));
@@ -309,28 +337,37 @@ RunRecord CudaTrainer::run(int run_index) {
 
   // The whole run is enqueued without a single host synchronisation: a host wait between steps would idle the GPU
   // and put host latency into the step times. The host blocks at most when the launch queue is full, which does not
-  // change what the events measure. With --timing none the only events are these run marks, outside the steps.
-  const bool timed_steps = !events_.empty();
-  if (!timed_steps) run_marks_[kRunStart].record(compute);
+  // change what the events measure. A run without marks inside its steps (--timing none, interleaved's unmarked runs)
+  // has only the run marks, outside the steps, and then times the batch generation alone.
+  const bool marked = !settings_.marks_nothing(run_index);
+  std::array<CapturedStep, kStepKinds>& graphs = step_graphs(marked);
+  if (!marked) run_marks_[kRunStart].record(compute);
   for (int step = 0; step < steps; ++step) {
-    if (!timed_steps && step == settings_.warmup_steps) run_marks_[kMeasuredStart].record(compute);
+    if (!marked && step == settings_.warmup_steps) run_marks_[kMeasuredStart].record(compute);
     const StepKind kind = kind_of(step);
     if (settings_.graph) {
-      CapturedStep& captured = step_graphs_[kind.index()];
+      CapturedStep& captured = graphs[kind.index()];
       const int instance = captured.launches++ % captured.graph.copies();
-      if (timed_steps) retarget_graph_events(captured, instance, step);
+      if (marked) retarget_graph_events(captured, instance, step);
       // The step counter in device memory tells the replay which step it is.
       captured.graph.launch(compute, instance);
     } else {
-      enqueue_step(timed_steps ? &events_[step] : nullptr, kind);
+      enqueue_step(marked ? &events_[step] : nullptr, kind);
     }
   }
-  if (!timed_steps) run_marks_[kRunEnd].record(compute);
+  int generations = 0;
+  if (!marked) {
+    run_marks_[kRunEnd].record(compute);
+    generations = enqueue_generation_alone();
+  }
 
-  wait_sampling_clocks(timed_steps ? events_.back()[kEnd] : run_marks_[kRunEnd]);
-  read_phase_times(record);
-  record.measured_wall_ms = timed_steps ? elapsed_ms(events_[settings_.warmup_steps][kStart], events_.back()[kEnd])
-                                        : elapsed_ms(run_marks_[kMeasuredStart], run_marks_[kRunEnd]);
+  wait_sampling_clocks(marked ? events_.back()[kEnd] : run_marks_[kGenerationEnd]);
+  record.measured_wall_ms = marked ? elapsed_ms(events_[settings_.warmup_steps][kStart], events_.back()[kEnd])
+                                   : elapsed_ms(run_marks_[kMeasuredStart], run_marks_[kRunEnd]);
+  record.phases_marked = settings_.marks_phases(run_index);
+  if (!marked)
+    record.batch_generation_ms = elapsed_ms(run_marks_[kGenerationStart], run_marks_[kGenerationEnd]) / generations;
+  read_phase_times(record, marked);
 
   const std::vector<float> losses = copy_to_host(losses_, compute);
   record.loss.assign(losses.begin(), losses.end());
@@ -360,14 +397,9 @@ void CudaTrainer::mark(const StepEvents* events, Mark which, cudaStream_t stream
 
 void CudaTrainer::enqueue_step(const StepEvents* events, StepKind kind) {
   const cudaStream_t compute = compute_stream_.get();
-  // The step's values (index, first sample, Adam corrections) are advanced in device memory, so a replay of the same
-  // captured work trains step s + 1 after step s. Rank r's slice of global batch s starts at s*B + r*B/N: the same
-  // samples whatever the number of ranks.
-  model_.advance_step(settings_.global_batch, static_cast<std::uint64_t>(rank_) * local_batch_, settings_.adam,
-                      settings_.accumulate_steps);
   // Data loading is not part of the step (MEASUREMENT.md: forward starts with the batch in place). The batch is
   // generated on the compute stream before `start` is recorded, so `start` fires only once it is there.
-  model_.generate_batch();
+  enqueue_bookkeeping_and_batch();
 
   // --fuse-optimizer (one rank): a step that updates leaves the weight gradients to the optimizer kernel, which forms
   // and applies them in one pass; a step that only accumulates must write them.
@@ -458,6 +490,15 @@ void CudaTrainer::enqueue_step(const StepEvents* events, StepKind kind) {
   mark(events, kEnd, compute);  // step = start -> here
 }
 
+void CudaTrainer::enqueue_bookkeeping_and_batch() {
+  // The step's values (index, first sample, Adam corrections) are advanced in device memory, so a replay of the same
+  // captured work trains step s + 1 after step s. Rank r's slice of global batch s starts at s*B + r*B/N: the same
+  // samples whatever the number of ranks.
+  model_.advance_step(settings_.global_batch, static_cast<std::uint64_t>(rank_) * local_batch_, settings_.adam,
+                      settings_.accumulate_steps);
+  model_.generate_batch();
+}
+
 void CudaTrainer::reduce_bucket(int bucket, const StepEvents* events) {
   const cudaStream_t comm = comm_stream_.get();
   const GradientBucket& range = plan_.buckets[bucket];
@@ -498,16 +539,18 @@ void CudaTrainer::wait_sampling_clocks(const CudaEvent& last) {
   }
 }
 
-void CudaTrainer::read_phase_times(RunRecord& record) const {
-  if (events_.empty()) {
-    // --timing none: no phase was measured (NaN says so to every reader); each step holds the mean step time of its
-    // part of the run (warm-up or measured), which is all two events per part can say.
+void CudaTrainer::read_phase_times(RunRecord& record, bool marked) const {
+  if (!marked) {
+    // No mark inside the steps: no phase was measured (NaN says so to every reader); each step holds the mean step
+    // time of its part of the run (warm-up or measured), which is all two events per part can say, less the
+    // bookkeeping and batch generation that a marked step leaves before its start mark (timed alone, run()).
     const double nan = std::numeric_limits<double>::quiet_NaN();
     const int warmup = settings_.warmup_steps;
-    const int measured = settings_.measured_steps;
+    const int measured = std::max(1, settings_.measured_steps);
+    const double generation = record.batch_generation_ms;
     const double warmup_mean =
-        warmup > 0 ? elapsed_ms(run_marks_[kRunStart], run_marks_[kMeasuredStart]) / warmup : nan;
-    const double measured_mean = elapsed_ms(run_marks_[kMeasuredStart], run_marks_[kRunEnd]) / measured;
+        warmup > 0 ? elapsed_ms(run_marks_[kRunStart], run_marks_[kMeasuredStart]) / warmup - generation : nan;
+    const double measured_mean = elapsed_ms(run_marks_[kMeasuredStart], run_marks_[kRunEnd]) / measured - generation;
     for (int step = 0; step < record.total_steps; ++step) {
       for (int p = 0; p < kPhaseCount; ++p) record.ms(Phase(p), step) = nan;
       record.ms(Phase::step, step) = step < warmup ? warmup_mean : measured_mean;

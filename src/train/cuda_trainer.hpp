@@ -57,8 +57,9 @@ class CudaTrainer final : public Trainer {
     kMarkCount
   };
   using StepEvents = std::array<CudaEvent, kMarkCount>;
-  // --timing none: the only events of a run, outside the steps.
-  enum RunMark : int { kRunStart, kMeasuredStart, kRunEnd, kRunMarkCount };
+  // A run without marks inside its steps (--timing none, interleaved's unmarked runs): its only events, outside the
+  // steps, and the pair around the batch generation timed alone after the run.
+  enum RunMark : int { kRunStart, kMeasuredStart, kRunEnd, kGenerationStart, kGenerationEnd, kRunMarkCount };
 
   // What a step does under gradient accumulation (--accumulate K): its gradient overwrites the buffer (first step of a
   // group) or is added to it, and it reduces and updates (last step of a group) or not. K = 1: every step is
@@ -82,11 +83,20 @@ class CudaTrainer final : public Trainer {
   // reductions and Adam) on the streams; `events` (null with --timing none) receive the phase marks. Identical work
   // whether captured or launched eagerly.
   void enqueue_step(const StepEvents* events, StepKind kind);
+  // What a step enqueues before its start mark: the bookkeeping (advance the step's values) and its batch.
+  void enqueue_bookkeeping_and_batch();
   void reduce_bucket(int bucket, const StepEvents* events);
   void mark(const StepEvents* events, Mark which, cudaStream_t stream) const;
-  void capture_step_graph(StepKind kind);
-  // Captures every step kind of the first `steps` steps (replacing earlier captures).
+  void capture_step_graph(StepKind kind, bool marked);
+  // Captures every step kind of the first `steps` steps (replacing earlier captures): with marks where some run marks
+  // its steps, without where some run does not (--timing interleaved: both).
   void capture_step_graphs(int steps);
+  // The step graphs a run replays: with marks or without.
+  std::array<CapturedStep, kStepKinds>& step_graphs(bool marked) { return marked ? marked_graphs_ : unmarked_graphs_; }
+  // Enqueues, after a run without marks, the step's bookkeeping and batch generation alone, back-to-back as in the
+  // step (a graph of kGenerationsPerReplay of them where the step is a graph), between the generation run marks;
+  // returns how many were enqueued.
+  int enqueue_generation_alone();
   // Step-level GEMM tuning (graph replay; with several ranks collective over comm_): among each GEMM shape's options (TunedGemm::shape_options), the
   // ones with which the whole step, replayed, is fastest; see the definition for the search. Returns what it found,
   // for the report.
@@ -99,7 +109,7 @@ class CudaTrainer final : public Trainer {
   void retarget_graph_events(const CapturedStep& captured, int instance, int step);
 
   void wait_sampling_clocks(const CudaEvent& last);
-  void read_phase_times(RunRecord& record) const;
+  void read_phase_times(RunRecord& record, bool marked) const;
 
   TrainingSettings settings_;
   int rank_;
@@ -118,7 +128,7 @@ class CudaTrainer final : public Trainer {
   MPI_Comm comm_;                   // the ranks of this run (step-level GEMM tuning agrees over it)
   bool output_head_;                // fuses_output_head()
   DeviceBuffer<float> losses_;      // [step] of the current run, copied back once it is over
-  std::vector<StepEvents> events_;  // [step]; empty with --timing none
+  std::vector<StepEvents> events_;  // [step]; empty where no run marks its steps (--timing none)
   std::array<CudaEvent, kRunMarkCount> run_marks_;
   CudaEvent gradients_ready_{cudaEventDisableTiming};  // compute -> communication stream, before each bucket
   std::vector<CudaEvent> bucket_reduced_;              // communication -> updating stream, one per bucket
@@ -129,7 +139,12 @@ class CudaTrainer final : public Trainer {
   CudaEvent updates_done_{cudaEventDisableTiming};
   bool capturing_ = false;
   static constexpr int kGraphCopies = 4;  // instances of the step graph used in turn (see capture_step_graph)
-  std::array<CapturedStep, kStepKinds> step_graphs_;  // [StepKind::index()]; only the kinds the run uses are captured
+  // [StepKind::index()]; only the kinds the run uses are captured, with marks and without as capture_step_graphs says.
+  std::array<CapturedStep, kStepKinds> marked_graphs_;
+  std::array<CapturedStep, kStepKinds> unmarked_graphs_;
+  // Where the step is a graph: kGenerationsPerReplay x (bookkeeping, batch generation), captured once.
+  static constexpr int kGenerationsPerReplay = 16;
+  CudaGraph generation_graph_;
   GpuClockSampler clock_sampler_;
 };
 

@@ -31,13 +31,30 @@ inline const char* precision_name(Precision p) {
 enum class GradDtype { fp32, bf16 };
 inline const char* grad_dtype_name(GradDtype d) { return d == GradDtype::bf16 ? "bf16" : "fp32"; }
 
-// events: CUDA events bound every phase of every step. step: only each step's start and end (every step timed with
-// the fewest marks: each mark costs the step about 3 us on H200, docs/measurement.md); phases are NaN. none: one event
-// pair around the warm-up and one around the measured steps (the un-instrumented step, for measuring what the
-// instrumentation costs); per-step phases are NaN.
-enum class TimingMode { events, step, none };
+// How a run's steps are timed (docs/measurement.md, "Timing"). events: marks bound every phase of every step (CUDA
+// events, or the steady clock on the CPU). step: only each step's start and end (every step timed with the fewest
+// marks; phases are NaN). none: no mark inside the steps: one pair around the warm-up and one around the measured
+// steps, the batch generation timed alone after the run and subtracted (the untimed step; phases NaN). interleaved
+// (the command line's default): every fifth run marks every phase as events does, the others are timed as none does:
+// throughput and speedup come from the unmarked runs, which each mark would otherwise slow (about 3 us per mark on
+// H200), the phase breakdown from the marked ones.
+enum class TimingMode { events, step, none, interleaved };
 inline const char* timing_name(TimingMode t) {
-  return t == TimingMode::none ? "none" : t == TimingMode::step ? "step" : "events";
+  return t == TimingMode::none          ? "none"
+         : t == TimingMode::step        ? "step"
+         : t == TimingMode::interleaved ? "interleaved"
+                                        : "events";
+}
+
+// --timing interleaved: the runs that mark phases. Every fifth run (run indices 4, 9, ...), and in a configuration of
+// fewer than 5 runs its last one, so that R unmarked runs and max(1, R / 4) marked ones make
+// interleaved_run_count(R) runs.
+inline bool interleaved_run_marks_phases(int run_index, int total_runs) {
+  return (run_index + 1) % 5 == 0 || (total_runs < 5 && run_index == total_runs - 1);
+}
+// The runs of a configuration that asks for `unmarked_runs` unmarked (throughput) runs with --timing interleaved.
+inline int interleaved_run_count(int unmarked_runs) {
+  return unmarked_runs + (unmarked_runs < 4 ? 1 : unmarked_runs / 4);
 }
 
 // How each GEMM shape's algorithm is chosen (tuned_gemm.hpp): alone = the fastest of its candidates timed alone;
@@ -64,6 +81,8 @@ struct TrainingSettings {
   // as soon as it is reduced, beside the rest of backward.
   WeightGradientOrder overlap_order = WeightGradientOrder::deferred;
   TimingMode timing = TimingMode::events;
+  // The configuration's runs (--timing interleaved: which of them mark phases, interleaved_run_marks_phases).
+  int runs = 1;
   GradDtype grad_dtype = GradDtype::fp32;  // of the all-reduce (ranks > 1)
   // One rank, fp32: the weight gradients are computed inside the optimizer kernel (weight gradient + Adam in one pass
   // over the parameters; the weight gradient is never written to memory). Backward then computes only the input and
@@ -81,6 +100,16 @@ struct TrainingSettings {
   bool ends_accumulation(int step) const { return step % accumulate_steps == accumulate_steps - 1; }
 
   int total_steps() const { return warmup_steps + measured_steps; }
+  // Whether run `run_index` marks every phase (events), or leaves its steps without a mark (none, and interleaved's
+  // unmarked runs). --timing step: neither (each step's start and end only).
+  bool marks_phases(int run_index) const {
+    return timing == TimingMode::events ||
+           (timing == TimingMode::interleaved && interleaved_run_marks_phases(run_index, runs));
+  }
+  bool marks_nothing(int run_index) const {
+    return timing == TimingMode::none ||
+           (timing == TimingMode::interleaved && !interleaved_run_marks_phases(run_index, runs));
+  }
 };
 
 class Trainer {

@@ -33,14 +33,29 @@ TEST(Options, DefaultsFollowTheStudy) {
   EXPECT_EQ(options.sweep.front().global_batches, std::vector<int>{32});
   EXPECT_TRUE(options.gpus.empty());
   EXPECT_FALSE(options.resume);
-  EXPECT_EQ(options.configuration_count(), 1u);
+  EXPECT_EQ(options.configuration_count(1), 1u);
   EXPECT_EQ(options.warmup_steps, 10);
   EXPECT_EQ(options.measured_steps, 100);
   EXPECT_EQ(options.runs, 50);
   EXPECT_EQ(options.device, DeviceChoice::automatic);
   EXPECT_TRUE(options.nccl_algo.empty());
   EXPECT_FALSE(options.force);
-  EXPECT_EQ(options.default_output_path(2), "mgpu_bench_large_b32_n2.h5");
+  EXPECT_EQ(options.default_output_path(1), "mgpu_bench_large_b32_n1.h5");
+}
+
+// Without --gpus, N > 1 ranks measure the 1-GPU baseline beside the N GPUs (the speedup needs both); one rank runs
+// 1 GPU alone; an explicit --gpus still rules.
+TEST(Options, WithoutGpusSeveralRanksAlsoMeasureTheBaseline) {
+  const BenchOptions options = parse({});
+  EXPECT_EQ(options.gpu_counts(1), std::vector<int>{1});
+  EXPECT_EQ(options.gpu_counts(2), (std::vector<int>{1, 2}));
+  EXPECT_EQ(options.gpu_counts(4), (std::vector<int>{1, 4}));
+  EXPECT_EQ(options.configuration_count(2), 2u);
+  EXPECT_EQ(options.default_output_path(2), "mgpu_bench_large_b32_n1-2.h5");
+  EXPECT_EQ(parse({"--gpus", "2"}).gpu_counts(2), std::vector<int>{2});
+  EXPECT_EQ(parse({"--gpus", "2"}).default_output_path(2), "mgpu_bench_large_b32_n2.h5");
+  EXPECT_EQ(parse({"--batch", "8,16"}).configuration_count(2), 4u);
+  EXPECT_EQ(parse({"--batch", "8,16"}).default_output_path(2), "mgpu_bench_sweep_4configs.h5");
 }
 
 TEST(Options, ParsesEverything) {
@@ -157,7 +172,7 @@ TEST(Options, StepExecutionDefaultsAndValues) {
   EXPECT_EQ(defaults.step.fuse_optimizer, Toggle::automatic);
   EXPECT_EQ(defaults.step.bucket_mb, 8.0);
   EXPECT_EQ(defaults.step.precision, Precision::fp32);
-  EXPECT_EQ(defaults.step.timing, TimingMode::events);
+  EXPECT_EQ(defaults.step.timing, TimingMode::interleaved);
   EXPECT_EQ(defaults.step.accumulate_steps, 1);
   EXPECT_EQ(defaults.step.overlap_order, WeightGradientOrder::deferred);
   EXPECT_EQ(parse({"--overlap-order", "layerwise"}).step.overlap_order, WeightGradientOrder::layerwise);
@@ -197,6 +212,11 @@ TEST(Options, StepExecutionResolvesPerBackend) {
   apply_step_options(parse({}).step, false, cpu);  // auto: off on the CPU, no error
   EXPECT_FALSE(cpu.graph);
   EXPECT_FALSE(cpu.overlap);
+  // Every timing mode works on both back-ends (the CPU fallback times with the steady clock).
+  for (const char* timing : {"interleaved", "events", "step", "none"}) {
+    EXPECT_NO_THROW(apply_step_options(parse({"--timing", timing}).step, false, cpu)) << timing;
+    EXPECT_STREQ(timing_name(cpu.timing), timing);
+  }
   apply_step_options(parse({"--graph", "off", "--overlap", "off"}).step, true, cuda);
   EXPECT_FALSE(cuda.graph);
   EXPECT_FALSE(cuda.overlap);
@@ -206,9 +226,7 @@ TEST(Options, StepExecutionResolvesPerBackend) {
       {{"--fuse-optimizer", "on"}, "--fuse-optimizer on: the CPU fallback"},
       {{"--precision", "tf32"}, "--precision tf32"},
       {{"--precision", "bf16"}, "--precision bf16"},
-      {{"--grad-dtype", "bf16"}, "--grad-dtype bf16"},
-      {{"--timing", "none"}, "--timing none"},
-      {{"--timing", "step"}, "--timing step: the CPU fallback"}};
+      {{"--grad-dtype", "bf16"}, "--grad-dtype bf16"}};
   for (const auto& [args, needle] : refused_on_cpu) {
     TrainingSettings settings;
     try {
@@ -291,7 +309,7 @@ TEST(Options, ListsMakeAGrid) {
   EXPECT_EQ(options.sweep[1].model.name, "large");
   EXPECT_EQ(options.sweep[1].global_batches, (std::vector<int>{8, 16, 32}));
   EXPECT_EQ(options.gpus, (std::vector<int>{1, 2}));
-  EXPECT_EQ(options.configuration_count(), 12u);
+  EXPECT_EQ(options.configuration_count(2), 12u);
   EXPECT_EQ(options.default_output_path(2), "mgpu_bench_sweep_12configs.h5");
   EXPECT_EQ(parse({"--gpus", "1"}).default_output_path(2), "mgpu_bench_large_b32_n1.h5");
   EXPECT_EQ(parse_int_list("--batch", "4,8192", 1, 1 << 24), (std::vector<int>{4, 8192}));
@@ -303,7 +321,7 @@ TEST(Options, SweepEntriesGiveEachModelItsBatches) {
   EXPECT_EQ(options.sweep[0].global_batches, (std::vector<int>{8, 16}));
   EXPECT_EQ(options.sweep[1].model.name, "large");
   EXPECT_EQ(options.sweep[1].model.dropout, 0.0);
-  EXPECT_EQ(options.configuration_count(), 3u);
+  EXPECT_EQ(options.configuration_count(1), 3u);
 }
 
 TEST(Options, GpuCountsMustFitTheJobAndDivideEveryBatch) {
@@ -362,7 +380,7 @@ TEST_F(StudyFile, GivesTheGridAndTheCommandLineOverridesIt) {
   EXPECT_EQ(options.warmup_steps, 3);
   EXPECT_EQ(options.measured_steps, 7);
   EXPECT_EQ(options.runs, 5);
-  EXPECT_EQ(options.configuration_count(), 10u);
+  EXPECT_EQ(options.configuration_count(1), 10u);
 
   // Scalars: the command line wins.
   const BenchOptions fewer = parse({"--config", file, "--runs", "2", "--gpus", "2"});

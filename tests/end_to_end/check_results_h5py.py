@@ -18,7 +18,7 @@ import sys
 import h5py
 import numpy as np
 
-SUPPORTED_SCHEMA_VERSION = 6
+SUPPORTED_SCHEMA_VERSION = 7
 IMPLEMENTATIONS = ("mgpu_bench", "pytorch-ddp", "pytorch-graph")
 PHASES = ["forward", "backward", "allreduce", "exposed_comm", "optimizer", "step"]
 THROTTLE_FRACTION = 0.75  # MEASUREMENT.md: mean SM clock below 75% of the maximum
@@ -34,9 +34,11 @@ PER_RUN_DATASETS.update({
     "clock_samples": (("runs", "ranks"), "i4", "1"),
     "throttled": (("runs", "ranks"), "u1", "1"),
     "wall_per_step_ms": (("runs", "ranks"), "f8", "ms"),
+    "phases_marked": (("runs", "ranks"), "f8", "1"),
+    "batch_generation_ms": (("runs", "ranks"), "f8", "ms"),
 })
 # Per-run datasets added after version 1, with the version that added them: a file of an older version may lack one.
-DATASETS_ADDED_IN = {"wall_per_step_ms": 3}
+DATASETS_ADDED_IN = {"wall_per_step_ms": 3, "phases_marked": 7, "batch_generation_ms": 7}
 PER_RANK_ATTRIBUTES = ["hosts", "gpu_names", "gpu_uuids", "gpu_pci_bus_ids", "peer_topology", "max_sm_clock_mhz",
                        "max_memory_clock_mhz"]
 
@@ -165,6 +167,16 @@ def check_configuration(name, group, expected_sizes, flags, problems, version):
     wall = data.get("wall_per_step_ms", np.full((runs, ranks), np.nan))
     if np.any(wall[~np.isnan(wall)] <= 0):
         problem("wall_per_step_ms has a non-positive value")
+
+    # Which runs marked their phases: 1 or 0 (NaN in an older file); the batch generation subtracted from a run
+    # without marks inside its steps is positive, and NaN where nothing was subtracted (every phase-marked run).
+    marked = data.get("phases_marked", np.full((runs, ranks), np.nan))
+    generation = data.get("batch_generation_ms", np.full((runs, ranks), np.nan))
+    if version >= 7:
+        if not np.all((marked == 0) | (marked == 1)):
+            problem("phases_marked holds a value other than 0 and 1")
+        elif np.any(generation[~np.isnan(generation)] <= 0) or not np.all(np.isnan(generation[marked == 1])):
+            problem("batch_generation_ms is not positive, or not NaN in a phase-marked run")
 
     if runs == 0:
         return f"{name}: no completed runs"

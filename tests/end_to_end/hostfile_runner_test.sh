@@ -26,7 +26,7 @@ runner_pid=$!
 wait "$runner_pid"
 runner_pid=""
 grep -q -- "--hostfile $root/hostfiles/localhost -np 2" "$tmp/run.txt" || { echo "the runner did not use the hostfile's 2 slots"; exit 1; }
-"$python" "$root/tests/end_to_end/check_results_h5py.py" "$tmp/smoke.h5" --expect-configurations 6 --expect-runs 2 \
+"$python" "$root/tests/end_to_end/check_results_h5py.py" "$tmp/smoke.h5" --expect-configurations 6 --expect-runs 3 \
   --expect-steps 5 --expect-complete --expect-preset nvlink-default
 # A preset clears every other NCCL_* variable: a stray one from the caller must not be recorded.
 if "$python" -c 'import h5py, sys; g = h5py.File(sys.argv[1])["configurations"]; sys.exit(any(any("NCCL_ALGO" in v for v in c.attrs["nccl_environment"]) for c in g.values()))' "$tmp/smoke.h5"; then :; else

@@ -129,7 +129,7 @@ run_job() {
   cat "$tmp"/job/slurm-"$launcher"-"$id".out | grep -E "^# (mgpu_bench.sbatch|srun|mpirun|sweep)" || true
   [[ "$state" == COMPLETED ]] || { echo "job $id ended $state"; cat "$tmp"/job/slurm-"$launcher"-"$id".out; exit 1; }
   grep -q "launcher $launcher" "$tmp"/job/slurm-"$launcher"-"$id".out || { echo "the job did not use $launcher"; exit 1; }
-  "$python" "$root/tests/end_to_end/check_results_h5py.py" "$out" --expect-configurations 6 --expect-runs 2 --expect-steps 5 \
+  "$python" "$root/tests/end_to_end/check_results_h5py.py" "$out" --expect-configurations 6 --expect-runs 3 --expect-steps 5 \
     --expect-complete --expect-preset nvlink-default
 }
 

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <fstream>
+#include <regex>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -198,12 +199,13 @@ TEST_F(Cli, AllreduceSubcommandChecksEveryElementAndAddsItsGroupNextToTraining) 
   EXPECT_EQ(sweep.bytes.values.back(), 258432 * 4);
   EXPECT_EQ(sweep.size_labels.back(), "medium gradient");
   for (double ms : sweep.time_ms.values) EXPECT_GT(ms, 0.0);
-  EXPECT_EQ(mgpu::read_results_file(out).configurations.size(), 1u);
+  // The training on 2 ranks measured 1 GPU and 2 (no --gpus).
+  EXPECT_EQ(mgpu::read_results_file(out).configurations.size(), 2u);
   // A second sweep needs --force, and then replaces only the group.
   expect_rejected(run(args, launcher), "--force", "", false);
   const Outcome forced = run(args + " --force", launcher);
   EXPECT_EQ(forced.exit_code, 0) << forced.err;
-  EXPECT_EQ(mgpu::read_results_file(out).configurations.size(), 1u);
+  EXPECT_EQ(mgpu::read_results_file(out).configurations.size(), 2u);
 }
 
 TEST_F(Cli, MeasurementSubcommandsRefuseBadInputInOneLine) {
@@ -276,7 +278,8 @@ TEST_F(Cli, TwoRankSweepRunsOneGpuConfigurationsOnTheFirstRank) {
   const Outcome outcome = run("--device cpu --model medium --batch 8,16 --gpus 1,2 --dropout 0 --warmup 1 --steps 3 "
                               "--runs 2 --output '" + out + "'", launcher);
   ASSERT_EQ(outcome.exit_code, 0) << outcome.err;
-  EXPECT_NE(outcome.out.find("# sweep: 4 configurations, 8 runs"), std::string::npos) << outcome.out;
+  // --runs 2 unmarked runs and, interleaved, one phase-marked run per configuration.
+  EXPECT_NE(outcome.out.find("# sweep: 4 configurations, 12 runs"), std::string::npos) << outcome.out;
   EXPECT_NE(outcome.out.find("medium_b16_n2_cpu"), std::string::npos) << outcome.out;
   const mgpu::ResultsFile results = mgpu::read_results_file(out);
   const std::vector<std::string> names = {"medium_b8_n1_cpu", "medium_b8_n2_cpu", "medium_b16_n1_cpu",
@@ -289,7 +292,7 @@ TEST_F(Cli, TwoRankSweepRunsOneGpuConfigurationsOnTheFirstRank) {
     EXPECT_EQ(c.ranks(), ranks);
     EXPECT_EQ(c.metadata.hosts.size(), std::size_t(ranks));
     EXPECT_EQ(c.metadata.local_batch, c.metadata.global_batch / ranks);
-    EXPECT_EQ(c.runs(), 2);
+    EXPECT_EQ(c.runs(), 3);
     EXPECT_EQ(c.progress.complete, 1);
     EXPECT_EQ(c.metadata.environment_preset, "none");
   }
@@ -301,6 +304,48 @@ TEST_F(Cli, TwoRankSweepRunsOneGpuConfigurationsOnTheFirstRank) {
     for (std::size_t k = 0; k < one.values.size(); ++k)
       EXPECT_NEAR(one.values[k], two.values[k], 1e-5 * std::abs(one.values[k])) << names[i] << " value " << k;
   }
+}
+
+// The user's first command on N > 1 ranks answers the question: without --gpus it measures the 1-GPU baseline
+// beside the N GPUs, and the console ends with the verdict (the analyzer's statistics on the file just written):
+// speedup with its interval, efficiency, Welch p and a sentence. 10 unmarked runs: the outlier screen keeps at least
+// half of them, so both sides have the 5 an interval needs. One rank: the verdict says it needs two.
+TEST_F(Cli, TwoRanksWithoutGpusMeasureTheBaselineAndEndWithTheVerdict) {
+  const std::string launcher = std::string(MGPU_MPIEXEC) + " -n 2";
+  const std::string out = dir_ + "/verdict.h5";
+  const Outcome outcome =
+      run("--device cpu --model medium --batch 16 --warmup 1 --steps 3 --runs 10 --output '" + out + "'", launcher);
+  ASSERT_EQ(outcome.exit_code, 0) << outcome.err;
+  const mgpu::ResultsFile results = mgpu::read_results_file(out);
+  ASSERT_EQ(results.configurations.size(), 2u);
+  EXPECT_EQ(results.configurations[0].metadata.name, "medium_b16_n1_cpu");
+  EXPECT_EQ(results.configurations[1].metadata.name, "medium_b16_n2_cpu");
+  for (const mgpu::ConfigurationResults& c : results.configurations) {
+    EXPECT_EQ(c.metadata.timing, "interleaved");
+    ASSERT_EQ(c.runs(), 12);  // 10 unmarked + 2 phase-marked (runs 4 and 9)
+    for (int run = 0; run < c.runs(); ++run) {
+      const bool marked = run == 4 || run == 9;
+      EXPECT_EQ(c.measurements.phases_marked.at(run, 0), marked ? 1.0 : 0.0) << run;
+      EXPECT_EQ(std::isnan(c.measurements.phase_ms[0].at(run, 0, 1)), !marked) << run;
+      EXPECT_EQ(std::isnan(c.measurements.batch_generation_ms.at(run, 0)), marked) << run;
+    }
+  }
+  // The verdict comes last, after the sweep table.
+  const std::size_t verdict = outcome.out.find("# verdict (mgpu_analyze's statistics");
+  ASSERT_NE(verdict, std::string::npos) << outcome.out;
+  EXPECT_GT(verdict, outcome.out.find("# sweep: mean over runs"));
+  const std::string tail = outcome.out.substr(verdict);
+  EXPECT_TRUE(std::regex_search(tail, std::regex("#   medium, global batch 16, 2 GPUs: speedup [0-9.]+ \\[[0-9.]+, "
+                                                 "[0-9.]+\\], efficiency [0-9.]+%, Welch p [-0-9.e]+ \\(kept runs "
+                                                 "([5-9]|10)/10 on 2, ([5-9]|10)/10 on 1\\)\n")))
+      << tail;
+  EXPECT_TRUE(std::regex_search(tail, std::regex("#     2 GPUs are [0-9.]+x as fast as 1 \\[[0-9.]+, [0-9.]+\\]: ")))
+      << tail;
+
+  const Outcome single =
+      run("--device cpu --model medium --batch 16 --warmup 1 --steps 2 --runs 1 --output '" + dir_ + "/one.h5'");
+  ASSERT_EQ(single.exit_code, 0) << single.err;
+  EXPECT_NE(single.out.find("# verdict: needs >= 2 ranks, this job has 1"), std::string::npos) << single.out;
 }
 
 TEST_F(Cli, SweepListsAreValidatedAgainstTheJob) {
@@ -318,11 +363,14 @@ TEST_F(Cli, SweepListsAreValidatedAgainstTheJob) {
 }
 
 // Killed in the middle of a sweep, resumed: the finished configuration is kept as it was, the interrupted one is
-// replaced by a complete second attempt, and a changed command is refused without touching the file.
+// replaced by a complete second attempt, and a changed command is refused without touching the file. (--timing
+// events: every run alike, so that --runs is the run count of the file.)
 TEST_F(Cli, ResumeAfterKillSkipsTheCompleteAndRerunsTheIncomplete) {
   const std::string out = dir_ + "/resume.h5";
-  const std::string args = "--device cpu --model medium --batch 8,16 --gpus 1 --warmup 1 --steps 10 --runs 60 "
-                           "--output '" + out + "'";
+  const std::string args =
+      "--device cpu --model medium --batch 8,16 --gpus 1 --warmup 1 --steps 10 --runs 60 "
+      "--timing events --output '" +
+      out + "'";
   // Killed once the second configuration has finished its first run (the second run line numbered 0).
   const std::string command = "cd '" + dir_ + "' && { '" + std::string(MGPU_BENCH_BINARY) + "' " + args +
                               " > run.txt 2>&1 & pid=$!; for i in $(seq 1 1200); do "
@@ -337,8 +385,10 @@ TEST_F(Cli, ResumeAfterKillSkipsTheCompleteAndRerunsTheIncomplete) {
 
   expect_rejected(run(args), "--force", "");  // never overwritten without --force
   // A different command (another run count) would mix measurements: refused, naming the attribute.
-  const std::string changed = "--device cpu --model medium --batch 8,16 --gpus 1 --warmup 1 --steps 10 --runs 59 "
-                              "--resume --output '" + out + "'";
+  const std::string changed =
+      "--device cpu --model medium --batch 8,16 --gpus 1 --warmup 1 --steps 10 --runs 59 "
+      "--timing events --resume --output '" +
+      out + "'";
   expect_rejected(run(changed), "runs_requested is 60 in the file, 59 in this command", "");
 
   // The rest of the sweep, smaller: the complete configuration is skipped, so its 60 runs are not redone.

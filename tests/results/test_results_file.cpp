@@ -771,7 +771,6 @@ TEST_F(ResultsFileTest, OverlapOrderRoundTripsAndAVersion4FileWithOverlapReadsLa
 }
 
 TEST_F(ResultsFileTest, GemmTuningAndChoicesRoundTripAndAVersion5FileReadsAlone) {
-  EXPECT_EQ(results_schema::kVersion, 6);
   EXPECT_EQ(results_schema::attribute_added_in("gemm_tuning"), 6);
   EXPECT_EQ(results_schema::attribute_added_in("gemm_choices"), 6);
   ConfigurationMetadata metadata = synthetic_metadata(0);
@@ -790,6 +789,38 @@ TEST_F(ResultsFileTest, GemmTuningAndChoicesRoundTripAndAVersion5FileReadsAlone)
   EXPECT_EQ(older.gemm_choices, "");
   make_older(file, 6);  // a version 6 file must have them
   EXPECT_EQ(reader_error(file), "'" + file + "': " + group_of(0) + ": missing attribute 'gemm_tuning'");
+}
+
+// Version 7: which runs marked their phases (--timing interleaved makes both kinds) and the batch generation an
+// unmarked run subtracted. A version 6 file lacks both datasets and reads as NaN (one kind of run: the analyzer uses
+// every run for everything); a version 7 file must have them.
+TEST_F(ResultsFileTest, PhaseMarksAndBatchGenerationRoundTripAndAVersion6FileReadsNaN) {
+  EXPECT_EQ(results_schema::kVersion, 7);
+  EXPECT_EQ(results_schema::dataset_added_in("phases_marked"), 7);
+  EXPECT_EQ(results_schema::dataset_added_in("batch_generation_ms"), 7);
+  std::vector<RunRecord> unmarked = synthetic_run(0, 0);
+  for (int rank = 0; rank < kRanks; ++rank) {
+    unmarked[rank].phases_marked = false;
+    unmarked[rank].batch_generation_ms = 0.25 + rank;
+  }
+  const std::string file = path("marks.h5");
+  write_one_configuration(file, synthetic_metadata(0), unmarked);
+  {
+    const Measurements read = read_results_file(file).configurations.at(0).measurements;
+    EXPECT_EQ(read.phases_marked.shape, (std::vector<std::size_t>{1, kRanks}));
+    EXPECT_EQ(read.phases_marked.at(0, 0), 0.0);
+    EXPECT_EQ(read.batch_generation_ms.at(0, 1), 1.25);
+  }
+  {
+    const H5File raw(MGPU_H5_CHECK(H5Fopen(file.c_str(), H5F_ACC_RDWR, H5P_DEFAULT)));
+    MGPU_H5_CHECK(H5Ldelete(raw.get(), (group_of(0) + "/phases_marked").c_str(), H5P_DEFAULT));
+    MGPU_H5_CHECK(H5Ldelete(raw.get(), (group_of(0) + "/batch_generation_ms").c_str(), H5P_DEFAULT));
+  }
+  EXPECT_EQ(reader_error(file), "'" + file + "': " + group_of(0) + ": missing dataset 'phases_marked'");
+  make_older(file, 6);
+  const Measurements older = read_results_file(file).configurations.at(0).measurements;
+  EXPECT_TRUE(std::isnan(older.phases_marked.at(0, 0)));
+  EXPECT_TRUE(std::isnan(older.batch_generation_ms.at(0, 1)));
 }
 
 // ---- Standalone groups: /allreduce and /probe, next to /configurations

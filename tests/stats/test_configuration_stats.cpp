@@ -6,10 +6,11 @@
 
 #include <cmath>
 #include <filesystem>
+#include <limits>
 
 #include "analysis/analysis_fixture.hpp"
-#include "stats/configuration_stats.hpp"
 #include "platform/error.hpp"
+#include "stats/configuration_stats.hpp"
 #include "stats/statistics.hpp"
 
 namespace fs = std::filesystem;
@@ -94,6 +95,48 @@ TEST_F(ConfigurationStatsTest, IncludeWarmupAndThreshold) {
   options = {};
   options.outlier_threshold = 100;  // nothing is that far out
   EXPECT_EQ(compute_configuration_stats(file_.configuration("single"), "f.h5", options).runs_kept, 6);
+}
+
+// --timing interleaved: runs without marks (phases NaN, steps 4, 4.1, 8, 3.9, 4 ms; 8 an outlier among them) give the
+// throughput and the mean step; the marked runs (step 5 ms = forward 2 + backward 2 + optimizer 0.5 + other 0.5; the
+// second 4.5 ms with forward 1.5) give the phases, with shares of their own step. One kind of run alone gives both.
+TEST(ConfigurationStatsRunKinds, ThroughputFromUnmarkedRunsPhasesFromMarkedOnes) {
+  const std::string path =
+      (fs::temp_directory_path() / ("mgpu_stats_kinds_" + std::to_string(::getpid()) + ".h5")).string();
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  {
+    ResultsWriter writer(path, true);
+    ResultsWriter::Configuration c = writer.add_configuration(synthetic_metadata("kinds", 1));
+    const auto append = [&](double step, bool marked, double forward) {
+      const std::vector<double> phases = marked ? std::vector<double>{forward, 2.0, 0.0, 0.0, 0.5, step}
+                                                : std::vector<double>{nan, nan, nan, nan, nan, step};
+      RunRecord record = synthetic_record({phases, phases}, 1024 * kMiB, 0.0, 0);
+      record.phases_marked = marked;
+      writer.append_run(c, {record});
+    };
+    for (const double step : {4.0, 4.1, 8.0, 3.9}) append(step, false, 0);
+    append(5.0, true, 2.0);
+    append(4.0, false, 0);
+    append(4.5, true, 1.5);
+    writer.finish(c);
+    writer.close();
+  }
+  const ResultsFile file = read_results_file(path);
+  fs::remove(path);
+  const ConfigurationStats s = compute_configuration_stats(file.configuration("kinds"), path, {});
+  EXPECT_EQ(s.throughput_run_index, (std::vector<int>{0, 1, 2, 3, 5}));
+  EXPECT_EQ(s.runs_total, 5);
+  // Throughputs 2000, 1951, 1000, 2051, 2000: median 2000, MAD 49, M(1000) = 0.6745 x 1000 / 49 = 13.8.
+  EXPECT_EQ(s.runs_kept, 4);
+  EXPECT_EQ(s.run_kept, (std::vector<bool>{true, true, false, true, true}));
+  EXPECT_NEAR(s.throughput.mean, (2000 + 16000 / 8.2 + 16000 / 7.8 + 2000) / 4, 1e-9);
+  EXPECT_NEAR(s.mean_step_ms, 4.0, 1e-12);
+  EXPECT_EQ(s.phase_runs_total, 2);
+  EXPECT_EQ(s.phase_runs_kept, 2);
+  EXPECT_NEAR(s.phase(BreakdownPhase::step), 4.75, 1e-12);
+  EXPECT_NEAR(s.phase(BreakdownPhase::forward), 1.75, 1e-12);
+  EXPECT_NEAR(s.phase(BreakdownPhase::other), 0.5, 1e-12);
+  EXPECT_NEAR(s.share(BreakdownPhase::forward), 1.75 / 4.75, 1e-12);
 }
 
 TEST(ConfigurationStatsErrors, NoCompletedRunIsAnError) {

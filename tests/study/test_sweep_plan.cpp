@@ -17,11 +17,12 @@ BenchOptions parse(std::vector<const char*> args) {
   return parse_options(static_cast<int>(args.size()), args.data());
 }
 
-// The settings of the only configuration `args` plan on `job_ranks` ranks, on the CUDA back-end or the CPU fallback.
+// The settings of the last configuration `args` plan on `job_ranks` ranks (one batch: without --gpus, the one on
+// all ranks, after the 1-GPU baseline), on the CUDA back-end or the CPU fallback.
 TrainingSettings settings_of(std::vector<const char*> args, int job_ranks, bool cuda_backend = true) {
   const std::vector<BenchConfiguration> plan = plan_sweep(parse(args), job_ranks);
-  EXPECT_EQ(plan.size(), 1u);
-  return plan.front().training_settings(cuda_backend);
+  EXPECT_FALSE(plan.empty());
+  return plan.back().training_settings(cuda_backend);
 }
 
 TEST(SweepPlan, FuseOptimizerAutoIsOnForOneGpuFp32UpToTheLocalBatchLimit) {
@@ -78,4 +79,37 @@ TEST(SweepPlan, ReductionSettingsApplyOnlyWithMoreThanOneGpu) {
 }
 
 }  // namespace
+// Without --gpus a job of N > 1 ranks measures the 1-GPU baseline too; --timing interleaved (the default) adds its
+// phase-marked runs to the --runs unmarked ones, every fifth run or the last of fewer than five.
+TEST(SweepPlan, DefaultPlanHasTheBaselineAndInterleavedRuns) {
+  const std::vector<BenchConfiguration> plan = plan_sweep(parse({"--runs", "10"}), 2);
+  ASSERT_EQ(plan.size(), 2u);
+  EXPECT_EQ(plan[0].gpus, 1);
+  EXPECT_EQ(plan[1].gpus, 2);
+  for (const BenchConfiguration& c : plan) {
+    EXPECT_EQ(c.runs, 12);
+    const TrainingSettings settings = c.training_settings(false);
+    EXPECT_EQ(settings.timing, TimingMode::interleaved);
+    EXPECT_EQ(settings.runs, 12);
+  }
+  EXPECT_EQ(plan_sweep(parse({"--runs", "10", "--timing", "events"}), 2)[0].runs, 10);
+  EXPECT_EQ(plan_sweep(parse({"--gpus", "2"}), 2).size(), 1u);
+
+  for (int unmarked = 1; unmarked <= 60; ++unmarked) {
+    const int total = interleaved_run_count(unmarked);
+    int marked = 0;
+    for (int run = 0; run < total; ++run) marked += interleaved_run_marks_phases(run, total) ? 1 : 0;
+    EXPECT_EQ(total - marked, unmarked) << unmarked;
+    EXPECT_EQ(marked, unmarked < 4 ? 1 : unmarked / 4) << unmarked;
+  }
+  // Boundaries: 1 -> runs 0 (unmarked), 1 (marked); 4 -> run 4 marked; 5 -> runs 0-3, 5 unmarked, 4 marked.
+  EXPECT_FALSE(interleaved_run_marks_phases(0, 2));
+  EXPECT_TRUE(interleaved_run_marks_phases(1, 2));
+  EXPECT_EQ(interleaved_run_count(4), 5);
+  EXPECT_TRUE(interleaved_run_marks_phases(4, 5));
+  EXPECT_FALSE(interleaved_run_marks_phases(3, 5));
+  EXPECT_EQ(interleaved_run_count(5), 6);
+  EXPECT_FALSE(interleaved_run_marks_phases(5, 6));
+}
+
 }  // namespace mgpu

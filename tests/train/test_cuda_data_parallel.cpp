@@ -546,6 +546,40 @@ TEST_F(CudaTrainerTest, TimingStepRecordsEveryStepAndNoPhases) {
   }
 }
 
+// --timing interleaved (the command line's default): run 4 of 6 marks every phase, the others no mark inside their
+// steps (phases NaN, one step mean per part, the batch generation timed alone and subtracted). Each run trains as
+// with --timing events, bit for bit, also a marked run after an unmarked one (the generation timed after a run leaves
+// nothing the next run sees), graph and eager.
+TEST_F(CudaTrainerTest, TimingInterleavedMarksEveryFifthRunAndTrainsAlike) {
+  TrainingSettings settings = data_parallel_settings({"small", custom_model({37, 64, 48, 5}, 0.2), 20});
+  settings.warmup_steps = 2;
+  settings.measured_steps = 6;
+  settings.runs = 6;
+  for (bool graph : {true, false}) {
+    settings.graph = graph;
+    settings.timing = TimingMode::events;
+    CudaTrainer timed(settings, MPI_COMM_SELF, device_);
+    settings.timing = TimingMode::interleaved;
+    CudaTrainer trainer(settings, MPI_COMM_SELF, device_);
+    for (int run : {0, 4}) {
+      const RunRecord with_phases = timed.run(run);
+      const RunRecord record = trainer.run(run);
+      EXPECT_EQ(trainer.parameters(), timed.parameters()) << "graph " << graph << " run " << run;
+      EXPECT_EQ(record.loss, with_phases.loss) << "graph " << graph << " run " << run;
+      const bool marked = run == 4;
+      EXPECT_EQ(record.phases_marked, marked) << run;
+      EXPECT_EQ(std::isnan(record.batch_generation_ms), marked) << run;
+      if (!marked) EXPECT_GT(record.batch_generation_ms, 0.0);
+      for (int step = 0; step < record.total_steps; ++step) {
+        EXPECT_GT(record.ms(Phase::step, step), 0.0) << step;
+        EXPECT_EQ(std::isnan(record.ms(Phase::forward, step)), !marked) << "run " << run << " step " << step;
+        if (!marked) EXPECT_EQ(record.ms(Phase::step, step), record.ms(Phase::step, step < 2 ? 0 : 2)) << step;
+      }
+      EXPECT_GT(record.measured_wall_ms, 0.0);
+    }
+  }
+}
+
 TEST_F(CudaTrainerTest, RunsAreReproducibleAndTheLossFalls) {
   TrainingSettings settings = data_parallel_settings({"small", custom_model({37, 64, 48, 5}, 0.2), 20});
   settings.warmup_steps = 0;

@@ -1,0 +1,120 @@
+// Purpose: the verdict's sentence and lines (verdict.hpp).
+#include "stats/verdict.hpp"
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <map>
+
+#include "stats/break_even.hpp"
+#include "stats/configuration_stats.hpp"
+#include "stats/pairing_identity.hpp"
+#include "stats/scaling.hpp"
+#include "stats/statistics.hpp"
+
+namespace mgpu::analysis {
+namespace {
+
+std::string formatted(const char* format, double a, double b = 0, double c = 0) {
+  char text[64];
+  std::snprintf(text, sizeof text, format, a, b, c);
+  return text;
+}
+
+// The preset's name, or the widths of a custom MLP ("50-256-3").
+std::string model_name(const ConfigurationResults& c) {
+  if (c.metadata.model != "custom") return c.metadata.model;
+  std::string widths;
+  for (const std::int32_t w : c.metadata.layer_widths) widths += (widths.empty() ? "" : "-") + std::to_string(w);
+  return widths;
+}
+
+// The scaling identity without the global batch, plus the GPU count: one speedup-versus-batch curve.
+std::vector<std::string> curve_key(const ConfigurationResults& multi) {
+  std::vector<IdentityAttribute> attributes;
+  for (const IdentityAttribute& a : scaling_identity_attributes())
+    if (std::strcmp(a.name, "global_batch") != 0) attributes.push_back(a);
+  std::vector<std::string> key = identity_key(multi, attributes);
+  key.push_back(std::to_string(multi.ranks()));
+  return key;
+}
+
+}  // namespace
+
+std::string speedup_sentence(int gpus, const RatioInterval& speedup, int fewest_kept_runs) {
+  const std::string head = std::to_string(gpus) + " GPUs are " + formatted("%.2fx", speedup.ratio) + " as fast as 1";
+  const std::string adding = gpus == 2 ? "adding a GPU" : "adding GPUs";
+  if (!speedup.has_interval) {
+    if (fewest_kept_runs < static_cast<int>(kMinimumRunsForInterval))
+      return head + " (no interval: fewer than " + std::to_string(kMinimumRunsForInterval) +
+             " kept runs): too few runs to tell";
+    return head + " (no bounded interval: the 1-GPU throughput is too noisy): too noisy to tell";
+  }
+  const std::string interval = formatted(" [%.2f, %.2f]", speedup.low, speedup.high);
+  if (speedup.high < 1) return head + interval + ": " + adding + " slows this step down";
+  if (speedup.low > 1) return head + interval + ": " + adding + " speeds this step up";
+  return head + interval + ": no significant difference from 1 GPU (the 95% interval contains 1)";
+}
+
+std::vector<std::string> verdict_lines(const ResultsFile& file, int job_ranks) {
+  if (job_ranks < 2)
+    return {
+        "verdict: needs >= 2 ranks, this job has 1 (start it with mpiexec -n N, N > 1, to measure N GPUs "
+        "against 1)"};
+  std::vector<ConfigurationStats> configurations;
+  for (const ConfigurationResults& c : file.configurations) {
+    if (c.runs() < 1) continue;  // nothing measured (an interrupted configuration)
+    configurations.push_back(compute_configuration_stats(c, file.path, {}));
+  }
+  const ScalingTable table = build_scaling_table(configurations);
+  std::vector<std::string> lines;
+  lines.push_back(
+      "verdict (mgpu_analyze's statistics: speedup = mean throughput(N) / mean throughput(1) over kept runs, "
+      "Fieller 95% interval, Welch's two-sided test):");
+  if (table.pairs.empty()) {
+    lines.push_back("  no N-GPU configuration with its 1-GPU baseline in " + file.path +
+                    " (an explicit --gpus without 1 measures no baseline)");
+    return lines;
+  }
+  std::map<std::vector<std::string>, std::vector<SpeedupPoint>> curves;
+  std::map<std::vector<std::string>, std::string> curve_names;
+  for (const ScalingPair& pair : table.pairs) {
+    const ConfigurationResults& multi = *pair.multi->results;
+    const int gpus = multi.ranks();
+    const int fewest_kept = std::min(pair.single->runs_kept, pair.multi->runs_kept);
+    std::string figures = "  " + model_name(multi) + ", global batch " + std::to_string(multi.metadata.global_batch) +
+                          ", " + std::to_string(gpus) + " GPUs: speedup " + formatted("%.3f", pair.speedup.ratio);
+    figures += pair.speedup.has_interval ? formatted(" [%.3f, %.3f]", pair.speedup.low, pair.speedup.high)
+                                         : std::string(" (no interval)");
+    figures += ", efficiency " + formatted("%.1f%%", 100.0 * pair.efficiency);
+    figures += pair.welch.valid ? ", Welch p " + formatted("%.3g", pair.welch.p) : std::string(", Welch p -");
+    figures += " (kept runs " + std::to_string(pair.multi->runs_kept) + "/" + std::to_string(pair.multi->runs_total) +
+               " on " + std::to_string(gpus) + ", " + std::to_string(pair.single->runs_kept) + "/" +
+               std::to_string(pair.single->runs_total) + " on 1)";
+    lines.push_back(figures);
+    lines.push_back("    " + speedup_sentence(gpus, pair.speedup, fewest_kept));
+
+    SpeedupPoint point;
+    point.global_batch = multi.metadata.global_batch;
+    point.speedup = pair.speedup.ratio;
+    point.has_interval = pair.speedup.has_interval;
+    point.low = pair.speedup.low;
+    point.high = pair.speedup.high;
+    const std::vector<std::string> key = curve_key(multi);
+    curves[key].push_back(point);
+    curve_names[key] = model_name(multi) + " on " + std::to_string(gpus) + " GPUs";
+  }
+  for (const auto& [key, points] : curves) {
+    if (points.size() < 2) continue;  // a break-even needs a batch sweep
+    const BreakEven break_even = find_break_even(points);
+    std::string line = "  break-even, " + curve_names[key] + ": " + describe_break_even(break_even);
+    if (break_even.smallest_significant)
+      line += "; significantly faster than 1 GPU from global batch " +
+              std::to_string(break_even.smallest_significant->global_batch);
+    lines.push_back(line);
+  }
+  return lines;
+}
+
+}  // namespace mgpu::analysis

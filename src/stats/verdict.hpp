@@ -1,0 +1,28 @@
+// Purpose: the verdict mgpu_bench prints last (issue 20): per N-GPU configuration and its 1-GPU baseline, the speedup
+// with its Fieller interval, the efficiency, Welch's p and one plain sentence; per model and GPU count of a batch
+// sweep, the break-even batch (break_even.hpp). Computed with the analyzer's own statistics, so mgpu_bench's verdict
+// and mgpu_analyze report give the same numbers for the same file.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "results/results_reader.hpp"
+#include "stats/speedup_interval.hpp"
+
+namespace mgpu::analysis {
+
+// One plain sentence on a speedup of `gpus` GPUs over 1, by where its interval lies:
+//   wholly below 1: "2 GPUs are 0.42x as fast as 1 [0.42, 0.43]: adding a GPU slows this step down"
+//   wholly above 1: "2 GPUs are 1.76x as fast as 1 [1.74, 1.78]: adding a GPU speeds this step up"
+//   containing 1:   "... [0.98, 1.03]: no significant difference from 1 GPU (95% interval contains 1)"
+//   no interval:    "2 GPUs are 0.45x as fast as 1 (no interval: fewer than 5 kept runs): too few runs to tell"
+// `fewest_kept_runs` is the smaller kept-run count of the two sides (says why an interval is missing).
+std::string speedup_sentence(int gpus, const RatioInterval& speedup, int fewest_kept_runs);
+
+// The verdict of a results file as console lines (without a leading '#'), for a job of `job_ranks` ranks: with one
+// rank a single line saying that a verdict needs at least 2; otherwise per scaling pair (stats/scaling.hpp) a line of
+// figures and its sentence, and per model and GPU count measured at two or more batches the break-even batch.
+std::vector<std::string> verdict_lines(const ResultsFile& file, int job_ranks);
+
+}  // namespace mgpu::analysis
