@@ -60,7 +60,8 @@ void agree_or_throw(const MpiContext& mpi, const std::string& local_error);
 std::vector<std::string> allgather_strings(const MpiContext& mpi, const std::string& value);
 // Every rank gets every rank's double, in rank order.
 std::vector<double> allgather_doubles(const MpiContext& mpi, double value);
-// Rank 0 gets every rank's `mine` (the same length on every rank), rank-major; the others an empty vector.
+// Rank 0 gets every rank's `mine` (the same length on every rank), rank-major; the others an empty vector. A bounded
+// wait (watchdog.hpp): a rank that never contributes stops the job.
 std::vector<double> gather_doubles_to_root(const MpiContext& mpi, const std::vector<double>& mine);
 
 // The MPI library's own version string (MPI_Get_library_version), first line.

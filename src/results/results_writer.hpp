@@ -77,6 +77,10 @@ class ResultsWriter {
   // Marks the configuration complete (complete = 1, finished_utc = now) and flushes; no run may be appended after.
   void finish(Configuration& configuration);
 
+  // Records why the configuration stopped before completing (interrupted, interrupted_utc) and flushes; its completed
+  // runs stay as they are and --resume reruns it.
+  void mark_interrupted(Configuration& configuration, const std::string& reason);
+
   // Closes the file now, reporting a failure as an exception (the destructor can only warn).
   void close();
 

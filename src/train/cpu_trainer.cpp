@@ -8,6 +8,7 @@
 #include <chrono>
 #include <thread>
 
+#include "comm/watchdog.hpp"
 #include "platform/error.hpp"
 #include "platform/mpi_check.hpp"
 
@@ -64,8 +65,12 @@ CpuTrainer::CpuTrainer(const TrainingSettings& settings, MPI_Comm comm) : settin
 
 void CpuTrainer::average_gradients() {
   // Sum then scale: MPI has no average; dividing by N after the sum matches ncclAvg on the GPU path.
-  MGPU_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, gradients_.data(), static_cast<int>(gradients_.size()), MPI_FLOAT,
-                               MPI_SUM, comm_));
+  // Non-blocking and polled under the watchdog: a peer that stops (dead, stopped, wedged) must not hold this rank
+  // in the collective forever.
+  MPI_Request request = MPI_REQUEST_NULL;
+  MGPU_MPI_CHECK(MPI_Iallreduce(MPI_IN_PLACE, gradients_.data(), static_cast<int>(gradients_.size()), MPI_FLOAT,
+                                MPI_SUM, comm_, &request));
+  MGPU_MPI_CHECK(wait_bounded(request, "the gradient all-reduce (MPI_Iallreduce)"));
   const float scale = 1.0f / static_cast<float>(ranks_);
   for (float& g : gradients_) g *= scale;
 }
@@ -79,6 +84,7 @@ RunRecord CpuTrainer::run(int run_index) {
 
   Clock::time_point measured_start{};
   for (int step = 0; step < settings_.total_steps(); ++step) {
+    watchdog::set_step(step);
     const std::uint64_t first_sample =
         std::uint64_t(step) * settings_.global_batch + std::uint64_t(rank_) * local_batch_;
     // Data "loading" is outside the step, as on the GPU path: the step starts with the batch in place.
