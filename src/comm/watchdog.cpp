@@ -13,12 +13,19 @@
 #include "platform/shutdown_signals.hpp"
 
 namespace mgpu {
+namespace watchdog {
+[[noreturn]] void stop_for_signal(int signal_number);
+}  // namespace watchdog
 namespace {
 
 // A notice: "I stopped" sent by a rank that stops to every other rank, so that they stop too instead of waiting for
 // their own deadline, and so that the ranks that never send one can be named as the stalled ones. Its payload: the
-// signal that stopped the sender, 0 for a stall. The tag is far above any the benchmark uses (it uses none).
+// signal that stopped the sender, kStallNotice for a stall, kErrorNotice for an error only the sender can see (a full
+// disk). The tag is far above any the benchmark uses (it uses none).
 constexpr int kNoticeTag = 32100;
+constexpr int kStallNotice = 0;
+constexpr int kErrorNotice = -1;
+constexpr int kNoNotice = -2;
 // How long a stopping rank listens for the notices of the others before naming the silent ones: a live peer polls
 // every millisecond, so it answers within this even when it was busy computing a step.
 constexpr double kNoticeGraceSeconds = 2.0;
@@ -74,11 +81,12 @@ void send_notices(int payload) {
     if (r != s.rank) MPI_Isend(&s.notice_payload, 1, MPI_INT, r, kNoticeTag, MPI_COMM_WORLD, &s.notice_requests[r]);
 }
 
-// A notice from a peer, if one has arrived: its payload (>= 0), or -1 when none.
+// A notice from a peer, if one has arrived: its payload, or kNoNotice.
 int receive_notice(int* from = nullptr) {
   int arrived = 0;
   MPI_Status status{};
-  if (MPI_Iprobe(MPI_ANY_SOURCE, kNoticeTag, MPI_COMM_WORLD, &arrived, &status) != MPI_SUCCESS || !arrived) return -1;
+  if (MPI_Iprobe(MPI_ANY_SOURCE, kNoticeTag, MPI_COMM_WORLD, &arrived, &status) != MPI_SUCCESS || !arrived)
+    return kNoNotice;
   int payload = 0;
   MPI_Recv(&payload, 1, MPI_INT, status.MPI_SOURCE, kNoticeTag, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
   if (from != nullptr) *from = status.MPI_SOURCE;
@@ -92,7 +100,7 @@ std::vector<int> silent_ranks(std::vector<bool> heard) {
   const double until = now_seconds() + kNoticeGraceSeconds;
   while (now_seconds() < until && std::find(heard.begin(), heard.end(), false) != heard.end()) {
     int from = -1;
-    if (receive_notice(&from) >= 0) heard[from] = true;
+    if (receive_notice(&from) != kNoNotice) heard[from] = true;
     else std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
   std::vector<int> silent;
@@ -115,7 +123,7 @@ std::vector<int> silent_ranks(std::vector<bool> heard) {
   } else if (!root_alive) {
     ending = "rank 0 writes the results file: the runs it completed before are in it";
   }
-  if (speaker) {
+  if (speaker && !line.empty()) {
     std::fprintf(stderr, "mgpu_bench: %s%s%s\n", line.c_str(), ending.empty() ? "" : "; ", ending.c_str());
   }
   std::fflush(stdout);
@@ -144,7 +152,7 @@ StopReport located_report(StopReport::Kind kind) {
                                  int notified_by) {
   State& s = state();
   s.stopping = true;
-  send_notices(0);
+  send_notices(kStallNotice);
   std::vector<bool> heard(static_cast<std::size_t>(s.size), false);
   if (notified_by >= 0) heard[notified_by] = true;
   const std::vector<int> silent = s.size > 1 ? silent_ranks(heard) : std::vector<int>{s.rank};
@@ -173,6 +181,25 @@ StopReport located_report(StopReport::Kind kind) {
     report.reason = "watchdog: " + rank_at_host(s.rank) + " waited " + waited + " for " + waiting_for;
   }
   finish_stop(report, line, s.rank == lowest_alive, root_alive);
+}
+
+// A peer's error (kErrorNotice): rank 0 or the peer says it; this rank only ends with the job.
+[[noreturn]] void stop_for_peer_error(int from) {
+  StopReport report = located_report(StopReport::Kind::error);
+  report.reason = "an error on " + rank_at_host(from);
+  report.exit_status = 1;
+  finish_stop(report, "", false, true);
+}
+
+// Acts on a peer's notice, if one has arrived: stops this rank the way the peer stopped.
+void act_on_notice(const std::string& waiting_for, double waited_seconds, const std::function<int()>* current_step) {
+  if (state().size < 2) return;
+  int from = -1;
+  const int payload = receive_notice(&from);
+  if (payload == kNoNotice) return;
+  if (payload > 0) watchdog::stop_for_signal(payload);
+  if (payload == kErrorNotice) stop_for_peer_error(from);
+  stop_for_stall(waiting_for, waited_seconds, current_step != nullptr ? (*current_step)() : -1, from);
 }
 
 }  // namespace
@@ -238,14 +265,19 @@ void stop_for_signal(int signal_number) {
   finish_stop(report, line, s.rank == 0, true);
 }
 
+void stop_for_error(const std::string& message) {
+  State& s = state();
+  s.stopping = true;
+  send_notices(kErrorNotice);
+  StopReport report = located_report(StopReport::Kind::error);
+  report.reason = message;
+  report.exit_status = 1;
+  finish_stop(report, "error: " + message, true, s.rank == 0);
+}
+
 void stop_if_signalled() {
   if (const int signal_number = pending_shutdown_signal()) stop_for_signal(signal_number);
-  if (state().size > 1) {
-    int from = -1;
-    const int payload = receive_notice(&from);
-    if (payload > 0) stop_for_signal(payload);
-    if (payload == 0) stop_for_stall("a peer that reported a stall", 0, -1, from);
-  }
+  act_on_notice("a peer that reported a stall", 0, nullptr);
 }
 
 }  // namespace watchdog
@@ -258,13 +290,7 @@ BoundedWait::BoundedWait(std::string waiting_for, bool bounded) : waiting_for_(s
 
 void BoundedWait::check() {
   if (const int signal_number = pending_shutdown_signal()) watchdog::stop_for_signal(signal_number);
-  if (state().size > 1) {
-    int from = -1;
-    const int payload = receive_notice(&from);
-    if (payload > 0) watchdog::stop_for_signal(payload);
-    if (payload == 0)
-      stop_for_stall(waiting_for_, now_seconds() - started_s_, current_step_ ? current_step_() : -1, from);
-  }
+  act_on_notice(waiting_for_, now_seconds() - started_s_, current_step_ ? &current_step_ : nullptr);
   if (deadline_s_ > 0 && now_seconds() > deadline_s_)
     stop_for_stall(waiting_for_, now_seconds() - started_s_, current_step_ ? current_step_() : -1, -1);
 }

@@ -16,7 +16,7 @@ struct MpiContext;
 
 // Why the job stops early; given to the stop handler before the process exits.
 struct StopReport {
-  enum class Kind { stall, signal };
+  enum class Kind { stall, signal, error };
   Kind kind = Kind::stall;
   int signal_number = 0;       // Kind::signal
   std::string configuration;   // "" before the first configuration starts
@@ -61,8 +61,11 @@ void remove_abort_hook(const void* key);
 
 // Stops the job now for a pending signal: the stop handler, the one line, exit status 128 + signal.
 [[noreturn]] void stop_for_signal(int signal_number);
-// Stops the job when a signal is pending; between runs and other points outside any wait.
+// Stops the job when a signal is pending or a peer sent a notice; between runs and other points outside any wait.
 void stop_if_signalled();
+// Stops the job for an error only this rank can see (rank 0: a results file the disk cannot hold): the stop handler,
+// "mgpu_bench: error: <message>; <what was kept>", exit status 1; the other ranks stop on its notice.
+[[noreturn]] void stop_for_error(const std::string& message);
 
 }  // namespace watchdog
 

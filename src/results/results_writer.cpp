@@ -15,6 +15,7 @@
 #include "platform/error.hpp"
 #include "platform/hdf5_check.hpp"
 #include "results/hdf5_handles.hpp"
+#include "results/disk_space.hpp"
 #include "results/hdf5_io.hpp"
 
 namespace mgpu {
@@ -350,6 +351,11 @@ void ResultsWriter::append_run(Configuration& configuration, const std::vector<R
                    "configuration '" + name + "': a run record has " + std::to_string(record.total_steps) +
                        " steps, expected " + std::to_string(steps));
 
+    // Room for the run's values (their checksummed chunks, the grown indexes, the progress attributes) and the
+    // interrupted mark that may follow, with a wide margin: HDF5 cannot take back half an append.
+    constexpr std::uintmax_t kMetadataMarginBytes = 64 * 1024;
+    require_free_space(impl.path, 4 * per_rank.size() * RunRecord::packed_size(configuration.steps_) * sizeof(double) +
+                                      kMetadataMarginBytes);
     const H5Group group(MGPU_H5_CHECK(H5Gopen2(impl.configurations.get(), name.c_str(), H5P_DEFAULT)));
     const Measurements row =
         measurements_of_run(per_rank, configuration.measured_steps_, configuration.max_sm_clock_mhz_);

@@ -202,7 +202,13 @@ std::vector<RunSummary> run_configuration(const BenchConfiguration& configuratio
     watchdog::record_run_seconds(std::chrono::duration<double>(std::chrono::steady_clock::now() - run_start).count());
     if (sub.rank != 0) continue;
     summaries.push_back(summarize_run(per_rank, settings.warmup_steps, settings.global_batch));
-    results->append_run(group, per_rank);  // flushed: the file is valid after every run
+    // Flushed: the file is valid after every run. A failure here is rank 0's alone (a full disk) while the others
+    // already wait in the next run: the watchdog stops them all, the configuration marked with the reason.
+    try {
+      results->append_run(group, per_rank);
+    } catch (const Error& e) {
+      watchdog::stop_for_error(e.what());
+    }
     progress->clear();
     print_run_line(stdout, run, summaries.back());
     progress->finish_run();
