@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Purpose: writes mgpu_bench's results format (docs/results-format.md, schema_version 6) with h5py alone, for the
+"""Purpose: writes mgpu_bench's results format (docs/results-format.md, schema_version 7) with h5py alone, for the
 framework peers in bench/peers/: the same groups, attributes, types, shapes, units and flush-after-every-run
 behaviour as src/results/results_writer.cpp, so `mgpu_analyze`, tests/end_to_end/check_results_h5py.py and read_results_file read a peer's
 file like ours. Needs h5py and numpy, not torch.
@@ -17,7 +17,7 @@ import sys
 import h5py
 import numpy as np
 
-SCHEMA_VERSION = 6
+SCHEMA_VERSION = 7
 # mgpu_bench's model presets (src/model/mlp_spec.cpp): layer widths, input to output, and dropout.
 PRESETS = {"medium": ([847, 256, 128, 64, 3], 0.2), "large": ([4800, 1024, 1024, 512, 512, 256, 3], 0.3)}
 PRODUCER = "mgpu_bench"  # the format's name; `implementation` says which code measured (results_schema.hpp)
@@ -116,14 +116,17 @@ def add_configuration(f, name, attributes):
     group.attrs["runs_completed"] = np.int32(0)
     group.attrs["complete"] = np.int32(0)
     group.attrs["finished_utc"] = ""
+    group.attrs["interrupted"] = ""  # v7: why a run stopped early; the peer does not mark it
+    group.attrs["interrupted_utc"] = ""
     warmup, measured = int(attributes["warmup_steps"]), int(attributes["measured_steps"])
     steps = warmup + measured
-    dataset = group.create_dataset("is_warmup", data=np.array([1] * warmup + [0] * measured, dtype="u1"))
+    dataset = group.create_dataset("is_warmup", data=np.array([1] * warmup + [0] * measured, dtype="u1"),
+                                   chunks=(warmup + measured,), fletcher32=True)
     describe(dataset, "1", "1 where the step is a warm-up step (excluded from statistics), 0 where measured")
 
     def per_run(dataset_name, shape, dtype, units, description):
         d = group.create_dataset(dataset_name, shape=(0,) + shape, maxshape=(None,) + shape, chunks=(1,) + shape,
-                                 dtype=dtype)
+                                 dtype=dtype, fletcher32=True)
         describe(d, units, description)
 
     for phase in PHASES:
