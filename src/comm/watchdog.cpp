@@ -170,7 +170,7 @@ StopReport located_report(StopReport::Kind kind) {
     return s.rank;
   }();
   char waited[32];
-  std::snprintf(waited, sizeof waited, "%.0f s", waited_seconds);
+  std::snprintf(waited, sizeof waited, "%.1f s", waited_seconds);
   report.reason = "watchdog: " + stalled + " made no progress";
   std::string line = "watchdog stopped the job: " + location_text(report) + ": " + stalled +
                      " made no progress; " + rank_at_host(s.rank) +
