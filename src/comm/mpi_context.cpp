@@ -43,6 +43,8 @@ MpiContext describe_mpi_job(MPI_Comm comm) {
   MGPU_MPI_CHECK(MPI_Comm_size(local, &mpi.local_size));
   MGPU_MPI_CHECK(MPI_Comm_free(&local));
   mpi.hosts = allgather_strings(mpi, mpi.host);
+  // The watchdog names ranks and sends its notices in the world (watchdog.hpp).
+  if (comm == MPI_COMM_WORLD) watchdog::set_world(mpi);
   return mpi;
 }
 

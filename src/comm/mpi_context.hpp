@@ -29,7 +29,8 @@ struct MpiContext {
   std::vector<std::string> hosts;  // every rank's host, in rank order
 };
 
-// Describes `comm` (world by default); also sets the rank@host origin of error messages.
+// Describes `comm` (world by default); also sets the rank@host origin of error messages and, for the world, the
+// ranks and hosts the watchdog names.
 MpiContext describe_mpi_job(MPI_Comm comm = MPI_COMM_WORLD);
 
 // The communicator of the first `count` ranks of `parent` (same order), made by MPI_Comm_split and freed by the

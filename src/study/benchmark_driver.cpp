@@ -230,7 +230,6 @@ void run_benchmark(const BenchOptions& options, const MpiContext& mpi) {
   std::vector<BenchConfiguration> plan = plan_sweep(options, mpi.size);
   // From here on SIGTERM/SIGINT and stalls end the job through the watchdog, which keeps the completed runs.
   install_shutdown_signal_handlers();
-  watchdog::set_world(mpi);
   watchdog::set_timeout_option(options.timeout_seconds);
   JobFacts job;
   job.command_line = options.command_line;
