@@ -2,11 +2,13 @@
 #include "comm/watchdog.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <map>
+#include <memory>
 #include <thread>
 
 #include "comm/mpi_context.hpp"
@@ -31,6 +33,8 @@ constexpr int kNoNotice = -2;
 constexpr double kNoticeGraceSeconds = 2.0;
 // A rank other than 0 gives rank 0 this long to mark the results file before it ends the job itself.
 constexpr double kRootMarkingSeconds = 3.0;
+// How long the abort hooks (ncclCommAbort) may take before the process exits without them.
+constexpr double kAbortHooksSeconds = 3.0;
 
 double now_seconds() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
@@ -109,10 +113,23 @@ std::vector<int> silent_ranks(std::vector<bool> heard) {
   return silent;
 }
 
+// The abort hooks (ncclCommAbort) after the file is marked and the line printed, on a thread of their own given
+// kAbortHooksSeconds: an abort stuck behind a wedged GPU must not keep the process from exiting.
+void run_abort_hooks_bounded() {
+  State& s = state();
+  if (s.abort_hooks.empty()) return;
+  auto done = std::make_shared<std::atomic<bool>>(false);
+  std::thread([hooks = s.abort_hooks, done] {
+    for (const auto& [key, hook] : hooks) hook();
+    done->store(true);
+  }).detach();
+  const double until = now_seconds() + kAbortHooksSeconds;
+  while (!done->load() && now_seconds() < until) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+}
+
 // Keeps what rank 0 can keep, prints the line (speaker only), ends the job. Never returns.
 [[noreturn]] void finish_stop(const StopReport& report, const std::string& line, bool speaker, bool root_alive) {
   State& s = state();
-  for (auto& [key, hook] : s.abort_hooks) hook();
   std::string ending;
   if (s.stop_handler) {
     try {
@@ -128,6 +145,7 @@ std::vector<int> silent_ranks(std::vector<bool> heard) {
   }
   std::fflush(stdout);
   std::fflush(stderr);
+  run_abort_hooks_bounded();
   if (s.size < 2) std::_Exit(report.exit_status);
   // Rank 0's own exit ends the job; the others give it the time to mark the file first.
   if (s.rank != 0 && root_alive) std::this_thread::sleep_for(std::chrono::duration<double>(kRootMarkingSeconds));
