@@ -1,10 +1,10 @@
 // Purpose: command-line parsing and validation; every rejection is one line naming the option and the bad value.
 #include "cli/options.hpp"
 
-#include <cmath>
 #include <algorithm>
 #include <boost/program_options.hpp>
 #include <cctype>
+#include <cmath>
 #include <fstream>
 #include <sstream>
 

@@ -104,8 +104,10 @@ std::vector<int> silent_ranks(std::vector<bool> heard) {
   const double until = now_seconds() + kNoticeGraceSeconds;
   while (now_seconds() < until && std::find(heard.begin(), heard.end(), false) != heard.end()) {
     int from = -1;
-    if (receive_notice(&from) != kNoNotice) heard[from] = true;
-    else std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    if (receive_notice(&from) != kNoNotice)
+      heard[from] = true;
+    else
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
   std::vector<int> silent;
   for (int r = 0; r < s.size; ++r)
@@ -166,8 +168,7 @@ StopReport located_report(StopReport::Kind kind) {
   return report;
 }
 
-[[noreturn]] void stop_for_stall(const std::string& waiting_for, double waited_seconds, int step,
-                                 int notified_by) {
+[[noreturn]] void stop_for_stall(const std::string& waiting_for, double waited_seconds, int step, int notified_by) {
   State& s = state();
   s.stopping = true;
   send_notices(kStallNotice);
@@ -190,9 +191,8 @@ StopReport located_report(StopReport::Kind kind) {
   char waited[32];
   std::snprintf(waited, sizeof waited, "%.1f s", waited_seconds);
   report.reason = "watchdog: " + stalled + " made no progress";
-  std::string line = "watchdog stopped the job: " + location_text(report) + ": " + stalled +
-                     " made no progress; " + rank_at_host(s.rank) +
-                     " waited " + waited + " for " + waiting_for;
+  std::string line = "watchdog stopped the job: " + location_text(report) + ": " + stalled + " made no progress; " +
+                     rank_at_host(s.rank) + " waited " + waited + " for " + waiting_for;
   if (s.size == 1) {
     line = "watchdog stopped the job: " + location_text(report) + ": " + rank_at_host(s.rank) + " waited " + waited +
            " for " + waiting_for + ", which never finished";

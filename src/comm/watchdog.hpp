@@ -18,12 +18,12 @@ struct MpiContext;
 struct StopReport {
   enum class Kind { stall, signal, error };
   Kind kind = Kind::stall;
-  int signal_number = 0;       // Kind::signal
-  std::string configuration;   // "" before the first configuration starts
-  int run = -1;                // -1 = between runs
-  int step = -1;               // -1 = not inside a step the wait knows
-  std::string reason;          // short, for the results file: "SIGTERM", "watchdog: rank 1@node stalled"
-  std::string waiting_for;     // what this rank waited for (stalls)
+  int signal_number = 0;      // Kind::signal
+  std::string configuration;  // "" before the first configuration starts
+  int run = -1;               // -1 = between runs
+  int step = -1;              // -1 = not inside a step the wait knows
+  std::string reason;         // short, for the results file: "SIGTERM", "watchdog: rank 1@node stalled"
+  std::string waiting_for;    // what this rank waited for (stalls)
   int exit_status = 1;
 };
 

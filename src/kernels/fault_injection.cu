@@ -1,6 +1,5 @@
 // Purpose: the never-ending kernel of fault_injection.cuh.
 #include "kernels/fault_injection.cuh"
-
 #include "platform/cuda_check.hpp"
 
 namespace mgpu::fault_injection {

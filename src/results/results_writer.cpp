@@ -14,8 +14,8 @@
 #include "platform/build_info.hpp"
 #include "platform/error.hpp"
 #include "platform/hdf5_check.hpp"
-#include "results/hdf5_handles.hpp"
 #include "results/disk_space.hpp"
+#include "results/hdf5_handles.hpp"
 #include "results/hdf5_io.hpp"
 
 namespace mgpu {

@@ -4,9 +4,9 @@
 #include <algorithm>
 #include <cmath>
 
+#include "platform/error.hpp"
 #include "stats/pairing_identity.hpp"
 #include "stats/step_time_check.hpp"
-#include "platform/error.hpp"
 
 namespace mgpu::analysis {
 

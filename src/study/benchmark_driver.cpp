@@ -299,9 +299,8 @@ void run_benchmark(const BenchOptions& options, const MpiContext& mpi) {
       if (communicator.member()) {
         try {
           const MpiContext sub = describe_mpi_job(communicator.get());
-          row.runs =
-              run_configuration(configuration, job, sub, step, state.attempts[i], state.results.get(), &progress,
-                                &stop_recorder);
+          row.runs = run_configuration(configuration, job, sub, step, state.attempts[i], state.results.get(), &progress,
+                                       &stop_recorder);
         } catch (const UsageError& e) {
           error = e.what();
         }

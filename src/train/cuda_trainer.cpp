@@ -13,10 +13,10 @@
 
 #include "comm/watchdog.hpp"
 #include "kernels/fault_injection.cuh"
-#include "train/coordinate_search.hpp"
+#include "kernels/output_head.cuh"
 #include "platform/cuda_check.hpp"
 #include "platform/mpi_check.hpp"
-#include "kernels/output_head.cuh"
+#include "train/coordinate_search.hpp"
 
 namespace mgpu {
 namespace {
@@ -501,7 +501,8 @@ void CudaTrainer::wait_sampling_clocks(const CudaEvent& last) {
   // Bounded (watchdog.hpp): a kernel that never ends or an all-reduce whose peer is gone stops the job with the step
   // it was in, instead of holding this rank forever. NCCL's asynchronous errors (a peer's failure seen by the
   // network) surface here too, since nothing else would wake this loop.
-  BoundedWait wait(nccl_ ? "the run's steps on the GPU (CUDA events; NCCL all-reduce)" : "the run's steps on the GPU (CUDA events)");
+  BoundedWait wait(nccl_ ? "the run's steps on the GPU (CUDA events; NCCL all-reduce)"
+                         : "the run's steps on the GPU (CUDA events)");
   wait.set_step_source([this] { return first_unfinished_step(); });
   for (;;) {
     clock_sampler_.sample();

@@ -269,8 +269,8 @@ TEST_F(AnalyzeCli, ImpossibleStepTimesAreRefusedNamingWhereTheyAre) {
       const H5Dataspace memory(MGPU_H5_CHECK(H5Screate_simple(1, &one, nullptr)));
       MGPU_H5_CHECK(H5Dwrite(dataset.get(), H5T_NATIVE_DOUBLE, memory.get(), space.get(), H5P_DEFAULT, &bad));
     }
-    expect_rejected(run("report bad_step.h5"), {"'bad_step.h5'", "configuration 'single'", "run 2", "rank 0",
-                                                "step 1", "step_ms is"});
+    expect_rejected(run("report bad_step.h5"),
+                    {"'bad_step.h5'", "configuration 'single'", "run 2", "rank 0", "step 1", "step_ms is"});
     fs::remove(path);
   }
 }

@@ -853,8 +853,7 @@ TEST_F(ResultsFileTest, AChangedByteFailsTheChecksum) {
   haddr_t chunk_address = 0;
   {
     const H5File raw = open_read_only(file);
-    const H5Dataset dataset(
-        MGPU_H5_CHECK(H5Dopen2(raw.get(), (group_of(0) + "/step_ms").c_str(), H5P_DEFAULT)));
+    const H5Dataset dataset(MGPU_H5_CHECK(H5Dopen2(raw.get(), (group_of(0) + "/step_ms").c_str(), H5P_DEFAULT)));
     const H5Dataspace space(MGPU_H5_CHECK(H5Dget_space(dataset.get())));
     hsize_t offset[3] = {};
     unsigned filter_mask = 0;
