@@ -370,34 +370,30 @@ void ResultsWriter::append_run(Configuration& configuration, const std::vector<R
   });
 }
 
-void ResultsWriter::finish(Configuration& configuration) {
+void ResultsWriter::write_progress(Configuration& configuration, const ConfigurationProgress& progress) {
   Impl& impl = this->impl();
   naming_file(impl.path, [&] {
     MGPU_REQUIRE(configuration.writer_ == &impl,
                  "configuration '" + configuration.name_ + "' belongs to another results file");
     const H5Group group(MGPU_H5_CHECK(H5Gopen2(impl.configurations.get(), configuration.name_.c_str(), H5P_DEFAULT)));
-    ConfigurationProgress progress = configuration.progress_;
-    progress.complete = 1;
-    progress.finished_utc = utc_timestamp_now();
     schema::for_each_attribute_of_progress(progress, AttributeWriter{group.get()});
     MGPU_H5_CHECK(H5Fflush(impl.file.get(), H5F_SCOPE_GLOBAL));
     configuration.progress_ = progress;
   });
 }
 
+void ResultsWriter::finish(Configuration& configuration) {
+  ConfigurationProgress progress = configuration.progress_;
+  progress.complete = 1;
+  progress.finished_utc = utc_timestamp_now();
+  write_progress(configuration, progress);
+}
+
 void ResultsWriter::mark_interrupted(Configuration& configuration, const std::string& reason) {
-  Impl& impl = this->impl();
-  naming_file(impl.path, [&] {
-    MGPU_REQUIRE(configuration.writer_ == &impl,
-                 "configuration '" + configuration.name_ + "' belongs to another results file");
-    const H5Group group(MGPU_H5_CHECK(H5Gopen2(impl.configurations.get(), configuration.name_.c_str(), H5P_DEFAULT)));
-    ConfigurationProgress progress = configuration.progress_;
-    progress.interrupted = reason;
-    progress.interrupted_utc = utc_timestamp_now();
-    schema::for_each_attribute_of_progress(progress, AttributeWriter{group.get()});
-    MGPU_H5_CHECK(H5Fflush(impl.file.get(), H5F_SCOPE_GLOBAL));
-    configuration.progress_ = progress;
-  });
+  ConfigurationProgress progress = configuration.progress_;
+  progress.interrupted = reason;
+  progress.interrupted_utc = utc_timestamp_now();
+  write_progress(configuration, progress);
 }
 
 void ResultsWriter::close() {

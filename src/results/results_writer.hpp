@@ -89,6 +89,8 @@ class ResultsWriter {
 
  private:
   ResultsWriter();
+  // Writes the configuration's progress attributes and flushes (finish, mark_interrupted).
+  void write_progress(Configuration& configuration, const ConfigurationProgress& progress);
   struct Impl;
   Impl& impl() const;
   std::unique_ptr<Impl> impl_;

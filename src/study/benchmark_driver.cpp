@@ -264,8 +264,10 @@ void run_benchmark(const BenchOptions& options, const MpiContext& mpi) {
   job.environment_preset = environment_preset();
   // Every rank's hardware, for matching a resumed file's configurations (their GPU models must be the same).
   const std::vector<RankHardware> job_hardware = gather_rank_hardware(mpi, describe_rank_hardware(job.choice, mpi));
+  std::error_code ignored;
+  const bool creates_file = !(options.resume && std::filesystem::exists(job.output_path, ignored));
   SweepState state = open_results(options, plan, job, mpi, job_hardware);
-  StopRecorder stop_recorder(state.results.get(), job.output_path);
+  StopRecorder stop_recorder(state.results.get(), job.output_path, creates_file);
 
   long long total_runs = 0;
   for (const BenchConfiguration& configuration : plan) total_runs += configuration.runs;

@@ -185,14 +185,28 @@ expect_interrupted() {  # file pattern
   echo "$reason" | grep -qE "$2" || problem "interrupted is '${reason}', expected '$2'"
 }
 
+signal_rank() {  # signal rank
+  kill -"$1" "$(rank_pid "$2")"
+}
+signal_ranks() { kill -"$1" "$(rank_pid 0)" "$(rank_pid 1)"; }
+signal_launcher() { kill -"$1" "$JOB_PID"; }
+
+# Starts the job, hurts it with `fault...` once it measures, and waits for the launcher (wait_job) within `bound`.
+# Returns 1 when the job never started measuring.
+inject() {  # file bound fault...
+  local file=$1 bound=$2
+  shift 2
+  start_job "$file" || return 1
+  local since
+  since=$(now)
+  "$@"
+  wait_job "$since" "$bound"
+}
+
 # ---- A rank killed (SIGKILL): the launcher ends the job; the file keeps the runs it had.
 case_sigkill_rank() {
   local file="$WORK/sigkill.h5"
-  start_job "$file" || { record "SIGKILL of rank 1" - - - -; return; }
-  local since
-  since=$(now)
-  kill -KILL "$(rank_pid 1)"
-  wait_job "$since" 10
+  inject "$file" 10 signal_rank KILL 1 || { record "SIGKILL of rank 1" - - - -; return; }
   [ "$EXIT_STATUS" -ne 0 ] || problem "exit status 0"
   local kept
   kept=$(check_file "$file" some)
@@ -202,11 +216,7 @@ case_sigkill_rank() {
 # ---- A rank stopped (SIGSTOP): its peers wait in a collective; the watchdog stops the job within timeout + 10 s.
 case_sigstop_rank() {
   local file="$WORK/sigstop.h5"
-  start_job "$file" || { record "SIGSTOP of rank 1" - - - -; return; }
-  local since
-  since=$(now)
-  kill -STOP "$(rank_pid 1)"
-  wait_job "$since" $((TIMEOUT + 10))
+  inject "$file" $((TIMEOUT + 10)) signal_rank STOP 1 || { record "SIGSTOP of rank 1" - - - -; return; }
   expect_status 124
   expect_message "$WORK/job.err" "watchdog stopped the job: configuration '[^']+', run [0-9]+.*: rank 1@[^ ]+ made no progress; rank 0@[^ ]+ waited [0-9.]+ s for "
   expect_interrupted "$file" "^watchdog: rank 1@"
@@ -219,15 +229,9 @@ case_sigstop_rank() {
 case_signal() {  # signal target(launcher|ranks)
   local signal=$1 target=$2
   local file="$WORK/${signal}_${target}.h5"
-  start_job "$file" || { record "$signal to the $target" - - - -; return; }
-  local since
-  since=$(now)
-  if [ "$target" = launcher ]; then
-    kill -"$signal" "$JOB_PID"
-  else
-    kill -"$signal" "$(rank_pid 0)" "$(rank_pid 1)"
-  fi
-  wait_job "$since" 5
+  local fault=(signal_launcher "$signal")
+  [ "$target" = ranks ] && fault=(signal_ranks "$signal")
+  inject "$file" 5 "${fault[@]}" || { record "SIG$signal to the $target" - - - -; return; }
   local number
   number=$(kill -l "$signal")
   # Every rank exits 128 + signal; Open MPI's mpirun, signalled itself, reports 1 for the job it was told to end,
