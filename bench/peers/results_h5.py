@@ -116,14 +116,17 @@ def add_configuration(f, name, attributes):
     group.attrs["runs_completed"] = np.int32(0)
     group.attrs["complete"] = np.int32(0)
     group.attrs["finished_utc"] = ""
+    group.attrs["interrupted"] = ""  # v7: why a run stopped early; the peer does not mark it
+    group.attrs["interrupted_utc"] = ""
     warmup, measured = int(attributes["warmup_steps"]), int(attributes["measured_steps"])
     steps = warmup + measured
-    dataset = group.create_dataset("is_warmup", data=np.array([1] * warmup + [0] * measured, dtype="u1"))
+    dataset = group.create_dataset("is_warmup", data=np.array([1] * warmup + [0] * measured, dtype="u1"),
+                                   chunks=(warmup + measured,), fletcher32=True)
     describe(dataset, "1", "1 where the step is a warm-up step (excluded from statistics), 0 where measured")
 
     def per_run(dataset_name, shape, dtype, units, description):
         d = group.create_dataset(dataset_name, shape=(0,) + shape, maxshape=(None,) + shape, chunks=(1,) + shape,
-                                 dtype=dtype)
+                                 dtype=dtype, fletcher32=True)
         describe(d, units, description)
 
     for phase in PHASES:

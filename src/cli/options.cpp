@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <boost/program_options.hpp>
 #include <cctype>
+#include <cmath>
 #include <fstream>
 #include <sstream>
 
@@ -72,6 +73,8 @@ po::options_description describe_options() {
     ("config", po::value<std::string>(), "study file of `name = value` lines (bench/*.ini); the command line overrides it")
     ("resume", "continue the output file: skip configurations already complete, rerun an incomplete one")
     ("force", "overwrite an existing output file")
+    ("timeout", po::value<std::string>(), "watchdog: stop the job with one line when any rank makes no progress for "
+     "this many seconds (0 = never); default max(60, 10 x the configuration's longest run) (docs/reliability.md)")
     ("help", "show this help")
     ("version", "show the version and git revision");
   // clang-format on
@@ -479,7 +482,23 @@ BenchOptions parse_options(int argc, const char* const* argv) {
   if (options.force && options.resume)
     throw UsageError("--resume and --force exclude each other: --resume keeps the file, --force replaces it");
   options.step = parse_step_options(vm);
+  if (vm.count("timeout")) options.timeout_seconds = parse_timeout_seconds(vm["timeout"].as<std::string>());
   return options;
+}
+
+double parse_timeout_seconds(const std::string& text) {
+  // A week bounds it: beyond that the value is a typo, not a watchdog.
+  constexpr double kMaxTimeoutSeconds = 7 * 24 * 3600.0;
+  std::size_t used = 0;
+  double seconds = 0;
+  try {
+    seconds = std::stod(text, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used == 0 || used != text.size() || !std::isfinite(seconds) || seconds < 0 || seconds > kMaxTimeoutSeconds)
+    throw UsageError("--timeout '" + text + "': give seconds from 0 (no watchdog) to 604800");
+  return seconds;
 }
 
 void validate_for_ranks(const BenchOptions& options, int ranks) {

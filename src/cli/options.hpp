@@ -65,6 +65,7 @@ struct BenchOptions {
   StepOptions step;
   bool force = false;
   bool resume = false;     // skip the configurations already complete in the output file, rerun incomplete ones
+  double timeout_seconds = -1;  // --timeout: watchdog deadline of every wait; 0 = none; < 0 = derived (watchdog.hpp)
   std::string config_path; // the study file the options came from ("" without --config)
   bool show_help = false;
   bool show_version = false;
@@ -86,6 +87,9 @@ struct BenchOptions {
 BenchOptions parse_options(int argc, const char* const* argv);
 // Checks what depends on the number of ranks: every GPU count fits in the job and divides every global batch.
 // Throws UsageError.
+// --timeout's value: seconds from 0 to a week; UsageError naming the bad value otherwise.
+double parse_timeout_seconds(const std::string& text);
+
 void validate_for_ranks(const BenchOptions& options, int ranks);
 std::string help_text();
 

@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <thread>
 
+#include "comm/watchdog.hpp"
 #include "platform/error.hpp"
 #include "platform/mpi_check.hpp"
 
@@ -42,6 +43,8 @@ MpiContext describe_mpi_job(MPI_Comm comm) {
   MGPU_MPI_CHECK(MPI_Comm_size(local, &mpi.local_size));
   MGPU_MPI_CHECK(MPI_Comm_free(&local));
   mpi.hosts = allgather_strings(mpi, mpi.host);
+  // The watchdog names ranks and sends its notices in the world (watchdog.hpp).
+  if (comm == MPI_COMM_WORLD) watchdog::set_world(mpi);
   return mpi;
 }
 
@@ -57,9 +60,12 @@ FirstRanksCommunicator::~FirstRanksCommunicator() {
 void idle_barrier(const MpiContext& mpi) {
   MPI_Request request = MPI_REQUEST_NULL;
   MGPU_MPI_CHECK(MPI_Ibarrier(mpi.comm, &request));
+  // No deadline: a configuration may run for hours without these ranks. Signals and stall notices still end the wait.
+  BoundedWait wait("the other ranks' configuration to finish", false);
   for (int done = 0;;) {
     MGPU_MPI_CHECK(MPI_Test(&request, &done, MPI_STATUS_IGNORE));
     if (done) return;
+    wait.check();
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
 }
@@ -100,8 +106,10 @@ std::vector<double> allgather_doubles(const MpiContext& mpi, double value) {
 
 std::vector<double> gather_doubles_to_root(const MpiContext& mpi, const std::vector<double>& mine) {
   std::vector<double> all(mpi.rank == 0 ? mine.size() * mpi.size : 0);
-  MGPU_MPI_CHECK(MPI_Gather(mine.data(), static_cast<int>(mine.size()), MPI_DOUBLE, all.data(),
-                            static_cast<int>(mine.size()), MPI_DOUBLE, 0, mpi.comm));
+  MPI_Request request = MPI_REQUEST_NULL;
+  MGPU_MPI_CHECK(MPI_Igather(mine.data(), static_cast<int>(mine.size()), MPI_DOUBLE, all.data(),
+                             static_cast<int>(mine.size()), MPI_DOUBLE, 0, mpi.comm, &request));
+  MGPU_MPI_CHECK(wait_bounded(request, "every rank's timings of the run (MPI_Igather)"));
   return all;
 }
 

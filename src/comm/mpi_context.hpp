@@ -29,7 +29,8 @@ struct MpiContext {
   std::vector<std::string> hosts;  // every rank's host, in rank order
 };
 
-// Describes `comm` (world by default); also sets the rank@host origin of error messages.
+// Describes `comm` (world by default); also sets the rank@host origin of error messages and, for the world, the
+// ranks and hosts the watchdog names.
 MpiContext describe_mpi_job(MPI_Comm comm = MPI_COMM_WORLD);
 
 // The communicator of the first `count` ranks of `parent` (same order), made by MPI_Comm_split and freed by the
@@ -60,7 +61,8 @@ void agree_or_throw(const MpiContext& mpi, const std::string& local_error);
 std::vector<std::string> allgather_strings(const MpiContext& mpi, const std::string& value);
 // Every rank gets every rank's double, in rank order.
 std::vector<double> allgather_doubles(const MpiContext& mpi, double value);
-// Rank 0 gets every rank's `mine` (the same length on every rank), rank-major; the others an empty vector.
+// Rank 0 gets every rank's `mine` (the same length on every rank), rank-major; the others an empty vector. A bounded
+// wait (watchdog.hpp): a rank that never contributes stops the job.
 std::vector<double> gather_doubles_to_root(const MpiContext& mpi, const std::vector<double>& mine);
 
 // The MPI library's own version string (MPI_Get_library_version), first line.

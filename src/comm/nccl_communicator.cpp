@@ -6,6 +6,7 @@
 
 #include <exception>
 
+#include "comm/watchdog.hpp"
 #include "platform/cuda_check.hpp"
 #include "platform/mpi_check.hpp"
 
@@ -19,10 +20,20 @@ NcclCommunicator::NcclCommunicator(MPI_Comm comm, int device_ordinal) {
   MGPU_MPI_CHECK(MPI_Bcast(&id, static_cast<int>(sizeof id), MPI_BYTE, 0, comm));
   MGPU_CUDA_CHECK(cudaSetDevice(device_ordinal));
   MGPU_NCCL_CHECK(ncclCommInitRank(&comm_, size_, id, rank_));
+  // A stalled job ends without unwinding (watchdog.hpp); aborting first cancels this rank's queued reductions so
+  // that NCCL's proxy threads do not keep the process alive or its peers waiting.
+  watchdog::add_abort_hook(this, [comm = comm_] { MGPU_NCCL_WARN(ncclCommAbort(comm)); });
+}
+
+void NcclCommunicator::check_async_error() const {
+  ncclResult_t async_error = ncclSuccess;
+  MGPU_NCCL_CHECK(ncclCommGetAsyncError(comm_, &async_error));
+  MGPU_NCCL_CHECK(async_error);
 }
 
 NcclCommunicator::~NcclCommunicator() {
   if (comm_ == nullptr) return;
+  watchdog::remove_abort_hook(this);
   // Unwinding from an error: peers may never join the reductions this rank has queued, and Finalize would wait for
   // them forever (and so would the cudaFree of every buffer after it). Abort cancels them so the error can reach
   // MPI_Abort.

@@ -1,4 +1,5 @@
-// Purpose: an RAII NCCL communicator over the ranks of an MPI communicator (MPI only carries the unique id).
+// Purpose: an RAII NCCL communicator over the ranks of an MPI communicator (MPI only carries the unique id); while it
+// lives, the watchdog aborts it (ncclCommAbort) before stopping a stalled job.
 #pragma once
 
 #include <mpi.h>
@@ -16,6 +17,9 @@ class NcclCommunicator {
   NcclCommunicator& operator=(const NcclCommunicator&) = delete;
 
   ncclComm_t get() const noexcept { return comm_; }
+  // Throws Error with NCCL's message when the communicator has failed asynchronously (a peer or the network gone);
+  // polled by the bounded waits, which would otherwise only see a reduction that never finishes.
+  void check_async_error() const;
   int rank() const noexcept { return rank_; }
   int size() const noexcept { return size_; }
 

@@ -171,7 +171,15 @@ RootMetadata read_root_metadata(const std::string& path, hid_t file) {
 
 H5File open_for_reading(const std::string& path, RootMetadata& root) {
   if (MGPU_H5_CHECK(H5Fis_hdf5(path.c_str())) == 0) throw UsageError("'" + path + "' is not an HDF5 file");
-  H5File file(MGPU_H5_CHECK(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT)));
+  // An HDF5 signature with a file that does not open behind it: cut short (a full disk, a copy or a write that
+  // stopped) or damaged. HDF5's own words would only name its internals.
+  silence_hdf5_error_printing();
+  const hid_t opened = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+  if (opened < 0) {
+    H5Eclear2(H5E_DEFAULT);
+    throw UsageError("'" + path + "' is truncated or not an mgpu_bench results file (HDF5 cannot open it)");
+  }
+  H5File file(opened);
   root = read_root_metadata(path, file.get());
   return file;
 }

@@ -34,11 +34,17 @@ void read_dataset(const Where& where, hid_t group, const DatasetSpec& spec, std:
   out.shape = schema::extent_shape(spec.extent, runs, ranks, steps);
   const std::vector<hsize_t> expected = to_hsize(out.shape);
   std::vector<hsize_t> dims(expected.size());
-  bool fits = MGPU_H5_CHECK(H5Sget_simple_extent_ndims(file_space.get())) == static_cast<int>(expected.size());
+  const bool same_rank =
+      MGPU_H5_CHECK(H5Sget_simple_extent_ndims(file_space.get())) == static_cast<int>(expected.size());
+  bool fits = same_rank;
   if (fits) MGPU_H5_CHECK(H5Sget_simple_extent_dims(file_space.get(), dims.data(), nullptr));
   const bool per_run = spec.extent != Extent::steps;
   for (std::size_t d = 0; fits && d < dims.size(); ++d)
     fits = (per_run && d == 0) ? dims[d] >= expected[d] : dims[d] == expected[d];
+  if (same_rank && per_run && !expected.empty() && dims[0] < expected[0]) {
+    where.fail("runs_completed is " + std::to_string(expected[0]) + " but dataset '" + spec.name + "' holds only " +
+               std::to_string(dims[0]) + " runs; the file is inconsistent and is not used");
+  }
   if (!fits) {
     std::string wanted = shape_text(expected);
     if (per_run) wanted.insert(1, ">= ");
@@ -129,6 +135,23 @@ void read_whole_dataset(const Where& where, hid_t group, const schema::FixedData
     MGPU_H5_CHECK(H5Dread(dataset.get(), H5Type<T>::memory(), H5S_ALL, H5S_ALL, H5P_DEFAULT, out.values.data()));
 }
 
+// Like naming_file, for reading a whole file: an HDF5 failure past the checks of the reader's own (a dataset whose
+// checksum fails, a chunk beyond the end of a truncated file) is damage on disk, said in the user's words with HDF5's
+// innermost message, never the call that saw it.
+template <typename Body>
+decltype(auto) naming_damage(const std::string& path, Body&& body) {
+  try {
+    return body();
+  } catch (const UsageError&) {
+    throw;
+  } catch (const Error& error) {
+    const std::string what = error.what();
+    const std::size_t last = what.rfind(": ");
+    const std::string detail = last == std::string::npos ? what : what.substr(last + 2);
+    throw UsageError("'" + path + "' is corrupted or truncated: reading it failed (HDF5: " + detail + ")");
+  }
+}
+
 template <typename Body>
 void read_standalone_group(const std::string& path, const char* name, Body&& body) {
   std::error_code ignored;
@@ -167,7 +190,7 @@ ResultsFile read_results_file(const std::string& path) {
   if (!fs::exists(status)) throw UsageError("'" + path + "' does not exist");
   if (!fs::is_regular_file(status)) throw UsageError("'" + path + "' is not a file");
   if (fs::file_size(path, ignored) == 0) throw UsageError("'" + path + "' is empty (0 bytes), not a results file");
-  return naming_file(path, [&] {
+  return naming_damage(path, [&] {
     ResultsFile result;
     result.path = path;
     const H5File file = open_for_reading(path, result.root);

@@ -38,6 +38,8 @@ inline constexpr AddedName kAddedAttributes[] = {
     {"overlap_order", 5},
     {"gemm_tuning", 6},
     {"gemm_choices", 6},
+    {"interrupted", 7},
+    {"interrupted_utc", 7},
 };
 // Per-run datasets added after version 1 (for_each_dataset), with the version that added them: a reader of an older
 // file that lacks one gets an array of the right shape filled with NaN ("not measured"). Every dataset added to
@@ -232,6 +234,10 @@ struct ConfigurationProgress {
   std::int32_t runs_completed = 0;  // rows of every per-run dataset that hold a finished run
   std::int32_t complete = 0;        // 1 once the benchmark finished the configuration; 0 = running or interrupted
   std::string finished_utc;         // ISO 8601, "" until complete
+  // Why the benchmark stopped before completing it ("SIGTERM", "watchdog: rank 1@node7 made no progress"); "" when
+  // it was not stopped (complete, running, or killed before it could say: SIGKILL, power). --resume reruns it (v7).
+  std::string interrupted;
+  std::string interrupted_utc;  // ISO 8601, when it was stopped; "" when not (v7)
 };
 
 template <typename Progress, typename Visitor>
@@ -239,6 +245,8 @@ void for_each_attribute_of_progress(Progress& p, Visitor&& visit) {
   visit("runs_completed", p.runs_completed);
   visit("complete", p.complete);
   visit("finished_utc", p.finished_utc);
+  visit("interrupted", p.interrupted);
+  visit("interrupted_utc", p.interrupted_utc);
 }
 
 // ---- Datasets

@@ -14,6 +14,7 @@
 #include "platform/build_info.hpp"
 #include "platform/error.hpp"
 #include "platform/hdf5_check.hpp"
+#include "results/disk_space.hpp"
 #include "results/hdf5_handles.hpp"
 #include "results/hdf5_io.hpp"
 
@@ -36,6 +37,8 @@ void create_run_dataset(hid_t group, const DatasetSpec& spec, std::size_t ranks,
   const H5Dataspace space = make_dataspace(dims, &max_dims);
   const H5PropertyList create(MGPU_H5_CHECK(H5Pcreate(H5P_DATASET_CREATE)));
   MGPU_H5_CHECK(H5Pset_chunk(create.get(), static_cast<int>(chunk.size()), chunk.data()));
+  // Every chunk carries a checksum (v7): a reader refuses a run whose bytes changed on disk instead of analysing them.
+  MGPU_H5_CHECK(H5Pset_fletcher32(create.get()));
   const H5Dataset dataset(MGPU_H5_CHECK(
       H5Dcreate2(group, spec.name.c_str(), H5Type<T>::file(), space.get(), H5P_DEFAULT, create.get(), H5P_DEFAULT)));
   describe_dataset(dataset.get(), spec);
@@ -45,8 +48,13 @@ void create_run_dataset(hid_t group, const DatasetSpec& spec, std::size_t ranks,
 template <typename T>
 void write_fixed_dataset(hid_t group, const DatasetSpec& spec, const std::vector<T>& values) {
   const H5Dataspace space = make_dataspace({values.size()});
+  // One chunk of the whole array: HDF5 filters (the Fletcher32 checksum, v7) need a chunked layout.
+  const H5PropertyList create(MGPU_H5_CHECK(H5Pcreate(H5P_DATASET_CREATE)));
+  const hsize_t chunk = std::max<hsize_t>(values.size(), 1);
+  MGPU_H5_CHECK(H5Pset_chunk(create.get(), 1, &chunk));
+  MGPU_H5_CHECK(H5Pset_fletcher32(create.get()));
   const H5Dataset dataset(MGPU_H5_CHECK(
-      H5Dcreate2(group, spec.name.c_str(), H5Type<T>::file(), space.get(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT)));
+      H5Dcreate2(group, spec.name.c_str(), H5Type<T>::file(), space.get(), H5P_DEFAULT, create.get(), H5P_DEFAULT)));
   MGPU_H5_CHECK(H5Dwrite(dataset.get(), H5Type<T>::memory(), H5S_ALL, H5S_ALL, H5P_DEFAULT, values.data()));
   describe_dataset(dataset.get(), spec);
 }
@@ -346,6 +354,11 @@ void ResultsWriter::append_run(Configuration& configuration, const std::vector<R
                    "configuration '" + name + "': a run record has " + std::to_string(record.total_steps) +
                        " steps, expected " + std::to_string(steps));
 
+    // Room for the run's values (their checksummed chunks, the grown indexes, the progress attributes) and the
+    // interrupted mark that may follow, with a wide margin: HDF5 cannot take back half an append.
+    constexpr std::uintmax_t kMetadataMarginBytes = 64 * 1024;
+    require_free_space(impl.path, 4 * per_rank.size() * RunRecord::packed_size(configuration.steps_) * sizeof(double) +
+                                      kMetadataMarginBytes);
     const H5Group group(MGPU_H5_CHECK(H5Gopen2(impl.configurations.get(), name.c_str(), H5P_DEFAULT)));
     const Measurements row =
         measurements_of_run(per_rank, configuration.measured_steps_, configuration.max_sm_clock_mhz_);
@@ -360,19 +373,30 @@ void ResultsWriter::append_run(Configuration& configuration, const std::vector<R
   });
 }
 
-void ResultsWriter::finish(Configuration& configuration) {
+void ResultsWriter::write_progress(Configuration& configuration, const ConfigurationProgress& progress) {
   Impl& impl = this->impl();
   naming_file(impl.path, [&] {
     MGPU_REQUIRE(configuration.writer_ == &impl,
                  "configuration '" + configuration.name_ + "' belongs to another results file");
     const H5Group group(MGPU_H5_CHECK(H5Gopen2(impl.configurations.get(), configuration.name_.c_str(), H5P_DEFAULT)));
-    ConfigurationProgress progress = configuration.progress_;
-    progress.complete = 1;
-    progress.finished_utc = utc_timestamp_now();
     schema::for_each_attribute_of_progress(progress, AttributeWriter{group.get()});
     MGPU_H5_CHECK(H5Fflush(impl.file.get(), H5F_SCOPE_GLOBAL));
     configuration.progress_ = progress;
   });
+}
+
+void ResultsWriter::finish(Configuration& configuration) {
+  ConfigurationProgress progress = configuration.progress_;
+  progress.complete = 1;
+  progress.finished_utc = utc_timestamp_now();
+  write_progress(configuration, progress);
+}
+
+void ResultsWriter::mark_interrupted(Configuration& configuration, const std::string& reason) {
+  ConfigurationProgress progress = configuration.progress_;
+  progress.interrupted = reason;
+  progress.interrupted_utc = utc_timestamp_now();
+  write_progress(configuration, progress);
 }
 
 void ResultsWriter::close() {

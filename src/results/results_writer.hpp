@@ -71,11 +71,16 @@ class ResultsWriter {
 
   // Appends one run: per_rank[r] is what rank r measured (size = ranks, each with warm-up + measured steps). Extends
   // every per-run dataset by one row, then updates runs_completed and flushes, so the file on disk is valid and holds
-  // this run even if the process dies before the next one.
+  // this run even if the process dies before the next one. A disk without room for the run is refused first
+  // (UsageError, disk_space.hpp), so that a full disk leaves the file valid.
   void append_run(Configuration& configuration, const std::vector<RunRecord>& per_rank);
 
   // Marks the configuration complete (complete = 1, finished_utc = now) and flushes; no run may be appended after.
   void finish(Configuration& configuration);
+
+  // Records why the configuration stopped before completing (interrupted, interrupted_utc) and flushes; its completed
+  // runs stay as they are and --resume reruns it.
+  void mark_interrupted(Configuration& configuration, const std::string& reason);
 
   // Closes the file now, reporting a failure as an exception (the destructor can only warn).
   void close();
@@ -84,6 +89,8 @@ class ResultsWriter {
 
  private:
   ResultsWriter();
+  // Writes the configuration's progress attributes and flushes (finish, mark_interrupted).
+  void write_progress(Configuration& configuration, const ConfigurationProgress& progress);
   struct Impl;
   Impl& impl() const;
   std::unique_ptr<Impl> impl_;

@@ -4,8 +4,9 @@
 #include <algorithm>
 #include <cmath>
 
-#include "stats/pairing_identity.hpp"
 #include "platform/error.hpp"
+#include "stats/pairing_identity.hpp"
+#include "stats/step_time_check.hpp"
 
 namespace mgpu::analysis {
 
@@ -18,6 +19,7 @@ ConfigurationStats compute_configuration_stats(const ConfigurationResults& c, co
   s.runs_total = c.runs();
   const std::string where = "'" + file + "': configuration '" + c.metadata.name + "'";
   if (s.runs_total < 1) throw UsageError(where + " has no completed run");
+  check_step_times(c, file);
 
   std::vector<int> counted_steps;
   for (int step = 0; step < c.steps(); ++step)

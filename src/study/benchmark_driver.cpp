@@ -2,6 +2,7 @@
 // resumed) -> per configuration: its ranks' communicators -> trainer -> runs -> gather -> results.
 #include "study/benchmark_driver.hpp"
 
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -18,6 +19,9 @@
 #include "study/run_summary.hpp"
 #include "study/sweep_plan.hpp"
 #include "study/sweep_progress.hpp"
+#include "comm/watchdog.hpp"
+#include "platform/shutdown_signals.hpp"
+#include "study/stop_recorder.hpp"
 
 namespace mgpu {
 namespace {
@@ -147,8 +151,9 @@ SweepState open_results(const BenchOptions& options, const std::vector<BenchConf
 // Returns rank 0's run summaries.
 std::vector<RunSummary> run_configuration(const BenchConfiguration& configuration, const JobFacts& job,
                                           const MpiContext& sub, PlanStep step, int attempt, ResultsWriter* results,
-                                          SweepProgress* progress) {
+                                          SweepProgress* progress, StopRecorder* stop_recorder) {
   const TrainingSettings settings = configuration.training_settings(job.choice.backend == Backend::cuda);
+  watchdog::set_configuration(configuration.name(backend_name(job.choice.backend)));
   // A trainer per configuration, on this configuration's communicator: NCCL's is created over exactly these ranks.
   const std::unique_ptr<Trainer> trainer = make_trainer(job.choice, settings, sub);
   BannerFacts facts;
@@ -179,6 +184,7 @@ std::vector<RunSummary> run_configuration(const BenchConfiguration& configuratio
     }
   }
   agree_or_throw(sub, creation_error);
+  if (sub.rank == 0) stop_recorder->set_current(&group);
   if (sub.rank == 0) {
     progress->start_configuration(group.name(), configuration.runs);
     progress->clear();
@@ -189,16 +195,29 @@ std::vector<RunSummary> run_configuration(const BenchConfiguration& configuratio
 
   std::vector<RunSummary> summaries;
   for (int run = 0; run < configuration.runs; ++run) {
+    watchdog::set_run(run);
+    // Before a run starts is where a signal that arrived during rank 0's writing is acted on (watchdog.hpp).
+    watchdog::stop_if_signalled();
+    const auto run_start = std::chrono::steady_clock::now();
     const std::vector<RunRecord> per_rank = gather_run(sub, trainer->run(run));
+    watchdog::record_run_seconds(std::chrono::duration<double>(std::chrono::steady_clock::now() - run_start).count());
     if (sub.rank != 0) continue;
     summaries.push_back(summarize_run(per_rank, settings.warmup_steps, settings.global_batch));
-    results->append_run(group, per_rank);  // flushed: the file is valid after every run
+    // Flushed: the file is valid after every run. A failure here is rank 0's alone (a full disk) while the others
+    // already wait in the next run: the watchdog stops them all, the configuration marked with the reason.
+    try {
+      results->append_run(group, per_rank);
+    } catch (const Error& e) {
+      watchdog::stop_for_error(e.what());
+    }
     progress->clear();
     print_run_line(stdout, run, summaries.back(), settings.timing == TimingMode::interleaved);
     progress->finish_run();
   }
+  watchdog::set_run(-1);
   if (sub.rank == 0) {
     results->finish(group);
+    stop_recorder->set_current(nullptr);
     progress->clear();
     print_summary(stdout, summaries, job.output_path);
     progress->finish_configuration();
@@ -210,6 +229,9 @@ std::vector<RunSummary> run_configuration(const BenchConfiguration& configuratio
 
 void run_benchmark(const BenchOptions& options, const MpiContext& mpi) {
   std::vector<BenchConfiguration> plan = plan_sweep(options, mpi.size);
+  // From here on SIGTERM/SIGINT and stalls end the job through the watchdog, which keeps the completed runs.
+  install_shutdown_signal_handlers();
+  watchdog::set_timeout_option(options.timeout_seconds);
   JobFacts job;
   job.command_line = options.command_line;
   job.output_path = options.output_path.empty() ? options.default_output_path(mpi.size) : options.output_path;
@@ -243,7 +265,10 @@ void run_benchmark(const BenchOptions& options, const MpiContext& mpi) {
   job.environment_preset = environment_preset();
   // Every rank's hardware, for matching a resumed file's configurations (their GPU models must be the same).
   const std::vector<RankHardware> job_hardware = gather_rank_hardware(mpi, describe_rank_hardware(job.choice, mpi));
+  std::error_code ignored;
+  const bool creates_file = !(options.resume && std::filesystem::exists(job.output_path, ignored));
   SweepState state = open_results(options, plan, job, mpi, job_hardware);
+  StopRecorder stop_recorder(state.results.get(), job.output_path, creates_file);
 
   long long total_runs = 0;
   for (const BenchConfiguration& configuration : plan) total_runs += configuration.runs;
@@ -277,8 +302,8 @@ void run_benchmark(const BenchOptions& options, const MpiContext& mpi) {
       if (communicator.member()) {
         try {
           const MpiContext sub = describe_mpi_job(communicator.get());
-          row.runs =
-              run_configuration(configuration, job, sub, step, state.attempts[i], state.results.get(), &progress);
+          row.runs = run_configuration(configuration, job, sub, step, state.attempts[i], state.results.get(), &progress,
+                                       &stop_recorder);
         } catch (const UsageError& e) {
           error = e.what();
         }

@@ -118,8 +118,10 @@ Means means_of(const std::vector<RunSummary>& runs) {
 
 void print_sweep_table(std::FILE* out, const std::vector<SweepTableRow>& rows) {
   std::fprintf(out, "#\n# sweep: mean over runs (warm-up excluded) of each run's throughput and mean ms per step (max over ranks)\n");
-  std::fprintf(out, "# %-28s %6s %7s %4s %5s %12s %9s %9s %9s %9s %9s %8s\n", "configuration", "model", "batch", "gpus",
-               "runs", "samples/s", "step_ms", "fwd_ms", "bwd_ms", "ar_ms", "opt_ms", "speedup");
+  // No speedup column: the verdict after this table gives each speedup with its interval, computed by the analyzer's
+  // statistics (outliers screened), so the job never prints two different speedups for one configuration.
+  std::fprintf(out, "# %-28s %6s %7s %4s %5s %12s %9s %9s %9s %9s %9s\n", "configuration", "model", "batch", "gpus",
+               "runs", "samples/s", "step_ms", "fwd_ms", "bwd_ms", "ar_ms", "opt_ms");
   // Each row's means, computed once (empty rows: never read).
   std::vector<Means> row_means(rows.size());
   for (std::size_t r = 0; r < rows.size(); ++r)
@@ -133,22 +135,10 @@ void print_sweep_table(std::FILE* out, const std::vector<SweepTableRow>& rows) {
       continue;
     }
     const Means& m = row_means[r];
-    // Speedup on N GPUs = mean throughput(N) / mean throughput(1), same model, same global batch (MEASUREMENT.md).
-    std::string speedup = "-";
-    for (std::size_t i = 0; i < rows.size(); ++i) {
-      const SweepTableRow& other = rows[i];
-      const BenchConfiguration& o = *other.configuration;
-      if (c.gpus != 1 && o.gpus == 1 && o.model.widths == c.model.widths && o.global_batch == c.global_batch &&
-          !other.runs.empty()) {
-        char text[16];
-        std::snprintf(text, sizeof text, "%.3f", m.samples_per_second / row_means[i].samples_per_second);
-        speedup = text;
-      }
-    }
-    std::fprintf(out, "  %-28s %6s %7d %4d %5zu %12.1f %9.4f %9.4f %9.4f %9.4f %9.4f %8s\n", row.name.c_str(),
+    std::fprintf(out, "  %-28s %6s %7d %4d %5zu %12.1f %9.4f %9.4f %9.4f %9.4f %9.4f\n", row.name.c_str(),
                  c.model.name.c_str(), c.global_batch, c.gpus, row.runs.size(), m.samples_per_second,
                  m.phase_ms[int(Phase::step)], m.phase_ms[int(Phase::forward)], m.phase_ms[int(Phase::backward)],
-                 m.phase_ms[int(Phase::allreduce)], m.phase_ms[int(Phase::optimizer)], speedup.c_str());
+                 m.phase_ms[int(Phase::allreduce)], m.phase_ms[int(Phase::optimizer)]);
   }
   std::fflush(out);
 }

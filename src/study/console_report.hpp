@@ -40,8 +40,8 @@ void print_run_line(std::FILE* out, int run_index, const RunSummary& run, bool i
 // --timing interleaved made both kinds), and where its statistics are: `mgpu_analyze report
 // results_path`.
 void print_summary(std::FILE* out, const std::vector<RunSummary>& runs, const std::string& results_path);
-// The sweep's closing table: per configuration the mean throughput and phase times over its runs, and the speedup
-// over the 1-GPU configuration of the same model and batch when the table has one (MEASUREMENT.md's definition).
+// The sweep's closing table: per configuration the mean throughput and phase times over its runs (speedups are the
+// verdict's, printed after it).
 void print_sweep_table(std::FILE* out, const std::vector<SweepTableRow>& rows);
 
 // The verdict (stats/verdict.hpp) of the results file a job of `job_ranks` ranks has written, '#'-prefixed.

@@ -10,6 +10,7 @@
 #include <limits>
 #include <thread>
 
+#include "comm/watchdog.hpp"
 #include "platform/error.hpp"
 #include "platform/mpi_check.hpp"
 
@@ -66,8 +67,12 @@ CpuTrainer::CpuTrainer(const TrainingSettings& settings, MPI_Comm comm) : settin
 
 void CpuTrainer::average_gradients() {
   // Sum then scale: MPI has no average; dividing by N after the sum matches ncclAvg on the GPU path.
-  MGPU_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, gradients_.data(), static_cast<int>(gradients_.size()), MPI_FLOAT,
-                               MPI_SUM, comm_));
+  // Non-blocking and polled under the watchdog: a peer that stops (dead, stopped, wedged) must not hold this rank
+  // in the collective forever.
+  MPI_Request request = MPI_REQUEST_NULL;
+  MGPU_MPI_CHECK(MPI_Iallreduce(MPI_IN_PLACE, gradients_.data(), static_cast<int>(gradients_.size()), MPI_FLOAT,
+                                MPI_SUM, comm_, &request));
+  MGPU_MPI_CHECK(wait_bounded(request, "the gradient all-reduce (MPI_Iallreduce)"));
   const float scale = 1.0f / static_cast<float>(ranks_);
   for (float& g : gradients_) g *= scale;
 }
@@ -91,6 +96,7 @@ RunRecord CpuTrainer::run(int run_index) {
   double warmup_step_ms = 0;
   const auto now_if_marked = [unmarked] { return unmarked ? Clock::time_point{} : Clock::now(); };
   for (int step = 0; step < settings_.total_steps(); ++step) {
+    watchdog::set_step(step);
     if (unmarked && step == settings_.warmup_steps) {
       const Clock::time_point boundary = Clock::now();
       if (step > 0) warmup_step_ms = (elapsed_ms(part_start, boundary) - generation_ms) / step;

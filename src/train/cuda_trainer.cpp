@@ -11,10 +11,12 @@
 #include <limits>
 #include <thread>
 
-#include "train/coordinate_search.hpp"
+#include "comm/watchdog.hpp"
+#include "kernels/fault_injection.cuh"
+#include "kernels/output_head.cuh"
 #include "platform/cuda_check.hpp"
 #include "platform/mpi_check.hpp"
-#include "kernels/output_head.cuh"
+#include "train/coordinate_search.hpp"
 
 namespace mgpu {
 namespace {
@@ -334,6 +336,11 @@ RunRecord CudaTrainer::run(int run_index) {
   model_.initialize(settings_.seed, static_cast<std::uint64_t>(run_index));
 
   clock_sampler_.reset();
+  // Fault injection (docs/reliability.md): MGPU_FAULT_SPIN_KERNEL_RUN=R makes run R's first step wait behind a kernel
+  // that never ends, so the tests can see the watchdog catch a rank blocked in a CUDA wait. Read only when set.
+  if (const char* spin_run = std::getenv("MGPU_FAULT_SPIN_KERNEL_RUN");
+      spin_run != nullptr && std::atoi(spin_run) == run_index)
+    fault_injection::launch_never_ending_kernel(compute);
 
   // The whole run is enqueued without a single host synchronisation: a host wait between steps would idle the GPU
   // and put host latency into the step times. The host blocks at most when the launch queue is full, which does not
@@ -532,11 +539,25 @@ void CudaTrainer::wait_sampling_clocks(const CudaEvent& last) {
   // every all-reduce before its optimizer. At least one reading is taken, while the GPU still works on the run or
   // right after (clocks fall only after idle time); a reading taken before the run was enqueued could catch an idle
   // clock and flag a run as throttled that was not.
+  // Bounded (watchdog.hpp): a kernel that never ends or an all-reduce whose peer is gone stops the job with the step
+  // it was in, instead of holding this rank forever. NCCL's asynchronous errors (a peer's failure seen by the
+  // network) surface here too, since nothing else would wake this loop.
+  BoundedWait wait(nccl_ ? "the run's steps on the GPU (CUDA events; NCCL all-reduce)"
+                         : "the run's steps on the GPU (CUDA events)");
+  wait.set_step_source([this] { return first_unfinished_step(); });
   for (;;) {
     clock_sampler_.sample();
     if (last.query()) break;
+    if (nccl_) nccl_->check_async_error();
+    wait.check();
     std::this_thread::sleep_for(std::chrono::microseconds(200));
   }
+}
+
+int CudaTrainer::first_unfinished_step() const {
+  for (std::size_t step = 0; step < events_.size(); ++step)
+    if (!events_[step][kEnd].query()) return static_cast<int>(step);
+  return -1;  // or an unmarked run (no per-step events to ask)
 }
 
 void CudaTrainer::read_phase_times(RunRecord& record, bool marked) const {

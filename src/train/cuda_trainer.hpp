@@ -109,6 +109,8 @@ class CudaTrainer final : public Trainer {
   void retarget_graph_events(const CapturedStep& captured, int instance, int step);
 
   void wait_sampling_clocks(const CudaEvent& last);
+  // The first step whose end event has not completed (-1 when all have, or with --timing none): where a stall is.
+  int first_unfinished_step() const;
   void read_phase_times(RunRecord& record, bool marked) const;
 
   TrainingSettings settings_;

@@ -9,6 +9,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -340,6 +341,39 @@ TEST_F(AnalyzeCli, NewerSchemaVersionIsRefused) {
   }
   expect_rejected(run("compare good.h5 future.h5"),
                   {"'future.h5'", "schema_version " + std::to_string(results_schema::kVersion + 1), "newer"});
+}
+
+TEST_F(AnalyzeCli, ATruncatedFileIsOneLineWithoutInternals) {
+  {
+    std::ifstream in(good_, std::ios::binary);
+    std::string bytes(3000, '\0');
+    in.read(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+    std::ofstream(dir_ + "/cut.h5", std::ios::binary).write(bytes.data(), in.gcount());
+  }
+  const Outcome o = run("report cut.h5");
+  expect_rejected(o, {"'cut.h5'", "truncated or not an mgpu_bench results file"});
+  EXPECT_EQ(o.err.find("src/"), std::string::npos) << o.err;
+}
+
+// A step time that no clock can measure is refused, one line naming where it is: never "0 samples/s", never dropped
+// as an outlier without a word.
+TEST_F(AnalyzeCli, ImpossibleStepTimesAreRefusedNamingWhereTheyAre) {
+  for (const double bad : {std::nan(""), HUGE_VAL, 0.0, -1.0}) {
+    const std::string path = file_with("bad_step.h5", true);
+    {
+      const H5File file(MGPU_H5_CHECK(H5Fopen(path.c_str(), H5F_ACC_RDWR, H5P_DEFAULT)));
+      const H5Dataset dataset(MGPU_H5_CHECK(H5Dopen2(file.get(), "/configurations/single/step_ms", H5P_DEFAULT)));
+      const H5Dataspace space(MGPU_H5_CHECK(H5Dget_space(dataset.get())));
+      const hsize_t where[3] = {2, 0, 1};  // run 2, rank 0, step 1
+      MGPU_H5_CHECK(H5Sselect_elements(space.get(), H5S_SELECT_SET, 1, where));
+      const hsize_t one = 1;
+      const H5Dataspace memory(MGPU_H5_CHECK(H5Screate_simple(1, &one, nullptr)));
+      MGPU_H5_CHECK(H5Dwrite(dataset.get(), H5T_NATIVE_DOUBLE, memory.get(), space.get(), H5P_DEFAULT, &bad));
+    }
+    expect_rejected(run("report bad_step.h5"),
+                    {"'bad_step.h5'", "configuration 'single'", "run 2", "rank 0", "step 1", "step_ms is"});
+    fs::remove(path);
+  }
 }
 
 TEST_F(AnalyzeCli, CompareAFileWithItself) {

@@ -40,6 +40,9 @@ TEST(Options, DefaultsFollowTheStudy) {
   EXPECT_EQ(options.device, DeviceChoice::automatic);
   EXPECT_TRUE(options.nccl_algo.empty());
   EXPECT_FALSE(options.force);
+  EXPECT_LT(options.timeout_seconds, 0);  // derived from the configuration's runs (watchdog.hpp)
+  EXPECT_EQ(parse({"--timeout", "0"}).timeout_seconds, 0);
+  EXPECT_EQ(parse({"--timeout", "2.5"}).timeout_seconds, 2.5);
   EXPECT_EQ(options.default_output_path(1), "mgpu_bench_large_b32_n1.h5");
 }
 
@@ -157,6 +160,11 @@ TEST(Options, EachBadValueGivesOneLineNamingIt) {
       {{"--grad-dtype", "fp16"}, "--grad-dtype 'fp16'"},
       {{"--accumulate", "1025"}, "--accumulate 1025"},
       {{"--gemm-tuning", "both"}, "--gemm-tuning 'both'"},
+      {{"--timeout", "-1"}, "--timeout '-1'"},
+      {{"--timeout", "nan"}, "--timeout 'nan'"},
+      {{"--timeout", "inf"}, "--timeout 'inf'"},
+      {{"--timeout", "5s"}, "--timeout '5s'"},
+      {{"--timeout", "1e9"}, "--timeout '1e9'"},
   };
   for (const auto& [args, needle] : cases) {
     const std::string message = error_of(args);

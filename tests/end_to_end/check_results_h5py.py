@@ -7,10 +7,11 @@ implementation "pytorch-*") pass the same checks; their phases that cannot be se
 Exits 1 on any inconsistency, 2 on bad usage.
 
 Usage: /usr/bin/python3 tests/end_to_end/check_results_h5py.py FILE.h5 [--expect-runs R] [--expect-ranks N] [--expect-steps T]
-       [--expect-complete] [--expect-configurations C] [--expect-preset NAME]
+       [--expect-complete] [--expect-configurations C] [--expect-preset NAME] [--expect-interrupted TEXT]
 (the --expect-* options, for a file whose run is known, also require every configuration to have those sizes;
 steps = warm-up + measured; --expect-configurations: the file holds C configurations (a sweep), each named with its
-GPU count; --expect-preset: every configuration records that environment_preset and NCCL_NVLS_ENABLE=0)
+GPU count; --expect-preset: every configuration records that environment_preset and NCCL_NVLS_ENABLE=0;
+--expect-interrupted: every configuration was stopped early, its interrupted attribute containing TEXT)
 """
 import argparse
 import sys
@@ -123,6 +124,23 @@ def check_configuration(name, group, expected_sizes, flags, problems, version):
             problem("gemm_tuning is 'step' without graph 'on' (it replays the captured step)")
         elif (gemm_tuning == "n/a") != (choices == ""):
             problem(f"gemm_choices is {'empty' if choices == '' else 'set'} with gemm_tuning {gemm_tuning!r}")
+
+    # schema_version 7 added interrupted (why the benchmark stopped before completing the configuration: "SIGTERM",
+    # "watchdog: ...", a full disk; "" when it was not stopped) and interrupted_utc, and a Fletcher32 checksum on
+    # every dataset (h5py verifies it on every read: a damaged chunk raises OSError).
+    if version >= 7:
+        interrupted = group.attrs.get("interrupted")
+        if interrupted is None or group.attrs.get("interrupted_utc") is None:
+            problem("missing attribute 'interrupted' or 'interrupted_utc'")
+        elif interrupted and int(group.attrs.get("complete", 0)) == 1:
+            problem(f"complete = 1 but interrupted is {interrupted!r}")
+        elif bool(interrupted) != bool(group.attrs.get("interrupted_utc")):
+            problem("interrupted and interrupted_utc are not set together")
+        if "interrupted" in flags and flags["interrupted"] not in (interrupted or ""):
+            problem(f"interrupted is {interrupted!r}, expected it to contain {flags['interrupted']!r}")
+        for dataset_name, dataset in group.items():
+            if isinstance(dataset, h5py.Dataset) and not dataset.fletcher32:
+                problem(f"dataset '{dataset_name}' has no Fletcher32 checksum")
 
     if "is_warmup" not in group:
         problem("missing dataset 'is_warmup'")
@@ -276,13 +294,15 @@ def main(argv):
                         help="require this many configurations, each named with its GPU count")
     parser.add_argument("--expect-preset", dest="preset",
                         help="require every configuration to record this environment_preset and NCCL_NVLS_ENABLE=0")
+    parser.add_argument("--expect-interrupted", dest="interrupted",
+                        help="require every configuration's interrupted attribute to contain this text")
     arguments = parser.parse_args(argv[1:])  # exits 2 on bad usage
     sizes = {size: getattr(arguments, size) for size in ("runs", "ranks", "steps")
              if getattr(arguments, size) is not None}
     flags = {}
     if arguments.complete:
         flags["complete"] = True
-    for key in ("configurations", "preset"):
+    for key in ("configurations", "preset", "interrupted"):
         if getattr(arguments, key) is not None:
             flags[key] = getattr(arguments, key)
     path = arguments.file

@@ -108,6 +108,7 @@ TEST_F(Cli, SingleRankBadInputsAreOneLineAndLeaveNoFile) {
   expect_rejected(run("--graph on" + tail), "--graph on", out);
   expect_rejected(run("--precision tf32" + tail), "--precision tf32", out);
   expect_rejected(run("--bucket-mb 0" + tail), "--bucket-mb 0", out);
+  expect_rejected(run("--timeout -5" + tail), "--timeout '-5'", out);
 }
 
 TEST_F(Cli, CudaWithoutAGpuIsRefused) {

@@ -823,6 +823,102 @@ TEST_F(ResultsFileTest, PhaseMarksAndBatchGenerationRoundTripAndAVersion6FileRea
   EXPECT_TRUE(std::isnan(older.batch_generation_ms.at(0, 1)));
 }
 
+// ---- Integrity (schema_version 7): interrupted configurations, checksums, damaged and inconsistent files
+
+TEST_F(ResultsFileTest, InterruptedRoundTripsAndAVersion6FileReadsAsNotInterrupted) {
+  EXPECT_EQ(results_schema::kVersion, 7);
+  EXPECT_EQ(results_schema::attribute_added_in("interrupted"), 7);
+  EXPECT_EQ(results_schema::attribute_added_in("interrupted_utc"), 7);
+  const std::string file = path("interrupted.h5");
+  {
+    ResultsWriter writer(file, false);
+    ResultsWriter::Configuration configuration = writer.add_configuration(synthetic_metadata(0));
+    writer.append_run(configuration, synthetic_run(0, 0));
+    writer.mark_interrupted(configuration, "SIGTERM");
+    writer.close();
+  }
+  const ConfigurationResults read = read_results_file(file).configurations.at(0);
+  EXPECT_EQ(read.progress.interrupted, "SIGTERM");
+  EXPECT_FALSE(read.progress.interrupted_utc.empty());
+  EXPECT_EQ(read.progress.complete, 0);
+  EXPECT_EQ(read.progress.runs_completed, 1);
+  // What a schema_version 6 file looks like: neither attribute; it was not marked.
+  make_older(file, 6, {"interrupted", "interrupted_utc"});
+  EXPECT_EQ(read_results_file(file).configurations.at(0).progress.interrupted, "");
+  make_older(file, 7);  // a version 7 file must have them
+  EXPECT_EQ(reader_error(file), "'" + file + "': " + group_of(0) + ": missing attribute 'interrupted'");
+}
+
+TEST_F(ResultsFileTest, EveryDatasetCarriesAFletcher32Checksum) {
+  const std::string file = write_sample();
+  const H5File raw = open_read_only(file);
+  for (const char* name : {"step_ms", "forward_ms", "loss", "throttled", "is_warmup"}) {
+    const H5Dataset dataset(MGPU_H5_CHECK(H5Dopen2(raw.get(), (group_of(0) + "/" + name).c_str(), H5P_DEFAULT)));
+    const H5PropertyList create(MGPU_H5_CHECK(H5Dget_create_plist(dataset.get())));
+    bool fletcher32 = false;
+    for (int i = 0; i < MGPU_H5_CHECK(H5Pget_nfilters(create.get())); ++i) {
+      unsigned flags = 0;
+      std::size_t count = 0;
+      fletcher32 = fletcher32 || H5Pget_filter2(create.get(), static_cast<unsigned>(i), &flags, &count, nullptr, 0,
+                                                nullptr, nullptr) == H5Z_FILTER_FLETCHER32;
+    }
+    EXPECT_TRUE(fletcher32) << name;
+  }
+}
+
+TEST_F(ResultsFileTest, ATruncatedFileIsNamedAsSuchWithoutInternals) {
+  const std::string whole = write_sample();
+  const std::string cut = path("cut.h5");
+  {
+    std::ifstream in(whole, std::ios::binary);
+    std::string bytes(3000, '\0');
+    in.read(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+    std::ofstream(cut, std::ios::binary).write(bytes.data(), in.gcount());
+  }
+  const std::string message = reader_error(cut);
+  EXPECT_NE(message.find("is truncated or not an mgpu_bench results file"), std::string::npos) << message;
+  EXPECT_EQ(message.find("src/"), std::string::npos) << message;
+}
+
+TEST_F(ResultsFileTest, AChangedByteFailsTheChecksum) {
+  const std::string file = write_sample();
+  haddr_t chunk_address = 0;
+  {
+    const H5File raw = open_read_only(file);
+    const H5Dataset dataset(MGPU_H5_CHECK(H5Dopen2(raw.get(), (group_of(0) + "/step_ms").c_str(), H5P_DEFAULT)));
+    const H5Dataspace space(MGPU_H5_CHECK(H5Dget_space(dataset.get())));
+    hsize_t offset[3] = {};
+    unsigned filter_mask = 0;
+    hsize_t size = 0;
+    MGPU_H5_CHECK(H5Dget_chunk_info(dataset.get(), space.get(), 0, offset, &filter_mask, &chunk_address, &size));
+  }
+  {
+    std::fstream bytes(file, std::ios::binary | std::ios::in | std::ios::out);
+    bytes.seekg(static_cast<std::streamoff>(chunk_address) + 5);
+    const char original = static_cast<char>(bytes.get());
+    bytes.seekp(static_cast<std::streamoff>(chunk_address) + 5);
+    bytes.put(static_cast<char>(original ^ 0x5a));
+  }
+  const std::string message = reader_error(file);
+  EXPECT_NE(message.find("is corrupted or truncated"), std::string::npos) << message;
+  EXPECT_EQ(message.find("src/"), std::string::npos) << message;
+}
+
+TEST_F(ResultsFileTest, RunsCompletedBeyondTheStoredRunsIsReportedNotTrusted) {
+  const std::string file = path("claims.h5");
+  write_one_configuration(file, synthetic_metadata(0), synthetic_run(0, 0));
+  {
+    const H5File raw(MGPU_H5_CHECK(H5Fopen(file.c_str(), H5F_ACC_RDWR, H5P_DEFAULT)));
+    const H5Group group(MGPU_H5_CHECK(H5Gopen2(raw.get(), group_of(0).c_str(), H5P_DEFAULT)));
+    const H5Attribute runs(MGPU_H5_CHECK(H5Aopen(group.get(), "runs_completed", H5P_DEFAULT)));
+    const std::int32_t claimed = 5;
+    MGPU_H5_CHECK(H5Awrite(runs.get(), H5T_NATIVE_INT32, &claimed));
+  }
+  const std::string message = reader_error(file);
+  EXPECT_NE(message.find("runs_completed is 5 but dataset"), std::string::npos) << message;
+  EXPECT_NE(message.find("holds only 1 runs"), std::string::npos) << message;
+}
+
 // ---- Standalone groups: /allreduce and /probe, next to /configurations
 
 results_schema::MeasurementConditions synthetic_conditions(int ranks) {
