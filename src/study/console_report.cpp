@@ -71,9 +71,15 @@ void print_run_header(std::FILE* out) {
 
 void print_run_line(std::FILE* out, int run_index, const RunSummary& run, bool interleaved) {
   const auto& ms = run.mean_ms;
-  std::fprintf(out, "  %4d %12.1f %9.4f %9.4f %9.4f %9.4f %9.4f %9.4f %10.6f%s\n", run_index, run.samples_per_second,
-               run.mean_step_ms, ms[int(Phase::forward)], ms[int(Phase::backward)], ms[int(Phase::allreduce)],
-               ms[int(Phase::exposed_comm)], ms[int(Phase::optimizer)], run.final_loss,
+  std::fprintf(out, "  %4d %12.1f %9.4f", run_index, run.samples_per_second, run.mean_step_ms);
+  if (interleaved && !run.phases_marked) {
+    // No mark inside these steps: their phases were not measured, which a column of zeros would hide.
+    std::fprintf(out, " %9s %9s %9s %9s %9s", "-", "-", "-", "-", "-");
+  } else {
+    std::fprintf(out, " %9.4f %9.4f %9.4f %9.4f %9.4f", ms[int(Phase::forward)], ms[int(Phase::backward)],
+                 ms[int(Phase::allreduce)], ms[int(Phase::exposed_comm)], ms[int(Phase::optimizer)]);
+  }
+  std::fprintf(out, " %10.6f%s\n", run.final_loss,
                interleaved && run.phases_marked ? "  phases marked (not in samples/s)" : "");
   std::fflush(out);
 }
@@ -117,7 +123,9 @@ Means means_of(const std::vector<RunSummary>& runs) {
 }  // namespace
 
 void print_sweep_table(std::FILE* out, const std::vector<SweepTableRow>& rows) {
-  std::fprintf(out, "#\n# sweep: mean over runs (warm-up excluded) of each run's throughput and mean ms per step (max over ranks)\n");
+  std::fprintf(
+      out,
+      "#\n# sweep: mean over runs (warm-up excluded) of each run's throughput and mean ms per step (max over ranks)\n");
   // No speedup column: the verdict after this table gives each speedup with its interval, computed by the analyzer's
   // statistics (outliers screened), so the job never prints two different speedups for one configuration.
   std::fprintf(out, "# %-28s %6s %7s %4s %5s %12s %9s %9s %9s %9s %9s\n", "configuration", "model", "batch", "gpus",
