@@ -19,7 +19,8 @@ struct CompareOptions {
 };
 
 // SAME unless Welch's p < alpha AND the ratio differs from 1 by at least min_effect: then FASTER (ratio > 1) or
-// SLOWER. NONE when a side has fewer than 2 kept runs (no test possible).
+// SLOWER. At the edges: p == alpha is not significant, |ratio - 1| == min_effect counts. NONE when a side has fewer
+// than 2 kept runs (no test possible).
 enum class Verdict { same, faster, slower, none };
 const char* verdict_name(Verdict verdict);
 Verdict decide_verdict(double ratio, const WelchTest& welch, const CompareOptions& options);

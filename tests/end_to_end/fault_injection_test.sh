@@ -9,7 +9,7 @@
 #   BIN_DIR holds mgpu_bench and mgpu_analyze. Environment:
 #   MGPU_FAULT_DEVICE   cpu (default: the CPU fallback, MPI all-reduce) or cuda (NCCL between 2 GPUs)
 #   MGPU_FAULT_ARGS     the job's options but --runs (default: a small medium-model job, see below)
-#   MGPU_FAULT_RUNS     its --runs (default 30 on the CPU, 100 on GPUs)
+#   MGPU_FAULT_RUNS     its --runs (default 100)
 #   MGPU_FAULT_TIMEOUT  --timeout of the job in seconds (default 5)
 #   MGPU_H5PY_PYTHON    a python3 with h5py for check_results_h5py.py (else the checks use h5dump)
 #   MPIEXEC             the launcher (default mpiexec)
@@ -31,7 +31,7 @@ PY=${MGPU_H5PY_PYTHON:-}
 # enough to be hurt mid-run.
 if [ "$DEVICE" = cpu ]; then
   DEFAULT_ARGS="--model medium --batch 32 --gpus 2 --warmup 3 --steps 17"
-  DEFAULT_RUNS=30
+  DEFAULT_RUNS=100  # about 7 s a job: a signal sent a second in always finds it running
   DISK_RUNS=60  # more than 256 KiB hold
 else
   DEFAULT_ARGS="--model large --batch 4096 --gpus 2 --warmup 3 --steps 17"

@@ -612,6 +612,41 @@ TEST_F(ResultsFileTest, ReaderRefusesAnEmptyFile) {
   EXPECT_EQ(reader_error(file), "'" + file + "' is empty (0 bytes), not a results file");
 }
 
+// Rewrites configuration 0's step counts; the datasets keep their kSteps columns.
+void set_step_counts(const std::string& file, std::int32_t warmup, std::int32_t measured) {
+  const H5File raw(MGPU_H5_CHECK(H5Fopen(file.c_str(), H5F_ACC_RDWR, H5P_DEFAULT)));
+  const H5Group group(MGPU_H5_CHECK(H5Gopen2(raw.get(), group_of(0).c_str(), H5P_DEFAULT)));
+  for (const auto& [name, value] : {std::pair{"warmup_steps", warmup}, std::pair{"measured_steps", measured}}) {
+    const H5Attribute attribute(MGPU_H5_CHECK(H5Aopen(group.get(), name, H5P_DEFAULT)));
+    MGPU_H5_CHECK(H5Awrite(attribute.get(), H5T_NATIVE_INT32, &value));
+  }
+}
+
+// Each count is checked on its own: the other one is chosen so that the total still matches the datasets' kSteps
+// columns, so only the negative count's own check can refuse the file.
+TEST_F(ResultsFileTest, ReaderRefusesANegativeWarmupCountAlone) {
+  const std::string file = write_sample();
+  set_step_counts(file, -1, kSteps + 1);
+  EXPECT_EQ(reader_error(file),
+            "'" + file + "': " + group_of(0) + ": ranks, warmup_steps, measured_steps or runs_completed out of range");
+}
+
+TEST_F(ResultsFileTest, ReaderRefusesANegativeMeasuredCountAlone) {
+  const std::string file = write_sample();
+  set_step_counts(file, kSteps + 1, -1);
+  EXPECT_EQ(reader_error(file),
+            "'" + file + "': " + group_of(0) + ": ranks, warmup_steps, measured_steps or runs_completed out of range");
+}
+
+TEST_F(ResultsFileTest, ReaderAcceptsZeroWarmupSteps) {
+  // The lower bound itself: no warm-up is a valid file (every step measured).
+  const std::string file = write_sample();
+  set_step_counts(file, 0, kSteps);
+  const ResultsFile read = read_results_file(file);
+  EXPECT_EQ(read.configurations.at(0).metadata.warmup_steps, 0);
+  EXPECT_EQ(read.configurations.at(0).metadata.measured_steps, kSteps);
+}
+
 TEST_F(ResultsFileTest, ReaderKeepsEveryAttributeAsText) {
   const std::string file = write_sample();
   {  // An attribute this build's structs do not name (as a newer writer's would be) and a float array.

@@ -3,6 +3,7 @@
 // one side only listed, not dropped.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <deque>
 #include <map>
 
@@ -56,6 +57,31 @@ TEST(Verdict, NeedsSignificanceAndTheMinimumEffect) {
   CompareOptions strict;
   strict.alpha = 0.0001;
   EXPECT_STREQ(verdict_name(decide_verdict(1.05, significant(), strict)), "SAME");
+}
+
+// The convention at the edges (docs/statistics.md, compare.hpp): p == alpha is not significant (significance is
+// p < alpha), and a change of exactly the minimum effect counts (|ratio - 1| >= min_effect). Values exact in binary.
+TEST(Verdict, PEqualToAlphaIsNotSignificant) {
+  CompareOptions options;
+  options.alpha = 0.25;
+  options.min_effect = 0.5;
+  WelchTest at_alpha = significant();
+  at_alpha.p = 0.25;
+  EXPECT_STREQ(verdict_name(decide_verdict(2.0, at_alpha, options)), "SAME");
+  EXPECT_STREQ(verdict_name(decide_verdict(0.25, at_alpha, options)), "SAME");
+  WelchTest just_below = at_alpha;
+  just_below.p = std::nextafter(0.25, 0.0);
+  EXPECT_STREQ(verdict_name(decide_verdict(2.0, just_below, options)), "FASTER");
+  EXPECT_STREQ(verdict_name(decide_verdict(0.25, just_below, options)), "SLOWER");
+}
+
+TEST(Verdict, AChangeOfExactlyTheMinimumEffectCounts) {
+  CompareOptions options;
+  options.min_effect = 0.5;
+  EXPECT_STREQ(verdict_name(decide_verdict(1.5, significant(), options)), "FASTER");  // 1.5 - 1 == 0.5
+  EXPECT_STREQ(verdict_name(decide_verdict(0.5, significant(), options)), "SLOWER");  // 1 - 0.5 == 0.5
+  EXPECT_STREQ(verdict_name(decide_verdict(std::nextafter(1.5, 1.0), significant(), options)), "SAME");
+  EXPECT_STREQ(verdict_name(decide_verdict(std::nextafter(0.5, 1.0), significant(), options)), "SAME");
 }
 
 TEST(Compare, PairsByFullIdentityAndListsOneSidedConfigurations) {

@@ -97,6 +97,33 @@ TEST(Welch, SymmetricAndInvalidWithoutVariance) {
   EXPECT_FALSE(welch_test({1}, {2, 3}).valid);
 }
 
+// Two samples per group, the fewest Welch's test takes (n - 1 = 1 in each df term).
+// {1, 3} vs {5, 7}: means 2 and 6, variances 2 and 2, so t = -4 / sqrt(1 + 1) = -2 sqrt(2) and df = 4 / (1 + 1) = 2;
+// Student's t with 2 df has the closed-form CDF 1/2 + t / (2 sqrt(2 + t^2)), so p = 1 - |t| / sqrt(2 + t^2)
+// = 1 - sqrt(0.8) = 0.10557280900008414.
+TEST(Welch, TwoSamplesPerGroupMatchTheClosedForm) {
+  const WelchTest w = welch_test({1, 3}, {5, 7});
+  ASSERT_TRUE(w.valid);
+  EXPECT_NEAR(w.t, -2 * std::sqrt(2.0), 1e-12);
+  EXPECT_NEAR(w.df, 2.0, 1e-12);
+  EXPECT_NEAR(w.p, 1 - std::sqrt(0.8), 1e-10);
+}
+
+// {1, 3} vs {4, 8}: variances of the means 1 and 4, t = -4 / sqrt(5), df = 25 / (1 + 16) = 25/17 (fractional).
+// p = 0.2585321337078 from Python's standard library alone: Simpson's rule on the t density written with math.lgamma,
+// after t = |t| / w^(1/df) (which leaves a smooth integrand on (0, 1]); 200000 intervals agree with 20000 to 2e-13,
+// and the same integration gives the 2-df closed form above to 1e-14.
+TEST(Welch, TwoSamplesPerGroupWithUnequalVariancesMatchAnIndependentIntegration) {
+  const WelchTest w = welch_test({1, 3}, {4, 8});
+  ASSERT_TRUE(w.valid);
+  EXPECT_NEAR(w.t, -4 / std::sqrt(5.0), 1e-12);
+  EXPECT_NEAR(w.df, 25.0 / 17.0, 1e-12);
+  EXPECT_NEAR(w.p, 0.2585321337078, 1e-11);
+  // One sample in either group: no test.
+  EXPECT_FALSE(welch_test({1}, {4, 8}).valid);
+  EXPECT_FALSE(welch_test({1, 3}, {4}).valid);
+}
+
 TEST(ModifiedZ, HandComputedScores) {
   // median 2.25; |x − median| = .15 .05 .05 .15 .05 6.75, MAD = median = (.05 + .15)/2 = 0.1.
   const std::vector<double> x = {2.1, 2.3, 2.2, 2.4, 2.2, 9.0};

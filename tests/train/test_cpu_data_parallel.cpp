@@ -1,9 +1,10 @@
 // Purpose: data parallelism is exact: 2 ranks (MPI_Allreduce average) end with the weights 1 rank gets on the same
-// global batches, with and without gradient accumulation; and the CPU trainer's accumulation matches the float64
-// reference. Runs under `mpiexec -n 2`.
+// global batches, with and without gradient accumulation; the CPU trainer alone (one rank: no all-reduce, every update
+// applied) and its accumulation (K = 1, 2, 3) match the float64 reference. Runs under `mpiexec -n 2`.
 #include <gtest/gtest.h>
 #include <mpi.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "train/cpu_trainer.hpp"
@@ -92,6 +93,51 @@ TEST(CpuAccumulation, MatchesFloat64Reference) {
                                                          testing_reference::training_run(every_step, 1));
   std::printf("[ measured ] accumulate 3 vs 1: relative weight difference %.3g\n", other);
   EXPECT_GT(other, 100 * error);
+}
+
+// One rank (MPI_COMM_SELF): nothing to reduce, so no all-reduce is timed, yet every step's update is applied: the
+// weights are the float64 reference's after 5 updates, and far from the initial ones.
+TEST(CpuOneRank, AppliesEveryUpdateWithoutAnAllReduce) {
+  TrainingSettings settings = settings_for(0.0, 1);
+  settings.warmup_steps = 1;
+  settings.measured_steps = 4;
+  CpuTrainer trainer(settings, MPI_COMM_SELF);
+  const RunRecord record = trainer.run(2);
+  ASSERT_EQ(record.total_steps, 5);
+  for (int s = 0; s < record.total_steps; ++s) {
+    EXPECT_EQ(record.ms(Phase::allreduce, s), 0.0) << "step " << s;
+    EXPECT_EQ(record.ms(Phase::exposed_comm, s), 0.0) << "step " << s;
+    EXPECT_GT(record.ms(Phase::optimizer, s), 0.0) << "step " << s;
+  }
+  const double error =
+      testing_reference::relative_error(trainer.parameters(), testing_reference::training_run(settings, 2));
+  EXPECT_LE(error, 1e-5);
+  TrainingSettings one_step_fewer = settings;
+  one_step_fewer.measured_steps = 3;
+  EXPECT_GT(testing_reference::relative_error(trainer.parameters(), testing_reference::training_run(one_step_fewer, 2)),
+            100 * error);
+}
+
+// accumulate_steps 1 and 2 against the float64 reference of the same K, over an odd number of steps (K = 2 leaves
+// the last step's gradient accumulated but not applied); the two K differ from each other far beyond that error.
+TEST(CpuAccumulation, OneAndTwoStepsMatchTheirReferences) {
+  std::vector<float> weights[3];
+  double error[3] = {};
+  for (int k : {1, 2}) {
+    TrainingSettings settings = settings_for(0.0, k);
+    settings.warmup_steps = 0;
+    settings.measured_steps = 5;
+    CpuTrainer trainer(settings, MPI_COMM_SELF);
+    const RunRecord record = trainer.run(0);
+    weights[k] = trainer.parameters();
+    error[k] = testing_reference::relative_error(weights[k], testing_reference::training_run(settings, 0));
+    EXPECT_LE(error[k], 1e-5) << "accumulate " << k;
+    for (int s = 0; s < record.total_steps; ++s) {
+      const bool updates = (s + 1) % k == 0;
+      EXPECT_EQ(record.ms(Phase::optimizer, s) > 0.0, updates) << "accumulate " << k << ", step " << s;
+    }
+  }
+  EXPECT_GT(relative_difference(weights[2], weights[1]), 100 * std::max(error[1], error[2]));
 }
 
 }  // namespace

@@ -116,6 +116,57 @@ TEST(GradientBuckets, HugeCapsGiveOneBucketOfUnsplitLayers) {
   EXPECT_EQ(plan.buckets.size(), 1u);
 }
 
+// One output layer of 1 x 12 floats: 48 bytes of gradient, 4 bytes a row, no bias. Piece and bucket byte sizes of a
+// plan, in its reduction order.
+const MlpSpec kTwelveRows = custom_model({1, 12}, 0.0);
+std::vector<std::size_t> piece_bytes(const BucketPlan& plan) {
+  std::vector<std::size_t> bytes;
+  for (const GradientPiece& piece : plan.pieces) bytes.push_back((piece.end - piece.begin) * kFloat);
+  return bytes;
+}
+std::vector<std::size_t> bucket_bytes(const BucketPlan& plan) {
+  std::vector<std::size_t> bytes;
+  for (const GradientBucket& bucket : plan.buckets) bytes.push_back((bucket.end - bucket.begin) * kFloat);
+  return bytes;
+}
+using Sizes = std::vector<std::size_t>;
+
+// Both orders with every cap at `cap` bytes: pieces of `sizes`, each a bucket alone (two would exceed the cap).
+void expect_one_piece_per_bucket(std::size_t cap, const Sizes& sizes) {
+  const BucketPlan plan = overlap_plan(kTwelveRows, cap, cap);
+  expect_well_formed(kTwelveRows, plan);
+  EXPECT_EQ(piece_bytes(plan), sizes) << "cap " << cap;
+  EXPECT_EQ(bucket_bytes(plan), sizes) << "cap " << cap;
+  const BucketPlan deferred = deferred_overlap_plan(kTwelveRows, cap, cap);
+  expect_well_formed_deferred(kTwelveRows, deferred);
+  EXPECT_EQ(bucket_bytes(deferred), sizes) << "deferred, cap " << cap;
+}
+
+TEST(GradientBuckets, GradientAnExactMultipleOfTheBucketFillsEveryBucket) {
+  // 48 bytes = 3 x 16: three full buckets, no remainder bucket.
+  expect_one_piece_per_bucket(16, {16, 16, 16});
+}
+
+TEST(GradientBuckets, ABucketOneByteLargerKeepsThePiecesOneByteSmallerSplitsFurther) {
+  // 17 bytes: 48 / 17 rounds up to the same 3 pieces; 15 bytes: 4 pieces of 3 rows (12 bytes).
+  expect_one_piece_per_bucket(17, {16, 16, 16});
+  expect_one_piece_per_bucket(15, {12, 12, 12, 12});
+}
+
+TEST(GradientBuckets, ABucketExactlyFullTakesThePieceThatFillsIt) {
+  // First cap 32 = two 16-byte pieces exactly: they share the first bucket; at 31 they do not, at 33 nothing changes.
+  EXPECT_EQ(bucket_bytes(overlap_plan(kTwelveRows, 16, 32)), (Sizes{32, 16}));
+  EXPECT_EQ(bucket_bytes(overlap_plan(kTwelveRows, 16, 31)), (Sizes{16, 16, 16}));
+  EXPECT_EQ(bucket_bytes(overlap_plan(kTwelveRows, 16, 33)), (Sizes{32, 16}));
+  // Deferred: the small cap is the last bucket's, filled from the buffer's end.
+  EXPECT_EQ(bucket_bytes(deferred_overlap_plan(kTwelveRows, 16, 32)), (Sizes{16, 32}));
+  EXPECT_EQ(bucket_bytes(deferred_overlap_plan(kTwelveRows, 16, 31)), (Sizes{16, 16, 16}));
+  // The whole gradient exactly one bucket: a single bucket of every piece.
+  EXPECT_EQ(bucket_bytes(overlap_plan(kTwelveRows, 16, 48)), (Sizes{48}));
+  EXPECT_EQ(bucket_bytes(overlap_plan(kTwelveRows, 48, 48)), (Sizes{48}));
+  EXPECT_EQ(piece_bytes(overlap_plan(kTwelveRows, 48, 48)), (Sizes{48}));
+}
+
 TEST(GradientBuckets, DeferredLargePlanStartsWithTheInputLayerAndEndsWithASmallBucket) {
   const MlpSpec model = preset_model("large");
   const std::size_t cap = 8000000;

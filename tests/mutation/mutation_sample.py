@@ -1,0 +1,140 @@
+#!/usr/bin/env python3
+"""Purpose: a mutation sample of the CPU-reachable code of src/ and analysis/: single-operator changes at sites drawn
+at random with a fixed seed, each rebuilt and tested in an existing build (the sanitized one: an off-by-one read is
+then an error); prints every mutant and the kill rate. A mutant that does not compile (a '+' between strings turned
+into '-') is not counted: the next site of the draw takes its place. Not run by CI (docs/testing.md).
+
+Usage: BUILD_DIR=build-sanitize python3 tests/mutation/mutation_sample.py [--count 40] [--seed 2026] [--list]
+"""
+import argparse
+import os
+import random
+import re
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+# Each operator and its one replacement. Spaces on both sides: clang-format writes binary operators that way, which
+# keeps template brackets (std::vector<int>), stream operators (<<) and unary minus out of the sample.
+SWAPS = {" < ": " <= ", " <= ": " < ", " > ": " >= ", " >= ": " > ", " == ": " != ", " != ": " == ",
+         " + ": " - ", " - ": " + ", " && ": " || ", " || ": " && "}
+OPERATOR = re.compile("|".join(re.escape(op) for op in sorted(SWAPS, key=len, reverse=True)))
+
+# Code the CPU build does not compile or cannot run (the GPU paths); docs/testing.md names them.
+GPU_ONLY = re.compile(r"cuda|nccl|nvml|gpu_devices|hardware_probe|graph_timing|per_device_once")
+
+# The test folders that exercise a source folder: its own, and those of the layers built on it that test it directly.
+TEST_FOLDERS = {"platform": ["platform", "model"], "model": ["model", "train"], "comm": ["comm"],
+                "results": ["results", "stats", "analysis"], "stats": ["stats", "analysis"],
+                "train": ["train"], "cli": ["cli", "end_to_end"], "study": ["study", "end_to_end"],
+                "probes": ["probes"],
+                "analysis": ["analysis"]}
+
+
+def source_files():
+    files = list((ROOT / "src").rglob("*.cpp")) + list((ROOT / "src").rglob("*.hpp")) + \
+        list((ROOT / "analysis").glob("*.cpp")) + list((ROOT / "analysis").glob("*.hpp"))
+    return sorted(f for f in files if not GPU_ONLY.search(f.name) and f.name != "main.cpp")
+
+
+def code_part(line):
+    """The line without its comment and with string literals blanked, or '' for preprocessor lines."""
+    if line.lstrip().startswith("#"):
+        return ""
+    line = re.sub(r'"(\\.|[^"\\])*"', lambda m: '"' + " " * (len(m.group(0)) - 2) + '"', line)
+    line = re.sub(r"'(\\.|[^'\\])'", "' '", line)
+    cut = line.find("//")
+    return line if cut < 0 else line[:cut]
+
+
+def sites():
+    found = []
+    for path in source_files():
+        for number, line in enumerate(path.read_text().splitlines(), 1):
+            for match in OPERATOR.finditer(code_part(line)):
+                found.append((path, number, match.start(), match.group(0)))
+    return found
+
+
+def folder_of(path):
+    relative = path.relative_to(ROOT).parts
+    return "analysis" if relative[0] == "analysis" else relative[1]
+
+
+def tests_in(folder):
+    text = (ROOT / "tests" / folder / "CMakeLists.txt").read_text()
+    return re.findall(r"^\s*mgpu_(?:unit|mpi|analysis)_test\((\w+)\)", text, re.M)
+
+
+def run(command, timeout):
+    try:
+        return subprocess.run(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                              timeout=timeout).returncode
+    except subprocess.TimeoutExpired:
+        return 124
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--count", type=int, default=40)
+    parser.add_argument("--seed", type=int, default=2026)
+    parser.add_argument("--list", action="store_true", help="print the sample without running it")
+    args = parser.parse_args()
+    build = Path(os.environ.get("BUILD_DIR", ROOT / "build-sanitize")).resolve()
+    listed = subprocess.run(["ctest", "--test-dir", str(build), "-N"], stdout=subprocess.PIPE, text=True).stdout
+    registered = set(re.findall(r"Test\s+#\d+: (\S+)", listed))
+    everything = sites()
+    draw = everything[:]
+    random.Random(args.seed).shuffle(draw)
+    print(f"{len(everything)} sites in {len(source_files())} files; drawing {args.count} with seed {args.seed}")
+    killed = tested = stillborn = 0
+    survivors = []
+    for path, number, column, operator in draw:
+        if tested == args.count:
+            break
+        original = path.read_text()
+        lines = original.splitlines(keepends=True)
+        line = lines[number - 1]
+        lines[number - 1] = line[:column] + SWAPS[operator] + line[column + len(operator):]
+        where = f"{path.relative_to(ROOT)}:{number}: '{operator.strip()}' -> '{SWAPS[operator].strip()}'"
+        tests = [t for f in TEST_FOLDERS[folder_of(path)] for t in tests_in(f) if t in registered]
+        if args.list:
+            tested += 1
+            print(f"[{tested:2}] {where}  ({', '.join(tests)})\n      {lines[number - 1].strip()}")
+            continue
+        start = time.time()
+        try:
+            path.write_text("".join(lines))
+            if run(["cmake", "--build", str(build), "-j", str(os.cpu_count()), "--target", *tests], 1800) != 0:
+                outcome = "stillborn"
+            else:
+                status = run(["ctest", "--test-dir", str(build), "-R", "^(" + "|".join(tests) + ")$",
+                              "--timeout", "300", "-j", str(os.cpu_count())], 1800)
+                outcome = "killed" if status != 0 else "SURVIVED"
+        finally:
+            path.write_text(original)
+        if outcome == "stillborn":
+            stillborn += 1
+            print(f"[--] does not compile: {where}", flush=True)
+            continue
+        tested += 1
+        killed += outcome == "killed"
+        if outcome == "SURVIVED":
+            survivors.append(where)
+        print(f"[{tested:2}] {outcome:8} {time.time() - start:5.0f} s  {where}\n      {lines[number - 1].strip()}",
+              flush=True)
+    if args.list:
+        return 0
+    # Put the build back in step with the restored sources.
+    run(["cmake", "--build", str(build), "-j", str(os.cpu_count())], 3600)
+    print(f"killed {killed} of {tested} ({100.0 * killed / max(1, tested):.0f}%); {stillborn} did not compile")
+    for where in survivors:
+        print(f"  survived: {where}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
