@@ -26,11 +26,19 @@ void append_layer_pieces(const DenseLayer& layer, int layer_index, int blocks, s
   }
 }
 
-// How many near-equal row blocks keep each of `layer`'s pieces within bucket_bytes (a single row may exceed it).
+// The fewest near-equal row blocks that keep each of `layer`'s pieces within bucket_bytes, one row per block where even
+// that does not (a single row may exceed it). The layer's bytes over the cap is only a lower bound: blocks of
+// ceil(rows / blocks) rows, the largest one carrying the bias, can still exceed the cap.
 int blocks_within(const DenseLayer& layer, std::size_t bucket_bytes) {
-  const std::size_t bytes = (layer.weight_count() + layer.bias_count()) * kBytesPerElement;
-  const std::size_t wanted = (bytes + bucket_bytes - 1) / bucket_bytes;
-  return static_cast<int>(std::min<std::size_t>(std::max<std::size_t>(wanted, 1), layer.fan_out));
+  const std::size_t row_bytes = static_cast<std::size_t>(layer.fan_in) * kBytesPerElement;
+  const std::size_t bias_bytes = layer.bias_count() * kBytesPerElement;
+  const std::size_t bytes = static_cast<std::size_t>(layer.fan_out) * row_bytes + bias_bytes;
+  const std::size_t lower_bound = std::max<std::size_t>((bytes + bucket_bytes - 1) / bucket_bytes, 1);
+  for (std::size_t blocks = lower_bound; blocks < static_cast<std::size_t>(layer.fan_out); ++blocks) {
+    const std::size_t largest_block_rows = (layer.fan_out + blocks - 1) / blocks;
+    if (largest_block_rows * row_bytes + bias_bytes <= bucket_bytes) return static_cast<int>(blocks);
+  }
+  return layer.fan_out;
 }
 
 // Consecutive pieces [first, last] of a walk and the contiguous range [begin, end) they cover.

@@ -153,6 +153,29 @@ TEST(GradientBuckets, ABucketOneByteLargerKeepsThePiecesOneByteSmallerSplitsFurt
   expect_one_piece_per_bucket(15, {12, 12, 12, 12});
 }
 
+TEST(GradientBuckets, PiecesStayWithinTheCapWhereRowsAllowWhatTheLayersBytesOverTheCapDoNot) {
+  // 7 bytes: 48 / 7 rounds up to 7 blocks, whose ceil(12 / 7) = 2 rows (8 bytes) exceed the cap; one row (4 bytes)
+  // fits, so every row is a piece, and two would exceed the cap, so each is a bucket alone.
+  expect_one_piece_per_bucket(7, Sizes(12, 4));
+  // With a bias: a 4 x 4 hidden layer (16 weights + 4 bias = 80 bytes) at 56 bytes: 80 / 56 rounds up to 2 blocks of
+  // 2 rows, the last rows' block carrying the bias (48 bytes), which fits; at 47 bytes it does not, nor do 3 blocks
+  // (still 2 rows each), so every row is a piece (the last with the bias: 32 bytes). The output layer's 16 bytes come
+  // first (backward order).
+  const MlpSpec hidden = custom_model({4, 4, 1}, 0.0);
+  for (const std::size_t cap : {std::size_t{56}, std::size_t{47}}) {
+    const BucketPlan plan = overlap_plan(hidden, cap, cap);
+    expect_well_formed(hidden, plan);
+    for (const GradientPiece& piece : plan.pieces) EXPECT_LE((piece.end - piece.begin) * kFloat, cap) << "cap " << cap;
+  }
+  EXPECT_EQ(piece_bytes(overlap_plan(hidden, 56, 56)), (Sizes{16, 48, 32}));
+  EXPECT_EQ(piece_bytes(overlap_plan(hidden, 47, 47)), (Sizes{16, 32, 16, 16, 16}));
+}
+
+TEST(GradientBuckets, OrderNamesAreTheCommandLineWords) {
+  EXPECT_STREQ(weight_gradient_order_name(WeightGradientOrder::deferred), "deferred");
+  EXPECT_STREQ(weight_gradient_order_name(WeightGradientOrder::layerwise), "layerwise");
+}
+
 TEST(GradientBuckets, ABucketExactlyFullTakesThePieceThatFillsIt) {
   // First cap 32 = two 16-byte pieces exactly: they share the first bucket; at 31 they do not, at 33 nothing changes.
   EXPECT_EQ(bucket_bytes(overlap_plan(kTwelveRows, 16, 32)), (Sizes{32, 16}));
