@@ -100,11 +100,13 @@ CudaLibraryVersions cuda_library_versions() {
 std::string describe_peer_path(int ordinal, const std::string& peer_pci_bus_id) {
   const std::string own_pci_bus_id = pci_bus_id_of(ordinal);
   const std::string prefix = "peer " + peer_pci_bus_id + ": ";
-  int peer = -1;
-  if (cudaDeviceGetByPCIBusId(&peer, peer_pci_bus_id.c_str()) != cudaSuccess) {
-    (void)cudaGetLastError();  // an expected answer, not an error for a later check to find
-    return prefix + "not visible to this process, " + nvlink_text(own_pci_bus_id, peer_pci_bus_id);
-  }
+  // The peer's ordinal among this process's devices, found by comparing bus ids (both from pci_bus_id_of) rather than
+  // by cudaDeviceGetByPCIBusId, whose "invalid device" answer for an invisible peer tools report as an API error.
+  int devices = 0, peer = -1;
+  MGPU_CUDA_CHECK(cudaGetDeviceCount(&devices));
+  for (int device = 0; device < devices && peer < 0; ++device)
+    if (pci_bus_id_of(device) == peer_pci_bus_id) peer = device;
+  if (peer < 0) return prefix + "not visible to this process, " + nvlink_text(own_pci_bus_id, peer_pci_bus_id);
   if (peer == ordinal) return prefix + "same GPU";
   int access = 0, atomics = 0, rank = 0;
   MGPU_CUDA_CHECK(cudaDeviceGetP2PAttribute(&access, cudaDevP2PAttrAccessSupported, ordinal, peer));
