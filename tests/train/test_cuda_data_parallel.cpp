@@ -1,6 +1,7 @@
-// Purpose: CudaTrainer under MPI: two ranks on two GPUs train to the same parameters as one GPU on the whole global
+// Purpose: CudaTrainer under MPI: N ranks on N GPUs train to the same parameters as one GPU on the whole global
 // batch (with and without gradient accumulation), accumulation matches the float64 reference, and a run's record
-// holds every phase of every step. Run with mpiexec -n 2 (tests/mpi_test_main.cpp).
+// holds every phase of every step. Run with mpiexec -n N, N a divisor of 64 from 2 up (tests/mpi_test_main.cpp;
+// CTest runs 2).
 #include <gtest/gtest.h>
 #include <mpi.h>
 
@@ -14,9 +15,9 @@
 #include <utility>
 #include <vector>
 
-#include "train/cuda_trainer.hpp"
 #include "platform/gpu_devices.hpp"
 #include "platform/mpi_check.hpp"
+#include "train/cuda_trainer.hpp"
 #include "training_reference.hpp"
 
 namespace mgpu {
@@ -50,9 +51,12 @@ bool on_all_ranks(bool condition) {
   return everywhere == 1;
 }
 
-std::string two_gpu_skip_reason(const NodeLayout& layout) {
-  if (layout.world_size != 2) {
-    return "needs exactly 2 MPI ranks (mpiexec -n 2), running with " + std::to_string(layout.world_size);
+constexpr int kGlobalBatch = 64;
+
+std::string data_parallel_skip_reason(const NodeLayout& layout) {
+  if (layout.world_size < 2 || kGlobalBatch % layout.world_size != 0) {
+    return "needs 2 or more MPI ranks dividing the global batch of " + std::to_string(kGlobalBatch) +
+           " (mpiexec -n 2, -n 4, ...), running with " + std::to_string(layout.world_size);
   }
   const int visible = visible_cuda_device_count();
   if (!on_all_ranks(visible >= 2 && visible >= layout.local_size)) {
@@ -60,6 +64,13 @@ std::string two_gpu_skip_reason(const NodeLayout& layout) {
            std::to_string(visible);
   }
   return "";
+}
+
+// "||params(4 ranks) - params(1 GPU)||" for the job's rank count.
+std::string ranks_text() {
+  int world = 0;
+  MGPU_MPI_CHECK(MPI_Comm_size(MPI_COMM_WORLD, &world));
+  return std::to_string(world) + " ranks";
 }
 
 // ||a - b|| / ||b||.
@@ -79,7 +90,7 @@ struct DataParallelCase {
   MlpSpec model;
   int steps;
   double bucket_mb = 8.0;   // with overlap: small enough to cut this model into several buckets
-  double tolerance = 1e-5;  // ||params(2 ranks) - params(1 GPU)|| / ||params(1 GPU)|| (see the measurements below)
+  double tolerance = 1e-5;  // ||params(N ranks) - params(1 GPU)|| / ||params(1 GPU)|| (see the measurements below)
 };
 
 // How the step executes: every combination is held to the same single-GPU result.
@@ -92,7 +103,7 @@ struct Execution {
 TrainingSettings data_parallel_settings(const DataParallelCase& c, Execution execution = {true, true}) {
   TrainingSettings settings;
   settings.model = c.model;
-  settings.global_batch = 64;
+  settings.global_batch = kGlobalBatch;
   settings.warmup_steps = 0;
   settings.measured_steps = c.steps;
   settings.seed = 7;
@@ -105,19 +116,19 @@ TrainingSettings data_parallel_settings(const DataParallelCase& c, Execution exe
 
 class CudaDataParallel : public ::testing::TestWithParam<std::tuple<DataParallelCase, Execution>> {};
 
-TEST_P(CudaDataParallel, TwoRanksMatchOneGpuOnTheWholeBatch) {
+TEST_P(CudaDataParallel, RanksMatchOneGpuOnTheWholeBatch) {
   const NodeLayout layout = node_layout();
-  const std::string reason = two_gpu_skip_reason(layout);
+  const std::string reason = data_parallel_skip_reason(layout);
   if (!reason.empty()) GTEST_SKIP() << reason;
   const auto& [data_case, execution] = GetParam();
   const TrainingSettings settings = data_parallel_settings(data_case, execution);
   constexpr int kRun = 3;
 
-  CudaTrainer two_ranks(settings, MPI_COMM_WORLD, layout.local_rank);
-  ASSERT_EQ(two_ranks.local_batch(), settings.global_batch / 2);
-  if (execution.overlap) EXPECT_GE(two_ranks.bucket_plan().buckets.size(), 3u) << "the case should test buckets";
-  const RunRecord record = two_ranks.run(kRun);
-  const std::vector<float> distributed = two_ranks.parameters();
+  CudaTrainer all_ranks(settings, MPI_COMM_WORLD, layout.local_rank);
+  ASSERT_EQ(all_ranks.local_batch(), settings.global_batch / layout.world_size);
+  if (execution.overlap) EXPECT_GE(all_ranks.bucket_plan().buckets.size(), 3u) << "the case should test buckets";
+  const RunRecord record = all_ranks.run(kRun);
+  const std::vector<float> distributed = all_ranks.parameters();
 
   // The same global batches on this rank's GPU alone.
   CudaTrainer one_gpu(settings, MPI_COMM_SELF, layout.local_rank);
@@ -127,10 +138,10 @@ TEST_P(CudaDataParallel, TwoRanksMatchOneGpuOnTheWholeBatch) {
   const double difference = relative_difference(distributed, whole_batch);
   std::cout << "rank " << layout.world_rank << ": " << data_case.name << " (graph " << execution.graph << ", overlap "
             << execution.overlap << " " << weight_gradient_order_name(execution.order) << ", "
-            << two_ranks.bucket_plan().buckets.size() << " buckets; " << settings.model.widths_string() << ", dropout "
+            << all_ranks.bucket_plan().buckets.size() << " buckets; " << settings.model.widths_string() << ", dropout "
             << settings.model.dropout << "), " << settings.total_steps() << " steps, global batch "
-            << settings.global_batch << ": ||params(2 ranks) - params(1 GPU)|| / ||params(1 GPU)|| = " << difference
-            << std::endl;
+            << settings.global_batch << ": ||params(" << ranks_text()
+            << ") - params(1 GPU)|| / ||params(1 GPU)|| = " << difference << std::endl;
   EXPECT_LE(difference, data_case.tolerance);
 
   // Every rank applied the same all-reduced gradient, so the ranks hold the same parameters.
@@ -179,23 +190,23 @@ INSTANTIATE_TEST_SUITE_P(
              (execution.overlap ? std::string("_") + weight_gradient_order_name(execution.order) : "_serial");
     });
 
-// Gradient accumulation (K = 2: every other step reduces and updates) on two ranks against one GPU, every execution.
-TEST(CudaAccumulation, TwoRanksMatchOneGpuOnTheWholeBatch) {
+// Gradient accumulation (K = 2: every other step reduces and updates) on the ranks against one GPU, every execution.
+TEST(CudaAccumulation, RanksMatchOneGpuOnTheWholeBatch) {
   const NodeLayout layout = node_layout();
-  const std::string reason = two_gpu_skip_reason(layout);
+  const std::string reason = data_parallel_skip_reason(layout);
   if (!reason.empty()) GTEST_SKIP() << reason;
   for (Execution execution : {Execution{true, true}, Execution{true, true, WeightGradientOrder::layerwise},
                               Execution{true, false}, Execution{false, true}}) {
     TrainingSettings settings = data_parallel_settings({"medium_dropout", preset_model("medium"), 20, 0.1}, execution);
     settings.accumulate_steps = 2;
-    CudaTrainer two_ranks(settings, MPI_COMM_WORLD, layout.local_rank);
-    const RunRecord record = two_ranks.run(3);
+    CudaTrainer all_ranks(settings, MPI_COMM_WORLD, layout.local_rank);
+    const RunRecord record = all_ranks.run(3);
     CudaTrainer one_gpu(settings, MPI_COMM_SELF, layout.local_rank);
     one_gpu.run(3);
-    const double difference = relative_difference(two_ranks.parameters(), one_gpu.parameters());
+    const double difference = relative_difference(all_ranks.parameters(), one_gpu.parameters());
     std::cout << "rank " << layout.world_rank << ": accumulate 2 (graph " << execution.graph << ", overlap "
-              << execution.overlap << " " << weight_gradient_order_name(execution.order)
-              << "): ||params(2 ranks) - params(1 GPU)|| / ||params(1 GPU)|| = " << difference << std::endl;
+              << execution.overlap << " " << weight_gradient_order_name(execution.order) << "): ||params("
+              << ranks_text() << ") - params(1 GPU)|| / ||params(1 GPU)|| = " << difference << std::endl;
     EXPECT_LE(difference, 1e-5);  // medium without accumulation stays at 5e-7 over 20 steps (see above)
     for (int step = 0; step < record.total_steps; ++step) {
       if (settings.ends_accumulation(step)) {
@@ -210,38 +221,38 @@ TEST(CudaAccumulation, TwoRanksMatchOneGpuOnTheWholeBatch) {
   }
 }
 
-// --gemm-tuning step on two ranks: set-up replays the step, NCCL included, on both ranks in step and decides alike on
-// the slowest rank's time (a rank deciding alone would replay a different number of steps and hang the other).
+// --gemm-tuning step on several ranks: set-up replays the step, NCCL included, on all ranks in step and decides alike
+// on the slowest rank's time (a rank deciding alone would replay a different number of steps and hang the other).
 // Whatever it chooses trains as one GPU does on the whole batch (the same bound as the cases above), the ranks end
 // with the same parameters, and every GEMM shape's choice is recorded.
-TEST(CudaStepLevelGemmTuning, TwoRanksDecideTogetherAndMatchOneGpu) {
+TEST(CudaStepLevelGemmTuning, RanksDecideTogetherAndMatchOneGpu) {
   const NodeLayout layout = node_layout();
-  const std::string reason = two_gpu_skip_reason(layout);
+  const std::string reason = data_parallel_skip_reason(layout);
   if (!reason.empty()) GTEST_SKIP() << reason;
   for (Execution execution : {Execution{true, false}, Execution{true, true}}) {
     TrainingSettings settings = data_parallel_settings({"medium_dropout", preset_model("medium"), 20, 0.1}, execution);
     settings.gemm_tuning = GemmTuning::step;
-    CudaTrainer two_ranks(settings, MPI_COMM_WORLD, layout.local_rank);
-    two_ranks.run(3);
+    CudaTrainer all_ranks(settings, MPI_COMM_WORLD, layout.local_rank);
+    all_ranks.run(3);
     settings.gemm_tuning = GemmTuning::alone;
     CudaTrainer one_gpu(settings, MPI_COMM_SELF, layout.local_rank);
     one_gpu.run(3);
-    const double difference = relative_difference(two_ranks.parameters(), one_gpu.parameters());
+    const double difference = relative_difference(all_ranks.parameters(), one_gpu.parameters());
     std::cout << "rank " << layout.world_rank << ": step-level GEMM tuning (overlap " << execution.overlap
-              << "): ||params(2 ranks) - params(1 GPU)|| / ||params(1 GPU)|| = " << difference << "\n"
-              << two_ranks.gemm_choices() << std::flush;
+              << "): ||params(" << ranks_text() << ") - params(1 GPU)|| / ||params(1 GPU)|| = " << difference << "\n"
+              << all_ranks.gemm_choices() << std::flush;
     EXPECT_LE(difference, 1e-5);
-    std::vector<float> rank0 = two_ranks.parameters();
+    std::vector<float> rank0 = all_ranks.parameters();
     MGPU_MPI_CHECK(MPI_Bcast(rank0.data(), static_cast<int>(rank0.size()), MPI_FLOAT, 0, MPI_COMM_WORLD));
-    EXPECT_EQ(relative_difference(two_ranks.parameters(), rank0), 0.0);
-    const std::string choices = two_ranks.gemm_choices();
+    EXPECT_EQ(relative_difference(all_ranks.parameters(), rank0), 0.0);
+    const std::string choices = all_ranks.gemm_choices();
     // Forward, weight-gradient and input-gradient products of medium's 4 layers: at least 8 shapes, a line each.
     EXPECT_GE(std::count(choices.begin(), choices.end(), '\n'), 8) << choices;
     EXPECT_EQ(choices.rfind("gemm ", 0), 0u) << choices;
   }
 }
 
-// --grad-dtype bf16 on two ranks against fp32 on one GPU. Each update's gradient is rounded to bf16 before the
+// --grad-dtype bf16 on the ranks against fp32 on one GPU. Each update's gradient is rounded to bf16 before the
 // reduction and the average is rounded again (relative 2^-9 each): 2^-8 of the gradient per update. Adam's update is
 // lr-sized, and m_hat / sqrt(v_hat) magnifies a relative perturbation of g where m_hat is small against sqrt(v_hat)
 // (gradients that change sign), and later gradients feel earlier perturbations. Measured on 2 x H200 (medium, dropout
@@ -249,9 +260,9 @@ TEST(CudaStepLevelGemmTuning, TwoRanksDecideTogetherAndMatchOneGpu) {
 // alike; S * lr * 2^-8 (every rounding adding up, no magnification) was 3.1e-3 and too tight. The bound is
 // S * lr * 2^-5 / RMS (3x the measurement), while a bucket left unreduced moves each element by O(lr) per step,
 // S * lr / RMS = 0.4 here; fp32 agrees to 5e-7 (above), so a difference above 1e-6 shows the reduction ran in bf16.
-TEST(CudaBf16Gradients, TwoRanksMatchOneGpuWithinBf16Rounding) {
+TEST(CudaBf16Gradients, RanksMatchOneGpuWithinBf16Rounding) {
   const NodeLayout layout = node_layout();
-  const std::string reason = two_gpu_skip_reason(layout);
+  const std::string reason = data_parallel_skip_reason(layout);
   if (!reason.empty()) GTEST_SKIP() << reason;
   for (Execution execution : {Execution{true, true}, Execution{true, true, WeightGradientOrder::layerwise},
                               Execution{true, false}, Execution{false, true}}) {
@@ -260,18 +271,18 @@ TEST(CudaBf16Gradients, TwoRanksMatchOneGpuWithinBf16Rounding) {
     one_gpu.run(3);
     const std::vector<float> reference = one_gpu.parameters();
     settings.grad_dtype = GradDtype::bf16;
-    CudaTrainer two_ranks(settings, MPI_COMM_WORLD, layout.local_rank);
-    const RunRecord record = two_ranks.run(3);
-    const std::vector<float> distributed = two_ranks.parameters();
+    CudaTrainer all_ranks(settings, MPI_COMM_WORLD, layout.local_rank);
+    const RunRecord record = all_ranks.run(3);
+    const std::vector<float> distributed = all_ranks.parameters();
     double norm = 0.0;
     for (float p : reference) norm += double(p) * p;
     const double rms = std::sqrt(norm / reference.size());
     const double bound = settings.total_steps() * settings.adam.learning_rate * std::ldexp(1.0, -5) / rms;
     const double difference = relative_difference(distributed, reference);
     std::cout << "rank " << layout.world_rank << ": grad-dtype bf16 (graph " << execution.graph << ", overlap "
-              << execution.overlap
-              << "): ||params(2 ranks, bf16 all-reduce) - params(1 GPU)|| / ||params|| = " << difference << ", bound "
-              << bound << std::endl;
+              << execution.overlap << "): ||params(" << ranks_text()
+              << ", bf16 all-reduce) - params(1 GPU)|| / ||params|| = " << difference << ", bound " << bound
+              << std::endl;
     EXPECT_LE(difference, bound);
     EXPECT_GT(difference, 1e-6);
     std::vector<float> rank0 = distributed;
