@@ -52,7 +52,9 @@ std::string render_timeline(const std::vector<ConfigurationStats>& configuration
         used += 1;
       }
       text += std::string(static_cast<std::size_t>(std::max(0, width - used)), ' ');
-      std::snprintf(line, sizeof line, "| %8.4f ms %5.1f%%\n", ms, 100 * s.share(p));
+      // The value as measured: a negative "other" (phases that ran at the same time, e.g. Adam per bucket during
+      // backward with deferred overlap) draws no bar but keeps its sign, so the numbers still add up to the step.
+      std::snprintf(line, sizeof line, "| %8.4f ms %5.1f%%\n", s.phase(p), 100 * s.share(p));
       out += text + line;
     };
     for (const BreakdownPhase p : kStackedPhases) {
@@ -63,6 +65,8 @@ std::string render_timeline(const std::vector<ConfigurationStats>& configuration
       start += std::max(0.0, s.phase(p));
       if (p == BreakdownPhase::backward) backward_end = start;
     }
+    if (s.phase(BreakdownPhase::other) < 0)
+      out += "    other < 0: phases overlapped one another, so their sum exceeds the step\n";
   }
   return out;
 }

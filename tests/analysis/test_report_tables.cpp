@@ -6,8 +6,8 @@
 #include <filesystem>
 
 #include "analysis_fixture.hpp"
-#include "stats/configuration_stats.hpp"
 #include "report_tables.hpp"
+#include "stats/configuration_stats.hpp"
 #include "stats/scaling.hpp"
 #include "table.hpp"
 #include "timeline.hpp"
@@ -102,6 +102,19 @@ TEST_F(ReportTables, TimelineBarsSitWhereThePhasesHappen) {
   EXPECT_NE(text.find("    allreduce    |             █████                      |   0.5600 ms  24.3%"),
             std::string::npos)
       << text;
+}
+
+TEST_F(ReportTables, TimelineKeepsTheSignOfANegativeOther) {
+  // Phases that ran at the same time add up to more than the step: "other" is negative. Its bar is empty, its value
+  // and share keep their sign (double: step 2.3 ms, other -0.3 ms = -13.0%), and a line says why.
+  ConfigurationStats overlapped = stats_[1];
+  overlapped.phase_ms[static_cast<int>(BreakdownPhase::other)] = -0.3;
+  const std::string text = render_timeline({overlapped}, 40);
+  EXPECT_NE(text.find("    other        |                                        |  -0.3000 ms -13.0%"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("other < 0: phases overlapped one another"), std::string::npos) << text;
+  EXPECT_EQ(render_timeline(stats_, 40).find("other < 0"), std::string::npos);
 }
 
 TEST(ReportTablesStepOnly, PhasesNotMeasuredShowAsDashesAndNoTimelineBars) {
