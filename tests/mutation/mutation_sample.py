@@ -24,7 +24,8 @@ SWAPS = {" < ": " <= ", " <= ": " < ", " > ": " >= ", " >= ": " > ", " == ": " !
 OPERATOR = re.compile("|".join(re.escape(op) for op in sorted(SWAPS, key=len, reverse=True)))
 
 # Code the CPU build does not compile or cannot run (the GPU paths); docs/testing.md names them.
-GPU_ONLY = re.compile(r"cuda|nccl|nvml|gpu_devices|hardware_probe|graph_timing|per_device_once")
+GPU_ONLY = re.compile(r"cuda|nccl|nvml|gpu_devices|hardware_probe|graph_timing|per_device_once|tuned_gemm|"
+                      r"reduction_workspace")
 
 # The test folders that exercise a source folder: its own, and those of the layers built on it that test it directly.
 TEST_FOLDERS = {"platform": ["platform", "model"], "model": ["model", "train"], "comm": ["comm"],
