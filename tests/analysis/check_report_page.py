@@ -71,8 +71,11 @@ def main():
     checked = body_attributes(browse(browser, page, budget, "--dump-dom"))
     print(f"report.html in Chromium: images decoded {checked.get('data-images')}, tables with rows "
           f"{checked.get('data-tables')}, check {checked.get('data-check')}")
-    if checked.get("data-check") != "ok" or checked["script-error"]:
-        raise SystemExit(f"report.html failed in the browser: {checked}")
+    tables = html.count("<table")
+    if checked.get("data-check") != "ok" or checked["script-error"] or \
+            checked.get("data-images") != f"{images}/{images}" or checked.get("data-tables") != f"{tables}/{tables}":
+        raise SystemExit(f"report.html failed in the browser (expected {images}/{images} images decoded and "
+                         f"{tables}/{tables} tables with rows): {checked}")
     browse(browser, page, "--window-size=1280,2000", f"--screenshot={(out / 'report_page.png').resolve()}")
     if not (out / "report_page.png").exists() or (out / "report_page.png").stat().st_size < 10000:
         raise SystemExit("Chromium wrote no screenshot of report.html")
@@ -83,7 +86,7 @@ def main():
                                               '<script>undefined_function();</script></body>'), encoding="utf-8")
     caught = body_attributes(browse(browser, broken, budget, "--dump-dom"))
     if caught.get("data-check") != "failed" or caught.get("data-images") != f"{images}/{images + 1}" \
-            or not caught["script-error"]:
+            or caught.get("data-tables") != f"{tables}/{tables + 1}" or not caught["script-error"]:
         raise SystemExit(f"the page's check did not catch a broken image, an empty table and a script error: {caught}")
     broken.unlink()
     print(f"screenshot: {out / 'report_page.png'}")

@@ -66,8 +66,11 @@ def folder_of(path):
 
 
 def tests_in(folder):
+    """Every test the folder's CMakeLists.txt registers: unit tests and the add_test ones (the binaries on real files,
+    the browser's check of the report page)."""
     text = (ROOT / "tests" / folder / "CMakeLists.txt").read_text()
-    return re.findall(r"^\s*mgpu_(?:unit|mpi|analysis)_test\((\w+)\)", text, re.M)
+    return re.findall(r"^\s*mgpu_(?:unit|mpi|analysis)_test\((\w+)\)", text, re.M) + \
+        re.findall(r"add_test\(NAME (\w+)", text)
 
 
 def run(command, timeout):
