@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Purpose: a mutation sample of the CPU-reachable code of src/ and analysis/: single-operator changes at sites drawn
+"""Purpose: a mutation sample of the CPU-reachable code of src/ and analysis/ (GPU-only files and `#if MGPU_HAVE_CUDA`
+parts left out): single-operator changes at sites drawn
 at random with a fixed seed, each rebuilt and tested in an existing build (the sanitized one: an off-by-one read is
 then an error); prints every mutant and the kill rate. A mutant that does not compile (a '+' between strings turned
 into '-') is not counted: the next site of the draw takes its place. Not run by CI (docs/testing.md).
@@ -51,10 +52,28 @@ def code_part(line):
     return line if cut < 0 else line[:cut]
 
 
+def cpu_build_lines(lines):
+    """Whether each line is compiled without CUDA: False inside `#if MGPU_HAVE_CUDA` (up to its #else or #endif)."""
+    compiled, branches = [], []  # branches: per open #if, True while in the CUDA-only part of an MGPU_HAVE_CUDA test
+    for line in lines:
+        directive = line.strip()
+        if directive.startswith("#if"):
+            branches.append(bool(re.match(r"#if\s+MGPU_HAVE_CUDA\b", directive)))
+        elif directive.startswith("#else") and branches:
+            branches[-1] = False
+        elif directive.startswith("#endif") and branches:
+            branches.pop()
+        compiled.append(not any(branches))
+    return compiled
+
+
 def sites():
     found = []
     for path in source_files():
-        for number, line in enumerate(path.read_text().splitlines(), 1):
+        lines = path.read_text().splitlines()
+        for number, (line, compiled) in enumerate(zip(lines, cpu_build_lines(lines)), 1):
+            if not compiled:
+                continue
             for match in OPERATOR.finditer(code_part(line)):
                 found.append((path, number, match.start(), match.group(0)))
     return found

@@ -1,5 +1,5 @@
 // Purpose: tests of the CPU MLP math: analytic gradients against central finite differences (float64), the float
-// path against the float64 one, and Adam against its closed form.
+// path against the float64 one, the loss by hand, and Adam against its closed form.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -77,9 +77,12 @@ TEST(CpuMlp, DropoutZeroesAndRescalesUnits) {
   int dropped = 0, scaled = 0;
   for (std::size_t i = 0; i < a.hidden[0].size(); ++i) {
     if (b.hidden[0][i] <= 0) continue;
-    if (a.hidden[0][i] == 0) ++dropped;
-    else if (std::fabs(a.hidden[0][i] - 2.0 * b.hidden[0][i]) < 1e-12) ++scaled;
-    else ADD_FAILURE() << "unit " << i << " neither dropped nor scaled by 1/(1-p)";
+    if (a.hidden[0][i] == 0)
+      ++dropped;
+    else if (std::fabs(a.hidden[0][i] - 2.0 * b.hidden[0][i]) < 1e-12)
+      ++scaled;
+    else
+      ADD_FAILURE() << "unit " << i << " neither dropped nor scaled by 1/(1-p)";
   }
   EXPECT_GT(dropped, 0);
   EXPECT_GT(scaled, 0);
@@ -102,6 +105,17 @@ TEST(CpuMlp, FloatPathMatchesFloat64) {
     norm += reference[i] * reference[i];
   }
   EXPECT_LT(std::sqrt(error / norm), 1e-5);
+}
+
+TEST(CpuMlp, MseLossAndGradientByHand) {
+  // Outputs 1, 2, -1 against targets 0.5, 3, -1: differences 0.5, -1, 0; loss (0.25 + 1 + 0) / 3, dL/dy = 2 diff / 3.
+  // (The finite differences above check the gradient against the loss, not the loss itself.)
+  const std::vector<double> y = {1.0, 2.0, -1.0}, targets = {0.5, 3.0, -1.0};
+  std::vector<double> grad(3, 0.0);
+  EXPECT_DOUBLE_EQ(cpu::mse_loss_and_gradient(y.data(), targets.data(), 3, grad.data()), 1.25 / 3.0);
+  EXPECT_DOUBLE_EQ(grad[0], 1.0 / 3.0);
+  EXPECT_DOUBLE_EQ(grad[1], -2.0 / 3.0);
+  EXPECT_DOUBLE_EQ(grad[2], 0.0);
 }
 
 TEST(CpuMlp, AdamMatchesClosedForm) {
