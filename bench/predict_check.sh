@@ -6,7 +6,9 @@
 # printed last with PASS or FAIL against the target: median |step error| <= 5% and worst <= 15%.
 # Usage (from the repository root, binaries in BIN_DIR, results to OUT):
 #   BIN_DIR=build OUT=/tmp/predict_check bash bench/predict_check.sh
-# Knobs: RUNS (runs per configuration of the grid, default 10). Exit status 0 on PASS, 1 on FAIL or a failed step.
+# Knobs: RUNS (runs per configuration of the grid, default 10), RANKS (default 1: the grid on 1 GPU; N > 1: the grid
+# on 1 and N GPUs from N ranks, with an N-rank all-reduce sweep beside the probe for the all-reduce term).
+# Exit status 0 on PASS, 1 on FAIL or a failed step.
 set -uo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 # NCCL_NVLS_ENABLE=0, MGPU_PROGRESS=plain, the mpirun array and note().
@@ -19,14 +21,28 @@ step() {  # step NAME COMMAND...: runs it with its output in the log; a failure 
   note "## $1 ($((SECONDS - started)) s)"; shift
   "$@" >>"$log" 2>&1 || { note "FAILED ($?): $*  (see $log)"; exit 1; }
 }
+ranks="${RANKS:-1}"
+grid=8,32,128,1024,4096
+gpus=1
+((ranks > 1)) && gpus="1,$ranks"
+# Every per-GPU batch of the grid on every GPU count (8 / N too), so that no GEMM term is an interpolation.
+probe_batches=$({
+  printf '%s\n' 8 16 32 64 128 256 512 1024 2048 4096
+  for b in ${grid//,/ }; do echo $((b / ranks)); done
+} | sort -nu | paste -sd,)
 rm -f "$out/probe.h5" "$out/grid.h5"
-step "hardware probe" "$bin/mgpu_bench" probe --model medium,large \
-  --batches 8,16,32,64,128,256,512,1024,2048,4096 --output "$out/probe.h5"
-step "measured grid" "${mpirun[@]}" -np 1 "$bin/mgpu_bench" --model medium,large --batch 8,32,128,1024,4096 \
-  --gpus 1 --runs "${RUNS:-10}" --output "$out/grid.h5"
+step "hardware probe" "$bin/mgpu_bench" probe --model medium,large --batches "$probe_batches" --output "$out/probe.h5"
+allreduce=()
+if ((ranks > 1)); then
+  # The measured all-reduce at this rank count (its /allreduce group joins the probe's file).
+  step "all-reduce sweep, $ranks ranks" "${mpirun[@]}" -np "$ranks" "$bin/mgpu_bench" allreduce --output "$out/probe.h5"
+  allreduce=(--allreduce "$out/probe.h5")
+fi
+step "measured grid" "${mpirun[@]}" -np "$ranks" "$bin/mgpu_bench" --model medium,large --batch "$grid" --gpus "$gpus" \
+  --runs "${RUNS:-10}" --output "$out/grid.h5"
 note "## prediction and check ($((SECONDS - started)) s)"
 for format in json markdown; do
-  "$bin/mgpu_analyze" predict --probe "$out/probe.h5" --check "$out/grid.h5" --format "$format" \
+  "$bin/mgpu_analyze" predict --probe "$out/probe.h5" "${allreduce[@]}" --check "$out/grid.h5" --format "$format" \
     >"$out/check.$format" 2>>"$log" || { note "FAILED: mgpu_analyze predict --format $format (see $log)"; exit 1; }
 done
 note "## done in $((SECONDS - started)) s; files in $out"

@@ -8,6 +8,8 @@
 # Prints a Markdown table last. Pass: every overhead within +-2% (and, with RANKS > 1, every pair of speedup intervals
 # overlapping); exits 1 otherwise.
 # Usage: BIN_DIR=dir-with-mgpu_bench OUT=dir RANKS=1 RUNS=10 bash bench/timing_overhead.sh
+# Knobs for a rehearsal (the table of the docs uses the defaults): MODELS, BATCHES, WARMUP (10), STEPS (100),
+# BENCH_ARGS (more mgpu_bench options, e.g. "--device cpu").
 # (as its own copy beside common.sh, e.g. both in one folder carried to a GPU machine, it runs the same way)
 set -uo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -25,14 +27,17 @@ mpirun+=(--bind-to none)
 # A rehearsal may ask for fewer (BATCHES=8,32 MODELS=medium); the table of the docs uses these.
 batches="${BATCHES:-8,32,128,1024,4096}"
 models="${MODELS:-medium,large}"
+warmup="${WARMUP:-10}"
+steps="${STEPS:-100}"
+read -r -a bench_args <<<"${BENCH_ARGS:-}"
 rm -f "$out/failures.txt"
 
 # sweep NAME ARGS...: every preset and batch in one process (the CUDA context is reset between configurations).
 sweep() {
   local name=$1
   shift
-  "${mpirun[@]}" -np "$ranks" "$bin/mgpu_bench" --model "$models" --batch "$batches" --warmup 10 --steps 100 \
-    --runs "$runs" --force --output "$out/$name.h5" "$@" >"$out/$name.txt" 2>&1
+  "${mpirun[@]}" -np "$ranks" "$bin/mgpu_bench" --model "$models" --batch "$batches" --warmup "$warmup" \
+    --steps "$steps" --runs "$runs" "${bench_args[@]}" --force --output "$out/$name.h5" "$@" >"$out/$name.txt" 2>&1
   local rc=$?
   note "# $name: rc=$rc ($*)"
   ((rc == 0)) || { tail -n 5 "$out/$name.txt" | tee -a "$log"; exit 1; }
@@ -60,7 +65,7 @@ failed=0
   echo
   echo "## Timing overhead on $ranks GPU(s): default (--timing interleaved) vs untimed (--timing none)"
   echo
-  echo "$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -n 1), git $("$bin/mgpu_bench" --version | awk '{gsub(/\)/, ""); print $NF}'), --warmup 10 --steps 100 --runs $runs; ms per step (max over ranks), mean over the throughput runs"
+  echo "$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -n 1), git $("$bin/mgpu_bench" --version | awk '{gsub(/\)/, ""); print $NF}'), --warmup $warmup --steps $steps --runs $runs${BENCH_ARGS:+ $BENCH_ARGS}; ms per step (max over ranks), mean over the throughput runs"
   echo
   echo "| configuration | default | untimed | overhead | phase-marked runs' step |"
   echo "|---|---|---|---|---|"

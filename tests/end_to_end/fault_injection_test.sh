@@ -1,13 +1,17 @@
 #!/usr/bin/env bash
-# Purpose: the fault-injection suite (docs/reliability.md): a 2-rank job is hurt in every way a cluster hurts one (a
-# rank killed, a rank stopped, SIGTERM/SIGINT to the launcher or to every rank, a full disk) and damaged results files
-# are fed to the analyzer and to --resume. Each case asserts the time to exit, the exit status, the one-line message,
-# that the file still holds every completed run (h5py when there is one, else h5dump), and that --resume then
-# completes the configuration. Prints a table last; exits 1 when any case failed.
+# Purpose: the fault-injection suite (docs/reliability.md): a 2-rank (or N-rank) job is hurt in every way a cluster
+# hurts one (a rank killed, a rank stopped, SIGTERM/SIGINT to the launcher or to every rank, a full disk) and damaged
+# results files are fed to the analyzer and to --resume. Each case asserts the time to exit, the exit status, the
+# one-line message, that the file still holds every completed run (h5py when there is one, else h5dump), and that
+# --resume then completes the configuration. Prints a table last; exits 1 when any case failed.
 #
 # Usage: tests/end_to_end/fault_injection_test.sh BIN_DIR [WORK_DIR]
 #   BIN_DIR holds mgpu_bench and mgpu_analyze. Environment:
-#   MGPU_FAULT_DEVICE   cpu (default: the CPU fallback, MPI all-reduce) or cuda (NCCL between 2 GPUs)
+#   MGPU_FAULT_DEVICE   cpu (default: the CPU fallback, MPI all-reduce) or cuda (NCCL between the GPUs)
+#   MGPU_FAULT_RANKS    ranks of the job (default 2); the last rank is the one killed or stopped
+#   MGPU_FAULT_CASES    the cases to run (default all): sigkill sigstop term-launcher int-launcher term-ranks
+#                       int-ranks full-disk truncated corrupted
+#   MGPU_FAULT_ROWS     a file that also gets the table's rows, one a line: case|exit s|status|runs|--resume|verdict
 #   MGPU_FAULT_ARGS     the job's options but --runs (default: a small medium-model job, see below)
 #   MGPU_FAULT_RUNS     its --runs (default 100)
 #   MGPU_FAULT_TIMEOUT  --timeout of the job in seconds (default 5)
@@ -26,22 +30,26 @@ DEVICE=${MGPU_FAULT_DEVICE:-cpu}
 TIMEOUT=${MGPU_FAULT_TIMEOUT:-5}
 MPIEXEC=${MPIEXEC:-mpiexec}
 PY=${MGPU_H5PY_PYTHON:-}
-# One 2-rank configuration (--gpus 2: no 1-GPU baseline first, so every case hurts a job whose ranks all work), small
-# and quick on 2 oversubscribed cores (about 0.25 s a run); on GPUs a larger step keeps the job running long
-# enough to be hurt mid-run.
+RANKS=${MGPU_FAULT_RANKS:-2}
+VICTIM=$((RANKS - 1))
+ALL_CASES="sigkill sigstop term-launcher int-launcher term-ranks int-ranks full-disk truncated corrupted"
+CASES=" ${MGPU_FAULT_CASES:-$ALL_CASES} "
+# One RANKS-rank configuration (--gpus RANKS: no 1-GPU baseline first, so every case hurts a job whose ranks all
+# work), small and quick on 2 oversubscribed cores (about 0.25 s a run); on GPUs a larger step keeps the job running
+# long enough to be hurt mid-run.
 if [ "$DEVICE" = cpu ]; then
-  DEFAULT_ARGS="--model medium --batch 32 --gpus 2 --warmup 3 --steps 17"
+  DEFAULT_ARGS="--model medium --batch 32 --gpus $RANKS --warmup 3 --steps 17"
   DEFAULT_RUNS=100  # about 7 s a job: a signal sent a second in always finds it running
   DISK_RUNS=60  # more than 256 KiB hold
 else
-  DEFAULT_ARGS="--model large --batch 4096 --gpus 2 --warmup 3 --steps 17"
+  DEFAULT_ARGS="--model large --batch 4096 --gpus $RANKS --warmup 3 --steps 17"
   DEFAULT_RUNS=100
   DISK_RUNS=100  # more than 256 KiB hold
 fi
 read -r -a BASE_ARGS <<< "${MGPU_FAULT_ARGS:-$DEFAULT_ARGS}"
 BASE_ARGS+=(--device "$DEVICE" --timeout "$TIMEOUT")
 JOB_ARGS=("${BASE_ARGS[@]}" --runs "${MGPU_FAULT_RUNS:-$DEFAULT_RUNS}")
-LAUNCH=("$MPIEXEC" -n 2)
+LAUNCH=("$MPIEXEC" -n "$RANKS")
 [ "$(id -u)" = 0 ] && LAUNCH+=(--allow-run-as-root)
 [ "$DEVICE" = cpu ] && LAUNCH+=(--oversubscribe)
 export OMPI_MCA_btl_vader_single_copy_mechanism=none NCCL_NVLS_ENABLE=0
@@ -62,6 +70,7 @@ record() {  # case, exit time, status, runs kept, resume
   local verdict=PASS
   if [ -n "$PROBLEMS" ]; then verdict="FAIL: $PROBLEMS"; FAILED=1; fi
   ROWS+=("$1|$2|$3|$4|$5|$verdict")
+  [ -n "${MGPU_FAULT_ROWS:-}" ] && echo "$1|$2|$3|$4|$5|$verdict" >> "$MGPU_FAULT_ROWS"
   echo "# $1: $verdict" >&2
   PROBLEMS=""
 }
@@ -132,9 +141,32 @@ start_job() {  # file [launch prefix...]
   sleep 1  # a few runs in
 }
 
+# The job's ranks: processes of this binary descended from its launcher. Other jobs of the same binary on this machine
+# (a user's run, another test) are never signalled or counted.
+job_rank_pids() {
+  local pid ancestor
+  for pid in $(pgrep -f "^$BENCH "); do
+    ancestor=$pid
+    while [ -n "$ancestor" ] && [ "$ancestor" -gt 1 ]; do
+      ancestor=$(ps -o ppid= -p "$ancestor" 2>/dev/null | tr -d ' ')
+      if [ "$ancestor" = "$JOB_PID" ]; then echo "$pid"; break; fi
+    done
+  done
+}
+JOB_RANKS=()
+remember_ranks() {  # adds the job's live ranks to JOB_RANKS (orphaned ranks have lost their launcher: seen early)
+  local pid known
+  for pid in $(job_rank_pids); do
+    known=0
+    for known_pid in "${JOB_RANKS[@]}"; do [ "$known_pid" = "$pid" ] && known=1; done
+    [ $known = 1 ] || JOB_RANKS+=("$pid")
+  done
+}
+
 rank_pid() {  # rank -> pid of that rank of the job
   local pid
-  for pid in $(pgrep -f "^$BENCH "); do
+  remember_ranks
+  for pid in "${JOB_RANKS[@]}"; do
     if tr '\0' '\n' < "/proc/$pid/environ" 2>/dev/null | grep -qx "OMPI_COMM_WORLD_RANK=$1"; then
       echo "$pid"
       return
@@ -147,9 +179,11 @@ wait_job() {  # since bound
   local since=$1 bound=$2
   local limit=$(( ${bound%.*} + 30 ))
   local ticks=0
+  remember_ranks
   while kill -0 "$JOB_PID" 2>/dev/null && [ $ticks -lt $((limit * 10)) ]; do
     sleep 0.1
     ticks=$((ticks + 1))
+    [ $((ticks % 10)) = 0 ] && remember_ranks
   done
   if kill -0 "$JOB_PID" 2>/dev/null; then
     problem "still running after ${limit} s"
@@ -161,11 +195,13 @@ wait_job() {  # since bound
   awk -v t="$EXIT_SECONDS" -v b="$bound" 'BEGIN { exit !(t <= b) }' || problem "exit took ${EXIT_SECONDS} s, bound ${bound} s"
   # No rank may outlive its job (a stopped one included).
   local pid
-  for pid in $(pgrep -f "^$BENCH "); do
+  for pid in "${JOB_RANKS[@]}"; do
+    tr '\0' ' ' < "/proc/$pid/cmdline" 2>/dev/null | grep -q "^$BENCH " || continue
     problem "rank pid $pid outlived the job"
     kill -CONT "$pid" 2>/dev/null
     kill -KILL "$pid" 2>/dev/null
   done
+  JOB_RANKS=()
 }
 
 expect_status() {  # allowed statuses...
@@ -189,7 +225,10 @@ expect_interrupted() {  # file pattern
 signal_rank() {  # signal rank
   kill -"$1" "$(rank_pid "$2")"
 }
-signal_ranks() { kill -"$1" "$(rank_pid 0)" "$(rank_pid 1)"; }
+signal_ranks() {  # signal: to every rank
+  local rank
+  for rank in $(seq 0 "$VICTIM"); do kill -"$1" "$(rank_pid "$rank")"; done
+}
 signal_launcher() { kill -"$1" "$JOB_PID"; }
 
 # Starts the job, hurts it with `fault...` once it measures, and waits for the launcher (wait_job) within `bound`.
@@ -207,23 +246,23 @@ inject() {  # file bound fault...
 # ---- A rank killed (SIGKILL): the launcher ends the job; the file keeps the runs it had.
 case_sigkill_rank() {
   local file="$WORK/sigkill.h5"
-  inject "$file" 10 signal_rank KILL 1 || { record "SIGKILL of rank 1" - - - -; return; }
+  inject "$file" 10 signal_rank KILL "$VICTIM" || { record "SIGKILL of rank $VICTIM" - - - -; return; }
   [ "$EXIT_STATUS" -ne 0 ] || problem "exit status 0"
   local kept
   kept=$(check_file "$file" some)
-  record "SIGKILL of rank 1" "$EXIT_SECONDS" "$EXIT_STATUS" "$kept" "$(resume "$file")"
+  record "SIGKILL of rank $VICTIM" "$EXIT_SECONDS" "$EXIT_STATUS" "$kept" "$(resume "$file")"
 }
 
 # ---- A rank stopped (SIGSTOP): its peers wait in a collective; the watchdog stops the job within timeout + 10 s.
 case_sigstop_rank() {
   local file="$WORK/sigstop.h5"
-  inject "$file" $((TIMEOUT + 10)) signal_rank STOP 1 || { record "SIGSTOP of rank 1" - - - -; return; }
+  inject "$file" $((TIMEOUT + 10)) signal_rank STOP "$VICTIM" || { record "SIGSTOP of rank $VICTIM" - - - -; return; }
   expect_status 124
-  expect_message "$WORK/job.err" "watchdog stopped the job: configuration '[^']+', run [0-9]+.*: rank 1@[^ ]+ made no progress; rank 0@[^ ]+ waited [0-9.]+ s for "
-  expect_interrupted "$file" "^watchdog: rank 1@"
+  expect_message "$WORK/job.err" "watchdog stopped the job: configuration '[^']+', run [0-9]+.*: rank $VICTIM@[^ ]+ made no progress; rank 0@[^ ]+ waited [0-9.]+ s for "
+  expect_interrupted "$file" "^watchdog: rank $VICTIM@"
   local kept
   kept=$(check_file "$file" some)
-  record "SIGSTOP of rank 1 (--timeout $TIMEOUT)" "$EXIT_SECONDS" "$EXIT_STATUS" "$kept" "$(resume "$file")"
+  record "SIGSTOP of rank $VICTIM (--timeout $TIMEOUT)" "$EXIT_SECONDS" "$EXIT_STATUS" "$kept" "$(resume "$file")"
 }
 
 # ---- SIGTERM/SIGINT: to the launcher (Ctrl-C, kill of mpirun) and to every rank (Slurm's time limit, scancel).
@@ -341,18 +380,19 @@ EOF
   record "$kind file to mgpu_analyze and --resume" "$(seconds_since "$since")" 1 "-" "refused, file unchanged"
 }
 
-echo "# fault injection: ${DEVICE}, 2 ranks, --timeout ${TIMEOUT}, job: ${JOB_ARGS[*]}; files in $WORK" >&2
-case_sigkill_rank
-case_sigstop_rank
-case_signal TERM launcher
-case_signal INT launcher
-case_signal TERM ranks
-case_signal INT ranks
-case_full_disk
-case_damaged_file truncated
-case_damaged_file corrupted
+echo "# fault injection: ${DEVICE}, $RANKS ranks, --timeout ${TIMEOUT}, job: ${JOB_ARGS[*]}; files in $WORK" >&2
+wanted() { [[ "$CASES" == *" $1 "* ]]; }
+wanted sigkill && case_sigkill_rank
+wanted sigstop && case_sigstop_rank
+wanted term-launcher && case_signal TERM launcher
+wanted int-launcher && case_signal INT launcher
+wanted term-ranks && case_signal TERM ranks
+wanted int-ranks && case_signal INT ranks
+wanted full-disk && case_full_disk
+wanted truncated && case_damaged_file truncated
+wanted corrupted && case_damaged_file corrupted
 
-printf '\n# fault injection (%s, 2 ranks, --timeout %s)\n' "$DEVICE" "$TIMEOUT"
+printf '\n# fault injection (%s, %s ranks, --timeout %s)\n' "$DEVICE" "$RANKS" "$TIMEOUT"
 printf '%-42s %8s %7s %6s  %-24s %s\n' "case" "exit s" "status" "runs" "--resume" "verdict"
 for row in "${ROWS[@]}"; do
   IFS='|' read -r name seconds status runs resumed verdict <<< "$row"
