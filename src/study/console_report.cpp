@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <string>
 
 #include "platform/build_info.hpp"
 #include "stats/verdict.hpp"
@@ -125,7 +126,9 @@ Means means_of(const std::vector<RunSummary>& runs) {
 void print_sweep_table(std::FILE* out, const std::vector<SweepTableRow>& rows) {
   std::fprintf(
       out,
-      "#\n# sweep: mean over runs (warm-up excluded) of each run's throughput and mean ms per step (max over ranks)\n");
+      "#\n# sweep: mean over runs (warm-up excluded) of each run's throughput and mean ms per step (max over ranks); "
+      "with phase-marked runs, samples/s and step_ms from the unmarked runs and the phases from the marked ones "
+      "(runs = unmarked + marked)\n");
   // No speedup column: the verdict after this table gives each speedup with its interval, computed by the analyzer's
   // statistics (outliers screened), so the job never prints two different speedups for one configuration.
   std::fprintf(out, "# %-28s %6s %7s %4s %5s %12s %9s %9s %9s %9s %9s\n", "configuration", "model", "batch", "gpus",
@@ -143,8 +146,11 @@ void print_sweep_table(std::FILE* out, const std::vector<SweepTableRow>& rows) {
       continue;
     }
     const Means& m = row_means[r];
-    std::fprintf(out, "  %-28s %6s %7d %4d %5zu %12.1f %9.4f %9.4f %9.4f %9.4f %9.4f\n", row.name.c_str(),
-                 c.model.name.c_str(), c.global_batch, c.gpus, row.runs.size(), m.samples_per_second,
+    // "50+12": the throughput runs and the phase-marked ones, so neither count hides in the other.
+    const std::string runs = m.phase_runs > 0 ? std::to_string(m.throughput_runs) + "+" + std::to_string(m.phase_runs)
+                                              : std::to_string(row.runs.size());
+    std::fprintf(out, "  %-28s %6s %7d %4d %5s %12.1f %9.4f %9.4f %9.4f %9.4f %9.4f\n", row.name.c_str(),
+                 c.model.name.c_str(), c.global_batch, c.gpus, runs.c_str(), m.samples_per_second,
                  m.phase_ms[int(Phase::step)], m.phase_ms[int(Phase::forward)], m.phase_ms[int(Phase::backward)],
                  m.phase_ms[int(Phase::allreduce)], m.phase_ms[int(Phase::optimizer)]);
   }
