@@ -84,19 +84,17 @@ def folder_of(path):
     return "analysis" if relative[0] == "analysis" else relative[1]
 
 
+# A test that is an executable of its own (a build target) and one that add_test runs on the binaries or a script.
+EXECUTABLE_TEST = re.compile(r"^\s*mgpu_(?:unit|mpi|analysis)_test\((\w+)\)", re.M)
+COMMAND_TEST = re.compile(r"add_test\(NAME (\w+)")
+
+
 def tests_in(folder):
-    """Every test the folder's CMakeLists.txt registers: unit tests and the add_test ones (the binaries on real files,
-    the browser's check of the report page)."""
+    """Every test the folder's CMakeLists.txt registers, as (executables, all): the unit tests, then the add_test ones
+    (the binaries on real files, the browser's check of the report page)."""
     text = (ROOT / "tests" / folder / "CMakeLists.txt").read_text()
-    return re.findall(r"^\s*mgpu_(?:unit|mpi|analysis)_test\((\w+)\)", text, re.M) + \
-        re.findall(r"add_test\(NAME (\w+)", text)
-
-
-def test_executables():
-    """The tests that are executables of their own (mgpu_*_test), i.e. build targets."""
-    return {name for folder in (ROOT / "tests").iterdir() if (folder / "CMakeLists.txt").exists()
-            for name in re.findall(r"^\s*mgpu_(?:unit|mpi|analysis)_test\((\w+)\)", (folder / "CMakeLists.txt").read_text(),
-                                   re.M)}
+    executables = EXECUTABLE_TEST.findall(text)
+    return executables, executables + COMMAND_TEST.findall(text)
 
 
 def run(command, timeout):
@@ -130,7 +128,11 @@ def main():
         line = lines[number - 1]
         lines[number - 1] = line[:column] + SWAPS[operator] + line[column + len(operator):]
         where = f"{path.relative_to(ROOT)}:{number}: '{operator.strip()}' -> '{SWAPS[operator].strip()}'"
-        tests = [t for f in TEST_FOLDERS[folder_of(path)] for t in tests_in(f) if t in registered]
+        folders = [tests_in(f) for f in TEST_FOLDERS[folder_of(path)]]
+        tests = [t for _, every in folders for t in every if t in registered]
+        # add_test tests run the binaries (mgpu_bench, mgpu_analyze): build those and the test executables.
+        targets = [t for executables, _ in folders for t in executables if t in registered] + \
+            ["mgpu_bench", "mgpu_analyze"]
         if args.list:
             tested += 1
             print(f"[{tested:2}] {where}  ({', '.join(tests)})\n      {lines[number - 1].strip()}")
@@ -138,8 +140,6 @@ def main():
         start = time.time()
         try:
             path.write_text("".join(lines))
-            # add_test tests run the binaries (mgpu_bench, mgpu_analyze): build those and the test executables.
-            targets = [t for t in tests if t in test_executables()] + ["mgpu_bench", "mgpu_analyze"]
             if run(["cmake", "--build", str(build), "-j", str(os.cpu_count()), "--target", *targets], 1800) != 0:
                 outcome = "stillborn"
             else:

@@ -66,12 +66,8 @@ std::string data_parallel_skip_reason(const NodeLayout& layout) {
   return "";
 }
 
-// "||params(4 ranks) - params(1 GPU)||" for the job's rank count.
-std::string ranks_text() {
-  int world = 0;
-  MGPU_MPI_CHECK(MPI_Comm_size(MPI_COMM_WORLD, &world));
-  return std::to_string(world) + " ranks";
-}
+// "4 ranks", as the printed differences name the job's rank count.
+std::string ranks_text(const NodeLayout& layout) { return std::to_string(layout.world_size) + " ranks"; }
 
 // ||a - b|| / ||b||.
 double relative_difference(const std::vector<float>& a, const std::vector<float>& b) {
@@ -140,7 +136,7 @@ TEST_P(CudaDataParallel, RanksMatchOneGpuOnTheWholeBatch) {
             << execution.overlap << " " << weight_gradient_order_name(execution.order) << ", "
             << all_ranks.bucket_plan().buckets.size() << " buckets; " << settings.model.widths_string() << ", dropout "
             << settings.model.dropout << "), " << settings.total_steps() << " steps, global batch "
-            << settings.global_batch << ": ||params(" << ranks_text()
+            << settings.global_batch << ": ||params(" << ranks_text(layout)
             << ") - params(1 GPU)|| / ||params(1 GPU)|| = " << difference << std::endl;
   EXPECT_LE(difference, data_case.tolerance);
 
@@ -206,7 +202,7 @@ TEST(CudaAccumulation, RanksMatchOneGpuOnTheWholeBatch) {
     const double difference = relative_difference(all_ranks.parameters(), one_gpu.parameters());
     std::cout << "rank " << layout.world_rank << ": accumulate 2 (graph " << execution.graph << ", overlap "
               << execution.overlap << " " << weight_gradient_order_name(execution.order) << "): ||params("
-              << ranks_text() << ") - params(1 GPU)|| / ||params(1 GPU)|| = " << difference << std::endl;
+              << ranks_text(layout) << ") - params(1 GPU)|| / ||params(1 GPU)|| = " << difference << std::endl;
     EXPECT_LE(difference, 1e-5);  // medium without accumulation stays at 5e-7 over 20 steps (see above)
     for (int step = 0; step < record.total_steps; ++step) {
       if (settings.ends_accumulation(step)) {
@@ -239,7 +235,7 @@ TEST(CudaStepLevelGemmTuning, RanksDecideTogetherAndMatchOneGpu) {
     one_gpu.run(3);
     const double difference = relative_difference(all_ranks.parameters(), one_gpu.parameters());
     std::cout << "rank " << layout.world_rank << ": step-level GEMM tuning (overlap " << execution.overlap
-              << "): ||params(" << ranks_text() << ") - params(1 GPU)|| / ||params(1 GPU)|| = " << difference << "\n"
+              << "): ||params(" << ranks_text(layout) << ") - params(1 GPU)|| / ||params(1 GPU)|| = " << difference << "\n"
               << all_ranks.gemm_choices() << std::flush;
     EXPECT_LE(difference, 1e-5);
     std::vector<float> rank0 = all_ranks.parameters();
@@ -280,7 +276,7 @@ TEST(CudaBf16Gradients, RanksMatchOneGpuWithinBf16Rounding) {
     const double bound = settings.total_steps() * settings.adam.learning_rate * std::ldexp(1.0, -5) / rms;
     const double difference = relative_difference(distributed, reference);
     std::cout << "rank " << layout.world_rank << ": grad-dtype bf16 (graph " << execution.graph << ", overlap "
-              << execution.overlap << "): ||params(" << ranks_text()
+              << execution.overlap << "): ||params(" << ranks_text(layout)
               << ", bf16 all-reduce) - params(1 GPU)|| / ||params|| = " << difference << ", bound " << bound
               << std::endl;
     EXPECT_LE(difference, bound);
