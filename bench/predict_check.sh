@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# Purpose: the 1-GPU validation of `mgpu_analyze predict` (docs/model.md, "Validation on one H200"), in one device
-# call of about 4 minutes on one H200: the hardware probe at every batch of the grid (so each GEMM term is a
-# measurement, not an interpolation), a separately measured grid with default settings (medium and large, global
-# batch 8, 32, 128, 1024, 4096, 1 GPU, 10 runs), then `mgpu_analyze predict --check`, whose validation table is
+# Purpose: the 1-GPU validation of `mgpu_analyze predict` (docs/model.md, "Validation on one GPU"), in one device
+# call of about 1 minute on one GPU: the hardware probe (the step's own units included) at every batch of the grid
+# (so each term is a measurement, not an interpolation), a separately measured grid with default settings (medium
+# and large, global batch 8, 32, 128, 1024, 4096, 1 GPU, 10 runs), then `mgpu_analyze predict --check`, whose validation table is
 # printed last with PASS or FAIL against the target: median |step error| <= 5% and worst <= 15%.
 # Usage (from the repository root, binaries in BIN_DIR, results to OUT):
 #   BIN_DIR=build OUT=/tmp/predict_check bash bench/predict_check.sh

@@ -15,15 +15,16 @@
 
 #include <functional>
 
-#include "study/backend.hpp"
+#include "kernels/probe_kernels.cuh"
+#include "model/mlp_spec.hpp"
 #include "platform/cuda_check.hpp"
 #include "platform/cuda_resources.hpp"
 #include "platform/gpu_devices.hpp"
-#include "probes/graph_timing.hpp"
-#include "model/mlp_spec.hpp"
-#include "kernels/probe_kernels.cuh"
 #include "platform/sample_median.hpp"
+#include "probes/graph_timing.hpp"
 #include "probes/standalone_conditions.hpp"
+#include "study/backend.hpp"
+#include "train/cuda_mlp.hpp"
 #include "train/trainer.hpp"
 #include "train/tuned_gemm.hpp"
 #endif
@@ -192,6 +193,70 @@ class Probe {
     }
   }
 
+  // The step's own work, unit by unit, for each model and batch (fp32, CudaMlp: what the step enqueues): each
+  // layer's forward, input gradient (with the bias gradient, and the fused optimizer's form without it) and weight
+  // gradient, the loss, the output head where it serves, Adam and the fused optimizer. Why, beside the cuBLAS GEMMs
+  // above: the step runs each shape on its tuned choice, which at small batches folds the elementwise pass into the
+  // product, so a model built from cuBLAS's default and separate elementwise kernels counts kernels the step never
+  // launches (docs/model.md).
+  void step_units(HardwareProbe& probe) {
+    std::vector<std::vector<double>> per_unit;
+    const AdamSettings adam;
+    DeviceBuffer<float> losses(8);
+    std::printf(
+        "#\n# the step's own units (graph of %d; fp32, tuned as the step tunes them), us: forward (all layers + "
+        "loss), backward (input + weight gradients), Adam; with the fused optimizer: backward (input gradients), "
+        "fused optimizer\n#  %-14s %10s %10s %10s %10s %10s\n",
+        options_.iterations, "", "forward", "backward", "adam", "backward", "fused opt");
+    for (const std::string& model : options_.models)
+      for (int batch : options_.batches) {
+        CudaMlp mlp(preset_model(model), batch, stream_.get());
+        const int layers = int(mlp.model().layers().size());
+        mlp.initialize(1, 0);
+        mlp.advance_step(batch, 0, adam);
+        mlp.generate_batch();
+        const std::string prefix = model + " b" + std::to_string(batch) + " ";
+        std::vector<std::pair<std::string, std::function<void()>>> units;
+        for (int l = 0; l < layers; ++l)
+          units.emplace_back("L" + std::to_string(l) + " forward", [&mlp, l] { mlp.forward_layer(std::size_t(l)); });
+        units.emplace_back("loss", [&] { mlp.loss_and_gradient(losses.data()); });
+        if (mlp.output_head_fusable()) units.emplace_back("output_head", [&] { mlp.output_head(losses.data()); });
+        for (int l = layers - 1; l >= 1; --l) {
+          units.emplace_back("L" + std::to_string(l) + " input_grad", [&mlp, l] { mlp.input_gradient(l, false); });
+          units.emplace_back("L" + std::to_string(l) + " input_grad fused", [&mlp, l] { mlp.input_gradient(l, true); });
+        }
+        for (int l = 0; l < layers; ++l)
+          units.emplace_back("L" + std::to_string(l) + " weight_grad", [&mlp, l] { mlp.weight_gradient(l); });
+        units.emplace_back("adam", [&] { mlp.adam(adam); });
+        units.emplace_back("fused_optimizer", [&] { mlp.adam_with_weight_gradients(adam); });
+        // Each unit once outside any capture first: every GEMM shape is tuned then (TunedGemm), as the step's eager
+        // warm-up does before its capture.
+        for (const auto& unit : units) unit.second();
+        MGPU_CUDA_CHECK(cudaStreamSynchronize(stream_.get()));
+        double forward = 0, backward = 0, backward_fused = 0, adam_us = 0, fused_us = 0;
+        for (const auto& [name, enqueue] : units) {
+          probe.step_labels.push_back(prefix + name);
+          per_unit.push_back(time_graph(options_.iterations, [&](int) { enqueue(); }));
+          const double us = median(per_unit.back()) * 1e3;
+          if (name == "adam")
+            adam_us = us;
+          else if (name == "fused_optimizer")
+            fused_us = us;
+          else if (name.find(" forward") != std::string::npos || name == "loss")
+            forward += us;
+          else if (name.find(" input_grad fused") != std::string::npos)
+            backward_fused += us;
+          else if (name != "output_head")
+            backward += us;
+        }
+        std::printf("   %-14s %10.2f %10.2f %10.2f %10.2f %10.2f\n", (model + " b" + std::to_string(batch)).c_str(),
+                    forward, backward, adam_us, backward_fused, fused_us);
+      }
+    probe.step_ms.shape = {std::size_t(options_.runs), per_unit.size()};
+    for (int run = 0; run < options_.runs; ++run)
+      for (const std::vector<double>& ms : per_unit) probe.step_ms.values.push_back(ms[run]);
+  }
+
   void launches(HardwareProbe& probe) {
     probe.launch_labels = {"kernel_launch", "graph_node", "graph_launch"};
     std::vector<std::vector<double>> per_run(3);
@@ -256,6 +321,7 @@ void run_hardware_probe(const ProbeOptions& options, const MpiContext& mpi) {
     Probe measure(options);
     measure.copies(probe);
     measure.gemms(probe);
+    measure.step_units(probe);
     measure.launches(probe);
   }
   write_hardware_probe(options.output_path, probe, options.force);

@@ -222,8 +222,13 @@ HardwareProbe read_hardware_probe(const std::string& path) {
   read_standalone_group(path, schema::kProbeGroup, [&](const Where& where, const AttributeReader& read, hid_t group) {
     schema::for_each_attribute_of_probe(probe, read);
     schema::for_each_dataset_of_probe(probe, [&](const schema::FixedDatasetSpec& spec, auto& array) {
+      // The step's units are optional (a probe older than version 8, or one that timed none): no labels, no data.
+      if (spec.name == "step_ms" && probe.step_labels.empty()) return;
       read_whole_dataset(where, group, spec, array);
     });
+    if (!probe.step_labels.empty() &&
+        (probe.step_ms.shape.size() != 2 || probe.step_ms.shape[1] != probe.step_labels.size()))
+      where.fail("step_ms does not hold [runs, " + std::to_string(probe.step_labels.size()) + " step labels]");
   });
   return probe;
 }

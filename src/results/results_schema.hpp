@@ -16,7 +16,7 @@
 namespace mgpu::results_schema {
 
 // Bumped on every change to the format (names, types, shapes, meanings, additions); readers refuse newer files.
-inline constexpr std::int32_t kVersion = 7;
+inline constexpr std::int32_t kVersion = 8;
 // A name added after version 1 and the version that added it.
 struct AddedName {
   const char* name;
@@ -40,6 +40,7 @@ inline constexpr AddedName kAddedAttributes[] = {
     {"gemm_choices", 6},
     {"interrupted", 7},
     {"interrupted_utc", 7},
+    {"step_labels", 8},
 };
 // Per-run datasets added after version 1 (for_each_dataset), with the version that added them: a reader of an older
 // file that lacks one gets an array of the right shape filled with NaN ("not measured"). Every dataset added to
@@ -508,6 +509,12 @@ struct HardwareProbe {
   ResultArray<std::int64_t> gemm_shape;       // [gemms, 3]: m, n, k (FLOPs = 2 m n k)
   ResultArray<double> gemm_ms;                // [runs, precisions, gemms]: one GEMM
   ResultArray<double> launch_ms;              // [runs, launches]: one empty kernel, launched as labelled
+  // The step's own work per layer at each probed shape, fp32, as the step enqueues it (CudaMlp: the tuned GEMM with
+  // what it folds, the kernels it does not): "large b32 L1 forward", "... L1 input_grad", "... L1 input_grad fused",
+  // "... L1 weight_grad", "large b32 loss", "large b32 output_head", "large b32 adam", "large b32 fused_optimizer".
+  // Since version 8; empty in an older probe.
+  std::vector<std::string> step_labels;  // [steps]
+  ResultArray<double> step_ms;           // [runs, steps]
 };
 
 template <typename Probe, typename Visitor>
@@ -519,6 +526,7 @@ void for_each_attribute_of_probe(Probe& p, Visitor&& visit) {
   visit("gemm_labels", p.gemm_labels);
   visit("gemm_precisions", p.gemm_precisions);
   visit("launch_labels", p.launch_labels);
+  visit("step_labels", p.step_labels);
 }
 
 template <typename Probe, typename Visitor>
@@ -541,6 +549,11 @@ void for_each_dataset_of_probe(Probe& p, Visitor&& visit) {
   visit(shape, p.gemm_shape);
   visit(gemm, p.gemm_ms);
   visit(launch, p.launch_ms);
+  static const FixedDatasetSpec step{"step_ms", "ms",
+                                     "one unit of the training step's own work [runs, steps] (fp32, as the step "
+                                     "enqueues it; graph of iterations units, replay time / iterations; since version "
+                                     "8)"};
+  visit(step, p.step_ms);
 }
 
 }  // namespace mgpu::results_schema

@@ -451,6 +451,7 @@ void write_hardware_probe(const std::string& path, const HardwareProbe& probe, b
     stamp_times(stamped.conditions);
     schema::for_each_attribute_of_probe(stamped, AttributeWriter{group});
     schema::for_each_dataset_of_probe(probe, [&](const schema::FixedDatasetSpec& spec, const auto& array) {
+      if (spec.name == "step_ms" && probe.step_labels.empty()) return;  // optional: a probe that timed no step unit
       write_whole_dataset(group, spec, array);
     });
   });

@@ -90,6 +90,26 @@ ProbeRates probe_rates(const results_schema::HardwareProbe& probe, const std::st
     if (probe.launch_labels[l] == "graph_node") rates.graph_node_ms = ms;
     if (probe.launch_labels[l] == "graph_launch") rates.graph_launch_ms = ms;
   }
+  // The step's own units are fp32 (the step's other precisions run other GEMMs and write bf16 copies).
+  if (precision == "fp32" && !probe.step_labels.empty()) {
+    for (std::size_t u = 0; u < probe.step_labels.size(); ++u) {
+      const std::string& label = probe.step_labels[u];
+      const std::size_t model_end = label.find(" b"), batch_end = label.find(' ', model_end + 2);
+      long long batch = 0;
+      try {
+        batch = model_end == std::string::npos || batch_end == std::string::npos
+                    ? 0
+                    : std::stoll(label.substr(model_end + 2, batch_end - model_end - 2));
+      } catch (const std::exception&) {
+        batch = 0;
+      }
+      if (batch < 1) throw UsageError("probe: step label '" + label + "' is not '<model> b<batch> <unit>'");
+      const double ms =
+          run_median(probe.step_ms.shape.at(0), [&](std::size_t run) { return probe.step_ms.at(run, u); });
+      check_positive_time(ms, "step unit '" + label + "'");
+      rates.units.push_back({label.substr(0, model_end), label.substr(batch_end + 1), batch, ms});
+    }
+  }
   check_positive_time(rates.graph_node_ms, "a graph node");
   check_positive_time(rates.graph_launch_ms, "a graph launch");
   return rates;
@@ -100,11 +120,6 @@ double gemm_ms(const ProbeRates& rates, GemmKind kind, int fan_in, int fan_out, 
   std::vector<std::pair<long long, double>> points;  // batch -> ms for this layer and kind
   for (const MeasuredGemm& g : rates.gemms)
     if (g.kind == kind && g.fan_in == fan_in && g.fan_out == fan_out) points.emplace_back(g.batch, g.ms);
-  std::sort(points.begin(), points.end());
-  // A product over fewer rows never needs longer than one over more (the step's tuner would run it as well as the
-  // larger one; the probe times cuBLAS's heuristic choice, which at small batches is sometimes far off): each time
-  // is capped by every larger batch's.
-  for (std::size_t i = points.size(); i-- > 1;) points[i - 1].second = std::min(points[i - 1].second, points[i].second);
   if (points.empty()) {
     if (!(rates.peak_gemm_tflops > 0))
       throw UsageError("GEMM model: layer " + std::to_string(fan_in) + "x" + std::to_string(fan_out) +
@@ -112,6 +127,16 @@ double gemm_ms(const ProbeRates& rates, GemmKind kind, int fan_in, int fan_out, 
     *source = TermSource::estimated;
     return 2.0 * fan_in * fan_out * batch / (rates.peak_gemm_tflops * 1e12) * 1e3;
   }
+  return interpolate_in_batch(std::move(points), batch, source);
+}
+
+double interpolate_in_batch(std::vector<std::pair<long long, double>> points, long long batch, TermSource* source) {
+  MGPU_REQUIRE(!points.empty() && batch >= 1, "interpolate_in_batch: no measured point, or batch < 1");
+  std::sort(points.begin(), points.end());
+  // A product over fewer rows never needs longer than one over more (the step's tuner would run it as well as the
+  // larger one; the probe times cuBLAS's heuristic choice, which at small batches is sometimes far off): each time
+  // is capped by every larger batch's.
+  for (std::size_t i = points.size(); i-- > 1;) points[i - 1].second = std::min(points[i - 1].second, points[i].second);
   if (batch <= points.front().first) {
     *source = batch == points.front().first ? TermSource::measured : TermSource::extrapolated;
     return points.front().second;
@@ -201,6 +226,15 @@ double StepModel::allreduce_ms(long long bytes, int ranks, TermSource* source) c
   return alpha_beta_allreduce_ms(bytes, ranks, *link_);
 }
 
+std::string StepModel::probed_preset(const MlpSpec& model) const {
+  const std::vector<std::string> presets = preset_names();
+  for (const MeasuredUnit& u : rates_.units)
+    if (std::find(presets.begin(), presets.end(), u.model) != presets.end() &&
+        preset_model(u.model).widths == model.widths)
+      return u.model;
+  return "";
+}
+
 StepPrediction StepModel::predict(const MlpSpec& model, const StepSettings& settings) const {
   if (settings.ranks < 1 || settings.global_batch < settings.ranks || settings.global_batch % settings.ranks != 0)
     throw UsageError("step model: global batch " + std::to_string(settings.global_batch) + " on " +
@@ -208,6 +242,36 @@ StepPrediction StepModel::predict(const MlpSpec& model, const StepSettings& sett
   const long long batch = settings.local_batch();
   StepPrediction step;
   TermSource source = TermSource::measured;
+  double weight_gradients_ms = 0, adam_ms = 0;
+  const std::string preset = probed_preset(model);
+  if (!preset.empty()) {
+    // The step's own units, measured at the exact shapes (or interpolated in batch), composed as the step runs them.
+    const auto unit = [&](const std::string& name) {
+      std::vector<std::pair<long long, double>> points;
+      for (const MeasuredUnit& u : rates_.units)
+        if (u.model == preset && u.unit == name) points.emplace_back(u.batch, u.ms);
+      if (points.empty()) throw UsageError("probe: no step unit '" + preset + " " + name + "'");
+      TermSource term = TermSource::measured;
+      const double ms = interpolate_in_batch(std::move(points), batch, &term);
+      source = weaker(source, term);
+      return ms;
+    };
+    // The head serves every batch up to the largest at which the probe found it could (output_head_supported).
+    long long head_up_to = 0;
+    for (const MeasuredUnit& u : rates_.units)
+      if (u.model == preset && u.unit == "output_head") head_up_to = std::max(head_up_to, u.batch);
+    const bool head = settings.fused_optimizer && batch <= head_up_to;
+    const int layers = static_cast<int>(model.layers().size());
+    const std::string last = "L" + std::to_string(layers - 1);
+    for (int l = 0; l + 1 < layers; ++l) step.forward_ms += unit("L" + std::to_string(l) + " forward");
+    step.forward_ms += head ? unit("output_head") : unit(last + " forward") + unit("loss");
+    for (int l = head ? layers - 2 : layers - 1; l >= 1; --l)
+      step.backward_ms +=
+          unit("L" + std::to_string(l) + (settings.fused_optimizer ? " input_grad fused" : " input_grad"));
+    if (!settings.fused_optimizer)
+      for (int l = 0; l < layers; ++l) weight_gradients_ms += unit("L" + std::to_string(l) + " weight_grad");
+    adam_ms = unit(settings.fused_optimizer ? "fused_optimizer" : "adam");
+  }
   const auto gemm = [&](GemmKind kind, const DenseLayer& layer) {
     TermSource term = TermSource::measured;
     const double ms = gemm_ms(rates_, kind, layer.fan_in, layer.fan_out, batch, &term);
@@ -215,9 +279,8 @@ StepPrediction StepModel::predict(const MlpSpec& model, const StepSettings& sett
     return ms;
   };
   const auto floats_pass = [&](double floats) { return memory_pass_ms(rates_, floats * kFloatBytes); };
-  double weight_gradients_ms = 0;
   const std::vector<DenseLayer> layers = model.layers();
-  for (std::size_t l = 0; l < layers.size(); ++l) {
+  for (std::size_t l = 0; preset.empty() && l < layers.size(); ++l) {
     const DenseLayer& layer = layers[l];
     const double outputs = double(batch) * layer.fan_out;
     step.forward_ms +=
@@ -228,9 +291,10 @@ StepPrediction StepModel::predict(const MlpSpec& model, const StepSettings& sett
   }
   step.gemm_source = source;
   const double parameters = double(model.parameter_count());
-  const double adam_ms = settings.fused_optimizer
-                             ? fused_optimizer_ms(rates_, double(model.dense_weight_count()), parameters, batch)
-                             : floats_pass(kAdamFloats * parameters);
+  if (preset.empty())
+    adam_ms = settings.fused_optimizer
+                  ? fused_optimizer_ms(rates_, double(model.dense_weight_count()), parameters, batch)
+                  : floats_pass(kAdamFloats * parameters);
   step.optimizer_ms = adam_ms;
   if (!settings.fused_optimizer) step.backward_ms += weight_gradients_ms;
 

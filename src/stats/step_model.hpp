@@ -1,7 +1,7 @@
-// Purpose: a model of one data-parallel training step from measured rates (docs/model.md): per layer the GEMMs at
-// their shapes from the hardware probe, our elementwise kernels and Adam as bytes over the probe's copy bandwidth
-// (never under its graph-node cost), and the gradient all-reduce (allreduce_model.hpp), exposed or overlapped as the
-// step runs it (docs/measurement.md, "Step execution").
+// Purpose: a model of one data-parallel training step from measured rates (docs/model.md): per layer the step's own
+// units as the probe timed them (a preset in fp32), or the GEMMs at their shapes with our elementwise kernels and
+// Adam as bytes over the probe's copy bandwidth (never under its graph-node cost); and the gradient all-reduce
+// (allreduce_model.hpp), exposed or overlapped as the step runs it (docs/measurement.md, "Step execution").
 #pragma once
 
 #include <optional>
@@ -30,6 +30,15 @@ struct MeasuredGemm {
   double ms = 0;
 };
 
+// One unit of the step's own work at one batch (the probe's step_labels: "<preset> b<batch> <unit>"), median ms.
+struct MeasuredUnit {
+  std::string model;  // the preset
+  std::string unit;   // "L1 forward", "L1 input_grad", "L1 input_grad fused", "L1 weight_grad", "loss",
+                      // "output_head", "adam", "fused_optimizer"
+  long long batch = 0;
+  double ms = 0;
+};
+
 // The rates of one GPU, medians over the probe's runs, at one GEMM precision.
 struct ProbeRates {
   std::string precision;
@@ -38,11 +47,16 @@ struct ProbeRates {
   std::vector<std::pair<long long, double>> copies;  // bytes copied (read once, written once) -> ms, ascending
   double graph_node_ms = 0;                          // one kernel node of a graph: the floor of every kernel
   double graph_launch_ms = 0;                        // one cudaGraphLaunch: once per step
+  std::vector<MeasuredUnit> units;                   // fp32 only; empty for an older probe
 };
 
 // From a stored probe; UsageError naming the precision when the probe did not time it, or when a label or a time
 // cannot be read as the probe writes it.
 ProbeRates probe_rates(const results_schema::HardwareProbe& probe, const std::string& precision);
+
+// A time measured at some batches, at `batch`: capped, interpolated, clamped or extrapolated as gemm_ms says
+// (`points`: batch -> ms, any order, at least one).
+double interpolate_in_batch(std::vector<std::pair<long long, double>> points, long long batch, TermSource* source);
 
 // One GEMM of layer (fan_in, fan_out) at `batch` rows. Each measured time is first capped by the times of the larger
 // measured batches of the same layer and kind (a smaller product is never slower). They are then interpolated
@@ -96,6 +110,9 @@ class StepModel {
   // The link used for rank counts without a curve, if any.
   const std::optional<Link>& link() const { return link_; }
   const ProbeRates& rates() const { return rates_; }
+  // The preset whose step units the probe timed and whose widths `model` has ("" if none): its step is then composed
+  // from them instead of from cuBLAS GEMMs and elementwise traffic.
+  std::string probed_preset(const MlpSpec& model) const;
 
  private:
   ProbeRates rates_;

@@ -172,34 +172,34 @@ void CudaMlp::forward() {
 }
 
 void CudaMlp::forward_layers(std::size_t layer_count) {
-  for (std::size_t l = 0; l < layer_count; ++l) {
-    const DenseLayer& layer = layers_[l];
-    float* z = layer.hidden ? hidden_[l].data() : output_.data();
-    // Z^T[out, B] = W * X^T (fp32 result whatever the operands).
-    // A hidden layer's bias + ReLU + dropout goes into the GEMM's epilogue where our kernel runs the product (fp32:
-    // with bf16 the same pass must also write the next GEMM's bf16 input, which only the elementwise kernel does).
-    kernels::SkinnyEpilogue epilogue;
-    epilogue.kind = kernels::SkinnyEpilogue::Kind::bias_relu_dropout;
-    epilogue.bias = parameters_.data() + layer.bias_offset;
-    epilogue.params = step_params_.data();
-    epilogue.layer = static_cast<std::uint32_t>(l);
-    epilogue.drop_probability = drop_probability_;
-    epilogue.keep_scale = kernels::dropout_keep_scale(drop_probability_);
-    const bool fold = layer.hidden && !bf16_;
-    // From layer 1 on, the kernel ahead is this pass's own, which writes no weight, so the weights are stable
-    // (tuned_gemm.hpp): our GEMM may read them before that kernel is done. Layer 0's GEMM may follow anything the
-    // caller enqueued, the optimizer included, so it reads them only after the wait.
-    const bool folded =
-        gemm_.multiply(CUBLAS_OP_T, CUBLAS_OP_N, layer.fan_out, batch_, layer.fan_in,
-                       gemm_parameters(layer.weight_offset), layer.fan_in, gemm_input(static_cast<int>(l)),
-                       layer.fan_in, z, layer.fan_out, false, l > 0, fold ? &epilogue : nullptr);
-    if (!layer.hidden) break;  // the output layer is linear and has no bias
-    if (folded) continue;
-    // The fp32 activation stays (backward's ReLU/dropout mask); with bf16 the same pass writes the next GEMM's input.
-    kernels::bias_relu_dropout(z, parameters_.data() + layer.bias_offset, batch_, layer.fan_out,
-                               static_cast<std::uint32_t>(l), drop_probability_, step_params_.data(), stream_,
-                               bf16_ ? hidden_bf16_[l].data() : nullptr);
-  }
+  for (std::size_t l = 0; l < layer_count; ++l) forward_layer(l);
+}
+
+void CudaMlp::forward_layer(std::size_t l) {
+  const DenseLayer& layer = layers_[l];
+  float* z = layer.hidden ? hidden_[l].data() : output_.data();
+  // Z^T[out, B] = W * X^T (fp32 result whatever the operands).
+  // A hidden layer's bias + ReLU + dropout goes into the GEMM's epilogue where our kernel runs the product (fp32:
+  // with bf16 the same pass must also write the next GEMM's bf16 input, which only the elementwise kernel does).
+  kernels::SkinnyEpilogue epilogue;
+  epilogue.kind = kernels::SkinnyEpilogue::Kind::bias_relu_dropout;
+  epilogue.bias = parameters_.data() + layer.bias_offset;
+  epilogue.params = step_params_.data();
+  epilogue.layer = static_cast<std::uint32_t>(l);
+  epilogue.drop_probability = drop_probability_;
+  epilogue.keep_scale = kernels::dropout_keep_scale(drop_probability_);
+  const bool fold = layer.hidden && !bf16_;
+  // From layer 1 on, the kernel ahead is this pass's own, which writes no weight, so the weights are stable
+  // (tuned_gemm.hpp): our GEMM may read them before that kernel is done. Layer 0's GEMM may follow anything the
+  // caller enqueued, the optimizer included, so it reads them only after the wait.
+  const bool folded = gemm_.multiply(
+      CUBLAS_OP_T, CUBLAS_OP_N, layer.fan_out, batch_, layer.fan_in, gemm_parameters(layer.weight_offset), layer.fan_in,
+      gemm_input(static_cast<int>(l)), layer.fan_in, z, layer.fan_out, false, l > 0, fold ? &epilogue : nullptr);
+  if (!layer.hidden || folded) return;  // the output layer is linear and has no bias
+  // The fp32 activation stays (backward's ReLU/dropout mask); with bf16 the same pass writes the next GEMM's input.
+  kernels::bias_relu_dropout(z, parameters_.data() + layer.bias_offset, batch_, layer.fan_out,
+                             static_cast<std::uint32_t>(l), drop_probability_, step_params_.data(), stream_,
+                             bf16_ ? hidden_bf16_[l].data() : nullptr);
 }
 
 void CudaMlp::loss_and_gradient(float* losses) {
@@ -218,8 +218,12 @@ bool CudaMlp::output_head_fusable() const {
 void CudaMlp::forward_with_output_head(float* losses) {
   MGPU_REQUIRE(output_head_fusable(), "the fused output head does not serve model " + model_.widths_string() +
                                           " at batch " + std::to_string(batch_) + " in " + precision_name(precision_));
+  forward_layers(layers_.size() - 1);
+  output_head(losses);
+}
+
+void CudaMlp::output_head(float* losses) {
   const std::size_t last = layers_.size() - 1;
-  forward_layers(last);
   const DenseLayer& layer = layers_[last];
   kernels::OutputHead head;
   head.hidden = hidden_[last - 1].data();
@@ -252,56 +256,24 @@ void CudaMlp::backward_pass(const BucketPlan* plan, const std::function<void(int
   // backward (no plan) starts below it. With a plan the bias gradient of the layer below is needed too: recomputed.
   const bool head_wrote_input_gradient = plan == nullptr && output_head_wrote_input_gradient_;
   output_head_wrote_input_gradient_ = false;
-  // With bf16 the GEMMs read the bf16 copies of dL/dZ, written by the kernels that write the fp32 values.
-  const auto gradient_operand = [&](int layer, std::size_t offset) -> const void* {
-    return bf16_ ? static_cast<const void*>(output_gradients_bf16_[layer].data() + offset)
-                 : output_gradients_[layer].data() + offset;
-  };
-  // dW^T[in, rows] = X^T * dZ[:, rows], one GEMM per piece. The layer's bias gradient was written with its dZ (in the
-  // chain below, one layer up), so each piece is complete after its GEMM.
+  // One weight-gradient GEMM per piece (weight_gradient_rows).
   const auto weight_gradient_piece = [&](std::size_t index) {
     const GradientPiece& piece = plan->pieces[index];
-    const DenseLayer& layer = layers_[piece.layer];
-    gemm_.multiply(CUBLAS_OP_N, CUBLAS_OP_T, layer.fan_in, piece.row_end - piece.row_begin, batch_,
-                   gemm_input(piece.layer), layer.fan_in, gradient_operand(piece.layer, piece.row_begin), layer.fan_out,
-                   gradients_.data() + layer.weight_offset + static_cast<std::size_t>(piece.row_begin) * layer.fan_in,
-                   layer.fan_in, accumulate);
+    weight_gradient_rows(piece.layer, piece.row_begin, piece.row_end - piece.row_begin, accumulate);
     if (after_piece) after_piece(static_cast<int>(index));
   };
   const bool deferred = plan != nullptr && plan->order == WeightGradientOrder::deferred;
   std::size_t next_piece = 0;
   for (int l = static_cast<int>(layers_.size()) - 1; l >= 0; --l) {
-    const DenseLayer& layer = layers_[l];
     // Layerwise: this layer's pieces now (the plan lists them in this order).
     for (; plan != nullptr && !deferred && next_piece < plan->pieces.size() && plan->pieces[next_piece].layer == l;
          ++next_piece) {
       weight_gradient_piece(next_piece);
     }
-    if (l == 0) break;                               // no gradient with respect to the data
-    float* other = output_gradients_[l - 1].data();  // receives dL/dX, then the previous layer's dL/dZ
-    // dX^T[in, B] = W^T * dZ^T, then through the previous layer's dropout and ReLU (its stored activation), with
-    // that layer's bias gradient (the column sums of its dZ) in the same pass. Without a plan (the fused optimizer)
-    // the optimizer kernel sums the bias gradients itself, which leaves a purely elementwise pass that our GEMM can
-    // apply as it stores dX (fp32; bf16 also needs the bf16 copy the elementwise kernel writes).
-    const DenseLayer& previous = layers_[l - 1];
-    kernels::SkinnyEpilogue epilogue;
-    epilogue.kind = kernels::SkinnyEpilogue::Kind::relu_dropout_backward;
-    epilogue.activation = hidden_[l - 1].data();
-    epilogue.keep_scale = kernels::dropout_keep_scale(drop_probability_);
-    const bool bias_in_optimizer = plan == nullptr;
-    // Stable weights: the kernel ahead is backward's, the loss or the output head, none of which writes them. Nothing
-    // to run where the output head has written this product, epilogue applied, already.
+    if (l == 0) break;  // no gradient with respect to the data
+    // Nothing to run where the output head has written this product, epilogue applied, already.
     const bool by_head = head_wrote_input_gradient && l == static_cast<int>(layers_.size()) - 1;
-    const bool folded = by_head || gemm_.multiply(CUBLAS_OP_N, CUBLAS_OP_N, layer.fan_in, batch_, layer.fan_out,
-                                                  gemm_parameters(layer.weight_offset), layer.fan_in,
-                                                  gradient_operand(l, 0), layer.fan_out, other, layer.fan_in, false,
-                                                  true, bias_in_optimizer && !bf16_ ? &epilogue : nullptr);
-    if (!folded) {
-      kernels::relu_dropout_backward_bias(
-          other, hidden_[l - 1].data(), bias_in_optimizer ? nullptr : gradients_.data() + previous.bias_offset, batch_,
-          layer.fan_in, drop_probability_, accumulate, stream_, bf16_ ? output_gradients_bf16_[l - 1].data() : nullptr,
-          bias_gradient_workspace_.view());
-    }
+    if (!by_head) input_gradient(l, plan == nullptr, accumulate);
     if (early != nullptr) {
       // The GEMM above (or the output head) was the step's last reader of this layer's weights, and its dZ and input
       // are complete: its update can run beside the rest of backward, which reads neither its weights nor its bias.
@@ -316,6 +288,51 @@ void CudaMlp::backward_pass(const BucketPlan* plan, const std::function<void(int
   for (; deferred && next_piece < plan->pieces.size(); ++next_piece) weight_gradient_piece(next_piece);
   MGPU_REQUIRE(plan == nullptr || next_piece == plan->pieces.size(),
                "the bucket plan does not match the model's layers");
+}
+
+const void* CudaMlp::gradient_operand(int layer, std::size_t offset) const {
+  // With bf16 the GEMMs read the bf16 copies of dL/dZ, written by the kernels that write the fp32 values.
+  return bf16_ ? static_cast<const void*>(output_gradients_bf16_[layer].data() + offset)
+               : output_gradients_[layer].data() + offset;
+}
+
+void CudaMlp::weight_gradient_rows(int l, int row_begin, int rows, bool accumulate) {
+  // dW^T[in, rows] = X^T * dZ[:, rows]. The layer's bias gradient was written with its dZ (in the chain of input
+  // gradients, one layer up), so the rows are complete after this GEMM.
+  const DenseLayer& layer = layers_[l];
+  gemm_.multiply(CUBLAS_OP_N, CUBLAS_OP_T, layer.fan_in, rows, batch_, gemm_input(l), layer.fan_in,
+                 gradient_operand(l, static_cast<std::size_t>(row_begin)), layer.fan_out,
+                 gradients_.data() + layer.weight_offset + static_cast<std::size_t>(row_begin) * layer.fan_in,
+                 layer.fan_in, accumulate);
+}
+
+void CudaMlp::weight_gradient(int layer) { weight_gradient_rows(layer, 0, layers_[layer].fan_out, false); }
+
+void CudaMlp::input_gradient(int l, bool bias_in_optimizer, bool accumulate) {
+  MGPU_REQUIRE(l >= 1 && l < static_cast<int>(layers_.size()), "input gradient of layer " + std::to_string(l) +
+                                                                   ": the data has none, the model has " +
+                                                                   std::to_string(layers_.size()) + " layers");
+  const DenseLayer& layer = layers_[l];
+  float* other = output_gradients_[l - 1].data();  // receives dL/dX, then the previous layer's dL/dZ
+  // dX^T[in, B] = W^T * dZ^T, then through the previous layer's dropout and ReLU (its stored activation), with
+  // that layer's bias gradient (the column sums of its dZ) in the same pass. With the fused optimizer the optimizer
+  // kernel sums the bias gradients itself, which leaves a purely elementwise pass that our GEMM can apply as it
+  // stores dX (fp32; bf16 also needs the bf16 copy the elementwise kernel writes).
+  const DenseLayer& previous = layers_[l - 1];
+  kernels::SkinnyEpilogue epilogue;
+  epilogue.kind = kernels::SkinnyEpilogue::Kind::relu_dropout_backward;
+  epilogue.activation = hidden_[l - 1].data();
+  epilogue.keep_scale = kernels::dropout_keep_scale(drop_probability_);
+  // Stable weights: the kernel ahead is backward's, the loss or the output head, none of which writes them.
+  const bool folded =
+      gemm_.multiply(CUBLAS_OP_N, CUBLAS_OP_N, layer.fan_in, batch_, layer.fan_out,
+                     gemm_parameters(layer.weight_offset), layer.fan_in, gradient_operand(l, 0), layer.fan_out, other,
+                     layer.fan_in, false, true, bias_in_optimizer && !bf16_ ? &epilogue : nullptr);
+  if (folded) return;
+  kernels::relu_dropout_backward_bias(
+      other, hidden_[l - 1].data(), bias_in_optimizer ? nullptr : gradients_.data() + previous.bias_offset, batch_,
+      layer.fan_in, drop_probability_, accumulate, stream_, bf16_ ? output_gradients_bf16_[l - 1].data() : nullptr,
+      bias_gradient_workspace_.view());
 }
 
 void CudaMlp::adam(const AdamSettings& adam, std::size_t begin, std::size_t count, float gradient_scale) {

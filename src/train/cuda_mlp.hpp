@@ -111,6 +111,18 @@ class CudaMlp {
   // stream waits for its updates (the step's parameters are all new after this call, on the compute stream).
   void adam_with_weight_gradients(const AdamSettings& adam, float gradient_scale = 1.0f, bool accumulated = false);
 
+  // --- One layer's part of the step, as the step above enqueues it (the hardware probe times each alone). ---
+  // Layer `layer`'s forward: its GEMM with, for a hidden layer, bias + ReLU + dropout (in the GEMM's epilogue where
+  // our kernel runs the product, else a kernel of its own).
+  void forward_layer(std::size_t layer);
+  // The output head's kernel alone (forward_with_output_head after the hidden layers; output_head_fusable()).
+  void output_head(float* losses);
+  // Layer `layer`'s (>= 1) input gradient: its GEMM, then the previous layer's ReLU/dropout backward, with that
+  // layer's bias gradient unless `bias_in_optimizer` (the fused optimizer's backward, which may fold the pass into
+  // the GEMM's epilogue). `accumulate`: the bias gradient is added to what the buffer holds.
+  void input_gradient(int layer, bool bias_in_optimizer, bool accumulate = false);
+  // Layer `layer`'s whole weight gradient (one GEMM; backward cuts it into the bucket plan's pieces).
+  void weight_gradient(int layer);
   // The device-resident per-step values the kernels read.
   kernels::StepParams* step_params() noexcept { return step_params_.data(); }
 
@@ -159,6 +171,9 @@ class CudaMlp {
   // What the GEMMs read: the fp32 buffers, or with bf16 their bf16 copies (element offsets are the same).
   const void* gemm_parameters(std::size_t offset) const;
   const void* gemm_input(int layer) const;  // the input of layer `layer`: x, or hidden layer - 1
+  const void* gradient_operand(int layer, std::size_t offset) const;  // dL/dZ of `layer` from element `offset` on
+  // Rows [row_begin, row_begin + rows) of layer l's weight gradient: dW^T[in, rows] = X^T * dZ[:, rows].
+  void weight_gradient_rows(int layer, int row_begin, int rows, bool accumulate);
   // Copies the fp32 parameters and inputs into their bf16 copies (bf16 only; after initialisation and uploads).
   void refresh_bf16_parameters();
   void refresh_bf16_inputs();

@@ -75,10 +75,29 @@ record() {  # case, exit time, status, runs kept, resume
   PROBLEMS=""
 }
 
-configuration_of() { h5ls "$1/configurations" 2>/dev/null | awk 'NR == 1 { print $1 }'; }
-attribute() {  # file configuration name -> value (numbers and strings)
-  h5dump -a "/configurations/$2/$3" "$1" 2>/dev/null | sed -n 's/^ *(0): //p' | tr -d '"' | head -1
-}
+# The file's first configuration, and one of its attributes, with the HDF5 tools, or through h5py where they are
+# missing (the GPU machines have h5py and no h5dump).
+if command -v h5ls > /dev/null && command -v h5dump > /dev/null; then
+  configuration_of() { h5ls "$1/configurations" 2>/dev/null | awk 'NR == 1 { print $1 }'; }
+  attribute() {  # file configuration name -> value (numbers and strings)
+    h5dump -a "/configurations/$2/$3" "$1" 2>/dev/null | sed -n 's/^ *(0): //p' | tr -d '"' | head -1
+  }
+elif [ -n "$PY" ]; then
+  configuration_of() {
+    "$PY" -c 'import h5py, sys; print(sorted(h5py.File(sys.argv[1], "r")["configurations"])[0])' "$1" 2>/dev/null
+  }
+  attribute() {
+    "$PY" - "$@" 2>/dev/null <<'PYTHON'
+import h5py, sys
+value = h5py.File(sys.argv[1], "r")["configurations"][sys.argv[2]].attrs[sys.argv[3]]
+value = value.decode() if isinstance(value, bytes) else value
+print(value.item() if hasattr(value, "item") else value)
+PYTHON
+  }
+else
+  echo "fault_injection_test: needs h5ls and h5dump, or MGPU_H5PY_PYTHON (a python3 with h5py), to read results" >&2
+  exit 2
+fi
 
 # The file opens with h5py (or h5dump) and holds `runs` runs; prints the run count.
 check_file() {  # file expected_runs [complete]

@@ -830,7 +830,7 @@ TEST_F(ResultsFileTest, GemmTuningAndChoicesRoundTripAndAVersion5FileReadsAlone)
 // unmarked run subtracted. A version 6 file lacks both datasets and reads as NaN (one kind of run: the analyzer uses
 // every run for everything); a version 7 file must have them.
 TEST_F(ResultsFileTest, PhaseMarksAndBatchGenerationRoundTripAndAVersion6FileReadsNaN) {
-  EXPECT_EQ(results_schema::kVersion, 7);
+  EXPECT_GE(results_schema::kVersion, 7);
   EXPECT_EQ(results_schema::dataset_added_in("phases_marked"), 7);
   EXPECT_EQ(results_schema::dataset_added_in("batch_generation_ms"), 7);
   std::vector<RunRecord> unmarked = synthetic_run(0, 0);
@@ -861,7 +861,7 @@ TEST_F(ResultsFileTest, PhaseMarksAndBatchGenerationRoundTripAndAVersion6FileRea
 // ---- Integrity (schema_version 7): interrupted configurations, checksums, damaged and inconsistent files
 
 TEST_F(ResultsFileTest, InterruptedRoundTripsAndAVersion6FileReadsAsNotInterrupted) {
-  EXPECT_EQ(results_schema::kVersion, 7);
+  EXPECT_GE(results_schema::kVersion, 7);
   EXPECT_EQ(results_schema::attribute_added_in("interrupted"), 7);
   EXPECT_EQ(results_schema::attribute_added_in("interrupted_utc"), 7);
   const std::string file = path("interrupted.h5");
@@ -1089,7 +1089,22 @@ TEST_F(ResultsFileTest, HardwareProbeRoundTrip) {
   EXPECT_EQ(back.gemm_ms.shape, probe.gemm_ms.shape);
   EXPECT_EQ(back.gemm_ms.at(1, 2, 1), probe.gemm_ms.at(1, 2, 1));
   EXPECT_EQ(back.launch_ms.values, probe.launch_ms.values);
+  EXPECT_TRUE(back.step_labels.empty());  // a probe that timed no step unit has neither labels nor data
+  EXPECT_TRUE(back.step_ms.values.empty());
   EXPECT_EQ(read_allreduce_sweep(file).bytes.values, synthetic_sweep().bytes.values);  // both groups in one file
+  // Version 8: the step's own units round-trip; labels without their data are a damaged file.
+  probe.step_labels = {"large b32 L0 forward", "large b32 adam"};
+  probe.step_ms = {{2, 2}, {0.01, 0.02, 0.011, 0.021}};
+  write_hardware_probe(file, probe, true);
+  const HardwareProbe units = read_hardware_probe(file);
+  EXPECT_EQ(units.step_labels, probe.step_labels);
+  EXPECT_EQ(units.step_ms.shape, probe.step_ms.shape);
+  EXPECT_EQ(units.step_ms.values, probe.step_ms.values);
+  {
+    const H5File raw(MGPU_H5_CHECK(H5Fopen(file.c_str(), H5F_ACC_RDWR, H5P_DEFAULT)));
+    MGPU_H5_CHECK(H5Ldelete(raw.get(), "/probe/step_ms", H5P_DEFAULT));
+  }
+  EXPECT_THROW(read_hardware_probe(file), UsageError);
   EXPECT_THROW(read_hardware_probe(path("absent.h5")), UsageError);
 }
 

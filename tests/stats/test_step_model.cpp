@@ -6,6 +6,9 @@
 
 #include <cmath>
 #include <filesystem>
+#include <map>
+#include <string>
+#include <vector>
 
 #include "model/mlp_spec.hpp"
 #include "platform/error.hpp"
@@ -174,4 +177,126 @@ TEST_F(StepModelTest, OverlapHidesTheReductionsBehindTheWeightGradients) {
   EXPECT_NEAR(p.exposed_comm_ms, 0.022, 1e-15);  // 0.04 - weight gradients 0.018 (more than the last bucket's 0.01)
   // Adam per bucket beside backward: only the last bucket's quarter of it follows the last reduction.
   EXPECT_NEAR(p.step_ms, 0.016 + 0.0225 + 0.022 + 0.0005 / 4 + 0.002, 1e-15);
+}
+
+// --- The step's own units (probe version 8): a preset's step composed from them. ---
+
+namespace {
+
+// Medium's units at batch 16 and 64, each worth a distinct value: unit i at batch 16 is (i + 1) us, at batch 64
+// twice that; the output head only at 16 (it serves small batches only).
+std::map<std::string, double> medium_units(long long batch) {
+  const std::vector<std::string> names = {"L0 forward",
+                                          "L1 forward",
+                                          "L2 forward",
+                                          "L3 forward",
+                                          "loss",
+                                          "L3 input_grad",
+                                          "L2 input_grad",
+                                          "L1 input_grad",
+                                          "L3 input_grad fused",
+                                          "L2 input_grad fused",
+                                          "L1 input_grad fused",
+                                          "L0 weight_grad",
+                                          "L1 weight_grad",
+                                          "L2 weight_grad",
+                                          "L3 weight_grad",
+                                          "adam",
+                                          "fused_optimizer",
+                                          "output_head"};
+  std::map<std::string, double> units;
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    if (names[i] == "output_head" && batch != 16) continue;
+    units[names[i]] = (i + 1) * 1e-3 * (batch == 16 ? 1 : 2);
+  }
+  return units;
+}
+
+class StepUnitsTest : public StepModelTest {
+ protected:
+  void SetUp() override {
+    StepModelTest::SetUp();
+    results_schema::HardwareProbe probe = fixture::probe();
+    std::vector<double> ms;
+    for (long long batch : {16, 64})
+      for (const auto& [name, value] : medium_units(batch)) {
+        probe.step_labels.push_back("medium b" + std::to_string(batch) + " " + name);
+        ms.push_back(value);
+      }
+    probe.step_ms = {{1, ms.size()}, ms};
+    const std::string file = dir_ + "/units.h5";
+    write_hardware_probe(file, probe, false);
+    units_ = probe_rates(read_hardware_probe(file), "fp32");
+  }
+  StepModel units_model() const { return StepModel(units_, {curve_}, std::nullopt, false); }
+  static double unit(long long batch, const std::string& name) { return medium_units(batch).at(name); }
+  ProbeRates units_;
+};
+
+const MlpSpec kMedium = preset_model("medium");
+
+}  // namespace
+
+TEST_F(StepUnitsTest, TheProbeFileCarriesTheUnits) {
+  ASSERT_EQ(units_.units.size(), 18u + 17u);
+  EXPECT_EQ(units_.units.front().model, "medium");
+  EXPECT_TRUE(rates_.units.empty());  // a probe without them (the fixture's, as written before version 8)
+  EXPECT_EQ(StepModel(rates_, {}, std::nullopt, false).probed_preset(kMedium), "");
+  EXPECT_EQ(units_model().probed_preset(kMedium), "medium");
+  EXPECT_EQ(units_model().probed_preset(custom_model({847, 256, 128, 64, 4}, 0.2)), "");
+}
+
+TEST_F(StepUnitsTest, FusedStepWithTheHeadSkipsTheOutputLayersKernels) {
+  const StepPrediction p = units_model().predict(kMedium, default_step_settings(1, 16, "fp32"));
+  const double forward =
+      unit(16, "L0 forward") + unit(16, "L1 forward") + unit(16, "L2 forward") + unit(16, "output_head");
+  const double backward = unit(16, "L2 input_grad fused") + unit(16, "L1 input_grad fused");
+  EXPECT_NEAR(p.forward_ms, forward, 1e-15);
+  EXPECT_NEAR(p.backward_ms, backward, 1e-15);
+  EXPECT_NEAR(p.optimizer_ms, unit(16, "fused_optimizer"), 1e-15);
+  EXPECT_NEAR(p.step_ms, forward + backward + unit(16, "fused_optimizer") + 0.002, 1e-15);
+  EXPECT_EQ(p.gemm_source, TermSource::measured);
+}
+
+TEST_F(StepUnitsTest, FusedStepAboveTheHeadsLargestBatchRunsTheOutputLayerAndLoss) {
+  const StepPrediction p = units_model().predict(kMedium, default_step_settings(1, 64, "fp32"));
+  EXPECT_NEAR(p.forward_ms,
+              unit(64, "L0 forward") + unit(64, "L1 forward") + unit(64, "L2 forward") + unit(64, "L3 forward") +
+                  unit(64, "loss"),
+              1e-15);
+  EXPECT_NEAR(p.backward_ms,
+              unit(64, "L3 input_grad fused") + unit(64, "L2 input_grad fused") + unit(64, "L1 input_grad fused"),
+              1e-15);
+  // Between the probed batches each unit is linear in batch: at 32, a third of the way from 16 to 64.
+  const StepPrediction mid = units_model().predict(kMedium, default_step_settings(1, 32, "fp32"));
+  EXPECT_NEAR(mid.optimizer_ms, unit(16, "fused_optimizer") * (1 + 1.0 / 3), 1e-15);
+  EXPECT_EQ(mid.gemm_source, TermSource::interpolated);
+}
+
+TEST_F(StepUnitsTest, UnfusedStepAddsTheWeightGradientsAdamAndTheAllReduce) {
+  const StepPrediction p = units_model().predict(kMedium, default_step_settings(2, 128, "fp32"));  // local 64
+  double backward = 0;
+  for (const char* name : {"L3 input_grad", "L2 input_grad", "L1 input_grad", "L0 weight_grad", "L1 weight_grad",
+                           "L2 weight_grad", "L3 weight_grad"})
+    backward += unit(64, name);
+  EXPECT_NEAR(p.backward_ms, backward, 1e-15);
+  EXPECT_NEAR(p.optimizer_ms, unit(64, "adam"), 1e-15);
+  EXPECT_GT(p.allreduce_ms, 0.0);
+  EXPECT_NEAR(p.step_ms, p.forward_ms + backward + p.exposed_comm_ms + unit(64, "adam") + 0.002, 1e-15);
+}
+
+TEST_F(StepUnitsTest, OtherPrecisionsAndModelsKeepTheGemmAndTrafficTerms) {
+  // A custom model is composed from GEMMs and traffic as before, whatever units the probe has.
+  const StepPrediction custom = units_model().predict(kMlp, default_step_settings(1, 16, "fp32"));
+  EXPECT_NEAR(custom.step_ms, 0.023, 1e-15);
+}
+
+TEST_F(StepUnitsTest, ALabelThatIsNotModelBatchUnitIsRefused) {
+  results_schema::HardwareProbe probe = fixture::probe();
+  probe.step_labels = {"medium L0 forward"};
+  probe.step_ms = {{1, 1}, {0.001}};
+  EXPECT_THROW(probe_rates(probe, "fp32"), UsageError);
+  probe.step_labels = {"medium b16 adam"};
+  probe.step_ms = {{1, 1}, {-0.001}};
+  EXPECT_THROW(probe_rates(probe, "fp32"), UsageError);
 }

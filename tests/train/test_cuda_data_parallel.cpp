@@ -12,6 +12,7 @@
 #include <numeric>
 #include <string>
 #include <tuple>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -110,6 +111,9 @@ TrainingSettings data_parallel_settings(const DataParallelCase& c, Execution exe
   return settings;
 }
 
+// Cases of at most this many steps are also checked after every shorter count.
+constexpr int kStepwiseUpTo = 5;
+
 class CudaDataParallel : public ::testing::TestWithParam<std::tuple<DataParallelCase, Execution>> {};
 
 TEST_P(CudaDataParallel, RanksMatchOneGpuOnTheWholeBatch) {
@@ -120,6 +124,39 @@ TEST_P(CudaDataParallel, RanksMatchOneGpuOnTheWholeBatch) {
   const TrainingSettings settings = data_parallel_settings(data_case, execution);
   constexpr int kRun = 3;
 
+  // A case held over few steps is checked after each of them, so that a failure shows whether the two trajectories
+  // part at once (a wrong reduction) or after some steps (rounding that a ReLU or Adam magnified).
+  for (int steps = data_case.steps <= kStepwiseUpTo ? 1 : data_case.steps; steps < data_case.steps; ++steps) {
+    TrainingSettings fewer = settings;
+    fewer.measured_steps = steps;
+    CudaTrainer all_ranks(fewer, MPI_COMM_WORLD, layout.local_rank);
+    all_ranks.run(kRun);
+    CudaTrainer one_gpu(fewer, MPI_COMM_SELF, layout.local_rank);
+    one_gpu.run(kRun);
+    const std::vector<float> distributed = all_ranks.parameters(), whole_batch = one_gpu.parameters();
+    const double difference = relative_difference(distributed, whole_batch);
+    std::cout << "rank " << layout.world_rank << ": " << data_case.name << ", " << steps << " steps: ||params("
+              << ranks_text(layout) << ") - params(1 GPU)|| / ||params(1 GPU)|| = " << difference << std::endl;
+    EXPECT_LE(difference, data_case.tolerance) << steps << " steps";
+    if (difference > data_case.tolerance && layout.world_rank == 0) {
+      // Which side left the float64 reference, and in which layer: a wrong reduction shows on the ranks' side.
+      const std::vector<double> reference = testing_reference::training_run(fewer, kRun);
+      std::cout << "  against the float64 reference: " << ranks_text(layout) << " "
+                << testing_reference::relative_error(distributed, reference) << ", 1 GPU "
+                << testing_reference::relative_error(whole_batch, reference) << std::endl;
+      for (const DenseLayer& layer : fewer.model.layers()) {
+        const auto part = [&](const auto& all, std::size_t offset, std::size_t count) {
+          return std::vector<typename std::decay_t<decltype(all)>::value_type>(all.begin() + offset,
+                                                                               all.begin() + offset + count);
+        };
+        const std::size_t w = layer.weight_offset, n = layer.weight_count();
+        std::cout << "  layer " << layer.fan_in << "x" << layer.fan_out << " weights: ranks vs 1 GPU "
+                  << relative_difference(part(distributed, w, n), part(whole_batch, w, n)) << ", vs float64: ranks "
+                  << testing_reference::relative_error(part(distributed, w, n), part(reference, w, n)) << ", 1 GPU "
+                  << testing_reference::relative_error(part(whole_batch, w, n), part(reference, w, n)) << std::endl;
+      }
+    }
+  }
   CudaTrainer all_ranks(settings, MPI_COMM_WORLD, layout.local_rank);
   ASSERT_EQ(all_ranks.local_batch(), settings.global_batch / layout.world_size);
   if (execution.overlap) EXPECT_GE(all_ranks.bucket_plan().buckets.size(), 3u) << "the case should test buckets";
