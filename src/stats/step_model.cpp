@@ -252,7 +252,13 @@ StepPrediction StepModel::predict(const MlpSpec& model, const StepSettings& sett
         if (u.model == preset && u.unit == name) points.emplace_back(u.batch, u.ms);
       if (points.empty()) throw UsageError("probe: no step unit '" + preset + " " + name + "'");
       TermSource term = TermSource::measured;
-      const double ms = interpolate_in_batch(std::move(points), batch, &term);
+      // Adam's work is the parameters', whatever the batch: outside the probed batches it keeps the nearest's time.
+      long long at = batch;
+      if (name == "adam") {
+        const auto [lowest, highest] = std::minmax_element(points.begin(), points.end());
+        at = std::clamp(batch, lowest->first, highest->first);
+      }
+      const double ms = interpolate_in_batch(std::move(points), at, &term);
       source = weaker(source, term);
       return ms;
     };

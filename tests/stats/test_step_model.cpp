@@ -285,6 +285,15 @@ TEST_F(StepUnitsTest, UnfusedStepAddsTheWeightGradientsAdamAndTheAllReduce) {
   EXPECT_NEAR(p.step_ms, p.forward_ms + backward + p.exposed_comm_ms + unit(64, "adam") + 0.002, 1e-15);
 }
 
+TEST_F(StepUnitsTest, AboveTheProbedBatchesUnitsScaleWithTheBatchButAdamDoesNot) {
+  const StepPrediction p = units_model().predict(kMedium, default_step_settings(2, 256, "fp32"));  // local 128
+  EXPECT_NEAR(p.optimizer_ms, unit(64, "adam"), 1e-15);
+  double forward = unit(64, "loss");
+  for (const char* name : {"L0 forward", "L1 forward", "L2 forward", "L3 forward"}) forward += unit(64, name);
+  EXPECT_NEAR(p.forward_ms, 2 * forward, 1e-15);  // every unit's time x 128 / 64, the rate of the largest held
+  EXPECT_EQ(p.gemm_source, TermSource::extrapolated);
+}
+
 TEST_F(StepUnitsTest, OtherPrecisionsAndModelsKeepTheGemmAndTrafficTerms) {
   // A custom model is composed from GEMMs and traffic as before, whatever units the probe has.
   const StepPrediction custom = units_model().predict(kMlp, default_step_settings(1, 16, "fp32"));
