@@ -11,7 +11,8 @@
 
 namespace mgpu::analysis {
 
-// A measured all-reduce curve: per message size, the median over runs of the slowest rank's time.
+// A measured all-reduce curve: per message size, the median over runs of the slowest rank's time of one all-reduce
+// timed alone (the sweep's op_ms).
 struct AllreduceCurve {
   int ranks = 0;
   std::vector<std::pair<long long, double>> bytes_ms;  // ascending bytes

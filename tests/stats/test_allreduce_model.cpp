@@ -30,6 +30,16 @@ TEST(AllreduceModel, CurveTakesTheSlowestRankOfEachSize) {
   EXPECT_DOUBLE_EQ(curve.bytes_ms[1].second, 0.1);
 }
 
+// The step issues one all-reduce after backward: the curve is each all-reduce timed alone (op_ms), not the
+// back-to-back mean (time_ms), which overlaps one call's start-up with the last one's end.
+TEST(AllreduceModel, CurveIsTheAllReduceTimedAloneNotTheBackToBackMean) {
+  results_schema::AllreduceSweep sweep = step_model_test::sweep();
+  for (double& ms : sweep.op_ms.values) ms += 0.003;
+  const AllreduceCurve curve = allreduce_curve(sweep);
+  EXPECT_DOUBLE_EQ(curve.bytes_ms[0].second, 0.013);
+  EXPECT_DOUBLE_EQ(curve.bytes_ms[1].second, 0.103);
+}
+
 TEST(AllreduceModel, InterpolationIsAPowerLawBetweenNeighbours) {
   // 10,000 bytes is the log midpoint of 1,000 and 100,000: the geometric mean of 0.01 and 0.1.
   EXPECT_NEAR(interpolate_allreduce_ms(two_points(), 10000), std::sqrt(0.01 * 0.1), 1e-12);
