@@ -133,7 +133,7 @@ double gemm_ms(const ProbeRates& rates, GemmKind kind, int fan_in, int fan_out, 
 double interpolate_in_batch(std::vector<std::pair<long long, double>> points, long long batch, TermSource* source) {
   MGPU_REQUIRE(!points.empty() && batch >= 1, "interpolate_in_batch: no measured point, or batch < 1");
   std::sort(points.begin(), points.end());
-  // A product over fewer rows never needs longer than one over more (the step's tuner would run it as well as the
+  // Work over fewer rows never needs longer than over more (for a GEMM the step's tuner would run it as well as the
   // larger one; the probe times cuBLAS's heuristic choice, which at small batches is sometimes far off): each time
   // is capped by every larger batch's.
   for (std::size_t i = points.size(); i-- > 1;) points[i - 1].second = std::min(points[i - 1].second, points[i].second);
