@@ -216,41 +216,41 @@ class Probe {
         mlp.advance_step(batch, 0, adam);
         mlp.generate_batch();
         const std::string prefix = model + " b" + std::to_string(batch) + " ";
-        std::vector<std::pair<std::string, std::function<void()>>> units;
+        // Each unit with the console column it adds to (kNoColumn: the head, which replaces three others).
+        enum Column { kForward, kBackward, kAdam, kBackwardFused, kFusedOptimizer, kColumns, kNoColumn = kColumns };
+        struct Unit {
+          std::string name;
+          Column column;
+          std::function<void()> enqueue;
+        };
+        std::vector<Unit> units;
+        const auto layer_unit = [&](int l, const char* what, Column column, std::function<void()> enqueue) {
+          units.push_back({"L" + std::to_string(l) + " " + what, column, std::move(enqueue)});
+        };
         for (int l = 0; l < layers; ++l)
-          units.emplace_back("L" + std::to_string(l) + " forward", [&mlp, l] { mlp.forward_layer(std::size_t(l)); });
-        units.emplace_back("loss", [&] { mlp.loss_and_gradient(losses.data()); });
-        if (mlp.output_head_fusable()) units.emplace_back("output_head", [&] { mlp.output_head(losses.data()); });
+          layer_unit(l, "forward", kForward, [&mlp, l] { mlp.forward_layer(std::size_t(l)); });
+        units.push_back({"loss", kForward, [&] { mlp.loss_and_gradient(losses.data()); }});
+        if (mlp.output_head_fusable())
+          units.push_back({"output_head", kNoColumn, [&] { mlp.output_head(losses.data()); }});
         for (int l = layers - 1; l >= 1; --l) {
-          units.emplace_back("L" + std::to_string(l) + " input_grad", [&mlp, l] { mlp.input_gradient(l, false); });
-          units.emplace_back("L" + std::to_string(l) + " input_grad fused", [&mlp, l] { mlp.input_gradient(l, true); });
+          layer_unit(l, "input_grad", kBackward, [&mlp, l] { mlp.input_gradient(l, false); });
+          layer_unit(l, "input_grad fused", kBackwardFused, [&mlp, l] { mlp.input_gradient(l, true); });
         }
-        for (int l = 0; l < layers; ++l)
-          units.emplace_back("L" + std::to_string(l) + " weight_grad", [&mlp, l] { mlp.weight_gradient(l); });
-        units.emplace_back("adam", [&] { mlp.adam(adam); });
-        units.emplace_back("fused_optimizer", [&] { mlp.adam_with_weight_gradients(adam); });
+        for (int l = 0; l < layers; ++l) layer_unit(l, "weight_grad", kBackward, [&mlp, l] { mlp.weight_gradient(l); });
+        units.push_back({"adam", kAdam, [&] { mlp.adam(adam); }});
+        units.push_back({"fused_optimizer", kFusedOptimizer, [&] { mlp.adam_with_weight_gradients(adam); }});
         // Each unit once outside any capture first: every GEMM shape is tuned then (TunedGemm), as the step's eager
         // warm-up does before its capture.
-        for (const auto& unit : units) unit.second();
+        for (const Unit& unit : units) unit.enqueue();
         MGPU_CUDA_CHECK(cudaStreamSynchronize(stream_.get()));
-        double forward = 0, backward = 0, backward_fused = 0, adam_us = 0, fused_us = 0;
-        for (const auto& [name, enqueue] : units) {
-          probe.step_labels.push_back(prefix + name);
-          per_unit.push_back(time_graph(options_.iterations, [&](int) { enqueue(); }));
-          const double us = median(per_unit.back()) * 1e3;
-          if (name == "adam")
-            adam_us = us;
-          else if (name == "fused_optimizer")
-            fused_us = us;
-          else if (name.find(" forward") != std::string::npos || name == "loss")
-            forward += us;
-          else if (name.find(" input_grad fused") != std::string::npos)
-            backward_fused += us;
-          else if (name != "output_head")
-            backward += us;
+        double us[kColumns + 1] = {};
+        for (const Unit& unit : units) {
+          probe.step_labels.push_back(prefix + unit.name);
+          per_unit.push_back(time_graph(options_.iterations, [&](int) { unit.enqueue(); }));
+          us[unit.column] += median(per_unit.back()) * 1e3;
         }
         std::printf("   %-14s %10.2f %10.2f %10.2f %10.2f %10.2f\n", (model + " b" + std::to_string(batch)).c_str(),
-                    forward, backward, adam_us, backward_fused, fused_us);
+                    us[kForward], us[kBackward], us[kAdam], us[kBackwardFused], us[kFusedOptimizer]);
       }
     probe.step_ms.shape = {std::size_t(options_.runs), per_unit.size()};
     for (int run = 0; run < options_.runs; ++run)

@@ -82,6 +82,28 @@ double relative_difference(const std::vector<float>& a, const std::vector<float>
   return std::sqrt(difference / norm);
 }
 
+// On rank 0, after a failed comparison: which side left the float64 reference, and in which layer (a wrong reduction
+// shows on the ranks' side; rounding that a ReLU or Adam magnified shows on both).
+void explain_difference(const NodeLayout& layout, const TrainingSettings& settings, int run,
+                        const std::vector<float>& distributed, const std::vector<float>& whole_batch) {
+  if (layout.world_rank != 0) return;
+  const std::vector<double> reference = testing_reference::training_run(settings, run);
+  std::cout << "  against the float64 reference: " << ranks_text(layout) << " "
+            << testing_reference::relative_error(distributed, reference) << ", 1 GPU "
+            << testing_reference::relative_error(whole_batch, reference) << std::endl;
+  for (const DenseLayer& layer : settings.model.layers()) {
+    const auto part = [&](const auto& all) {
+      const auto first = all.begin() + static_cast<std::ptrdiff_t>(layer.weight_offset);
+      return std::vector<typename std::decay_t<decltype(all)>::value_type>(
+          first, first + static_cast<std::ptrdiff_t>(layer.weight_count()));
+    };
+    std::cout << "  layer " << layer.fan_in << "x" << layer.fan_out << " weights: ranks vs 1 GPU "
+              << relative_difference(part(distributed), part(whole_batch)) << ", vs float64: ranks "
+              << testing_reference::relative_error(part(distributed), part(reference)) << ", 1 GPU "
+              << testing_reference::relative_error(part(whole_batch), part(reference)) << std::endl;
+  }
+}
+
 struct DataParallelCase {
   std::string name;
   MlpSpec model;
@@ -138,24 +160,7 @@ TEST_P(CudaDataParallel, RanksMatchOneGpuOnTheWholeBatch) {
     std::cout << "rank " << layout.world_rank << ": " << data_case.name << ", " << steps << " steps: ||params("
               << ranks_text(layout) << ") - params(1 GPU)|| / ||params(1 GPU)|| = " << difference << std::endl;
     EXPECT_LE(difference, data_case.tolerance) << steps << " steps";
-    if (difference > data_case.tolerance && layout.world_rank == 0) {
-      // Which side left the float64 reference, and in which layer: a wrong reduction shows on the ranks' side.
-      const std::vector<double> reference = testing_reference::training_run(fewer, kRun);
-      std::cout << "  against the float64 reference: " << ranks_text(layout) << " "
-                << testing_reference::relative_error(distributed, reference) << ", 1 GPU "
-                << testing_reference::relative_error(whole_batch, reference) << std::endl;
-      for (const DenseLayer& layer : fewer.model.layers()) {
-        const auto part = [&](const auto& all, std::size_t offset, std::size_t count) {
-          return std::vector<typename std::decay_t<decltype(all)>::value_type>(all.begin() + offset,
-                                                                               all.begin() + offset + count);
-        };
-        const std::size_t w = layer.weight_offset, n = layer.weight_count();
-        std::cout << "  layer " << layer.fan_in << "x" << layer.fan_out << " weights: ranks vs 1 GPU "
-                  << relative_difference(part(distributed, w, n), part(whole_batch, w, n)) << ", vs float64: ranks "
-                  << testing_reference::relative_error(part(distributed, w, n), part(reference, w, n)) << ", 1 GPU "
-                  << testing_reference::relative_error(part(whole_batch, w, n), part(reference, w, n)) << std::endl;
-      }
-    }
+    if (difference > data_case.tolerance) explain_difference(layout, fewer, kRun, distributed, whole_batch);
   }
   CudaTrainer all_ranks(settings, MPI_COMM_WORLD, layout.local_rank);
   ASSERT_EQ(all_ranks.local_batch(), settings.global_batch / layout.world_size);
@@ -176,6 +181,7 @@ TEST_P(CudaDataParallel, RanksMatchOneGpuOnTheWholeBatch) {
             << settings.global_batch << ": ||params(" << ranks_text(layout)
             << ") - params(1 GPU)|| / ||params(1 GPU)|| = " << difference << std::endl;
   EXPECT_LE(difference, data_case.tolerance);
+  if (difference > data_case.tolerance) explain_difference(layout, settings, kRun, distributed, whole_batch);
 
   // Every rank applied the same all-reduced gradient, so the ranks hold the same parameters.
   std::vector<float> rank0 = distributed;
