@@ -1,22 +1,36 @@
 #!/usr/bin/env bash
-# Purpose: the CUDA tests under compute-sanitizer on one GPU: memcheck (leaks included), initcheck, synccheck and
-# racecheck over test_cuda_mlp, test_skinny_gemm, test_gpu_devices and the kernel tests, then a table (tool, binary,
-# tests, errors, seconds). It passes only when every run has 0 sanitizer errors, every test passes and none is skipped.
-# Usage (from the repository root, CUDA test binaries in BIN_DIR): BIN_DIR=build/tests OUT=/tmp/sanitizer \
+# Purpose: compute-sanitizer over the CUDA tests and over the product itself. Part "tests": memcheck (leaks included),
+# initcheck, synccheck and racecheck over test_cuda_mlp, test_skinny_gemm, test_gpu_devices and the kernel tests.
+# Part "product": mgpu_bench's short runs (--runs 1 --warmup 0 --steps 3) over a grid that reaches every code path of
+# the step (both presets and a --layers model; local batch 1 to 4096 around every kernel threshold; graph on and off;
+# fused optimizer on and off; overlap off, deferred and layerwise; GEMM tuning step and alone; fp32, tf32, bf16 and
+# --grad-dtype bf16; --accumulate 2; 1 rank and 2 ranks, each rank under the sanitizer), `mgpu_bench probe` and
+# `mgpu_bench allreduce`: memcheck and initcheck over the whole grid, synccheck and racecheck over the rows marked
+# "subset", which still launch every kernel of ours. A table (tool, what ran, configurations or tests, errors,
+# seconds) follows. It passes only when every run has 0 sanitizer errors and exits 0, every test passes and none is
+# skipped.
+# Usage (from the repository root): BIN_DIR=build/tests BENCH=build/mgpu_bench OUT=/tmp/sanitizer \
 #   bash bench/compute_sanitizer.sh
-# Knobs: TOOLS (default "memcheck initcheck synccheck racecheck"), COMPUTE_SANITIZER (the executable).
+# Knobs: PARTS (default "tests product"), TOOLS (default "memcheck initcheck synccheck racecheck"), SHARD=i/n (the
+# product rows whose index is i modulo n, so that several copies share the GPUs of one machine, each with its own
+# CUDA_VISIBLE_DEVICES; 2-rank rows need two visible GPUs), ROW_TIMEOUT (seconds per product row, default 1200),
+# MPIRUN (default "mpirun --allow-run-as-root"), COMPUTE_SANITIZER (the executable).
 # docs/testing.md says which tests racecheck runs and which of our shared-memory kernels each covers.
 set -uo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 bin="$(cd "${BIN_DIR:-$root/build/tests}" && pwd)"
+bench="${BENCH:-$root/build/mgpu_bench}"
 out="${OUT:-/tmp/mgpu_compute_sanitizer}"
 tools=(${TOOLS:-memcheck initcheck synccheck racecheck})
+parts=" ${PARTS:-tests product} "
+shard="${SHARD:-0/1}"
+row_timeout="${ROW_TIMEOUT:-1200}"
+read -r -a mpirun <<< "${MPIRUN:-mpirun --allow-run-as-root}"
 sanitizer="${COMPUTE_SANITIZER:-$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)}"
 binaries=(test_cuda_mlp test_skinny_gemm test_gpu_devices test_relu_dropout_backward_bias test_generate_batch)
 mkdir -p "$out"
 : >"$out/rows.md"
-# Shared memory must stay on one GPU: the tests use device 0.
-export CUDA_VISIBLE_DEVICES="${CUDA_VISIBLE_DEVICES:-0}"
+export NCCL_NVLS_ENABLE="${NCCL_NVLS_ENABLE:-0}"
 
 # racecheck only looks at shared memory and costs minutes per large GEMM, so it runs the smallest tests that still
 # launch every kernel of ours with shared memory (docs/testing.md, "compute-sanitizer"): the skinny GEMM in every
@@ -71,8 +85,94 @@ print(len(cases), failed, skipped)
 EOF
 }
 
+# The product's grid: "ranks|subset or all|arguments of mgpu_bench". Batches are global; on 2 ranks 2, 16, 64, 130 and
+# 2048 are local batches 1, 8, 32, 65 and 1024. Every row measures each configuration once (--runs 1 gives one
+# unmarked and one phase-marked run) with the watchdog off (the sanitizer slows every kernel by orders of magnitude).
+thresholds="1,8,15,16,17,31,32,33,63,64,65,128,1024"
+product_rows() {
+  cat <<ROWS
+1|subset|--model medium,large --batch $thresholds
+1|all|--model medium,large --batch 4096
+1|subset|--layers 37,100,33,5 --batch $thresholds
+1|subset|--model medium,large --batch 1,17,64,65,128 --graph off
+1|all|--model medium,large --batch 8,64,128 --fuse-optimizer off
+1|all|--model medium,large --batch 8,64,128 --fuse-optimizer on
+1|all|--model medium,large --batch 8,64,1024 --gemm-tuning alone
+1|subset|--model medium,large --batch 8,64,1024 --precision tf32
+1|subset|--model medium,large --batch 8,64,1024 --precision bf16
+1|subset|--model medium,large --batch 8,64,128 --accumulate 2
+2|all|--model medium,large --batch 2,16,64,130,2048 --gpus 2
+2|subset|--model medium,large --batch 2,16,64,130,2048 --gpus 2 --overlap on --overlap-order deferred
+2|subset|--model medium,large --batch 2,16,64,130,2048 --gpus 2 --overlap on --overlap-order layerwise
+2|subset|--model medium,large --batch 16,130 --gpus 2 --grad-dtype bf16 --overlap on
+2|all|--model medium,large --batch 16,130 --gpus 2 --graph off --overlap on
+2|all|--model medium,large --batch 16,130 --gpus 2 --accumulate 2
+2|subset|--model medium --batch 16,130 --gpus 2 --precision bf16 --grad-dtype bf16
+1|subset|probe --model medium,large --batches 16,64,1024 --runs 1 --iters 2
+2|subset|allreduce --max-bytes 4M --runs 1 --iters 2 --warmup 1
+ROWS
+}
+
+# Configurations a row measures: models x batches (a probe or all-reduce sweep counts as one).
+row_configurations() {
+  local args="$1" models batches
+  [[ "$args" == probe* || "$args" == allreduce* ]] && { echo 1; return; }
+  models="$(sed -nE 's/.*--(model|layers) ([^ ]+).*/\2/p' <<< "$args")"
+  batches="$(sed -nE 's/.*--batch ([^ ]+).*/\1/p' <<< "$args")"
+  [[ "$args" == *--layers* ]] && models="one"
+  echo $(( $(tr ',' '\n' <<< "$models" | wc -l) * $(tr ',' '\n' <<< "$batches" | wc -l) ))
+}
+
 rows=()
 failed=0
+add_row() {
+  rows+=("$(printf '| %-9s | %-60s | %5s | %6s | %7s | %s |' "$@")")
+  # Each row as soon as it is known, so a run cut short by a time limit still says what it checked.
+  echo "${rows[-1]}" | tee -a "$out/rows.md"
+}
+
+# One product row under one tool: every rank of a 2-rank row runs under its own sanitizer, each with its own log.
+run_product_row() {
+  local tool="$1" index="$2" ranks="$3" args="$4" name="$tool.product$2" start=$SECONDS status errors=0 log
+  local -a command=("$sanitizer" --tool "$tool" $(tool_options "$tool") --log-file "$out/$name.pid%p.log"
+    --print-limit 20 "$bench")
+  # shellcheck disable=SC2206 # the row's arguments are words
+  local -a words=($args)
+  case "${words[0]}" in
+    probe | allreduce) command+=("${words[@]}" --output "$out/$name.h5" --force) ;;
+    *) command+=("${words[@]}" --runs 1 --warmup 0 --steps 3 --timeout 0 --output "$out/$name.h5" --force) ;;
+  esac
+  timeout "$row_timeout" "${mpirun[@]}" -np "$ranks" -x NCCL_NVLS_ENABLE "${command[@]}" > "$out/$name.out" 2>&1
+  status=$?
+  for log in "$out/$name".pid*.log; do
+    [[ -e "$log" ]] || { errors=$((errors + 1)); continue; }
+    errors=$((errors + $(sanitizer_errors "$log")))
+  done
+  local verdict="ok"
+  if ((status != 0 || errors != 0)); then
+    verdict="FAIL (exit $status$( ((status == 124)) && echo ": over ${row_timeout} s"); see $out/$name.*)"
+    failed=1
+  fi
+  add_row "$tool" "$ranks rank(s): ${args}" "$(row_configurations "$args")" "$errors" "$((SECONDS - start))" "$verdict"
+}
+
+run_product() {
+  local tool index=0 ranks scope args shard_index="${shard%/*}" shard_count="${shard#*/}"
+  for tool in "${tools[@]}"; do
+    index=0
+    while IFS='|' read -r ranks scope args; do
+      index=$((index + 1))
+      ((index % shard_count == shard_index)) || continue
+      if [[ "$scope" != subset && ( "$tool" == synccheck || "$tool" == racecheck ) ]]; then continue; fi
+      run_product_row "$tool" "$index" "$ranks" "$args"
+    done < <(product_rows)
+  done
+}
+
+run_tests() {
+# Shared memory must stay on one GPU: the tests use device 0.
+local CUDA_VISIBLE_DEVICES="${CUDA_VISIBLE_DEVICES:-0}"
+export CUDA_VISIBLE_DEVICES
 for tool in "${tools[@]}"; do
   for binary in "${binaries[@]}"; do
     filter="*"
@@ -99,15 +199,16 @@ for tool in "${tools[@]}"; do
       verdict="FAIL (exit $status, $test_failures failed, $skipped skipped; see $log)"
       failed=1
     fi
-    rows+=("$(printf '| %-9s | %-16s | %5s | %6s | %7s | %s |' "$tool" "$binary" "$tests" "$errors" "$seconds" "$verdict")")
-    # Each row as soon as it is known, so a run cut short by a time limit still says what it checked.
-    echo "${rows[-1]}" | tee -a "$out/rows.md"
+    add_row "$tool" "$binary" "$tests" "$errors" "$seconds" "$verdict"
   done
 done
+}
 
+[[ "$parts" == *" tests "* ]] && run_tests
+[[ "$parts" == *" product "* ]] && run_product
 {
-  echo "| tool      | binary           | tests | errors | seconds | verdict |"
-  echo "|-----------|------------------|-------|--------|---------|---------|"
+  echo "| tool      | what ran (binary, or ranks and mgpu_bench arguments)         | tests or configurations | errors | seconds | verdict |"
+  echo "|-----------|--------------------------------------------------------------|-------|--------|---------|---------|"
   printf '%s\n' "${rows[@]}"
 } | tee "$out/table.md"
 exit "$failed"

@@ -280,7 +280,7 @@ __global__ void relu_dropout_backward_bias_kernel(float* __restrict__ grad, cons
 }
 
 __global__ void mse_loss_and_gradient_kernel(const float* __restrict__ y, const float* __restrict__ targets, int count,
-                                             float* __restrict__ grad_y, float* losses, const StepParams* params,
+                                             float* __restrict__ grad_y, LossSlots losses, const StepParams* params,
                                              __nv_bfloat16* __restrict__ grad_y_bf16) {
   wait_for_previous_kernel();  // launched dependent (dependent_launch.cuh): its input is the last kernel's output
   allow_next_kernel_to_start();
@@ -307,7 +307,8 @@ __global__ void mse_loss_and_gradient_kernel(const float* __restrict__ y, const 
     }
   }
   const float sum = block_sum(partial);
-  if (threadIdx.x == 0) losses[params->loss_index] = sum / static_cast<float>(count);
+  const std::uint64_t slot = params->loss_index;
+  if (threadIdx.x == 0 && slot < losses.count) losses.values[slot] = sum / static_cast<float>(count);
 }
 
 template <int kVector>
@@ -469,7 +470,7 @@ void relu_dropout_backward_bias(float* grad, const float* h, float* bias_grad, i
                                    accumulate, grad_bf16, split.rows_per_block, workspace));
 }
 
-void mse_loss_and_gradient(const float* y, const float* targets, int count, float* grad_y, float* losses,
+void mse_loss_and_gradient(const float* y, const float* targets, int count, float* grad_y, LossSlots losses,
                            const StepParams* params, cudaStream_t stream, __nv_bfloat16* grad_y_bf16) {
   MGPU_REQUIRE(count > 0, "the MSE loss needs at least one value");
   MGPU_CUDA_CHECK(launch_dependent(mse_loss_and_gradient_kernel, 1, kReductionThreads, 0, stream, y, targets, count,

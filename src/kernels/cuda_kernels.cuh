@@ -30,6 +30,15 @@ struct StepParams {
   std::uint64_t next_step = 0;     // the counter: the step the next advance_step starts
 };
 
+// The per-step loss array of a run: the step counted `loss_index` writes values[loss_index] only while that is below
+// `count`. Why the bound: set-up replays the captured step many more times than a run has steps (the step-level GEMM
+// tuning replays 65 steps from one reset of the counter), and a write per replay past the array landed in whatever
+// allocation the driver had placed next to it: another buffer of the step on some hosts, unused memory on others.
+struct LossSlots {
+  float* values = nullptr;
+  std::uint64_t count = 0;
+};
+
 // One thread: params->{seed, run} = (seed, run), next_step = 0. Enqueued once per run, before its first step.
 void begin_run(StepParams* params, std::uint64_t seed, std::uint64_t run, cudaStream_t stream);
 // One thread: step = next_step++, first_sample = step * global_batch + rank_offset, loss_index = step, and the Adam
@@ -72,10 +81,10 @@ void relu_dropout_backward_bias(float* grad, const float* h, float* bias_grad, i
                                 float drop_probability, bool accumulate, cudaStream_t stream,
                                 __nv_bfloat16* grad_bf16 = nullptr, const ReductionWorkspace& workspace = {});
 
-// MSE over count values: grad_y = 2 (y - t) / count, losses[params->loss_index] = mean (y - t)^2. One block, fixed
-// reduction order: the same inputs always give the same loss bits.
+// MSE over count values: grad_y = 2 (y - t) / count, losses.values[params->loss_index] = mean (y - t)^2 where that
+// slot exists (LossSlots). One block, fixed reduction order: the same inputs always give the same loss bits.
 // With `grad_y_bf16` (non-null) grad_y is also written there rounded to bf16.
-void mse_loss_and_gradient(const float* y, const float* targets, int count, float* grad_y, float* losses,
+void mse_loss_and_gradient(const float* y, const float* targets, int count, float* grad_y, LossSlots losses,
                            const StepParams* params, cudaStream_t stream, __nv_bfloat16* grad_y_bf16 = nullptr);
 
 // One Adam step over flat buffers (any contiguous range of them), cpu::adam_update's formula on the gradient

@@ -125,7 +125,8 @@ __global__ void __launch_bounds__(kMaxThreads) output_head_kernel(OutputHead hea
 
   // The loss: one value per sample (its group's first thread), summed over the block in thread order.
   const float total = block_sum(active && member == 0 ? squares : 0.0f);
-  if (threadIdx.x == 0) head.losses[head.params->loss_index] = total / count;
+  const std::uint64_t slot = head.params->loss_index;
+  if (threadIdx.x == 0 && slot < head.losses.count) head.losses.values[slot] = total / count;
 }
 
 }  // namespace

@@ -21,7 +21,7 @@ struct OutputHead {
   float* output = nullptr;           // Y [batch, fan_out] = H W_L^T
   float* output_gradient = nullptr;  // dL/dY [batch, fan_out] = 2 (Y - T) / (batch * fan_out)
   float* hidden_gradient = nullptr;  // dL/dZ of layer L - 1 [batch, fan_in]: (dL/dY W_L) * (H > 0 ? keep_scale : 0)
-  float* losses = nullptr;           // losses[params->loss_index] = mean (Y - T)^2
+  LossSlots losses;                  // losses.values[params->loss_index] = mean (Y - T)^2, where that slot exists
   const StepParams* params = nullptr;
   int batch = 0;
   int fan_in = 0;

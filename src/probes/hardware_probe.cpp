@@ -229,9 +229,9 @@ class Probe {
         };
         for (int l = 0; l < layers; ++l)
           layer_unit(l, "forward", kForward, [&mlp, l] { mlp.forward_layer(std::size_t(l)); });
-        units.push_back({"loss", kForward, [&] { mlp.loss_and_gradient(losses.data()); }});
+        units.push_back({"loss", kForward, [&] { mlp.loss_and_gradient(loss_slots(losses)); }});
         if (mlp.output_head_fusable())
-          units.push_back({"output_head", kNoColumn, [&] { mlp.output_head(losses.data()); }});
+          units.push_back({"output_head", kNoColumn, [&] { mlp.output_head(loss_slots(losses)); }});
         for (int l = layers - 1; l >= 1; --l) {
           layer_unit(l, "input_grad", kBackward, [&mlp, l] { mlp.input_gradient(l, false); });
           layer_unit(l, "input_grad fused", kBackwardFused, [&mlp, l] { mlp.input_gradient(l, true); });

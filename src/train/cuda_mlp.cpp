@@ -202,7 +202,7 @@ void CudaMlp::forward_layer(std::size_t l) {
                              bf16_ ? hidden_bf16_[l].data() : nullptr);
 }
 
-void CudaMlp::loss_and_gradient(float* losses) {
+void CudaMlp::loss_and_gradient(kernels::LossSlots losses) {
   // dL/dy is the output layer's dL/dZ (it is linear), where backward starts.
   kernels::mse_loss_and_gradient(output_.data(), targets_.data(), batch_ * model_.output_width(),
                                  output_gradients_.back().data(), losses, step_params_.data(), stream_,
@@ -215,14 +215,14 @@ bool CudaMlp::output_head_fusable() const {
          kernels::output_head_supported(batch_, output.fan_in, output.fan_out);
 }
 
-void CudaMlp::forward_with_output_head(float* losses) {
+void CudaMlp::forward_with_output_head(kernels::LossSlots losses) {
   MGPU_REQUIRE(output_head_fusable(), "the fused output head does not serve model " + model_.widths_string() +
                                           " at batch " + std::to_string(batch_) + " in " + precision_name(precision_));
   forward_layers(layers_.size() - 1);
   output_head(losses);
 }
 
-void CudaMlp::output_head(float* losses) {
+void CudaMlp::output_head(kernels::LossSlots losses) {
   const std::size_t last = layers_.size() - 1;
   const DenseLayer& layer = layers_[last];
   kernels::OutputHead head;
@@ -407,7 +407,7 @@ void CudaMlp::forward(const cpu::DropoutKey& dropout) {
   forward();
 }
 
-void CudaMlp::forward_with_output_head(const cpu::DropoutKey& dropout, float* losses) {
+void CudaMlp::forward_with_output_head(const cpu::DropoutKey& dropout, kernels::LossSlots losses) {
   set_dropout_key(dropout);
   forward_with_output_head(losses);
 }

@@ -22,6 +22,9 @@
 
 namespace mgpu {
 
+// Every slot of `buffer` as the loss slots of a run of buffer.size() steps.
+inline kernels::LossSlots loss_slots(DeviceBuffer<float>& buffer) { return {buffer.data(), buffer.size()}; }
+
 class CudaMlp {
  public:
   // Allocates every buffer for `batch` samples on the current device; all work goes to `stream` (not owned, must
@@ -51,8 +54,9 @@ class CudaMlp {
   void generate_batch();
   // Activations and output for the current inputs, dropout keyed by the step's (seed, run, step, first_sample).
   void forward();
-  // MSE of the output against the targets into losses[step_params().loss_index] (a device array), and dL/dy.
-  void loss_and_gradient(float* losses);
+  // MSE of the output against the targets into the step's slot of `losses` (kernels::LossSlots: none for a step
+  // counted beyond them), and dL/dy.
+  void loss_and_gradient(kernels::LossSlots losses);
   // The fused output head (output_head.cuh), for the fused-optimizer step where output_head_fusable(): forward() and
   // loss_and_gradient() with the output layer's work in one kernel: forward() through the hidden layers, then one
   // kernel that writes the output, the loss and dL/dy, and also the last hidden layer's dL/dZ (backward's first
@@ -60,7 +64,7 @@ class CudaMlp {
   // The next backward_without_weight_gradients() then starts one layer lower; backward() (both forms with a plan)
   // recomputes that dL/dZ with the bias gradient, so it stays correct too. Three kernels of the step's chain become
   // one; the forward phase then holds that input gradient as well.
-  void forward_with_output_head(float* losses);
+  void forward_with_output_head(kernels::LossSlots losses);
   // Whether forward_with_output_head serves this model and batch: fp32 GEMMs (tf32 and bf16 keep the GEMMs of their
   // precision), a hidden layer below the output layer, and an output layer the head's single block runs
   // (kernels::output_head_supported: fan_out <= 4, small batch * fan_in).
@@ -116,7 +120,7 @@ class CudaMlp {
   // our kernel runs the product, else a kernel of its own).
   void forward_layer(std::size_t layer);
   // The output head's kernel alone (forward_with_output_head after the hidden layers; output_head_fusable()).
-  void output_head(float* losses);
+  void output_head(kernels::LossSlots losses);
   // Layer `layer`'s (>= 1) input gradient: its GEMM, then the previous layer's ReLU/dropout backward, with that
   // layer's bias gradient unless `bias_in_optimizer` (the fused optimizer's backward, which may fold the pass into
   // the GEMM's epilogue). `accumulate`: the bias gradient is added to what the buffer holds.
@@ -129,7 +133,7 @@ class CudaMlp {
   // --- Test conveniences: set the step's values from the host (synchronous upload), then run the step above. ---
   void generate_batch(std::uint64_t seed, std::uint64_t first_sample);
   void forward(const cpu::DropoutKey& dropout);
-  void forward_with_output_head(const cpu::DropoutKey& dropout, float* losses);
+  void forward_with_output_head(const cpu::DropoutKey& dropout, kernels::LossSlots losses);
   void adam(const AdamSettings& adam, int step_number);
   void adam_with_weight_gradients(const AdamSettings& adam, int step_number, float gradient_scale, bool accumulated);
   void upload_moments(const std::vector<float>& first, const std::vector<float>& second);

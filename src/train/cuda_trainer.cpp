@@ -81,7 +81,7 @@ CudaTrainer::CudaTrainer(const TrainingSettings& settings, MPI_Comm comm, int de
       plan_(make_bucket_plan(settings, world_size_)),
       comm_(comm),
       output_head_(settings.fused_optimizer && model_.output_head_fusable() && kernels::output_head_enabled()),
-      losses_(static_cast<std::size_t>(settings.total_steps())),
+      losses_(settings.total_steps(), compute_stream_.get()),
       events_(settings.timing != TimingMode::none ? static_cast<std::size_t>(settings.total_steps()) : 0),
       clock_sampler_(describe_gpu(device_ordinal_).pci_bus_id) {
   for (std::size_t b = 0; b < plan_.buckets.size(); ++b) bucket_reduced_.emplace_back(cudaEventDisableTiming);
@@ -115,6 +115,7 @@ CudaTrainer::CudaTrainer(const TrainingSettings& settings, MPI_Comm comm, int de
     if (rank_ == 0 && std::getenv("MGPU_GEMM_REPORT") != nullptr) std::fprintf(stderr, "%s", found.c_str());
   }
   compute_stream_.synchronize();  // set-up work done before the first run is timed
+  losses_.check_guard(compute_stream_.get(), "set-up: warm-up steps, graph capture and GEMM tuning");
 }
 
 void CudaTrainer::capture_step_graphs(int steps) {
@@ -193,6 +194,9 @@ std::string CudaTrainer::gemm_choices() const {
       std::snprintf(alone, sizeof alone, "; the fastest alone, %.2f us, was ", shape.alone_us[0]);
       lines += alone + shape.options[0];
     }
+    lines += "; " + std::to_string(shape.checked) + " candidates verified";
+    if (!shape.rejected.empty()) lines += ", rejected: " + shape.rejected.front();
+    if (shape.rejected.size() > 1) lines += " and " + std::to_string(shape.rejected.size() - 1) + " more";
     lines += ")\n";
   }
   return lines;
@@ -376,7 +380,7 @@ RunRecord CudaTrainer::run(int run_index) {
     record.batch_generation_ms = elapsed_ms(run_marks_[kGenerationStart], run_marks_[kGenerationEnd]) / generations;
   read_phase_times(record, marked);
 
-  const std::vector<float> losses = copy_to_host(losses_, compute);
+  const std::vector<float> losses = losses_.read(compute, "run " + std::to_string(run_index));
   record.loss.assign(losses.begin(), losses.end());
   // Device memory in use now: includes the CUDA context, cuBLAS's workspace and NCCL's buffers. Nothing is freed
   // during a run, so this is also its peak.
@@ -417,10 +421,10 @@ void CudaTrainer::enqueue_step(const StepEvents* events, StepKind kind) {
     // The output layer's forward, the loss and backward's first input gradient in one kernel (CudaMlp::
     // forward_with_output_head): two fewer links in the step's chain of dependent kernels. That input gradient, one
     // small product, is then timed in the forward phase.
-    model_.forward_with_output_head(losses_.data());
+    model_.forward_with_output_head(losses_.slots());
   } else {
     model_.forward();
-    model_.loss_and_gradient(losses_.data());
+    model_.loss_and_gradient(losses_.slots());
   }
   mark(events, kForwardEnd, compute);  // forward phase = start -> here, loss and dL/dy included
 

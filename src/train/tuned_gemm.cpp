@@ -5,8 +5,10 @@
 #include "train/tuned_gemm.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <limits>
 #include <mutex>
 #include <string>
@@ -14,6 +16,7 @@
 
 #include "platform/cuda_check.hpp"
 #include "platform/cuda_resources.hpp"
+#include "kernels/reference_gemm.cuh"
 #include "kernels/skinny_gemm.cuh"
 #include "train/trainer.hpp"
 
@@ -86,6 +89,8 @@ struct Tuning {
   std::vector<double> alone_us;
   std::vector<std::string> names;
   int selected = 0;
+  int checked = 0;                    // candidates that ran and were compared with the float64 reference
+  std::vector<std::string> rejected;  // those beyond its bound, with what was found
 };
 
 using ChoiceKey = std::tuple<int, int, int, std::tuple<int, int, int, int, int, int, int, int, int>>;
@@ -112,6 +117,30 @@ std::string describe_algo(const cublasLtMatmulAlgo_t& algo) {
       cublasLtMatmulAlgoConfigGetAttribute(&algo, CUBLASLT_ALGO_CONFIG_SPLITK_NUM, &parts, sizeof parts, &written));
   return "cuBLASLt (algorithm " + std::to_string(id) + ", tile " + std::to_string(tile) +
          (parts > 1 ? ", K in " + std::to_string(parts) + " parts)" : ")");
+}
+
+// The rounding an fp32-accumulated product may show against float64, per element and relative to sum_l |a_il b_lj|:
+// the accumulation's, 8 sqrt(K) u (u = 2^-24; a K-term sum in any order whose rounding errors add up as a random walk
+// stays within about 3 sqrt(K) u even when every term has the same sign), plus, with TF32, the rounding of both
+// operands (2 x 2^-11). bf16 operands are exact in the reference, which reads the same bf16 values. A wrong candidate
+// (a part of K lost or counted twice, a tile written to the wrong place) is off by a sizeable part of |c| instead.
+double verification_bound(cublasComputeType_t compute, int k) {
+  const double accumulation = 8.0 * std::sqrt(static_cast<double>(k)) * std::ldexp(1.0, -24);
+  return accumulation + (compute == CUBLAS_COMPUTE_32F_FAST_TF32 ? 2.0 * std::ldexp(1.0, -11) : 0.0);
+}
+
+// Test-only fault hook (docs/reliability.md): MGPU_FAULT_GEMM_CANDIDATE=TEXT corrupts the output of every candidate
+// whose name contains TEXT ("*": all) before it is compared, so a test can see verification reject it.
+bool corrupted_by_fault_hook(const std::string& name) {
+  const char* target = std::getenv("MGPU_FAULT_GEMM_CANDIDATE");
+  if (target == nullptr || *target == '\0') return false;
+  return std::strcmp(target, "*") == 0 || name.find(target) != std::string::npos;
+}
+
+// MGPU_GEMM_VERIFY=fatal: a rejected candidate stops the program (for kernel development) instead of being skipped.
+bool rejection_is_fatal() {
+  const char* mode = std::getenv("MGPU_GEMM_VERIFY");
+  return mode != nullptr && std::strcmp(mode, "fatal") == 0;
 }
 
 }  // namespace
@@ -180,6 +209,8 @@ std::vector<TunedGemm::ShapeOptions> TunedGemm::shape_options() const {
     shape.options = plan->tuning.names;
     shape.alone_us = plan->tuning.alone_us;
     shape.selected = plan->tuning.selected;
+    shape.checked = plan->tuning.checked;
+    shape.rejected = plan->tuning.rejected;
     shapes.push_back(std::move(shape));
   }
   return shapes;
@@ -265,18 +296,43 @@ TunedGemm::Plan& TunedGemm::plan_for(const Key& key, cublasOperation_t op_a, cub
     }
   }
 
+  // Every candidate's product is compared with the float64 one of the same operands before it may be chosen
+  // (CUTLASS's profiler and XLA's autotuner verify theirs likewise): a wrong candidate must not win on speed.
+  const kernels::GemmReference reference({ta, tb, m, n, k, a, lda, b, ldb, operands_ == CUDA_R_16BF}, stream_);
+  const double bound = verification_bound(compute_, k);
+  Tuning& tuning = plan->tuning;
+  const std::string shape = shape_label(op_a, op_b, m, n, k);
+  const auto verified = [&](const std::string& name) {
+    if (corrupted_by_fault_hook(name)) {
+      const float wrong = std::numeric_limits<float>::quiet_NaN();
+      MGPU_CUDA_CHECK(cudaMemcpyAsync(c, &wrong, sizeof wrong, cudaMemcpyHostToDevice, stream_));
+    }
+    const kernels::GemmComparison found = reference.compare(c, ldc, bound, stream_);
+    ++tuning.checked;
+    if (found.mismatches == 0) return true;
+    char what[160];
+    std::snprintf(what, sizeof what, ": %llu of %lld elements beyond the float64 bound (worst %.3g x the bound)",
+                  found.mismatches, static_cast<long long>(m) * n, found.worst_ratio);
+    tuning.rejected.push_back(name + what);
+    if (std::getenv("MGPU_GEMM_REPORT") != nullptr)
+      std::fprintf(stderr, "gemm %s: rejected %s\n", shape.c_str(), tuning.rejected.back().c_str());
+    MGPU_REQUIRE(!rejection_is_fatal(), "GEMM " + shape + ": candidate " + tuning.rejected.back() +
+                                            " (MGPU_GEMM_VERIFY=fatal)");
+    return false;
+  };
   // Time each candidate on the real buffers: one untimed call (kernel load), then kTimedCalls back to back between two
-  // events; infinity for a candidate that refuses these buffers (it is simply not chosen).
+  // events; infinity for a candidate that refuses these buffers (it is simply not chosen) or that verification
+  // rejects (its last call's product is the one compared).
   CudaEvent start;
   CudaEvent stop;
-  const auto time_candidate = [&](const auto& call) {
+  const auto time_candidate = [&](const std::string& name, const auto& call) {
     for (int number = 0; number <= kTimedCalls; ++number) {
       if (number == 1) start.record(stream_);
       if (!call()) return std::numeric_limits<double>::infinity();
     }
     stop.record(stream_);
     stop.synchronize();
-    return elapsed_ms(start, stop);
+    return verified(name) ? elapsed_ms(start, stop) : std::numeric_limits<double>::infinity();
   };
   // Every candidate that ran, with its time for kTimedCalls calls.
   struct Timed {
@@ -288,12 +344,12 @@ TunedGemm::Plan& TunedGemm::plan_for(const Key& key, cublasOperation_t op_a, cub
   const float one = 1.0f;
   const float zero = 0.0f;
   for (const cublasLtMatmulAlgo_t& candidate : candidates) {
-    const double ms = time_candidate([&] {
+    const std::string name = describe_algo(candidate);
+    const double ms = time_candidate(name, [&] {
       return cublasLtMatmul(handle_, plan->operation, &one, a, plan->a, b, plan->b, &zero, c, plan->c, c, plan->c,
                             &candidate, workspace_, workspace_bytes_, stream_) == CUBLAS_STATUS_SUCCESS;
     });
-    if (ms < std::numeric_limits<double>::infinity())
-      timed.push_back({Choice{candidate}, ms, describe_algo(candidate)});
+    if (ms < std::numeric_limits<double>::infinity()) timed.push_back({Choice{candidate}, ms, name});
   }
   double cublaslt_ms = std::numeric_limits<double>::infinity();
   for (const Timed& t : timed) cublaslt_ms = std::min(cublaslt_ms, t.ms);
@@ -302,18 +358,20 @@ TunedGemm::Plan& TunedGemm::plan_for(const Key& key, cublasOperation_t op_a, cub
   for (const kernels::SkinnyGemmConfig& config : skinny_eligible
                                                      ? kernels::skinny_gemm_configs(m, n, k, skinny_workspace_.view())
                                                      : std::vector<kernels::SkinnyGemmConfig>{}) {
-    const double ms = time_candidate([&] {
+    const std::string name = "skinny (" + kernels::describe(config) + ")";
+    const double ms = time_candidate(name, [&] {
       const bool launched = kernels::skinny_gemm(op_a != CUBLAS_OP_N, m, n, k, static_cast<const float*>(a), lda,
                                                  static_cast<const float*>(b), ldb, c, ldc, false, config, stream_,
                                                  /*a_is_stable=*/true, {}, skinny_workspace_.view()) == cudaSuccess;
       if (!launched) (void)cudaGetLastError();  // a refused launch must not linger as the runtime's last error
       return launched;
     });
-    if (ms < std::numeric_limits<double>::infinity())
-      timed.push_back({Choice{{}, true, config}, ms, "skinny (" + kernels::describe(config) + ")"});
+    if (ms < std::numeric_limits<double>::infinity()) timed.push_back({Choice{{}, true, config}, ms, name});
   }
   MGPU_REQUIRE(!timed.empty(), "no cuBLASLt algorithm (nor our kernel) ran a " + std::to_string(m) + "x" +
-                                   std::to_string(n) + "x" + std::to_string(k) + " GEMM");
+                                   std::to_string(n) + "x" + std::to_string(k) + " GEMM that matched the float64 product (" +
+                                   std::to_string(tuning.rejected.size()) + " of " + std::to_string(tuning.checked) +
+                                   " candidates rejected)");
   // Fastest first; among equal times the earlier candidate (cuBLASLt's order, then ours), as a strict "faster" did.
   std::stable_sort(timed.begin(), timed.end(), [](const Timed& x, const Timed& y) { return x.ms < y.ms; });
   const double best_ms = timed.front().ms;
@@ -324,10 +382,11 @@ TunedGemm::Plan& TunedGemm::plan_for(const Key& key, cublasOperation_t op_a, cub
     plan->tuning.names.push_back(t.name);
   }
   if (std::getenv("MGPU_GEMM_REPORT") != nullptr) {  // for performance work: what was chosen, and by how much
-    std::fprintf(stderr, "gemm %s: cuBLASLt %.2f us; chosen %s %.2f us (%zu options within %.2fx)\n",
-                 shape_label(op_a, op_b, m, n, k).c_str(), 1e3 * cublaslt_ms / kTimedCalls,
-                 plan->tuning.names.front().c_str(), plan->tuning.alone_us.front(), plan->tuning.choices.size(),
-                 kOptionsWithin);
+    std::fprintf(stderr, "gemm %s: cuBLASLt %.2f us; chosen %s %.2f us (%zu options within %.2fx; %d candidates "
+                 "verified, %zu rejected)\n",
+                 shape.c_str(), 1e3 * cublaslt_ms / kTimedCalls, plan->tuning.names.front().c_str(),
+                 plan->tuning.alone_us.front(), plan->tuning.choices.size(), kOptionsWithin, tuning.checked,
+                 tuning.rejected.size());
   }
   {
     std::lock_guard<std::mutex> lock(tunings_mutex);

@@ -1,6 +1,7 @@
 // Purpose: GEMMs with fp32 output (fp32 or bf16 operands) through cuBLASLt or our split-K kernel, the algorithm for
 // each shape chosen by timing cuBLASLt's own candidates (each also with its K dimension split 2..32 ways) and, for
-// fp32 products with at most 64 columns, our kernel's configurations (skinny_gemm.cuh), once (outside any graph
+// fp32 products with at most 64 columns, our kernel's configurations (skinny_gemm.cuh), each first verified against
+// the float64 product of the same operands (reference_gemm.cuh; a wrong one is never chosen), once (outside any graph
 // capture), so the skinny small-batch products of this benchmark do not run on a few SMs; every later call (eager or
 // captured) reuses it. The candidates nearly as fast alone stay available, so that a caller who can time the whole
 // step (CudaTrainer's step-level tuning) can choose among them by what the step measures.
@@ -61,6 +62,8 @@ class TunedGemm {
     std::vector<std::string> options;  // what runs it: "skinny (32 columns, 8 splits, cluster sum)", "cuBLASLt (...)"
     std::vector<double> alone_us;      // each option's time per call alone (back-to-back calls)
     int selected = 0;
+    int checked = 0;                    // candidates compared with the float64 product before being timed
+    std::vector<std::string> rejected;  // those that differed beyond the rounding bound (never options), and how
   };
   std::vector<ShapeOptions> shape_options() const;
   // Later calls and captures of shape `shape` (an index into shape_options()) run its option `option`. Other

@@ -278,7 +278,7 @@ TEST_F(CudaMlpTest, StepCounterDrivesBatchAndLossSlot) {
     mlp.advance_step(global_batch, rank_offset, adam);
     mlp.generate_batch();
     mlp.forward();
-    mlp.loss_and_gradient(losses.data());
+    mlp.loss_and_gradient(loss_slots(losses));
   }
   std::vector<float> inputs(std::size_t(c.batch) * c.model.input_width());
   std::vector<float> targets(std::size_t(c.batch) * c.model.output_width());
@@ -288,6 +288,20 @@ TEST_F(CudaMlpTest, StepCounterDrivesBatchAndLossSlot) {
   const std::vector<float> written = copy_to_host(losses, stream.get());
   for (int step = 0; step < 3; ++step) EXPECT_TRUE(std::isfinite(written[step]) && written[step] > 0) << step;
   EXPECT_TRUE(std::isnan(written[3]));  // no fourth step
+  // A step counted beyond the slots writes no loss, whichever kernel computes it (set-up replays the step more often
+  // than a run has steps): slots 2 and 3 of the array stay as they were.
+  mlp.initialize(seed, 5);
+  copy_to_device(losses, std::vector<float>(4, std::numeric_limits<float>::quiet_NaN()), stream.get());
+  for (int step = 0; step < 4; ++step) {
+    mlp.advance_step(global_batch, rank_offset, adam);
+    mlp.generate_batch();
+    mlp.forward();
+    mlp.loss_and_gradient(kernels::LossSlots{losses.data(), 2});
+  }
+  const std::vector<float> bounded = copy_to_host(losses, stream.get());
+  EXPECT_EQ(bounded[0], written[0]);
+  EXPECT_EQ(bounded[1], written[1]);
+  EXPECT_TRUE(std::isnan(bounded[2]) && std::isnan(bounded[3])) << bounded[2] << " " << bounded[3];
   // A new run starts again at step 0 and so at sample rank_offset.
   mlp.initialize(seed, 6);
   mlp.advance_step(global_batch, rank_offset, adam);
@@ -324,7 +338,7 @@ TEST_P(CudaMlpReference, LossAndGradientsMatchFloat64Reference) {
   DeviceBuffer<float> loss(1);
   copy_to_device(loss, std::vector<float>{std::numeric_limits<float>::quiet_NaN()}, gpu.stream.get());
   gpu.mlp.forward(key);
-  gpu.mlp.loss_and_gradient(loss.data());
+  gpu.mlp.loss_and_gradient(loss_slots(loss));
   gpu.mlp.backward();
   const Reference reference(rc.model, gpu, key);
 
@@ -370,7 +384,7 @@ TEST_P(CudaMlpReference, BackwardInBucketPiecesMatchesFloat64Reference) {
     const cpu::DropoutKey key = dropout_key(rc.drop_probability);
     DeviceBuffer<float> loss(1);
     gpu.mlp.forward(key);
-    gpu.mlp.loss_and_gradient(loss.data());
+    gpu.mlp.loss_and_gradient(loss_slots(loss));
     std::vector<int> pieces_seen;
     gpu.mlp.backward(plan, [&](int piece) { pieces_seen.push_back(piece); });
     ASSERT_EQ(pieces_seen.size(), plan.pieces.size()) << order;
@@ -435,7 +449,7 @@ TEST_P(CudaMlpReference, FusedWeightGradientAdamMatchesFloat64Reference) {
     const cpu::DropoutKey key = dropout_key(rc.drop_probability);
     DeviceBuffer<float> loss(1);
     gpu.mlp.forward(key);
-    gpu.mlp.loss_and_gradient(loss.data());
+    gpu.mlp.loss_and_gradient(loss_slots(loss));
     gpu.mlp.backward_without_weight_gradients();
     const double scale = accumulated ? 0.5 : 1.0;
     gpu.mlp.adam_with_weight_gradients(adam, 1, static_cast<float>(scale), accumulated);
@@ -458,10 +472,10 @@ void expect_early_updates_give_the_same_bits(const ReferenceCase& rc, bool outpu
       if (accumulated) gpu.mlp.upload_gradients(normal_values(count, 1e-2f, 21));
       DeviceBuffer<float> loss(1);
       if (output_head) {
-        gpu.mlp.forward_with_output_head(dropout_key(rc.drop_probability), loss.data());
+        gpu.mlp.forward_with_output_head(dropout_key(rc.drop_probability), loss_slots(loss));
       } else {
         gpu.mlp.forward(dropout_key(rc.drop_probability));
-        gpu.mlp.loss_and_gradient(loss.data());
+        gpu.mlp.loss_and_gradient(loss_slots(loss));
       }
       gpu.mlp.set_adam_corrections(adam, 3);
       CudaMlp::EarlyUpdate update;
@@ -517,7 +531,7 @@ TEST_F(CudaMlpTest, OutputHeadOnlyWhereItServes) {
   CudaMlp wide_head(custom_model({37, 64, 48, 5}, 0.0), 24, stream.get());
   EXPECT_FALSE(wide_head.output_head_fusable());
   DeviceBuffer<float> loss(1);
-  EXPECT_THROW(wide_head.forward_with_output_head(loss.data()), Error);
+  EXPECT_THROW(wide_head.forward_with_output_head(loss_slots(loss)), Error);
 }
 
 class CudaOutputHead : public ::testing::TestWithParam<ReferenceCase> {
@@ -539,13 +553,18 @@ TEST_P(CudaOutputHead, MatchesFloat64ReferenceAndFeedsTheFusedStep) {
   const cpu::DropoutKey key = dropout_key(rc.drop_probability);
   DeviceBuffer<float> loss(1);
   copy_to_device(loss, std::vector<float>{std::numeric_limits<float>::quiet_NaN()}, gpu.stream.get());
-  gpu.mlp.forward_with_output_head(key, loss.data());
+  gpu.mlp.forward_with_output_head(key, loss_slots(loss));
   const Reference reference(rc.model, gpu, key);
 
   EXPECT_LE(relative_error(gpu.mlp.download_output(), reference.activations.output), kMathTolerance) << "output";
   const float gpu_loss = copy_to_host(loss, gpu.stream.get()).front();
   ASSERT_TRUE(std::isfinite(gpu_loss));
   EXPECT_LE(std::abs(gpu_loss - reference.loss) / reference.loss, kMathTolerance) << "loss";
+  // With no slot for the step (a replay beyond the run's steps) the head writes no loss; it rewrites the same dL/dy
+  // and dL/dZ (same inputs, same bits), so the checks below still hold.
+  copy_to_device(loss, std::vector<float>{std::numeric_limits<float>::quiet_NaN()}, gpu.stream.get());
+  gpu.mlp.output_head(kernels::LossSlots{loss.data(), 0});
+  EXPECT_TRUE(std::isnan(copy_to_host(loss, gpu.stream.get()).front())) << "a loss written without a slot";
   const std::vector<DenseLayer> layers = rc.model.model.layers();
   const int last = static_cast<int>(layers.size()) - 1;
   EXPECT_LE(relative_error(gpu.mlp.download_output_gradient(last), reference.grad_output), kMathTolerance) << "dL/dy";
@@ -601,7 +620,7 @@ void expect_reduced_precision_matches(const ReferenceCase& rc, Precision precisi
   const cpu::DropoutKey key = dropout_key(rc.drop_probability);
   DeviceBuffer<float> loss(1);
   gpu.mlp.forward(key);
-  gpu.mlp.loss_and_gradient(loss.data());
+  gpu.mlp.loss_and_gradient(loss_slots(loss));
   gpu.mlp.backward();
   const Reference reference(rc.model, gpu, key);
   const double output_error = relative_error(gpu.mlp.download_output(), reference.activations.output);

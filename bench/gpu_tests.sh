@@ -1,0 +1,94 @@
+#!/usr/bin/env bash
+# Purpose: the GPU tests on 1, 2 and 4 GPUs of one machine, and whether the product trains the same model on each GPU
+# count: the unit tests of our kernels, the model, the loss array, the GEMM tuner's verification and the trainer on
+# one GPU; the data-parallel test on 2 ranks and, with 4 GPUs, on 4 (MGPU_GEMM_REPORT on, so any candidate that
+# verification rejected is named); then mgpu_bench --model large --batch 64 on 1, 2 (and 4) GPUs, whose per-step
+# losses must agree. One table (what ran, ranks, tests, failed, skipped, seconds, result) in OUT/table.md.
+# Usage: BIN_DIR=build OUT=/tmp/gpu_tests bash bench/gpu_tests.sh
+# Knobs: GPUS (default: the GPUs nvidia-smi lists), LIMIT (seconds per row, default 300).
+set -uo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+bin="$(cd "${BIN_DIR:-$root/build}" && pwd)"
+out="${OUT:-/tmp/mgpu_gpu_tests}"
+limit="${LIMIT:-300}"
+mkdir -p "$out"
+log="$out/gpu_tests.log"
+# NCCL_NVLS_ENABLE=0, MGPU_PROGRESS=plain, the mpirun array and note().
+source "$root/bench/common.sh"
+gpus="${GPUS:-$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')}"
+tool() { local d; for d in "$bin" "$bin/tests"; do [[ -x "$d/$1" ]] && { echo "$d/$1"; return; }; done; }
+rows=()
+status=0
+
+# row NAME RANKS FILE RC SECONDS: the gtest counts of FILE's output.
+row() {
+  local name=$1 ranks=$2 file=$3 rc=$4 seconds=$5 tests failed skipped result
+  tests=$(grep -oP '^\[==========\] \K[0-9]+(?= tests? from .* ran)' "$file" | tail -n 1)
+  failed=$(grep -oP '^\[  FAILED  \] \K[0-9]+(?= tests?,)' "$file" | tail -n 1)
+  skipped=$(grep -oP '^\[  SKIPPED \] \K[0-9]+(?= tests?[,.])' "$file" | tail -n 1)
+  result="ok"
+  if ((rc != 0)) || [[ -z "$tests" || "${failed:-0}" != 0 || "${skipped:-0}" != 0 ]]; then
+    result="FAIL (exit $rc)"; status=1
+  fi
+  rows+=("$(printf '| %-34s | %5s | %5s | %6s | %7s | %7s | %s |' "$name" "$ranks" "${tests:-0}" "${failed:-0}" \
+    "${skipped:-0}" "$seconds" "$result")")
+  echo "${rows[-1]}"
+}
+
+# gtest NAME RANKS VISIBLE COMMAND...: one test binary under the row limit, its output kept in OUT.
+gtest() {
+  local name=$1 ranks=$2 visible=$3 start=$SECONDS rc; shift 3
+  local file="$out/${name// /_}_n${ranks}.txt"
+  CUDA_VISIBLE_DEVICES="$visible" MGPU_GEMM_REPORT=1 timeout --kill-after=10 "$limit" "$@" --gtest_color=no \
+    >"$file" 2>&1
+  rc=$?
+  row "$name" "$ranks" "$file" "$rc" $((SECONDS - start))
+  grep -h "rejected" "$file" | sort | uniq -c | head -n 20 >>"$log"
+}
+
+{ nvidia-smi -L; nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv; } >>"$log" 2>&1
+for t in test_cuda_mlp test_skinny_gemm test_relu_dropout_backward_bias test_generate_batch test_gpu_devices \
+  test_loss_buffer test_tuned_gemm; do
+  gtest "$t" 1 0 "$(tool "$t")"
+done
+gtest test_cuda_trainer 1 0 "${mpirun[@]}" -np 1 "$(tool test_cuda_trainer)"
+gtest "test_cuda_data_parallel" 2 0,1 "${mpirun[@]}" -np 2 "$(tool test_cuda_data_parallel)"
+if ((gpus >= 4)); then
+  gtest "test_cuda_data_parallel" 4 0,1,2,3 "${mpirun[@]}" -np 4 "$(tool test_cuda_data_parallel)"
+fi
+
+# The product: the same global batches on 1, 2 (and 4) GPUs, with its default settings, must train alike: the
+# per-step losses of every GPU count within 1e-4 (relative) of the 1-GPU ones (rounding: the split changes only the
+# order of fp32 sums; the data-parallel test measures how far that goes).
+counts="1,2"; ((gpus >= 4)) && counts="1,2,4"
+ranks="${counts##*,}"
+start=$SECONDS
+timeout --kill-after=10 "$limit" "${mpirun[@]}" -np "$ranks" "$bin/mgpu_bench" --model large --batch 64 --gpus "$counts" \
+  --runs 2 --warmup 0 --steps 10 --output "$out/losses.h5" --force >"$out/losses.txt" 2>&1
+rc=$?
+python3 - "$out/losses.h5" >>"$out/losses.txt" 2>&1 <<'PY'
+import sys, h5py, numpy as np
+with h5py.File(sys.argv[1], "r") as f:
+    groups = {g: f["configurations"][g] for g in f["configurations"]}
+    one = next(g for name, g in groups.items() if "_n1_" in name)["loss"][0]
+    worst = 0.0
+    for name, g in sorted(groups.items()):
+        loss = g["loss"][0]
+        difference = np.max(np.abs(loss - one) / np.abs(one))
+        worst = max(worst, difference)
+        print(f"{name}: run 0 losses {np.array2string(loss[:6], precision=7)} ...; max relative difference from 1 GPU {difference:.3g}")
+    print(f"worst {worst:.3g}")
+    sys.exit(0 if worst <= 1e-4 else 1)
+PY
+prc=$?
+result="ok"; ((rc != 0 || prc != 0)) && { result="FAIL (exit $rc, losses $prc)"; status=1; }
+rows+=("$(printf '| %-34s | %5s | %5s | %6s | %7s | %7s | %s |' "mgpu_bench large 64, losses" "$counts" "-" "-" "-" \
+  $((SECONDS - start)) "$result: $(tail -n 1 "$out/losses.txt")")")
+echo "${rows[-1]}"
+
+{
+  echo "| what ran | ranks | tests | failed | skipped | seconds | result |"
+  echo "|---|---|---|---|---|---|---|"
+  printf '%s\n' "${rows[@]}"
+} | tee "$out/table.md"
+exit "$status"

@@ -1,0 +1,159 @@
+// Purpose: TunedGemm's verification (GPU): every candidate the tuner produces at every GEMM shape a training step runs
+// (both presets and an odd-width model, local batch 1 to 4096 around every kernel threshold, each precision) matches
+// the float64 product before it may be timed, and a corrupted candidate (the MGPU_FAULT_GEMM_CANDIDATE hook) is
+// rejected, reported and never chosen; with MGPU_GEMM_VERIFY=fatal it stops the program.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "platform/cuda_resources.hpp"
+#include "platform/error.hpp"
+#include "platform/gpu_devices.hpp"
+#include "train/cuda_mlp.hpp"
+#include "train/tuned_gemm.hpp"
+
+namespace mgpu {
+namespace {
+
+class TunedGemmTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (visible_cuda_device_count() == 0)
+      GTEST_SKIP() << "no CUDA device visible: cudaGetDeviceCount finds no GPU (or no driver) on this machine";
+  }
+  void TearDown() override {
+    unsetenv("MGPU_FAULT_GEMM_CANDIDATE");
+    unsetenv("MGPU_GEMM_VERIFY");
+  }
+};
+
+// One step of every kind the trainer runs (unfused; fused where it serves), so that every GEMM shape is tuned.
+void run_every_step_kind(CudaMlp& mlp, const AdamSettings& adam) {
+  DeviceBuffer<float> loss(1);
+  mlp.initialize(3, 0);
+  mlp.advance_step(mlp.batch(), 0, adam);
+  mlp.generate_batch();
+  mlp.forward();
+  mlp.loss_and_gradient(loss_slots(loss));
+  mlp.backward();
+  mlp.adam(adam);
+  if (mlp.output_head_fusable()) {
+    mlp.forward_with_output_head(loss_slots(loss));
+    mlp.backward_without_weight_gradients();
+    mlp.adam_with_weight_gradients(adam);
+  }
+}
+
+TEST_F(TunedGemmTest, EveryCandidateAtEveryStepShapeMatchesFloat64) {
+  const AdamSettings adam;
+  CudaStream stream;
+  int shapes = 0, candidates = 0;
+  const std::vector<int> batches = {1, 8, 15, 16, 17, 31, 32, 33, 63, 64, 65, 128, 1024, 4096};
+  const MlpSpec odd = custom_model({37, 100, 33, 5}, 0.1);
+  for (const MlpSpec& model : {preset_model("medium"), preset_model("large"), odd}) {
+    for (int batch : batches) {
+      for (Precision precision : {Precision::fp32, Precision::tf32, Precision::bf16}) {
+        // Every precision at the thresholds of our kernel (64 columns) and one large batch; fp32 everywhere.
+        if (precision != Precision::fp32 && batch != 64 && batch != 65 && batch != 1024) continue;
+        CudaMlp mlp(model, batch, stream.get(), precision);
+        run_every_step_kind(mlp, adam);
+        MGPU_CUDA_CHECK(cudaStreamSynchronize(stream.get()));
+        const std::string label = model.widths_string() + " b" + std::to_string(batch) + " " + precision_name(precision);
+        for (const TunedGemm::ShapeOptions& shape : mlp.gemm().shape_options()) {
+          ++shapes;
+          candidates += shape.checked;
+          EXPECT_GT(shape.checked, 0) << label << " " << shape.shape;
+          EXPECT_TRUE(shape.rejected.empty()) << label << " " << shape.shape << ": " << shape.rejected.front();
+        }
+      }
+    }
+  }
+  std::cout << shapes << " GEMM shapes, " << candidates << " candidates verified" << std::endl;
+  EXPECT_GT(shapes, 100);
+}
+
+// A product of its own (each test uses shapes no other test of the process tunes: the choice is process-wide).
+struct Product {
+  int m, n, k;
+  DeviceBuffer<float> a, b, c;
+  std::vector<float> host_a, host_b;
+  Product(int m_, int n_, int k_, cudaStream_t stream)
+      : m(m_), n(n_), k(k_), a(std::size_t(m_) * k_), b(std::size_t(k_) * n_), c(std::size_t(m_) * n_) {
+    std::mt19937 random(static_cast<unsigned>(m * 7 + n * 3 + k));
+    std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
+    for (std::size_t i = 0; i < a.size(); ++i) host_a.push_back(uniform(random));
+    for (std::size_t i = 0; i < b.size(); ++i) host_b.push_back(uniform(random));
+    copy_to_device(a, host_a, stream);
+    copy_to_device(b, host_b, stream);
+  }
+  // Column-major C = A B with A stored [m, k] and B [k, n], through `gemm`.
+  void multiply(TunedGemm& gemm) {
+    gemm.multiply(CUBLAS_OP_N, CUBLAS_OP_N, m, n, k, a.data(), m, b.data(), k, c.data(), m);
+  }
+  double worst_error(cudaStream_t stream) const {
+    const std::vector<float> got = copy_to_host(c, stream);
+    double worst = 0.0;
+    for (int j = 0; j < n; ++j)
+      for (int i = 0; i < m; ++i) {
+        double exact = 0.0;
+        for (int l = 0; l < k; ++l) exact += double(host_a[std::size_t(l) * m + i]) * host_b[std::size_t(j) * k + l];
+        worst = std::max(worst, std::abs(got[std::size_t(j) * m + i] - exact));
+      }
+    return worst;
+  }
+};
+
+struct Fp32Gemm {
+  CudaStream stream;
+  DeviceBuffer<char> workspace{std::size_t{32} << 20};
+  TunedGemm gemm{stream.get(), CUBLAS_COMPUTE_32F, CUDA_R_32F, workspace.data(), workspace.size()};
+};
+
+TEST_F(TunedGemmTest, ACorruptedCandidateIsRejectedReportedAndNeverChosen) {
+  Fp32Gemm g;
+  setenv("MGPU_FAULT_GEMM_CANDIDATE", "skinny", 1);
+  Product product(200, 24, 640, g.stream.get());  // few columns: our kernel's configurations are candidates too
+  product.multiply(g.gemm);
+  const std::vector<TunedGemm::ShapeOptions> shapes = g.gemm.shape_options();
+  ASSERT_EQ(shapes.size(), 1u);
+  const TunedGemm::ShapeOptions& shape = shapes.front();
+  ASSERT_FALSE(shape.rejected.empty()) << "no skinny candidate at this shape: the test proves nothing";
+  for (const std::string& rejected : shape.rejected) {
+    EXPECT_EQ(rejected.rfind("skinny (", 0), 0u) << rejected;
+    EXPECT_NE(rejected.find("beyond the float64 bound"), std::string::npos) << rejected;
+  }
+  EXPECT_GT(shape.checked, static_cast<int>(shape.rejected.size())) << "cuBLASLt's candidates are checked too";
+  for (const std::string& option : shape.options) EXPECT_EQ(option.find("skinny"), std::string::npos) << option;
+  EXPECT_LE(product.worst_error(g.stream.get()), 1e-3);  // what was chosen computes the product
+}
+
+TEST_F(TunedGemmTest, AShapeWithEveryCandidateRejectedIsRefused) {
+  Fp32Gemm g;
+  setenv("MGPU_FAULT_GEMM_CANDIDATE", "*", 1);
+  Product product(96, 40, 320, g.stream.get());
+  try {
+    product.multiply(g.gemm);
+    ADD_FAILURE() << "a shape whose every candidate is wrong was run";
+  } catch (const Error& error) {
+    EXPECT_NE(std::string(error.what()).find("matched the float64 product"), std::string::npos) << error.what();
+  }
+}
+
+TEST_F(TunedGemmTest, FatalVerificationStopsAtTheFirstRejection) {
+  Fp32Gemm g;
+  setenv("MGPU_FAULT_GEMM_CANDIDATE", "cuBLASLt", 1);
+  setenv("MGPU_GEMM_VERIFY", "fatal", 1);
+  Product product(160, 48, 384, g.stream.get());
+  try {
+    product.multiply(g.gemm);
+    ADD_FAILURE() << "a rejected candidate did not stop the program under MGPU_GEMM_VERIFY=fatal";
+  } catch (const Error& error) {
+    EXPECT_NE(std::string(error.what()).find("MGPU_GEMM_VERIFY=fatal"), std::string::npos) << error.what();
+  }
+}
+
+}  // namespace
+}  // namespace mgpu
