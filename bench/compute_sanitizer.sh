@@ -13,7 +13,8 @@
 #   bash bench/compute_sanitizer.sh
 # Knobs: PARTS (default "tests product"), TOOLS (default "memcheck initcheck synccheck racecheck"), SHARD=i/n (the
 # product rows whose index is i modulo n, so that several copies share the GPUs of one machine, each with its own
-# CUDA_VISIBLE_DEVICES; 2-rank rows need two visible GPUs), ROW_TIMEOUT (seconds per product row, default 1200),
+# CUDA_VISIBLE_DEVICES; 2-rank rows need two visible GPUs), RANKS (the rows of these rank counts, default "1 2"),
+# ROW_TIMEOUT (seconds per product row, default 1200),
 # MPIRUN (default "mpirun --allow-run-as-root"), COMPUTE_SANITIZER (the executable).
 # docs/testing.md says which tests racecheck runs and which of our shared-memory kernels each covers.
 set -uo pipefail
@@ -25,6 +26,7 @@ tools=(${TOOLS:-memcheck initcheck synccheck racecheck})
 parts=" ${PARTS:-tests product} "
 shard="${SHARD:-0/1}"
 row_timeout="${ROW_TIMEOUT:-1200}"
+row_ranks="${RANKS:-1 2}"
 read -r -a mpirun <<< "${MPIRUN:-mpirun --allow-run-as-root}"
 sanitizer="${COMPUTE_SANITIZER:-$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)}"
 binaries=(test_cuda_mlp test_skinny_gemm test_gpu_devices test_relu_dropout_backward_bias test_generate_batch)
@@ -88,25 +90,32 @@ EOF
 # The product's grid: "ranks|subset or all|arguments of mgpu_bench". Batches are global; on 2 ranks 2, 16, 64, 130 and
 # 2048 are local batches 1, 8, 32, 65 and 1024. Every row measures each configuration once (--runs 1 gives one
 # unmarked and one phase-marked run) with the watchdog off (the sanitizer slows every kernel by orders of magnitude).
-thresholds="1,8,15,16,17,31,32,33,63,64,65,128,1024"
 product_rows() {
+  local model
+  for model in large medium; do
+    cat <<ROWS
+1|subset|--model $model --batch 1,8,15,16,17
+1|subset|--model $model --batch 31,32,33,63,64,65
+1|all|--model $model --batch 128,1024
+1|all|--model $model --batch 4096
+1|subset|--model $model --batch 1,17,64,65,128 --graph off
+1|all|--model $model --batch 8,64,128 --fuse-optimizer off
+1|all|--model $model --batch 8,64,128 --fuse-optimizer on
+1|all|--model $model --batch 8,64,1024 --gemm-tuning alone
+1|subset|--model $model --batch 8,64,1024 --precision tf32
+1|subset|--model $model --batch 8,64,1024 --precision bf16
+1|subset|--model $model --batch 8,64,128 --accumulate 2
+2|all|--model $model --batch 2,16,64,130,2048 --gpus 2
+2|subset|--model $model --batch 2,16,64,130,2048 --gpus 2 --overlap on --overlap-order deferred
+2|subset|--model $model --batch 2,16,64,130,2048 --gpus 2 --overlap on --overlap-order layerwise
+2|subset|--model $model --batch 16,130 --gpus 2 --grad-dtype bf16 --overlap on
+2|all|--model $model --batch 16,130 --gpus 2 --graph off --overlap on
+2|all|--model $model --batch 16,130 --gpus 2 --accumulate 2
+ROWS
+  done
   cat <<ROWS
-1|subset|--model medium,large --batch $thresholds
-1|all|--model medium,large --batch 4096
-1|subset|--layers 37,100,33,5 --batch $thresholds
-1|subset|--model medium,large --batch 1,17,64,65,128 --graph off
-1|all|--model medium,large --batch 8,64,128 --fuse-optimizer off
-1|all|--model medium,large --batch 8,64,128 --fuse-optimizer on
-1|all|--model medium,large --batch 8,64,1024 --gemm-tuning alone
-1|subset|--model medium,large --batch 8,64,1024 --precision tf32
-1|subset|--model medium,large --batch 8,64,1024 --precision bf16
-1|subset|--model medium,large --batch 8,64,128 --accumulate 2
-2|all|--model medium,large --batch 2,16,64,130,2048 --gpus 2
-2|subset|--model medium,large --batch 2,16,64,130,2048 --gpus 2 --overlap on --overlap-order deferred
-2|subset|--model medium,large --batch 2,16,64,130,2048 --gpus 2 --overlap on --overlap-order layerwise
-2|subset|--model medium,large --batch 16,130 --gpus 2 --grad-dtype bf16 --overlap on
-2|all|--model medium,large --batch 16,130 --gpus 2 --graph off --overlap on
-2|all|--model medium,large --batch 16,130 --gpus 2 --accumulate 2
+1|subset|--layers 37,100,33,5 --batch 1,8,15,16,17,31,32,33
+1|subset|--layers 37,100,33,5 --batch 63,64,65,128,1024
 2|subset|--model medium --batch 16,130 --gpus 2 --precision bf16 --grad-dtype bf16
 1|subset|probe --model medium,large --batches 16,64,1024 --runs 1 --iters 2
 2|subset|allreduce --max-bytes 4M --runs 1 --iters 2 --warmup 1
@@ -142,7 +151,8 @@ run_product_row() {
     probe | allreduce) command+=("${words[@]}" --output "$out/$name.h5" --force) ;;
     *) command+=("${words[@]}" --runs 1 --warmup 0 --steps 3 --timeout 0 --output "$out/$name.h5" --force) ;;
   esac
-  timeout "$row_timeout" "${mpirun[@]}" -np "$ranks" -x NCCL_NVLS_ENABLE "${command[@]}" > "$out/$name.out" 2>&1
+  # stdin closed: mpirun would otherwise read the rest of the row list the loop is reading.
+  timeout "$row_timeout" "${mpirun[@]}" -np "$ranks" -x NCCL_NVLS_ENABLE "${command[@]}" </dev/null >"$out/$name.out" 2>&1
   status=$?
   for log in "$out/$name".pid*.log; do
     [[ -e "$log" ]] || { errors=$((errors + 1)); continue; }
@@ -164,6 +174,7 @@ run_product() {
       index=$((index + 1))
       ((index % shard_count == shard_index)) || continue
       if [[ "$scope" != subset && ( "$tool" == synccheck || "$tool" == racecheck ) ]]; then continue; fi
+      [[ " $row_ranks " == *" $ranks "* ]] || continue
       run_product_row "$tool" "$index" "$ranks" "$args"
     done < <(product_rows)
   done

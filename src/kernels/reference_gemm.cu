@@ -1,13 +1,12 @@
 // Purpose: the float64 GEMM reference (a shared-memory tiled product that also sums the absolute products) and the
 // elementwise comparison of a candidate's fp32 result with it.
-#include "kernels/reference_gemm.cuh"
-
 #include <cuda_bf16.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstring>
 
+#include "kernels/reference_gemm.cuh"
 #include "platform/cuda_check.hpp"
 #include "platform/error.hpp"
 
@@ -23,12 +22,10 @@ __device__ double operand(const void* matrix, bool bf16, std::size_t index) {
 
 // op_a(A)[i, l] and op_b(B)[l, j] as cuBLAS reads them (column-major storage).
 __device__ double element_a(const ReferenceGemm& g, int i, int l) {
-  return operand(g.a, g.bf16_operands,
-                 g.transpose_a ? std::size_t(i) * g.lda + l : std::size_t(l) * g.lda + i);
+  return operand(g.a, g.bf16_operands, g.transpose_a ? std::size_t(i) * g.lda + l : std::size_t(l) * g.lda + i);
 }
 __device__ double element_b(const ReferenceGemm& g, int l, int j) {
-  return operand(g.b, g.bf16_operands,
-                 g.transpose_b ? std::size_t(l) * g.ldb + j : std::size_t(j) * g.ldb + l);
+  return operand(g.b, g.bf16_operands, g.transpose_b ? std::size_t(l) * g.ldb + j : std::size_t(j) * g.ldb + l);
 }
 
 // One thread per element of C, K walked in tiles staged through shared memory.
@@ -66,15 +63,24 @@ struct DeviceComparison {
 };
 
 __global__ void compare_kernel(const double* exact, const double* magnitude, int m, int n, const float* c, int ldc,
-                               double relative_bound, DeviceComparison* result) {
+                               double relative_bound, ReferenceEpilogue epilogue, DeviceComparison* result) {
   const std::size_t count = std::size_t(m) * n;
   for (std::size_t index = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; index < count;
        index += std::size_t(gridDim.x) * blockDim.x) {
     const int i = static_cast<int>(index % m);
     const int j = static_cast<int>(index / m);
-    const double expected = exact[index];
-    const double got = c[std::size_t(j) * ldc + i];
-    const double bound = relative_bound * magnitude[index];
+    double expected = exact[index];
+    double bound = relative_bound * magnitude[index];
+    const std::size_t stored = std::size_t(j) * ldc + i;
+    if (epilogue.kind == ReferenceEpilogue::Kind::relu_backward) {
+      expected = epilogue.activation[stored] > 0.0f ? expected * epilogue.keep_scale : 0.0;
+      bound *= epilogue.keep_scale;
+    } else if (epilogue.kind == ReferenceEpilogue::Kind::bias_relu) {
+      expected = fmax(expected + static_cast<double>(epilogue.bias[i]), 0.0) * epilogue.keep_scale;
+      // + the rounding of the bias addition, relative to the sum
+      bound = (bound + ldexp(fabs(expected), -23)) * epilogue.keep_scale;
+    }
+    const double got = c[stored];
     const double error = fabs(got - expected);
     // A non-finite result fails unless the reference is non-finite too (operands holding NaN or infinity).
     const bool pass = isfinite(expected) ? error <= bound : !isfinite(got);
@@ -85,8 +91,7 @@ __global__ void compare_kernel(const double* exact, const double* magnitude, int
     } else if (bound > 0.0 && isfinite(expected)) {
       ratio = error / bound;
     }
-    if (ratio > 0.0)
-      atomicMax(&result->worst_ratio_bits, static_cast<unsigned long long>(__double_as_longlong(ratio)));
+    if (ratio > 0.0) atomicMax(&result->worst_ratio_bits, static_cast<unsigned long long>(__double_as_longlong(ratio)));
   }
 }
 
@@ -111,12 +116,13 @@ GemmReference::~GemmReference() {
   if (exact_ != nullptr) MGPU_CUDA_WARN(cudaFree(exact_));
 }
 
-GemmComparison GemmReference::compare(const float* c, int ldc, double relative_bound, cudaStream_t stream) const {
+GemmComparison GemmReference::compare(const float* c, int ldc, double relative_bound, cudaStream_t stream,
+                                      const ReferenceEpilogue& epilogue) const {
   auto* result = static_cast<DeviceComparison*>(result_);
   MGPU_CUDA_CHECK(cudaMemsetAsync(result, 0, sizeof(DeviceComparison), stream));
   const std::size_t count = std::size_t(m_) * n_;
   const int blocks = static_cast<int>(std::min<std::size_t>((count + 255) / 256, 4096));
-  compare_kernel<<<blocks, 256, 0, stream>>>(exact_, magnitude_, m_, n_, c, ldc, relative_bound, result);
+  compare_kernel<<<blocks, 256, 0, stream>>>(exact_, magnitude_, m_, n_, c, ldc, relative_bound, epilogue, result);
   MGPU_CUDA_CHECK(cudaGetLastError());
   DeviceComparison host{};
   MGPU_CUDA_CHECK(cudaMemcpyAsync(&host, result, sizeof host, cudaMemcpyDeviceToHost, stream));

@@ -30,6 +30,17 @@ struct GemmComparison {
   double worst_ratio = 0.0;
 };
 
+// What a product's consumer applied to it where it was stored (our kernel's epilogue, skinny_gemm.cuh), so that the
+// stored values can be compared too: relu_backward: c = activation(i, j) > 0 ? c * keep_scale : 0 (activation laid out
+// as C); bias_relu: c = max(c + bias[i], 0) * keep_scale (no dropout: a dropped unit cannot be told from the inputs).
+struct ReferenceEpilogue {
+  enum class Kind { none, relu_backward, bias_relu };
+  Kind kind = Kind::none;
+  const float* bias = nullptr;
+  const float* activation = nullptr;
+  double keep_scale = 1.0;
+};
+
 // Owns the reference of one shape's operands on the current device (2 m n doubles), computed once by the constructor
 // on `stream` (synchronised: set-up work, never inside a capture).
 class GemmReference {
@@ -41,13 +52,16 @@ class GemmReference {
 
   // Compares column-major `c` (ldc) with the reference: element (i, j) passes when
   // |c - exact| <= relative_bound * sum_l |a_il b_lj| (so an exact zero must be met exactly). Synchronises `stream`.
-  GemmComparison compare(const float* c, int ldc, double relative_bound, cudaStream_t stream) const;
+  // With `epilogue`, the stored values are compared with the epilogue applied to the exact product (both of its forms
+  // change an error by at most keep_scale times).
+  GemmComparison compare(const float* c, int ldc, double relative_bound, cudaStream_t stream,
+                         const ReferenceEpilogue& epilogue = {}) const;
 
  private:
   int m_, n_;
-  double* exact_ = nullptr;     // [m, n] column-major
-  double* magnitude_ = nullptr; // [m, n]: sum_l |a_il b_lj|
-  void* result_ = nullptr;      // device GemmComparison-like scratch
+  double* exact_ = nullptr;      // [m, n] column-major
+  double* magnitude_ = nullptr;  // [m, n]: sum_l |a_il b_lj|
+  void* result_ = nullptr;       // device GemmComparison-like scratch
 };
 
 }  // namespace mgpu::kernels

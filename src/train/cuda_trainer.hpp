@@ -12,12 +12,12 @@
 #include <utility>
 #include <vector>
 
-#include "train/cuda_mlp.hpp"
+#include "comm/nccl_communicator.hpp"
 #include "platform/cuda_resources.hpp"
 #include "platform/gpu_devices.hpp"
+#include "train/cuda_mlp.hpp"
 #include "train/gradient_buckets.hpp"
 #include "train/loss_buffer.hpp"
-#include "comm/nccl_communicator.hpp"
 #include "train/trainer.hpp"
 
 namespace mgpu {
@@ -130,7 +130,7 @@ class CudaTrainer final : public Trainer {
   BucketPlan plan_;
   MPI_Comm comm_;                   // the ranks of this run (step-level GEMM tuning agrees over it)
   bool output_head_;                // fuses_output_head()
-  LossBuffer losses_;              // [step] of the current run, copied back (its guard checked) once it is over
+  LossBuffer losses_;               // [step] of the current run, copied back (its guard checked) once it is over
   std::vector<StepEvents> events_;  // [step]; empty where no run marks its steps (--timing none)
   std::array<CudaEvent, kRunMarkCount> run_marks_;
   CudaEvent gradients_ready_{cudaEventDisableTiming};  // compute -> communication stream, before each bucket

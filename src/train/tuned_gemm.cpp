@@ -14,10 +14,10 @@
 #include <string>
 #include <vector>
 
-#include "platform/cuda_check.hpp"
-#include "platform/cuda_resources.hpp"
 #include "kernels/reference_gemm.cuh"
 #include "kernels/skinny_gemm.cuh"
+#include "platform/cuda_check.hpp"
+#include "platform/cuda_resources.hpp"
 #include "train/trainer.hpp"
 
 namespace mgpu {
@@ -137,10 +137,38 @@ bool corrupted_by_fault_hook(const std::string& name) {
   return std::strcmp(target, "*") == 0 || name.find(target) != std::string::npos;
 }
 
-// MGPU_GEMM_VERIFY=fatal: a rejected candidate stops the program (for kernel development) instead of being skipped.
-bool rejection_is_fatal() {
+bool verify_mode_is(const char* wanted) {
   const char* mode = std::getenv("MGPU_GEMM_VERIFY");
-  return mode != nullptr && std::strcmp(mode, "fatal") == 0;
+  return mode != nullptr && std::strcmp(mode, wanted) == 0;
+}
+// MGPU_GEMM_VERIFY=fatal: a rejected candidate stops the program (for kernel development) instead of being skipped.
+bool rejection_is_fatal() { return verify_mode_is("fatal"); }
+
+// MGPU_GEMM_VERIFY=calls (a diagnostic, slow: a float64 product and a synchronisation per call): every call made
+// outside a capture is compared, as stored (epilogue included, except dropout's), with the float64 product of its own
+// operands, and a mismatch is printed with the shape and what ran it.
+void check_call(cudaStream_t stream, const std::string& shape, const std::string& choice, bool ta, bool tb, int m,
+                int n, int k, const void* a, int lda, const void* b, int ldb, bool bf16, float* c, int ldc,
+                double bound, const kernels::SkinnyEpilogue* folded) {
+  cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+  MGPU_CUDA_CHECK(cudaStreamIsCapturing(stream, &capture));
+  if (capture != cudaStreamCaptureStatusNone) return;
+  kernels::ReferenceEpilogue epilogue;
+  if (folded != nullptr) {
+    using Kind = kernels::SkinnyEpilogue::Kind;
+    if (folded->kind == Kind::bias_relu_dropout && folded->drop_probability > 0.0f) return;  // the mask is unknown
+    epilogue.kind = folded->kind == Kind::relu_dropout_backward ? kernels::ReferenceEpilogue::Kind::relu_backward
+                                                                : kernels::ReferenceEpilogue::Kind::bias_relu;
+    epilogue.bias = folded->bias;
+    epilogue.activation = folded->activation;
+    epilogue.keep_scale = folded->keep_scale;
+  }
+  const kernels::GemmReference reference({ta, tb, m, n, k, a, lda, b, ldb, bf16}, stream);
+  const kernels::GemmComparison found = reference.compare(c, ldc, bound, stream, epilogue);
+  if (found.mismatches == 0) return;
+  std::fprintf(stderr, "gemm call %s by %s%s: %llu of %lld elements beyond the float64 bound (worst %.3g x)\n",
+               shape.c_str(), choice.c_str(), folded != nullptr ? " with its epilogue" : "", found.mismatches,
+               static_cast<long long>(m) * n, found.worst_ratio);
 }
 
 }  // namespace
@@ -185,19 +213,26 @@ bool TunedGemm::multiply(cublasOperation_t op_a, cublasOperation_t op_b, int m, 
   const Key key{int(op_a), int(op_b), m, n, k, lda, ldb, ldc, alignment};
   const Plan& plan = plan_for(key, op_a, op_b, m, n, k, a, lda, b, ldb, c, ldc);
   const Choice& choice = plan.choice();
+  bool folded = false;
   if (choice.skinny) {
     MGPU_CUDA_CHECK(kernels::skinny_gemm(
         op_a != CUBLAS_OP_N, m, n, k, static_cast<const float*>(a), lda, static_cast<const float*>(b), ldb, c, ldc,
         accumulate, choice.skinny_config, stream_, a_is_stable,
         epilogue != nullptr ? *epilogue : kernels::SkinnyEpilogue{}, skinny_workspace_.view()));
-    return epilogue != nullptr;
+    folded = epilogue != nullptr;
+  } else {
+    const float one = 1.0f;
+    // beta = 0: C is overwritten, never read (so NaN-poisoned outputs stay a valid test); 1: gradient accumulation.
+    const float beta = accumulate ? 1.0f : 0.0f;
+    MGPU_CUBLAS_CHECK(cublasLtMatmul(handle_, plan.operation, &one, a, plan.a, b, plan.b, &beta, c, plan.c, c, plan.c,
+                                     &choice.algo, workspace_, workspace_bytes_, stream_));
   }
-  const float one = 1.0f;
-  // beta = 0: C is overwritten, never read (so NaN-poisoned outputs stay a valid test); 1: gradient accumulation.
-  const float beta = accumulate ? 1.0f : 0.0f;
-  MGPU_CUBLAS_CHECK(cublasLtMatmul(handle_, plan.operation, &one, a, plan.a, b, plan.b, &beta, c, plan.c, c, plan.c,
-                                   &choice.algo, workspace_, workspace_bytes_, stream_));
-  return false;
+  if (!accumulate && verify_mode_is("calls")) {
+    check_call(stream_, shape_label(op_a, op_b, m, n, k), plan.tuning.names.at(plan.tuning.selected),
+               op_a != CUBLAS_OP_N, op_b != CUBLAS_OP_N, m, n, k, a, lda, b, ldb, operands_ == CUDA_R_16BF, c, ldc,
+               verification_bound(compute_, k), folded ? epilogue : nullptr);
+  }
+  return folded;
 }
 
 std::vector<TunedGemm::ShapeOptions> TunedGemm::shape_options() const {
@@ -316,8 +351,8 @@ TunedGemm::Plan& TunedGemm::plan_for(const Key& key, cublasOperation_t op_a, cub
     tuning.rejected.push_back(name + what);
     if (std::getenv("MGPU_GEMM_REPORT") != nullptr)
       std::fprintf(stderr, "gemm %s: rejected %s\n", shape.c_str(), tuning.rejected.back().c_str());
-    MGPU_REQUIRE(!rejection_is_fatal(), "GEMM " + shape + ": candidate " + tuning.rejected.back() +
-                                            " (MGPU_GEMM_VERIFY=fatal)");
+    MGPU_REQUIRE(!rejection_is_fatal(),
+                 "GEMM " + shape + ": candidate " + tuning.rejected.back() + " (MGPU_GEMM_VERIFY=fatal)");
     return false;
   };
   // Time each candidate on the real buffers: one untimed call (kernel load), then kTimedCalls back to back between two
@@ -369,9 +404,9 @@ TunedGemm::Plan& TunedGemm::plan_for(const Key& key, cublasOperation_t op_a, cub
     if (ms < std::numeric_limits<double>::infinity()) timed.push_back({Choice{{}, true, config}, ms, name});
   }
   MGPU_REQUIRE(!timed.empty(), "no cuBLASLt algorithm (nor our kernel) ran a " + std::to_string(m) + "x" +
-                                   std::to_string(n) + "x" + std::to_string(k) + " GEMM that matched the float64 product (" +
-                                   std::to_string(tuning.rejected.size()) + " of " + std::to_string(tuning.checked) +
-                                   " candidates rejected)");
+                                   std::to_string(n) + "x" + std::to_string(k) +
+                                   " GEMM that matched the float64 product (" + std::to_string(tuning.rejected.size()) +
+                                   " of " + std::to_string(tuning.checked) + " candidates rejected)");
   // Fastest first; among equal times the earlier candidate (cuBLASLt's order, then ours), as a strict "faster" did.
   std::stable_sort(timed.begin(), timed.end(), [](const Timed& x, const Timed& y) { return x.ms < y.ms; });
   const double best_ms = timed.front().ms;
@@ -382,7 +417,8 @@ TunedGemm::Plan& TunedGemm::plan_for(const Key& key, cublasOperation_t op_a, cub
     plan->tuning.names.push_back(t.name);
   }
   if (std::getenv("MGPU_GEMM_REPORT") != nullptr) {  // for performance work: what was chosen, and by how much
-    std::fprintf(stderr, "gemm %s: cuBLASLt %.2f us; chosen %s %.2f us (%zu options within %.2fx; %d candidates "
+    std::fprintf(stderr,
+                 "gemm %s: cuBLASLt %.2f us; chosen %s %.2f us (%zu options within %.2fx; %d candidates "
                  "verified, %zu rejected)\n",
                  shape.c_str(), 1e3 * cublaslt_ms / kTimedCalls, plan->tuning.names.front().c_str(),
                  plan->tuning.alone_us.front(), plan->tuning.choices.size(), kOptionsWithin, tuning.checked,

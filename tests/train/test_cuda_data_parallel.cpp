@@ -18,6 +18,7 @@
 
 #include "platform/gpu_devices.hpp"
 #include "platform/mpi_check.hpp"
+#include "train/cpu_trainer.hpp"
 #include "train/cuda_trainer.hpp"
 #include "training_reference.hpp"
 
@@ -91,16 +92,35 @@ void explain_difference(const NodeLayout& layout, const TrainingSettings& settin
   std::cout << "  against the float64 reference: " << ranks_text(layout) << " "
             << testing_reference::relative_error(distributed, reference) << ", 1 GPU "
             << testing_reference::relative_error(whole_batch, reference) << std::endl;
+  // Whether the case itself is to blame: a ReLU that fp32 cannot decide sends any fp32 implementation elsewhere
+  // (training_reference.hpp, smallest_relu_margin). The CPU fallback on the whole batch is another fp32 order.
+  TrainingSettings on_cpu = settings;
+  on_cpu.graph = false;
+  on_cpu.overlap = false;
+  CpuTrainer cpu(on_cpu, MPI_COMM_SELF);
+  cpu.run(run);
+  std::cout << "  the CPU fallback (fp32) on the whole batch: "
+            << testing_reference::relative_error(cpu.parameters(), reference)
+            << " from float64; smallest ReLU margin of the float64 run "
+            << testing_reference::smallest_relu_margin(settings, run) << std::endl;
   for (const DenseLayer& layer : settings.model.layers()) {
-    const auto part = [&](const auto& all) {
-      const auto first = all.begin() + static_cast<std::ptrdiff_t>(layer.weight_offset);
-      return std::vector<typename std::decay_t<decltype(all)>::value_type>(
-          first, first + static_cast<std::ptrdiff_t>(layer.weight_count()));
+    // Weights and biases apart: a wrong bias gradient shows in the biases alone after one step.
+    const auto part = [&](const auto& all, std::size_t offset, std::size_t count) {
+      const auto first = all.begin() + static_cast<std::ptrdiff_t>(offset);
+      return std::vector<typename std::decay_t<decltype(all)>::value_type>(first,
+                                                                           first + static_cast<std::ptrdiff_t>(count));
     };
-    std::cout << "  layer " << layer.fan_in << "x" << layer.fan_out << " weights: ranks vs 1 GPU "
-              << relative_difference(part(distributed), part(whole_batch)) << ", vs float64: ranks "
-              << testing_reference::relative_error(part(distributed), part(reference)) << ", 1 GPU "
-              << testing_reference::relative_error(part(whole_batch), part(reference)) << std::endl;
+    const auto line = [&](const char* what, std::size_t offset, std::size_t count) {
+      std::cout << "  layer " << layer.fan_in << "x" << layer.fan_out << " " << what << ": ranks vs 1 GPU "
+                << relative_difference(part(distributed, offset, count), part(whole_batch, offset, count))
+                << ", vs float64: ranks "
+                << testing_reference::relative_error(part(distributed, offset, count), part(reference, offset, count))
+                << ", 1 GPU "
+                << testing_reference::relative_error(part(whole_batch, offset, count), part(reference, offset, count))
+                << std::endl;
+    };
+    line("weights", layer.weight_offset, layer.weight_count());
+    if (layer.hidden) line("biases", layer.bias_offset, layer.bias_count());
   }
 }
 
@@ -109,7 +129,9 @@ struct DataParallelCase {
   MlpSpec model;
   int steps;
   double bucket_mb = 8.0;   // with overlap: small enough to cut this model into several buckets
-  double tolerance = 1e-5;  // ||params(N ranks) - params(1 GPU)|| / ||params(1 GPU)|| (see the measurements below)
+  // ||params(N ranks) - params(1 GPU)|| / ||params(1 GPU)|| after `steps` (see the measurements below); a case of at
+  // most kStepwiseUpTo steps is held to tolerance * s / steps after s steps.
+  double tolerance = 1e-5;
 };
 
 // How the step executes: every combination is held to the same single-GPU result.
@@ -159,8 +181,9 @@ TEST_P(CudaDataParallel, RanksMatchOneGpuOnTheWholeBatch) {
     const double difference = relative_difference(distributed, whole_batch);
     std::cout << "rank " << layout.world_rank << ": " << data_case.name << ", " << steps << " steps: ||params("
               << ranks_text(layout) << ") - params(1 GPU)|| / ||params(1 GPU)|| = " << difference << std::endl;
-    EXPECT_LE(difference, data_case.tolerance) << steps << " steps";
-    if (difference > data_case.tolerance) explain_difference(layout, fewer, kRun, distributed, whole_batch);
+    const double tolerance = data_case.tolerance * steps / data_case.steps;
+    EXPECT_LE(difference, tolerance) << steps << " steps";
+    if (difference > tolerance) explain_difference(layout, fewer, kRun, distributed, whole_batch);
   }
   CudaTrainer all_ranks(settings, MPI_COMM_WORLD, layout.local_rank);
   ASSERT_EQ(all_ranks.local_batch(), settings.global_batch / layout.world_size);
@@ -211,15 +234,24 @@ TEST_P(CudaDataParallel, RanksMatchOneGpuOnTheWholeBatch) {
 // reproducible. So the large model is held to the bound over 5 steps, the others over 20. Since the GEMMs take the
 // fastest of cuBLASLt's algorithms, split-K variants included (tuned_gemm.hpp), each GPU may sum in another order:
 // on 2 x H200 the large model's 5-step difference was 1.2e-6 against one GPU's choice and 2.8e-5 against the
-// other's (every other case stayed below 1e-6). The large model is therefore held to 1e-4 over its 5 steps; a bucket
-// left unreduced trains each rank on its half batch, which the rank-equality check below and this bound both see.
+// other's (every other case stayed below 1e-6). A bucket left unreduced trains each rank on its half batch, which
+// the rank-equality check below sees.
+// The large model cannot be held to 1e-4: among its 213K pre-activations a step, some lie within fp32 rounding of
+// zero (the float64 run's smallest |z| / sum |w h| is 5e-9 to 1e-7 over 5 steps for seeds 1 to 12), and a ReLU
+// decided the other way changes the sign of small gradients, which Adam turns into lr-sized steps. With seed 7
+// (run 3) every fp32 step on the whole batch, the CPU fallback's as much as the GPU's at several tunings, ends 5.7e-4
+// from float64 after one step and 6.9e-3 after five, with identical figures on every host; with seed 2 the GPU's
+// ranks and its single GPU both ended 2.4e-4 from float64 after five steps while the CPU fallback stayed at 1.1e-6.
+// Training on a lost half batch instead is 0.038 away after one step and 0.11 after five, so the large case is held
+// to 3e-3 per step (5 times the one-step divergence, 2.2 times the five-step one); explain_difference prints the CPU
+// fallback's distance and the smallest ReLU margin, which tell the case's conditioning from a wrong step.
 INSTANTIATE_TEST_SUITE_P(
     Cuda, CudaDataParallel,
     ::testing::Combine(
         ::testing::Values(DataParallelCase{"small", custom_model({37, 64, 48, 5}, 0.0), 20, 0.004},
                           DataParallelCase{"medium", custom_model(preset_model("medium").widths, 0.0), 20, 0.1},
                           DataParallelCase{"medium_dropout", preset_model("medium"), 20, 0.1},
-                          DataParallelCase{"large", custom_model(preset_model("large").widths, 0.0), 5, 4.0, 1e-4}),
+                          DataParallelCase{"large", custom_model(preset_model("large").widths, 0.0), 5, 4.0, 1.5e-2}),
         ::testing::Values(Execution{true, true}, Execution{true, true, WeightGradientOrder::layerwise},
                           Execution{true, false}, Execution{false, true},
                           Execution{false, true, WeightGradientOrder::layerwise}, Execution{false, false})),

@@ -24,7 +24,8 @@ TEST(CudaTrainerLossSlots, SetUpAndRunWriteOnlyTheRunsSlots) {
     GTEST_SKIP() << "no CUDA device visible: cudaGetDeviceCount finds no GPU (or no driver) on this machine";
   for (const ShortRun& c : {ShortRun{"medium", 32, false}, ShortRun{"medium", 32, true}, ShortRun{"large", 64, true},
                             ShortRun{"large", 128, false}}) {
-    const std::string label = std::string(c.model) + " b" + std::to_string(c.batch) + (c.fused_optimizer ? " fused" : "");
+    const std::string label =
+        std::string(c.model) + " b" + std::to_string(c.batch) + (c.fused_optimizer ? " fused" : "");
     TrainingSettings settings;
     settings.model = preset_model(c.model);
     settings.global_batch = c.batch;

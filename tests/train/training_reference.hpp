@@ -4,6 +4,8 @@
 
 #include <cmath>
 #include <cstdint>
+#include <functional>
+#include <limits>
 #include <vector>
 
 #include "train/cpu_mlp.hpp"
@@ -11,10 +13,23 @@
 
 namespace mgpu::testing_reference {
 
+// How close the run comes to a ReLU that fp32 cannot decide: the smallest |z| / sum_l |w_l h_l| + |b| over every
+// hidden pre-activation z = W h + b of every step's forward (the float64 run of training_run). The rounding of an
+// fp32 product is a small multiple of 2^-24 sqrt(fan_in) of that sum; a pre-activation that close to zero may fall
+// on either side of the ReLU in any fp32 implementation, and the trajectories of two correct implementations then
+// part by lr-sized Adam steps (one such unit at 9.6e-8 of its sum made CPU and GPU fp32 alike 5.7e-4 from float64
+// after one step). A case whose margin is below kUndecidableReluMargin cannot tell a wrong step from a right one.
+inline constexpr double kUndecidableReluMargin = 1e-4;
+inline double smallest_relu_margin(const TrainingSettings& settings, int run_index);
+
 // The parameters after settings.total_steps() steps of run `run_index` on one rank, in float64: step s trains global
 // samples [s*B, (s+1)*B); the gradients of K consecutive steps are averaged and applied by one Adam step at steps
-// K, 2K, ... (settings.accumulate_steps = K; K = 1 is plain training).
-inline std::vector<double> training_run(const TrainingSettings& settings, int run_index) {
+// K, 2K, ... (settings.accumulate_steps = K; K = 1 is plain training). `after_forward` (optional) sees each step's
+// parameters, inputs and activations.
+using ForwardObserver = std::function<void(const std::vector<double>& parameters, const std::vector<double>& x,
+                                           const cpu::MlpActivations<double>& activations)>;
+inline std::vector<double> training_run(const TrainingSettings& settings, int run_index,
+                                        const ForwardObserver& after_forward = {}) {
   const MlpSpec& model = settings.model;
   const int batch = settings.global_batch;
   const int k = settings.accumulate_steps;
@@ -30,6 +45,7 @@ inline std::vector<double> training_run(const TrainingSettings& settings, int ru
     const cpu::DropoutKey dropout{settings.seed, std::uint64_t(run_index), std::uint64_t(step), first,
                                   static_cast<float>(model.dropout)};
     cpu::mlp_forward(model, parameters.data(), x.data(), batch, dropout, activations);
+    if (after_forward) after_forward(parameters, x, activations);
     cpu::mse_loss_and_gradient(activations.output.data(), y.data(), y.size(), grad_y.data());
     cpu::mlp_backward(model, parameters.data(), x.data(), batch, activations, grad_y.data(),
                       static_cast<float>(model.dropout), gradients.data());
@@ -39,6 +55,36 @@ inline std::vector<double> training_run(const TrainingSettings& settings, int ru
     cpu::adam_update(settings.adam, (step + 1) / k, count, parameters.data(), accumulated.data(), m.data(), v.data());
   }
   return parameters;
+}
+
+inline double smallest_relu_margin(const TrainingSettings& settings, int run_index) {
+  const MlpSpec& model = settings.model;
+  const std::vector<DenseLayer> layers = model.layers();
+  const int batch = settings.global_batch;
+  double smallest = std::numeric_limits<double>::infinity();
+  training_run(
+      settings, run_index,
+      [&](const std::vector<double>& p, const std::vector<double>& x, const cpu::MlpActivations<double>& activations) {
+        for (std::size_t l = 0; l < layers.size(); ++l) {
+          const DenseLayer& layer = layers[l];
+          if (!layer.hidden) continue;
+          // Layer l's input: the data, or layer l - 1's output after ReLU and dropout (what the next GEMM reads).
+          const double* input = l == 0 ? x.data() : activations.hidden[l - 1].data();
+          for (int b = 0; b < batch; ++b) {
+            for (int o = 0; o < layer.fan_out; ++o) {
+              const double* w = p.data() + layer.weight_offset + std::size_t(o) * layer.fan_in;
+              const double* h = input + std::size_t(b) * layer.fan_in;
+              double z = p[layer.bias_offset + o], magnitude = std::abs(z);
+              for (int i = 0; i < layer.fan_in; ++i) {
+                z += w[i] * h[i];
+                magnitude += std::abs(w[i] * h[i]);
+              }
+              if (magnitude > 0.0) smallest = std::min(smallest, std::abs(z) / magnitude);
+            }
+          }
+        }
+      });
+  return smallest;
 }
 
 // ||a - reference|| / ||reference||.
