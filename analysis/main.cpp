@@ -56,7 +56,7 @@ void print_usage() {
 const char kHelp[] =
     "\n"
     "mgpu_analyze summarises mgpu_bench results files from their raw per-step, per-rank data, following the\n"
-    "statistics of MEASUREMENT.md (docs/statistics.md states every formula).\n"
+    "statistics of docs/statistics.md, which states every formula.\n"
     "\n"
     "report: per configuration, kept runs (outliers by modified z-score), throughput mean with its 95% Student-t\n"
     "  interval, median, sd, CV, the mean step and its phases, TFLOP/s, peak memory per GPU, throttled runs; the\n"

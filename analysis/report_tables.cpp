@@ -191,7 +191,7 @@ Table phases_table(const std::vector<ConfigurationStats>& configurations) {
       if (p != BreakdownPhase::allreduce) row.push_back(measured(100 * s.share(p)));
     }
     const double allreduce = s.phase(BreakdownPhase::allreduce);
-    // MEASUREMENT.md: overlap% = 100 (1 − exposed_comm / allreduce); nothing to overlap on one rank.
+    // docs/statistics.md: overlap% = 100 (1 − exposed_comm / allreduce); nothing to overlap on one rank.
     row.push_back(s.results->ranks() > 1 && allreduce > 0 && !std::isnan(s.phase(BreakdownPhase::exposed_comm))
                       ? number(100 * (1 - s.phase(BreakdownPhase::exposed_comm) / allreduce))
                       : none());
@@ -200,7 +200,7 @@ Table phases_table(const std::vector<ConfigurationStats>& configurations) {
   table.notes.push_back(
       "step = forward + backward + exposed_comm + optimizer + other, all from the rank whose step "
       "time is the step's maximum; allreduce runs on the communication stream (not a term of the "
-      "sum); overlap % = 100 (1 - exposed_comm / allreduce) (MEASUREMENT.md): 0 = no overlap, below 0 when the "
+      "sum); overlap % = 100 (1 - exposed_comm / allreduce) (docs/statistics.md): 0 = no overlap, below 0 when the "
       "wait for the all-reduce exceeds the all-reduce itself (its launch latency).");
   return table;
 }

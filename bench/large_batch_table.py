@@ -3,7 +3,7 @@
 step against the strongest PyTorch step (the fastest of the graph-captured peers; eager DDP beside it), the sum of our
 GEMMs' times alone (from each configuration's gemm_choices), TFLOP/s (6 x dense weights x batch / step) and whether
 each target holds; then Nsight Compute's per-kernel table of our own kernels (DRAM bytes, time, fraction of the
-measured copy bandwidth). Reads with h5py alone; statistics as bench/performance_table.py (MEASUREMENT.md).
+measured copy bandwidth). Reads with h5py alone; statistics as bench/performance_table.py (docs/statistics.md).
 
 Usage: python3 bench/large_batch_table.py RESULTS_DIR > table.md
 RESULTS_DIR holds ours.h5 (one mgpu_bench sweep), optionally ours_1gpu.h5 (batch 4096 on one GPU, for the speedup of
@@ -26,7 +26,7 @@ TARGET_PEER_RATIO = 0.9  # our step <= 0.9 x the strongest PyTorch step
 TARGET_GEMM_RATIO = 1.10  # at batch >= GEMM_TARGET_BATCH: our step <= 1.10 x the sum of its GEMMs alone
 GEMM_TARGET_BATCH = 1024
 TARGET_TFLOPS = {("large", 4096): 60.0}
-TARGET_SPEEDUP = {("large", 4096): 1.85}  # on 2 GPUs: mean throughput over the one-GPU run's (MEASUREMENT.md)
+TARGET_SPEEDUP = {("large", 4096): 1.85}  # on 2 GPUs: mean throughput over the one-GPU run's (docs/statistics.md)
 SMALL_BATCH_SLOWDOWN_PERCENT = 2.0  # no small-batch figure slower than the earlier build's by more than 2%
 COPY_FRACTION = 0.7  # every kernel of ours at >= 70% of the copy bandwidth for its bytes, or at the launch floor
 ALONE = re.compile(r"\(([0-9.]+) us alone")

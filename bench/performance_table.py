@@ -2,7 +2,7 @@
 """Purpose: docs/performance.md's table from the results of one bench/performance.sh run: for each figure of the
 issue's targets, the floor (bytes moved / measured copy bandwidth, FLOPs / measured matrix rate, kernel count x
 measured graph-node cost; for 2 GPUs also the standalone all-reduce of the gradient), our measurement and the PyTorch
-peer's, and whether the target is met. Reads with h5py alone (MEASUREMENT.md's statistics: modified z-score
+peer's, and whether the target is met. Reads with h5py alone (the statistics of docs/statistics.md: modified z-score
 screening of run throughputs, mean +- Student-t 95% interval over the kept runs).
 
 Usage: python3 bench/performance_table.py RESULTS_DIR > table.md
@@ -20,7 +20,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "pee
 import results_h5  # noqa: E402  (bench/peers/: the model presets, shared with the PyTorch peer)
 
 PRESETS = {model: widths for model, (widths, _dropout) in results_h5.PRESETS.items()}  # model -> layer widths
-# Student t, 97.5% quantile, by degrees of freedom (MEASUREMENT.md: t, not 1.96).
+# Student t, 97.5% quantile, by degrees of freedom (docs/statistics.md: t, not 1.96).
 T975 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306, 9: 2.262, 10: 2.228,
         11: 2.201, 12: 2.179, 13: 2.160, 14: 2.145, 15: 2.131, 16: 2.120, 17: 2.110, 18: 2.101, 19: 2.093,
         20: 2.086, 21: 2.080, 22: 2.074, 23: 2.069, 24: 2.064, 25: 2.060, 26: 2.056, 27: 2.052, 28: 2.048,
@@ -41,7 +41,7 @@ def dense_weights(widths):
 
 
 def kept_runs(throughput):
-    """MEASUREMENT.md: modified z-score M = 0.6745 (x - median) / MAD on run throughputs; |M| > 3.5 excluded."""
+    """docs/statistics.md: modified z-score M = 0.6745 (x - median) / MAD on run throughputs; |M| > 3.5 excluded."""
     median = np.median(throughput)
     mad = np.median(np.abs(throughput - median))
     if mad == 0:
@@ -50,7 +50,7 @@ def kept_runs(throughput):
 
 
 class Measured:
-    """One configuration: per-run throughput and mean phase times (max over ranks per step, MEASUREMENT.md)."""
+    """One configuration: per-run throughput and mean phase times (max over ranks per step, docs/statistics.md)."""
 
     def __init__(self, group):
         self.attrs = dict(group.attrs)
@@ -382,7 +382,7 @@ def main(argv):
     if exposed_rows:
         print("Exposed communication: the share of the standalone all-reduce of the same bytes (one at a time) is the "
               "verdict (the strict reading: ≤ 25% of the all-reduce's own time); the share of the in-step all-reduce "
-              "phase (first bucket launched → last complete, overlapped with backward) is MEASUREMENT.md's 100 − "
+              "phase (first bucket launched → last complete, overlapped with backward) is 100 − "
               "overlap%.")
     print()
     if tools.ok:

@@ -1,7 +1,7 @@
-// Purpose: our split-K skinny GEMM (src/kernels/skinny_gemm.cuh) against cuBLAS's default fp32 GEMM at the training step's
-// narrow shapes, each timed the probe's way: a CUDA graph of 20 identical calls replayed between two events (launch
-// gaps removed), the best of 5 replays, in microseconds per call. Behind docs/performance.md's "What the step does now".
-// Usage: skinny_gemm_bench   (one GPU, the current device; prints one line per shape and configuration)
+// Purpose: our split-K skinny GEMM (src/kernels/skinny_gemm.cuh) against cuBLAS's default fp32 GEMM at the training
+// step's narrow shapes, each timed the probe's way: a CUDA graph of 20 identical calls replayed between two events
+// (launch gaps removed), the best of 5 replays, in microseconds per call. Behind docs/performance.md's "What the step
+// does now". Usage: skinny_gemm_bench   (one GPU, the current device; prints one line per shape and configuration)
 #include <cublas_v2.h>
 
 #include <algorithm>
@@ -10,11 +10,11 @@
 #include <string>
 #include <vector>
 
+#include "kernels/skinny_gemm.cuh"
 #include "platform/cuda_check.hpp"
 #include "platform/cuda_resources.hpp"
 #include "platform/gpu_devices.hpp"
 #include "probes/graph_timing.hpp"
-#include "kernels/skinny_gemm.cuh"
 
 namespace {
 

@@ -2,12 +2,13 @@
 # Purpose: installs the Debian/Ubuntu packages mgpu_bench builds and tests with (only those missing); CUDA and NCCL
 # come from /usr/local/cuda (or the system) when present, otherwise the CPU fallback is built. slurm-wlm (with its
 # mpi/pmix plugin in slurm-wlm-basic-plugins) and munge are for the launch scripts and the Slurm test; chromium opens
-# mgpu_analyze's report page headless in its test; gcovr prints CI's coverage summary.
+# mgpu_analyze's report page headless in its test; gcovr prints CI's coverage summary; clang-format checks the
+# formatting of every C++/CUDA file in the tests.
 set -euo pipefail
 
 packages=(build-essential cmake git pkg-config openmpi-bin libopenmpi-dev libhdf5-dev hdf5-tools
   libboost-program-options-dev libboost-dev libopenblas-dev libgtest-dev python3 python3-h5py python3-numpy
-  nlohmann-json3-dev gnuplot-nox slurm-wlm munge chromium gcovr)
+  nlohmann-json3-dev gnuplot-nox slurm-wlm munge chromium gcovr clang-format)
 missing=()
 for package in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")

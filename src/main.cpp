@@ -3,14 +3,14 @@
 #include <cstdio>
 #include <cstring>
 
-#include "probes/allreduce_benchmark.hpp"
-#include "study/benchmark_driver.hpp"
-#include "platform/build_info.hpp"
-#include "platform/error.hpp"
-#include "probes/hardware_probe.hpp"
-#include "comm/mpi_context.hpp"
 #include "cli/options.hpp"
 #include "cli/tool_options.hpp"
+#include "comm/mpi_context.hpp"
+#include "platform/build_info.hpp"
+#include "platform/error.hpp"
+#include "probes/allreduce_benchmark.hpp"
+#include "probes/hardware_probe.hpp"
+#include "study/benchmark_driver.hpp"
 
 int main(int argc, char** argv) {
   try {
@@ -41,8 +41,10 @@ int main(int argc, char** argv) {
       const mgpu::BenchOptions options = mgpu::parse_options(argc, argv);
       if (options.show_help || options.show_version) {
         if (mpi.rank == 0) {
-          if (options.show_help) std::fputs(mgpu::help_text().c_str(), stdout);
-          else std::printf("mgpu_bench %s (git %s)\n", mgpu::project_version(), mgpu::git_revision());
+          if (options.show_help)
+            std::fputs(mgpu::help_text().c_str(), stdout);
+          else
+            std::printf("mgpu_bench %s (git %s)\n", mgpu::project_version(), mgpu::git_revision());
         }
         return 0;
       }

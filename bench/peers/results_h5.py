@@ -30,7 +30,7 @@ PHASE_DESCRIPTIONS = {
     "optimizer": "optimizer (Adam) update per rank and step",
     "step": "whole training step per rank and step: start -> end; a distributed step takes the max over ranks",
 }
-THROTTLE_FRACTION = 0.75  # MEASUREMENT.md
+THROTTLE_FRACTION = 0.75  # docs/measurement.md
 
 STRING = h5py.string_dtype("utf-8")  # variable-length UTF-8, as the C++ writer stores every string
 

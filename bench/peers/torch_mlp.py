@@ -7,7 +7,7 @@ on one rank too, so that its code runs), timed per step with CUDA events and wri
 (bench/peers/results_h5.py), so mgpu_analyze and docs/performance.md compare the two side by side. Nothing in the build
 or CI needs PyTorch.
 
-Same as mgpu_bench (MEASUREMENT.md): widths, ReLU + inverted dropout after every hidden layer, bias-free output layer,
+Same as mgpu_bench (docs/measurement.md): widths, ReLU + inverted dropout after every hidden layer, bias-free output layer,
 Glorot-uniform weights and zero biases, MSE over the 3 targets, Adam (lr 1e-3, betas 0.9/0.999, eps 1e-7), global
 batch split evenly across ranks (rank r takes the r-th contiguous slice), fp32 with TF32 off unless --precision says
 otherwise, W warm-up + S measured steps per run, each run from a fresh initialisation, the batch put in place before
@@ -105,7 +105,7 @@ def initialize(model, seed, run):
 
 
 class SyntheticData:
-    """Features ~ N(0,1), targets tanh(T x / sqrt(inputs)) from a fixed random teacher T ~ N(0,1): MEASUREMENT.md's
+    """Features ~ N(0,1), targets tanh(T x / sqrt(inputs)) from a fixed random teacher T ~ N(0,1): docs/measurement.md's
     task. Global batch s is drawn from (seed, s) whole, and rank r takes its contiguous slice, so N ranks see what
     one rank sees."""
 

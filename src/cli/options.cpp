@@ -8,9 +8,9 @@
 #include <fstream>
 #include <sstream>
 
+#include "cli/option_parsing.hpp"
 #include "platform/build_info.hpp"
 #include "platform/error.hpp"
-#include "cli/option_parsing.hpp"
 
 namespace po = boost::program_options;
 
@@ -23,18 +23,24 @@ po::options_description describe_study_options() {
   po::options_description description("study options (command line or --config file)", 120);
   // clang-format off
   description.add_options()
-    ("model", po::value<std::string>(), "preset MLPs, comma-separated: medium (258,432 parameters), large (6,885,376); default large")
+    ("model", po::value<std::string>(),
+     "preset MLPs, comma-separated: medium (258,432 parameters), large (6,885,376); default large")
     ("layers", po::value<std::string>(), "any other MLP by its widths, e.g. 50,256,128,64,3 (exclusive with --model)")
     ("dropout", po::value<double>(), "drop probability after each hidden layer (default: the preset's; 0 for --layers)")
-    ("batch", po::value<std::string>(), "global batches, comma-separated, each split evenly across the ranks; default 32")
-    ("gpus", po::value<std::string>(), "GPU counts (ranks) per configuration, comma-separated, e.g. 1,2; default: 1 and all ranks (1 alone with one rank)")
-    ("sweep", po::value<std::vector<std::string>>(), "MODEL:B1,B2,... one model with its own batches (repeatable; instead of --model/--batch)")
+    ("batch", po::value<std::string>(),
+     "global batches, comma-separated, each split evenly across the ranks; default 32")
+    ("gpus", po::value<std::string>(),
+     "GPU counts (ranks) per configuration, comma-separated, e.g. 1,2; default: 1 and all ranks (1 alone with one "
+     "rank)")
+    ("sweep", po::value<std::vector<std::string>>(),
+     "MODEL:B1,B2,... one model with its own batches (repeatable; instead of --model/--batch)")
     ("warmup", po::value<long long>()->default_value(10), "warm-up steps per run (recorded and flagged)")
     ("steps", po::value<long long>()->default_value(100), "measured steps per run")
     ("runs", po::value<long long>()->default_value(50), "runs per configuration (fresh initialisation each)")
     ("seed", po::value<std::string>()->default_value("1"), "seed of data, initialisation and dropout")
     ("device", po::value<std::string>()->default_value("auto"), "auto | cuda | cpu (auto: GPUs if every rank has one)")
-    ("nccl-algo", po::value<std::string>(), "NCCL_ALGO for the gradient all-reduce, e.g. tree or ring (default: NCCL's)")
+    ("nccl-algo", po::value<std::string>(),
+     "NCCL_ALGO for the gradient all-reduce, e.g. tree or ring (default: NCCL's)")
     ("nccl-proto", po::value<std::string>(), "NCCL_PROTO, e.g. simple, ll, ll128 (default: NCCL's)")
     ("graph", po::value<std::string>()->default_value("auto"),
      "auto | on | off: replay each step as one CUDA graph, NCCL included (auto: on for CUDA)")
@@ -47,7 +53,8 @@ po::options_description describe_study_options() {
      "soon as it is reduced) | layerwise (each layer's weight gradient with its input gradient, last layer first)")
     ("bucket-mb", po::value<double>()->default_value(8.0),
      "all-reduce bucket cap in MB with --overlap on (the bucket reduced first (layerwise) or last (deferred): 1 MB)")
-    ("precision", po::value<std::string>()->default_value("fp32"), "fp32 | tf32 | bf16 GEMM operands (fp32 accumulation, weights and Adam)")
+    ("precision", po::value<std::string>()->default_value("fp32"),
+     "fp32 | tf32 | bf16 GEMM operands (fp32 accumulation, weights and Adam)")
     ("grad-dtype", po::value<std::string>()->default_value("fp32"),
      "fp32 | bf16: element type of the gradient all-reduce (bf16: cast before, fp32 again for Adam; > 1 rank)")
     ("accumulate", po::value<long long>()->default_value(1),
@@ -59,7 +66,9 @@ po::options_description describe_study_options() {
      "interleaved: throughput from runs without a mark inside their steps, phases from every fifth run, which marks "
      "them (--runs counts the unmarked runs) | events: every phase of every step | step: each step's start and end "
      "only | none: no mark inside the steps (the untimed reference)")
-    ("output", po::value<std::string>(), "results file (HDF5); default mgpu_bench_<model>_b<batch>_n<ranks>.h5 (one configuration) or mgpu_bench_sweep_<count>configs.h5");
+    ("output", po::value<std::string>(),
+     "results file (HDF5); default mgpu_bench_<model>_b<batch>_n<ranks>.h5 (one configuration) or "
+     "mgpu_bench_sweep_<count>configs.h5");
   // clang-format on
   return description;
 }
@@ -70,7 +79,8 @@ po::options_description describe_options() {
   po::options_description invocation("invocation options (command line only)", 120);
   // clang-format off
   invocation.add_options()
-    ("config", po::value<std::string>(), "study file of `name = value` lines (bench/*.ini); the command line overrides it")
+    ("config", po::value<std::string>(),
+     "study file of `name = value` lines (bench/*.ini); the command line overrides it")
     ("resume", "continue the output file: skip configurations already complete, rerun an incomplete one")
     ("force", "overwrite an existing output file")
     ("timeout", po::value<std::string>(), "watchdog: stop the job with one line when any rank makes no progress for "

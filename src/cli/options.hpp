@@ -14,14 +14,15 @@ namespace mgpu {
 enum class DeviceChoice { automatic, cuda, cpu };
 const char* device_choice_name(DeviceChoice choice);
 
-// --- Step execution options (--graph, --overlap, --overlap-order, --fuse-optimizer, --bucket-mb, --precision, --grad-dtype, --timing,
+// --- Step execution options (--graph, --overlap, --overlap-order, --fuse-optimizer, --bucket-mb, --precision,
+// --grad-dtype, --timing,
 // --accumulate, --gemm-tuning): how the step runs. ---
 // auto: graph on where the back-end can (CUDA), overlap off (measured no faster, docs/measurement.md), fused optimizer
 // on for one GPU, fp32 and a local batch <= kFusedOptimizerMaxLocalBatch; all off on the CPU fallback.
 enum class Toggle { automatic, on, off };
 // --fuse-optimizer auto turns the fused optimizer (weight gradients computed inside Adam; one GPU, fp32) on up to this
-// local batch: measured on 2 x H200, docs/performance-history.md. Used only by BenchConfiguration::training_settings, the one
-// place --fuse-optimizer is resolved.
+// local batch: measured on 2 x H200, docs/performance-history.md. Used only by BenchConfiguration::training_settings,
+// the one place --fuse-optimizer is resolved.
 constexpr int kFusedOptimizerMaxLocalBatch = 64;
 struct StepOptions {
   Toggle graph = Toggle::automatic;
@@ -33,7 +34,7 @@ struct StepOptions {
   Precision precision = Precision::fp32;
   TimingMode timing = TimingMode::interleaved;
   GradDtype grad_dtype = GradDtype::fp32;  // --grad-dtype
-  int accumulate_steps = 1;  // --accumulate K: reduce and update every K steps (1..kMaxAccumulateSteps)
+  int accumulate_steps = 1;                // --accumulate K: reduce and update every K steps (1..kMaxAccumulateSteps)
   GemmTuning gemm_tuning = GemmTuning::step;  // --gemm-tuning (step only where the step is a graph)
 };
 constexpr int kMaxAccumulateSteps = 1024;
@@ -59,14 +60,14 @@ struct BenchOptions {
   int runs = 50;
   std::uint64_t seed = 1;
   DeviceChoice device = DeviceChoice::automatic;
-  std::string nccl_algo;   // empty: NCCL chooses
-  std::string nccl_proto;  // empty: NCCL chooses
-  std::string output_path; // empty: default_output_path()
+  std::string nccl_algo;    // empty: NCCL chooses
+  std::string nccl_proto;   // empty: NCCL chooses
+  std::string output_path;  // empty: default_output_path()
   StepOptions step;
   bool force = false;
-  bool resume = false;     // skip the configurations already complete in the output file, rerun incomplete ones
+  bool resume = false;          // skip the configurations already complete in the output file, rerun incomplete ones
   double timeout_seconds = -1;  // --timeout: watchdog deadline of every wait; 0 = none; < 0 = derived (watchdog.hpp)
-  std::string config_path; // the study file the options came from ("" without --config)
+  std::string config_path;      // the study file the options came from ("" without --config)
   bool show_help = false;
   bool show_version = false;
   std::string command_line;  // argv joined, recorded with the results

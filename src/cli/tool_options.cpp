@@ -7,10 +7,10 @@
 #include <map>
 #include <sstream>
 
+#include "cli/option_parsing.hpp"
+#include "model/mlp_spec.hpp"
 #include "platform/build_info.hpp"
 #include "platform/error.hpp"
-#include "model/mlp_spec.hpp"
-#include "cli/option_parsing.hpp"
 
 namespace po = boost::program_options;
 

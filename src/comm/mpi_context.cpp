@@ -91,8 +91,8 @@ std::vector<std::string> allgather_strings(const MpiContext& mpi, const std::str
   std::vector<int> offsets(mpi.size, 0);
   for (int r = 1; r < mpi.size; ++r) offsets[r] = offsets[r - 1] + lengths[r - 1];
   std::string joined(static_cast<std::size_t>(offsets.back() + lengths.back()), '\0');
-  MGPU_MPI_CHECK(MPI_Allgatherv(value.data(), length, MPI_CHAR, joined.data(), lengths.data(), offsets.data(),
-                                MPI_CHAR, mpi.comm));
+  MGPU_MPI_CHECK(MPI_Allgatherv(value.data(), length, MPI_CHAR, joined.data(), lengths.data(), offsets.data(), MPI_CHAR,
+                                mpi.comm));
   std::vector<std::string> values;
   for (int r = 0; r < mpi.size; ++r) values.push_back(joined.substr(offsets[r], lengths[r]));
   return values;

@@ -1,4 +1,4 @@
-// Purpose: the conditions MEASUREMENT.md asks to record with every configuration that are not GPU-specific:
+// Purpose: the conditions docs/measurement.md asks to record with every configuration that are not GPU-specific:
 // the NCCL_* environment in effect, and setting it before NCCL reads it.
 #pragma once
 

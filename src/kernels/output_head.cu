@@ -2,9 +2,9 @@
 // registers, W_L staged in shared memory; the row's outputs summed by warp shuffles, the loss over the block in a fixed
 // order.
 #include "kernels/block_reduce.cuh"
-#include "platform/cuda_check.hpp"
 #include "kernels/dependent_launch.cuh"
 #include "kernels/output_head.cuh"
+#include "platform/cuda_check.hpp"
 
 namespace mgpu::kernels {
 namespace {

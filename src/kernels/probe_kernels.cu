@@ -3,9 +3,9 @@
 
 #include <algorithm>
 
+#include "kernels/probe_kernels.cuh"
 #include "model/counter_rng.hpp"
 #include "platform/cuda_check.hpp"
-#include "kernels/probe_kernels.cuh"
 
 namespace mgpu::probe_kernels {
 namespace {

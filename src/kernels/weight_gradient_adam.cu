@@ -7,10 +7,10 @@
 
 #include "kernels/adam_element.cuh"
 #include "kernels/async_copy.cuh"
-#include "platform/cuda_check.hpp"
 #include "kernels/dependent_launch.cuh"
-#include "platform/per_device_once.hpp"
 #include "kernels/weight_gradient_adam.cuh"
+#include "platform/cuda_check.hpp"
+#include "platform/per_device_once.hpp"
 
 namespace mgpu::kernels {
 namespace {

@@ -31,8 +31,8 @@ MGPU_HOST_DEVICE std::uint64_t hash_extend(std::uint64_t prefix, std::uint64_t w
 MGPU_HOST_DEVICE std::uint64_t hash_rest(std::uint64_t prefix, std::uint64_t b = 0, std::uint64_t c = 0) {
   return hash_extend(hash_extend(prefix, b), c);
 }
-MGPU_HOST_DEVICE std::uint64_t hash(std::uint64_t seed, std::uint64_t stream, std::uint64_t a,
-                                    std::uint64_t b = 0, std::uint64_t c = 0) {
+MGPU_HOST_DEVICE std::uint64_t hash(std::uint64_t seed, std::uint64_t stream, std::uint64_t a, std::uint64_t b = 0,
+                                    std::uint64_t c = 0) {
   return hash_rest(hash_prefix(seed, stream, a), b, c);
 }
 

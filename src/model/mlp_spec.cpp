@@ -64,7 +64,7 @@ MlpSpec custom_model(const std::vector<int>& widths, double dropout) {
 }
 
 MlpSpec preset_model(const std::string& name) {
-  // MEASUREMENT.md: input widths 847 and 4800 with a bias-free output layer of width 3 reproduce the study's
+  // docs/measurement.md: input widths 847 and 4800 with a bias-free output layer of width 3 reproduce the study's
   // stated parameter counts (258,432 and 6,885,376) exactly.
   if (name == "medium") return MlpSpec{"medium", {847, 256, 128, 64, 3}, 0.2};
   if (name == "large") return MlpSpec{"large", {4800, 1024, 1024, 512, 512, 256, 3}, 0.3};

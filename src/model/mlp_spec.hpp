@@ -1,4 +1,5 @@
-// Purpose: the MLP being trained: layer widths, dropout, presets from MEASUREMENT.md, and the flat parameter layout.
+// Purpose: the MLP being trained: layer widths, dropout, presets from docs/measurement.md, and the flat parameter
+// layout.
 #pragma once
 
 #include <cstddef>
@@ -12,9 +13,9 @@ namespace mgpu {
 struct DenseLayer {
   int fan_in = 0;
   int fan_out = 0;
-  bool hidden = false;             // bias + ReLU + dropout after it
-  std::size_t weight_offset = 0;   // in elements, into the flat parameter buffer
-  std::size_t bias_offset = 0;     // valid only for hidden layers
+  bool hidden = false;            // bias + ReLU + dropout after it
+  std::size_t weight_offset = 0;  // in elements, into the flat parameter buffer
+  std::size_t bias_offset = 0;    // valid only for hidden layers
   std::size_t weight_count() const { return static_cast<std::size_t>(fan_in) * fan_out; }
   std::size_t bias_count() const { return hidden ? static_cast<std::size_t>(fan_out) : 0; }
 };
@@ -30,7 +31,7 @@ struct MlpSpec {
   // Layers in forward order with offsets into the flat buffer [W0, b0, W1, b1, ..., W_last].
   std::vector<DenseLayer> layers() const;
   std::size_t parameter_count() const;
-  // Weights of the dense layers only (no biases): the "weights" of the 6·W·B FLOP estimate in MEASUREMENT.md.
+  // Weights of the dense layers only (no biases): the "weights" of the 6·W·B FLOP estimate in docs/measurement.md.
   std::size_t dense_weight_count() const;
   // Widest activation (for sizing buffers).
   int max_width() const;
@@ -38,7 +39,7 @@ struct MlpSpec {
   std::string widths_string() const;
 };
 
-// The presets of MEASUREMENT.md; throws UsageError naming an unknown preset.
+// The presets of docs/measurement.md; throws UsageError naming an unknown preset.
 MlpSpec preset_model(const std::string& name);
 // Any other MLP; throws UsageError for fewer than two widths or a non-positive width.
 MlpSpec custom_model(const std::vector<int>& widths, double dropout);

@@ -1,4 +1,4 @@
-// Purpose: the deterministic synthetic task of MEASUREMENT.md, as pure host/device functions: features ~ N(0,1) of
+// Purpose: the deterministic synthetic task of docs/measurement.md, as pure host/device functions: features ~ N(0,1) of
 // global sample i, targets from a fixed random teacher, Glorot-uniform initial weights and inverted-dropout masks.
 #pragma once
 
@@ -31,8 +31,8 @@ MGPU_HOST_DEVICE float teacher_target(float projection, int inputs) {
 
 // Glorot (Xavier) uniform, Keras' default for Dense layers: U(-a, a), a = sqrt(6 / (fan_in + fan_out)). Biases
 // start at zero. Keyed by (seed, run, flat parameter index), so each run is a fresh, reproducible initialisation.
-MGPU_HOST_DEVICE float initial_weight(std::uint64_t seed, std::uint64_t run, std::uint64_t parameter_index,
-                                      int fan_in, int fan_out) {
+MGPU_HOST_DEVICE float initial_weight(std::uint64_t seed, std::uint64_t run, std::uint64_t parameter_index, int fan_in,
+                                      int fan_out) {
   const float limit = sqrtf(6.0f / static_cast<float>(fan_in + fan_out));
   return (2.0f * rng::uniform01(rng::hash(seed, rng::kInitialWeight, run, parameter_index)) - 1.0f) * limit;
 }

@@ -13,8 +13,8 @@ std::string& origin_storage() {
 
 std::string format_call_error(const char* library, const char* file, int line, const char* call,
                               const std::string& message) {
-  return error_origin() + ": " + repository_path(file) + ":" + std::to_string(line) + ": " + call + ": " +
-         library + ": " + message;
+  return error_origin() + ": " + repository_path(file) + ":" + std::to_string(line) + ": " + call + ": " + library +
+         ": " + message;
 }
 }  // namespace
 
@@ -35,13 +35,11 @@ const char* repository_path(const char* file) {
   return best != nullptr ? best + 1 : file;
 }
 
-void throw_call_error(const char* library, const char* file, int line, const char* call,
-                      const std::string& message) {
+void throw_call_error(const char* library, const char* file, int line, const char* call, const std::string& message) {
   throw Error(format_call_error(library, file, line, call, message));
 }
 
-void warn_call_error(const char* library, const char* file, int line, const char* call,
-                     const std::string& message) {
+void warn_call_error(const char* library, const char* file, int line, const char* call, const std::string& message) {
   std::fprintf(stderr, "warning: %s\n", format_call_error(library, file, line, call, message).c_str());
 }
 

@@ -32,13 +32,12 @@ const char* repository_path(const char* file);
                                    const std::string& message);
 
 // Same message printed to stderr instead of thrown: for destructors, which must not throw.
-void warn_call_error(const char* library, const char* file, int line, const char* call,
-                     const std::string& message);
+void warn_call_error(const char* library, const char* file, int line, const char* call, const std::string& message);
 
 }  // namespace mgpu
 
 // Checks an internal invariant that the caller can phrase as a message.
-#define MGPU_REQUIRE(condition, message)                                                     \
-  do {                                                                                       \
+#define MGPU_REQUIRE(condition, message)                                                           \
+  do {                                                                                             \
     if (!(condition)) ::mgpu::throw_call_error("mgpu", __FILE__, __LINE__, #condition, (message)); \
   } while (0)

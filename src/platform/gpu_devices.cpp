@@ -66,7 +66,7 @@ GpuDescription describe_gpu(int ordinal) {
   gpu.pci_bus_id = pci_bus_id_of(ordinal);
   gpu.total_memory_bytes = properties.totalGlobalMem;
   // CUDA 13's cudaDeviceProp no longer carries clock rates; NVML's maximum clocks are the reference for the
-  // "below 75% of the maximum" flag of MEASUREMENT.md.
+  // "below 75% of the maximum" flag of docs/measurement.md.
   if (const std::optional<nvml::Device> device = nvml::device_by_pci_bus_id(gpu.pci_bus_id)) {
     gpu.max_sm_clock_mhz = nvml::max_clock_mhz(*device, nvml::Clock::sm).value_or(0);
     gpu.max_memory_clock_mhz = nvml::max_clock_mhz(*device, nvml::Clock::memory).value_or(0);

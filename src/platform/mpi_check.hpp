@@ -16,17 +16,17 @@ inline std::string mpi_error_string(int code) {
 }
 }  // namespace mgpu
 
-#define MGPU_MPI_CHECK(call)                                                              \
-  do {                                                                                    \
-    const int mgpu_mpi_rc_ = (call);                                                      \
-    if (mgpu_mpi_rc_ != MPI_SUCCESS)                                                      \
+#define MGPU_MPI_CHECK(call)                                                                              \
+  do {                                                                                                    \
+    const int mgpu_mpi_rc_ = (call);                                                                      \
+    if (mgpu_mpi_rc_ != MPI_SUCCESS)                                                                      \
       ::mgpu::throw_call_error("MPI", __FILE__, __LINE__, #call, ::mgpu::mpi_error_string(mgpu_mpi_rc_)); \
   } while (0)
 
 // The same check for destructors, which must not throw: prints the message as a warning.
-#define MGPU_MPI_WARN(call)                                                               \
-  do {                                                                                    \
-    const int mgpu_mpi_rc_ = (call);                                                      \
-    if (mgpu_mpi_rc_ != MPI_SUCCESS)                                                      \
+#define MGPU_MPI_WARN(call)                                                                              \
+  do {                                                                                                   \
+    const int mgpu_mpi_rc_ = (call);                                                                     \
+    if (mgpu_mpi_rc_ != MPI_SUCCESS)                                                                     \
       ::mgpu::warn_call_error("MPI", __FILE__, __LINE__, #call, ::mgpu::mpi_error_string(mgpu_mpi_rc_)); \
   } while (0)

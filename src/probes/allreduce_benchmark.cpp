@@ -1,5 +1,5 @@
 // Purpose: the all-reduce sweep's control flow: output check, back-end, engine, per size (check, runs, gather to
-// rank 0, one console line), then the /allreduce group; MEASUREMENT.md's algbw/busbw from the max over ranks.
+// rank 0, one console line), then the /allreduce group; docs/measurement.md's algbw/busbw from the max over ranks.
 #include "probes/allreduce_benchmark.hpp"
 
 #include <algorithm>
@@ -7,15 +7,15 @@
 #include <memory>
 #include <vector>
 
-#include "study/backend.hpp"
+#include "comm/run_conditions.hpp"
 #include "platform/error.hpp"
-#include "probes/mpi_allreduce_engine.hpp"
 #include "platform/mpi_check.hpp"
+#include "platform/sample_median.hpp"
+#include "probes/mpi_allreduce_engine.hpp"
+#include "probes/standalone_conditions.hpp"
 #include "results/results_reader.hpp"
 #include "results/results_writer.hpp"
-#include "comm/run_conditions.hpp"
-#include "platform/sample_median.hpp"
-#include "probes/standalone_conditions.hpp"
+#include "study/backend.hpp"
 
 #if MGPU_HAVE_CUDA
 #include "probes/nccl_allreduce_engine.hpp"
@@ -123,7 +123,7 @@ void run_allreduce_benchmark(const AllreduceOptions& options, const MpiContext& 
     sweep.bytes.values.push_back(sizes[s].bytes);
     sweep.elements.values.push_back(static_cast<std::int64_t>(elements));
     sweep.wrong_elements.values.push_back(wrong);
-    // MEASUREMENT.md: a collective takes as long as its slowest rank.
+    // docs/measurement.md: a collective takes as long as its slowest rank.
     std::vector<double> slowest_batched(runs, 0.0), slowest_each(runs, 0.0);
     for (std::size_t run = 0; run < runs; ++run) {
       for (std::size_t r = 0; r < ranks; ++r) {

@@ -2,8 +2,8 @@
 // data check, timing per size, console table nccl-tests style, and the /allreduce group of the results file.
 #pragma once
 
-#include "comm/mpi_context.hpp"
 #include "cli/tool_options.hpp"
+#include "comm/mpi_context.hpp"
 
 namespace mgpu {
 
@@ -11,7 +11,7 @@ namespace mgpu {
 // check (after writing the results, which record it); Error otherwise.
 void run_allreduce_benchmark(const AllreduceOptions& options, const MpiContext& mpi);
 
-// MEASUREMENT.md: algbw = bytes / t (decimal GB/s), busbw = algbw x 2(N-1)/N. t in milliseconds.
+// docs/measurement.md: algbw = bytes / t (decimal GB/s), busbw = algbw x 2(N-1)/N. t in milliseconds.
 double algorithm_bandwidth_gbps(double bytes, double milliseconds);
 double bus_bandwidth_gbps(double algbw_gbps, int ranks);
 

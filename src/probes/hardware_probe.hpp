@@ -2,8 +2,8 @@
 // device copy bandwidth, cuBLAS GEMM time at the models' exact shapes in fp32/tf32/bf16, and launch costs.
 #pragma once
 
-#include "comm/mpi_context.hpp"
 #include "cli/tool_options.hpp"
+#include "comm/mpi_context.hpp"
 
 namespace mgpu {
 

@@ -3,8 +3,8 @@
 
 #include <memory>
 
-#include "probes/allreduce_engine.hpp"
 #include "comm/mpi_context.hpp"
+#include "probes/allreduce_engine.hpp"
 
 namespace mgpu {
 

@@ -7,10 +7,10 @@
 
 #include <vector>
 
+#include "comm/nccl_communicator.hpp"
 #include "platform/cuda_check.hpp"
 #include "platform/cuda_resources.hpp"
 #include "platform/mpi_check.hpp"
-#include "comm/nccl_communicator.hpp"
 
 namespace mgpu {
 namespace {

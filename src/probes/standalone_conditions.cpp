@@ -1,8 +1,8 @@
 // Purpose: describe_standalone_conditions and its banner (the same facts the training configurations record).
 #include "probes/standalone_conditions.hpp"
 
-#include "platform/build_info.hpp"
 #include "comm/run_conditions.hpp"
+#include "platform/build_info.hpp"
 
 namespace mgpu {
 

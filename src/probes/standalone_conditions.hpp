@@ -1,13 +1,13 @@
-// Purpose: the conditions MEASUREMENT.md asks to record, for the standalone measurements (`allreduce`, `probe`):
+// Purpose: the conditions docs/measurement.md asks to record, for the standalone measurements (`allreduce`, `probe`):
 // collected from every rank, and printed as the '#' banner their console output starts with.
 #pragma once
 
 #include <cstdio>
 #include <string>
 
-#include "study/backend.hpp"
 #include "comm/mpi_context.hpp"
 #include "results/results_schema.hpp"
+#include "study/backend.hpp"
 
 namespace mgpu {
 

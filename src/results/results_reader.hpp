@@ -35,7 +35,7 @@ struct ConfigurationResults {
   int runs() const { return progress.runs_completed; }
   int ranks() const { return metadata.ranks; }
   int steps() const { return metadata.total_steps(); }
-  // MEASUREMENT.md: the time of a distributed step is the maximum over ranks of step_ms.
+  // docs/measurement.md: the time of a distributed step is the maximum over ranks of step_ms.
   double distributed_step_ms(int run, int step) const;
 };
 

@@ -25,21 +25,9 @@ struct AddedName {
 // Attributes added after version 1, with the version that added them: a reader of an older file that lacks one keeps
 // the struct's default (v1 files read as all defaults). Every attribute added to a for_each_* list gets a row here.
 inline constexpr AddedName kAddedAttributes[] = {
-    {"environment_preset", 2},
-    {"attempt", 2},
-    {"implementation", 2},
-    {"graph", 2},
-    {"overlap", 2},
-    {"bucket_mb", 2},
-    {"grad_dtype", 2},
-    {"accumulate_steps", 2},
-    {"timing", 2},
-    {"fused_optimizer", 4},
-    {"overlap_order", 5},
-    {"gemm_tuning", 6},
-    {"gemm_choices", 6},
-    {"interrupted", 7},
-    {"interrupted_utc", 7},
+    {"environment_preset", 2}, {"attempt", 2},     {"implementation", 2},   {"graph", 2},       {"overlap", 2},
+    {"bucket_mb", 2},          {"grad_dtype", 2},  {"accumulate_steps", 2}, {"timing", 2},      {"fused_optimizer", 4},
+    {"overlap_order", 5},      {"gemm_tuning", 6}, {"gemm_choices", 6},     {"interrupted", 7}, {"interrupted_utc", 7},
     {"step_labels", 8},
 };
 // Per-run datasets added after version 1 (for_each_dataset), with the version that added them: a reader of an older
@@ -66,7 +54,7 @@ inline constexpr char kDescriptionAttribute[] = "description";
 // Values of string attributes that mean "not applicable" (CPU runs) and "the library decides" (NCCL algo/proto).
 inline constexpr char kNotApplicable[] = "n/a";
 inline constexpr char kNcclDefault[] = "default";
-// MEASUREMENT.md: a run whose mean SM clock is below this fraction of the rank's maximum SM clock is throttled.
+// docs/measurement.md: a run whose mean SM clock is below this fraction of the rank's maximum SM clock is throttled.
 inline constexpr double kThrottleFraction = 0.75;
 // 0 stands for "unknown" in both clocks, and an unknown clock never flags a run.
 inline bool is_throttled(double mean_sm_clock_mhz, double max_sm_clock_mhz) {
@@ -108,16 +96,16 @@ void for_each_attribute_of_root(Root& root, Visitor&& visit) {
 
 // What a configuration is and where it ran; written once when its group is created.
 struct ConfigurationMetadata {
-  std::string name;   // the group name under /configurations (not an attribute)
+  std::string name;                              // the group name under /configurations (not an attribute)
   std::string implementation = kImplementation;  // which code measured it (v2)
-  std::string model;  // "medium", "large" or "custom"
+  std::string model;                             // "medium", "large" or "custom"
   std::vector<std::int32_t> layer_widths;
   double dropout = 0.0;
   std::int64_t parameter_count = 0;
   std::int64_t dense_weight_count = 0;  // weights of the dense layers, no biases (the W of 6·W·B FLOPs)
   std::int32_t global_batch = 0;
   std::int32_t local_batch = 0;
-  std::string batch_mode = "global";  // "global": --batch split across ranks (MEASUREMENT.md)
+  std::string batch_mode = "global";        // "global": --batch split across ranks (docs/measurement.md)
   std::string environment_preset = "none";  // launch/presets name the launcher applied (MGPU_ENVIRONMENT_PRESET)
   std::int32_t attempt = 1;  // 1; n + 1 when --resume replaced an incomplete n-th attempt of this configuration
   std::int32_t ranks = 0;
@@ -135,10 +123,10 @@ struct ConfigurationMetadata {
   // each shape on rank 0, one line per shape, empty on the CPU fallback (v6; a condition, not part of the identity).
   std::string gemm_tuning = "alone";
   std::string gemm_choices;
-  double bucket_mb = 0.0;               // bucket cap in MB with overlap on; 0 = one bucket of everything
-  std::string grad_dtype = "fp32";      // element type of the all-reduced gradient
-  std::int32_t accumulate_steps = 1;    // 1 = gradients reduced and applied every step
-  std::string timing = "events";        // "events": every phase timed; "none": only per-run step means, phases NaN
+  double bucket_mb = 0.0;             // bucket cap in MB with overlap on; 0 = one bucket of everything
+  std::string grad_dtype = "fp32";    // element type of the all-reduced gradient
+  std::int32_t accumulate_steps = 1;  // 1 = gradients reduced and applied every step
+  std::string timing = "events";      // "events": every phase timed; "none": only per-run step means, phases NaN
   std::int32_t warmup_steps = 0;
   std::int32_t measured_steps = 0;
   std::int32_t runs_requested = 0;
@@ -342,10 +330,11 @@ void for_each_dataset(M& m, Visitor&& visit) {
   for (int p = 0; p < kPhaseCount; ++p) visit(phase_datasets()[p], m.phase_ms[p]);
   static const DatasetSpec loss{"loss", Extent::runs_steps, "1",
                                 "MSE loss per run and step: mean over ranks of each rank's local-batch loss"};
-  static const DatasetSpec memory{"memory_peak_bytes", Extent::runs_ranks, "bytes",
-                                  "peak memory per run and rank: GPU memory in use after the run (all of the GPU's users, "
-                                  "this rank's CUDA context, cuBLAS and NCCL included), or the process's peak RSS so "
-                                  "far (CPU)"};
+  static const DatasetSpec memory{
+      "memory_peak_bytes", Extent::runs_ranks, "bytes",
+      "peak memory per run and rank: GPU memory in use after the run (all of the GPU's users, "
+      "this rank's CUDA context, cuBLAS and NCCL included), or the process's peak RSS so "
+      "far (CPU)"};
   static const DatasetSpec sm_clock{"sm_clock_mhz", Extent::runs_ranks, "MHz",
                                     "mean SM clock sampled during the run; 0 = not available"};
   static const DatasetSpec memory_clock{"memory_clock_mhz", Extent::runs_ranks, "MHz",
@@ -382,7 +371,6 @@ void for_each_dataset(M& m, Visitor&& visit) {
   visit(phases_marked, m.phases_marked);
   visit(batch_generation, m.batch_generation_ms);
 }
-
 
 // ---- Standalone measurements (v2): top-level groups next to /configurations, each written whole by one command
 // (`mgpu_bench allreduce`, `mgpu_bench probe`) into a new results file or an existing one of this schema version.
@@ -435,23 +423,23 @@ struct FixedDatasetSpec {
   std::string description;
 };
 
-// /allreduce: the standalone all-reduce sweep (MEASUREMENT.md: algbw = bytes / t, busbw = algbw x 2(N-1)/N).
+// /allreduce: the standalone all-reduce sweep (docs/measurement.md: algbw = bytes / t, busbw = algbw x 2(N-1)/N).
 struct AllreduceSweep {
   MeasurementConditions conditions;
-  std::string dtype;            // "fp32" or "bf16"
-  std::string timed_operation;  // "ncclAvg in place" (what the training step does) or "MPI_SUM in place" (CPU)
-  std::string data_check;       // which exact checks ran, e.g. "ncclSum out of place (small integers: exact)..."
+  std::string dtype;                   // "fp32" or "bf16"
+  std::string timed_operation;         // "ncclAvg in place" (what the training step does) or "MPI_SUM in place" (CPU)
+  std::string data_check;              // which exact checks ran, e.g. "ncclSum out of place (small integers: exact)..."
   std::int32_t data_check_passed = 0;  // 1 when every element of every check at every size was right
   std::int32_t iterations = 0;         // back-to-back all-reduces per timed run
   std::int32_t warmup_iterations = 0;  // untimed all-reduces before each timed run
   std::int32_t runs = 0;
-  std::vector<std::string> size_labels;  // [sizes]: "" or e.g. "large gradient" (a --model gradient's exact size)
-  ResultArray<std::int64_t> bytes;         // [sizes]
-  ResultArray<std::int64_t> elements;      // [sizes]
-  ResultArray<double> time_ms;             // [runs, ranks, sizes]: N back-to-back all-reduces / N, this rank's events
-  ResultArray<double> op_ms;               // [runs, ranks, sizes]: mean of the same N, each timed by its own events
-  ResultArray<double> algbw_gbps;          // [runs, sizes]: bytes / max over ranks of time_ms
-  ResultArray<double> busbw_gbps;          // [runs, sizes]: algbw x 2(N-1)/N
+  std::vector<std::string> size_labels;      // [sizes]: "" or e.g. "large gradient" (a --model gradient's exact size)
+  ResultArray<std::int64_t> bytes;           // [sizes]
+  ResultArray<std::int64_t> elements;        // [sizes]
+  ResultArray<double> time_ms;               // [runs, ranks, sizes]: N back-to-back all-reduces / N, this rank's events
+  ResultArray<double> op_ms;                 // [runs, ranks, sizes]: mean of the same N, each timed by its own events
+  ResultArray<double> algbw_gbps;            // [runs, sizes]: bytes / max over ranks of time_ms
+  ResultArray<double> busbw_gbps;            // [runs, sizes]: algbw x 2(N-1)/N
   ResultArray<std::int64_t> wrong_elements;  // [sizes]: elements wrong in any check (0 = exact)
 };
 
@@ -500,15 +488,15 @@ struct HardwareProbe {
   MeasurementConditions conditions;  // ranks = 1
   std::int32_t iterations = 0;       // operations per timed graph replay
   std::int32_t runs = 0;
-  std::vector<std::string> copy_labels;       // [copies]
-  std::vector<std::string> gemm_labels;       // [gemms]: "large b32 L0 forward", ..., "square 8192"
-  std::vector<std::string> gemm_precisions;   // [precisions]: "fp32", "tf32", "bf16"
-  std::vector<std::string> launch_labels;     // [launches]: "kernel_launch", "graph_node", "graph_launch"
-  ResultArray<std::int64_t> copy_bytes;       // [copies]
-  ResultArray<double> copy_ms;                // [runs, copies]: one device-to-device copy
-  ResultArray<std::int64_t> gemm_shape;       // [gemms, 3]: m, n, k (FLOPs = 2 m n k)
-  ResultArray<double> gemm_ms;                // [runs, precisions, gemms]: one GEMM
-  ResultArray<double> launch_ms;              // [runs, launches]: one empty kernel, launched as labelled
+  std::vector<std::string> copy_labels;      // [copies]
+  std::vector<std::string> gemm_labels;      // [gemms]: "large b32 L0 forward", ..., "square 8192"
+  std::vector<std::string> gemm_precisions;  // [precisions]: "fp32", "tf32", "bf16"
+  std::vector<std::string> launch_labels;    // [launches]: "kernel_launch", "graph_node", "graph_launch"
+  ResultArray<std::int64_t> copy_bytes;      // [copies]
+  ResultArray<double> copy_ms;               // [runs, copies]: one device-to-device copy
+  ResultArray<std::int64_t> gemm_shape;      // [gemms, 3]: m, n, k (FLOPs = 2 m n k)
+  ResultArray<double> gemm_ms;               // [runs, precisions, gemms]: one GEMM
+  ResultArray<double> launch_ms;             // [runs, launches]: one empty kernel, launched as labelled
   // The step's own work per layer at each probed shape, fp32, as the step enqueues it (CudaMlp: the tuned GEMM with
   // what it folds, the kernels it does not): "large b32 L1 forward", "... L1 input_grad", "... L1 input_grad fused",
   // "... L1 weight_grad", "large b32 loss", "large b32 output_head", "large b32 adam", "large b32 fused_optimizer".

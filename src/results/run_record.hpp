@@ -1,4 +1,4 @@
-// Purpose: what one rank measures in one run: per-step phase times (MEASUREMENT.md), loss, memory and clocks.
+// Purpose: what one rank measures in one run: per-step phase times (docs/measurement.md), loss, memory and clocks.
 #pragma once
 
 #include <array>
@@ -9,19 +9,19 @@
 
 namespace mgpu {
 
-// The phases of MEASUREMENT.md, in the order they are stored.
+// The phases of docs/measurement.md, in the order they are stored.
 enum class Phase : int { forward = 0, backward, allreduce, exposed_comm, optimizer, step };
 inline constexpr int kPhaseCount = 6;
 inline constexpr std::array<const char*, kPhaseCount> kPhaseNames = {"forward",      "backward",  "allreduce",
-                                                                      "exposed_comm", "optimizer", "step"};
+                                                                     "exposed_comm", "optimizer", "step"};
 inline const char* phase_name(Phase phase) { return kPhaseNames[static_cast<int>(phase)]; }
 
 struct RunRecord {
-  int total_steps = 0;              // warm-up + measured; warm-up steps come first
-  std::vector<double> phase_ms;     // [phase][step], phase-major: kPhaseCount * total_steps
-  std::vector<double> loss;         // [step]: this rank's mean loss over its local batch (before the update)
-  double memory_peak_bytes = 0;     // GPU: device memory in use (total - free) after the run; CPU: peak RSS
-  double sm_clock_mhz = 0;          // mean of samples taken while the run executed; 0 if not available
+  int total_steps = 0;           // warm-up + measured; warm-up steps come first
+  std::vector<double> phase_ms;  // [phase][step], phase-major: kPhaseCount * total_steps
+  std::vector<double> loss;      // [step]: this rank's mean loss over its local batch (before the update)
+  double memory_peak_bytes = 0;  // GPU: device memory in use (total - free) after the run; CPU: peak RSS
+  double sm_clock_mhz = 0;       // mean of samples taken while the run executed; 0 if not available
   double memory_clock_mhz = 0;
   int clock_samples = 0;
   // Wall span of the measured steps on this rank: first measured step's start -> last step's end, gaps between steps

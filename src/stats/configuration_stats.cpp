@@ -38,7 +38,7 @@ ConfigurationStats compute_configuration_stats(const ConfigurationResults& c, co
     auto& sums = run_phase_sums[static_cast<std::size_t>(run)];
     sums.fill(0);
     for (const int step : counted_steps) {
-      int critical = 0;  // MEASUREMENT.md: the distributed step is the max over ranks
+      int critical = 0;  // docs/statistics.md: the distributed step is the max over ranks
       for (int rank = 1; rank < c.ranks(); ++rank)
         if (phase_of(Phase::step, run, rank, step) > phase_of(Phase::step, run, critical, step)) critical = rank;
       const double step_ms = phase_of(Phase::step, run, critical, step);

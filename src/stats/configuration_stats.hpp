@@ -1,4 +1,4 @@
-// Purpose: one configuration's summary from its raw per-step, per-rank data (MEASUREMENT.md "Figures" and
+// Purpose: one configuration's summary from its raw per-step, per-rank data (docs/measurement.md "Definitions" and
 // "Statistics"): step = max over ranks, warm-up excluded by default, throughput per run, outliers on run throughputs,
 // the phase breakdown of the mean step, TFLOP/s, peak memory per GPU and throttled runs.
 #pragma once
@@ -52,8 +52,8 @@ struct ConfigurationStats {
   // them the outlier screen (over their own throughputs) kept.
   int phase_runs_total = 0;
   int phase_runs_kept = 0;
-  int steps_per_run = 0;                // steps counted per run (measured, or all with include_warmup)
-  SampleSummary throughput;             // over the kept runs
+  int steps_per_run = 0;     // steps counted per run (measured, or all with include_warmup)
+  SampleSummary throughput;  // over the kept runs
   // Mean over kept runs and counted steps, ms: the breakdown (forward ... other, and the step they sum to) over the
   // phase runs where there are any, else over the throughput runs.
   std::array<double, kBreakdownPhaseCount> phase_ms{};

@@ -22,7 +22,7 @@ const std::vector<IdentityAttribute>& scaling_identity_attributes() {
       {"adam_beta1"},
       {"adam_beta2"},
       {"adam_epsilon"},
-      // Added in schema_version 2 (HELPERS.md, schema coordination); the defaults are what a version-1 run did.
+      // Added in schema_version 2; the defaults are what a version-1 run did.
       {"graph"},
       {"accumulate_steps"},
       {"timing"},

@@ -1,4 +1,4 @@
-// Purpose: the scaling table's pairs (MEASUREMENT.md "Figures"): each N-GPU configuration with the 1-GPU
+// Purpose: the scaling table's pairs (docs/measurement.md "Definitions"): each N-GPU configuration with the 1-GPU
 // configuration of the same scaling identity (pairing_identity.hpp); speedup = mean throughput(N) / mean
 // throughput(1) with its Fieller interval, efficiency = speedup / N, and Welch's test of the two run samples.
 #pragma once

@@ -1,6 +1,6 @@
 // Purpose: the interval of a ratio of two independent means (speedup, compare's throughput ratio) by Fieller's theorem
-// with a Welch–Satterthwaite df (MEASUREMENT.md allows Fieller or a bootstrap; we use Fieller: exact under normality,
-// deterministic, no resampling). docs/statistics.md states the formula.
+// with a Welch–Satterthwaite df (docs/statistics.md: Fieller or a bootstrap would do; we use Fieller: exact under
+// normality, deterministic, no resampling). docs/statistics.md states the formula.
 #pragma once
 
 #include <cstddef>

@@ -1,4 +1,4 @@
-// Purpose: the statistics of MEASUREMENT.md; formulas are stated in docs/statistics.md.
+// Purpose: the statistics of docs/statistics.md; formulas are stated in docs/statistics.md.
 #include "stats/statistics.hpp"
 
 #include <algorithm>

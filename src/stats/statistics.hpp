@@ -1,4 +1,4 @@
-// Purpose: the statistics of MEASUREMENT.md ("Statistics"): mean, sample standard deviation, median, the Student-t
+// Purpose: the statistics of docs/statistics.md ("Statistics"): mean, sample standard deviation, median, the Student-t
 // confidence interval of a mean, Welch's two-sided t-test and Iglewicz & Hoaglin's modified z-scores. Distributions
 // come from Boost.Math (boost::math::students_t); nothing here is a hand-written special function.
 #pragma once
@@ -10,9 +10,9 @@
 
 namespace mgpu::analysis {
 
-// MEASUREMENT.md: a result with fewer kept runs than this gets no interval, only its values.
+// docs/statistics.md: a result with fewer kept runs than this gets no interval, only its values.
 inline constexpr std::size_t kMinimumRunsForInterval = 5;
-// MEASUREMENT.md: 95% intervals.
+// docs/statistics.md: 95% intervals.
 inline constexpr double kConfidence = 0.95;
 // Iglewicz & Hoaglin's default cut-off for |M|.
 inline constexpr double kDefaultOutlierThreshold = 3.5;
@@ -54,7 +54,7 @@ WelchTest welch_test(double mean_a, double variance_a, std::size_t n_a, double m
 // lists that would also initialise a SampleSummary.
 WelchTest welch_test_of_summaries(const SampleSummary& a, const SampleSummary& b);
 
-// M_i = 0.6745 (x_i - median) / MAD (Iglewicz & Hoaglin 1993). All zero when MAD = 0 (MEASUREMENT.md: then no value
+// M_i = 0.6745 (x_i - median) / MAD (Iglewicz & Hoaglin 1993). All zero when MAD = 0 (docs/statistics.md: then no value
 // is an outlier).
 std::vector<double> modified_z_scores(const std::vector<double>& x);
 // keep[i] = |M_i| <= threshold.

@@ -6,16 +6,16 @@
 
 #include <cstdio>
 
-#include "train/cpu_trainer.hpp"
 #include "platform/error.hpp"
 #include "platform/mpi_check.hpp"
+#include "train/cpu_trainer.hpp"
 
 #if MGPU_HAVE_CUDA
 #include <cuda_runtime_api.h>
 
 #include "platform/cuda_check.hpp"
-#include "train/cuda_trainer.hpp"
 #include "platform/gpu_devices.hpp"
+#include "train/cuda_trainer.hpp"
 #endif
 
 namespace mgpu {
@@ -37,8 +37,8 @@ double training_bytes(const TrainingSettings& settings, int ranks) {
   double widths = 0.0;
   for (int width : model.widths) widths += width;
   const double output_gradients = widths - model.input_width();
-  double bytes = 4.0 * (4.0 * double(model.parameter_count()) +
-                        local_batch * (widths + model.output_width() + output_gradients));
+  double bytes =
+      4.0 * (4.0 * double(model.parameter_count()) + local_batch * (widths + model.output_width() + output_gradients));
   if (settings.precision == Precision::bf16)
     bytes += 2.0 * (double(model.parameter_count()) + local_batch * (widths + 2.0 * model.max_width()));
   return bytes;

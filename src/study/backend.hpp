@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "comm/mpi_context.hpp"
 #include "cli/options.hpp"
+#include "comm/mpi_context.hpp"
 #include "comm/run_conditions.hpp"
 #include "train/trainer.hpp"
 
@@ -30,8 +30,7 @@ BackendChoice choose_backend(DeviceChoice requested, const MpiContext& mpi);
 // Collective: refuses (UsageError naming --batch and the model) a configuration whose buffers cannot fit in any
 // rank's device memory (GPU) or the host's memory (CPU), before anything is allocated. `ranks`: how many ranks share
 // the global batch (a sweep checks every configuration up front over the whole job).
-void check_memory_fits(const BackendChoice& choice, const TrainingSettings& settings, int ranks,
-                       const MpiContext& mpi);
+void check_memory_fits(const BackendChoice& choice, const TrainingSettings& settings, int ranks, const MpiContext& mpi);
 
 // Collective (the CUDA path creates the NCCL communicator).
 std::unique_ptr<Trainer> make_trainer(const BackendChoice& choice, const TrainingSettings& settings,
@@ -49,7 +48,8 @@ struct RankHardware {
 RankHardware describe_rank_hardware(const BackendChoice& choice, const MpiContext& mpi);
 // Between the configurations of a sweep, once this rank's trainer is gone: ends the CUDA context of its GPU
 // (cudaDeviceReset), so the next configuration allocates on a fresh context as the first one does. Without it every
-// configuration after the first ran 4-8% slower (docs/measurement.md, "Configuration order"). No-op on the CPU fallback.
+// configuration after the first ran 4-8% slower (docs/measurement.md, "Configuration order"). No-op on the CPU
+// fallback.
 void reset_device_between_configurations(const BackendChoice& choice);
 // Collective: every rank learns every rank's description, in rank order.
 std::vector<RankHardware> gather_rank_hardware(const MpiContext& mpi, const RankHardware& mine);

@@ -8,8 +8,10 @@
 #include <filesystem>
 
 #include "comm/run_conditions.hpp"
+#include "comm/watchdog.hpp"
 #include "platform/error.hpp"
 #include "platform/mpi_check.hpp"
+#include "platform/shutdown_signals.hpp"
 #include "results/configuration_identity.hpp"
 #include "results/results_reader.hpp"
 #include "results/results_writer.hpp"
@@ -17,11 +19,9 @@
 #include "study/backend.hpp"
 #include "study/console_report.hpp"
 #include "study/run_summary.hpp"
+#include "study/stop_recorder.hpp"
 #include "study/sweep_plan.hpp"
 #include "study/sweep_progress.hpp"
-#include "comm/watchdog.hpp"
-#include "platform/shutdown_signals.hpp"
-#include "study/stop_recorder.hpp"
 
 namespace mgpu {
 namespace {
@@ -77,7 +77,7 @@ ConfigurationMetadata describe_configuration(const BenchConfiguration& configura
   meta.grad_dtype = grad_dtype_name(settings.grad_dtype);
   meta.warmup_steps = settings.warmup_steps;
   meta.measured_steps = settings.measured_steps;
-  meta.runs_requested = configuration.runs;
+  meta.runs_requested = configuration.runs_requested;
   meta.seed = settings.seed;
   meta.adam_learning_rate = settings.adam.learning_rate;
   meta.adam_beta1 = settings.adam.beta1;

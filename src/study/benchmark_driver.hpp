@@ -3,8 +3,8 @@
 // them and append them to the results file.
 #pragma once
 
-#include "comm/mpi_context.hpp"
 #include "cli/options.hpp"
+#include "comm/mpi_context.hpp"
 
 namespace mgpu {
 

@@ -193,16 +193,16 @@ void print_summary(std::FILE* out, const std::vector<RunSummary>& runs, const st
                share(Phase::optimizer), phase[int(Phase::allreduce)]);
   // What --timing none measures too: the run's measured part divided by its steps, gaps between steps included.
   std::fprintf(out, "# wall per measured step %.4f ms (first measured start -> last end, max over ranks)\n", wall);
-  // MEASUREMENT.md: overlap% = 100 (1 - exposed_comm / allreduce); only meaningful where something was reduced.
+  // docs/measurement.md: overlap% = 100 (1 - exposed_comm / allreduce); only meaningful where something was reduced.
   if (phase[int(Phase::allreduce)] > 0) {
     std::fprintf(out, "# overlap %.0f%% (100 x (1 - exposed_comm / allreduce))\n",
                  100.0 * (1.0 - phase[int(Phase::exposed_comm)] / phase[int(Phase::allreduce)]));
   }
-  // The statistics of MEASUREMENT.md (intervals, outliers, tests) need every run of the raw per-step data: they are
+  // The statistics of docs/statistics.md (intervals, outliers, tests) need every run of the raw per-step data: they are
   // mgpu_analyze's, so the console only points there, and the verdict at the end of the job gives them for speedups.
   std::fprintf(out,
                "# raw per-step, per-rank times are in the results file; confidence intervals, outlier screening and\n"
-               "# tests (MEASUREMENT.md statistics): mgpu_analyze report %s\n",
+               "# tests (docs/statistics.md): mgpu_analyze report %s\n",
                results_path.c_str());
 }
 

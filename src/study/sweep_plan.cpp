@@ -45,6 +45,7 @@ std::vector<BenchConfiguration> plan_sweep(const BenchOptions& options, int job_
         // --runs counts the runs throughput is computed from; interleaved timing adds its phase-marked runs.
         configuration.runs =
             options.step.timing == TimingMode::interleaved ? interleaved_run_count(options.runs) : options.runs;
+        configuration.runs_requested = options.runs;
         configuration.seed = options.seed;
         configuration.step = options.step;
         plan.push_back(std::move(configuration));

@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "model/mlp_spec.hpp"
 #include "cli/options.hpp"
+#include "model/mlp_spec.hpp"
 #include "train/trainer.hpp"
 
 namespace mgpu {
@@ -21,7 +21,8 @@ struct BenchConfiguration {
   int gpus = 1;  // runs on ranks 0..gpus-1 of the job, through communicators of their own
   int warmup_steps = 10;
   int measured_steps = 100;
-  int runs = 50;  // every run of the configuration (--timing interleaved: its marked runs included)
+  int runs = 50;            // every run of the configuration (--timing interleaved: its marked runs included)
+  int runs_requested = 50;  // what --runs said: the runs throughput is computed from (recorded as runs_requested)
   std::uint64_t seed = 1;
   // --graph, --overlap, --fuse-optimizer, --bucket-mb, --precision, --grad-dtype, --timing, --accumulate
   StepOptions step;

@@ -15,7 +15,8 @@
 
 namespace mgpu::cpu {
 
-// Which dropout mask a step uses: MEASUREMENT.md keys it by global sample index, so it is the same on any rank count.
+// Which dropout mask a step uses: docs/measurement.md keys it by global sample index, so it is the same on any rank
+// count.
 struct DropoutKey {
   std::uint64_t seed = 0;
   std::uint64_t run = 0;
@@ -82,10 +83,10 @@ void mlp_forward(const MlpSpec& model, const Real* parameters, const Real* x, in
         for (int u = 0; u < layer.fan_out; ++u) {
           Real& z = out[std::size_t(i) * layer.fan_out + u];
           const Real relu = std::max(z + bias[u], Real(0));
-          const bool keep = dropout.drop_probability == 0.0f ||
-                            synthetic::dropout_keep(dropout.seed, dropout.run, dropout.step, std::uint32_t(l),
-                                                    dropout.first_sample + i, std::uint32_t(u),
-                                                    dropout.drop_probability);
+          const bool keep =
+              dropout.drop_probability == 0.0f ||
+              synthetic::dropout_keep(dropout.seed, dropout.run, dropout.step, std::uint32_t(l),
+                                      dropout.first_sample + i, std::uint32_t(u), dropout.drop_probability);
           z = keep ? relu * keep_scale : Real(0);
         }
       }
@@ -143,8 +144,8 @@ void mlp_backward(const MlpSpec& model, const Real* parameters, const Real* x, i
 
 // One Adam step (step_number counts from 1) over the flat buffers.
 template <typename Real>
-void adam_update(const AdamSettings& adam, int step_number, std::size_t count, Real* parameters,
-                 const Real* gradients, Real* first_moment, Real* second_moment) {
+void adam_update(const AdamSettings& adam, int step_number, std::size_t count, Real* parameters, const Real* gradients,
+                 Real* first_moment, Real* second_moment) {
   const Real correction1 = Real(1) - std::pow(Real(adam.beta1), Real(step_number));
   const Real correction2 = Real(1) - std::pow(Real(adam.beta2), Real(step_number));
   for (std::size_t i = 0; i < count; ++i) {

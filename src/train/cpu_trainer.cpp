@@ -1,4 +1,5 @@
-// Purpose: CPU fallback training loop with steady-clock timings (MEASUREMENT.md phases, no overlap on CPU), in every
+// Purpose: CPU fallback training loop with steady-clock timings (docs/measurement.md phases, no overlap on CPU), in
+// every
 // --timing mode of the CUDA trainer.
 #include "train/cpu_trainer.hpp"
 
@@ -116,15 +117,14 @@ RunRecord CpuTrainer::run(int run_index) {
     const Clock::time_point start = now_if_marked();
     if (!unmarked && step == settings_.warmup_steps) measured_start = start;
     cpu::mlp_forward(model, parameters_.data(), inputs_.data(), local_batch_, dropout, activations_);
-    record.loss[step] = cpu::mse_loss_and_gradient(activations_.output.data(), targets_.data(), targets_.size(),
-                                                   grad_output_.data());
+    record.loss[step] =
+        cpu::mse_loss_and_gradient(activations_.output.data(), targets_.data(), targets_.size(), grad_output_.data());
     const Clock::time_point forward_end = now_if_marked();
     // Gradient accumulation: the first step of a group writes the buffer, the others add to it.
     const bool first_of_group = settings_.starts_accumulation(step);
     const bool update = settings_.ends_accumulation(step);
     cpu::mlp_backward(model, parameters_.data(), inputs_.data(), local_batch_, activations_, grad_output_.data(),
-                      static_cast<float>(model.dropout),
-                      first_of_group ? gradients_.data() : step_gradients_.data());
+                      static_cast<float>(model.dropout), first_of_group ? gradients_.data() : step_gradients_.data());
     if (!first_of_group) {
       for (std::size_t i = 0; i < gradients_.size(); ++i) gradients_[i] += step_gradients_[i];
     }
@@ -138,8 +138,8 @@ RunRecord CpuTrainer::run(int run_index) {
         const float scale = 1.0f / static_cast<float>(settings_.accumulate_steps);
         for (float& g : gradients_) g *= scale;
       }
-      cpu::adam_update(settings_.adam, (step + 1) / settings_.accumulate_steps, parameters_.size(),
-                       parameters_.data(), gradients_.data(), first_moment_.data(), second_moment_.data());
+      cpu::adam_update(settings_.adam, (step + 1) / settings_.accumulate_steps, parameters_.size(), parameters_.data(),
+                       gradients_.data(), first_moment_.data(), second_moment_.data());
     }
     const Clock::time_point end = now_if_marked();
 

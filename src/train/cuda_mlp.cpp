@@ -10,8 +10,8 @@
 #include <limits>
 #include <utility>
 
-#include "platform/cuda_check.hpp"
 #include "kernels/output_head.cuh"
+#include "platform/cuda_check.hpp"
 
 namespace mgpu {
 

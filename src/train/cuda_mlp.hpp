@@ -11,14 +11,14 @@
 #include <utility>
 #include <vector>
 
-#include "train/cpu_mlp.hpp"
 #include "kernels/cuda_kernels.cuh"
-#include "platform/cuda_resources.hpp"
-#include "train/gradient_buckets.hpp"
+#include "kernels/weight_gradient_adam.cuh"
 #include "model/mlp_spec.hpp"
+#include "platform/cuda_resources.hpp"
+#include "train/cpu_mlp.hpp"
+#include "train/gradient_buckets.hpp"
 #include "train/trainer.hpp"
 #include "train/tuned_gemm.hpp"
-#include "kernels/weight_gradient_adam.cuh"
 
 namespace mgpu {
 
@@ -205,9 +205,9 @@ class CudaMlp {
   // The bias gradients' row-block sums (relu_dropout_backward_bias), room for the largest hidden layer, allocated
   // here so that nothing is allocated during capture.
   kernels::ReductionWorkspaceMemory bias_gradient_workspace_;
-  kernels::StepParams host_params_;                // the tests' host-side copy (test conveniences only)
-  Precision precision_;                            // of the GEMMs
-  bool bf16_ = false;                              // --precision bf16: GEMM operands in bf16
+  kernels::StepParams host_params_;  // the tests' host-side copy (test conveniences only)
+  Precision precision_;              // of the GEMMs
+  bool bf16_ = false;                // --precision bf16: GEMM operands in bf16
 
   DeviceBuffer<float> parameters_;           // [W0, b0, W1, b1, ..., W_last], MlpSpec::layers() offsets
   DeviceBuffer<float> gradients_;            // same layout: one contiguous buffer, so one all-reduce covers all

@@ -1,6 +1,6 @@
 // Purpose: CudaTrainer: one data-parallel training run on this rank's GPU (each step one CUDA graph replay, or
 // launched eagerly with --graph off), the gradient all-reduce in buckets on its own stream, and the phase times of
-// MEASUREMENT.md read from CUDA events once the run is over.
+// docs/measurement.md read from CUDA events once the run is over.
 #include "train/cuda_trainer.hpp"
 
 #include <algorithm>
@@ -179,7 +179,7 @@ double CudaTrainer::time_step_replays() {
     stop.synchronize();
     best = std::min(best, elapsed_ms(start, stop) / kTimedSteps);
   }
-  // A distributed step is as slow as its slowest rank (MEASUREMENT.md); every rank then decides alike.
+  // A distributed step is as slow as its slowest rank (docs/measurement.md); every rank then decides alike.
   MGPU_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &best, 1, MPI_DOUBLE, MPI_MAX, comm_));
   return best;
 }
@@ -408,7 +408,7 @@ void CudaTrainer::mark(const StepEvents* events, Mark which, cudaStream_t stream
 
 void CudaTrainer::enqueue_step(const StepEvents* events, StepKind kind) {
   const cudaStream_t compute = compute_stream_.get();
-  // Data loading is not part of the step (MEASUREMENT.md: forward starts with the batch in place). The batch is
+  // Data loading is not part of the step (docs/measurement.md: forward starts with the batch in place). The batch is
   // generated on the compute stream before `start` is recorded, so `start` fires only once it is there.
   enqueue_bookkeeping_and_batch();
 

@@ -1,5 +1,5 @@
 // Purpose: the CUDA + NCCL training back-end: data-parallel steps on one GPU per rank, each phase timed with CUDA
-// events as MEASUREMENT.md defines it, a whole run enqueued without host synchronisation, the step replayed as one
+// events as docs/measurement.md defines it, a whole run enqueued without host synchronisation, the step replayed as one
 // CUDA graph (NCCL included) and its gradients reduced in buckets that overlap backward.
 #pragma once
 
@@ -45,7 +45,7 @@ class CudaTrainer final : public Trainer {
   bool fuses_output_head() const noexcept { return output_head_; }
 
  private:
-  // The instants that bound the phases of one step (MEASUREMENT.md). allreduce_start/_end are on the communication
+  // The instants that bound the phases of one step (docs/measurement.md). allreduce_start/_end are on the communication
   // stream, the others on the compute stream; the reduction marks and optimizer_start exist only with > 1 rank.
   enum Mark : int {
     kStart,           // the batch is in place, the step begins
@@ -98,9 +98,9 @@ class CudaTrainer final : public Trainer {
   // step (a graph of kGenerationsPerReplay of them where the step is a graph), between the generation run marks;
   // returns how many were enqueued.
   int enqueue_generation_alone();
-  // Step-level GEMM tuning (graph replay; with several ranks collective over comm_): among each GEMM shape's options (TunedGemm::shape_options), the
-  // ones with which the whole step, replayed, is fastest; see the definition for the search. Returns what it found,
-  // for the report.
+  // Step-level GEMM tuning (graph replay; with several ranks collective over comm_): among each GEMM shape's options
+  // (TunedGemm::shape_options), the ones with which the whole step, replayed, is fastest; see the definition for the
+  // search. Returns what it found, for the report.
   std::string tune_step_gemms(int steps_seen);
   // The mean time per step of replayed step graphs (kinds as a run's steps 0, 1, ...), the lowest of a few repeats,
   // from freshly initialised parameters.

@@ -5,13 +5,13 @@
 #include <string>
 #include <vector>
 
-#include "train/gradient_buckets.hpp"
 #include "model/mlp_spec.hpp"
 #include "results/run_record.hpp"
+#include "train/gradient_buckets.hpp"
 
 namespace mgpu {
 
-// Adam as MEASUREMENT.md fixes it (Kingma & Ba with bias correction; epsilon added to sqrt(v_hat)).
+// Adam as docs/measurement.md fixes it (Kingma & Ba with bias correction; epsilon added to sqrt(v_hat)).
 struct AdamSettings {
   float learning_rate = 1e-3f;
   float beta1 = 0.9f;

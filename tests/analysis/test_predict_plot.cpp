@@ -33,9 +33,9 @@ TEST(PredictPlot, DataBlocksAndScript) {
             "# predicted, 4 GPUs: global_batch speedup\n8 0.25\n4096 2.5\n\n\n"
             "# measured, 4 GPUs: global_batch speedup\n4096 2.25\n\n\n");
   const std::string script = read_text(dir + "/predicted_speedup.gp");
-  for (const char* part : {"index 0 using 1:2 with linespoints title \"2 GPUs predicted\"",
-                           "index 2 using 1:2 with points", "\"4 GPUs measured\"", "predicted_speedup.png",
-                           "set terminal svg", "predicted_speedup.svg"})
+  for (const char* part :
+       {"index 0 using 1:2 with linespoints title \"2 GPUs predicted\"", "index 2 using 1:2 with points",
+        "\"4 GPUs measured\"", "predicted_speedup.png", "set terminal svg", "predicted_speedup.svg"})
     EXPECT_NE(script.find(part), std::string::npos) << part << "\n" << script;
   std::filesystem::remove_all(pattern);
 }

@@ -6,8 +6,8 @@
 #include <fstream>
 #include <vector>
 
-#include "platform/error.hpp"
 #include "cli/options.hpp"
+#include "platform/error.hpp"
 
 namespace mgpu {
 namespace {

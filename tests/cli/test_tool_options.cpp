@@ -5,8 +5,8 @@
 #include <string>
 #include <vector>
 
-#include "platform/error.hpp"
 #include "cli/tool_options.hpp"
+#include "platform/error.hpp"
 
 using namespace mgpu;
 

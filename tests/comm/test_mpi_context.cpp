@@ -1,8 +1,8 @@
 // Purpose: tests of the MPI helpers under `mpiexec -n 2`: local ranks, agreement on errors, gathers.
 #include <gtest/gtest.h>
 
-#include "platform/error.hpp"
 #include "comm/mpi_context.hpp"
+#include "platform/error.hpp"
 
 namespace mgpu {
 namespace {

@@ -22,7 +22,7 @@ import numpy as np
 SUPPORTED_SCHEMA_VERSION = 8
 IMPLEMENTATIONS = ("mgpu_bench", "pytorch-ddp", "pytorch-graph")
 PHASES = ["forward", "backward", "allreduce", "exposed_comm", "optimizer", "step"]
-THROTTLE_FRACTION = 0.75  # MEASUREMENT.md: mean SM clock below 75% of the maximum
+THROTTLE_FRACTION = 0.75  # docs/measurement.md: mean SM clock below 75% of the maximum
 
 # name -> (shape in terms of runs/ranks/steps, numpy kind and size, units); the names are spelled out on purpose, so
 # a change in the writer that the document does not follow fails here.
@@ -200,16 +200,24 @@ def check_configuration(name, group, expected_sizes, flags, problems, version):
         return f"{name}: no completed runs"
     # Wall per step of a run: its slowest rank's; NaN when not measured.
     wall_ms = float("nan") if np.all(np.isnan(wall)) else float(np.nanmean(wall.max(axis=1)))
-    # MEASUREMENT.md: a distributed step takes the max over ranks; throughput = global_batch x S / sum of step times.
+    # Where a configuration has both kinds of run (timing "interleaved"), its throughput comes from the runs without
+    # marks and its phases from the phase-marked ones (docs/statistics.md), as mgpu_bench and mgpu_analyze read them.
+    run_marked = marked[:, 0] == 1
+    both_kinds = bool(run_marked.any() and (~run_marked).any())
+    timed_runs = ~run_marked if both_kinds else np.ones(runs, dtype=bool)
+    phase_runs = run_marked if both_kinds else np.ones(runs, dtype=bool)
+    # docs/measurement.md: a distributed step takes the max over ranks; throughput = global_batch x S / sum of step times.
     step_s = data["step_ms"][:, :, is_warmup == 0].max(axis=1) / 1000.0
     throughput = global_batch * measured / step_s.sum(axis=1)
     if not np.all(np.isfinite(throughput)) or np.any(throughput <= 0):
         problem("a run has a non-positive or infinite throughput (step_ms <= 0?)")
+    throughput = throughput[timed_runs]
     # Each phase the same way as the step: max over ranks per step, then the mean over measured steps and runs. NaN
     # marks a phase the implementation cannot separate (the PyTorch peer), and stays NaN.
-    phases = ", ".join(f"{phase} {data[f'{phase}_ms'][:, :, is_warmup == 0].max(axis=1).mean():.4f}"
+    phases = ", ".join(f"{phase} {data[f'{phase}_ms'][phase_runs][:, :, is_warmup == 0].max(axis=1).mean():.4f}"
                        for phase in PHASES)
-    return (f"{name} [{implementation}]: {runs} runs x {ranks} ranks, throughput mean {throughput.mean():.1f} samples/s "
+    return (f"{name} [{implementation}]: {runs} runs x {ranks} ranks ({int(timed_runs.sum())} timing the throughput), "
+            f"throughput mean {throughput.mean():.1f} samples/s "
             f"(min {throughput.min():.1f}, max {throughput.max():.1f}); mean ms: {phases}; "
             f"peak memory/rank {data['memory_peak_bytes'].max() / 1e6:.0f} MB; "
             f"wall per measured step {wall_ms:.4f} ms; "
@@ -229,7 +237,7 @@ def expect_shape(where, group, name, shape, problems):
 
 def check_allreduce(group, problems):
     """/allreduce: shapes from runs, ranks and size_labels; algbw = bytes / max over ranks of time_ms (decimal GB/s),
-    busbw = algbw x 2(N-1)/N (MEASUREMENT.md); every element of the data check right. Returns a summary line."""
+    busbw = algbw x 2(N-1)/N (docs/measurement.md); every element of the data check right. Returns a summary line."""
     where = "/allreduce"
     try:
         runs, ranks = int(group.attrs["runs"]), int(group.attrs["ranks"])

@@ -31,7 +31,7 @@ std::string read_file(const std::string& path) {
 }
 
 bool exists(const std::string& path) {
-  struct stat info{};
+  struct stat info {};
   return stat(path.c_str(), &info) == 0;
 }
 
@@ -53,8 +53,8 @@ class Cli : public ::testing::Test {
 
   // Runs `[launcher] mgpu_bench args` in the temporary directory, capturing stdout and stderr separately.
   Outcome run(const std::string& args, const std::string& launcher = "") const {
-    const std::string command = "cd '" + dir_ + "' && " + launcher + " '" + MGPU_BENCH_BINARY + "' " + args +
-                                " > '" + dir_ + "/stdout.txt' 2> '" + dir_ + "/stderr.txt'";
+    const std::string command = "cd '" + dir_ + "' && " + launcher + " '" + MGPU_BENCH_BINARY + "' " + args + " > '" +
+                                dir_ + "/stdout.txt' 2> '" + dir_ + "/stderr.txt'";
     const int status = std::system(command.c_str());
     Outcome outcome;
     outcome.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
@@ -121,10 +121,11 @@ TEST_F(Cli, CudaWithoutAGpuIsRefused) {
 // 1's line, i.e. while run 2 trains (a run here takes about a second) and no HDF5 write is in flight.
 TEST_F(Cli, KilledRunKeepsItsFinishedRuns) {
   const std::string out = dir_ + "/killed.h5";
-  const std::string command = "cd '" + dir_ + "' && { '" + std::string(MGPU_BENCH_BINARY) +
-                              "' --device cpu --model medium --batch 8 --warmup 1 --steps 1000 --runs 100000 --output '" +
-                              out + "' > run.txt 2>&1 & pid=$!; for i in $(seq 1 600); do grep -q '^ *1 ' run.txt && "
-                              "break; sleep 0.05; done; kill -9 $pid; wait $pid; true; }";
+  const std::string command =
+      "cd '" + dir_ + "' && { '" + std::string(MGPU_BENCH_BINARY) +
+      "' --device cpu --model medium --batch 8 --warmup 1 --steps 1000 --runs 100000 --output '" + out +
+      "' > run.txt 2>&1 & pid=$!; for i in $(seq 1 600); do grep -q '^ *1 ' run.txt && "
+      "break; sleep 0.05; done; kill -9 $pid; wait $pid; true; }";
   ASSERT_EQ(std::system(command.c_str()), 0);
   ASSERT_NE(read_file(dir_ + "/run.txt").find("\n     1 "), std::string::npos) << read_file(dir_ + "/run.txt");
   const mgpu::ResultsFile results = mgpu::read_results_file(out);
@@ -150,7 +151,8 @@ TEST_F(Cli, UnwritableOutputDirectoryIsRefused) {
 TEST_F(Cli, ExistingOutputNeedsForce) {
   const std::string out = dir_ + "/existing.h5";
   std::ofstream(out) << "precious";
-  const Outcome refused = run("--device cpu --model medium --batch 8 --warmup 1 --steps 2 --runs 1 --output '" + out + "'");
+  const Outcome refused =
+      run("--device cpu --model medium --batch 8 --warmup 1 --steps 2 --runs 1 --output '" + out + "'");
   expect_rejected(refused, "--force", "");
   EXPECT_EQ(read_file(out), "precious");
   const Outcome forced =
@@ -159,7 +161,7 @@ TEST_F(Cli, ExistingOutputNeedsForce) {
   EXPECT_EQ(read_file(out).substr(1, 3), "HDF");  // replaced by an HDF5 file (signature "\x89HDF")
   EXPECT_NE(forced.out.find("# summary over 2 runs"), std::string::npos) << forced.out;
   // The console leaves the statistics to the analyzer and says how to get them for this very file.
-  EXPECT_NE(forced.out.find("(MEASUREMENT.md statistics): mgpu_analyze report " + out + "\n"), std::string::npos)
+  EXPECT_NE(forced.out.find("tests (docs/statistics.md): mgpu_analyze report " + out + "\n"), std::string::npos)
       << forced.out;
 }
 
@@ -183,11 +185,13 @@ TEST_F(Cli, AllreduceSubcommandChecksEveryElementAndAddsItsGroupNextToTraining) 
   const std::string launcher = std::string(MGPU_MPIEXEC) + " -n 2";
   const std::string out = dir_ + "/study.h5";
   // A training file first: the sweep goes into it, and its configuration stays readable.
-  const Outcome training = run("--device cpu --model medium --batch 8 --warmup 1 --steps 2 --runs 1 --output '" + out +
-                               "'", launcher);
+  const Outcome training =
+      run("--device cpu --model medium --batch 8 --warmup 1 --steps 2 --runs 1 --output '" + out + "'", launcher);
   ASSERT_EQ(training.exit_code, 0) << training.err;
-  const std::string args = "allreduce --device cpu --model medium --min-bytes 8 --max-bytes 64K --runs 2 --iters 3 "
-                           "--warmup 1 --output '" + out + "'";
+  const std::string args =
+      "allreduce --device cpu --model medium --min-bytes 8 --max-bytes 64K --runs 2 --iters 3 "
+      "--warmup 1 --output '" +
+      out + "'";
   const Outcome sweep_run = run(args, launcher);
   ASSERT_EQ(sweep_run.exit_code, 0) << sweep_run.err;
   EXPECT_NE(sweep_run.out.find("# data check: every element right"), std::string::npos) << sweep_run.out;
@@ -267,8 +271,7 @@ TEST_F(Cli, ProbeWithoutAGpuOrOnTwoRanksIsRefused) {
   const Outcome outcome = run("probe --runs 1 --output '" + out + "'");
   if (outcome.exit_code == 0) GTEST_SKIP() << "a GPU is visible: the probe runs here";
   expect_rejected(outcome, "probe measures a GPU", out);
-  expect_rejected(run("probe --output '" + out + "'", std::string(MGPU_MPIEXEC) + " -n 2"), "one process", out,
-                  false);
+  expect_rejected(run("probe --output '" + out + "'", std::string(MGPU_MPIEXEC) + " -n 2"), "one process", out, false);
 }
 
 // A sweep on a 2-rank job: the 1-GPU configurations run on rank 0 alone through their own communicator while rank 1
@@ -276,8 +279,11 @@ TEST_F(Cli, ProbeWithoutAGpuOrOnTwoRanksIsRefused) {
 TEST_F(Cli, TwoRankSweepRunsOneGpuConfigurationsOnTheFirstRank) {
   const std::string launcher = std::string(MGPU_MPIEXEC) + " -n 2";
   const std::string out = dir_ + "/sweep.h5";
-  const Outcome outcome = run("--device cpu --model medium --batch 8,16 --gpus 1,2 --dropout 0 --warmup 1 --steps 3 "
-                              "--runs 2 --output '" + out + "'", launcher);
+  const Outcome outcome =
+      run("--device cpu --model medium --batch 8,16 --gpus 1,2 --dropout 0 --warmup 1 --steps 3 "
+          "--runs 2 --output '" +
+              out + "'",
+          launcher);
   ASSERT_EQ(outcome.exit_code, 0) << outcome.err;
   // --runs 2 unmarked runs and, interleaved, one phase-marked run per configuration.
   EXPECT_NE(outcome.out.find("# sweep: 4 configurations, 12 runs"), std::string::npos) << outcome.out;
@@ -294,6 +300,7 @@ TEST_F(Cli, TwoRankSweepRunsOneGpuConfigurationsOnTheFirstRank) {
     EXPECT_EQ(c.metadata.hosts.size(), std::size_t(ranks));
     EXPECT_EQ(c.metadata.local_batch, c.metadata.global_batch / ranks);
     EXPECT_EQ(c.runs(), 3);
+    EXPECT_EQ(c.metadata.runs_requested, 2);  // what --runs said, not the runs the file holds
     EXPECT_EQ(c.progress.complete, 1);
     EXPECT_EQ(c.metadata.environment_preset, "none");
   }

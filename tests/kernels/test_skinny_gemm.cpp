@@ -1,7 +1,7 @@
-// Purpose: holds our split-K skinny GEMM (src/kernels/skinny_gemm.cu) to a float64 CPU product for every tile width, split
-// count, block shape and way of summing the parts, both layouts of A, ragged and padded shapes, accumulation, and the
-// step's own shapes; and checks that it writes exactly C's m x n elements, reproducibly, and that both sums give the
-// same bits. Skips without a CUDA device with thread-block clusters.
+// Purpose: holds our split-K skinny GEMM (src/kernels/skinny_gemm.cu) to a float64 CPU product for every tile width,
+// split count, block shape and way of summing the parts, both layouts of A, ragged and padded shapes, accumulation, and
+// the step's own shapes; and checks that it writes exactly C's m x n elements, reproducibly, and that both sums give
+// the same bits. Skips without a CUDA device with thread-block clusters.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -12,11 +12,11 @@
 #include <string>
 #include <vector>
 
+#include "kernels/skinny_gemm.cuh"
+#include "model/synthetic_data.hpp"
 #include "platform/cuda_check.hpp"
 #include "platform/cuda_resources.hpp"
 #include "platform/gpu_devices.hpp"
-#include "kernels/skinny_gemm.cuh"
-#include "model/synthetic_data.hpp"
 
 namespace mgpu {
 namespace {

@@ -1,8 +1,8 @@
-// Purpose: tests of the model presets (exact parameter counts from MEASUREMENT.md), layout and --layers parsing.
+// Purpose: tests of the model presets (exact parameter counts from docs/measurement.md), layout and --layers parsing.
 #include <gtest/gtest.h>
 
-#include "platform/error.hpp"
 #include "model/mlp_spec.hpp"
+#include "platform/error.hpp"
 
 namespace mgpu {
 namespace {

@@ -1,12 +1,12 @@
 // Purpose: tests of the deterministic synthetic task: reproducible by global index, independent of slicing, with
-// the distributions MEASUREMENT.md asks for.
+// the distributions docs/measurement.md asks for.
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <vector>
 
-#include "train/cpu_mlp.hpp"
 #include "model/synthetic_data.hpp"
+#include "train/cpu_mlp.hpp"
 
 namespace mgpu {
 namespace {

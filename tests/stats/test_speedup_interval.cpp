@@ -60,7 +60,7 @@ TEST(Fieller, AgreesWithTheDeltaMethodForPreciseMeans) {
 TEST(Fieller, WithheldWhenUnboundedOrTooFewRuns) {
   // Denominator not significantly different from 0 (m_b² < t² v_b): the confidence set is unbounded.
   EXPECT_FALSE(fieller_ratio_interval(10, 1, 5, 0.1, 5, 5).has_interval);
-  // MEASUREMENT.md: fewer than 5 kept runs on a side, no interval; the ratio is still given.
+  // docs/statistics.md: fewer than 5 kept runs on a side, no interval; the ratio is still given.
   const RatioInterval few = fieller_ratio_interval(10, 1, 4, 5, 1, 50);
   EXPECT_FALSE(few.has_interval);
   EXPECT_DOUBLE_EQ(few.ratio, 2.0);

@@ -1,4 +1,4 @@
-// Purpose: the statistics of MEASUREMENT.md against published values: Student t quantiles (NIST/SEMATECH
+// Purpose: the statistics of docs/statistics.md against published values: Student t quantiles (NIST/SEMATECH
 // e-Handbook of Statistical Methods, table 1.3.6.7.2), Welch's test and its interval against R's t.test output for a
 // published example, the t interval, and modified z-scores (Iglewicz & Hoaglin) on hand-computed data.
 #include <gtest/gtest.h>
@@ -48,7 +48,7 @@ TEST(Sample, StudentTIntervalIsTTimesStandardError) {
 }
 
 TEST(Sample, NoIntervalBelowFiveValues) {
-  // MEASUREMENT.md: fewer than 5 kept runs get no interval, only their values.
+  // docs/statistics.md: fewer than 5 kept runs get no interval, only their values.
   const SampleSummary four = summarize_sample({1, 2, 3, 4});
   EXPECT_FALSE(four.has_interval);
   EXPECT_EQ(four.half_width, 0);
@@ -147,7 +147,7 @@ TEST(ModifiedZ, ThresholdIsInclusiveAndConfigurable) {
 }
 
 TEST(ModifiedZ, NoOutliersWhenMadIsZero) {
-  // MEASUREMENT.md: with MAD = 0 no run is excluded, however far one lies.
+  // docs/statistics.md: with MAD = 0 no run is excluded, however far one lies.
   const std::vector<double> x = {5, 5, 5, 5, 1000};
   EXPECT_DOUBLE_EQ(median_absolute_deviation(x), 0);
   for (const double m : modified_z_scores(x)) EXPECT_EQ(m, 0);

@@ -1,5 +1,5 @@
 // Purpose: tests of the per-run summary: warm-up excluded, a distributed step is the max over ranks, and
-// throughput = global_batch * measured_steps / sum of step times (MEASUREMENT.md).
+// throughput = global_batch * measured_steps / sum of step times (docs/measurement.md).
 #include <gtest/gtest.h>
 
 #include "study/run_summary.hpp"

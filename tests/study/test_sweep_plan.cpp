@@ -5,8 +5,8 @@
 #include <string>
 #include <vector>
 
-#include "platform/error.hpp"
 #include "cli/options.hpp"
+#include "platform/error.hpp"
 #include "study/sweep_plan.hpp"
 
 namespace mgpu {
@@ -88,11 +88,13 @@ TEST(SweepPlan, DefaultPlanHasTheBaselineAndInterleavedRuns) {
   EXPECT_EQ(plan[1].gpus, 2);
   for (const BenchConfiguration& c : plan) {
     EXPECT_EQ(c.runs, 12);
+    EXPECT_EQ(c.runs_requested, 10);  // recorded as the user typed it, so --resume compares like with like
     const TrainingSettings settings = c.training_settings(false);
     EXPECT_EQ(settings.timing, TimingMode::interleaved);
     EXPECT_EQ(settings.runs, 12);
   }
   EXPECT_EQ(plan_sweep(parse({"--runs", "10", "--timing", "events"}), 2)[0].runs, 10);
+  EXPECT_EQ(plan_sweep(parse({"--runs", "10", "--timing", "events"}), 2)[0].runs_requested, 10);
   EXPECT_EQ(plan_sweep(parse({"--gpus", "2"}), 2).size(), 1u);
 
   for (int unmarked = 1; unmarked <= 60; ++unmarked) {

@@ -77,9 +77,12 @@ TEST(CpuMlp, DropoutZeroesAndRescalesUnits) {
   int dropped = 0, scaled = 0;
   for (std::size_t i = 0; i < a.hidden[0].size(); ++i) {
     if (b.hidden[0][i] <= 0) continue;
-    if (a.hidden[0][i] == 0) ++dropped;
-    else if (std::fabs(a.hidden[0][i] - 2.0 * b.hidden[0][i]) < 1e-12) ++scaled;
-    else ADD_FAILURE() << "unit " << i << " neither dropped nor scaled by 1/(1-p)";
+    if (a.hidden[0][i] == 0)
+      ++dropped;
+    else if (std::fabs(a.hidden[0][i] - 2.0 * b.hidden[0][i]) < 1e-12)
+      ++scaled;
+    else
+      ADD_FAILURE() << "unit " << i << " neither dropped nor scaled by 1/(1-p)";
   }
   EXPECT_GT(dropped, 0);
   EXPECT_GT(scaled, 0);

@@ -128,7 +128,7 @@ struct DataParallelCase {
   std::string name;
   MlpSpec model;
   int steps;
-  double bucket_mb = 8.0;   // with overlap: small enough to cut this model into several buckets
+  double bucket_mb = 8.0;  // with overlap: small enough to cut this model into several buckets
   // ||params(N ranks) - params(1 GPU)|| / ||params(1 GPU)|| after `steps` (see the measurements below); a case of at
   // most kStepwiseUpTo steps is held to tolerance * s / steps after s steps.
   double tolerance = 1e-5;
@@ -310,7 +310,8 @@ TEST(CudaStepLevelGemmTuning, RanksDecideTogetherAndMatchOneGpu) {
     one_gpu.run(3);
     const double difference = relative_difference(all_ranks.parameters(), one_gpu.parameters());
     std::cout << "rank " << layout.world_rank << ": step-level GEMM tuning (overlap " << execution.overlap
-              << "): ||params(" << ranks_text(layout) << ") - params(1 GPU)|| / ||params(1 GPU)|| = " << difference << "\n"
+              << "): ||params(" << ranks_text(layout) << ") - params(1 GPU)|| / ||params(1 GPU)|| = " << difference
+              << "\n"
               << all_ranks.gemm_choices() << std::flush;
     EXPECT_LE(difference, 1e-5);
     std::vector<float> rank0 = all_ranks.parameters();

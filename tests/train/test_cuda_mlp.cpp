@@ -10,11 +10,11 @@
 #include <tuple>
 #include <vector>
 
-#include "train/cpu_mlp.hpp"
-#include "train/cuda_mlp.hpp"
+#include "kernels/output_head.cuh"
 #include "platform/cuda_resources.hpp"
 #include "platform/gpu_devices.hpp"
-#include "kernels/output_head.cuh"
+#include "train/cpu_mlp.hpp"
+#include "train/cuda_mlp.hpp"
 
 namespace mgpu {
 namespace {
