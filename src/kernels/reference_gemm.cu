@@ -97,32 +97,29 @@ __global__ void compare_kernel(const double* exact, const double* magnitude, int
 
 }  // namespace
 
-GemmReference::GemmReference(const ReferenceGemm& gemm, cudaStream_t stream) : m_(gemm.m), n_(gemm.n) {
+GemmReference::GemmReference(const ReferenceGemm& gemm, cudaStream_t stream)
+    : m_(gemm.m),
+      n_(gemm.n),
+      exact_(std::size_t(std::max(gemm.m, 0)) * std::max(gemm.n, 0)),
+      magnitude_(exact_.size()),
+      result_(2) {
   MGPU_REQUIRE(gemm.m > 0 && gemm.n > 0 && gemm.k > 0, "GemmReference: an empty product");
-  const std::size_t bytes = std::size_t(m_) * n_ * sizeof(double);
-  MGPU_CUDA_CHECK(cudaMalloc(&exact_, bytes));
-  MGPU_CUDA_CHECK(cudaMalloc(&magnitude_, bytes));
-  MGPU_CUDA_CHECK(cudaMalloc(&result_, sizeof(DeviceComparison)));
   const dim3 block(kTile, kTile);
   const dim3 grid((m_ + kTile - 1) / kTile, (n_ + kTile - 1) / kTile);
-  reference_gemm_kernel<<<grid, block, 0, stream>>>(gemm, exact_, magnitude_);
+  reference_gemm_kernel<<<grid, block, 0, stream>>>(gemm, exact_.data(), magnitude_.data());
   MGPU_CUDA_CHECK(cudaGetLastError());
   MGPU_CUDA_CHECK(cudaStreamSynchronize(stream));
 }
 
-GemmReference::~GemmReference() {
-  if (result_ != nullptr) MGPU_CUDA_WARN(cudaFree(result_));
-  if (magnitude_ != nullptr) MGPU_CUDA_WARN(cudaFree(magnitude_));
-  if (exact_ != nullptr) MGPU_CUDA_WARN(cudaFree(exact_));
-}
-
 GemmComparison GemmReference::compare(const float* c, int ldc, double relative_bound, cudaStream_t stream,
                                       const ReferenceEpilogue& epilogue) const {
-  auto* result = static_cast<DeviceComparison*>(result_);
+  static_assert(sizeof(DeviceComparison) == 2 * sizeof(unsigned long long));
+  auto* result = reinterpret_cast<DeviceComparison*>(result_.data());
   MGPU_CUDA_CHECK(cudaMemsetAsync(result, 0, sizeof(DeviceComparison), stream));
   const std::size_t count = std::size_t(m_) * n_;
   const int blocks = static_cast<int>(std::min<std::size_t>((count + 255) / 256, 4096));
-  compare_kernel<<<blocks, 256, 0, stream>>>(exact_, magnitude_, m_, n_, c, ldc, relative_bound, epilogue, result);
+  compare_kernel<<<blocks, 256, 0, stream>>>(exact_.data(), magnitude_.data(), m_, n_, c, ldc, relative_bound, epilogue,
+                                             result);
   MGPU_CUDA_CHECK(cudaGetLastError());
   DeviceComparison host{};
   MGPU_CUDA_CHECK(cudaMemcpyAsync(&host, result, sizeof host, cudaMemcpyDeviceToHost, stream));

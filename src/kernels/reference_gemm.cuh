@@ -7,6 +7,8 @@
 
 #include <cstddef>
 
+#include "platform/cuda_resources.hpp"
+
 namespace mgpu::kernels {
 
 // Column-major C[m, n] = op_a(A) op_b(B) in float64, as cuBLAS reads its operands: op_a(A) is A stored [m, k] (lda)
@@ -46,9 +48,6 @@ struct ReferenceEpilogue {
 class GemmReference {
  public:
   GemmReference(const ReferenceGemm& gemm, cudaStream_t stream);
-  ~GemmReference();
-  GemmReference(const GemmReference&) = delete;
-  GemmReference& operator=(const GemmReference&) = delete;
 
   // Compares column-major `c` (ldc) with the reference: element (i, j) passes when
   // |c - exact| <= relative_bound * sum_l |a_il b_lj| (so an exact zero must be met exactly). Synchronises `stream`.
@@ -59,9 +58,9 @@ class GemmReference {
 
  private:
   int m_, n_;
-  double* exact_ = nullptr;      // [m, n] column-major
-  double* magnitude_ = nullptr;  // [m, n]: sum_l |a_il b_lj|
-  void* result_ = nullptr;       // device GemmComparison-like scratch
+  DeviceBuffer<double> exact_;                       // [m, n] column-major
+  DeviceBuffer<double> magnitude_;                   // [m, n]: sum_l |a_il b_lj|
+  mutable DeviceBuffer<unsigned long long> result_;  // the comparison's mismatch count and worst ratio's bits
 };
 
 }  // namespace mgpu::kernels
