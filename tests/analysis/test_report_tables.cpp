@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <variant>
 
 #include "analysis_fixture.hpp"
 #include "report_tables.hpp"
@@ -102,6 +103,20 @@ TEST_F(ReportTables, TimelineBarsSitWhereThePhasesHappen) {
   EXPECT_NE(text.find("    allreduce    |             █████                      |   0.5600 ms  24.3%"),
             std::string::npos)
       << text;
+}
+
+// The overlap column divides by the all-reduce time: where a multi-GPU configuration's is exactly zero it shows no
+// value, never an infinity or NaN; a 1-GPU one has none either.
+TEST_F(ReportTables, OverlapOfAZeroAllReduceIsNotShown) {
+  ConfigurationStats zero = stats_[1];
+  ASSERT_GT(zero.results->ranks(), 1);
+  zero.phase_ms[static_cast<int>(BreakdownPhase::allreduce)] = 0.0;
+  const Table table = phases_table({stats_[0], zero, stats_[1]});
+  ASSERT_EQ(table.rows.size(), 3u);
+  EXPECT_TRUE(std::holds_alternative<std::monostate>(table.rows[0].back())) << "1 GPU";
+  EXPECT_TRUE(std::holds_alternative<std::monostate>(table.rows[1].back())) << "all-reduce of exactly 0 ms";
+  ASSERT_TRUE(std::holds_alternative<double>(table.rows[2].back()));
+  EXPECT_NEAR(std::get<double>(table.rows[2].back()), 100 * (1 - 0.62 / 0.56), 1e-9);
 }
 
 TEST_F(ReportTables, TimelineKeepsTheSignOfANegativeOther) {

@@ -154,6 +154,8 @@ TEST(Options, EachBadValueGivesOneLineNamingIt) {
       {{"--bucket-mb", "0"}, "--bucket-mb 0"},
       {{"--bucket-mb", "-2"}, "--bucket-mb -2"},
       {{"--bucket-mb", "nan"}, "--bucket-mb"},
+      {{"--bucket-mb", "9.99e-7"}, "--bucket-mb"},     // just below the smallest cap
+      {{"--bucket-mb", "1.000001e6"}, "--bucket-mb"},  // just above the largest
       {{"--precision", "fp16"}, "--precision 'fp16'"},
       {{"--timing", "some"}, "--timing 'some'"},
       {{"--accumulate", "0"}, "--accumulate 0"},
@@ -189,6 +191,9 @@ TEST(Options, StepExecutionDefaultsAndValues) {
   EXPECT_EQ(set.step.graph, Toggle::off);
   EXPECT_EQ(set.step.overlap, Toggle::on);
   EXPECT_EQ(set.step.bucket_mb, 0.5);
+  // The cap's bounds are accepted themselves.
+  EXPECT_EQ(parse({"--bucket-mb", "1e-6"}).step.bucket_mb, 1e-6);
+  EXPECT_EQ(parse({"--bucket-mb", "1e6"}).step.bucket_mb, 1e6);
   EXPECT_EQ(set.step.precision, Precision::tf32);
   EXPECT_EQ(set.step.timing, TimingMode::none);
   EXPECT_EQ(set.step.accumulate_steps, 4);

@@ -65,10 +65,16 @@ TEST(Fieller, WithheldWhenUnboundedOrTooFewRuns) {
   EXPECT_FALSE(few.has_interval);
   EXPECT_DOUBLE_EQ(few.ratio, 2.0);
   // Both sides constant: the ratio is exact.
-  const RatioInterval exact = fieller_ratio_interval(10, 0, 5, 5, 0, 5);
+  const RatioInterval exact = fieller_ratio_interval(10, 0, 5, 5, 0, 7);
   ASSERT_TRUE(exact.has_interval);
   EXPECT_DOUBLE_EQ(exact.low, 2.0);
   EXPECT_DOUBLE_EQ(exact.high, 2.0);
+  EXPECT_EQ(exact.df, 10.0);  // n_a + n_b - 2, what a pooled t test would have
+  // The bound on runs holds on either side, and exactly 5 is enough.
+  EXPECT_FALSE(fieller_ratio_interval(10, 1, 50, 5, 1, 4).has_interval);
+  EXPECT_TRUE(fieller_ratio_interval(10, 1, 5, 5, 1, 5).has_interval);
+  // A zero denominator mean: no ratio to bound.
+  EXPECT_FALSE(fieller_ratio_interval(10, 1, 50, 0, 1, 50).has_interval);
 }
 
 }  // namespace

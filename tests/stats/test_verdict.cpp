@@ -84,12 +84,15 @@ class VerdictFile : public ::testing::Test {
 
   // A configuration of `ranks` ranks at global batch `batch` whose runs' measured steps take `scale` times
   // 4.0, 4.1, 3.9, 4.0, 4.05 ms: configurations of the same batch then differ by exactly 1 / scale in throughput.
-  static void add_scaled(ResultsWriter& writer, const std::string& name, int ranks, int batch, double scale) {
+  // With `runs` below 5, only the first that many runs (an interrupted configuration).
+  static void add_scaled(ResultsWriter& writer, const std::string& name, int ranks, int batch, double scale,
+                         int runs = 5) {
     ConfigurationMetadata metadata = synthetic_metadata(name, ranks);
     metadata.global_batch = batch;
     metadata.local_batch = batch / ranks;
     ResultsWriter::Configuration c = writer.add_configuration(metadata);
-    for (const double base : {4.0, 4.1, 3.9, 4.0, 4.05}) {
+    const std::vector<double> bases = {4.0, 4.1, 3.9, 4.0, 4.05};
+    for (const double base : std::vector<double>(bases.begin(), bases.begin() + runs)) {
       const double step = base * scale;
       const std::vector<double> phases = {step / 2, step / 4, 0.0, 0.0, step / 4, step};
       std::vector<RunRecord> per_rank;
@@ -131,6 +134,21 @@ TEST_F(VerdictFile, ABatchSweepGivesTheBreakEven) {
   EXPECT_TRUE(contains(lines, "break-even, 16-8-3 on 2 GPUs: break-even at global batch ~11 (between 8: 0.8 ["))
       << joined(lines);
   EXPECT_TRUE(contains(lines, "significantly faster than 1 GPU from global batch 64")) << joined(lines);
+}
+
+// A configuration that completed a single run (a job stopped early) still has a verdict line, which says that its
+// runs are too few for an interval; one that completed none is left out.
+TEST_F(VerdictFile, OneRunIsTooFewToTellAndNoRunIsLeftOut) {
+  ResultsWriter writer(path_, true);
+  add_scaled(writer, "b8_n1", 1, 8, 1.0);
+  add_scaled(writer, "b8_n2", 2, 8, 0.5, 1);
+  writer.add_configuration(synthetic_metadata("b16_n2", 2, 16));  // started, no run completed
+  writer.close();
+  const std::vector<std::string> lines = verdict_lines(read_results_file(path_), 2);
+  EXPECT_TRUE(contains(lines, "global batch 8, 2 GPUs: speedup 2.0")) << joined(lines);
+  EXPECT_TRUE(contains(lines, "kept runs 1/1 on 2, 5/5 on 1")) << joined(lines);
+  EXPECT_TRUE(contains(lines, "too few runs to tell")) << joined(lines);
+  EXPECT_FALSE(contains(lines, "global batch 16")) << joined(lines);
 }
 
 TEST_F(VerdictFile, NoBaselineIsSaid) {
