@@ -292,7 +292,7 @@ SweepEntry parse_sweep_entry(const std::string& text, long long max_batch) {
   return entry;
 }
 
-std::string configuration_label(const MlpSpec& model, int global_batch, int gpus) {
+std::string configuration_stem(const MlpSpec& model, int global_batch, int gpus) {
   return (model.name == "custom" ? model.widths_string() : model.name) + "_b" + std::to_string(global_batch) + "_n" +
          std::to_string(gpus);
 }
@@ -312,7 +312,7 @@ std::string BenchOptions::default_output_path(int ranks) const {
   const std::vector<int> counts = gpu_counts(ranks);
   const std::size_t count = configuration_count(ranks);
   if (count != counts.size()) return "mgpu_bench_sweep_" + std::to_string(count) + "configs.h5";
-  std::string label = configuration_label(sweep.front().model, sweep.front().global_batches.front(), counts.front());
+  std::string label = configuration_stem(sweep.front().model, sweep.front().global_batches.front(), counts.front());
   for (std::size_t i = 1; i < counts.size(); ++i) label += "-" + std::to_string(counts[i]);
   return "mgpu_bench_" + label + ".h5";
 }

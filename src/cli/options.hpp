@@ -96,7 +96,7 @@ std::string help_text();
 
 // "large_b32_n2": the model (preset name, or the widths of any other MLP), global batch and GPU count; the default
 // output file name and the results group name are built on it.
-std::string configuration_label(const MlpSpec& model, int global_batch, int gpus);
+std::string configuration_stem(const MlpSpec& model, int global_batch, int gpus);
 // "auto" | "cuda" | "cpu" -> DeviceChoice; throws UsageError naming --device and the bad value.
 DeviceChoice parse_device_choice(const std::string& text);
 // A comma-separated list of whole numbers in [minimum, maximum], without duplicates, for option `option`

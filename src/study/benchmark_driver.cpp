@@ -93,12 +93,13 @@ ConfigurationMetadata describe_configuration(const BenchConfiguration& configura
   return meta;
 }
 
-// What rank 0 decided for each planned configuration before the sweep starts.
-enum class PlanStep : int { run = 0, skip = 1, replace = 2 };
+// What rank 0 decided for each planned configuration before the sweep starts (--resume: run it, skip it as complete,
+// or replace its incomplete group).
+enum class ResumeAction : int { run = 0, skip = 1, replace = 2 };
 
 struct SweepState {
   std::unique_ptr<ResultsWriter> results;  // rank 0 only
-  std::vector<int> steps;                  // PlanStep per configuration, every rank
+  std::vector<int> actions;                // ResumeAction per configuration, every rank
   std::vector<int> attempts;               // attempt number each configuration gets when it runs, every rank
 };
 
@@ -108,7 +109,7 @@ struct SweepState {
 SweepState open_results(const BenchOptions& options, const std::vector<BenchConfiguration>& plan, const JobFacts& job,
                         const MpiContext& mpi, const std::vector<RankHardware>& job_hardware) {
   SweepState state;
-  state.steps.assign(plan.size(), int(PlanStep::run));
+  state.actions.assign(plan.size(), int(ResumeAction::run));
   state.attempts.assign(plan.size(), 1);
   std::string error;
   if (mpi.rank == 0) {
@@ -128,7 +129,7 @@ SweepState open_results(const BenchOptions& options, const std::vector<BenchConf
             if (!difference.empty())
               throw UsageError("--resume: '" + job.output_path + "': configuration '" + planned.name +
                                "': " + difference + "; give another --output");
-            state.steps[i] = int(stored.progress.complete ? PlanStep::skip : PlanStep::replace);
+            state.actions[i] = int(stored.progress.complete ? ResumeAction::skip : ResumeAction::replace);
             state.attempts[i] = stored.metadata.attempt + (stored.progress.complete ? 0 : 1);
           }
         }
@@ -142,7 +143,7 @@ SweepState open_results(const BenchOptions& options, const std::vector<BenchConf
   }
   agree_or_throw(mpi, error);
   const int count = static_cast<int>(plan.size());
-  MGPU_MPI_CHECK(MPI_Bcast(state.steps.data(), count, MPI_INT, 0, mpi.comm));
+  MGPU_MPI_CHECK(MPI_Bcast(state.actions.data(), count, MPI_INT, 0, mpi.comm));
   MGPU_MPI_CHECK(MPI_Bcast(state.attempts.data(), count, MPI_INT, 0, mpi.comm));
   return state;
 }
@@ -150,8 +151,9 @@ SweepState open_results(const BenchOptions& options, const std::vector<BenchConf
 // One configuration on the ranks of `sub` (the first configuration.gpus ranks of the job); collective over them.
 // Returns rank 0's run summaries.
 std::vector<RunSummary> run_configuration(const BenchConfiguration& configuration, const JobFacts& job,
-                                          const MpiContext& sub, PlanStep step, int attempt, ResultsWriter* results,
-                                          SweepProgress* progress, StopRecorder* stop_recorder) {
+                                          const MpiContext& sub, ResumeAction action, int attempt,
+                                          ResultsWriter* results, SweepProgress* progress,
+                                          StopRecorder* stop_recorder) {
   const TrainingSettings settings = configuration.training_settings(job.choice.backend == Backend::cuda);
   watchdog::set_configuration(configuration.name(backend_name(job.choice.backend)));
   // A trainer per configuration, on this configuration's communicator: NCCL's is created over exactly these ranks.
@@ -177,7 +179,7 @@ std::vector<RunSummary> run_configuration(const BenchConfiguration& configuratio
       ConfigurationMetadata metadata = describe_configuration(configuration, job, facts.hosts, facts.hardware);
       metadata.attempt = attempt;
       metadata.gemm_choices = trainer->gemm_choices();  // rank 0's, made when its trainer was set up
-      if (step == PlanStep::replace) results->remove_configuration(metadata.name);
+      if (action == ResumeAction::replace) results->remove_configuration(metadata.name);
       group = results->add_configuration(metadata);
     } catch (const std::exception& e) {
       creation_error = e.what();
@@ -282,9 +284,9 @@ void run_benchmark(const BenchOptions& options, const MpiContext& mpi) {
   std::vector<SweepTableRow> table;
   for (std::size_t i = 0; i < plan.size(); ++i) {
     const BenchConfiguration& configuration = plan[i];
-    const PlanStep step = PlanStep(state.steps[i]);
+    const ResumeAction action = ResumeAction(state.actions[i]);
     SweepTableRow row{&configuration, configuration.name(backend_name(job.choice.backend)), {}};
-    if (step == PlanStep::skip) {
+    if (action == ResumeAction::skip) {
       if (mpi.rank == 0) {
         progress.clear();
         std::printf("# %s: complete in %s, skipped (--resume)\n", row.name.c_str(), job.output_path.c_str());
@@ -302,8 +304,8 @@ void run_benchmark(const BenchOptions& options, const MpiContext& mpi) {
       if (communicator.member()) {
         try {
           const MpiContext sub = describe_mpi_job(communicator.get());
-          row.runs = run_configuration(configuration, job, sub, step, state.attempts[i], state.results.get(), &progress,
-                                       &stop_recorder);
+          row.runs = run_configuration(configuration, job, sub, action, state.attempts[i], state.results.get(),
+                                       &progress, &stop_recorder);
         } catch (const UsageError& e) {
           error = e.what();
         }

@@ -4,7 +4,7 @@
 namespace mgpu {
 
 std::string BenchConfiguration::name(const std::string& device) const {
-  return configuration_label(model, global_batch, gpus) + "_" + device;
+  return configuration_stem(model, global_batch, gpus) + "_" + device;
 }
 
 TrainingSettings BenchConfiguration::training_settings(bool cuda_backend) const {

@@ -418,13 +418,13 @@ void CudaMlp::set_adam_corrections(const AdamSettings& adam, int step_number) {
   upload_step_params();
 }
 
-void CudaMlp::adam(const AdamSettings& adam, int step_number) {
+void CudaMlp::adam_at_step(const AdamSettings& adam, int step_number) {
   set_adam_corrections(adam, step_number);
   this->adam(adam);
 }
 
-void CudaMlp::adam_with_weight_gradients(const AdamSettings& adam, int step_number, float gradient_scale,
-                                         bool accumulated) {
+void CudaMlp::adam_with_weight_gradients_at_step(const AdamSettings& adam, int step_number, float gradient_scale,
+                                                 bool accumulated) {
   set_adam_corrections(adam, step_number);
   adam_with_weight_gradients(adam, gradient_scale, accumulated);
 }

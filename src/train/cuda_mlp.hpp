@@ -134,8 +134,9 @@ class CudaMlp {
   void generate_batch(std::uint64_t seed, std::uint64_t first_sample);
   void forward(const cpu::DropoutKey& dropout);
   void forward_with_output_head(const cpu::DropoutKey& dropout, kernels::LossSlots losses);
-  void adam(const AdamSettings& adam, int step_number);
-  void adam_with_weight_gradients(const AdamSettings& adam, int step_number, float gradient_scale, bool accumulated);
+  void adam_at_step(const AdamSettings& adam, int step_number);
+  void adam_with_weight_gradients_at_step(const AdamSettings& adam, int step_number, float gradient_scale,
+                                          bool accumulated);
   void upload_moments(const std::vector<float>& first, const std::vector<float>& second);
   // Adam's corrections of update `step_number` into the step's values (what the conveniences above do first).
   void set_adam_corrections(const AdamSettings& adam, int step_number);

@@ -203,7 +203,7 @@ TEST_F(CudaMlpTest, AdamMatchesFloat64Reference) {
     for (int step = 1; step <= 5; ++step) {
       const std::vector<float> gradients = normal_values(parameters.size(), 1e-2f, 100 + step);
       gpu.mlp.upload_gradients(gradients);
-      gpu.mlp.adam(adam, step);
+      gpu.mlp.adam_at_step(adam, step);
       cpu::adam_update(adam, step, parameters.size(), parameters.data(), to_double(gradients).data(),
                        first_moment.data(), second_moment.data());
     }
@@ -228,7 +228,7 @@ TEST_F(CudaMlpTest, Bf16AdamKeepsFp32MasterAndWritesTheBf16Copy) {
   const std::vector<float> gradients = normal_values(c.model.parameter_count(), 0.01f, 21);
   for (GpuFixture* gpu : {&fp32, &bf16}) {
     gpu->mlp.upload_gradients(gradients);
-    gpu->mlp.adam(adam, 1);
+    gpu->mlp.adam_at_step(adam, 1);
   }
   const std::vector<float> master = bf16.mlp.download_parameters();
   EXPECT_EQ(master, fp32.mlp.download_parameters());
@@ -247,12 +247,12 @@ TEST_F(CudaMlpTest, AdamOverBucketRangesEqualsOneAdamBitForBit) {
     whole.mlp.initialize(3, 1);
     whole.mlp.upload_parameters(whole.parameters);
     whole.mlp.upload_gradients(gradients);
-    whole.mlp.adam(adam, 1);
+    whole.mlp.adam_at_step(adam, 1);
     GpuFixture pieces(c);
     pieces.mlp.initialize(3, 1);
     pieces.mlp.upload_parameters(pieces.parameters);
     pieces.mlp.upload_gradients(gradients);
-    pieces.mlp.adam(adam, 1);  // sets the step-1 corrections; then undo it with fresh state and redo per range
+    pieces.mlp.adam_at_step(adam, 1);  // sets the step-1 corrections; then undo it with fresh state and redo per range
     pieces.mlp.initialize(3, 1);
     pieces.mlp.upload_parameters(pieces.parameters);
     const BucketPlan plan = overlap_plan(c.model, 4 * 37, 4 * 11);
@@ -452,7 +452,7 @@ TEST_P(CudaMlpReference, FusedWeightGradientAdamMatchesFloat64Reference) {
     gpu.mlp.loss_and_gradient(loss_slots(loss));
     gpu.mlp.backward_without_weight_gradients();
     const double scale = accumulated ? 0.5 : 1.0;
-    gpu.mlp.adam_with_weight_gradients(adam, 1, static_cast<float>(scale), accumulated);
+    gpu.mlp.adam_with_weight_gradients_at_step(adam, 1, static_cast<float>(scale), accumulated);
     expect_first_fused_update_matches(rc.model, gpu, Reference(rc.model, gpu, key), accumulated ? &earlier : nullptr,
                                       scale, adam, accumulated ? "accumulated" : "one step");
   }
@@ -587,7 +587,7 @@ TEST_P(CudaOutputHead, MatchesFloat64ReferenceAndFeedsTheFusedStep) {
       << "dL/dZ of the last hidden layer";
 
   gpu.mlp.backward_without_weight_gradients();
-  gpu.mlp.adam_with_weight_gradients(adam, 1, 1.0f, false);
+  gpu.mlp.adam_with_weight_gradients_at_step(adam, 1, 1.0f, false);
   expect_first_fused_update_matches(rc.model, gpu, reference, nullptr, 1.0, adam, "output head");
 }
 
