@@ -11,7 +11,8 @@
 # skipped.
 # Usage (from the repository root): BIN_DIR=build/tests BENCH=build/mgpu_bench OUT=/tmp/sanitizer \
 #   bash bench/compute_sanitizer.sh
-# Knobs: PARTS (default "tests product"), TOOLS (default "memcheck initcheck synccheck racecheck"), SHARD=i/n (the
+# Knobs: PARTS (default "tests product"), TOOLS (default "memcheck initcheck synccheck racecheck"), LANES=N (that many
+# copies at once, each with 1/N of the GPUs and every N-th product row; 2 on a 4-GPU machine), SHARD=i/n (the
 # product rows whose index is i modulo n, so that several copies share the GPUs of one machine, each with its own
 # CUDA_VISIBLE_DEVICES; 2-rank rows need two visible GPUs), RANKS (the rows of these rank counts, default "1 2"),
 # ROW_TIMEOUT (seconds per product row, default 1200),
@@ -33,6 +34,31 @@ binaries=(test_cuda_mlp test_skinny_gemm test_gpu_devices test_relu_dropout_back
 mkdir -p "$out"
 : >"$out/rows.md"
 export NCCL_NVLS_ENABLE="${NCCL_NVLS_ENABLE:-0}"
+
+# LANES=N (N > 1, SHARD unset): the product grid in N copies of this script at once, each with its share of the GPUs
+# nvidia-smi lists (CUDA_VISIBLE_DEVICES) and every N-th row; the tests part runs in the first lane only. One table.
+if [[ "${LANES:-1}" -gt 1 && -z "${SHARD:-}" ]]; then
+  lanes="$LANES"
+  gpu_count="$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')"
+  per_lane=$((gpu_count / lanes))
+  ((per_lane >= 1)) || { echo "compute_sanitizer: LANES=$lanes needs at least $lanes GPUs, $gpu_count listed" >&2; exit 2; }
+  status=0
+  for ((lane = 0; lane < lanes; ++lane)); do
+    visible="$(seq -s, $((lane * per_lane)) $((lane * per_lane + per_lane - 1)))"
+    lane_parts="product"
+    ((lane == 0)) && lane_parts="$parts"
+    CUDA_VISIBLE_DEVICES="$visible" LANES=1 SHARD="$lane/$lanes" PARTS="$lane_parts" OUT="$out/lane$lane" \
+      bash "${BASH_SOURCE[0]}" >"$out/lane$lane.log" 2>&1 &
+  done
+  for ((lane = 0; lane < lanes; ++lane)); do wait -n || status=1; done
+  cat "$out"/lane*/rows.md >"$out/rows.md"
+  {
+    echo "| tool      | what ran (binary, or ranks and mgpu_bench arguments)         | tests or configurations | errors | seconds | verdict |"
+    echo "|-----------|--------------------------------------------------------------|-------|--------|---------|---------|"
+    cat "$out/rows.md"
+  } | tee "$out/table.md"
+  exit "$status"
+fi
 
 # racecheck only looks at shared memory and costs minutes per large GEMM, so it runs the smallest tests that still
 # launch every kernel of ours with shared memory (docs/testing.md, "compute-sanitizer"): the skinny GEMM in every
