@@ -194,6 +194,7 @@ TunedGemm::TunedGemm(cudaStream_t stream, cublasComputeType_t compute, cudaDataT
       operands_(operands),
       workspace_(workspace),
       workspace_bytes_(workspace_bytes),
+      check_every_call_(verify_mode_is("calls")),
       skinny_workspace_(kSkinnyPartialFloats, kSkinnyTileCounters, stream) {
   MGPU_REQUIRE(operands == CUDA_R_32F || (operands == CUDA_R_16BF && compute == CUBLAS_COMPUTE_32F),
                "TunedGemm: operands must be fp32, or bf16 with CUBLAS_COMPUTE_32F");
@@ -227,7 +228,7 @@ bool TunedGemm::multiply(cublasOperation_t op_a, cublasOperation_t op_b, int m, 
     MGPU_CUBLAS_CHECK(cublasLtMatmul(handle_, plan.operation, &one, a, plan.a, b, plan.b, &beta, c, plan.c, c, plan.c,
                                      &choice.algo, workspace_, workspace_bytes_, stream_));
   }
-  if (!accumulate && verify_mode_is("calls")) {
+  if (!accumulate && check_every_call_) {
     check_call(stream_, shape_label(op_a, op_b, m, n, k), plan.tuning.names.at(plan.tuning.selected),
                op_a != CUBLAS_OP_N, op_b != CUBLAS_OP_N, m, n, k, a, lda, b, ldb, operands_ == CUDA_R_16BF, c, ldc,
                verification_bound(compute_, k), folded ? epilogue : nullptr);

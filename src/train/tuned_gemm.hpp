@@ -81,6 +81,7 @@ class TunedGemm {
   cudaDataType_t operands_;
   void* workspace_;
   std::size_t workspace_bytes_;
+  bool check_every_call_;  // MGPU_GEMM_VERIFY=calls, read once: multiply() runs inside timed eager steps
   cublasLtHandle_t handle_ = nullptr;
   kernels::SkinnyWorkspaceMemory skinny_workspace_;  // our kernel's partial tiles (last_block configurations)
   std::map<Key, std::unique_ptr<Plan>> plans_;
