@@ -17,8 +17,8 @@ namespace mgpu::testing_reference {
 // hidden pre-activation z = W h + b of every step's forward (the float64 run of training_run). The rounding of an
 // fp32 product is a small multiple of 2^-24 sqrt(fan_in) of that sum; a pre-activation that close to zero may fall
 // on either side of the ReLU in any fp32 implementation, and the trajectories of two correct implementations then
-// part by lr-sized Adam steps (one such unit at 9.6e-8 of its sum made CPU and GPU fp32 alike 5.7e-4 from float64
-// after one step). A case whose margin is below kUndecidableReluMargin cannot tell a wrong step from a right one.
+// part by lr-sized Adam steps. A margin below kUndecidableReluMargin says a failed comparison may be the case's
+// conditioning rather than a wrong step.
 inline constexpr double kUndecidableReluMargin = 1e-4;
 inline double smallest_relu_margin(const TrainingSettings& settings, int run_index);
 
