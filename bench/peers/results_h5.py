@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Purpose: writes mgpu_bench's results format (docs/results-format.md, schema_version 7) with h5py alone, for the
+"""Purpose: writes mgpu_bench's results format (docs/results-format.md, schema_version 8) with h5py alone, for the
 framework peers in bench/peers/: the same groups, attributes, types, shapes, units and flush-after-every-run
 behaviour as src/results/results_writer.cpp, so `mgpu_analyze`, tests/end_to_end/check_results_h5py.py and read_results_file read a peer's
 file like ours. Needs h5py and numpy, not torch.

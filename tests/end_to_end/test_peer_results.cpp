@@ -1,10 +1,12 @@
 // Purpose: the PyTorch peer's results writer (bench/peers/results_h5.py, h5py only) produces files that our C++
-// reader accepts as they are: run through its self-test, then read with read_results_file. Skips without h5py.
+// reader accepts as they are, with exactly the configuration attributes our schema lists (its own table of them cannot
+// drift): run through its self-test, then read with read_results_file. Skips without h5py.
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
+#include <set>
 #include <string>
 
 #include "results/results_reader.hpp"
@@ -33,6 +35,18 @@ TEST(PeerResults, ThePeerWriterProducesAFileOurReaderAccepts) {
   // The throttled flag follows the clocks as in ours: rank 1's maximum is unknown (0), so it is never flagged.
   EXPECT_EQ(c.measurements.throttled.at(0, 0), 0);
   EXPECT_EQ(c.measurements.throttled.at(0, 1), 0);
+  // Every attribute the schema gives a configuration (and its progress), and no other.
+  std::set<std::string> schema;
+  mgpu::results_schema::ConfigurationMetadata metadata;
+  mgpu::results_schema::for_each_attribute_of_configuration(
+      metadata, [&](const char* name, const auto&) { schema.insert(name); });
+  mgpu::results_schema::ConfigurationProgress progress;
+  mgpu::results_schema::for_each_attribute_of_progress(progress,
+                                                       [&](const char* name, const auto&) { schema.insert(name); });
+  std::set<std::string> written;
+  for (const auto& [name, text] : c.attribute_text) written.insert(name);
+  for (const std::string& name : schema) EXPECT_EQ(written.count(name), 1u) << name << ": not written by the peer";
+  for (const std::string& name : written) EXPECT_EQ(schema.count(name), 1u) << name << ": not in results_schema.hpp";
   std::filesystem::remove(file);
 }
 
