@@ -221,7 +221,7 @@ void apply_step_options(const StepOptions& step, bool cuda_backend, TrainingSett
   // auto = off: on 2 x H200 bucketed overlap measured no faster than one reduction after backward (the NCCL kernels
   // take SMs and memory bandwidth from backward and Adam; docs/performance-history.md has the figures).
   settings.overlap = cuda_backend && step.overlap == Toggle::on;
-  // Needs the GPU count: BenchConfiguration::training_settings resolves it (kFusedOptimizerMaxLocalBatch).
+  // Needs the GPU count: BenchConfiguration::training_settings resolves it (fused_optimizer_by_default).
   settings.fused_optimizer = false;
   settings.bucket_mb = step.bucket_mb;
   settings.overlap_order = step.overlap_order;

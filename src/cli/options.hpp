@@ -18,12 +18,8 @@ const char* device_choice_name(DeviceChoice choice);
 // --grad-dtype, --timing,
 // --accumulate, --gemm-tuning): how the step runs. ---
 // auto: graph on where the back-end can (CUDA), overlap off (measured no faster, docs/measurement.md), fused optimizer
-// on for one GPU, fp32 and a local batch <= kFusedOptimizerMaxLocalBatch; all off on the CPU fallback.
+// on where analysis::fused_optimizer_by_default says (stats/step_model.hpp); all off on the CPU fallback.
 enum class Toggle { automatic, on, off };
-// --fuse-optimizer auto turns the fused optimizer (weight gradients computed inside Adam; one GPU, fp32) on up to this
-// local batch: measured on 2 x H200, docs/performance-history.md. Used only by BenchConfiguration::training_settings,
-// the one place --fuse-optimizer is resolved.
-constexpr int kFusedOptimizerMaxLocalBatch = 64;
 struct StepOptions {
   Toggle graph = Toggle::automatic;
   Toggle overlap = Toggle::automatic;

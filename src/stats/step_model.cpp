@@ -191,7 +191,7 @@ StepSettings default_step_settings(int ranks, long long global_batch, const std:
   StepSettings settings;
   settings.ranks = ranks;
   settings.global_batch = global_batch;
-  settings.fused_optimizer = ranks == 1 && precision == "fp32" && global_batch <= kFusedOptimizerMaxLocalBatch;
+  settings.fused_optimizer = fused_optimizer_by_default(ranks, precision == "fp32", global_batch / ranks);
   return settings;
 }
 

@@ -86,9 +86,16 @@ struct StepSettings {
   long long local_batch() const { return global_batch / ranks; }
 };
 
-// mgpu_bench's defaults (docs/measurement.md): graph on, overlap off, fused optimizer on for 1 rank, fp32 and local
-// batch <= kFusedOptimizerMaxLocalBatch. UsageError for ranks < 1, batch < 1 or a batch not divisible by ranks.
-inline constexpr long long kFusedOptimizerMaxLocalBatch = 64;  // the same rule as mgpu_bench's --fuse-optimizer auto
+// The fused optimizer (weight gradients computed inside Adam) by default: one GPU, fp32 and a local batch up to
+// kFusedOptimizerMaxLocalBatch (measured on 2 x H200, docs/performance-history.md). The one rule, for mgpu_bench's
+// --fuse-optimizer auto (BenchConfiguration::training_settings) and for predict's default step.
+inline constexpr long long kFusedOptimizerMaxLocalBatch = 64;
+inline bool fused_optimizer_by_default(int gpus, bool fp32, long long local_batch) {
+  return gpus == 1 && fp32 && local_batch <= kFusedOptimizerMaxLocalBatch;
+}
+
+// mgpu_bench's defaults (docs/measurement.md): graph on, overlap off, the fused optimizer as
+// fused_optimizer_by_default says. UsageError for ranks < 1, batch < 1 or a batch not divisible by ranks.
 StepSettings default_step_settings(int ranks, long long global_batch, const std::string& precision);
 
 // The predicted step and its phases (the results file's phases), with where the weakest of its terms came from.

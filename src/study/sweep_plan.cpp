@@ -1,6 +1,8 @@
 // Purpose: expanding the command line's grid into configurations.
 #include "study/sweep_plan.hpp"
 
+#include "stats/step_model.hpp"
+
 namespace mgpu {
 
 std::string BenchConfiguration::name(const std::string& device) const {
@@ -20,11 +22,12 @@ TrainingSettings BenchConfiguration::training_settings(bool cuda_backend) const 
   settings.overlap = settings.overlap && gpus > 1;
   if (gpus == 1) settings.grad_dtype = GradDtype::fp32;
   // --fuse-optimizer, resolved here and only here: weight gradient + Adam in one kernel needs the whole gradient on
-  // this GPU (nothing to all-reduce between the two) and fp32; auto takes it up to kFusedOptimizerMaxLocalBatch. With
-  // more than one GPU it is recorded as off.
+  // this GPU (nothing to all-reduce between the two) and fp32; auto takes it where fused_optimizer_by_default says.
+  // With more than one GPU it is recorded as off.
   const bool fused_requested =
       step.fuse_optimizer == Toggle::on ||
-      (step.fuse_optimizer == Toggle::automatic && global_batch / gpus <= kFusedOptimizerMaxLocalBatch);
+      (step.fuse_optimizer == Toggle::automatic &&
+       analysis::fused_optimizer_by_default(gpus, step.precision == Precision::fp32, global_batch / gpus));
   settings.fused_optimizer = cuda_backend && gpus == 1 && step.precision == Precision::fp32 && fused_requested;
   return settings;
 }
