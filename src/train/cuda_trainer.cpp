@@ -112,7 +112,7 @@ CudaTrainer::CudaTrainer(const TrainingSettings& settings, MPI_Comm comm, int de
   if (settings_.graph) capture_step_graphs(kinds_seen_by);
   if (settings_.graph && settings_.gemm_tuning == GemmTuning::step) {
     const std::string found = tune_step_gemms(kinds_seen_by);
-    if (rank_ == 0 && std::getenv("MGPU_GEMM_REPORT") != nullptr) std::fprintf(stderr, "%s", found.c_str());
+    if (rank_ == 0 && gemm_report_enabled()) std::fprintf(stderr, "%s", found.c_str());
   }
   compute_stream_.synchronize();  // set-up work done before the first run is timed
   losses_.check_guard(compute_stream_.get(), "set-up: warm-up steps, graph capture and GEMM tuning");

@@ -350,7 +350,7 @@ TunedGemm::Plan& TunedGemm::plan_for(const Key& key, cublasOperation_t op_a, cub
     std::snprintf(what, sizeof what, ": %llu of %lld elements beyond the float64 bound (worst %.3g x the bound)",
                   found.mismatches, static_cast<long long>(m) * n, found.worst_ratio);
     tuning.rejected.push_back(name + what);
-    if (std::getenv("MGPU_GEMM_REPORT") != nullptr)
+    if (gemm_report_enabled())
       std::fprintf(stderr, "gemm %s: rejected %s\n", shape.c_str(), tuning.rejected.back().c_str());
     MGPU_REQUIRE(!rejection_is_fatal(),
                  "GEMM " + shape + ": candidate " + tuning.rejected.back() + " (MGPU_GEMM_VERIFY=fatal)");
@@ -417,7 +417,7 @@ TunedGemm::Plan& TunedGemm::plan_for(const Key& key, cublasOperation_t op_a, cub
     plan->tuning.alone_us.push_back(1e3 * t.ms / kTimedCalls);
     plan->tuning.names.push_back(t.name);
   }
-  if (std::getenv("MGPU_GEMM_REPORT") != nullptr) {  // for performance work: what was chosen, and by how much
+  if (gemm_report_enabled()) {  // for performance work: what was chosen, and by how much
     std::fprintf(stderr,
                  "gemm %s: cuBLASLt %.2f us; chosen %s %.2f us (%zu options within %.2fx; %d candidates "
                  "verified, %zu rejected)\n",
@@ -430,6 +430,11 @@ TunedGemm::Plan& TunedGemm::plan_for(const Key& key, cublasOperation_t op_a, cub
     tunings.emplace(plan->choice_key, plan->tuning);
   }
   return *plans_.emplace(key, std::move(plan)).first->second;
+}
+
+bool gemm_report_enabled() {
+  static const bool enabled = std::getenv("MGPU_GEMM_REPORT") != nullptr;
+  return enabled;
 }
 
 cublasComputeType_t compute_type_for(Precision precision) {

@@ -27,6 +27,10 @@ enum class Precision;  // trainer.hpp
 cublasComputeType_t compute_type_for(Precision precision);
 cudaDataType_t operand_type_for(Precision precision);
 
+// MGPU_GEMM_REPORT set: the tuner and the step-level search print what they chose (and rejected) to stderr. Read once
+// per process, here only.
+bool gemm_report_enabled();
+
 class TunedGemm {
  public:
   // All work goes to `stream`; `workspace` (device memory, `workspace_bytes`) is used by every call, so no call
