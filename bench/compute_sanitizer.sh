@@ -35,6 +35,15 @@ mkdir -p "$out"
 : >"$out/rows.md"
 export NCCL_NVLS_ENABLE="${NCCL_NVLS_ENABLE:-0}"
 
+# The table of every row so far ($out/rows.md), also into $out/table.md.
+print_table() {
+  {
+    echo "| tool      | what ran (binary, or ranks and mgpu_bench arguments)         | tests or configurations | errors | seconds | verdict |"
+    echo "|-----------|--------------------------------------------------------------|-------|--------|---------|---------|"
+    cat "$out/rows.md"
+  } | tee "$out/table.md"
+}
+
 # LANES=N (N > 1, SHARD unset): the product grid in N copies of this script at once, each with its share of the GPUs
 # nvidia-smi lists (CUDA_VISIBLE_DEVICES) and every N-th row; the tests part runs in the first lane only. One table.
 if [[ "${LANES:-1}" -gt 1 && -z "${SHARD:-}" ]]; then
@@ -52,11 +61,7 @@ if [[ "${LANES:-1}" -gt 1 && -z "${SHARD:-}" ]]; then
   done
   for ((lane = 0; lane < lanes; ++lane)); do wait -n || status=1; done
   cat "$out"/lane*/rows.md >"$out/rows.md"
-  {
-    echo "| tool      | what ran (binary, or ranks and mgpu_bench arguments)         | tests or configurations | errors | seconds | verdict |"
-    echo "|-----------|--------------------------------------------------------------|-------|--------|---------|---------|"
-    cat "$out/rows.md"
-  } | tee "$out/table.md"
+  print_table
   exit "$status"
 fi
 
@@ -158,12 +163,10 @@ row_configurations() {
   echo $(( $(tr ',' '\n' <<< "$models" | wc -l) * $(tr ',' '\n' <<< "$batches" | wc -l) ))
 }
 
-rows=()
 failed=0
 add_row() {
-  rows+=("$(printf '| %-9s | %-60s | %5s | %6s | %7s | %s |' "$@")")
   # Each row as soon as it is known, so a run cut short by a time limit still says what it checked.
-  echo "${rows[-1]}" | tee -a "$out/rows.md"
+  printf '| %-9s | %-60s | %5s | %6s | %7s | %s |\n' "$@" | tee -a "$out/rows.md"
 }
 
 # One product row under one tool: every rank of a 2-rank row runs under its own sanitizer, each with its own log.
@@ -243,9 +246,5 @@ done
 
 [[ "$parts" == *" tests "* ]] && run_tests
 [[ "$parts" == *" product "* ]] && run_product
-{
-  echo "| tool      | what ran (binary, or ranks and mgpu_bench arguments)         | tests or configurations | errors | seconds | verdict |"
-  echo "|-----------|--------------------------------------------------------------|-------|--------|---------|---------|"
-  printf '%s\n' "${rows[@]}"
-} | tee "$out/table.md"
+print_table
 exit "$failed"

@@ -36,13 +36,9 @@ __global__ void reference_gemm_kernel(ReferenceGemm g, double* exact, double* ma
   const int j = blockIdx.y * kTile + threadIdx.y;
   double sum = 0.0, absolute = 0.0;
   for (int base = 0; base < g.k; base += kTile) {
-    // a_tile[l][row] = op_a(A)[block row + row, base + l]; b_tile[l][col] = op_b(B)[base + l, block col + col].
-    const int row = blockIdx.x * kTile + threadIdx.x;
-    const int col = blockIdx.y * kTile + threadIdx.y;
-    a_tile[threadIdx.y][threadIdx.x] =
-        row < g.m && base + threadIdx.y < g.k ? element_a(g, row, base + threadIdx.y) : 0.0;
-    b_tile[threadIdx.x][threadIdx.y] =
-        col < g.n && base + threadIdx.x < g.k ? element_b(g, base + threadIdx.x, col) : 0.0;
+    // a_tile[l][x] = op_a(A)[i, base + l] and b_tile[l][y] = op_b(B)[base + l, j] of this block's rows and columns.
+    a_tile[threadIdx.y][threadIdx.x] = i < g.m && base + threadIdx.y < g.k ? element_a(g, i, base + threadIdx.y) : 0.0;
+    b_tile[threadIdx.x][threadIdx.y] = j < g.n && base + threadIdx.x < g.k ? element_b(g, base + threadIdx.x, j) : 0.0;
     __syncthreads();
     for (int l = 0; l < kTile; ++l) {
       const double product = a_tile[l][threadIdx.x] * b_tile[l][threadIdx.y];

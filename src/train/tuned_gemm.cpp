@@ -137,6 +137,14 @@ bool corrupted_by_fault_hook(const std::string& name) {
   return std::strcmp(target, "*") == 0 || name.find(target) != std::string::npos;
 }
 
+// ": 3 of 2048 elements beyond the float64 bound (worst 12.5 x the bound)": what a failed comparison found.
+std::string mismatch_text(const kernels::GemmComparison& found, int m, int n) {
+  char text[160];
+  std::snprintf(text, sizeof text, ": %llu of %lld elements beyond the float64 bound (worst %.3g x the bound)",
+                found.mismatches, static_cast<long long>(m) * n, found.worst_ratio);
+  return text;
+}
+
 bool verify_mode_is(const char* wanted) {
   const char* mode = std::getenv("MGPU_GEMM_VERIFY");
   return mode != nullptr && std::strcmp(mode, wanted) == 0;
@@ -166,9 +174,8 @@ void check_call(cudaStream_t stream, const std::string& shape, const std::string
   const kernels::GemmReference reference({ta, tb, m, n, k, a, lda, b, ldb, bf16}, stream);
   const kernels::GemmComparison found = reference.compare(c, ldc, bound, stream, epilogue);
   if (found.mismatches == 0) return;
-  std::fprintf(stderr, "gemm call %s by %s%s: %llu of %lld elements beyond the float64 bound (worst %.3g x)\n",
-               shape.c_str(), choice.c_str(), folded != nullptr ? " with its epilogue" : "", found.mismatches,
-               static_cast<long long>(m) * n, found.worst_ratio);
+  std::fprintf(stderr, "gemm call %s by %s%s%s\n", shape.c_str(), choice.c_str(),
+               folded != nullptr ? " with its epilogue" : "", mismatch_text(found, m, n).c_str());
 }
 
 }  // namespace
@@ -346,10 +353,7 @@ TunedGemm::Plan& TunedGemm::plan_for(const Key& key, cublasOperation_t op_a, cub
     const kernels::GemmComparison found = reference.compare(c, ldc, bound, stream_);
     ++tuning.checked;
     if (found.mismatches == 0) return true;
-    char what[160];
-    std::snprintf(what, sizeof what, ": %llu of %lld elements beyond the float64 bound (worst %.3g x the bound)",
-                  found.mismatches, static_cast<long long>(m) * n, found.worst_ratio);
-    tuning.rejected.push_back(name + what);
+    tuning.rejected.push_back(name + mismatch_text(found, m, n));
     if (gemm_report_enabled())
       std::fprintf(stderr, "gemm %s: rejected %s\n", shape.c_str(), tuning.rejected.back().c_str());
     MGPU_REQUIRE(!rejection_is_fatal(),

@@ -13,15 +13,6 @@
 
 namespace mgpu::testing_reference {
 
-// How close the run comes to a ReLU that fp32 cannot decide: the smallest |z| / sum_l |w_l h_l| + |b| over every
-// hidden pre-activation z = W h + b of every step's forward (the float64 run of training_run). The rounding of an
-// fp32 product is a small multiple of 2^-24 sqrt(fan_in) of that sum; a pre-activation that close to zero may fall
-// on either side of the ReLU in any fp32 implementation, and the trajectories of two correct implementations then
-// part by lr-sized Adam steps. A margin below kUndecidableReluMargin says a failed comparison may be the case's
-// conditioning rather than a wrong step.
-inline constexpr double kUndecidableReluMargin = 1e-4;
-inline double smallest_relu_margin(const TrainingSettings& settings, int run_index);
-
 // The parameters after settings.total_steps() steps of run `run_index` on one rank, in float64: step s trains global
 // samples [s*B, (s+1)*B); the gradients of K consecutive steps are averaged and applied by one Adam step at steps
 // K, 2K, ... (settings.accumulate_steps = K; K = 1 is plain training). `after_forward` (optional) sees each step's
@@ -57,6 +48,13 @@ inline std::vector<double> training_run(const TrainingSettings& settings, int ru
   return parameters;
 }
 
+// How close the run comes to a ReLU that fp32 cannot decide: the smallest |z| / sum_l |w_l h_l| + |b| over every
+// hidden pre-activation z = W h + b of every step's forward (the float64 run of training_run). The rounding of an
+// fp32 product is a small multiple of 2^-24 sqrt(fan_in) of that sum; a pre-activation that close to zero may fall
+// on either side of the ReLU in any fp32 implementation, and the trajectories of two correct implementations then
+// part by lr-sized Adam steps. A margin below kUndecidableReluMargin says a failed comparison may be the case's
+// conditioning rather than a wrong step.
+inline constexpr double kUndecidableReluMargin = 1e-4;
 inline double smallest_relu_margin(const TrainingSettings& settings, int run_index) {
   const MlpSpec& model = settings.model;
   const std::vector<DenseLayer> layers = model.layers();
