@@ -141,16 +141,25 @@ int CudaTrainer::enqueue_generation_alone() {
   // As many as the measured steps (at least one graph's worth), so that the per-step figure is an average like the
   // step time it is subtracted from.
   const int replays = std::max(1, (settings_.measured_steps + kGenerationsPerReplay - 1) / kGenerationsPerReplay);
-  run_marks_[kGenerationStart].record(compute);
-  for (int r = 0; r < replays; ++r) {
-    if (settings_.graph) {
-      generation_graph_.launch(compute);
-      continue;
+  for (std::array<CudaEvent, 2>& window : generation_marks_) {
+    window[0].record(compute);
+    for (int r = 0; r < replays; ++r) {
+      if (settings_.graph) {
+        generation_graph_.launch(compute);
+        continue;
+      }
+      for (int i = 0; i < kGenerationsPerReplay; ++i) enqueue_bookkeeping_and_batch();
     }
-    for (int i = 0; i < kGenerationsPerReplay; ++i) enqueue_bookkeeping_and_batch();
+    window[1].record(compute);
   }
-  run_marks_[kGenerationEnd].record(compute);
   return replays * kGenerationsPerReplay;
+}
+
+double CudaTrainer::generation_alone_ms(int generations_per_window) const {
+  double fastest = std::numeric_limits<double>::infinity();
+  for (const std::array<CudaEvent, 2>& window : generation_marks_)
+    fastest = std::min(fastest, elapsed_ms(window[0], window[1]));
+  return fastest / generations_per_window;
 }
 
 double CudaTrainer::time_step_replays() {
@@ -372,12 +381,11 @@ RunRecord CudaTrainer::run(int run_index) {
     generations = enqueue_generation_alone();
   }
 
-  wait_sampling_clocks(marked ? events_.back()[kEnd] : run_marks_[kGenerationEnd]);
+  wait_sampling_clocks(marked ? events_.back()[kEnd] : generation_marks_.back()[1]);
   record.measured_wall_ms = marked ? elapsed_ms(events_[settings_.warmup_steps][kStart], events_.back()[kEnd])
                                    : elapsed_ms(run_marks_[kMeasuredStart], run_marks_[kRunEnd]);
   record.phases_marked = settings_.marks_phases(run_index);
-  if (!marked)
-    record.batch_generation_ms = elapsed_ms(run_marks_[kGenerationStart], run_marks_[kGenerationEnd]) / generations;
+  if (!marked) record.batch_generation_ms = generation_alone_ms(generations);
   read_phase_times(record, marked);
 
   const std::vector<float> losses = losses_.read(compute, "run " + std::to_string(run_index));
@@ -576,6 +584,13 @@ void CudaTrainer::read_phase_times(RunRecord& record, bool marked) const {
     const double warmup_mean =
         warmup > 0 ? elapsed_ms(run_marks_[kRunStart], run_marks_[kMeasuredStart]) / warmup - generation : nan;
     const double measured_mean = elapsed_ms(run_marks_[kMeasuredStart], run_marks_[kRunEnd]) / measured - generation;
+    // Both parts include the generation, so a mean at or below zero means the GPU ran other work while one was timed.
+    MGPU_REQUIRE(measured_mean > 0.0 && !(warmup_mean <= 0.0),
+                 "the batch generation timed alone (" + std::to_string(generation) +
+                     " ms) took as long as a whole step (warm-up and measured means before subtracting it: " +
+                     std::to_string(warmup_mean + generation) + " and " + std::to_string(measured_mean + generation) +
+                     " ms): another process is using this GPU, so no time of this run means anything; run the "
+                     "benchmark on GPUs nothing else uses");
     for (int step = 0; step < record.total_steps; ++step) {
       for (int p = 0; p < kPhaseCount; ++p) record.ms(Phase(p), step) = nan;
       record.ms(Phase::step, step) = step < warmup ? warmup_mean : measured_mean;

@@ -59,8 +59,12 @@ class CudaTrainer final : public Trainer {
   };
   using StepEvents = std::array<CudaEvent, kMarkCount>;
   // A run without marks inside its steps (--timing none, interleaved's unmarked runs): its only events, outside the
-  // steps, and the pair around the batch generation timed alone after the run.
-  enum RunMark : int { kRunStart, kMeasuredStart, kRunEnd, kGenerationStart, kGenerationEnd, kRunMarkCount };
+  // steps. The batch generation timed alone after such a run has pairs of its own (generation_marks_).
+  enum RunMark : int { kRunStart, kMeasuredStart, kRunEnd, kRunMarkCount };
+  // The batch generation alone is timed in this many windows and the fastest is kept: it is subtracted from a step
+  // mean of tens of microseconds, and one window that met other work on the GPU (a time slice is milliseconds) would
+  // otherwise make the step mean negative.
+  static constexpr int kGenerationWindows = 3;
 
   // What a step does under gradient accumulation (--accumulate K): its gradient overwrites the buffer (first step of a
   // group) or is added to it, and it reduces and updates (last step of a group) or not. K = 1: every step is
@@ -95,9 +99,11 @@ class CudaTrainer final : public Trainer {
   // The step graphs a run replays: with marks or without.
   std::array<CapturedStep, kStepKinds>& step_graphs(bool marked) { return marked ? marked_graphs_ : unmarked_graphs_; }
   // Enqueues, after a run without marks, the step's bookkeeping and batch generation alone, back-to-back as in the
-  // step (a graph of kGenerationsPerReplay of them where the step is a graph), between the generation run marks;
-  // returns how many were enqueued.
+  // step (a graph of kGenerationsPerReplay of them where the step is a graph), in each of kGenerationWindows windows
+  // between generation_marks_; returns how many one window enqueues.
   int enqueue_generation_alone();
+  // The fastest window's time per batch generation, in ms (after the windows' last event completed).
+  double generation_alone_ms(int generations_per_window) const;
   // Step-level GEMM tuning (graph replay; with several ranks collective over comm_): among each GEMM shape's options
   // (TunedGemm::shape_options), the ones with which the whole step, replayed, is fastest; see the definition for the
   // search. Returns what it found, for the report.
@@ -133,6 +139,7 @@ class CudaTrainer final : public Trainer {
   LossBuffer losses_;               // [step] of the current run, copied back (its guard checked) once it is over
   std::vector<StepEvents> events_;  // [step]; empty where no run marks its steps (--timing none)
   std::array<CudaEvent, kRunMarkCount> run_marks_;
+  std::array<std::array<CudaEvent, 2>, kGenerationWindows> generation_marks_;  // start, end of each window
   CudaEvent gradients_ready_{cudaEventDisableTiming};  // compute -> communication stream, before each bucket
   std::vector<CudaEvent> bucket_reduced_;              // communication -> updating stream, one per bucket
   // Deferred overlap: Adam per reduced bucket beside backward, on a stream of its own (highest priority, in eager
