@@ -1,9 +1,8 @@
-// Purpose: identity of configurations, compared attribute by attribute through the schema's visitor (so an attribute
-// added to the schema is part of the identity unless it is listed as a condition).
+// Purpose: identity of configurations, compared attribute by attribute through the schema's visitor; which attributes
+// count is each one's role in results_schema.hpp (kConfigurationAttributeRoles).
 #include "results/configuration_identity.hpp"
 
 #include <cstdio>
-#include <set>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -48,11 +47,7 @@ std::vector<std::pair<std::string, std::string>> identity_of(const results_schem
 }  // namespace
 
 bool is_condition_attribute(const std::string& name) {
-  static const std::set<std::string> conditions = {"command_line",  "started_utc",      "attempt",
-                                                   "hosts",         "gpu_uuids",        "gpu_pci_bus_ids",
-                                                   "peer_topology", "max_sm_clock_mhz", "max_memory_clock_mhz",
-                                                   "gemm_choices"};
-  return conditions.count(name) > 0;
+  return results_schema::configuration_attribute_role(name) == results_schema::AttributeRole::condition;
 }
 
 std::string identity_difference(const results_schema::ConfigurationMetadata& planned,

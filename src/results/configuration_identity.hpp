@@ -1,5 +1,5 @@
 // Purpose: when a configuration in a results file is the one a command would run (for --resume): every attribute of
-// ConfigurationMetadata is part of its identity except the conditions of where and when it ran.
+// ConfigurationMetadata whose role (results_schema.hpp) is not a condition of where and when it ran.
 #pragma once
 
 #include <string>
@@ -8,8 +8,8 @@
 
 namespace mgpu {
 
-// Attributes that record where and when a configuration ran (hosts, GPU serials, bus ids, topology, clocks, start
-// time, command line, attempt), not what it measures: a resume on another node of the same kind still matches.
+// Attributes whose role is a condition (results_schema.hpp): where and when a configuration ran (hosts, GPU serials,
+// bus ids, topology, clocks, start time, command line, attempt) or what its set-up chose, not what it measures.
 bool is_condition_attribute(const std::string& name);
 
 // "" when `stored` (read from a file) measures what `planned` would; otherwise one phrase naming the first attribute

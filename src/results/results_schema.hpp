@@ -16,7 +16,7 @@
 namespace mgpu::results_schema {
 
 // Bumped on every change to the format (names, types, shapes, meanings, additions); readers refuse newer files.
-inline constexpr std::int32_t kVersion = 8;
+inline constexpr std::int32_t kVersion = 9;
 // A name added after version 1 and the version that added it.
 struct AddedName {
   const char* name;
@@ -25,10 +25,23 @@ struct AddedName {
 // Attributes added after version 1, with the version that added them: a reader of an older file that lacks one keeps
 // the struct's default (v1 files read as all defaults). Every attribute added to a for_each_* list gets a row here.
 inline constexpr AddedName kAddedAttributes[] = {
-    {"environment_preset", 2}, {"attempt", 2},     {"implementation", 2},   {"graph", 2},       {"overlap", 2},
-    {"bucket_mb", 2},          {"grad_dtype", 2},  {"accumulate_steps", 2}, {"timing", 2},      {"fused_optimizer", 4},
-    {"overlap_order", 5},      {"gemm_tuning", 6}, {"gemm_choices", 6},     {"interrupted", 7}, {"interrupted_utc", 7},
+    {"environment_preset", 2},
+    {"attempt", 2},
+    {"implementation", 2},
+    {"graph", 2},
+    {"overlap", 2},
+    {"bucket_mb", 2},
+    {"grad_dtype", 2},
+    {"accumulate_steps", 2},
+    {"timing", 2},
+    {"fused_optimizer", 4},
+    {"overlap_order", 5},
+    {"gemm_tuning", 6},
+    {"gemm_choices", 6},
+    {"interrupted", 7},
+    {"interrupted_utc", 7},
     {"step_labels", 8},
+    {"replica_check", 9},
 };
 // Per-run datasets added after version 1 (for_each_dataset), with the version that added them: a reader of an older
 // file that lacks one gets an array of the right shape filled with NaN ("not measured"). Every dataset added to
@@ -217,6 +230,87 @@ void for_each_attribute_of_configuration(Metadata& m, Visitor&& visit) {
   visit("max_memory_clock_mhz", m.max_memory_clock_mhz);
 }
 
+// What a configuration attribute takes part in; each role includes the ones above it in this list:
+//   condition: where and when it ran or what the process chose; no identity (a --resume on another node of the same
+//              kind still matches; gemm_choices is an outcome of set-up, not a setting).
+//   setting:   what ran: the --resume identity (configuration_identity.hpp) refuses a stored configuration that
+//   differs. compared:  also keeps configurations apart in compare (stats/pairing_identity.hpp), not in the scaling
+//   table. scaled:    also keeps an N-GPU configuration from a 1-GPU baseline of other settings (the scaling table).
+enum class AttributeRole { condition, setting, compared, scaled };
+struct AttributeRoleEntry {
+  std::string_view name;
+  AttributeRole role;
+};
+// Every attribute of for_each_attribute_of_configuration, exactly once (tests/results/test_results_schema.cpp checks
+// it, so an attribute added to the format must be given a role here). The pairing identities list their attributes
+// in this order.
+inline constexpr AttributeRoleEntry kConfigurationAttributeRoles[] = {
+    // What the model computes and how it is trained and timed, on any GPU count.
+    {"model", AttributeRole::scaled},
+    {"layer_widths", AttributeRole::scaled},
+    {"dropout", AttributeRole::scaled},
+    {"global_batch", AttributeRole::scaled},
+    {"batch_mode", AttributeRole::scaled},
+    {"device", AttributeRole::scaled},
+    {"precision", AttributeRole::scaled},
+    {"warmup_steps", AttributeRole::scaled},
+    {"measured_steps", AttributeRole::scaled},
+    {"seed", AttributeRole::scaled},
+    {"adam_learning_rate", AttributeRole::scaled},
+    {"adam_beta1", AttributeRole::scaled},
+    {"adam_beta2", AttributeRole::scaled},
+    {"adam_epsilon", AttributeRole::scaled},
+    {"graph", AttributeRole::scaled},  // added in version 2; the defaults are what a version-1 run did
+    {"accumulate_steps", AttributeRole::scaled},
+    {"timing", AttributeRole::scaled},
+    {"implementation", AttributeRole::scaled},
+    // The GPU count and the NCCL settings pair N-GPU configurations with each other, never with their baseline.
+    {"ranks", AttributeRole::compared},
+    {"nccl_algo", AttributeRole::compared},
+    {"nccl_proto", AttributeRole::compared},
+    {"environment_preset", AttributeRole::compared},
+    // How the gradients are reduced: meaningless on 1 GPU (recorded there as off / n/a / 0 / fp32).
+    {"overlap", AttributeRole::compared},
+    {"overlap_order", AttributeRole::compared},
+    {"bucket_mb", AttributeRole::compared},
+    {"grad_dtype", AttributeRole::compared},
+    // The reverse: a 1-GPU-only way of running the step (recorded off with more GPUs), so a 1-GPU baseline run either
+    // way still pairs with its N-GPU configurations.
+    {"fused_optimizer", AttributeRole::compared},
+    // Settings that pair nothing apart: how the GEMM algorithms were chosen is what a comparison of two builds may
+    // well be about; the others follow from the scaled ones or describe the software and hardware, which compare
+    // reports rather than pairs on.
+    {"gemm_tuning", AttributeRole::setting},
+    {"parameter_count", AttributeRole::setting},
+    {"dense_weight_count", AttributeRole::setting},
+    {"local_batch", AttributeRole::setting},
+    {"runs_requested", AttributeRole::setting},
+    {"nccl_environment", AttributeRole::setting},
+    {"cuda_runtime_version", AttributeRole::setting},
+    {"cuda_driver_version", AttributeRole::setting},
+    {"cublas_version", AttributeRole::setting},
+    {"nccl_version", AttributeRole::setting},
+    {"mpi_library_version", AttributeRole::setting},
+    {"gpu_names", AttributeRole::setting},
+    {"gemm_choices", AttributeRole::condition},
+    {"attempt", AttributeRole::condition},
+    {"command_line", AttributeRole::condition},
+    {"started_utc", AttributeRole::condition},
+    {"hosts", AttributeRole::condition},
+    {"gpu_uuids", AttributeRole::condition},
+    {"gpu_pci_bus_ids", AttributeRole::condition},
+    {"peer_topology", AttributeRole::condition},
+    {"max_sm_clock_mhz", AttributeRole::condition},
+    {"max_memory_clock_mhz", AttributeRole::condition},
+};
+// The role of configuration attribute `name`; std::logic_error for a name the table lacks.
+inline AttributeRole configuration_attribute_role(std::string_view name) {
+  for (const AttributeRoleEntry& entry : kConfigurationAttributeRoles)
+    if (entry.name == name) return entry.role;
+  throw std::logic_error("configuration attribute '" + std::string(name) +
+                         "' has no role in kConfigurationAttributeRoles (results_schema.hpp)");
+}
+
 // Attributes the writer updates as the configuration runs. All exist from creation, so a reader of an interrupted
 // file finds complete = 0 and finished_utc = "" rather than a missing attribute.
 struct ConfigurationProgress {
@@ -227,6 +321,10 @@ struct ConfigurationProgress {
   // it was not stopped (complete, running, or killed before it could say: SIGKILL, power). --resume reruns it (v7).
   std::string interrupted;
   std::string interrupted_utc;  // ISO 8601, when it was stopped; "" when not (v7)
+  // Whether the ranks' parameters were bit-identical after the runs (comm/replica_check.hpp): "identical on N ranks
+  // (...)", "1 rank: nothing to compare", "rank R's parameters differ from rank 0's (...)"; "" until checked, and in
+  // a file that predates the check (v9).
+  std::string replica_check;
 };
 
 template <typename Progress, typename Visitor>
@@ -236,6 +334,7 @@ void for_each_attribute_of_progress(Progress& p, Visitor&& visit) {
   visit("finished_utc", p.finished_utc);
   visit("interrupted", p.interrupted);
   visit("interrupted_utc", p.interrupted_utc);
+  visit("replica_check", p.replica_check);
 }
 
 // ---- Datasets

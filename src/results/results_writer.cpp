@@ -385,6 +385,12 @@ void ResultsWriter::write_progress(Configuration& configuration, const Configura
   });
 }
 
+void ResultsWriter::record_replica_check(Configuration& configuration, const std::string& replica_check) {
+  ConfigurationProgress progress = configuration.progress_;
+  progress.replica_check = replica_check;
+  write_progress(configuration, progress);
+}
+
 void ResultsWriter::finish(Configuration& configuration) {
   ConfigurationProgress progress = configuration.progress_;
   progress.complete = 1;

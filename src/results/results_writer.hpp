@@ -75,6 +75,9 @@ class ResultsWriter {
   // (UsageError, disk_space.hpp), so that a full disk leaves the file valid.
   void append_run(Configuration& configuration, const std::vector<RunRecord>& per_rank);
 
+  // Records the replicas' agreement after the runs (replica_check) and flushes.
+  void record_replica_check(Configuration& configuration, const std::string& replica_check);
+
   // Marks the configuration complete (complete = 1, finished_utc = now) and flushes; no run may be appended after.
   void finish(Configuration& configuration);
 
@@ -89,7 +92,7 @@ class ResultsWriter {
 
  private:
   ResultsWriter();
-  // Writes the configuration's progress attributes and flushes (finish, mark_interrupted).
+  // Writes the configuration's progress attributes and flushes (record_replica_check, finish, mark_interrupted).
   void write_progress(Configuration& configuration, const ConfigurationProgress& progress);
   struct Impl;
   Impl& impl() const;

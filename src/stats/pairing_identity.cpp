@@ -6,52 +6,27 @@
 
 namespace mgpu::analysis {
 
+namespace {
+
+// The attributes of the given roles, in the order of kConfigurationAttributeRoles.
+std::vector<IdentityAttribute> attributes_of_role_at_least(results_schema::AttributeRole lowest) {
+  std::vector<IdentityAttribute> attributes;
+  for (const results_schema::AttributeRoleEntry& entry : results_schema::kConfigurationAttributeRoles)
+    if (entry.role >= lowest) attributes.push_back({entry.name.data()});
+  return attributes;
+}
+
+}  // namespace
+
 const std::vector<IdentityAttribute>& scaling_identity_attributes() {
-  static const std::vector<IdentityAttribute> attributes = {
-      {"model"},
-      {"layer_widths"},
-      {"dropout"},
-      {"global_batch"},
-      {"batch_mode"},
-      {"device"},
-      {"precision"},
-      {"warmup_steps"},
-      {"measured_steps"},
-      {"seed"},
-      {"adam_learning_rate"},
-      {"adam_beta1"},
-      {"adam_beta2"},
-      {"adam_epsilon"},
-      // Added in schema_version 2; the defaults are what a version-1 run did.
-      {"graph"},
-      {"accumulate_steps"},
-      {"timing"},
-      {"implementation"},
-  };
+  static const std::vector<IdentityAttribute> attributes =
+      attributes_of_role_at_least(results_schema::AttributeRole::scaled);
   return attributes;
 }
 
 const std::vector<IdentityAttribute>& comparison_identity_attributes() {
-  static const std::vector<IdentityAttribute> attributes = [] {
-    std::vector<IdentityAttribute> all = scaling_identity_attributes();
-    all.push_back({"ranks"});
-    all.push_back({"nccl_algo"});
-    all.push_back({"nccl_proto"});
-    all.push_back({"environment_preset"});
-    // How the gradients are reduced: meaningless on 1 GPU (recorded there as off / 0 / fp32), so, like the NCCL
-    // settings, they pair N-GPU configurations with each other but never keep one from its 1-GPU baseline.
-    all.push_back({"overlap"});
-    all.push_back({"overlap_order"});
-    all.push_back({"bucket_mb"});
-    all.push_back({"grad_dtype"});
-    // The fused optimizer (schema_version 4) is the reverse: a 1-GPU-only way of running the step (recorded off with
-    // more GPUs). compare keeps fused and unfused runs apart; the scaling table does not, so a 1-GPU baseline run
-    // either way still pairs with its N-GPU configurations.
-    all.push_back({"fused_optimizer"});
-    // gemm_tuning (schema_version 6) pairs nothing apart: how the GEMM algorithms were chosen is what a comparison
-    // of two builds may well be about, and it is recorded in the files.
-    return all;
-  }();
+  static const std::vector<IdentityAttribute> attributes =
+      attributes_of_role_at_least(results_schema::AttributeRole::compared);
   return attributes;
 }
 

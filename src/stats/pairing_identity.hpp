@@ -16,14 +16,12 @@ struct IdentityAttribute {
   const char* name;
 };
 
-// What the model computes and how it is trained and timed: model, widths, dropout, global batch and its mode, device,
-// precision, warm-up and measured steps, seed, Adam settings, and the step options added in schema_version 2 that
-// apply to any GPU count (graph, accumulate_steps, timing, implementation). Not: ranks, NCCL settings, environment
-// preset, how gradients are reduced (overlap, overlap_order, bucket_mb, grad_dtype: N-GPU only), fused_optimizer (1-GPU
-// only), hosts, hardware or library versions.
+// The attributes whose role (results_schema.hpp, kConfigurationAttributeRoles) is `scaled`: what the model computes and
+// how it is trained and timed on any GPU count. An N-GPU configuration pairs with the 1-GPU baseline that matches it
+// in all of them.
 const std::vector<IdentityAttribute>& scaling_identity_attributes();
-// The scaling identity plus ranks, nccl_algo, nccl_proto, environment_preset, overlap, overlap_order, bucket_mb,
-// grad_dtype and fused_optimizer: what compare pairs on.
+// The attributes whose role is `compared` or `scaled`: the scaling identity plus the GPU count, the NCCL settings, how
+// gradients are reduced and the fused optimizer. What compare pairs before with after on.
 const std::vector<IdentityAttribute>& comparison_identity_attributes();
 
 // nccl_algo or nccl_proto (compare --ignore-nccl-settings leaves them out).

@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <filesystem>
 
+#include "comm/replica_check.hpp"
 #include "comm/run_conditions.hpp"
 #include "comm/watchdog.hpp"
 #include "platform/error.hpp"
@@ -217,10 +218,25 @@ std::vector<RunSummary> run_configuration(const BenchConfiguration& configuratio
     progress->finish_run();
   }
   watchdog::set_run(-1);
+  // The replicas must still be one model (bit-identical parameters). Every rank knows the answer, so a difference
+  // ends the job on all of them together: the configuration stays incomplete (--resume reruns it), marked
+  // interrupted with the reason, and the job exits non-zero with that one line.
+  const ReplicaCheck replicas = check_replicas(sub, trainer->parameters());
+  if (sub.rank == 0) results->record_replica_check(group, replicas.text);
+  if (!replicas.identical) {
+    const std::string reason = configuration.name(backend_name(job.choice.backend)) +
+                               ": the data-parallel replicas diverged after its runs: " + replicas.text;
+    if (sub.rank == 0) {
+      results->mark_interrupted(group, reason);
+      stop_recorder->set_current(nullptr);
+    }
+    throw UsageError(reason);
+  }
   if (sub.rank == 0) {
     results->finish(group);
     stop_recorder->set_current(nullptr);
     progress->clear();
+    std::printf("# replicas after the runs: %s\n", replicas.text.c_str());
     print_summary(stdout, summaries, job.output_path);
     progress->finish_configuration();
   }

@@ -19,7 +19,7 @@ import sys
 import h5py
 import numpy as np
 
-SUPPORTED_SCHEMA_VERSION = 8
+SUPPORTED_SCHEMA_VERSION = 9
 IMPLEMENTATIONS = ("mgpu_bench", "pytorch-ddp", "pytorch-graph")
 PHASES = ["forward", "backward", "allreduce", "exposed_comm", "optimizer", "step"]
 THROTTLE_FRACTION = 0.75  # docs/measurement.md: mean SM clock below 75% of the maximum
@@ -141,6 +141,16 @@ def check_configuration(name, group, expected_sizes, flags, problems, version):
         for dataset_name, dataset in group.items():
             if isinstance(dataset, h5py.Dataset) and not dataset.fletcher32:
                 problem(f"dataset '{dataset_name}' has no Fletcher32 checksum")
+
+    # schema_version 9 added replica_check: after mgpu_bench's runs, whether every rank's parameters were
+    # bit-identical ("identical on N ranks (...)", "1 rank: nothing to compare"); a complete configuration passed it.
+    if version >= 9 and group.attrs.get("implementation", "mgpu_bench") == "mgpu_bench":
+        replica_check = group.attrs.get("replica_check")
+        expected = "1 rank: nothing to compare" if ranks == 1 else f"identical on {ranks} ranks"
+        if replica_check is None:
+            problem("missing attribute 'replica_check'")
+        elif int(group.attrs.get("complete", 0)) == 1 and not replica_check.startswith(expected):
+            problem(f"complete, but replica_check is {replica_check!r}, expected it to start {expected!r}")
 
     if "is_warmup" not in group:
         problem("missing dataset 'is_warmup'")

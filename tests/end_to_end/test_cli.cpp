@@ -318,6 +318,28 @@ TEST_F(Cli, TwoRankSweepRunsOneGpuConfigurationsOnTheFirstRank) {
 // beside the N GPUs, and the console ends with the verdict (the analyzer's statistics on the file just written):
 // speedup with its interval, efficiency, Welch p and a sentence. 10 unmarked runs: the outlier screen keeps at least
 // half of them, so both sides have the 5 an interval needs. One rank: the verdict says it needs two.
+// MGPU_FAULT_REPLICA_RANK=1 makes rank 1 hash one flipped bit of its parameters: the check ends the job on both
+// ranks with one line and status 1, and the configuration keeps its runs, incomplete, with the reason.
+TEST_F(Cli, ReplicasThatDifferEndTheJobAndKeepTheRuns) {
+  const std::string launcher = std::string(MGPU_MPIEXEC) + " -n 2 -x MGPU_FAULT_REPLICA_RANK=1";
+  const std::string out = dir_ + "/replicas.h5";
+  const Outcome outcome = run(
+      "--device cpu --model medium --batch 16 --gpus 2 --warmup 1 --steps 2 --runs 2 --output '" + out + "'", launcher);
+  EXPECT_EQ(outcome.exit_code, 1) << outcome.err;
+  const std::string reason =
+      "medium_b16_n2_cpu: the data-parallel replicas diverged after its runs: rank 1's "
+      "parameters differ from rank 0's (FNV-1a 64 0x";
+  EXPECT_NE(outcome.err.find("mgpu_bench: error: " + reason), std::string::npos) << outcome.err;
+  const mgpu::ResultsFile results = mgpu::read_results_file(out);
+  ASSERT_EQ(results.configurations.size(), 1u);
+  const mgpu::ConfigurationResults& c = results.configurations[0];
+  EXPECT_EQ(c.runs(), 3);  // 2 unmarked + 1 phase-marked
+  EXPECT_EQ(c.progress.complete, 0);
+  EXPECT_EQ(c.progress.interrupted.rfind(reason, 0), 0u) << c.progress.interrupted;
+  EXPECT_EQ(c.progress.replica_check.rfind("rank 1's parameters differ from rank 0's", 0), 0u)
+      << c.progress.replica_check;
+}
+
 TEST_F(Cli, TwoRanksWithoutGpusMeasureTheBaselineAndEndWithTheVerdict) {
   const std::string launcher = std::string(MGPU_MPIEXEC) + " -n 2";
   const std::string out = dir_ + "/verdict.h5";
@@ -338,6 +360,12 @@ TEST_F(Cli, TwoRanksWithoutGpusMeasureTheBaselineAndEndWithTheVerdict) {
       EXPECT_EQ(std::isnan(c.measurements.batch_generation_ms.at(run, 0)), marked) << run;
     }
   }
+  // The replicas were compared after the runs: bit-identical on 2 ranks, nothing to compare on 1.
+  EXPECT_EQ(results.configurations[0].progress.replica_check, "1 rank: nothing to compare");
+  EXPECT_EQ(results.configurations[1].progress.replica_check.rfind("identical on 2 ranks (FNV-1a 64 of ", 0), 0u)
+      << results.configurations[1].progress.replica_check;
+  EXPECT_NE(outcome.out.find("# replicas after the runs: identical on 2 ranks (FNV-1a 64 of "), std::string::npos)
+      << outcome.out;
   // The verdict comes last, after the sweep table.
   const std::size_t verdict = outcome.out.find("# verdict (mgpu_analyze's statistics");
   ASSERT_NE(verdict, std::string::npos) << outcome.out;

@@ -1,0 +1,69 @@
+// Purpose: the replicas' agreement after a configuration's runs (replica_check.hpp).
+#include "comm/replica_check.hpp"
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+#include "comm/watchdog.hpp"
+#include "platform/mpi_check.hpp"
+
+namespace mgpu {
+namespace {
+
+std::string hex(std::uint64_t value) {
+  char text[24];
+  std::snprintf(text, sizeof text, "0x%016llx", static_cast<unsigned long long>(value));
+  return text;
+}
+
+// The test hook: this rank's parameters with the lowest bit of the first one flipped, when MGPU_FAULT_REPLICA_RANK
+// names this rank.
+std::uint64_t hash_of_this_rank(const MpiContext& mpi, const std::vector<float>& parameters) {
+  const char* faulty = std::getenv("MGPU_FAULT_REPLICA_RANK");
+  if (faulty == nullptr || std::atoi(faulty) != mpi.rank || parameters.empty()) return parameters_hash(parameters);
+  std::vector<float> changed = parameters;
+  std::uint32_t bits = 0;
+  std::memcpy(&bits, &changed[0], sizeof bits);
+  bits ^= 1u;
+  std::memcpy(&changed[0], &bits, sizeof bits);
+  return parameters_hash(changed);
+}
+
+}  // namespace
+
+std::uint64_t parameters_hash(const std::vector<float>& values) {
+  std::uint64_t hash = 14695981039346656037ull;  // FNV-1a 64 offset basis
+  const auto* bytes = reinterpret_cast<const unsigned char*>(values.data());
+  for (std::size_t i = 0; i < values.size() * sizeof(float); ++i) {
+    hash ^= bytes[i];
+    hash *= 1099511628211ull;  // FNV-1a 64 prime
+  }
+  return hash;
+}
+
+ReplicaCheck check_replicas(const MpiContext& mpi, const std::vector<float>& parameters) {
+  const unsigned long long mine = hash_of_this_rank(mpi, parameters);
+  std::vector<unsigned long long> hashes(static_cast<std::size_t>(mpi.size));
+  MPI_Request request = MPI_REQUEST_NULL;
+  MGPU_MPI_CHECK(
+      MPI_Iallgather(&mine, 1, MPI_UNSIGNED_LONG_LONG, hashes.data(), 1, MPI_UNSIGNED_LONG_LONG, mpi.comm, &request));
+  MGPU_MPI_CHECK(wait_bounded(request, "every rank's parameter hash (MPI_Iallgather)"));
+  ReplicaCheck check;
+  if (mpi.size == 1) {
+    check.text = "1 rank: nothing to compare";
+    return check;
+  }
+  for (int rank = 1; rank < mpi.size; ++rank) {
+    if (hashes[rank] == hashes[0]) continue;
+    check.identical = false;
+    check.text = "rank " + std::to_string(rank) + "'s parameters differ from rank 0's (FNV-1a 64 " + hex(hashes[rank]) +
+                 " against " + hex(hashes[0]) + ")";
+    return check;
+  }
+  check.text = "identical on " + std::to_string(mpi.size) + " ranks (FNV-1a 64 of " +
+               std::to_string(parameters.size()) + " parameters: " + hex(hashes[0]) + ")";
+  return check;
+}
+
+}  // namespace mgpu
