@@ -213,6 +213,13 @@ std::string render_html_report(const HtmlReportInput& in) {
   }
   for (const ConfigurationStats* s : in.scaling.without_baseline)
     page += "<p class=\"missing\">" + escape(missing_baseline_note(*s)) + "</p>\n";
+  for (const ConfigurationStats* s : in.scaling.replicas_differ)
+    page += "<p class=\"missing\">" +
+            escape(s->results->metadata.name +
+                   ": not paired, the ranks' parameters "
+                   "differed after its runs (" +
+                   s->results->progress.replica_check + ")") +
+            "</p>\n";
 
   page += "<h2 id=\"plots\">Plots</h2>\n";
   for (const Plot& plot : in.plots.plots) {

@@ -85,6 +85,19 @@ std::string format_fixed(double value, int decimals) {
 
 std::string configuration_note_name(const ConfigurationStats& s) { return "'" + s.file + "' " + s.label; }
 
+// The replica check in one word: identical, 1 rank, not checked (a file before version 9, the PyTorch peer), DIFFER.
+std::string replicas_word(const ConfigurationStats& s) {
+  switch (results_schema::replica_verdict(s.results->progress.replica_check)) {
+    case results_schema::ReplicaVerdict::identical:
+      return s.results->ranks() == 1 ? "1 rank" : "identical";
+    case results_schema::ReplicaVerdict::not_checked:
+      return "not checked";
+    case results_schema::ReplicaVerdict::differ:
+      break;
+  }
+  return "DIFFER";
+}
+
 const char* kIntervalNote = "± is the 95% Student-t interval t(0.975, n-1)·s/√n over the kept runs (none below 5 runs)";
 
 }  // namespace
@@ -105,6 +118,7 @@ Table configurations_table(const std::vector<ConfigurationStats>& configurations
   table.columns.push_back({"peak_memory_mib_per_gpu", "MiB/GPU", 0, true});
   table.columns.push_back({"throttled_runs", "throttled"});
   table.columns.push_back({"complete", "complete", 0, false, false, "", "", true});
+  table.columns.push_back({"replicas", "replicas", 0, false, false, "", "", true});
   for (const ConfigurationStats& s : configurations) {
     std::vector<Value> row = identity_values(s);
     row.push_back(integer(s.runs_kept));
@@ -118,6 +132,7 @@ Table configurations_table(const std::vector<ConfigurationStats>& configurations
     row.push_back(number(s.peak_memory_mib));
     row.push_back(s.clocks_recorded ? integer(s.throttled_runs) : none());
     row.push_back(text(s.results->progress.complete != 0 ? "yes" : "no"));
+    row.push_back(text(replicas_word(s)));
     table.add_row(std::move(row));
   }
   table.notes.push_back(kIntervalNote);
@@ -242,6 +257,9 @@ Table scaling_table(const ScalingTable& scaling) {
   table.notes.push_back("Welch: two-sided t-test of N-GPU against 1-GPU run throughputs (Welch-Satterthwaite df).");
   for (const ConfigurationStats* s : scaling.without_baseline)
     table.notes.push_back("NO 1-GPU BASELINE: " + missing_baseline_note(*s));
+  for (const ConfigurationStats* s : scaling.replicas_differ)
+    table.notes.push_back("NOT PAIRED: the ranks' parameters differed after the runs of " +
+                          configuration_note_name(*s) + " (" + s->results->progress.replica_check + ")");
   for (const ConfigurationStats* s : scaling.duplicate_baselines)
     table.notes.push_back("not used as a baseline (an earlier 1-GPU configuration has the same identity): " +
                           configuration_note_name(*s));

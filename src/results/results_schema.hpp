@@ -311,6 +311,17 @@ inline AttributeRole configuration_attribute_role(std::string_view name) {
                          "' has no role in kConfigurationAttributeRoles (results_schema.hpp)");
 }
 
+// What a configuration's replica_check says (comm/replica_check.cpp writes the texts): the ranks' parameters were
+// bit-identical after its runs (or there was one rank), nothing checked them (a file before version 9, the PyTorch
+// peer), or they differed. Readers compute no speedup or verdict from a configuration whose replicas differed.
+enum class ReplicaVerdict { identical, not_checked, differ };
+inline ReplicaVerdict replica_verdict(std::string_view replica_check) {
+  if (replica_check.empty()) return ReplicaVerdict::not_checked;
+  if (replica_check.rfind("identical on ", 0) == 0 || replica_check == "1 rank: nothing to compare")
+    return ReplicaVerdict::identical;
+  return ReplicaVerdict::differ;
+}
+
 // Attributes the writer updates as the configuration runs. All exist from creation, so a reader of an interrupted
 // file finds complete = 0 and finished_utc = "" rather than a missing attribute.
 struct ConfigurationProgress {

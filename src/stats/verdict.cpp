@@ -72,6 +72,9 @@ std::vector<std::string> verdict_lines(const ResultsFile& file, int job_ranks) {
   lines.push_back(
       "verdict (mgpu_analyze's statistics: speedup = mean throughput(N) / mean throughput(1) over kept runs, "
       "Fieller 95% interval, Welch's two-sided test):");
+  for (const ConfigurationStats* c : table.replicas_differ)
+    lines.push_back("  not paired: " + c->results->metadata.name + ": the ranks' parameters differed after its runs (" +
+                    c->results->progress.replica_check + ")");
   if (table.pairs.empty()) {
     lines.push_back("  no N-GPU configuration with its 1-GPU baseline in " + file.path +
                     " (an explicit --gpus without 1 measures no baseline)");

@@ -131,6 +131,30 @@ TEST(Scaling, FirstOfRepeatedBaselinesIsUsedAndTheOthersListed) {
   EXPECT_EQ(table.duplicate_baselines[0]->results->metadata.name, "one_b");
 }
 
+// A configuration whose replicas differed after its runs computed another update: never a baseline, never paired,
+// and listed. One not checked (a file before version 9) still pairs.
+TEST(Scaling, ConfigurationsWhoseReplicasDifferedAreNotPaired) {
+  Made m;
+  m.add("one", 1);
+  m.add("two_differ", 2);
+  m.add("four", 4);
+  m.results[1].progress.replica_check = "rank 1's parameters differ from rank 0's (FNV-1a 64 0x1 against 0x2)";
+  m.results[2].progress.replica_check = "";
+  ScalingTable table = build_scaling_table(m.stats);
+  ASSERT_EQ(table.pairs.size(), 1u);
+  EXPECT_EQ(table.pairs[0].multi->results->metadata.name, "four");
+  ASSERT_EQ(table.replicas_differ.size(), 1u);
+  EXPECT_EQ(table.replicas_differ[0]->results->metadata.name, "two_differ");
+
+  m.results[0].progress.replica_check = "rank 1's parameters differ from rank 0's (...)";  // the baseline too
+  m.results[1].progress.replica_check = "identical on 2 ranks (FNV-1a 64 of 5 parameters: 0x1)";
+  table = build_scaling_table(m.stats);
+  EXPECT_TRUE(table.pairs.empty());
+  EXPECT_EQ(table.without_baseline.size(), 2u);
+  ASSERT_EQ(table.replicas_differ.size(), 1u);
+  EXPECT_EQ(table.replicas_differ[0]->results->metadata.name, "one");
+}
+
 TEST(Scaling, IdentityListsAreTheDocumentedOnes) {
   std::vector<std::string> names;
   for (const IdentityAttribute& a : scaling_identity_attributes()) names.push_back(a.name);
