@@ -57,11 +57,11 @@ FirstRanksCommunicator::~FirstRanksCommunicator() {
   if (comm_ != MPI_COMM_NULL) MGPU_MPI_WARN(MPI_Comm_free(&comm_));
 }
 
-void idle_barrier(const MpiContext& mpi) {
+void barrier(const MpiContext& mpi, const std::string& waiting_for, bool bounded) {
   MPI_Request request = MPI_REQUEST_NULL;
   MGPU_MPI_CHECK(MPI_Ibarrier(mpi.comm, &request));
-  // No deadline: a configuration may run for hours without these ranks. Signals and stall notices still end the wait.
-  BoundedWait wait("the other ranks' configuration to finish", false);
+  // Polled with a sleep: ranks that wait here take no CPU time from the ranks that measure.
+  BoundedWait wait(waiting_for, bounded);
   for (int done = 0;;) {
     MGPU_MPI_CHECK(MPI_Test(&request, &done, MPI_STATUS_IGNORE));
     if (done) return;
@@ -70,29 +70,38 @@ void idle_barrier(const MpiContext& mpi) {
   }
 }
 
-void agree_or_throw(const MpiContext& mpi, const std::string& local_error) {
-  // The lowest failing rank speaks for all: find it, then broadcast its message.
+void agree_or_throw(const MpiContext& mpi, const std::string& local_error, const std::string& stage) {
+  // The lowest failing rank speaks for all: find it, then broadcast its message. Each step is a bounded wait, so a
+  // rank that never arrives (stopped, its node gone) ends the job naming it instead of leaving the others waiting.
+  const std::string waiting_for = "the other ranks to agree " + stage;
   const int mine = local_error.empty() ? mpi.size : mpi.rank;
   int first_failing = mpi.size;
-  MGPU_MPI_CHECK(MPI_Allreduce(&mine, &first_failing, 1, MPI_INT, MPI_MIN, mpi.comm));
+  MPI_Request request = MPI_REQUEST_NULL;
+  MGPU_MPI_CHECK(MPI_Iallreduce(&mine, &first_failing, 1, MPI_INT, MPI_MIN, mpi.comm, &request));
+  MGPU_MPI_CHECK(wait_bounded(request, waiting_for + " (MPI_Iallreduce)"));
   if (first_failing == mpi.size) return;
   int length = mpi.rank == first_failing ? static_cast<int>(local_error.size()) : 0;
-  MGPU_MPI_CHECK(MPI_Bcast(&length, 1, MPI_INT, first_failing, mpi.comm));
+  MGPU_MPI_CHECK(MPI_Ibcast(&length, 1, MPI_INT, first_failing, mpi.comm, &request));
+  MGPU_MPI_CHECK(wait_bounded(request, waiting_for + " (MPI_Ibcast)"));
   std::string message(static_cast<std::size_t>(length), '\0');
   if (mpi.rank == first_failing) message = local_error;
-  MGPU_MPI_CHECK(MPI_Bcast(message.data(), length, MPI_CHAR, first_failing, mpi.comm));
+  MGPU_MPI_CHECK(MPI_Ibcast(message.data(), length, MPI_CHAR, first_failing, mpi.comm, &request));
+  MGPU_MPI_CHECK(wait_bounded(request, waiting_for + " (MPI_Ibcast)"));
   throw UsageError(message);
 }
 
 std::vector<std::string> allgather_strings(const MpiContext& mpi, const std::string& value) {
   const int length = static_cast<int>(value.size());
   std::vector<int> lengths(mpi.size);
-  MGPU_MPI_CHECK(MPI_Allgather(&length, 1, MPI_INT, lengths.data(), 1, MPI_INT, mpi.comm));
+  MPI_Request request = MPI_REQUEST_NULL;
+  MGPU_MPI_CHECK(MPI_Iallgather(&length, 1, MPI_INT, lengths.data(), 1, MPI_INT, mpi.comm, &request));
+  MGPU_MPI_CHECK(wait_bounded(request, "every rank's description (MPI_Iallgather)"));
   std::vector<int> offsets(mpi.size, 0);
   for (int r = 1; r < mpi.size; ++r) offsets[r] = offsets[r - 1] + lengths[r - 1];
   std::string joined(static_cast<std::size_t>(offsets.back() + lengths.back()), '\0');
-  MGPU_MPI_CHECK(MPI_Allgatherv(value.data(), length, MPI_CHAR, joined.data(), lengths.data(), offsets.data(), MPI_CHAR,
-                                mpi.comm));
+  MGPU_MPI_CHECK(MPI_Iallgatherv(value.data(), length, MPI_CHAR, joined.data(), lengths.data(), offsets.data(),
+                                 MPI_CHAR, mpi.comm, &request));
+  MGPU_MPI_CHECK(wait_bounded(request, "every rank's description (MPI_Iallgatherv)"));
   std::vector<std::string> values;
   for (int r = 0; r < mpi.size; ++r) values.push_back(joined.substr(offsets[r], lengths[r]));
   return values;
@@ -100,7 +109,9 @@ std::vector<std::string> allgather_strings(const MpiContext& mpi, const std::str
 
 std::vector<double> allgather_doubles(const MpiContext& mpi, double value) {
   std::vector<double> values(mpi.size);
-  MGPU_MPI_CHECK(MPI_Allgather(&value, 1, MPI_DOUBLE, values.data(), 1, MPI_DOUBLE, mpi.comm));
+  MPI_Request request = MPI_REQUEST_NULL;
+  MGPU_MPI_CHECK(MPI_Iallgather(&value, 1, MPI_DOUBLE, values.data(), 1, MPI_DOUBLE, mpi.comm, &request));
+  MGPU_MPI_CHECK(wait_bounded(request, "every rank's description (MPI_Iallgather)"));
   return values;
 }
 

@@ -49,17 +49,21 @@ class FirstRanksCommunicator {
   MPI_Comm comm_ = MPI_COMM_NULL;
 };
 
-// A barrier that sleeps instead of spinning: the ranks a configuration leaves out wait here without taking CPU time
-// from the ranks that measure. Collective over mpi.comm.
-void idle_barrier(const MpiContext& mpi);
+// A barrier that sleeps instead of spinning, so that the ranks a configuration leaves out wait without taking CPU time
+// from the ranks that measure. waiting_for names it in the watchdog's line; bounded = false has no deadline (a
+// configuration may run for hours without the ranks it leaves out), signals and stall notices still end it.
+// Collective over mpi.comm.
+void barrier(const MpiContext& mpi, const std::string& waiting_for, bool bounded);
 
 // Every rank passes its own error message ("" when fine). If any rank has one, every rank throws UsageError with
-// the lowest failing rank's message, so all ranks exit together with the same one line.
-void agree_or_throw(const MpiContext& mpi, const std::string& local_error);
+// the lowest failing rank's message, so all ranks exit together with the same one line. A bounded wait (watchdog.hpp):
+// `stage` completes the stall line's "waiting for the other ranks to agree ..." ("on the output file").
+void agree_or_throw(const MpiContext& mpi, const std::string& local_error,
+                    const std::string& stage = "on the job's inputs");
 
-// Every rank gets every rank's string, in rank order.
+// Every rank gets every rank's string, in rank order (a bounded wait).
 std::vector<std::string> allgather_strings(const MpiContext& mpi, const std::string& value);
-// Every rank gets every rank's double, in rank order.
+// Every rank gets every rank's double, in rank order (a bounded wait).
 std::vector<double> allgather_doubles(const MpiContext& mpi, double value);
 // Rank 0 gets every rank's `mine` (the same length on every rank), rank-major; the others an empty vector. A bounded
 // wait (watchdog.hpp): a rank that never contributes stops the job.

@@ -17,7 +17,9 @@ NcclCommunicator::NcclCommunicator(MPI_Comm comm, int device_ordinal) {
   MGPU_MPI_CHECK(MPI_Comm_size(comm, &size_));
   ncclUniqueId id{};
   if (rank_ == 0) MGPU_NCCL_CHECK(ncclGetUniqueId(&id));
-  MGPU_MPI_CHECK(MPI_Bcast(&id, static_cast<int>(sizeof id), MPI_BYTE, 0, comm));
+  MPI_Request request = MPI_REQUEST_NULL;
+  MGPU_MPI_CHECK(MPI_Ibcast(&id, static_cast<int>(sizeof id), MPI_BYTE, 0, comm, &request));
+  MGPU_MPI_CHECK(wait_bounded(request, "rank 0's NCCL unique id (MPI_Ibcast)"));
   MGPU_CUDA_CHECK(cudaSetDevice(device_ordinal));
   MGPU_NCCL_CHECK(ncclCommInitRank(&comm_, size_, id, rank_));
   // A stalled job ends without unwinding (watchdog.hpp); aborting first cancels this rank's queued reductions so

@@ -3,6 +3,7 @@
 #include "study/benchmark_driver.hpp"
 
 #include <chrono>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -147,6 +148,17 @@ SweepState open_results(const BenchOptions& options, const std::vector<BenchConf
   MGPU_MPI_CHECK(MPI_Bcast(state.actions.data(), count, MPI_INT, 0, mpi.comm));
   MGPU_MPI_CHECK(MPI_Bcast(state.attempts.data(), count, MPI_INT, 0, mpi.comm));
   return state;
+}
+
+// Fault injection (docs/reliability.md): MGPU_FAULT_STOP_BEFORE_CONFIGURATION=R:K makes rank R stop itself (SIGSTOP)
+// before the K-th configuration of the sweep (from 0), so that a test sees the others end the job at set-up. Read only
+// when set.
+void stop_before_configuration_if_asked(const MpiContext& mpi, std::size_t index) {
+  const char* wanted = std::getenv("MGPU_FAULT_STOP_BEFORE_CONFIGURATION");
+  int rank = -1;
+  unsigned long configuration = 0;
+  if (wanted == nullptr || std::sscanf(wanted, "%d:%lu", &rank, &configuration) != 2) return;
+  if (rank == mpi.rank && configuration == index) std::raise(SIGSTOP);
 }
 
 // One configuration on the ranks of `sub` (the first configuration.gpus ranks of the job); collective over them.
@@ -313,7 +325,12 @@ void run_benchmark(const BenchOptions& options, const MpiContext& mpi) {
     }
     // The configuration's ranks run it through communicators of their own; the others sleep at the barrier. A bad
     // input seen by the participants (they agree on it among themselves) reaches every rank through the agreement
-    // over the whole job that follows, so nobody waits forever.
+    // over the whole job that follows, so nobody waits forever. Every rank first meets the others in a bounded
+    // barrier: MPI_Comm_split has no non-blocking form, and a rank that never arrives must end the job, not hang it.
+    watchdog::set_configuration(row.name);
+    stop_before_configuration_if_asked(mpi, i);
+    barrier(mpi, "every rank, to start configuration '" + row.name + "'", true);
+    const bool member = mpi.rank < configuration.gpus;
     std::string error;
     {
       const FirstRanksCommunicator communicator(mpi, configuration.gpus);
@@ -329,8 +346,9 @@ void run_benchmark(const BenchOptions& options, const MpiContext& mpi) {
     }
     // The trainer is gone (run_configuration returned): the next configuration starts on a fresh CUDA context.
     if (i + 1 < plan.size()) reset_device_between_configurations(job.choice);
-    idle_barrier(mpi);
-    agree_or_throw(mpi, error);
+    // Bounded for the configuration's own ranks, which finish it together; the others waited for it unbounded.
+    barrier(mpi, "the other ranks to finish configuration '" + row.name + "'", member);
+    agree_or_throw(mpi, error, "after configuration '" + row.name + "'");
     table.push_back(std::move(row));
   }
   if (mpi.rank == 0) {

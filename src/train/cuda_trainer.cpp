@@ -185,11 +185,14 @@ double CudaTrainer::time_step_replays() {
     start.record(compute);
     replay(kTimedSteps);
     stop.record(compute);
-    stop.synchronize();
+    // Bounded: the replayed steps hold the all-reduce, which never ends when a peer stalled in its own set-up.
+    wait_bounded_for(stop, "the step replays of GEMM tuning on the GPU");
     best = std::min(best, elapsed_ms(start, stop) / kTimedSteps);
   }
   // A distributed step is as slow as its slowest rank (docs/measurement.md); every rank then decides alike.
-  MGPU_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &best, 1, MPI_DOUBLE, MPI_MAX, comm_));
+  MPI_Request request = MPI_REQUEST_NULL;
+  MGPU_MPI_CHECK(MPI_Iallreduce(MPI_IN_PLACE, &best, 1, MPI_DOUBLE, MPI_MAX, comm_, &request));
+  MGPU_MPI_CHECK(wait_bounded(request, "every rank's step replay time of GEMM tuning (MPI_Iallreduce)"));
   return best;
 }
 
@@ -237,14 +240,17 @@ std::string CudaTrainer::tune_step_gemms(int steps_seen) {
   // same shapes (the same local batch) and, per shape, the fewest options any rank has (each rank its own options,
   // fastest alone first), judged by the slowest rank's time.
   int shape_count[2] = {static_cast<int>(shapes.size()), -static_cast<int>(shapes.size())};
-  MGPU_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, shape_count, 2, MPI_INT, MPI_MIN, comm_));
+  MPI_Request request = MPI_REQUEST_NULL;
+  MGPU_MPI_CHECK(MPI_Iallreduce(MPI_IN_PLACE, shape_count, 2, MPI_INT, MPI_MIN, comm_, &request));
+  MGPU_MPI_CHECK(wait_bounded(request, "every rank's GEMM shapes for step-level tuning (MPI_Iallreduce)"));
   MGPU_REQUIRE(shape_count[0] == -shape_count[1],
                "step-level GEMM tuning: the ranks ran different numbers of GEMM "
                "shapes (" +
                    std::to_string(shape_count[0]) + " to " + std::to_string(-shape_count[1]) + ")");
   if (!counts.empty()) {
-    MGPU_MPI_CHECK(
-        MPI_Allreduce(MPI_IN_PLACE, counts.data(), static_cast<int>(counts.size()), MPI_INT, MPI_MIN, comm_));
+    MGPU_MPI_CHECK(MPI_Iallreduce(MPI_IN_PLACE, counts.data(), static_cast<int>(counts.size()), MPI_INT, MPI_MIN, comm_,
+                                  &request));
+    MGPU_MPI_CHECK(wait_bounded(request, "every rank's GEMM options for step-level tuning (MPI_Iallreduce)"));
   }
   const auto apply = [&](std::size_t shape, int option) {
     gemm.select(shape, option);
@@ -560,6 +566,15 @@ void CudaTrainer::wait_sampling_clocks(const CudaEvent& last) {
   for (;;) {
     clock_sampler_.sample();
     if (last.query()) break;
+    if (nccl_) nccl_->check_async_error();
+    wait.check();
+    std::this_thread::sleep_for(std::chrono::microseconds(200));
+  }
+}
+
+void CudaTrainer::wait_bounded_for(const CudaEvent& event, const std::string& waiting_for) const {
+  BoundedWait wait(waiting_for);
+  while (!event.query()) {
     if (nccl_) nccl_->check_async_error();
     wait.check();
     std::this_thread::sleep_for(std::chrono::microseconds(200));

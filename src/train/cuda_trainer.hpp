@@ -118,6 +118,8 @@ class CudaTrainer final : public Trainer {
   void wait_sampling_clocks(const CudaEvent& last);
   // The first step whose end event has not completed (-1 when all have, or with --timing none): where a stall is.
   int first_unfinished_step() const;
+  // Polls `event` to completion under a BoundedWait (watchdog.hpp), NCCL's asynchronous errors included.
+  void wait_bounded_for(const CudaEvent& event, const std::string& waiting_for) const;
   void read_phase_times(RunRecord& record, bool marked) const;
 
   TrainingSettings settings_;

@@ -62,7 +62,7 @@ TEST(MpiContext, FirstRanksCommunicatorHoldsExactlyTheFirstRanks) {
       EXPECT_EQ(allgather_doubles(sub, 7.0), std::vector<double>{7.0});
     }
   }
-  idle_barrier(mpi);
+  barrier(mpi, "the test's other rank", false);
   const FirstRanksCommunicator both(mpi, 2);
   ASSERT_TRUE(both.member());
   const MpiContext sub = describe_mpi_job(both.get());
@@ -87,7 +87,7 @@ TEST(MpiContext, AnErrorOnTheFirstRanksReachesTheOthers) {
       }
     }
   }
-  idle_barrier(mpi);
+  barrier(mpi, "the test's other rank", false);
   expect_agreed_error(mpi, error, "--batch 8: too large");
   describe_mpi_job();  // restores the rank@host origin the sub-communicator set
 }
