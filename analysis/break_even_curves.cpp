@@ -8,9 +8,9 @@
 
 namespace mgpu::analysis {
 
-std::vector<BreakEvenCurve> break_even_curves(const ScalingTable& scaling) {
+std::vector<BreakEvenCurve> break_even_curves(const stats::ScalingTable& scaling) {
   std::vector<BreakEvenCurve> curves;
-  for (const ScalingPair& pair : scaling.pairs) {
+  for (const stats::ScalingPair& pair : scaling.pairs) {
     const std::string series = series_name(*pair.multi);
     auto curve =
         std::find_if(curves.begin(), curves.end(), [&](const BreakEvenCurve& c) { return c.series == series; });
@@ -21,32 +21,33 @@ std::vector<BreakEvenCurve> break_even_curves(const ScalingTable& scaling) {
     const long long batch = pair.multi->results->metadata.global_batch;
     // find_break_even needs distinct batches; the same configuration given twice (two files) counts once.
     if (std::any_of(curve->points.begin(), curve->points.end(),
-                    [&](const SpeedupPoint& p) { return p.global_batch == batch; })) {
+                    [&](const stats::SpeedupPoint& p) { return p.global_batch == batch; })) {
       curve->duplicates.push_back(pair.multi);
       continue;
     }
-    const RatioInterval& r = pair.speedup;
+    const stats::RatioInterval& r = pair.speedup;
     curve->points.push_back({batch, r.ratio, r.has_interval, r.low, r.high});
   }
   for (BreakEvenCurve& curve : curves) {
-    std::sort(curve.points.begin(), curve.points.end(),
-              [](const SpeedupPoint& a, const SpeedupPoint& b) { return a.global_batch < b.global_batch; });
-    curve.break_even = find_break_even(curve.points);
+    std::sort(curve.points.begin(), curve.points.end(), [](const stats::SpeedupPoint& a, const stats::SpeedupPoint& b) {
+      return a.global_batch < b.global_batch;
+    });
+    curve.break_even = stats::find_break_even(curve.points);
   }
   return curves;
 }
 
 namespace {
 
-const char* kind_name(BreakEven::Kind kind) {
+const char* kind_name(stats::BreakEven::Kind kind) {
   switch (kind) {
-    case BreakEven::Kind::crossing:
+    case stats::BreakEven::Kind::crossing:
       return "crossing";
-    case BreakEven::Kind::always:
+    case stats::BreakEven::Kind::always:
       return "every measured batch";
-    case BreakEven::Kind::never:
+    case stats::BreakEven::Kind::never:
       return "never in the measured range";
-    case BreakEven::Kind::no_data:
+    case stats::BreakEven::Kind::no_data:
       return "no data";
   }
   return "";
@@ -57,7 +58,7 @@ void add_point_columns(std::vector<Column>& columns, const std::string& prefix) 
   for (const char* part : {"_batch", "_speedup", "_speedup_low", "_speedup_high"})
     columns.push_back({prefix + part, prefix + part, 3, false, false, "", "", false, Shown::data_only});
 }
-void add_point_values(std::vector<Value>& row, const std::optional<SpeedupPoint>& point) {
+void add_point_values(std::vector<Value>& row, const std::optional<stats::SpeedupPoint>& point) {
   if (!point) {
     row.insert(row.end(), {std::monostate{}, std::monostate{}, std::monostate{}, std::monostate{}});
     return;
@@ -85,14 +86,15 @@ Table break_even_table(const std::vector<BreakEvenCurve>& curves) {
   add_point_columns(table.columns, "below");
   add_point_columns(table.columns, "above");
   for (const BreakEvenCurve& curve : curves) {
-    const BreakEven& b = curve.break_even;
+    const stats::BreakEven& b = curve.break_even;
     std::vector<Value> row = {curve.model, static_cast<std::int64_t>(curve.gpus), curve.series,
                               static_cast<std::int64_t>(curve.points.size()), std::string(kind_name(b.kind))};
-    row.push_back(b.kind == BreakEven::Kind::crossing || b.kind == BreakEven::Kind::always ? Value(b.batch)
-                                                                                           : Value(std::monostate{}));
+    row.push_back(b.kind == stats::BreakEven::Kind::crossing || b.kind == stats::BreakEven::Kind::always
+                      ? Value(b.batch)
+                      : Value(std::monostate{}));
     row.push_back(b.smallest_significant ? Value(static_cast<std::int64_t>(b.smallest_significant->global_batch))
                                          : Value(std::monostate{}));
-    row.push_back(describe_break_even(b));
+    row.push_back(stats::describe_break_even(b));
     add_point_values(row, b.below);
     add_point_values(row, b.above);
     table.add_row(std::move(row));
@@ -103,7 +105,7 @@ Table break_even_table(const std::vector<BreakEvenCurve>& curves) {
       "measured batch is below 1. significant from: the smallest measured batch whose interval lies wholly above 1, "
       "with every larger batch paying (— where none).");
   for (const BreakEvenCurve& curve : curves)
-    for (const ConfigurationStats* s : curve.duplicates)
+    for (const stats::ConfigurationStats* s : curve.duplicates)
       table.notes.push_back("'" + s->file + "' " + s->label + ": not used for the break-even of " + curve.series +
                             " (an earlier configuration has the same global batch)");
   return table;

@@ -16,14 +16,14 @@ struct BreakEvenCurve {
   std::string series;  // series_name() of its N-GPU configurations
   std::string model;
   int gpus = 0;
-  std::vector<SpeedupPoint> points;  // by global batch, ascending
-  BreakEven break_even;
+  std::vector<stats::SpeedupPoint> points;  // by global batch, ascending
+  stats::BreakEven break_even;
   // N-GPU configurations left out because an earlier pair of the same curve had the same global batch.
-  std::vector<const ConfigurationStats*> duplicates;
+  std::vector<const stats::ConfigurationStats*> duplicates;
 };
 
 // One curve per series, in the order the series first appear among the pairs.
-std::vector<BreakEvenCurve> break_even_curves(const ScalingTable& scaling);
+std::vector<BreakEvenCurve> break_even_curves(const stats::ScalingTable& scaling);
 
 // One row per curve: the break-even batch and its sentence (describe_break_even), the two measured neighbours with
 // their intervals, and the smallest batch whose speedup is significantly above 1.

@@ -62,8 +62,8 @@ std::string fixed(double value, int decimals) {
 }
 
 // "2 GPUs are 0.65× as fast as 1 [0.64, 0.66] (efficiency 0.33, Welch p 1.2e-05): adding GPUs slows this step down."
-std::string verdict_sentence(const ScalingPair& pair) {
-  const RatioInterval& r = pair.speedup;
+std::string verdict_sentence(const stats::ScalingPair& pair) {
+  const stats::RatioInterval& r = pair.speedup;
   const int n = pair.multi->results->ranks();
   std::string sentence = std::to_string(n) + " GPUs are " + fixed(r.ratio, 3) + "× as fast as 1";
   sentence += r.has_interval ? " [" + fixed(r.low, 3) + ", " + fixed(r.high, 3) + "]" : " (no 95% interval)";
@@ -114,9 +114,9 @@ std::string attribute_table(const std::map<std::string, std::string>& attributes
 }
 
 // Every attribute of every configuration: those equal in all of them once, then per configuration the rest.
-std::string conditions_section(const std::vector<ConfigurationStats>& configurations) {
+std::string conditions_section(const std::vector<stats::ConfigurationStats>& configurations) {
   std::map<std::string, std::string> common = configurations.front().results->attribute_text;
-  for (const ConfigurationStats& s : configurations)
+  for (const stats::ConfigurationStats& s : configurations)
     for (auto it = common.begin(); it != common.end();) {
       const auto other = s.results->attribute_text.find(it->first);
       it = (other == s.results->attribute_text.end() || other->second != it->second) ? common.erase(it) : std::next(it);
@@ -125,7 +125,7 @@ std::string conditions_section(const std::vector<ConfigurationStats>& configurat
       "<h2 id=\"conditions\">Run conditions</h2>\n<p>Every attribute the results files record (GPUs, "
       "links, library versions, clocks, NCCL settings, command lines).</p>\n";
   if (!common.empty()) out += "<h3>Common to every configuration</h3>\n" + attribute_table(common);
-  for (const ConfigurationStats& s : configurations) {
+  for (const stats::ConfigurationStats& s : configurations) {
     std::map<std::string, std::string> own;
     for (const auto& [name, value] : s.results->attribute_text)
       if (common.count(name) == 0) own[name] = value;
@@ -189,7 +189,7 @@ std::string render_html_report(const HtmlReportInput& in) {
     page += "<p>Only 1-GPU configurations were given: no speedup to report.</p>\n";
   if (!in.scaling.pairs.empty()) {
     page += "<ul class=\"answer\">\n";
-    for (const ScalingPair& pair : in.scaling.pairs) {
+    for (const stats::ScalingPair& pair : in.scaling.pairs) {
       const ConfigurationMetadata& m = pair.multi->results->metadata;
       page += "<li><b>" + escape(m.model) + ", batch " + std::to_string(m.global_batch) +
               "</b> <span class=\"file\">(" + escape(pair.multi->label) +
@@ -198,12 +198,12 @@ std::string render_html_report(const HtmlReportInput& in) {
     page +=
         "</ul>\n<p class=\"notes\">Speedup = mean throughput on N GPUs / on 1 GPU, same model and global batch; "
         "interval: " +
-        escape(kRatioIntervalMethod) + ", 95%.</p>\n";
+        escape(stats::kRatioIntervalMethod) + ", 95%.</p>\n";
   }
   if (!in.break_evens.empty()) {
     page += "<h3>Break-even batch</h3>\n<ul class=\"answer\">\n";
     for (const BreakEvenCurve& curve : in.break_evens) {
-      page += "<li><b>" + escape(curve.series) + "</b>: " + escape(describe_break_even(curve.break_even));
+      page += "<li><b>" + escape(curve.series) + "</b>: " + escape(stats::describe_break_even(curve.break_even));
       if (curve.break_even.smallest_significant)
         page +=
             "; significantly faster from batch " + std::to_string(curve.break_even.smallest_significant->global_batch);
@@ -211,9 +211,9 @@ std::string render_html_report(const HtmlReportInput& in) {
     }
     page += "</ul>\n";
   }
-  for (const ConfigurationStats* s : in.scaling.without_baseline)
+  for (const stats::ConfigurationStats* s : in.scaling.without_baseline)
     page += "<p class=\"missing\">" + escape(missing_baseline_note(*s)) + "</p>\n";
-  for (const ConfigurationStats* s : in.scaling.replicas_differ)
+  for (const stats::ConfigurationStats* s : in.scaling.replicas_differ)
     page += "<p class=\"missing\">" +
             escape(s->results->metadata.name +
                    ": not paired, the ranks' parameters "

@@ -18,8 +18,8 @@ namespace mgpu::analysis {
 
 struct HtmlReportInput {
   std::vector<std::string> files;
-  const std::vector<ConfigurationStats>& configurations;
-  const ScalingTable& scaling;
+  const std::vector<stats::ConfigurationStats>& configurations;
+  const stats::ScalingTable& scaling;
   const std::vector<BreakEvenCurve>& break_evens;
   const std::vector<Table>& tables;  // shown in this order when on screen and not empty
   std::string timeline;

@@ -103,7 +103,7 @@ struct ReportOptions {
   std::vector<std::string> files;
   Format format = Format::terminal;
   std::string out_dir;
-  AnalysisOptions analysis;
+  stats::AnalysisOptions analysis;
   bool scaling = true;
   bool require_baseline = false;
 };
@@ -120,8 +120,9 @@ std::vector<ResultsFile> load(const std::vector<std::string>& paths) {
 }
 
 // The statistics of every configuration with a completed run; they point into files, which must outlive them.
-std::vector<ConfigurationStats> analyse(const std::vector<ResultsFile>& files, const AnalysisOptions& options) {
-  std::vector<ConfigurationStats> stats;
+std::vector<stats::ConfigurationStats> analyse(const std::vector<ResultsFile>& files,
+                                               const stats::AnalysisOptions& options) {
+  std::vector<stats::ConfigurationStats> stats;
   for (const ResultsFile& file : files)
     for (const ConfigurationResults& c : file.configurations) {
       if (c.runs() == 0) {
@@ -129,7 +130,7 @@ std::vector<ConfigurationStats> analyse(const std::vector<ResultsFile>& files, c
                      file.path.c_str(), c.metadata.name.c_str());
         continue;
       }
-      stats.push_back(compute_configuration_stats(c, file.path, options));
+      stats.push_back(stats::compute_configuration_stats(c, file.path, options));
     }
   if (stats.empty()) throw UsageError("no configuration with a completed run in the files given");
   return stats;
@@ -161,24 +162,24 @@ int run_report(const ReportOptions& options) {
   if (options.files.empty()) throw UsageError("report: no results file given");
   if (!options.out_dir.empty()) prepare_directory(options.out_dir);
   const std::vector<ResultsFile> files = load(options.files);
-  const std::vector<ConfigurationStats> stats = analyse(files, options.analysis);
+  const std::vector<stats::ConfigurationStats> stats = analyse(files, options.analysis);
   std::vector<Table> tables = {configurations_table(stats, options.analysis), phases_table(stats)};
-  ScalingTable scaling;
+  stats::ScalingTable scaling;
   std::vector<BreakEvenCurve> break_evens;
   bool multi_gpu = false;
-  for (const ConfigurationStats& s : stats) multi_gpu = multi_gpu || s.results->ranks() > 1;
+  for (const stats::ConfigurationStats& s : stats) multi_gpu = multi_gpu || s.results->ranks() > 1;
   if (options.scaling && multi_gpu) {
-    scaling = build_scaling_table(stats);
+    scaling = stats::build_scaling_table(stats);
     tables.push_back(scaling_table(scaling));
     break_evens = break_even_curves(scaling);
     if (!break_evens.empty()) tables.push_back(break_even_table(break_evens));
   }
   tables.push_back(runs_table(stats));
-  const nlohmann::json settings = {{"confidence", kConfidence},
+  const nlohmann::json settings = {{"confidence", stats::kConfidence},
                                    {"outlier_threshold", options.analysis.outlier_threshold},
                                    {"include_warmup", options.analysis.include_warmup},
-                                   {"minimum_runs_for_interval", kMinimumRunsForInterval},
-                                   {"ratio_interval_method", kRatioIntervalMethod},
+                                   {"minimum_runs_for_interval", stats::kMinimumRunsForInterval},
+                                   {"ratio_interval_method", stats::kRatioIntervalMethod},
                                    {"files", options.files}};
   const std::string timeline = render_timeline(stats);
   const std::string report = render_report(tables, options.format, timeline, settings);
@@ -202,26 +203,26 @@ int run_report(const ReportOptions& options) {
   // A missing baseline is a note in the report (a user's first 2-GPU run has none); scripts that need every speedup
   // ask for the error with --require-baseline. The report stands either way.
   if (!options.require_baseline) return 0;
-  for (const ConfigurationStats* s : scaling.without_baseline)
+  for (const stats::ConfigurationStats* s : scaling.without_baseline)
     std::fprintf(stderr, "mgpu_analyze: error: %s\n", missing_baseline_note(*s).c_str());
   return scaling.without_baseline.empty() ? 0 : kExitNoBaseline;
 }
 
-int run_compare(const std::string& before_path, const std::string& after_path, const CompareOptions& options,
+int run_compare(const std::string& before_path, const std::string& after_path, const stats::CompareOptions& options,
                 Format format) {
   const std::vector<ResultsFile> before_files = load({before_path});
   const std::vector<ResultsFile> after_files = load({after_path});
-  const AnalysisOptions analysis;
-  const std::vector<ConfigurationStats> before = analyse(before_files, analysis);
-  const std::vector<ConfigurationStats> after = analyse(after_files, analysis);
-  const Comparison comparison = compare_results(before, after, options);
+  const stats::AnalysisOptions analysis;
+  const std::vector<stats::ConfigurationStats> before = analyse(before_files, analysis);
+  const std::vector<stats::ConfigurationStats> after = analyse(after_files, analysis);
+  const stats::Comparison comparison = stats::compare_results(before, after, options);
   const std::vector<Table> tables = {comparison_table(comparison, options)};
-  const nlohmann::json settings = {{"confidence", kConfidence},
+  const nlohmann::json settings = {{"confidence", stats::kConfidence},
                                    {"alpha", options.alpha},
                                    {"min_effect", options.min_effect},
                                    {"match_nccl_settings", options.match_nccl_settings},
                                    {"outlier_threshold", analysis.outlier_threshold},
-                                   {"ratio_interval_method", kRatioIntervalMethod},
+                                   {"ratio_interval_method", stats::kRatioIntervalMethod},
                                    {"before", before_path},
                                    {"after", after_path}};
   std::fputs(render_report(tables, format, "", settings).c_str(), stdout);
@@ -275,7 +276,7 @@ int run(int argc, char** argv) {
       "files", po::value<std::vector<std::string>>()->default_value({}, ""), "");
   if (command == "report")
     described.add_options()("out", po::value<std::string>()->default_value(""), "")(
-        "outlier-threshold", po::value<double>()->default_value(kDefaultOutlierThreshold), "")(
+        "outlier-threshold", po::value<double>()->default_value(stats::kDefaultOutlierThreshold), "")(
         "include-warmup", po::bool_switch(), "")("no-scaling", po::bool_switch(), "")("require-baseline",
                                                                                       po::bool_switch(), "");
   else
@@ -314,7 +315,7 @@ int run(int argc, char** argv) {
   }
   if (files.size() != 2)
     throw UsageError("compare: expected two files, BEFORE.h5 AFTER.h5; got " + std::to_string(files.size()));
-  CompareOptions options;
+  stats::CompareOptions options;
   options.alpha = option_in_range(vm, "alpha", 0, true, 1);
   options.min_effect = option_in_range(vm, "min-effect", 0, false, 1);
   options.match_nccl_settings = !vm["ignore-nccl-settings"].as<bool>();

@@ -3,7 +3,7 @@
 
 namespace mgpu::analysis {
 
-std::string baseline_command(const ConfigurationStats& s) {
+std::string baseline_command(const stats::ConfigurationStats& s) {
   const ConfigurationMetadata& m = s.results->metadata;
   const std::string ranks = std::to_string(m.ranks);
   std::string command = "mpirun -np " + ranks + " mgpu_bench";
@@ -27,7 +27,7 @@ std::string baseline_command(const ConfigurationStats& s) {
   return command;
 }
 
-std::string missing_baseline_note(const ConfigurationStats& s) {
+std::string missing_baseline_note(const stats::ConfigurationStats& s) {
   return "'" + s.file + "' " + s.label + " (" + std::to_string(s.results->ranks()) +
          " GPUs) has no 1-GPU baseline (no 1-GPU configuration of the same model, batch and settings was given); "
          "measure one beside it with: " +

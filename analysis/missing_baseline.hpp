@@ -12,9 +12,9 @@ namespace mgpu::analysis {
 // "mpirun -np 2 mgpu_bench --model large --batch 32 --gpus 1,2 --warmup 10 --steps 100 --runs 50": the model (or
 // --layers), the global batch, the device when it was the CPU, and every setting the scaling pairing keys on that
 // differs from mgpu_bench's defaults, so the 1-GPU configuration it writes pairs with this one.
-std::string baseline_command(const ConfigurationStats& configuration);
+std::string baseline_command(const stats::ConfigurationStats& configuration);
 
 // One line for the report: "'FILE' CONFIGURATION (N GPUs) has no 1-GPU baseline; measure one with: COMMAND".
-std::string missing_baseline_note(const ConfigurationStats& configuration);
+std::string missing_baseline_note(const stats::ConfigurationStats& configuration);
 
 }  // namespace mgpu::analysis

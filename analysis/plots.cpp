@@ -157,15 +157,15 @@ std::string throughput_script(const std::string& stem_path, const Series& series
 }
 
 // Short words for a curve's break-even, added to its key entry.
-std::string break_even_words(const BreakEven& b) {
+std::string break_even_words(const stats::BreakEven& b) {
   switch (b.kind) {
-    case BreakEven::Kind::crossing:
+    case stats::BreakEven::Kind::crossing:
       return " (break-even at batch ~" + number_text(b.batch, "%.0f") + ")";
-    case BreakEven::Kind::always:
+    case stats::BreakEven::Kind::always:
       return " (faster at every measured batch)";
-    case BreakEven::Kind::never:
+    case stats::BreakEven::Kind::never:
       return " (never faster in the measured range)";
-    case BreakEven::Kind::no_data:
+    case stats::BreakEven::Kind::no_data:
       return "";
   }
   return "";
@@ -179,7 +179,7 @@ std::string speedup_script(const std::string& stem_path, const Series& series,
   for (const BreakEvenCurve& curve : break_evens) {
     suffix[curve.series] = break_even_words(curve.break_even);
     const auto at = std::find(series.names.begin(), series.names.end(), curve.series);
-    if (curve.break_even.kind != BreakEven::Kind::crossing || at == series.names.end()) continue;
+    if (curve.break_even.kind != stats::BreakEven::Kind::crossing || at == series.names.end()) continue;
     // The break-even batch: a dotted vertical line in the curve's colour and a ring where it meets speedup 1.
     const std::string c = colour(static_cast<std::size_t>(at - series.names.begin()));
     const std::string x = number_text(curve.break_even.batch);
@@ -210,17 +210,18 @@ std::string efficiency_script(const std::string& stem_path, const Series& series
 
 // One row per configuration: y, label, the phases' cumulative percentages of its own step (0, forward, + backward,
 // + exposed_comm, + optimizer, + other = 100), and the text written beside the bar.
-std::string phases_data(const std::vector<ConfigurationStats>& configurations) {
+std::string phases_data(const std::vector<stats::ConfigurationStats>& configurations) {
   std::ostringstream out;
   out << "# y label";
-  for (const BreakdownPhase p : kStackedPhases) out << " until_" << kBreakdownPhaseNames[static_cast<int>(p)];
+  for (const stats::BreakdownPhase p : stats::kStackedPhases)
+    out << " until_" << stats::kBreakdownPhaseNames[static_cast<int>(p)];
   out << " start text\n";
   for (std::size_t i = 0; i < configurations.size(); ++i) {
-    const ConfigurationStats& s = configurations[i];
-    const bool measured = !std::isnan(s.phase(BreakdownPhase::forward));
+    const stats::ConfigurationStats& s = configurations[i];
+    const bool measured = !std::isnan(s.phase(stats::BreakdownPhase::forward));
     out << i << " " << gnuplot_string(s.label) << " 0";
     double until = 0;
-    for (const BreakdownPhase p : kStackedPhases) {
+    for (const stats::BreakdownPhase p : stats::kStackedPhases) {
       until += measured ? 100 * std::max(0.0, s.share(p)) : 0;
       out << " " << number_text(std::min(until, 100.0));
     }
@@ -233,9 +234,9 @@ std::string phases_data(const std::vector<ConfigurationStats>& configurations) {
   return out.str();
 }
 
-std::string phases_script(const std::string& stem_path, const std::vector<ConfigurationStats>& configurations) {
+std::string phases_script(const std::string& stem_path, const std::vector<stats::ConfigurationStats>& configurations) {
   std::size_t longest = 10;
-  for (const ConfigurationStats& s : configurations) longest = std::max(longest, characters(s.label));
+  for (const stats::ConfigurationStats& s : configurations) longest = std::max(longest, characters(s.label));
   const int bars = static_cast<int>(configurations.size());
   // Every label fits: the left margin is as wide as the longest one; the step time sits right of 100%.
   const int width = static_cast<int>(8 * longest) + 1050;
@@ -250,31 +251,31 @@ std::string phases_script(const std::string& stem_path, const std::vector<Config
       "'white'\n";
   const std::string data = gnuplot_string(stem_path + ".dat");
   std::string plot;
-  for (std::size_t j = 0; j < kStackedPhases.size(); ++j) {
+  for (std::size_t j = 0; j < stats::kStackedPhases.size(); ++j) {
     const std::string from = std::to_string(3 + j), to = std::to_string(4 + j);
     plot += (j > 0 ? ", \\\n     " : "") + data + " using (($" + from + "+$" + to + ")/2):1:" + from + ":" + to +
             ":($1-0.36):($1+0.36)" + (j == 0 ? ":ytic(2)" : "") + " with boxxyerror lc " +
             // "other" is no phase of its own (launch gaps, the step's end): grey, the last colour.
-            (kStackedPhases[j] == BreakdownPhase::other ? colour(9) : colour(j)) + " title " +
-            gnuplot_string(kBreakdownPhaseNames[static_cast<int>(kStackedPhases[j])]);
+            (stats::kStackedPhases[j] == stats::BreakdownPhase::other ? colour(9) : colour(j)) + " title " +
+            gnuplot_string(stats::kBreakdownPhaseNames[static_cast<int>(stats::kStackedPhases[j])]);
   }
   plot += ", \\\n     " + data + " using (101.5):1:9 with labels left tc rgb '#202020' notitle";
   return script(stem_path, width, height, settings, plot);
 }
 
 // Efficiency vs GPU count per model, batch and settings; empty when at most two GPU counts (1 and N) were measured.
-Series efficiency_series(const ScalingTable& scaling) {
+Series efficiency_series(const stats::ScalingTable& scaling) {
   Series series;
   std::set<int> counts = {1};
-  for (const ScalingPair& pair : scaling.pairs) counts.insert(pair.multi->results->ranks());
+  for (const stats::ScalingPair& pair : scaling.pairs) counts.insert(pair.multi->results->ranks());
   if (counts.size() <= 2) return series;
-  for (const ScalingPair& pair : scaling.pairs) {
+  for (const stats::ScalingPair& pair : scaling.pairs) {
     const ConfigurationMetadata& m = pair.multi->results->metadata;
     const std::string settings = pair.multi->label.substr(std::min(pair.multi->label.size(), m.name.size()));
     const std::string name = m.model + " batch " + std::to_string(m.global_batch) + settings;
     if (series.points.count(name) == 0) series.add(name, 1, 1, 1, 1);
     const double n = m.ranks;
-    const RatioInterval& r = pair.speedup;
+    const stats::RatioInterval& r = pair.speedup;
     series.add(name, n, pair.efficiency, (r.has_interval ? r.low : r.ratio) / n,
                (r.has_interval ? r.high : r.ratio) / n);
   }
@@ -295,21 +296,21 @@ std::string find_on_path(const std::string& program) {
   return "";
 }
 
-PlotOutcome write_plots(const std::string& directory, const std::vector<ConfigurationStats>& configurations,
-                        const ScalingTable& scaling, const std::vector<BreakEvenCurve>& break_evens) {
+PlotOutcome write_plots(const std::string& directory, const std::vector<stats::ConfigurationStats>& configurations,
+                        const stats::ScalingTable& scaling, const std::vector<BreakEvenCurve>& break_evens) {
   PlotOutcome outcome;
   const std::string gnuplot = find_on_path("gnuplot");
   outcome.gnuplot_found = !gnuplot.empty();
 
   Series throughput;
-  for (const ConfigurationStats& s : configurations) {
-    const SampleSummary& t = s.throughput;
+  for (const stats::ConfigurationStats& s : configurations) {
+    const stats::SampleSummary& t = s.throughput;
     const double half = t.has_interval ? t.half_width : 0;
     throughput.add(series_name(s), s.results->metadata.global_batch, t.mean, t.mean - half, t.mean + half);
   }
   Series speedup;
-  for (const ScalingPair& pair : scaling.pairs) {
-    const RatioInterval& r = pair.speedup;
+  for (const stats::ScalingPair& pair : scaling.pairs) {
+    const stats::RatioInterval& r = pair.speedup;
     speedup.add(series_name(*pair.multi), pair.multi->results->metadata.global_batch, r.ratio,
                 r.has_interval ? r.low : r.ratio, r.has_interval ? r.high : r.ratio);
   }

@@ -27,8 +27,8 @@ struct PlotOutcome {
 
 // Writes data and scripts into directory and runs gnuplot on each script when it is on PATH. Throws Error when a file
 // cannot be written or gnuplot fails on a script.
-PlotOutcome write_plots(const std::string& directory, const std::vector<ConfigurationStats>& configurations,
-                        const ScalingTable& scaling, const std::vector<BreakEvenCurve>& break_evens);
+PlotOutcome write_plots(const std::string& directory, const std::vector<stats::ConfigurationStats>& configurations,
+                        const stats::ScalingTable& scaling, const std::vector<BreakEvenCurve>& break_evens);
 
 // Writes text to path (created or truncated); throws UsageError "cannot write '<path>'" when that fails. The report
 // files in --out are written with it too.

@@ -18,8 +18,8 @@ namespace mgpu::analysis {
 namespace {
 
 // The settings a configuration of a results file ran with, in the model's terms.
-StepSettings settings_of(const ConfigurationMetadata& m) {
-  StepSettings settings;
+stats::StepSettings settings_of(const ConfigurationMetadata& m) {
+  stats::StepSettings settings;
   settings.ranks = m.ranks;
   settings.global_batch = m.global_batch;
   settings.graph = m.graph == "on";
@@ -40,16 +40,16 @@ std::string thousands(long long value) {
 }
 
 // "2 GPUs pay from global batch ≈ 310" and its kin, for the recommendation.
-std::string pays_from(int gpus, const BreakEven& break_even, const std::string& over) {
+std::string pays_from(int gpus, const stats::BreakEven& break_even, const std::string& over) {
   const std::string who = std::to_string(gpus) + " GPUs" + over;
   switch (break_even.kind) {
-    case BreakEven::Kind::crossing:
+    case stats::BreakEven::Kind::crossing:
       return who + " pay from global batch ≈ " + thousands(std::llround(break_even.batch));
-    case BreakEven::Kind::always:
+    case stats::BreakEven::Kind::always:
       return who + " pay at every batch given (from " + thousands(break_even.above->global_batch) + ")";
-    case BreakEven::Kind::never:
+    case stats::BreakEven::Kind::never:
       return who + " do not pay up to global batch " + thousands(break_even.below->global_batch);
-    case BreakEven::Kind::no_data:
+    case stats::BreakEven::Kind::no_data:
       break;
   }
   return who + ": no batch given";
@@ -72,8 +72,8 @@ Table prediction_table(const std::vector<PredictedConfiguration>& grid) {
   for (const PredictedConfiguration& p : grid)
     table.add_row({std::int64_t(p.gpus), std::int64_t(p.global_batch), p.step.forward_ms, p.step.backward_ms,
                    p.step.allreduce_ms, p.step.exposed_comm_ms, p.step.optimizer_ms, p.step.step_ms, p.throughput,
-                   p.speedup, std::string(term_source_name(p.step.gemm_source)),
-                   p.gpus > 1 ? Value(std::string(term_source_name(p.step.allreduce_source))) : Value()});
+                   p.speedup, std::string(stats::term_source_name(p.step.gemm_source)),
+                   p.gpus > 1 ? Value(std::string(stats::term_source_name(p.step.allreduce_source))) : Value()});
   table.notes.push_back(
       "speedup = step(1 GPU) / step(N GPUs) at the same global batch; GEMMs and all-reduce: the weakest source of "
       "their terms (measured, interpolated, extrapolated, estimated); docs/model.md states the equations");
@@ -115,24 +115,25 @@ MlpSpec model_of(const PredictOptions& options) {
 
 }  // namespace
 
-StepModel build_step_model(const PredictOptions& options, const std::string& precision) {
-  std::vector<AllreduceCurve> curves;
-  for (const std::string& path : options.allreduce_paths) curves.push_back(allreduce_curve(read_allreduce_sweep(path)));
-  return StepModel(probe_rates(read_hardware_probe(options.probe_path), precision), curves, options.link,
-                   options.link.has_value());
+stats::StepModel build_step_model(const PredictOptions& options, const std::string& precision) {
+  std::vector<stats::AllreduceCurve> curves;
+  for (const std::string& path : options.allreduce_paths)
+    curves.push_back(stats::allreduce_curve(read_allreduce_sweep(path)));
+  return stats::StepModel(stats::probe_rates(read_hardware_probe(options.probe_path), precision), curves, options.link,
+                          options.link.has_value());
 }
 
-std::vector<PredictedConfiguration> predict_grid(const StepModel& model, const MlpSpec& mlp,
+std::vector<PredictedConfiguration> predict_grid(const stats::StepModel& model, const MlpSpec& mlp,
                                                  const std::vector<long long>& batches, const std::vector<int>& gpus,
                                                  const std::string& precision) {
   std::vector<PredictedConfiguration> grid;
   for (const int n : gpus)
     for (const long long batch : batches) {
-      const StepPrediction one = model.predict(mlp, default_step_settings(1, batch, precision));
+      const stats::StepPrediction one = model.predict(mlp, stats::default_step_settings(1, batch, precision));
       PredictedConfiguration p;
       p.gpus = n;
       p.global_batch = batch;
-      p.step = model.predict(mlp, default_step_settings(n, batch, precision));
+      p.step = model.predict(mlp, stats::default_step_settings(n, batch, precision));
       p.throughput = batch / (p.step.step_ms * 1e-3);
       p.speedup = one.step_ms / p.step.step_ms;
       grid.push_back(p);
@@ -141,8 +142,8 @@ std::vector<PredictedConfiguration> predict_grid(const StepModel& model, const M
 }
 
 CheckSummary check_predictions(const PredictOptions& options, const ResultsFile& results) {
-  std::map<std::string, StepModel> models;  // one per precision in the file
-  const auto model_for = [&](const std::string& precision) -> const StepModel& {
+  std::map<std::string, stats::StepModel> models;  // one per precision in the file
+  const auto model_for = [&](const std::string& precision) -> const stats::StepModel& {
     auto found = models.find(precision);
     if (found == models.end()) found = models.emplace(precision, build_step_model(options, precision)).first;
     return found->second;
@@ -164,7 +165,8 @@ CheckSummary check_predictions(const PredictOptions& options, const ResultsFile&
                    m.name.c_str(), m.implementation.c_str(), m.device.c_str(), m.accumulate_steps);
       continue;
     }
-    const ConfigurationStats stats = compute_configuration_stats(c, results.path, AnalysisOptions{});
+    const stats::ConfigurationStats stats =
+        stats::compute_configuration_stats(c, results.path, stats::AnalysisOptions{});
     const MlpSpec mlp = custom_model(c.metadata.layer_widths, c.metadata.dropout);
     const double predicted = model_for(c.metadata.precision).predict(mlp, settings_of(c.metadata)).step_ms;
     measured.push_back({&c, stats.mean_step_ms, stats.throughput.mean, predicted});
@@ -216,7 +218,7 @@ int run_predict(const PredictOptions& options) {
   std::string recommendation;
   std::vector<PredictedCurve> curves;
   if (!options.batches.empty()) {
-    const StepModel model = build_step_model(options, options.precision);
+    const stats::StepModel model = build_step_model(options, options.precision);
     const MlpSpec mlp = model_of(options);
     grid = predict_grid(model, mlp, options.batches, options.gpus, options.precision);
     tables.push_back(prediction_table(grid));
@@ -230,9 +232,10 @@ int run_predict(const PredictOptions& options) {
       PredictedCurve curve{n, {}};
       for (const PredictedConfiguration& p : grid)
         if (p.gpus == n) curve.points.push_back({p.global_batch, p.speedup});
-      const BreakEven found = find_break_even(curve.points);
-      break_even.add_row({std::int64_t(n), found.kind == BreakEven::Kind::crossing ? Value(found.batch) : Value(),
-                          describe_break_even(found)});
+      const stats::BreakEven found = stats::find_break_even(curve.points);
+      break_even.add_row({std::int64_t(n),
+                          found.kind == stats::BreakEven::Kind::crossing ? Value(found.batch) : Value(),
+                          stats::describe_break_even(found)});
       recommendation += (recommendation.empty() ? "" : "; ") + pays_from(n, found, over);
       curves.push_back(curve);
     }

@@ -21,24 +21,24 @@ struct PredictOptions {
   std::vector<long long> batches;  // global batches
   std::vector<int> gpus;
   std::string precision = "fp32";
-  std::optional<Link> link;  // --link or --link-bandwidth/--link-latency: used for every rank count above 1
-  std::string check_path;    // --check RESULTS.h5
+  std::optional<stats::Link> link;  // --link or --link-bandwidth/--link-latency: used for every rank count above 1
+  std::string check_path;           // --check RESULTS.h5
   Format format = Format::terminal;
   std::string out_dir;  // plot (and the output) go there when given
 };
 
 // The model the options describe: the probe at their precision, the sweeps, the link.
-StepModel build_step_model(const PredictOptions& options, const std::string& precision);
+stats::StepModel build_step_model(const PredictOptions& options, const std::string& precision);
 
 // One predicted configuration.
 struct PredictedConfiguration {
   int gpus = 0;
   long long global_batch = 0;
-  StepPrediction step;
+  stats::StepPrediction step;
   double throughput = 0;  // samples/s
   double speedup = 0;     // step(1 GPU) / step(N GPUs) at the same global batch
 };
-std::vector<PredictedConfiguration> predict_grid(const StepModel& model, const MlpSpec& mlp,
+std::vector<PredictedConfiguration> predict_grid(const stats::StepModel& model, const MlpSpec& mlp,
                                                  const std::vector<long long>& batches, const std::vector<int>& gpus,
                                                  const std::string& precision);
 

@@ -85,11 +85,11 @@ PredictOptions parse_predict_options(int argc, const char* const* argv, bool* he
   if (vm.count("link")) {
     if (vm.count("link-bandwidth") || vm.count("link-latency"))
       throw UsageError("predict: give --link NAME or --link-bandwidth and --link-latency, not both");
-    options.link = named_link(vm["link"].as<std::string>());
+    options.link = stats::named_link(vm["link"].as<std::string>());
   } else if (vm.count("link-bandwidth") || vm.count("link-latency")) {
     if (!vm.count("link-bandwidth") || !vm.count("link-latency"))
       throw UsageError("predict: --link-bandwidth and --link-latency go together");
-    Link link;
+    stats::Link link;
     link.bandwidth_gbs = vm["link-bandwidth"].as<double>();
     link.latency_us = vm["link-latency"].as<double>();
     if (!(link.bandwidth_gbs > 0) || !std::isfinite(link.bandwidth_gbs))

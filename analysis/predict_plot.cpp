@@ -28,7 +28,7 @@ bool write_predicted_speedup_plot(const std::string& directory, const std::vecto
   };
   for (const PredictedCurve& curve : curves) {
     data << "# predicted, " << curve.gpus << " GPUs: global_batch speedup\n";
-    for (const SpeedupPoint& p : curve.points) data << p.global_batch << " " << p.speedup << "\n";
+    for (const stats::SpeedupPoint& p : curve.points) data << p.global_batch << " " << p.speedup << "\n";
     data << "\n\n";
     add_series(std::to_string(curve.gpus) + " GPUs predicted", "with linespoints");
   }

@@ -11,7 +11,7 @@ namespace mgpu::analysis {
 
 struct PredictedCurve {
   int gpus = 0;
-  std::vector<SpeedupPoint> points;  // predicted, no intervals
+  std::vector<stats::SpeedupPoint> points;  // predicted, no intervals
 };
 
 struct MeasuredSpeedup {

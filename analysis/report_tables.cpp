@@ -27,7 +27,7 @@ std::vector<Column> identity_columns() {
           {"global_batch", "batch"},
           {"gpus", "GPUs"}};
 }
-std::vector<Value> identity_values(const ConfigurationStats& s) {
+std::vector<Value> identity_values(const stats::ConfigurationStats& s) {
   const ConfigurationMetadata& m = s.results->metadata;
   return {text(s.file), text(s.label), text(m.model), integer(m.global_batch), integer(m.ranks)};
 }
@@ -37,7 +37,7 @@ void add_mean_with_interval(std::vector<Column>& columns, const std::string& key
   columns.push_back({key, header, 0, true});
   columns.push_back({key + "_ci95", "", 0, true, true, "± "});
 }
-void add_mean_with_interval(std::vector<Value>& row, const SampleSummary& s) {
+void add_mean_with_interval(std::vector<Value>& row, const stats::SampleSummary& s) {
   row.push_back(number(s.mean));
   row.push_back(s.has_interval ? number(s.half_width) : none());
 }
@@ -47,7 +47,7 @@ void add_ratio_with_interval(std::vector<Column>& columns, const std::string& ke
   columns.push_back({key + "_low", "", 3, false, true, "[", ","});
   columns.push_back({key + "_high", "", 3, false, true, "", "]"});
 }
-void add_ratio_with_interval(std::vector<Value>& row, const RatioInterval& r) {
+void add_ratio_with_interval(std::vector<Value>& row, const stats::RatioInterval& r) {
   row.push_back(number(r.ratio));
   row.push_back(r.has_interval ? number(r.low) : none());
   row.push_back(r.has_interval ? number(r.high) : none());
@@ -69,7 +69,7 @@ void add_welch(std::vector<Column>& columns) {
   // The terminal and Markdown show p through a text twin: fixed above 0.001, scientific below.
   columns.push_back({"welch_p_text", "p", 0, false, false, "", "", false, Shown::screen_only});
 }
-void add_welch(std::vector<Value>& row, const WelchTest& w) {
+void add_welch(std::vector<Value>& row, const stats::WelchTest& w) {
   if (!w.valid) {
     row.insert(row.end(), {none(), none(), none(), none()});
     return;
@@ -83,10 +83,10 @@ std::string format_fixed(double value, int decimals) {
   return out;
 }
 
-std::string configuration_note_name(const ConfigurationStats& s) { return "'" + s.file + "' " + s.label; }
+std::string configuration_note_name(const stats::ConfigurationStats& s) { return "'" + s.file + "' " + s.label; }
 
 // The replica check in one word: identical, 1 rank, not checked (a file before version 9, the PyTorch peer), DIFFER.
-std::string replicas_word(const ConfigurationStats& s) {
+std::string replicas_word(const stats::ConfigurationStats& s) {
   switch (results_schema::replica_verdict(s.results->progress.replica_check)) {
     case results_schema::ReplicaVerdict::identical:
       return s.results->ranks() == 1 ? "1 rank" : "identical";
@@ -102,7 +102,8 @@ const char* kIntervalNote = "± is the 95% Student-t interval t(0.975, n-1)·s/�
 
 }  // namespace
 
-Table configurations_table(const std::vector<ConfigurationStats>& configurations, const AnalysisOptions& options) {
+Table configurations_table(const std::vector<stats::ConfigurationStats>& configurations,
+                           const stats::AnalysisOptions& options) {
   Table table;
   table.key = "configurations";
   table.title = "Throughput per configuration (samples/s over kept runs; step = max over ranks)";
@@ -119,7 +120,7 @@ Table configurations_table(const std::vector<ConfigurationStats>& configurations
   table.columns.push_back({"throttled_runs", "throttled"});
   table.columns.push_back({"complete", "complete", 0, false, false, "", "", true});
   table.columns.push_back({"replicas", "replicas", 0, false, false, "", "", true});
-  for (const ConfigurationStats& s : configurations) {
+  for (const stats::ConfigurationStats& s : configurations) {
     std::vector<Value> row = identity_values(s);
     row.push_back(integer(s.runs_kept));
     row.push_back(integer(s.runs_total));
@@ -146,7 +147,7 @@ Table configurations_table(const std::vector<ConfigurationStats>& configurations
       "TFLOP/s = 6 x dense weights x global batch / mean step; MiB/GPU = peak device memory, max over "
       "kept runs and ranks; throttled = kept runs with a rank below 75% of its max SM clock "
       "(— where clocks were not recorded).");
-  for (const ConfigurationStats& s : configurations) {
+  for (const stats::ConfigurationStats& s : configurations) {
     if (s.runs_kept == s.runs_total) continue;
     std::string excluded = configuration_note_name(s) + ": excluded runs";
     for (std::size_t run = 0; run < s.run_kept.size(); ++run)
@@ -155,13 +156,13 @@ Table configurations_table(const std::vector<ConfigurationStats>& configurations
                     format_fixed(s.run_modified_z[run], 2) + ")";
     table.notes.push_back(excluded);
   }
-  for (const ConfigurationStats& s : configurations)
-    if (s.runs_kept < static_cast<int>(kMinimumRunsForInterval))
+  for (const stats::ConfigurationStats& s : configurations)
+    if (s.runs_kept < static_cast<int>(stats::kMinimumRunsForInterval))
       table.notes.push_back(configuration_note_name(s) + ": fewer than 5 kept runs, no interval");
   return table;
 }
 
-Table runs_table(const std::vector<ConfigurationStats>& configurations) {
+Table runs_table(const std::vector<stats::ConfigurationStats>& configurations) {
   Table table;
   table.key = "runs";
   table.title = "Runs (throughput over the counted steps; step = max over ranks)";
@@ -171,7 +172,7 @@ Table runs_table(const std::vector<ConfigurationStats>& configurations) {
   table.columns.push_back({"samples_per_s", "samples/s", 0, true});
   table.columns.push_back({"modified_z", "M", 2});
   table.columns.push_back({"kept", "kept", 0, false, false, "", "", true});
-  for (const ConfigurationStats& s : configurations)
+  for (const stats::ConfigurationStats& s : configurations)
     for (std::size_t run = 0; run < s.run_throughput.size(); ++run) {
       std::vector<Value> row = identity_values(s);
       row.push_back(integer(static_cast<long long>(run)));
@@ -183,32 +184,34 @@ Table runs_table(const std::vector<ConfigurationStats>& configurations) {
   return table;
 }
 
-Table phases_table(const std::vector<ConfigurationStats>& configurations) {
+Table phases_table(const std::vector<stats::ConfigurationStats>& configurations) {
   Table table;
   table.key = "phases";
   table.title = "Mean step and its phases (ms, share of the step; critical rank of each step)";
   table.columns = identity_columns();
   table.columns.push_back({"step_ms", "step", 4});
-  for (const BreakdownPhase p : {BreakdownPhase::forward, BreakdownPhase::backward, BreakdownPhase::allreduce,
-                                 BreakdownPhase::exposed_comm, BreakdownPhase::optimizer, BreakdownPhase::other}) {
-    const std::string name = kBreakdownPhaseNames[static_cast<int>(p)];
+  for (const stats::BreakdownPhase p :
+       {stats::BreakdownPhase::forward, stats::BreakdownPhase::backward, stats::BreakdownPhase::allreduce,
+        stats::BreakdownPhase::exposed_comm, stats::BreakdownPhase::optimizer, stats::BreakdownPhase::other}) {
+    const std::string name = stats::kBreakdownPhaseNames[static_cast<int>(p)];
     table.columns.push_back({name + "_ms", name, 4});
-    if (p != BreakdownPhase::allreduce)
+    if (p != stats::BreakdownPhase::allreduce)
       table.columns.push_back({name + "_share_percent", "", 0, false, true, "(", "%)"});
   }
   table.columns.push_back({"overlap_percent", "overlap %", 0});
-  for (const ConfigurationStats& s : configurations) {
+  for (const stats::ConfigurationStats& s : configurations) {
     std::vector<Value> row = identity_values(s);
     row.push_back(number(s.mean_step_ms));
-    for (const BreakdownPhase p : {BreakdownPhase::forward, BreakdownPhase::backward, BreakdownPhase::allreduce,
-                                   BreakdownPhase::exposed_comm, BreakdownPhase::optimizer, BreakdownPhase::other}) {
+    for (const stats::BreakdownPhase p :
+         {stats::BreakdownPhase::forward, stats::BreakdownPhase::backward, stats::BreakdownPhase::allreduce,
+          stats::BreakdownPhase::exposed_comm, stats::BreakdownPhase::optimizer, stats::BreakdownPhase::other}) {
       row.push_back(measured(s.phase(p)));
-      if (p != BreakdownPhase::allreduce) row.push_back(measured(100 * s.share(p)));
+      if (p != stats::BreakdownPhase::allreduce) row.push_back(measured(100 * s.share(p)));
     }
-    const double allreduce = s.phase(BreakdownPhase::allreduce);
+    const double allreduce = s.phase(stats::BreakdownPhase::allreduce);
     // docs/statistics.md: overlap% = 100 (1 − exposed_comm / allreduce); nothing to overlap on one rank.
-    row.push_back(s.results->ranks() > 1 && allreduce > 0 && !std::isnan(s.phase(BreakdownPhase::exposed_comm))
-                      ? number(100 * (1 - s.phase(BreakdownPhase::exposed_comm) / allreduce))
+    row.push_back(s.results->ranks() > 1 && allreduce > 0 && !std::isnan(s.phase(stats::BreakdownPhase::exposed_comm))
+                      ? number(100 * (1 - s.phase(stats::BreakdownPhase::exposed_comm) / allreduce))
                       : none());
     table.add_row(std::move(row));
   }
@@ -220,7 +223,7 @@ Table phases_table(const std::vector<ConfigurationStats>& configurations) {
   return table;
 }
 
-Table scaling_table(const ScalingTable& scaling) {
+Table scaling_table(const stats::ScalingTable& scaling) {
   Table table;
   table.key = "scaling";
   table.title = "Scaling: N GPUs against 1 GPU of the same model, global batch and settings";
@@ -237,7 +240,7 @@ Table scaling_table(const ScalingTable& scaling) {
   table.columns.push_back({"single_step_ms", "step ms", 4});
   table.columns.push_back({"multi_step_ms", "", 4, false, true, "→ "});
   add_welch(table.columns);
-  for (const ScalingPair& pair : scaling.pairs) {
+  for (const stats::ScalingPair& pair : scaling.pairs) {
     const ConfigurationMetadata& m = pair.multi->results->metadata;
     std::vector<Value> row = {text(m.model), integer(m.global_batch), integer(m.ranks), text(pair.multi->label)};
     add_mean_with_interval(row, pair.single->throughput);
@@ -252,21 +255,21 @@ Table scaling_table(const ScalingTable& scaling) {
     table.add_row(std::move(row));
   }
   table.notes.push_back(kIntervalNote);
-  table.notes.push_back(std::string("speedup = mean N-GPU / mean 1-GPU throughput; interval: ") + kRatioIntervalMethod +
-                        ", 95%; efficiency = speedup / N.");
+  table.notes.push_back(std::string("speedup = mean N-GPU / mean 1-GPU throughput; interval: ") +
+                        stats::kRatioIntervalMethod + ", 95%; efficiency = speedup / N.");
   table.notes.push_back("Welch: two-sided t-test of N-GPU against 1-GPU run throughputs (Welch-Satterthwaite df).");
-  for (const ConfigurationStats* s : scaling.without_baseline)
+  for (const stats::ConfigurationStats* s : scaling.without_baseline)
     table.notes.push_back("NO 1-GPU BASELINE: " + missing_baseline_note(*s));
-  for (const ConfigurationStats* s : scaling.replicas_differ)
+  for (const stats::ConfigurationStats* s : scaling.replicas_differ)
     table.notes.push_back("NOT PAIRED: the ranks' parameters differed after the runs of " +
                           configuration_note_name(*s) + " (" + s->results->progress.replica_check + ")");
-  for (const ConfigurationStats* s : scaling.duplicate_baselines)
+  for (const stats::ConfigurationStats* s : scaling.duplicate_baselines)
     table.notes.push_back("not used as a baseline (an earlier 1-GPU configuration has the same identity): " +
                           configuration_note_name(*s));
   return table;
 }
 
-Table comparison_table(const Comparison& comparison, const CompareOptions& options) {
+Table comparison_table(const stats::Comparison& comparison, const stats::CompareOptions& options) {
   Table table;
   table.key = "comparison";
   table.title = "Compare: after / before, per configuration present in both";
@@ -280,7 +283,7 @@ Table comparison_table(const Comparison& comparison, const CompareOptions& optio
   table.columns.push_back({"change_percent", "change %", 2});
   add_welch(table.columns);
   table.columns.push_back({"verdict", "verdict", 0, false, false, "", "", true});
-  for (const ComparedPair& pair : comparison.pairs) {
+  for (const stats::ComparedPair& pair : comparison.pairs) {
     const ConfigurationMetadata& m = pair.after->results->metadata;
     const std::string label =
         pair.before->label == pair.after->label ? pair.after->label : pair.before->label + " → " + pair.after->label;
@@ -290,7 +293,7 @@ Table comparison_table(const Comparison& comparison, const CompareOptions& optio
     add_ratio_with_interval(row, pair.ratio);
     row.push_back(number(100 * (pair.ratio.ratio - 1)));
     add_welch(row, pair.welch);
-    row.push_back(text(verdict_name(pair.verdict)));
+    row.push_back(text(stats::verdict_name(pair.verdict)));
     table.add_row(std::move(row));
   }
   char rule[300];
@@ -303,11 +306,11 @@ Table comparison_table(const Comparison& comparison, const CompareOptions& optio
                             ? "paired by model, widths, batch, GPUs, NCCL algorithm/protocol and every other setting"
                             : "paired by model, widths, batch, GPUs and every other setting except the NCCL "
                               "algorithm/protocol (--ignore-nccl-settings)");
-  table.notes.push_back(std::string("ratio interval: ") + kRatioIntervalMethod + ", 95%.");
+  table.notes.push_back(std::string("ratio interval: ") + stats::kRatioIntervalMethod + ", 95%.");
   table.notes.push_back(kIntervalNote);
-  for (const ConfigurationStats* s : comparison.only_before)
+  for (const stats::ConfigurationStats* s : comparison.only_before)
     table.notes.push_back("only in BEFORE: " + configuration_note_name(*s));
-  for (const ConfigurationStats* s : comparison.only_after)
+  for (const stats::ConfigurationStats* s : comparison.only_after)
     table.notes.push_back("only in AFTER: " + configuration_note_name(*s));
   return table;
 }

@@ -11,11 +11,12 @@
 
 namespace mgpu::analysis {
 
-Table configurations_table(const std::vector<ConfigurationStats>& configurations, const AnalysisOptions& options);
+Table configurations_table(const std::vector<stats::ConfigurationStats>& configurations,
+                           const stats::AnalysisOptions& options);
 // Every run of every configuration: throughput, modified z-score, kept or not (CSV and JSON only).
-Table runs_table(const std::vector<ConfigurationStats>& configurations);
-Table phases_table(const std::vector<ConfigurationStats>& configurations);
-Table scaling_table(const ScalingTable& scaling);
-Table comparison_table(const Comparison& comparison, const CompareOptions& options);
+Table runs_table(const std::vector<stats::ConfigurationStats>& configurations);
+Table phases_table(const std::vector<stats::ConfigurationStats>& configurations);
+Table scaling_table(const stats::ScalingTable& scaling);
+Table comparison_table(const stats::Comparison& comparison, const stats::CompareOptions& options);
 
 }  // namespace mgpu::analysis

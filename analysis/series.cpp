@@ -5,7 +5,7 @@
 
 namespace mgpu::analysis {
 
-std::string series_name(const ConfigurationStats& s) {
+std::string series_name(const stats::ConfigurationStats& s) {
   const ConfigurationMetadata& m = s.results->metadata;
   std::string model = m.model;
   if (model == "custom") {

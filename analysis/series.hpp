@@ -10,6 +10,6 @@ namespace mgpu::analysis {
 
 // "large 2 GPUs", "large 2 GPUs nccl tree/simple", "custom 16,8,3 1 GPU" (a custom model is named by its widths, so
 // two custom models never share a curve).
-std::string series_name(const ConfigurationStats& configuration);
+std::string series_name(const stats::ConfigurationStats& configuration);
 
 }  // namespace mgpu::analysis

@@ -11,6 +11,6 @@
 namespace mgpu::analysis {
 
 // width: characters for the longest mean step.
-std::string render_timeline(const std::vector<ConfigurationStats>& configurations, int width = 60);
+std::string render_timeline(const std::vector<stats::ConfigurationStats>& configurations, int width = 60);
 
 }  // namespace mgpu::analysis

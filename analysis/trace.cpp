@@ -31,7 +31,7 @@ RunSelection parse_run_selection(const std::string& text) {
   return selection;
 }
 
-std::vector<int> select_runs(const ConfigurationStats& s, const RunSelection& selection) {
+std::vector<int> select_runs(const stats::ConfigurationStats& s, const RunSelection& selection) {
   const int runs = s.runs_total;
   std::vector<int> chosen;
   if (selection.kind == RunSelection::Kind::all || selection.kind == RunSelection::Kind::listed) {
@@ -132,7 +132,7 @@ nlohmann::json slice_args(int run, int step, int rank, bool warmup, const char* 
 }
 
 // One configuration as process pid; returns nothing, appends to the builder.
-void add_configuration(TraceBuilder& trace, int pid, const ConfigurationStats& s, const std::vector<int>& runs) {
+void add_configuration(TraceBuilder& trace, int pid, const stats::ConfigurationStats& s, const std::vector<int>& runs) {
   const ConfigurationResults& c = *s.results;
   const ConfigurationMetadata& m = c.metadata;
   const int ranks = c.ranks();
@@ -249,11 +249,12 @@ const char* selection_name(RunSelection::Kind kind) {
 
 }  // namespace
 
-nlohmann::json chrome_trace(const std::vector<ConfigurationStats>& configurations, const RunSelection& selection) {
+nlohmann::json chrome_trace(const std::vector<stats::ConfigurationStats>& configurations,
+                            const RunSelection& selection) {
   TraceBuilder trace;
   nlohmann::json shown = nlohmann::json::object();
   int pid = 1;
-  for (const ConfigurationStats& s : configurations) {
+  for (const stats::ConfigurationStats& s : configurations) {
     const std::vector<int> runs = select_runs(s, selection);
     shown[s.label] = runs;
     add_configuration(trace, pid++, s, runs);

@@ -27,9 +27,10 @@ RunSelection parse_run_selection(const std::string& text);
 
 // The runs of one configuration, ascending; throws UsageError naming the configuration when a listed run does not
 // exist in it.
-std::vector<int> select_runs(const ConfigurationStats& configuration, const RunSelection& selection);
+std::vector<int> select_runs(const stats::ConfigurationStats& configuration, const RunSelection& selection);
 
 // The whole trace ({"traceEvents": [...], "displayTimeUnit": "ms", "otherData": {...}}); ts and dur in µs.
-nlohmann::json chrome_trace(const std::vector<ConfigurationStats>& configurations, const RunSelection& selection);
+nlohmann::json chrome_trace(const std::vector<stats::ConfigurationStats>& configurations,
+                            const RunSelection& selection);
 
 }  // namespace mgpu::analysis

@@ -66,7 +66,7 @@ int run_trace_command(int argc, char** argv) {
   } else {
     for (const ConfigurationResults& c : file.configurations) chosen.push_back(&c);
   }
-  std::vector<ConfigurationStats> stats;
+  std::vector<stats::ConfigurationStats> stats;
   for (const ConfigurationResults* c : chosen) {
     if (c->runs() == 0) {
       std::fprintf(stderr, "mgpu_analyze: warning: '%s': configuration '%s' has no completed run; left out\n",
@@ -74,7 +74,7 @@ int run_trace_command(int argc, char** argv) {
       continue;
     }
     // Every step is shown, warm-up included (marked); the statistics only choose runs by throughput.
-    stats.push_back(compute_configuration_stats(*c, file.path, {}));
+    stats.push_back(stats::compute_configuration_stats(*c, file.path, {}));
   }
   if (stats.empty()) throw UsageError("'" + file.path + "' holds no configuration with a completed run");
   const nlohmann::json trace = chrome_trace(stats, selection);

@@ -18,7 +18,7 @@ const char* device_choice_name(DeviceChoice choice);
 // --grad-dtype, --timing,
 // --accumulate, --gemm-tuning): how the step runs. ---
 // auto: graph on where the back-end can (CUDA), overlap off (measured no faster, docs/measurement.md), fused optimizer
-// on where analysis::fused_optimizer_by_default says (stats/step_model.hpp); all off on the CPU fallback.
+// on where stats::fused_optimizer_by_default says (stats/step_model.hpp); all off on the CPU fallback.
 enum class Toggle { automatic, on, off };
 struct StepOptions {
   Toggle graph = Toggle::automatic;

@@ -10,7 +10,7 @@
 #include "platform/sample_median.hpp"
 #include "results/attribute_text.hpp"
 
-namespace mgpu::analysis {
+namespace mgpu::stats {
 namespace {
 
 void check_ranks(int ranks) {
@@ -114,4 +114,4 @@ double alpha_beta_allreduce_ms(long long bytes, int ranks, const Link& link) {
   return std::min(ring_allreduce_ms(bytes, ranks, link), tree_allreduce_ms(bytes, ranks, link));
 }
 
-}  // namespace mgpu::analysis
+}  // namespace mgpu::stats

@@ -9,7 +9,7 @@
 
 #include "results/results_schema.hpp"
 
-namespace mgpu::analysis {
+namespace mgpu::stats {
 
 // A measured all-reduce curve: per message size, the median over runs of the slowest rank's time of one all-reduce
 // timed alone (the sweep's op_ms).
@@ -51,4 +51,4 @@ double tree_allreduce_ms(long long bytes, int ranks, const Link& link);
 // The faster of the two (NCCL picks per size), 0 on one rank.
 double alpha_beta_allreduce_ms(long long bytes, int ranks, const Link& link);
 
-}  // namespace mgpu::analysis
+}  // namespace mgpu::stats

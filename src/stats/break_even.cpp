@@ -7,7 +7,7 @@
 
 #include "platform/error.hpp"
 
-namespace mgpu::analysis {
+namespace mgpu::stats {
 namespace {
 
 std::string point_text(const SpeedupPoint& p) {
@@ -92,4 +92,4 @@ std::string describe_break_even(const BreakEven& b) {
   return "";
 }
 
-}  // namespace mgpu::analysis
+}  // namespace mgpu::stats

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-namespace mgpu::analysis {
+namespace mgpu::stats {
 
 // One batch of the curve: speedup = throughput(N GPUs) / throughput(1 GPU) at that global batch, with its 95%
 // interval when one exists (measured points; predictions have none).
@@ -48,4 +48,4 @@ BreakEven find_break_even(std::vector<SpeedupPoint> points);
 // "N GPUs pay at every measured batch (from 8)", "never in the measured range (largest batch 4096: 0.81 [...])".
 std::string describe_break_even(const BreakEven& break_even);
 
-}  // namespace mgpu::analysis
+}  // namespace mgpu::stats

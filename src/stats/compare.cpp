@@ -7,7 +7,7 @@
 
 #include "stats/pairing_identity.hpp"
 
-namespace mgpu::analysis {
+namespace mgpu::stats {
 
 const char* verdict_name(Verdict verdict) {
   switch (verdict) {
@@ -62,4 +62,4 @@ Comparison compare_results(const std::vector<ConfigurationStats>& before, const 
   return comparison;
 }
 
-}  // namespace mgpu::analysis
+}  // namespace mgpu::stats

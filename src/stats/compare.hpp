@@ -9,7 +9,7 @@
 #include "stats/speedup_interval.hpp"
 #include "stats/statistics.hpp"
 
-namespace mgpu::analysis {
+namespace mgpu::stats {
 
 struct CompareOptions {
   double alpha = 0.05;       // significance level of Welch's two-sided test
@@ -42,4 +42,4 @@ struct Comparison {
 Comparison compare_results(const std::vector<ConfigurationStats>& before, const std::vector<ConfigurationStats>& after,
                            const CompareOptions& options);
 
-}  // namespace mgpu::analysis
+}  // namespace mgpu::stats

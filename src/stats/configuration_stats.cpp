@@ -8,7 +8,7 @@
 #include "stats/pairing_identity.hpp"
 #include "stats/step_time_check.hpp"
 
-namespace mgpu::analysis {
+namespace mgpu::stats {
 
 ConfigurationStats compute_configuration_stats(const ConfigurationResults& c, const std::string& file,
                                                const AnalysisOptions& options) {
@@ -119,4 +119,4 @@ ConfigurationStats compute_configuration_stats(const ConfigurationResults& c, co
   return s;
 }
 
-}  // namespace mgpu::analysis
+}  // namespace mgpu::stats

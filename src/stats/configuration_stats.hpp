@@ -11,7 +11,7 @@
 #include "results/results_reader.hpp"
 #include "stats/statistics.hpp"
 
-namespace mgpu::analysis {
+namespace mgpu::stats {
 
 struct AnalysisOptions {
   double outlier_threshold = kDefaultOutlierThreshold;  // |modified z| above this excludes a run
@@ -75,4 +75,4 @@ struct ConfigurationStats {
 ConfigurationStats compute_configuration_stats(const ConfigurationResults& configuration, const std::string& file,
                                                const AnalysisOptions& options);
 
-}  // namespace mgpu::analysis
+}  // namespace mgpu::stats

@@ -4,7 +4,7 @@
 #include <cstring>
 #include <map>
 
-namespace mgpu::analysis {
+namespace mgpu::stats {
 
 namespace {
 
@@ -82,4 +82,4 @@ std::string configuration_label(const ConfigurationResults& configuration) {
   return label;
 }
 
-}  // namespace mgpu::analysis
+}  // namespace mgpu::stats

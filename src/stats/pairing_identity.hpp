@@ -8,7 +8,7 @@
 
 #include "results/results_reader.hpp"
 
-namespace mgpu::analysis {
+namespace mgpu::stats {
 
 // An attribute that is part of a configuration's identity. One added after schema_version 1 is absent from older
 // files (docs/results-format.md, Versioning); such a file implies its ConfigurationMetadata default.
@@ -36,4 +36,4 @@ std::string attribute_or_default(const ConfigurationResults& configuration, cons
 // A short human label: the group name, plus the settings that differ from their defaults ("nccl tree/simple", ...).
 std::string configuration_label(const ConfigurationResults& configuration);
 
-}  // namespace mgpu::analysis
+}  // namespace mgpu::stats

@@ -7,7 +7,7 @@
 #include "results/results_schema.hpp"
 #include "stats/pairing_identity.hpp"
 
-namespace mgpu::analysis {
+namespace mgpu::stats {
 
 ScalingTable build_scaling_table(const std::vector<ConfigurationStats>& configurations) {
   ScalingTable table;
@@ -46,4 +46,4 @@ ScalingTable build_scaling_table(const std::vector<ConfigurationStats>& configur
   return table;
 }
 
-}  // namespace mgpu::analysis
+}  // namespace mgpu::stats

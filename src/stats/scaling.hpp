@@ -9,7 +9,7 @@
 #include "stats/speedup_interval.hpp"
 #include "stats/statistics.hpp"
 
-namespace mgpu::analysis {
+namespace mgpu::stats {
 
 struct ScalingPair {
   const ConfigurationStats* single = nullptr;  // 1 GPU
@@ -31,4 +31,4 @@ struct ScalingTable {
 
 ScalingTable build_scaling_table(const std::vector<ConfigurationStats>& configurations);
 
-}  // namespace mgpu::analysis
+}  // namespace mgpu::stats

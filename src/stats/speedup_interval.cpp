@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <cmath>
 
-namespace mgpu::analysis {
+namespace mgpu::stats {
 
 RatioInterval fieller_ratio_interval(double mean_a, double variance_a, std::size_t n_a, double mean_b,
                                      double variance_b, std::size_t n_b, double confidence) {
@@ -45,4 +45,4 @@ RatioInterval fieller_ratio_interval(const SampleSummary& numerator, const Sampl
                                 denominator.sd * denominator.sd, denominator.n, confidence);
 }
 
-}  // namespace mgpu::analysis
+}  // namespace mgpu::stats

@@ -8,7 +8,7 @@
 
 #include "stats/statistics.hpp"
 
-namespace mgpu::analysis {
+namespace mgpu::stats {
 
 // Said next to every ratio interval the analyzer prints.
 inline constexpr char kRatioIntervalMethod[] =
@@ -30,4 +30,4 @@ RatioInterval fieller_ratio_interval(double mean_a, double variance_a, std::size
 RatioInterval fieller_ratio_interval(const SampleSummary& numerator, const SampleSummary& denominator,
                                      double confidence = kConfidence);
 
-}  // namespace mgpu::analysis
+}  // namespace mgpu::stats

@@ -6,7 +6,7 @@
 #include <cmath>
 #include <numeric>
 
-namespace mgpu::analysis {
+namespace mgpu::stats {
 
 double mean(const std::vector<double>& x) {
   if (x.empty()) return 0;
@@ -88,4 +88,4 @@ std::vector<bool> outlier_free(const std::vector<double>& x, double threshold) {
   return keep;
 }
 
-}  // namespace mgpu::analysis
+}  // namespace mgpu::stats

@@ -8,7 +8,7 @@
 
 #include "platform/sample_median.hpp"
 
-namespace mgpu::analysis {
+namespace mgpu::stats {
 
 // docs/statistics.md: a result with fewer kept runs than this gets no interval, only its values.
 inline constexpr std::size_t kMinimumRunsForInterval = 5;
@@ -60,4 +60,4 @@ std::vector<double> modified_z_scores(const std::vector<double>& x);
 // keep[i] = |M_i| <= threshold.
 std::vector<bool> outlier_free(const std::vector<double>& x, double threshold = kDefaultOutlierThreshold);
 
-}  // namespace mgpu::analysis
+}  // namespace mgpu::stats

@@ -7,7 +7,7 @@
 #include "platform/error.hpp"
 #include "platform/sample_median.hpp"
 
-namespace mgpu::analysis {
+namespace mgpu::stats {
 namespace {
 
 constexpr double kFloatBytes = 4;
@@ -331,4 +331,4 @@ StepPrediction StepModel::predict(const MlpSpec& model, const StepSettings& sett
   return step;
 }
 
-}  // namespace mgpu::analysis
+}  // namespace mgpu::stats

@@ -13,7 +13,7 @@
 #include "results/results_schema.hpp"
 #include "stats/allreduce_model.hpp"
 
-namespace mgpu::analysis {
+namespace mgpu::stats {
 
 // Where a term's value came from, from strongest to weakest.
 enum class TermSource { measured, interpolated, extrapolated, estimated };
@@ -128,4 +128,4 @@ class StepModel {
   bool link_overrides_curves_ = false;
 };
 
-}  // namespace mgpu::analysis
+}  // namespace mgpu::stats

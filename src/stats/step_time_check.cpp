@@ -6,7 +6,7 @@
 
 #include "platform/error.hpp"
 
-namespace mgpu::analysis {
+namespace mgpu::stats {
 namespace {
 
 std::string number_text(double value) {
@@ -40,4 +40,4 @@ void check_step_times(const ConfigurationResults& c, const std::string& file) {
   }
 }
 
-}  // namespace mgpu::analysis
+}  // namespace mgpu::stats

@@ -9,9 +9,9 @@
 
 #include "results/results_reader.hpp"
 
-namespace mgpu::analysis {
+namespace mgpu::stats {
 
 // Throws UsageError at the first bad value of the configuration's completed runs (warm-up steps included).
 void check_step_times(const ConfigurationResults& configuration, const std::string& file);
 
-}  // namespace mgpu::analysis
+}  // namespace mgpu::stats

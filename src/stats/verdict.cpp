@@ -13,7 +13,7 @@
 #include "stats/scaling.hpp"
 #include "stats/statistics.hpp"
 
-namespace mgpu::analysis {
+namespace mgpu::stats {
 namespace {
 
 std::string formatted(const char* format, double a, double b = 0, double c = 0) {
@@ -120,4 +120,4 @@ std::vector<std::string> verdict_lines(const ResultsFile& file, int job_ranks) {
   return lines;
 }
 
-}  // namespace mgpu::analysis
+}  // namespace mgpu::stats

@@ -10,7 +10,7 @@
 #include "results/results_reader.hpp"
 #include "stats/speedup_interval.hpp"
 
-namespace mgpu::analysis {
+namespace mgpu::stats {
 
 // One plain sentence on a speedup of `gpus` GPUs over 1, by where its interval lies:
 //   wholly below 1: "2 GPUs are 0.42x as fast as 1 [0.42, 0.43]: adding a GPU slows this step down"
@@ -25,4 +25,4 @@ std::string speedup_sentence(int gpus, const RatioInterval& speedup, int fewest_
 // figures and its sentence, and per model and GPU count measured at two or more batches the break-even batch.
 std::vector<std::string> verdict_lines(const ResultsFile& file, int job_ranks);
 
-}  // namespace mgpu::analysis
+}  // namespace mgpu::stats

@@ -208,7 +208,7 @@ void print_summary(std::FILE* out, const std::vector<RunSummary>& runs, const st
 
 void print_verdict(std::FILE* out, const ResultsFile& results, int job_ranks) {
   std::fprintf(out, "#\n");
-  for (const std::string& line : analysis::verdict_lines(results, job_ranks)) std::fprintf(out, "# %s\n", line.c_str());
+  for (const std::string& line : stats::verdict_lines(results, job_ranks)) std::fprintf(out, "# %s\n", line.c_str());
   std::fflush(out);
 }
 

@@ -27,7 +27,7 @@ TrainingSettings BenchConfiguration::training_settings(bool cuda_backend) const 
   const bool fused_requested =
       step.fuse_optimizer == Toggle::on ||
       (step.fuse_optimizer == Toggle::automatic &&
-       analysis::fused_optimizer_by_default(gpus, step.precision == Precision::fp32, global_batch / gpus));
+       stats::fused_optimizer_by_default(gpus, step.precision == Precision::fp32, global_batch / gpus));
   settings.fused_optimizer = cuda_backend && gpus == 1 && step.precision == Precision::fp32 && fused_requested;
   return settings;
 }

@@ -12,6 +12,7 @@
 
 using namespace mgpu;
 using namespace mgpu::analysis;
+using namespace mgpu::stats;
 using namespace mgpu::analysis_test;
 namespace fixture = mgpu::step_model_test;
 

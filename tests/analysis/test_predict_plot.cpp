@@ -10,6 +10,7 @@
 #include "predict_plot.hpp"
 
 using namespace mgpu::analysis;
+using namespace mgpu::stats;
 
 namespace {
 

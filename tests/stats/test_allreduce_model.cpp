@@ -10,7 +10,7 @@
 #include "stats/step_model_fixture.hpp"
 
 using namespace mgpu;
-using namespace mgpu::analysis;
+using namespace mgpu::stats;
 
 namespace {
 

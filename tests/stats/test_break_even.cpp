@@ -8,7 +8,7 @@
 #include "platform/error.hpp"
 #include "stats/break_even.hpp"
 
-namespace mgpu::analysis {
+namespace mgpu::stats {
 namespace {
 
 SpeedupPoint at(long long batch, double speedup) { return {batch, speedup, false, 0, 0}; }
@@ -99,4 +99,4 @@ TEST(BreakEven, SentencesNameTheNeighbours) {
 }
 
 }  // namespace
-}  // namespace mgpu::analysis
+}  // namespace mgpu::stats

@@ -11,7 +11,7 @@
 #include "stats/pairing_identity.hpp"
 
 using namespace mgpu;
-using namespace mgpu::analysis;
+using namespace mgpu::stats;
 
 namespace {
 

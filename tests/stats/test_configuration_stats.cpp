@@ -15,7 +15,7 @@
 
 namespace fs = std::filesystem;
 using namespace mgpu;
-using namespace mgpu::analysis;
+using namespace mgpu::stats;
 using namespace mgpu::analysis_test;
 
 namespace {

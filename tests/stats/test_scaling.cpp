@@ -13,7 +13,7 @@
 #include "stats/scaling.hpp"
 
 using namespace mgpu;
-using namespace mgpu::analysis;
+using namespace mgpu::stats;
 
 namespace {
 

@@ -9,7 +9,7 @@
 #include "stats/speedup_interval.hpp"
 #include "stats/statistics.hpp"
 
-using namespace mgpu::analysis;
+using namespace mgpu::stats;
 
 namespace {
 

@@ -8,7 +8,7 @@
 
 #include "stats/statistics.hpp"
 
-using namespace mgpu::analysis;
+using namespace mgpu::stats;
 
 namespace {
 

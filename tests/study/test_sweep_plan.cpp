@@ -27,7 +27,7 @@ TrainingSettings settings_of(std::vector<const char*> args, int job_ranks, bool 
 }
 
 TEST(SweepPlan, FuseOptimizerAutoIsOnForOneGpuFp32UpToTheLocalBatchLimit) {
-  EXPECT_EQ(analysis::kFusedOptimizerMaxLocalBatch, 64);
+  EXPECT_EQ(stats::kFusedOptimizerMaxLocalBatch, 64);
   EXPECT_TRUE(settings_of({"--batch", "32"}, 1).fused_optimizer);  // the default is auto
   EXPECT_TRUE(settings_of({"--batch", "32", "--fuse-optimizer", "auto"}, 1).fused_optimizer);
   EXPECT_TRUE(settings_of({"--batch", "64"}, 1).fused_optimizer);  // the limit itself
