@@ -171,6 +171,8 @@ int run_report(const ReportOptions& options) {
   if (options.scaling && multi_gpu) {
     scaling = stats::build_scaling_table(stats);
     tables.push_back(scaling_table(scaling));
+    const std::vector<stats::TrialScalingPair> trials = stats::build_trial_scaling(stats);
+    if (!trials.empty()) tables.push_back(trial_scaling_table(trials));
     break_evens = break_even_curves(scaling);
     if (!break_evens.empty()) tables.push_back(break_even_table(break_evens));
   }

@@ -269,6 +269,48 @@ Table scaling_table(const stats::ScalingTable& scaling) {
   return table;
 }
 
+// The standard deviation of a variance component as a percentage of the mean.
+Value percent_sd(double variance, double mean) { return mean != 0 ? number(100 * std::sqrt(variance) / mean) : none(); }
+
+Table trial_scaling_table(const std::vector<stats::TrialScalingPair>& pairs) {
+  Table table;
+  table.key = "trials";
+  table.title = "Speedup over trials: the same pair measured by several jobs (trial k = the k-th of each side)";
+  table.columns = {{"model", "model", 0, false, false, "", "", true},
+                   {"global_batch", "batch"},
+                   {"gpus", "GPUs"},
+                   {"trials", "trials"},
+                   {"single_samples_per_s", "1-GPU samples/s", 0, true},
+                   {"multi_samples_per_s", "N-GPU samples/s", 0, true}};
+  add_ratio_with_interval(table.columns, "speedup", "speedup [95%, trials]");
+  table.columns.push_back({"single_between_sd_percent", "1-GPU sd % between", 2});
+  table.columns.push_back({"single_within_sd_percent", "within", 2});
+  table.columns.push_back({"multi_between_sd_percent", "N-GPU sd % between", 2});
+  table.columns.push_back({"multi_within_sd_percent", "within", 2});
+  for (const stats::TrialScalingPair& pair : pairs) {
+    const ConfigurationMetadata& m = pair.multis.front()->results->metadata;
+    const stats::VarianceComponents& one = pair.single_components;
+    const stats::VarianceComponents& many = pair.multi_components;
+    std::vector<Value> row = {text(m.model),          integer(m.global_batch),
+                              integer(m.ranks),       integer(static_cast<long long>(pair.multis.size())),
+                              number(one.grand_mean), number(many.grand_mean)};
+    add_ratio_with_interval(row, pair.speedup);
+    row.push_back(percent_sd(one.between_trials, one.grand_mean));
+    row.push_back(percent_sd(one.within_trial, one.grand_mean));
+    row.push_back(percent_sd(many.between_trials, many.grand_mean));
+    row.push_back(percent_sd(many.within_trial, many.grand_mean));
+    table.add_row(std::move(row));
+  }
+  table.notes.push_back(
+      "speedup = mean of the N-GPU trial means / mean of the 1-GPU trial means; interval: Fieller's, paired by trial, "
+      "t with trials - 1 df (docs/statistics.md, \"Trials\"). It covers the variation between processes (set-up, "
+      "GEMM tuning) that the scaling table's interval over one job's runs does not.");
+  table.notes.push_back(
+      "sd % between / within: the variance components of the kept runs' throughputs, trials as groups, as a percentage "
+      "of the mean.");
+  return table;
+}
+
 Table comparison_table(const stats::Comparison& comparison, const stats::CompareOptions& options) {
   Table table;
   table.key = "comparison";

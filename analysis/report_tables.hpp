@@ -17,6 +17,8 @@ Table configurations_table(const std::vector<stats::ConfigurationStats>& configu
 Table runs_table(const std::vector<stats::ConfigurationStats>& configurations);
 Table phases_table(const std::vector<stats::ConfigurationStats>& configurations);
 Table scaling_table(const stats::ScalingTable& scaling);
+// Pairs measured by several jobs (stats::build_trial_scaling): the speedup over trials and the variance components.
+Table trial_scaling_table(const std::vector<stats::TrialScalingPair>& pairs);
 Table comparison_table(const stats::Comparison& comparison, const stats::CompareOptions& options);
 
 }  // namespace mgpu::analysis

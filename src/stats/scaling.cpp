@@ -1,6 +1,7 @@
 // Purpose: pairs N-GPU configurations with their 1-GPU baselines.
 #include "stats/scaling.hpp"
 
+#include <algorithm>
 #include <map>
 #include <string>
 
@@ -44,6 +45,47 @@ ScalingTable build_scaling_table(const std::vector<ConfigurationStats>& configur
     table.pairs.push_back(pair);
   }
   return table;
+}
+
+std::vector<TrialScalingPair> build_trial_scaling(const std::vector<ConfigurationStats>& configurations) {
+  using Group = std::vector<const ConfigurationStats*>;
+  std::map<std::vector<std::string>, Group> singles, multis;
+  std::vector<std::vector<std::string>> multi_order;
+  for (const ConfigurationStats& c : configurations) {
+    if (results_schema::replica_verdict(c.results->progress.replica_check) == results_schema::ReplicaVerdict::differ)
+      continue;
+    std::vector<std::string> key = identity_key(*c.results, scaling_identity_attributes());
+    if (c.results->ranks() == 1) {
+      singles[key].push_back(&c);
+      continue;
+    }
+    key.push_back(std::to_string(c.results->ranks()));
+    if (multis[key].empty()) multi_order.push_back(key);
+    multis[key].push_back(&c);
+  }
+  std::vector<TrialScalingPair> pairs;
+  for (const std::vector<std::string>& key : multi_order) {
+    const Group& multi = multis[key];
+    const Group& single = singles[std::vector<std::string>(key.begin(), key.end() - 1)];
+    const std::size_t trials = std::min(single.size(), multi.size());
+    if (trials < 2) continue;
+    TrialScalingPair pair;
+    pair.singles.assign(single.begin(), single.begin() + trials);
+    pair.multis.assign(multi.begin(), multi.begin() + trials);
+    std::vector<double> single_means, multi_means;
+    std::vector<std::vector<double>> single_runs, multi_runs;
+    for (std::size_t k = 0; k < trials; ++k) {
+      single_means.push_back(pair.singles[k]->throughput.mean);
+      multi_means.push_back(pair.multis[k]->throughput.mean);
+      single_runs.push_back(pair.singles[k]->kept_throughput);
+      multi_runs.push_back(pair.multis[k]->kept_throughput);
+    }
+    pair.speedup = paired_trial_ratio_interval(multi_means, single_means);
+    pair.single_components = variance_components(single_runs);
+    pair.multi_components = variance_components(multi_runs);
+    pairs.push_back(std::move(pair));
+  }
+  return pairs;
 }
 
 }  // namespace mgpu::stats

@@ -77,6 +77,27 @@ TEST_F(ReportTables, ConfigurationsTableExactly) {
   EXPECT_EQ(render_terminal(configurations_table(stats_, {})), kExpectedConfigurations);
 }
 
+// Two jobs' pairs in one report are trials: one row with both trials, the speedup from the two trial means.
+TEST_F(ReportTables, RepeatedPairsGiveATrialsRow) {
+  const std::string path = path_ + ".second.h5";
+  {
+    ResultsWriter writer(path, true);
+    add_single(writer, "single_b");
+    add_double(writer, "double_b");
+    writer.close();
+  }
+  const ResultsFile second = read_results_file(path);
+  std::vector<ConfigurationStats> all = stats_;
+  for (const ConfigurationResults& c : second.configurations)
+    all.push_back(compute_configuration_stats(c, "second.h5", {}));
+  const std::string table = render_terminal(trial_scaling_table(build_trial_scaling(all)));
+  fs::remove(path);
+  // The same runs twice: both trial means equal, so the speedup is 3520 / 1840 and its interval has no width.
+  EXPECT_NE(table.find("  custom      8     2       2            1,840            3,520   1.913 [1.913, 1.913]"),
+            std::string::npos)
+      << table;
+}
+
 // The replicas column says what replica_check says, in one word; a configuration whose replicas differed is named in
 // the scaling table's notes and not paired.
 TEST_F(ReportTables, ReplicasColumnAndTheUnpairedConfiguration) {

@@ -155,6 +155,36 @@ TEST(Scaling, ConfigurationsWhoseReplicasDifferedAreNotPaired) {
   EXPECT_EQ(table.replicas_differ[0]->results->metadata.name, "one");
 }
 
+// Two jobs' files of the same command: their pairs are trials 1 and 2, paired in the order given; a third 2-GPU
+// configuration without a third baseline is left out, and a pair measured once has no trial row.
+TEST(Scaling, RepeatedPairsAreTrials) {
+  Made m;
+  m.add("one_a", 1, {}, {100, 102, 98, 100, 100});
+  m.add("two_a", 2, {}, {150, 151, 149, 150, 150});
+  m.add("one_b", 1, {}, {110, 111, 109, 110, 110});
+  m.add("two_b", 2, {}, {160, 162, 158, 160, 160});
+  m.add("two_c", 2, {}, {170, 170, 170, 170, 170});
+  m.add("once_one", 1, {{"global_batch", "64"}});
+  m.add("once_two", 2, {{"global_batch", "64"}});
+  const std::vector<TrialScalingPair> pairs = build_trial_scaling(m.stats);
+  ASSERT_EQ(pairs.size(), 1u);
+  const TrialScalingPair& pair = pairs[0];
+  ASSERT_EQ(pair.multis.size(), 2u);
+  EXPECT_EQ(pair.singles[0]->results->metadata.name, "one_a");
+  EXPECT_EQ(pair.singles[1]->results->metadata.name, "one_b");
+  EXPECT_EQ(pair.multis[1]->results->metadata.name, "two_b");
+  EXPECT_DOUBLE_EQ(pair.speedup.ratio, 155.0 / 105.0);
+  EXPECT_DOUBLE_EQ(pair.speedup.df, 1.0);
+  EXPECT_DOUBLE_EQ(pair.single_components.grand_mean, 105.0);
+  // Within: squares 8 and 2 about the trial means, over 10 - 2 df; between: var(100, 110) = 50 less 1.25 / 5.
+  EXPECT_DOUBLE_EQ(pair.single_components.within_trial, 1.25);
+  EXPECT_DOUBLE_EQ(pair.single_components.between_trials, 49.75);
+  // The trial-level interval is wide where the trials differ (two trials, 1 df); the run-level one cannot see it.
+  ASSERT_TRUE(pair.speedup.has_interval);
+  EXPECT_LT(pair.speedup.low, 155.0 / 105.0);
+  EXPECT_GT(pair.speedup.high, 155.0 / 105.0);
+}
+
 TEST(Scaling, IdentityListsAreTheDocumentedOnes) {
   std::vector<std::string> names;
   for (const IdentityAttribute& a : scaling_identity_attributes()) names.push_back(a.name);
