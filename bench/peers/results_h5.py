@@ -50,7 +50,8 @@ CONFIGURATION_ATTRIBUTES = {
     "gpu_uuids": "str[]", "gpu_pci_bus_ids": "str[]", "peer_topology": "str[]", "max_sm_clock_mhz": "f8[]",
     "max_memory_clock_mhz": "f8[]",
     "graph": "str", "overlap": "str", "bucket_mb": "f8", "grad_dtype": "str", "accumulate_steps": "i4",
-    "timing": "str", "environment_preset": "str", "attempt": "i4", "fused_optimizer": "str", "overlap_order": "str",
+    "timing": "str", "environment_preset": "str", "attempt": "i4", "trial": "i4", "fused_optimizer": "str",
+    "overlap_order": "str",
     "gemm_tuning": "str", "gemm_choices": "str",
 }
 PER_RANK = ["hosts", "gpu_names", "gpu_uuids", "gpu_pci_bus_ids", "peer_topology", "max_sm_clock_mhz",
@@ -215,6 +216,7 @@ def self_test(path):
             "max_memory_clock_mhz": [3201.0, 3201.0], "graph": "off", "overlap": "on", "overlap_order": "layerwise",
             "bucket_mb": 25.0,
             "grad_dtype": "fp32", "accumulate_steps": 1, "timing": "events", "environment_preset": "none", "attempt": 1,
+            "trial": 1,
             "fused_optimizer": "off", "gemm_tuning": "n/a", "gemm_choices": "",
         }
         group = add_configuration(f, "medium_b64_n2_pytorch-ddp", attributes)

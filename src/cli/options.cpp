@@ -37,6 +37,9 @@ po::options_description describe_study_options() {
     ("warmup", po::value<long long>()->default_value(10), "warm-up steps per run (recorded and flagged)")
     ("steps", po::value<long long>()->default_value(100), "measured steps per run")
     ("runs", po::value<long long>()->default_value(50), "runs per configuration (fresh initialisation each)")
+    ("trials", po::value<long long>()->default_value(1),
+     "trials per configuration, each its own set-up and GEMM tuning; with 2 or more the speedup's interval comes from "
+     "the trial means")
     ("seed", po::value<std::string>()->default_value("1"), "seed of data, initialisation and dropout")
     ("device", po::value<std::string>()->default_value("auto"), "auto | cuda | cpu (auto: GPUs if every rank has one)")
     ("nccl-algo", po::value<std::string>(),
@@ -96,6 +99,7 @@ po::options_description describe_options() {
 // rank are 5.6 MB a run, and the study itself uses 110 steps and 50 runs.
 constexpr long long kMaxSteps = 100000;
 constexpr long long kMaxRuns = 100000;
+constexpr long long kMaxTrials = 1000;
 constexpr long long kMaxBatch = 1LL << 24;
 constexpr long long kMaxRanks = 1LL << 20;
 
@@ -305,7 +309,7 @@ std::vector<int> BenchOptions::gpu_counts(int ranks) const {
 std::size_t BenchOptions::configuration_count(int ranks) const {
   std::size_t batches = 0;
   for (const SweepEntry& entry : sweep) batches += entry.global_batches.size();
-  return batches * gpu_counts(ranks).size();
+  return batches * gpu_counts(ranks).size() * static_cast<std::size_t>(trials);
 }
 
 std::string BenchOptions::default_output_path(int ranks) const {
@@ -475,6 +479,7 @@ BenchOptions parse_options(int argc, const char* const* argv) {
   options.warmup_steps = checked_source_int(sources, "warmup", 0, kMaxSteps);
   options.measured_steps = checked_source_int(sources, "steps", 1, kMaxSteps);
   options.runs = checked_source_int(sources, "runs", 1, kMaxRuns);
+  options.trials = checked_source_int(sources, "trials", 1, kMaxTrials);
   options.seed = with_origin(sources, "seed", [&] { return parse_seed(vm["seed"].as<std::string>()); });
   options.device = with_origin(sources, "device", [&] { return parse_device_choice(vm["device"].as<std::string>()); });
   if (vm.count("nccl-algo"))

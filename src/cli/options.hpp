@@ -54,6 +54,9 @@ struct BenchOptions {
   int warmup_steps = 10;
   int measured_steps = 100;
   int runs = 50;
+  // Trials per configuration: independent measurements, each with its own set-up and GEMM tuning (docs/statistics.md,
+  // "Trials"); the 1-GPU and N-GPU configurations of a batch alternate trial by trial.
+  int trials = 1;
   std::uint64_t seed = 1;
   DeviceChoice device = DeviceChoice::automatic;
   std::string nccl_algo;    // empty: NCCL chooses

@@ -42,6 +42,7 @@ inline constexpr AddedName kAddedAttributes[] = {
     {"interrupted_utc", 7},
     {"step_labels", 8},
     {"replica_check", 9},
+    {"trial", 9},
 };
 // Per-run datasets added after version 1 (for_each_dataset), with the version that added them: a reader of an older
 // file that lacks one gets an array of the right shape filled with NaN ("not measured"). Every dataset added to
@@ -121,6 +122,7 @@ struct ConfigurationMetadata {
   std::string batch_mode = "global";        // "global": --batch split across ranks (docs/measurement.md)
   std::string environment_preset = "none";  // launch/presets name the launcher applied (MGPU_ENVIRONMENT_PRESET)
   std::int32_t attempt = 1;  // 1; n + 1 when --resume replaced an incomplete n-th attempt of this configuration
+  std::int32_t trial = 1;    // which trial of the configuration (--trials; docs/statistics.md, "Trials") (v9)
   std::int32_t ranks = 0;
   std::string device;              // "cuda" or "cpu"
   std::string precision = "fp32";  // "fp32", "tf32" or "bf16" (GEMM arithmetic)
@@ -199,6 +201,7 @@ void for_each_attribute_of_configuration(Metadata& m, Visitor&& visit) {
   visit("batch_mode", m.batch_mode);
   visit("environment_preset", m.environment_preset);
   visit("attempt", m.attempt);
+  visit("trial", m.trial);
   visit("ranks", m.ranks);
   visit("device", m.device);
   visit("precision", m.precision);
@@ -294,6 +297,9 @@ inline constexpr AttributeRoleEntry kConfigurationAttributeRoles[] = {
     {"gpu_names", AttributeRole::setting},
     {"gemm_choices", AttributeRole::condition},
     {"attempt", AttributeRole::condition},
+    // Trials of one configuration must pair as trials (stats::build_trial_scaling), so no identity holds it; each
+    // trial is a group of its own name.
+    {"trial", AttributeRole::condition},
     {"command_line", AttributeRole::condition},
     {"started_utc", AttributeRole::condition},
     {"hosts", AttributeRole::condition},

@@ -2,10 +2,12 @@
 #include "stats/verdict.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <map>
+#include <set>
 
 #include "stats/break_even.hpp"
 #include "stats/configuration_stats.hpp"
@@ -68,10 +70,13 @@ std::vector<std::string> verdict_lines(const ResultsFile& file, int job_ranks) {
     configurations.push_back(compute_configuration_stats(c, file.path, {}));
   }
   const ScalingTable table = build_scaling_table(configurations);
+  // A pair measured in several trials (--trials, or several jobs' files) is judged by its trial means alone.
+  const std::vector<TrialScalingPair> trial_pairs = build_trial_scaling(configurations);
   std::vector<std::string> lines;
   lines.push_back(
       "verdict (mgpu_analyze's statistics: speedup = mean throughput(N) / mean throughput(1) over kept runs, "
-      "Fieller 95% interval, Welch's two-sided test):");
+      "Fieller 95% interval, Welch's two-sided test" +
+      std::string(trial_pairs.empty() ? "" : "; a pair measured in trials: Fieller over its trial means") + "):");
   for (const ConfigurationStats* c : table.replicas_differ)
     lines.push_back("  not paired: " + c->results->metadata.name + ": the ranks' parameters differed after its runs (" +
                     c->results->progress.replica_check + ")");
@@ -82,7 +87,21 @@ std::vector<std::string> verdict_lines(const ResultsFile& file, int job_ranks) {
   }
   std::map<std::vector<std::string>, std::vector<SpeedupPoint>> curves;
   std::map<std::vector<std::string>, std::string> curve_names;
+  const auto add_point = [&](const ConfigurationResults& multi, const RatioInterval& speedup) {
+    SpeedupPoint point;
+    point.global_batch = multi.metadata.global_batch;
+    point.speedup = speedup.ratio;
+    point.has_interval = speedup.has_interval;
+    point.low = speedup.low;
+    point.high = speedup.high;
+    const std::vector<std::string> key = curve_key(multi);
+    curves[key].push_back(point);
+    curve_names[key] = model_name(multi) + " on " + std::to_string(multi.ranks()) + " GPUs";
+  };
+  std::set<const ConfigurationStats*> in_trials;
+  for (const TrialScalingPair& trials : trial_pairs) in_trials.insert(trials.multis.begin(), trials.multis.end());
   for (const ScalingPair& pair : table.pairs) {
+    if (in_trials.count(pair.multi) != 0) continue;
     const ConfigurationResults& multi = *pair.multi->results;
     const int gpus = multi.ranks();
     const int fewest_kept = std::min(pair.single->runs_kept, pair.multi->runs_kept);
@@ -97,16 +116,28 @@ std::vector<std::string> verdict_lines(const ResultsFile& file, int job_ranks) {
                std::to_string(pair.single->runs_total) + " on 1)";
     lines.push_back(figures);
     lines.push_back("    " + speedup_sentence(gpus, pair.speedup, fewest_kept));
-
-    SpeedupPoint point;
-    point.global_batch = multi.metadata.global_batch;
-    point.speedup = pair.speedup.ratio;
-    point.has_interval = pair.speedup.has_interval;
-    point.low = pair.speedup.low;
-    point.high = pair.speedup.high;
-    const std::vector<std::string> key = curve_key(multi);
-    curves[key].push_back(point);
-    curve_names[key] = model_name(multi) + " on " + std::to_string(gpus) + " GPUs";
+    add_point(multi, pair.speedup);
+  }
+  for (const TrialScalingPair& trials : trial_pairs) {
+    const ConfigurationResults& multi = *trials.multis.front()->results;
+    const int gpus = multi.ranks();
+    const VarianceComponents& one = trials.single_components;
+    const VarianceComponents& many = trials.multi_components;
+    std::string figures = "  " + model_name(multi) + ", global batch " + std::to_string(multi.metadata.global_batch) +
+                          ", " + std::to_string(gpus) + " GPUs, " + std::to_string(trials.multis.size()) +
+                          " trials: speedup " + formatted("%.3f", trials.speedup.ratio);
+    figures += trials.speedup.has_interval ? formatted(" [%.3f, %.3f]", trials.speedup.low, trials.speedup.high)
+                                           : std::string(" (no interval)");
+    figures += " over the trial means, efficiency " + formatted("%.1f%%", 100.0 * trials.speedup.ratio / gpus);
+    figures += "; sd between trials " + formatted("%.2f%%", 100 * std::sqrt(one.between_trials) / one.grand_mean) +
+               " on 1, " + formatted("%.2f%%", 100 * std::sqrt(many.between_trials) / many.grand_mean) + " on " +
+               std::to_string(gpus) + " (within a trial " +
+               formatted("%.2f%%", 100 * std::sqrt(one.within_trial) / one.grand_mean) + ", " +
+               formatted("%.2f%%", 100 * std::sqrt(many.within_trial) / many.grand_mean) + ")";
+    lines.push_back(figures);
+    // Two or more trials always give the sentence an interval unless the 1-GPU means are too noisy.
+    lines.push_back("    " + speedup_sentence(gpus, trials.speedup, static_cast<int>(kMinimumRunsForInterval)));
+    add_point(multi, trials.speedup);
   }
   for (const auto& [key, points] : curves) {
     if (points.size() < 2) continue;  // a break-even needs a batch sweep

@@ -80,6 +80,7 @@ ConfigurationMetadata describe_configuration(const BenchConfiguration& configura
   meta.warmup_steps = settings.warmup_steps;
   meta.measured_steps = settings.measured_steps;
   meta.runs_requested = configuration.runs_requested;
+  meta.trial = configuration.trial;
   meta.seed = settings.seed;
   meta.adam_learning_rate = settings.adam.learning_rate;
   meta.adam_beta1 = settings.adam.beta1;

@@ -6,7 +6,8 @@
 namespace mgpu {
 
 std::string BenchConfiguration::name(const std::string& device) const {
-  return configuration_stem(model, global_batch, gpus) + "_" + device;
+  return configuration_stem(model, global_batch, gpus) + "_" + device +
+         (trials > 1 ? "_t" + std::to_string(trial) : std::string());
 }
 
 TrainingSettings BenchConfiguration::training_settings(bool cuda_backend) const {
@@ -38,20 +39,24 @@ std::vector<BenchConfiguration> plan_sweep(const BenchOptions& options, int job_
   std::vector<BenchConfiguration> plan;
   for (const SweepEntry& entry : options.sweep) {
     for (int batch : entry.global_batches) {
-      for (int gpus : gpu_counts) {
-        BenchConfiguration configuration;
-        configuration.model = entry.model;
-        configuration.global_batch = batch;
-        configuration.gpus = gpus;
-        configuration.warmup_steps = options.warmup_steps;
-        configuration.measured_steps = options.measured_steps;
-        // --runs counts the runs throughput is computed from; interleaved timing adds its phase-marked runs.
-        configuration.runs =
-            options.step.timing == TimingMode::interleaved ? interleaved_run_count(options.runs) : options.runs;
-        configuration.runs_requested = options.runs;
-        configuration.seed = options.seed;
-        configuration.step = options.step;
-        plan.push_back(std::move(configuration));
+      for (int trial = 1; trial <= options.trials; ++trial) {
+        for (int gpus : gpu_counts) {
+          BenchConfiguration configuration;
+          configuration.model = entry.model;
+          configuration.global_batch = batch;
+          configuration.gpus = gpus;
+          configuration.warmup_steps = options.warmup_steps;
+          configuration.measured_steps = options.measured_steps;
+          // --runs counts the runs throughput is computed from; interleaved timing adds its phase-marked runs.
+          configuration.runs =
+              options.step.timing == TimingMode::interleaved ? interleaved_run_count(options.runs) : options.runs;
+          configuration.runs_requested = options.runs;
+          configuration.seed = options.seed;
+          configuration.step = options.step;
+          configuration.trial = trial;
+          configuration.trials = options.trials;
+          plan.push_back(std::move(configuration));
+        }
       }
     }
   }

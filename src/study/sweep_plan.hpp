@@ -24,10 +24,13 @@ struct BenchConfiguration {
   int runs = 50;            // every run of the configuration (--timing interleaved: its marked runs included)
   int runs_requested = 50;  // what --runs said: the runs throughput is computed from (recorded as runs_requested)
   std::uint64_t seed = 1;
+  int trial = 1;   // which trial of the configuration this is (1 to trials)
+  int trials = 1;  // --trials
   // --graph, --overlap, --fuse-optimizer, --bucket-mb, --precision, --grad-dtype, --timing, --accumulate
   StepOptions step;
 
-  // The results group: "large_b32_n2_cuda" (model or widths, global batch, GPU count, device). Unique in a sweep.
+  // The results group: "large_b32_n2_cuda" (model or widths, global batch, GPU count, device), and "_t2" for trial 2
+  // where there are several. Unique in a sweep.
   std::string name(const std::string& device) const;
   // The settings on the agreed back-end, which decides how `step` resolves (apply_step_options; throws UsageError for
   // what the CPU fallback cannot do), with what depends on the GPU count: overlap and grad_dtype only with > 1 GPU,
@@ -35,9 +38,9 @@ struct BenchConfiguration {
   TrainingSettings training_settings(bool cuda_backend) const;
 };
 
-// Every configuration of the grid, model by model, batch by batch, each batch on every GPU count in the order given
-// (so the 1- and 2-GPU runs of a batch are neighbours in time). Throws UsageError (validate_for_ranks) when a GPU
-// count exceeds the job or does not divide a batch.
+// Every configuration of the grid, model by model, batch by batch, each batch trial by trial on every GPU count in the
+// order given (so the 1- and 2-GPU runs of a batch's trial are neighbours in time). Throws UsageError
+// (validate_for_ranks) when a GPU count exceeds the job or does not divide a batch.
 std::vector<BenchConfiguration> plan_sweep(const BenchOptions& options, int job_ranks);
 
 }  // namespace mgpu

@@ -37,6 +37,7 @@ TEST(Options, DefaultsFollowTheStudy) {
   EXPECT_EQ(options.warmup_steps, 10);
   EXPECT_EQ(options.measured_steps, 100);
   EXPECT_EQ(options.runs, 50);
+  EXPECT_EQ(options.trials, 1);
   EXPECT_EQ(options.device, DeviceChoice::automatic);
   EXPECT_TRUE(options.nccl_algo.empty());
   EXPECT_FALSE(options.force);
@@ -132,6 +133,9 @@ TEST(Options, EachBadValueGivesOneLineNamingIt) {
       {{"--warmup", "2147483647"}, "--warmup 2147483647"},
       {{"--batch", "16777217"}, "--batch 16777217"},
       {{"--runs", "100001"}, "--runs 100001"},
+      {{"--trials", "0"}, "--trials 0"},
+      {{"--trials", "1001"}, "--trials 1001"},
+      {{"--trials", "two"}, "two"},
       {{"--batch", "8,0"}, "--batch 0"},
       {{"--batch", "8,16,8"}, "8 is given twice"},
       {{"--batch", "8,,16"}, "'' is not a whole number"},

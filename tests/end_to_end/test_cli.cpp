@@ -318,6 +318,35 @@ TEST_F(Cli, TwoRankSweepRunsOneGpuConfigurationsOnTheFirstRank) {
 // beside the N GPUs, and the console ends with the verdict (the analyzer's statistics on the file just written):
 // speedup with its interval, efficiency, Welch p and a sentence. 10 unmarked runs: the outlier screen keeps at least
 // half of them, so both sides have the 5 an interval needs. One rank: the verdict says it needs two.
+// --trials 2 on 2 ranks: the 1- and 2-GPU configurations alternate trial by trial, each records its trial, and the
+// verdict judges the pair by its trial means.
+TEST_F(Cli, TrialsAlternateAndTheVerdictUsesTheirMeans) {
+  const std::string launcher = std::string(MGPU_MPIEXEC) + " -n 2";
+  const std::string out = dir_ + "/trials.h5";
+  const Outcome outcome =
+      run("--device cpu --model medium --batch 16 --warmup 1 --steps 2 --runs 5 --trials 2 --output '" + out + "'",
+          launcher);
+  ASSERT_EQ(outcome.exit_code, 0) << outcome.err;
+  const mgpu::ResultsFile results = mgpu::read_results_file(out);
+  ASSERT_EQ(results.configurations.size(), 4u);
+  const std::vector<std::pair<std::string, int>> expected = {{"medium_b16_n1_cpu_t1", 1},
+                                                             {"medium_b16_n2_cpu_t1", 1},
+                                                             {"medium_b16_n1_cpu_t2", 2},
+                                                             {"medium_b16_n2_cpu_t2", 2}};
+  for (std::size_t i = 0; i < expected.size(); ++i) {
+    EXPECT_EQ(results.configurations[i].metadata.name, expected[i].first);
+    EXPECT_EQ(results.configurations[i].metadata.trial, expected[i].second);
+  }
+  const std::size_t verdict = outcome.out.find("# verdict (");
+  ASSERT_NE(verdict, std::string::npos) << outcome.out;
+  const std::string tail = outcome.out.substr(verdict);
+  EXPECT_TRUE(std::regex_search(tail, std::regex("#   medium, global batch 16, 2 GPUs, 2 trials: speedup [0-9.]+ "
+                                                 "(\\[[0-9.]+, [0-9.]+\\]|\\(no interval\\)) over the trial means")))
+      << tail;
+  // The trials' pairs are judged together, not each on its own runs.
+  EXPECT_EQ(tail.find("global batch 16, 2 GPUs: speedup"), std::string::npos) << tail;
+}
+
 // MGPU_FAULT_REPLICA_RANK=1 makes rank 1 hash one flipped bit of its parameters: the check ends the job on both
 // ranks with one line and status 1, and the configuration keeps its runs, incomplete, with the reason.
 TEST_F(Cli, ReplicasThatDifferEndTheJobAndKeepTheRuns) {

@@ -26,6 +26,21 @@ TrainingSettings settings_of(std::vector<const char*> args, int job_ranks, bool 
   return plan.back().training_settings(cuda_backend);
 }
 
+// --trials T: each batch's GPU counts trial by trial, so that a trial's 1-GPU and N-GPU configurations are neighbours
+// in time; the names carry the trial only when there are several.
+TEST(SweepPlan, TrialsAlternateTheGpuCountsOfEachBatch) {
+  const std::vector<BenchConfiguration> plan = plan_sweep(parse({"--batch", "32,64", "--trials", "2"}), 2);
+  std::vector<std::string> names;
+  for (const BenchConfiguration& configuration : plan) names.push_back(configuration.name("cpu"));
+  EXPECT_EQ(names, (std::vector<std::string>{"large_b32_n1_cpu_t1", "large_b32_n2_cpu_t1", "large_b32_n1_cpu_t2",
+                                             "large_b32_n2_cpu_t2", "large_b64_n1_cpu_t1", "large_b64_n2_cpu_t1",
+                                             "large_b64_n1_cpu_t2", "large_b64_n2_cpu_t2"}));
+  EXPECT_EQ(plan[2].trial, 2);
+  EXPECT_EQ(plan[2].trials, 2);
+  EXPECT_EQ(parse({"--batch", "32,64", "--trials", "2"}).configuration_count(2), 8u);
+  EXPECT_EQ(plan_sweep(parse({"--batch", "32"}), 2).front().name("cpu"), "large_b32_n1_cpu");
+}
+
 TEST(SweepPlan, FuseOptimizerAutoIsOnForOneGpuFp32UpToTheLocalBatchLimit) {
   EXPECT_EQ(stats::kFusedOptimizerMaxLocalBatch, 64);
   EXPECT_TRUE(settings_of({"--batch", "32"}, 1).fused_optimizer);  // the default is auto
