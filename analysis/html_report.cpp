@@ -13,6 +13,7 @@
 #include "platform/build_info.hpp"
 #include "platform/error.hpp"
 #include "stats/speedup_interval.hpp"
+#include "stats/statistics.hpp"
 
 namespace mgpu::analysis {
 namespace {
@@ -73,12 +74,15 @@ std::string verdict_sentence(const stats::ScalingPair& pair) {
   else
     std::snprintf(details, sizeof details, " (efficiency %.3f)", pair.efficiency);
   sentence += details;
-  // The interval decides; without one (under 5 kept runs on a side, or an unbounded Fieller set) Welch's test does.
-  const bool slower = r.has_interval ? r.high < 1 : pair.welch.valid && pair.welch.p < 0.05 && r.ratio < 1;
-  const bool faster = r.has_interval ? r.low > 1 : pair.welch.valid && pair.welch.p < 0.05 && r.ratio > 1;
+  // The interval decides, beyond the verdicts' minimum effect (stats/statistics.hpp); without one (under 5 kept runs on
+  // a side, or an unbounded Fieller set) Welch's test and the ratio do.
+  const double e = stats::kMinimumEffect;
+  const bool significant = pair.welch.valid && pair.welch.p < 0.05;
+  const bool slower = r.has_interval ? r.high < 1 - e : significant && r.ratio < 1 - e;
+  const bool faster = r.has_interval ? r.low > 1 + e : significant && r.ratio > 1 + e;
   if (slower) return sentence + ": adding GPUs slows this step down.";
   if (faster) return sentence + ": adding GPUs speeds this step up.";
-  return sentence + ": no difference shown at 95%.";
+  return sentence + ": no difference of 2% or more shown at 95%.";
 }
 
 std::string html_table(const Table& table) {

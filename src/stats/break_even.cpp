@@ -6,6 +6,7 @@
 #include <cstdio>
 
 #include "platform/error.hpp"
+#include "stats/statistics.hpp"
 
 namespace mgpu::stats {
 namespace {
@@ -64,9 +65,9 @@ BreakEven find_break_even(std::vector<SpeedupPoint> points) {
     }
   }
   // Smallest significant batch: scanning down from the largest, the last point (smallest batch) whose interval lies
-  // above 1 while every point after it pays.
+  // above 1 + kMinimumEffect while every point after it pays.
   for (std::size_t i = first_paying; i < n; ++i)
-    if (points[i].has_interval && points[i].low > 1) {
+    if (points[i].has_interval && points[i].low > 1 + kMinimumEffect) {
       result.smallest_significant = points[i];
       break;
     }

@@ -32,8 +32,8 @@ struct BreakEven {
   // always, `above` is the smallest.
   double batch = 0;
   std::optional<SpeedupPoint> below, above;
-  // The smallest measured batch whose interval lies wholly above 1 (low > 1), from which every larger measured batch
-  // also has speedup >= 1; empty when there is none (or no point has an interval).
+  // The smallest measured batch whose interval lies wholly above 1.02 (low > 1 + kMinimumEffect), from which every
+  // larger measured batch also has speedup >= 1; empty when there is none (or no point has an interval).
   std::optional<SpeedupPoint> smallest_significant;
 };
 

@@ -12,8 +12,8 @@
 namespace mgpu::stats {
 
 struct CompareOptions {
-  double alpha = 0.05;       // significance level of Welch's two-sided test
-  double min_effect = 0.02;  // smallest relative change in mean throughput that counts (0.02 = 2%)
+  double alpha = 0.05;                 // significance level of Welch's two-sided test
+  double min_effect = kMinimumEffect;  // smallest relative change in mean throughput that counts (0.02 = 2%)
   // false: pair configurations that differ only in nccl_algo / nccl_proto (to compare NCCL settings themselves).
   bool match_nccl_settings = true;
 };

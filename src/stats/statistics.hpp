@@ -14,6 +14,11 @@ namespace mgpu::stats {
 inline constexpr std::size_t kMinimumRunsForInterval = 5;
 // docs/statistics.md: 95% intervals.
 inline constexpr double kConfidence = 0.95;
+// The smallest relative change of throughput the verdicts call a difference: a speedup interval must lie wholly
+// beyond 1 ± this to be called faster or slower (verdict, report page, break-even), and compare's default. Below it
+// a change is not one to buy or sell GPUs on, and processes of one configuration differ by about that much
+// (docs/statistics.md, "Trials").
+inline constexpr double kMinimumEffect = 0.02;
 // Iglewicz & Hoaglin's default cut-off for |M|.
 inline constexpr double kDefaultOutlierThreshold = 3.5;
 

@@ -54,9 +54,12 @@ std::string speedup_sentence(int gpus, const RatioInterval& speedup, int fewest_
     return head + " (no bounded interval: the 1-GPU throughput is too noisy): too noisy to tell";
   }
   const std::string interval = formatted(" [%.2f, %.2f]", speedup.low, speedup.high);
-  if (speedup.high < 1) return head + interval + ": " + adding + " slows this step down";
-  if (speedup.low > 1) return head + interval + ": " + adding + " speeds this step up";
-  return head + interval + ": no significant difference from 1 GPU (the 95% interval contains 1)";
+  if (speedup.high < 1 - kMinimumEffect) return head + interval + ": " + adding + " slows this step down";
+  if (speedup.low > 1 + kMinimumEffect) return head + interval + ": " + adding + " speeds this step up";
+  if (speedup.low <= 1 && 1 <= speedup.high)
+    return head + interval + ": no significant difference from 1 GPU (the 95% interval contains 1)";
+  return head + interval + ": no clear difference from 1 GPU (the 95% interval excludes 1, not the " +
+         formatted("%.0f%%", 100 * kMinimumEffect) + " either side of it)";
 }
 
 std::vector<std::string> verdict_lines(const ResultsFile& file, int job_ranks) {

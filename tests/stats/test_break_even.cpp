@@ -7,6 +7,7 @@
 
 #include "platform/error.hpp"
 #include "stats/break_even.hpp"
+#include "stats/statistics.hpp"
 
 namespace mgpu::stats {
 namespace {
@@ -70,9 +71,14 @@ TEST(BreakEven, SmallestSignificantBatchNeedsTheWholeIntervalAboveOneAndPayingAf
       {at(32, 0.9, 0.85, 0.95), at(64, 1.05, 0.98, 1.12), at(128, 1.2, 1.1, 1.3), at(256, 1.3, 1.2, 1.4)});
   ASSERT_TRUE(b.smallest_significant.has_value());
   EXPECT_EQ(b.smallest_significant->global_batch, 128);
-  // A lower bound of exactly 1 is not above 1.
-  const BreakEven edge = find_break_even({at(64, 1.05, 1.0, 1.1), at(128, 1.2, 1.1, 1.3)});
+  // The lower bound must clear the minimum effect (1.02): exactly 1.02 does not, just above does.
+  EXPECT_EQ(kMinimumEffect, 0.02);
+  const BreakEven edge = find_break_even({at(64, 1.05, 1.02, 1.1), at(128, 1.2, 1.1, 1.3)});
   EXPECT_EQ(edge.smallest_significant->global_batch, 128);
+  const BreakEven within = find_break_even({at(64, 1.03, 1.01, 1.05), at(128, 1.2, 1.1, 1.3)});
+  EXPECT_EQ(within.smallest_significant->global_batch, 128);
+  const BreakEven beyond = find_break_even({at(64, 1.05, 1.0201, 1.1), at(128, 1.2, 1.1, 1.3)});
+  EXPECT_EQ(beyond.smallest_significant->global_batch, 64);
   // Significant but followed by a batch that does not pay: not counted.
   const BreakEven middle = find_break_even({at(8, 1.5, 1.2, 1.8), at(16, 0.9, 0.8, 1.0), at(32, 1.2, 1.1, 1.3)});
   EXPECT_EQ(middle.smallest_significant->global_batch, 32);

@@ -42,8 +42,19 @@ std::string joined(const std::vector<std::string>& lines) {
 TEST(VerdictSentence, IntervalWhollyBelowOneSlowsTheStepDown) {
   EXPECT_EQ(speedup_sentence(2, interval(0.4213, 0.4181, 0.4262), 50),
             "2 GPUs are 0.42x as fast as 1 [0.42, 0.43]: adding a GPU slows this step down");
-  // The upper end just below 1 is still "slower".
-  EXPECT_NE(speedup_sentence(2, interval(0.98, 0.97, 0.9999), 50).find("slows this step down"), std::string::npos);
+  // The upper end must lie below 1 by more than the minimum effect (2%).
+  EXPECT_NE(speedup_sentence(2, interval(0.95, 0.94, 0.9799), 50).find("slows this step down"), std::string::npos);
+}
+
+TEST(VerdictSentence, AnIntervalThatExcludesOneByLessThanTheMinimumEffectIsNoClearDifference) {
+  EXPECT_EQ(kMinimumEffect, 0.02);
+  EXPECT_EQ(speedup_sentence(2, interval(0.98, 0.97, 0.9999), 50),
+            "2 GPUs are 0.98x as fast as 1 [0.97, 1.00]: no clear difference from 1 GPU (the 95% interval excludes 1, "
+            "not the 2% either side of it)");
+  // The band's ends belong to the band.
+  EXPECT_NE(speedup_sentence(2, interval(0.97, 0.96, 0.98), 50).find("no clear difference"), std::string::npos);
+  EXPECT_NE(speedup_sentence(2, interval(1.03, 1.02, 1.04), 50).find("no clear difference"), std::string::npos);
+  EXPECT_NE(speedup_sentence(2, interval(1.01, 1.0001, 1.02), 50).find("no clear difference"), std::string::npos);
 }
 
 TEST(VerdictSentence, IntervalContainingOneIsNoSignificantDifference) {
@@ -58,7 +69,7 @@ TEST(VerdictSentence, IntervalContainingOneIsNoSignificantDifference) {
 TEST(VerdictSentence, IntervalWhollyAboveOneSpeedsTheStepUp) {
   EXPECT_EQ(speedup_sentence(4, interval(1.762, 1.741, 1.779), 50),
             "4 GPUs are 1.76x as fast as 1 [1.74, 1.78]: adding GPUs speeds this step up");
-  EXPECT_NE(speedup_sentence(2, interval(1.01, 1.0001, 1.02), 50).find("speeds this step up"), std::string::npos);
+  EXPECT_NE(speedup_sentence(2, interval(1.03, 1.0201, 1.04), 50).find("speeds this step up"), std::string::npos);
 }
 
 TEST(VerdictSentence, FewerThanFiveKeptRunsGiveNoInterval) {
