@@ -219,9 +219,7 @@ std::string render_html_report(const HtmlReportInput& in) {
     page += "<p class=\"missing\">" + escape(missing_baseline_note(*s)) + "</p>\n";
   for (const stats::ConfigurationStats* s : in.scaling.replicas_differ)
     page += "<p class=\"missing\">" +
-            escape(s->results->metadata.name +
-                   ": not paired, the ranks' parameters "
-                   "differed after its runs (" +
+            escape(s->results->metadata.name + ": not paired, the ranks' parameters differed after its runs (" +
                    s->results->progress.replica_check + ")") +
             "</p>\n";
 

@@ -269,9 +269,6 @@ Table scaling_table(const stats::ScalingTable& scaling) {
   return table;
 }
 
-// The standard deviation of a variance component as a percentage of the mean.
-Value percent_sd(double variance, double mean) { return mean != 0 ? number(100 * std::sqrt(variance) / mean) : none(); }
-
 Table trial_scaling_table(const std::vector<stats::TrialScalingPair>& pairs) {
   Table table;
   table.key = "trials";
@@ -295,10 +292,10 @@ Table trial_scaling_table(const std::vector<stats::TrialScalingPair>& pairs) {
                               integer(m.ranks),       integer(static_cast<long long>(pair.multis.size())),
                               number(one.grand_mean), number(many.grand_mean)};
     add_ratio_with_interval(row, pair.speedup);
-    row.push_back(percent_sd(one.between_trials, one.grand_mean));
-    row.push_back(percent_sd(one.within_trial, one.grand_mean));
-    row.push_back(percent_sd(many.between_trials, many.grand_mean));
-    row.push_back(percent_sd(many.within_trial, many.grand_mean));
+    row.push_back(measured(one.between_sd_percent()));
+    row.push_back(measured(one.within_sd_percent()));
+    row.push_back(measured(many.between_sd_percent()));
+    row.push_back(measured(many.within_sd_percent()));
     table.add_row(std::move(row));
   }
   table.notes.push_back(

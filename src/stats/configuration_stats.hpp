@@ -64,6 +64,10 @@ struct ConfigurationStats {
   int throttled_runs = 0;        // kept runs with any rank flagged throttled
 
   double phase(BreakdownPhase p) const { return phase_ms[static_cast<int>(p)]; }
+  // The ranks' parameters differed after the runs (replica_check): the step computed another update than it claims.
+  bool replicas_differ() const {
+    return results_schema::replica_verdict(results->progress.replica_check) == results_schema::ReplicaVerdict::differ;
+  }
   // Share of the step the breakdown sums to, 0..1 (only meaningful for the stacked phases).
   double share(BreakdownPhase p) const {
     const double step = phase(BreakdownPhase::step);

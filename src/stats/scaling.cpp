@@ -5,7 +5,6 @@
 #include <map>
 #include <string>
 
-#include "results/results_schema.hpp"
 #include "stats/pairing_identity.hpp"
 
 namespace mgpu::stats {
@@ -15,7 +14,7 @@ ScalingTable build_scaling_table(const std::vector<ConfigurationStats>& configur
   std::map<std::vector<std::string>, const ConfigurationStats*> baselines;
   std::vector<const ConfigurationStats*> checked;
   for (const ConfigurationStats& c : configurations) {
-    if (results_schema::replica_verdict(c.results->progress.replica_check) == results_schema::ReplicaVerdict::differ)
+    if (c.replicas_differ())
       table.replicas_differ.push_back(&c);
     else
       checked.push_back(&c);
@@ -52,8 +51,7 @@ std::vector<TrialScalingPair> build_trial_scaling(const std::vector<Configuratio
   std::map<std::vector<std::string>, Group> singles, multis;
   std::vector<std::vector<std::string>> multi_order;
   for (const ConfigurationStats& c : configurations) {
-    if (results_schema::replica_verdict(c.results->progress.replica_check) == results_schema::ReplicaVerdict::differ)
-      continue;
+    if (c.replicas_differ()) continue;
     std::vector<std::string> key = identity_key(*c.results, scaling_identity_attributes());
     if (c.results->ranks() == 1) {
       singles[key].push_back(&c);

@@ -5,7 +5,9 @@
 // with T - 1 degrees of freedom (Kalibera & Jones 2013 repeat at the level where the variance lives).
 #pragma once
 
+#include <cmath>
 #include <cstddef>
+#include <limits>
 #include <vector>
 
 #include "stats/speedup_interval.hpp"
@@ -20,6 +22,14 @@ struct VarianceComponents {
   double within_trial = 0;    // σ²_w: the runs' variance about their own trial's mean, pooled over trials
   double between_trials = 0;  // σ²_b: the variance of the trial means less what the runs' own noise explains, ≥ 0
   double runs_per_trial = 0;  // the harmonic mean of the trials' run counts (the n of σ²_w / n)
+  // Each component as a standard deviation in percent of the grand mean (NaN when the mean is 0).
+  double between_sd_percent() const { return sd_percent(between_trials); }
+  double within_sd_percent() const { return sd_percent(within_trial); }
+
+ private:
+  double sd_percent(double variance) const {
+    return grand_mean != 0 ? 100 * std::sqrt(variance) / grand_mean : std::numeric_limits<double>::quiet_NaN();
+  }
 };
 VarianceComponents variance_components(const std::vector<std::vector<double>>& trials);
 

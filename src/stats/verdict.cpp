@@ -2,7 +2,6 @@
 #include "stats/verdict.hpp"
 
 #include <algorithm>
-#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
@@ -132,11 +131,10 @@ std::vector<std::string> verdict_lines(const ResultsFile& file, int job_ranks) {
     figures += trials.speedup.has_interval ? formatted(" [%.3f, %.3f]", trials.speedup.low, trials.speedup.high)
                                            : std::string(" (no interval)");
     figures += " over the trial means, efficiency " + formatted("%.1f%%", 100.0 * trials.speedup.ratio / gpus);
-    figures += "; sd between trials " + formatted("%.2f%%", 100 * std::sqrt(one.between_trials) / one.grand_mean) +
-               " on 1, " + formatted("%.2f%%", 100 * std::sqrt(many.between_trials) / many.grand_mean) + " on " +
-               std::to_string(gpus) + " (within a trial " +
-               formatted("%.2f%%", 100 * std::sqrt(one.within_trial) / one.grand_mean) + ", " +
-               formatted("%.2f%%", 100 * std::sqrt(many.within_trial) / many.grand_mean) + ")";
+    figures += "; sd between trials " + formatted("%.2f%%", one.between_sd_percent()) + " on 1, " +
+               formatted("%.2f%%", many.between_sd_percent()) + " on " + std::to_string(gpus) + " (within a trial " +
+               formatted("%.2f%%", one.within_sd_percent()) + ", " + formatted("%.2f%%", many.within_sd_percent()) +
+               ")";
     lines.push_back(figures);
     // Two or more trials always give the sentence an interval unless the 1-GPU means are too noisy.
     lines.push_back("    " + speedup_sentence(gpus, trials.speedup, static_cast<int>(kMinimumRunsForInterval)));
