@@ -217,11 +217,8 @@ std::string render_html_report(const HtmlReportInput& in) {
   }
   for (const stats::ConfigurationStats* s : in.scaling.without_baseline)
     page += "<p class=\"missing\">" + escape(missing_baseline_note(*s)) + "</p>\n";
-  for (const stats::ConfigurationStats* s : in.scaling.replicas_differ)
-    page += "<p class=\"missing\">" +
-            escape(s->results->metadata.name + ": not paired, the ranks' parameters differed after its runs (" +
-                   s->results->progress.replica_check + ")") +
-            "</p>\n";
+  for (const stats::ConfigurationStats* s : in.scaling.wrong_steps)
+    page += "<p class=\"missing\">" + escape(s->results->metadata.name + ": not paired, " + s->wrong_step()) + "</p>\n";
 
   page += "<h2 id=\"plots\">Plots</h2>\n";
   for (const Plot& plot : in.plots.plots) {

@@ -98,6 +98,19 @@ std::string replicas_word(const stats::ConfigurationStats& s) {
   return "DIFFER";
 }
 
+// The math check in one word: passed, not checked (a file before version 10, the PyTorch peer), FAILED.
+std::string math_check_word(const stats::ConfigurationStats& s) {
+  switch (results_schema::math_check_verdict(s.results->metadata.math_check)) {
+    case results_schema::MathCheckVerdict::passed:
+      return "passed";
+    case results_schema::MathCheckVerdict::not_checked:
+      return "not checked";
+    case results_schema::MathCheckVerdict::failed:
+      break;
+  }
+  return "FAILED";
+}
+
 const char* kIntervalNote = "± is the 95% Student-t interval t(0.975, n-1)·s/√n over the kept runs (none below 5 runs)";
 
 }  // namespace
@@ -119,6 +132,7 @@ Table configurations_table(const std::vector<stats::ConfigurationStats>& configu
   table.columns.push_back({"peak_memory_mib_per_gpu", "MiB/GPU", 0, true});
   table.columns.push_back({"throttled_runs", "throttled"});
   table.columns.push_back({"complete", "complete", 0, false, false, "", "", true});
+  table.columns.push_back({"math_check", "math check", 0, false, false, "", "", true});
   table.columns.push_back({"replicas", "replicas", 0, false, false, "", "", true});
   for (const stats::ConfigurationStats& s : configurations) {
     std::vector<Value> row = identity_values(s);
@@ -133,6 +147,7 @@ Table configurations_table(const std::vector<stats::ConfigurationStats>& configu
     row.push_back(number(s.peak_memory_mib));
     row.push_back(s.clocks_recorded ? integer(s.throttled_runs) : none());
     row.push_back(text(s.results->progress.complete != 0 ? "yes" : "no"));
+    row.push_back(text(math_check_word(s)));
     row.push_back(text(replicas_word(s)));
     table.add_row(std::move(row));
   }
@@ -260,9 +275,8 @@ Table scaling_table(const stats::ScalingTable& scaling) {
   table.notes.push_back("Welch: two-sided t-test of N-GPU against 1-GPU run throughputs (Welch-Satterthwaite df).");
   for (const stats::ConfigurationStats* s : scaling.without_baseline)
     table.notes.push_back("NO 1-GPU BASELINE: " + missing_baseline_note(*s));
-  for (const stats::ConfigurationStats* s : scaling.replicas_differ)
-    table.notes.push_back("NOT PAIRED: the ranks' parameters differed after the runs of " +
-                          configuration_note_name(*s) + " (" + s->results->progress.replica_check + ")");
+  for (const stats::ConfigurationStats* s : scaling.wrong_steps)
+    table.notes.push_back("NOT PAIRED: " + configuration_note_name(*s) + ": " + s->wrong_step());
   for (const stats::ConfigurationStats* s : scaling.duplicate_baselines)
     table.notes.push_back("not used as a baseline (an earlier 1-GPU configuration has the same identity): " +
                           configuration_note_name(*s));

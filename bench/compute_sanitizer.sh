@@ -12,11 +12,13 @@
 # Usage (from the repository root): BIN_DIR=build/tests BENCH=build/mgpu_bench OUT=/tmp/sanitizer \
 #   bash bench/compute_sanitizer.sh
 # Knobs: PARTS (default "tests product"), TOOLS (default "memcheck initcheck synccheck racecheck"), LANES=N (that many
-# copies at once, each with 1/N of the GPUs and every N-th product row; 2 on a 4-GPU machine), SHARD=i/n (the
-# product rows whose index is i modulo n, so that several copies share the GPUs of one machine, each with its own
-# CUDA_VISIBLE_DEVICES; 2-rank rows need two visible GPUs), RANKS (the rows of these rank counts, default "1 2"),
-# ROWS (the product rows of these indexes, counted from 1 in the order below, default every row), ROW_TIMEOUT (seconds
-# per product row, default 1200),
+# copies at once taking the product's work from one queue, 2-rank work first; lane i sees GPUs i and i+1 modulo the
+# GPU count, so lanes may share GPUs: under a sanitizer the set-up is host-bound), SPLIT=configurations (one
+# mgpu_bench run per batch of a row instead of one per row, so that lanes share a row's configurations), SHARD=i/n
+# (the product rows whose index is i modulo n, for copies started by hand with their own CUDA_VISIBLE_DEVICES; 2-rank
+# rows need two visible GPUs), RANKS (the rows of these rank counts, default "1 2"), ROWS (the product rows of these
+# indexes, counted from 1 in the order below, default every row), ROW_TIMEOUT (seconds per mgpu_bench run, default
+# 1200),
 # MPIRUN (default "mpirun --allow-run-as-root"), COMPUTE_SANITIZER (the executable).
 # docs/testing.md says which tests racecheck runs and which of our shared-memory kernels each covers.
 set -uo pipefail
@@ -45,27 +47,6 @@ print_table() {
     cat "$out/rows.md"
   } | tee "$out/table.md"
 }
-
-# LANES=N (N > 1, SHARD unset): the product grid in N copies of this script at once, each with its share of the GPUs
-# nvidia-smi lists (CUDA_VISIBLE_DEVICES) and every N-th row; the tests part runs in the first lane only. One table.
-if [[ "${LANES:-1}" -gt 1 && -z "${SHARD:-}" ]]; then
-  lanes="$LANES"
-  gpu_count="$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')"
-  per_lane=$((gpu_count / lanes))
-  ((per_lane >= 1)) || { echo "compute_sanitizer: LANES=$lanes needs at least $lanes GPUs, $gpu_count listed" >&2; exit 2; }
-  status=0
-  for ((lane = 0; lane < lanes; ++lane)); do
-    visible="$(seq -s, $((lane * per_lane)) $((lane * per_lane + per_lane - 1)))"
-    lane_parts="product"
-    ((lane == 0)) && lane_parts="$parts"
-    CUDA_VISIBLE_DEVICES="$visible" LANES=1 SHARD="$lane/$lanes" PARTS="$lane_parts" OUT="$out/lane$lane" \
-      bash "${BASH_SOURCE[0]}" >"$out/lane$lane.log" 2>&1 &
-  done
-  for ((lane = 0; lane < lanes; ++lane)); do wait -n || status=1; done
-  cat "$out"/lane*/rows.md >"$out/rows.md"
-  print_table
-  exit "$status"
-fi
 
 # racecheck only looks at shared memory and costs minutes per large GEMM, so it runs the smallest tests that still
 # launch every kernel of ours with shared memory (docs/testing.md, "compute-sanitizer"): the skinny GEMM in every
@@ -185,7 +166,7 @@ add_row() {
 
 # One product row under one tool: every rank of a 2-rank row runs under its own sanitizer, each with its own log.
 run_product_row() {
-  local tool="$1" index="$2" ranks="$3" args="$4" name="$tool.product$2" start=$SECONDS status errors=0 log
+  local tool="$1" index="$2" ranks="$3" args="$4" name="$tool.product$2$(sed -nE 's/.*--batch ([^ ]+).*/_b\1/p' <<< "$4" | tr , -)" start=$SECONDS status errors=0 log
   local -a command=("$sanitizer" --tool "$tool" $(tool_options "$tool") --log-file "$out/$name.pid%p.log"
     --print-limit 1000 "$bench")
   # shellcheck disable=SC2206 # the row's arguments are words
@@ -209,8 +190,11 @@ run_product_row() {
   add_row "$tool" "row $index, $ranks rank(s): ${args}" "$(row_configurations "$args")" "$errors" "$((SECONDS - start))" "$verdict"
 }
 
-run_product() {
-  local tool index=0 ranks scope args shard_index="${shard%/*}" shard_count="${shard#*/}"
+# The product's work: one line "tool|index|ranks|arguments" per mgpu_bench run, for the rows this copy takes (SHARD,
+# RANKS, ROWS, and the tool's scope), in the order of ROWS when given, else 2-rank runs (the longest) first; with
+# SPLIT=configurations one line per batch.
+work_items() {
+  local tool index ranks scope args shard_index="${shard%/*}" shard_count="${shard#*/}" batch batches priority
   for tool in "${tools[@]}"; do
     index=0
     while IFS='|' read -r ranks scope args; do
@@ -219,9 +203,38 @@ run_product() {
       if [[ "$scope" != subset && ( "$tool" == synccheck || "$tool" == racecheck ) ]]; then continue; fi
       [[ " $row_ranks " == *" $ranks "* ]] || continue
       [[ "$row_indexes" == "  " || "$row_indexes" == *" $index "* ]] || continue
-      run_product_row "$tool" "$index" "$ranks" "$args"
+      priority=$((3 - ranks))
+      [[ "$row_indexes" == "  " ]] || priority="$(tr ' ' '\n' <<< "$row_indexes" | grep -v '^$' | grep -nx "$index" | cut -d: -f1)"
+      batches="$(sed -nE 's/.*--batch ([^ ]+).*/\1/p' <<< "$args")"
+      if [[ "${SPLIT:-}" == configurations && -n "$batches" ]]; then
+        for batch in ${batches//,/ }; do
+          echo "$priority|$tool|$index|$ranks|$(sed -E "s/--batch [^ ]+/--batch $batch/" <<< "$args")"
+        done
+      else
+        echo "$priority|$tool|$index|$ranks|$args"
+      fi
     done < <(product_rows)
-  done
+  done | sort -t'|' -s -n -k1,1 | cut -d'|' -f2-
+}
+
+# The next line of the shared queue, removed from it; nothing once it is empty.
+next_queued_item() {
+  flock "$QUEUE.lock" bash -c 'head -n 1 "$1"; sed -i 1d "$1"' _ "$QUEUE"
+}
+
+run_product() {
+  local tool index ranks args
+  if [[ -n "${QUEUE:-}" ]]; then
+    local item
+    while item="$(next_queued_item)" && [[ -n "$item" ]]; do
+      IFS='|' read -r tool index ranks args <<< "$item"
+      run_product_row "$tool" "$index" "$ranks" "$args"
+    done
+  else
+    while IFS='|' read -r tool index ranks args; do
+      run_product_row "$tool" "$index" "$ranks" "$args"
+    done < <(work_items)
+  fi
 }
 
 run_tests() {
@@ -258,6 +271,28 @@ for tool in "${tools[@]}"; do
   done
 done
 }
+
+# LANES=N (N > 1, SHARD unset): N copies of this script at once, each taking the product's next work item from one
+# queue ($out/queue, under flock) until it is empty; the tests part runs in the first lane only. One table.
+if [[ "${LANES:-1}" -gt 1 && -z "${SHARD:-}" ]]; then
+  lanes="$LANES"
+  gpu_count="$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')"
+  ((gpu_count >= 1)) || { echo "compute_sanitizer: LANES=$lanes needs a GPU, none listed" >&2; exit 2; }
+  work_items >"$out/queue"
+  status=0
+  for ((lane = 0; lane < lanes; ++lane)); do
+    visible="$((lane % gpu_count))"
+    ((gpu_count > 1)) && visible+=",$(((lane + 1) % gpu_count))"
+    lane_parts="product"
+    ((lane == 0)) && lane_parts="$parts"
+    CUDA_VISIBLE_DEVICES="$visible" LANES=1 QUEUE="$out/queue" PARTS="$lane_parts" OUT="$out/lane$lane" \
+      bash "${BASH_SOURCE[0]}" >"$out/lane$lane.log" 2>&1 &
+  done
+  for ((lane = 0; lane < lanes; ++lane)); do wait -n || status=1; done
+  cat "$out"/lane*/rows.md >"$out/rows.md"
+  print_table
+  exit "$status"
+fi
 
 [[ "$parts" == *" tests "* ]] && run_tests
 [[ "$parts" == *" product "* ]] && run_product

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Purpose: writes mgpu_bench's results format (docs/results-format.md, schema_version 9) with h5py alone, for the
+"""Purpose: writes mgpu_bench's results format (docs/results-format.md, schema_version 10) with h5py alone, for the
 framework peers in bench/peers/: the same groups, attributes, types, shapes, units and flush-after-every-run
 behaviour as src/results/results_writer.cpp, so `mgpu_analyze`, tests/end_to_end/check_results_h5py.py and read_results_file read a peer's
 file like ours. Needs h5py and numpy, not torch.
@@ -17,7 +17,7 @@ import sys
 import h5py
 import numpy as np
 
-SCHEMA_VERSION = 9
+SCHEMA_VERSION = 10
 # mgpu_bench's model presets (src/model/mlp_spec.cpp): layer widths, input to output, and dropout.
 PRESETS = {"medium": ([847, 256, 128, 64, 3], 0.2), "large": ([4800, 1024, 1024, 512, 512, 256, 3], 0.3)}
 PRODUCER = "mgpu_bench"  # the format's name; `implementation` says which code measured (results_schema.hpp)
@@ -120,6 +120,14 @@ def add_configuration(f, name, attributes):
     group.attrs["interrupted"] = ""  # v7: why a run stopped early; the peer does not mark it
     group.attrs["interrupted_utc"] = ""
     group.attrs["replica_check"] = ""  # v9: "" = not checked (DDP keeps the peer's replicas; the peer does not hash them)
+    # v10: the peer runs no math check ("" = not checked) and tunes no GEMM candidates of its own.
+    group.attrs["math_check"] = ""
+    group.attrs["math_check_errors"] = np.zeros(0, dtype="f8")
+    group.attrs["math_check_tolerance"] = np.float64(0.0)
+    group.attrs["math_check_steps"] = np.int32(0)
+    group.attrs["math_check_seconds"] = np.float64(0.0)
+    group.attrs["gemm_candidates_checked"] = np.int32(0)
+    group.attrs["gemm_candidates_rejected"] = np.int32(0)
     warmup, measured = int(attributes["warmup_steps"]), int(attributes["measured_steps"])
     steps = warmup + measured
     dataset = group.create_dataset("is_warmup", data=np.array([1] * warmup + [0] * measured, dtype="u1"),

@@ -16,7 +16,7 @@
 namespace mgpu::results_schema {
 
 // Bumped on every change to the format (names, types, shapes, meanings, additions); readers refuse newer files.
-inline constexpr std::int32_t kVersion = 9;
+inline constexpr std::int32_t kVersion = 10;
 // A name added after version 1 and the version that added it.
 struct AddedName {
   const char* name;
@@ -43,6 +43,13 @@ inline constexpr AddedName kAddedAttributes[] = {
     {"step_labels", 8},
     {"replica_check", 9},
     {"trial", 9},
+    {"math_check", 10},
+    {"math_check_errors", 10},
+    {"math_check_tolerance", 10},
+    {"math_check_steps", 10},
+    {"math_check_seconds", 10},
+    {"gemm_candidates_checked", 10},
+    {"gemm_candidates_rejected", 10},
 };
 // Per-run datasets added after version 1 (for_each_dataset), with the version that added them: a reader of an older
 // file that lacks one gets an array of the right shape filled with NaN ("not measured"). Every dataset added to
@@ -138,6 +145,18 @@ struct ConfigurationMetadata {
   // each shape on rank 0, one line per shape, empty on the CPU fallback (v6; a condition, not part of the identity).
   std::string gemm_tuning = "alone";
   std::string gemm_choices;
+  // GEMM candidates rank 0's set-up compared with the float64 product before timing them, and those it rejected
+  // (never chosen); 0 on the CPU fallback (v10).
+  std::int32_t gemm_candidates_checked = 0;
+  std::int32_t gemm_candidates_rejected = 0;
+  // The math check (docs/measurement.md, "Math check"; v10): "passed: ..." or "FAILED: ..." (math_check_verdict), ""
+  // in a file that predates it; each rank's relative error (||p - p_ref|| / ||p_ref - p_0|| after math_check_steps
+  // steps), the tolerance, and the check's wall time (the slowest rank's).
+  std::string math_check;
+  std::vector<double> math_check_errors;
+  double math_check_tolerance = 0.0;
+  std::int32_t math_check_steps = 0;
+  double math_check_seconds = 0.0;
   double bucket_mb = 0.0;             // bucket cap in MB with overlap on; 0 = one bucket of everything
   std::string grad_dtype = "fp32";    // element type of the all-reduced gradient
   std::int32_t accumulate_steps = 1;  // 1 = gradients reduced and applied every step
@@ -211,6 +230,13 @@ void for_each_attribute_of_configuration(Metadata& m, Visitor&& visit) {
   visit("fused_optimizer", m.fused_optimizer);
   visit("gemm_tuning", m.gemm_tuning);
   visit("gemm_choices", m.gemm_choices);
+  visit("gemm_candidates_checked", m.gemm_candidates_checked);
+  visit("gemm_candidates_rejected", m.gemm_candidates_rejected);
+  visit("math_check", m.math_check);
+  visit("math_check_errors", m.math_check_errors);
+  visit("math_check_tolerance", m.math_check_tolerance);
+  visit("math_check_steps", m.math_check_steps);
+  visit("math_check_seconds", m.math_check_seconds);
   visit("bucket_mb", m.bucket_mb);
   visit("grad_dtype", m.grad_dtype);
   visit("accumulate_steps", m.accumulate_steps);
@@ -296,6 +322,13 @@ inline constexpr AttributeRoleEntry kConfigurationAttributeRoles[] = {
     {"mpi_library_version", AttributeRole::setting},
     {"gpu_names", AttributeRole::setting},
     {"gemm_choices", AttributeRole::condition},
+    {"gemm_candidates_checked", AttributeRole::condition},
+    {"gemm_candidates_rejected", AttributeRole::condition},
+    {"math_check", AttributeRole::condition},
+    {"math_check_errors", AttributeRole::condition},
+    {"math_check_tolerance", AttributeRole::condition},
+    {"math_check_steps", AttributeRole::condition},
+    {"math_check_seconds", AttributeRole::condition},
     {"attempt", AttributeRole::condition},
     // Trials of one configuration must pair as trials (stats::build_trial_scaling), so no identity holds it; each
     // trial is a group of its own name.
@@ -326,6 +359,14 @@ inline ReplicaVerdict replica_verdict(std::string_view replica_check) {
   if (replica_check.rfind("identical on ", 0) == 0 || replica_check == "1 rank: nothing to compare")
     return ReplicaVerdict::identical;
   return ReplicaVerdict::differ;
+}
+
+// What a configuration's math_check says: passed, not checked (a file before version 10, the PyTorch peer), or
+// failed. Readers compute no speedup or verdict from a configuration whose check failed.
+enum class MathCheckVerdict { passed, not_checked, failed };
+inline MathCheckVerdict math_check_verdict(std::string_view math_check) {
+  if (math_check.empty()) return MathCheckVerdict::not_checked;
+  return math_check.rfind("passed", 0) == 0 ? MathCheckVerdict::passed : MathCheckVerdict::failed;
 }
 
 // Attributes the writer updates as the configuration runs. All exist from creation, so a reader of an interrupted

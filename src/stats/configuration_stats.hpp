@@ -64,9 +64,15 @@ struct ConfigurationStats {
   int throttled_runs = 0;        // kept runs with any rank flagged throttled
 
   double phase(BreakdownPhase p) const { return phase_ms[static_cast<int>(p)]; }
-  // The ranks' parameters differed after the runs (replica_check): the step computed another update than it claims.
-  bool replicas_differ() const {
-    return results_schema::replica_verdict(results->progress.replica_check) == results_schema::ReplicaVerdict::differ;
+  // Why the step is known to compute another update than it claims, "" when nothing says so: its math check failed
+  // (math_check) or the ranks' parameters differed after the runs (replica_check). Such a configuration gives no
+  // speedup and takes no part in a verdict.
+  std::string wrong_step() const {
+    if (results_schema::math_check_verdict(results->metadata.math_check) == results_schema::MathCheckVerdict::failed)
+      return "its math check failed (" + results->metadata.math_check + ")";
+    if (results_schema::replica_verdict(results->progress.replica_check) == results_schema::ReplicaVerdict::differ)
+      return "the ranks' parameters differed after its runs (" + results->progress.replica_check + ")";
+    return "";
   }
   // Share of the step the breakdown sums to, 0..1 (only meaningful for the stacked phases).
   double share(BreakdownPhase p) const {

@@ -14,8 +14,8 @@ ScalingTable build_scaling_table(const std::vector<ConfigurationStats>& configur
   std::map<std::vector<std::string>, const ConfigurationStats*> baselines;
   std::vector<const ConfigurationStats*> checked;
   for (const ConfigurationStats& c : configurations) {
-    if (c.replicas_differ())
-      table.replicas_differ.push_back(&c);
+    if (!c.wrong_step().empty())
+      table.wrong_steps.push_back(&c);
     else
       checked.push_back(&c);
   }
@@ -51,7 +51,7 @@ std::vector<TrialScalingPair> build_trial_scaling(const std::vector<Configuratio
   std::map<std::vector<std::string>, Group> singles, multis;
   std::vector<std::vector<std::string>> multi_order;
   for (const ConfigurationStats& c : configurations) {
-    if (c.replicas_differ()) continue;
+    if (!c.wrong_step().empty()) continue;
     std::vector<std::string> key = identity_key(*c.results, scaling_identity_attributes());
     if (c.results->ranks() == 1) {
       singles[key].push_back(&c);

@@ -23,9 +23,9 @@ struct ScalingPair {
 struct ScalingTable {
   std::vector<ScalingPair> pairs;
   std::vector<const ConfigurationStats*> without_baseline;  // N-GPU configurations no 1-GPU one matches
-  // Configurations whose replicas differed after their runs (replica_check): their step computed another update, so
-  // they are neither baselines nor paired.
-  std::vector<const ConfigurationStats*> replicas_differ;
+  // Configurations whose step is known wrong (ConfigurationStats::wrong_step: a failed math check, replicas that
+  // differed after the runs): they are neither baselines nor paired.
+  std::vector<const ConfigurationStats*> wrong_steps;
   // A 1-GPU identity seen more than once: the first one (in the order given) is the baseline; these are not used.
   std::vector<const ConfigurationStats*> duplicate_baselines;
 };

@@ -79,9 +79,8 @@ std::vector<std::string> verdict_lines(const ResultsFile& file, int job_ranks) {
       "verdict (mgpu_analyze's statistics: speedup = mean throughput(N) / mean throughput(1) over kept runs, "
       "Fieller 95% interval, Welch's two-sided test" +
       std::string(trial_pairs.empty() ? "" : "; a pair measured in trials: Fieller over its trial means") + "):");
-  for (const ConfigurationStats* c : table.replicas_differ)
-    lines.push_back("  not paired: " + c->results->metadata.name + ": the ranks' parameters differed after its runs (" +
-                    c->results->progress.replica_check + ")");
+  for (const ConfigurationStats* c : table.wrong_steps)
+    lines.push_back("  not paired: " + c->results->metadata.name + ": " + c->wrong_step());
   if (table.pairs.empty()) {
     lines.push_back("  no N-GPU configuration with its 1-GPU baseline in " + file.path +
                     " (an explicit --gpus without 1 measures no baseline)");

@@ -2,6 +2,7 @@
 // resumed) -> per configuration: its ranks' communicators -> trainer -> runs -> gather -> results.
 #include "study/benchmark_driver.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <csignal>
 #include <cstdio>
@@ -24,6 +25,7 @@
 #include "study/stop_recorder.hpp"
 #include "study/sweep_plan.hpp"
 #include "study/sweep_progress.hpp"
+#include "train/math_check.hpp"
 
 namespace mgpu {
 namespace {
@@ -162,6 +164,53 @@ void stop_before_configuration_if_asked(const MpiContext& mpi, std::size_t index
   if (rank == mpi.rank && configuration == index) std::raise(SIGSTOP);
 }
 
+// The math check of a configuration as every rank of it knows it (train/math_check.hpp): each rank's error, whether
+// all passed, the results file's text, and the one line that refuses the configuration when one did not.
+struct MathCheckRecord {
+  MathCheck mine;
+  std::vector<double> errors;  // per rank
+  double seconds = 0.0;        // the slowest rank's
+  bool passed = false;
+  std::string text;     // math_check attribute: "passed: ..." or "FAILED: ..."
+  std::string refusal;  // "" when passed
+};
+
+MathCheckRecord check_configuration_math(Trainer& trainer, const TrainingSettings& settings, const MpiContext& sub,
+                                         const std::string& name) {
+  MathCheckRecord record;
+  record.mine = check_math(trainer, settings);
+  record.errors = allgather_doubles(sub, record.mine.error);
+  for (double seconds : allgather_doubles(sub, record.mine.seconds)) record.seconds = std::max(record.seconds, seconds);
+  int worst = 0;
+  for (int r = 0; r < sub.size; ++r) {
+    // NaN (a step that produced no number) is the worst of all.
+    if (!(record.errors[r] <= record.errors[worst])) worst = r;
+  }
+  record.passed = std::all_of(record.errors.begin(), record.errors.end(),
+                              [&](double error) { return error <= record.mine.tolerance; });
+  char text[256];
+  std::snprintf(text, sizeof text, "%s: relative error %.2g on rank %d, the largest of %d (tolerance %.2g, %d steps)",
+                record.passed ? "passed" : "FAILED", record.errors[worst], worst, sub.size, record.mine.tolerance,
+                record.mine.steps);
+  record.text = text;
+  if (!record.passed) {
+    std::snprintf(text, sizeof text,
+                  ": the math check failed: after %d steps rank %d's parameters are %.2g of the reference's movement "
+                  "away from the reference's, beyond the tolerance %.2g; no run was measured",
+                  record.mine.steps, worst, record.errors[worst], record.mine.tolerance);
+    record.refusal = name + text;
+  }
+  return record;
+}
+
+void record_math_check(ConfigurationMetadata& metadata, const MathCheckRecord& math) {
+  metadata.math_check = math.text;
+  metadata.math_check_errors = math.errors;
+  metadata.math_check_tolerance = math.mine.tolerance;
+  metadata.math_check_steps = math.mine.steps;
+  metadata.math_check_seconds = math.seconds;
+}
+
 // One configuration on the ranks of `sub` (the first configuration.gpus ranks of the job); collective over them.
 // Returns rank 0's run summaries.
 std::vector<RunSummary> run_configuration(const BenchConfiguration& configuration, const JobFacts& job,
@@ -172,6 +221,8 @@ std::vector<RunSummary> run_configuration(const BenchConfiguration& configuratio
   watchdog::set_configuration(configuration.name(backend_name(job.choice.backend)));
   // A trainer per configuration, on this configuration's communicator: NCCL's is created over exactly these ranks.
   const std::unique_ptr<Trainer> trainer = make_trainer(job.choice, settings, sub);
+  const MathCheckRecord math =
+      check_configuration_math(*trainer, settings, sub, configuration.name(backend_name(job.choice.backend)));
   BannerFacts facts;
   facts.configuration = &configuration;
   facts.backend = job.choice.backend;
@@ -183,6 +234,7 @@ std::vector<RunSummary> run_configuration(const BenchConfiguration& configuratio
   facts.output_path = job.output_path;
   facts.environment_preset = job.environment_preset;
   facts.settings = &settings;
+  facts.math_check = math.text;
 
   // Created only now, after every rank has its trainer, so a failed start leaves no group behind. Rank 0 alone can
   // fail here, so the ranks agree before anyone starts a run.
@@ -193,13 +245,20 @@ std::vector<RunSummary> run_configuration(const BenchConfiguration& configuratio
       ConfigurationMetadata metadata = describe_configuration(configuration, job, facts.hosts, facts.hardware);
       metadata.attempt = attempt;
       metadata.gemm_choices = trainer->gemm_choices();  // rank 0's, made when its trainer was set up
+      metadata.gemm_candidates_checked = trainer->gemm_candidates_checked();
+      metadata.gemm_candidates_rejected = trainer->gemm_candidates_rejected();
+      record_math_check(metadata, math);
       if (action == ResumeAction::replace) results->remove_configuration(metadata.name);
       group = results->add_configuration(metadata);
+      // A configuration whose step failed its math check is recorded with the check and no run: it stays incomplete
+      // (--resume reruns it), marked interrupted with the reason.
+      if (!math.passed) results->mark_interrupted(group, math.refusal);
     } catch (const std::exception& e) {
       creation_error = e.what();
     }
   }
   agree_or_throw(sub, creation_error);
+  if (!math.passed) throw UsageError(math.refusal);
   if (sub.rank == 0) stop_recorder->set_current(&group);
   if (sub.rank == 0) {
     progress->start_configuration(group.name(), configuration.runs);

@@ -23,6 +23,7 @@ struct BannerFacts {
   std::string output_path;
   std::string environment_preset = "none";
   const TrainingSettings* settings = nullptr;  // the resolved step execution (graph, overlap, ...)
+  std::string math_check;                      // the configuration's math_check attribute
 };
 
 // One configuration's result for the closing table of a sweep.

@@ -8,12 +8,15 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <limits>
+#include <string>
 #include <thread>
 
 #include "comm/watchdog.hpp"
 #include "platform/error.hpp"
 #include "platform/mpi_check.hpp"
+#include "train/float64_reference.hpp"
 
 namespace mgpu {
 namespace {
@@ -64,6 +67,10 @@ CpuTrainer::CpuTrainer(const TrainingSettings& settings, MPI_Comm comm) : settin
   MGPU_REQUIRE(settings_.accumulate_steps >= 1, "--accumulate must be at least 1");
   if (settings_.accumulate_steps > 1) step_gradients_.resize(count);
   share_blas_threads(comm_);
+  // Test-only fault hook (docs/reliability.md): MGPU_FAULT_CORRUPT_GEMM=1 zeroes the first sample's output-layer
+  // product in every step, a wrong GEMM that the math check must refuse. Read once.
+  const char* corrupt = std::getenv("MGPU_FAULT_CORRUPT_GEMM");
+  corrupt_gemm_ = corrupt != nullptr && std::string(corrupt) == "1";
 }
 
 void CpuTrainer::average_gradients() {
@@ -76,6 +83,34 @@ void CpuTrainer::average_gradients() {
   MGPU_MPI_CHECK(wait_bounded(request, "the gradient all-reduce (MPI_Iallreduce)"));
   const float scale = 1.0f / static_cast<float>(ranks_);
   for (float& g : gradients_) g *= scale;
+}
+
+TrainingSettings CpuTrainer::settings_for_steps(int steps) const {
+  MGPU_REQUIRE(steps >= 1 && steps <= settings_.total_steps(), "parameters_after_steps: " + std::to_string(steps) +
+                                                                   " steps of a run of " +
+                                                                   std::to_string(settings_.total_steps()));
+  TrainingSettings settings = settings_;
+  settings.warmup_steps = 0;
+  settings.measured_steps = steps;
+  return settings;
+}
+
+std::vector<float> CpuTrainer::parameters_after_steps(int steps) {
+  // The step run() trains, over fewer steps: the run's settings are swapped for the call.
+  const TrainingSettings measured = settings_;
+  settings_ = settings_for_steps(steps);
+  try {
+    run(0);
+  } catch (...) {
+    settings_ = measured;
+    throw;
+  }
+  settings_ = measured;
+  return parameters_;
+}
+
+std::vector<double> CpuTrainer::reference_parameters_after_steps(int steps) const {
+  return float64_reference::training_run(settings_for_steps(steps), 0);
 }
 
 RunRecord CpuTrainer::run(int run_index) {
@@ -117,6 +152,7 @@ RunRecord CpuTrainer::run(int run_index) {
     const Clock::time_point start = now_if_marked();
     if (!unmarked && step == settings_.warmup_steps) measured_start = start;
     cpu::mlp_forward(model, parameters_.data(), inputs_.data(), local_batch_, dropout, activations_);
+    if (corrupt_gemm_) std::fill_n(activations_.output.begin(), model.output_width(), 0.0f);
     record.loss[step] =
         cpu::mse_loss_and_gradient(activations_.output.data(), targets_.data(), targets_.size(), grad_output_.data());
     const Clock::time_point forward_end = now_if_marked();

@@ -18,15 +18,21 @@ class CpuTrainer final : public Trainer {
   RunRecord run(int run_index) override;
   std::vector<float> parameters() const override { return parameters_; }
   std::string device_kind() const override { return "cpu"; }
+  std::vector<float> parameters_after_steps(int steps) override;
+  std::vector<double> reference_parameters_after_steps(int steps) const override;
+  bool reference_is_float64() const override { return true; }
 
  private:
   void average_gradients();
+  // The settings of a run of `steps` steps, all measured (what the math check trains).
+  TrainingSettings settings_for_steps(int steps) const;
 
   TrainingSettings settings_;
   MPI_Comm comm_;
   int rank_ = 0;
   int ranks_ = 1;
   int local_batch_ = 0;
+  bool corrupt_gemm_ = false;  // MGPU_FAULT_CORRUPT_GEMM
   std::vector<float> parameters_, gradients_, first_moment_, second_moment_;
   std::vector<float> step_gradients_;  // with --accumulate K > 1: this step's gradient, added to gradients_
   std::vector<float> inputs_, targets_, grad_output_;

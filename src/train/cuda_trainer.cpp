@@ -17,6 +17,7 @@
 #include "platform/cuda_check.hpp"
 #include "platform/mpi_check.hpp"
 #include "train/coordinate_search.hpp"
+#include "train/cuda_reference_step.hpp"
 
 namespace mgpu {
 namespace {
@@ -366,21 +367,8 @@ RunRecord CudaTrainer::run(int run_index) {
   // change what the events measure. A run without marks inside its steps (--timing none, interleaved's unmarked runs)
   // has only the run marks, outside the steps, and then times the batch generation alone.
   const bool marked = !settings_.marks_nothing(run_index);
-  std::array<CapturedStep, kStepKinds>& graphs = step_graphs(marked);
   if (!marked) run_marks_[kRunStart].record(compute);
-  for (int step = 0; step < steps; ++step) {
-    if (!marked && step == settings_.warmup_steps) run_marks_[kMeasuredStart].record(compute);
-    const StepKind kind = kind_of(step);
-    if (settings_.graph) {
-      CapturedStep& captured = graphs[kind.index()];
-      const int instance = captured.launches++ % captured.graph.copies();
-      if (marked) retarget_graph_events(captured, instance, step);
-      // The step counter in device memory tells the replay which step it is.
-      captured.graph.launch(compute, instance);
-    } else {
-      enqueue_step(marked ? &events_[step] : nullptr, kind);
-    }
-  }
+  enqueue_run_steps(steps, marked);
   int generations = 0;
   if (!marked) {
     run_marks_[kRunEnd].record(compute);
@@ -405,6 +393,57 @@ RunRecord CudaTrainer::run(int run_index) {
   record.memory_clock_mhz = clock_sampler_.mean_memory_mhz();
   record.clock_samples = clock_sampler_.samples();
   return record;
+}
+
+void CudaTrainer::enqueue_run_steps(int steps, bool marked) {
+  const cudaStream_t compute = compute_stream_.get();
+  std::array<CapturedStep, kStepKinds>& graphs = step_graphs(marked);
+  for (int step = 0; step < steps; ++step) {
+    if (!marked && step == settings_.warmup_steps) run_marks_[kMeasuredStart].record(compute);
+    const StepKind kind = kind_of(step);
+    if (settings_.graph) {
+      CapturedStep& captured = graphs[kind.index()];
+      const int instance = captured.launches++ % captured.graph.copies();
+      if (marked) retarget_graph_events(captured, instance, step);
+      // The step counter in device memory tells the replay which step it is.
+      captured.graph.launch(compute, instance);
+    } else {
+      enqueue_step(marked ? &events_[step] : nullptr, kind);
+    }
+  }
+}
+
+std::vector<float> CudaTrainer::parameters_after_steps(int steps) {
+  MGPU_REQUIRE(steps >= 1 && steps <= settings_.total_steps(), "parameters_after_steps: " + std::to_string(steps) +
+                                                                   " steps of a run of " +
+                                                                   std::to_string(settings_.total_steps()));
+  ScopedDevice device(device_ordinal_);
+  model_.initialize(settings_.seed, 0);
+  // As run 0 replays its steps: the same graphs (or eager steps), marked or not.
+  enqueue_run_steps(steps, !settings_.marks_nothing(0));
+  CudaEvent done{cudaEventDisableTiming};
+  done.record(compute_stream_.get());
+  wait_bounded_for(done, "the math check's steps on the GPU");
+  return model_.download_parameters();
+}
+
+std::vector<double> CudaTrainer::reference_parameters_after_steps(int steps) const {
+  ScopedDevice device(device_ordinal_);
+  const std::vector<float> parameters = cuda_reference_parameters(settings_, steps);
+  return {parameters.begin(), parameters.end()};
+}
+
+int CudaTrainer::gemm_candidates_checked() const {
+  int checked = 0;
+  for (const TunedGemm::ShapeOptions& shape : model_.gemm().shape_options()) checked += shape.checked;
+  return checked;
+}
+
+int CudaTrainer::gemm_candidates_rejected() const {
+  int rejected = 0;
+  for (const TunedGemm::ShapeOptions& shape : model_.gemm().shape_options())
+    rejected += static_cast<int>(shape.rejected.size());
+  return rejected;
 }
 
 void CudaTrainer::mark(const StepEvents* events, Mark which, cudaStream_t stream) const {

@@ -36,6 +36,11 @@ class CudaTrainer final : public Trainer {
   std::vector<float> parameters() const override;
   std::string device_kind() const override { return "cuda"; }
   std::string gemm_choices() const override;
+  std::vector<float> parameters_after_steps(int steps) override;
+  std::vector<double> reference_parameters_after_steps(int steps) const override;
+  bool reference_is_float64() const override { return false; }
+  int gemm_candidates_checked() const override;
+  int gemm_candidates_rejected() const override;
 
   int local_batch() const noexcept { return local_batch_; }
   // The buckets the gradient is reduced in (one bucket without overlap or with one rank).
@@ -88,6 +93,8 @@ class CudaTrainer final : public Trainer {
   // reductions and Adam) on the streams; `events` (null with --timing none) receive the phase marks. Identical work
   // whether captured or launched eagerly.
   void enqueue_step(const StepEvents* events, StepKind kind);
+  // Enqueues steps 0 .. steps - 1 of a run as run() does: graph replays (with marks or without) or eager steps.
+  void enqueue_run_steps(int steps, bool marked);
   // What a step enqueues before its start mark: the bookkeeping (advance the step's values) and its batch.
   void enqueue_bookkeeping_and_batch();
   void reduce_bucket(int bucket, const StepEvents* events);

@@ -120,6 +120,18 @@ class Trainer {
   virtual RunRecord run(int run_index) = 0;
   // The current parameters in the flat layout of MlpSpec::layers() (for tests and cross-rank checks).
   virtual std::vector<float> parameters() const = 0;
+  // The math check (math_check.hpp). The parameters after `steps` (1 .. total_steps()) steps of the configured step
+  // itself (its graph, GEMM choices, buckets, overlap order, fused optimizer and precision) from run 0's
+  // initialisation, untimed; collective like run().
+  virtual std::vector<float> parameters_after_steps(int steps) = 0;
+  // The same steps by the plain reference of the same global batch on this rank alone: float64 on the CPU fallback;
+  // on CUDA one GPU's eager fp32 step (cuBLASLt's default algorithms, no graph, no fusion, no reduction).
+  virtual std::vector<double> reference_parameters_after_steps(int steps) const = 0;
+  // Whether that reference computes in float64 (its tolerance depends on it).
+  virtual bool reference_is_float64() const = 0;
+  // GEMM candidates compared with the float64 product during set-up, and those rejected (0 where nothing is tuned).
+  virtual int gemm_candidates_checked() const { return 0; }
+  virtual int gemm_candidates_rejected() const { return 0; }
   // "cuda" or "cpu", as recorded in the results.
   virtual std::string device_kind() const = 0;
   // What runs each GEMM shape of the step, one line per shape (empty where nothing is chosen: the CPU fallback).

@@ -137,6 +137,14 @@ bool corrupted_by_fault_hook(const std::string& name) {
   return std::strcmp(target, "*") == 0 || name.find(target) != std::string::npos;
 }
 
+// Test-only fault hook (docs/reliability.md): MGPU_FAULT_CORRUPT_GEMM=1 zeroes the first column of every product a
+// tuned TunedGemm computes in the step, after verification chose its algorithm (a wrong kernel that verification
+// missed), so a test can see the math check refuse the configuration; the plain reference step stays right.
+bool gemm_outputs_corrupted_by_fault_hook() {
+  const char* wanted = std::getenv("MGPU_FAULT_CORRUPT_GEMM");
+  return wanted != nullptr && std::strcmp(wanted, "1") == 0;
+}
+
 // ": 3 of 2048 elements beyond the float64 bound (worst 12.5 x the bound)": what a failed comparison found.
 std::string mismatch_text(const kernels::GemmComparison& found, int m, int n) {
   char text[160];
@@ -195,13 +203,15 @@ struct TunedGemm::Plan {
 };
 
 TunedGemm::TunedGemm(cudaStream_t stream, cublasComputeType_t compute, cudaDataType_t operands, void* workspace,
-                     std::size_t workspace_bytes)
+                     std::size_t workspace_bytes, GemmSelection selection)
     : stream_(stream),
       compute_(compute),
       operands_(operands),
       workspace_(workspace),
       workspace_bytes_(workspace_bytes),
+      selection_(selection),
       check_every_call_(verify_mode_is("calls")),
+      corrupt_outputs_(selection == GemmSelection::tuned && gemm_outputs_corrupted_by_fault_hook()),
       skinny_workspace_(kSkinnyPartialFloats, kSkinnyTileCounters, stream) {
   MGPU_REQUIRE(operands == CUDA_R_32F || (operands == CUDA_R_16BF && compute == CUBLAS_COMPUTE_32F),
                "TunedGemm: operands must be fp32, or bf16 with CUBLAS_COMPUTE_32F");
@@ -235,6 +245,7 @@ bool TunedGemm::multiply(cublasOperation_t op_a, cublasOperation_t op_b, int m, 
     MGPU_CUBLAS_CHECK(cublasLtMatmul(handle_, plan.operation, &one, a, plan.a, b, plan.b, &beta, c, plan.c, c, plan.c,
                                      &choice.algo, workspace_, workspace_bytes_, stream_));
   }
+  if (corrupt_outputs_) MGPU_CUDA_CHECK(cudaMemsetAsync(c, 0, sizeof(float) * static_cast<std::size_t>(m), stream_));
   if (!accumulate && check_every_call_) {
     check_call(stream_, shape_label(op_a, op_b, m, n, k), plan.tuning.names.at(plan.tuning.selected),
                op_a != CUBLAS_OP_N, op_b != CUBLAS_OP_N, m, n, k, a, lda, b, ldb, operands_ == CUDA_R_16BF, c, ldc,
@@ -290,7 +301,7 @@ TunedGemm::Plan& TunedGemm::plan_for(const Key& key, cublasOperation_t op_a, cub
   int device = 0;
   MGPU_CUDA_CHECK(cudaGetDevice(&device));
   plan->choice_key = std::make_tuple(device, int(compute_), int(operands_), key);
-  {
+  if (selection_ == GemmSelection::tuned) {
     std::lock_guard<std::mutex> lock(tunings_mutex);
     const auto tuned = tunings.find(plan->choice_key);
     if (tuned != tunings.end()) {
@@ -326,6 +337,9 @@ TunedGemm::Plan& TunedGemm::plan_for(const Key& key, cublasOperation_t op_a, cub
   MGPU_CUBLAS_CHECK(cublasLtMatmulPreferenceDestroy(preference));
   MGPU_REQUIRE(returned > 0, "cuBLASLt offers no algorithm for a " + std::to_string(m) + "x" + std::to_string(n) + "x" +
                                  std::to_string(k) + " GEMM");
+
+  if (selection_ == GemmSelection::library_default)
+    return library_default_plan(key, std::move(plan), results, returned);
 
   std::vector<cublasLtMatmulAlgo_t> candidates;
   for (int i = 0; i < returned; ++i) {
@@ -434,6 +448,19 @@ TunedGemm::Plan& TunedGemm::plan_for(const Key& key, cublasOperation_t op_a, cub
     tunings.emplace(plan->choice_key, plan->tuning);
   }
   return *plans_.emplace(key, std::move(plan)).first->second;
+}
+
+TunedGemm::Plan& TunedGemm::library_default_plan(const Key& key, std::unique_ptr<Plan> plan,
+                                                 const std::vector<cublasLtMatmulHeuristicResult_t>& results,
+                                                 int returned) {
+  for (int i = 0; i < returned; ++i) {
+    if (results[i].state != CUBLAS_STATUS_SUCCESS || results[i].workspaceSize > workspace_bytes_) continue;
+    plan->tuning.choices.push_back(Choice{results[i].algo});
+    plan->tuning.alone_us.push_back(0.0);
+    plan->tuning.names.push_back(describe_algo(results[i].algo) + ", the library's first choice");
+    return *plans_.emplace(key, std::move(plan)).first->second;
+  }
+  throw Error("cuBLASLt offers no algorithm within the workspace for a GEMM of the reference step");
 }
 
 bool gemm_report_enabled() {

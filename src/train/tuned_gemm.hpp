@@ -27,6 +27,11 @@ enum class Precision;  // trainer.hpp
 cublasComputeType_t compute_type_for(Precision precision);
 cudaDataType_t operand_type_for(Precision precision);
 
+// How a TunedGemm picks each shape's algorithm: tuned (every candidate verified against float64 and timed; the
+// choice is shared by the process's other TunedGemms), or library_default (cuBLASLt's first heuristic answer, neither
+// timed nor shared, never our kernel: the plain reference step of the math check, math_check.hpp).
+enum class GemmSelection { tuned, library_default };
+
 // MGPU_GEMM_REPORT set: the tuner and the step-level search print what they chose (and rejected) to stderr. Read once
 // per process, here only.
 bool gemm_report_enabled();
@@ -37,7 +42,7 @@ class TunedGemm {
   // allocates (a requirement of stream capture). compute: CUBLAS_COMPUTE_32F or CUBLAS_COMPUTE_32F_FAST_TF32.
   // operands: the element type of A and B, CUDA_R_32F or CUDA_R_16BF (bf16 inputs, fp32 accumulation); C is fp32.
   TunedGemm(cudaStream_t stream, cublasComputeType_t compute, cudaDataType_t operands, void* workspace,
-            std::size_t workspace_bytes);
+            std::size_t workspace_bytes, GemmSelection selection = GemmSelection::tuned);
   ~TunedGemm();
   TunedGemm(const TunedGemm&) = delete;
   TunedGemm& operator=(const TunedGemm&) = delete;
@@ -80,12 +85,18 @@ class TunedGemm {
   Plan& plan_for(const Key& key, cublasOperation_t op_a, cublasOperation_t op_b, int m, int n, int k, const void* a,
                  int lda, const void* b, int ldb, float* c, int ldc);
 
+  // GemmSelection::library_default: the heuristic's first answer that fits the workspace, as the shape's only option.
+  Plan& library_default_plan(const Key& key, std::unique_ptr<Plan> plan,
+                             const std::vector<cublasLtMatmulHeuristicResult_t>& results, int returned);
+
   cudaStream_t stream_;
   cublasComputeType_t compute_;
   cudaDataType_t operands_;
   void* workspace_;
   std::size_t workspace_bytes_;
+  GemmSelection selection_;
   bool check_every_call_;  // MGPU_GEMM_VERIFY=calls, read once: multiply() runs inside timed eager steps
+  bool corrupt_outputs_;   // MGPU_FAULT_CORRUPT_GEMM (tuned only), read once: see tuned_gemm.cpp
   cublasLtHandle_t handle_ = nullptr;
   kernels::SkinnyWorkspaceMemory skinny_workspace_;  // our kernel's partial tiles (last_block configurations)
   std::map<Key, std::unique_ptr<Plan>> plans_;

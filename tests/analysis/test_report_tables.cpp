@@ -44,10 +44,10 @@ class ReportTables : public ::testing::Test {
 // 6·1e6·8/4.4 ms = 0.0109 TFLOP/s, 1024 MiB, no clocks (—). double: 3200 ×3, 4000 ×2 (MAD 0, none excluded): mean
 // 3520, sd √192000 = 438.18, ± 544.07, median 3200, CV 12.45%, step 2.3 ms, 0.0209 TFLOP/s, 3072 MiB, 1 throttled.
 const char kExpectedConfigurations[] = R"(Throughput per configuration (samples/s over kept runs; step = max over ranks)
-  file          configuration  model   batch  GPUs   runs    samples/s  median   sd   CV %  step ms  TFLOP/s  MiB/GPU  throttled  complete  replicas
-  ------------  -------------  ------  -----  ----  -----  -----------  ------  ---  -----  -------  -------  -------  ---------  --------  -----------
-  synthetic.h5  single         custom      8     1  5 / 6  1,840 ± 272   2,000  219  11.91   4.4000     0.01    1,024          —  yes       not checked
-  synthetic.h5  double         custom      8     2  5 / 5  3,520 ± 544   3,200  438  12.45   2.3000     0.02    3,072          1  yes       not checked
+  file          configuration  model   batch  GPUs   runs    samples/s  median   sd   CV %  step ms  TFLOP/s  MiB/GPU  throttled  complete  math check   replicas
+  ------------  -------------  ------  -----  ----  -----  -----------  ------  ---  -----  -------  -------  -------  ---------  --------  -----------  -----------
+  synthetic.h5  single         custom      8     1  5 / 6  1,840 ± 272   2,000  219  11.91   4.4000     0.01    1,024          —  yes       not checked  not checked
+  synthetic.h5  double         custom      8     2  5 / 5  3,520 ± 544   3,200  438  12.45   2.3000     0.02    3,072          1  yes       not checked  not checked
   ± is the 95% Student-t interval t(0.975, n-1)·s/√n over the kept runs (none below 5 runs)
   Outliers: runs with |modified z| = |0.6745 (x - median) / MAD| > 3.5 on run throughput are excluded (Iglewicz & Hoaglin; none when MAD = 0); warm-up steps excluded.
   TFLOP/s = 6 x dense weights x global batch / mean step; MiB/GPU = peak device memory, max over kept runs and ranks; throttled = kept runs with a rank below 75% of its max SM clock (— where clocks were not recorded).
@@ -77,6 +77,22 @@ TEST_F(ReportTables, ConfigurationsTableExactly) {
   EXPECT_EQ(render_terminal(configurations_table(stats_, {})), kExpectedConfigurations);
 }
 
+// The math check column says what math_check says, in one word; a configuration whose check failed is named in the
+// scaling table's notes and not paired.
+TEST_F(ReportTables, MathCheckColumnAndTheUnpairedConfiguration) {
+  file_.configurations[0].metadata.math_check = "passed: relative error 0.001 on rank 0, the largest of 1 (tolerance "
+                                                "0.05, 3 steps)";
+  file_.configurations[1].metadata.math_check = "FAILED: relative error 0.3 on rank 1, the largest of 2 (tolerance "
+                                                "0.05, 3 steps)";
+  const std::string table = render_terminal(configurations_table(stats_, {}));
+  EXPECT_NE(table.find("yes       passed      not checked\n"), std::string::npos) << table;
+  EXPECT_NE(table.find("yes       FAILED      not checked\n"), std::string::npos) << table;
+  const std::string scaling = render_terminal(scaling_table(build_scaling_table(stats_)));
+  EXPECT_NE(scaling.find("NOT PAIRED: 'synthetic.h5' double: its math check failed (FAILED: relative error 0.3"),
+            std::string::npos)
+      << scaling;
+}
+
 // Two jobs' pairs in one report are trials: one row with both trials, the speedup from the two trial means.
 TEST_F(ReportTables, RepeatedPairsGiveATrialsRow) {
   const std::string path = path_ + ".second.h5";
@@ -104,14 +120,14 @@ TEST_F(ReportTables, ReplicasColumnAndTheUnpairedConfiguration) {
   file_.configurations[0].progress.replica_check = "1 rank: nothing to compare";
   file_.configurations[1].progress.replica_check = "identical on 2 ranks (FNV-1a 64 of 5 parameters: 0x1)";
   std::string table = render_terminal(configurations_table(stats_, {}));
-  EXPECT_NE(table.find("yes       1 rank\n"), std::string::npos) << table;
-  EXPECT_NE(table.find("yes       identical\n"), std::string::npos) << table;
+  EXPECT_NE(table.find("yes       not checked  1 rank\n"), std::string::npos) << table;
+  EXPECT_NE(table.find("yes       not checked  identical\n"), std::string::npos) << table;
   file_.configurations[1].progress.replica_check =
       "rank 1's parameters differ from rank 0's (FNV-1a 64 0x2 against 0x1)";
   table = render_terminal(configurations_table(stats_, {}));
-  EXPECT_NE(table.find("yes       DIFFER\n"), std::string::npos) << table;
+  EXPECT_NE(table.find("yes       not checked  DIFFER\n"), std::string::npos) << table;
   const std::string scaling = render_terminal(scaling_table(build_scaling_table(stats_)));
-  EXPECT_NE(scaling.find("NOT PAIRED: the ranks' parameters differed after the runs of 'synthetic.h5' double (rank 1's "
+  EXPECT_NE(scaling.find("NOT PAIRED: 'synthetic.h5' double: the ranks' parameters differed after its runs (rank 1's "
                          "parameters differ from rank 0's (FNV-1a 64 0x2 against 0x1))"),
             std::string::npos)
       << scaling;

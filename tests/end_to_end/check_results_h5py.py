@@ -19,7 +19,7 @@ import sys
 import h5py
 import numpy as np
 
-SUPPORTED_SCHEMA_VERSION = 9
+SUPPORTED_SCHEMA_VERSION = 10
 IMPLEMENTATIONS = ("mgpu_bench", "pytorch-ddp", "pytorch-graph")
 PHASES = ["forward", "backward", "allreduce", "exposed_comm", "optimizer", "step"]
 THROTTLE_FRACTION = 0.75  # docs/measurement.md: mean SM clock below 75% of the maximum
@@ -151,6 +151,18 @@ def check_configuration(name, group, expected_sizes, flags, problems, version):
             problem("missing attribute 'replica_check'")
         elif int(group.attrs.get("complete", 0)) == 1 and not replica_check.startswith(expected):
             problem(f"complete, but replica_check is {replica_check!r}, expected it to start {expected!r}")
+
+    # schema_version 10 added the math check: before its runs, a few steps of the configuration's step against the
+    # plain reference of the same global batch; a configuration with runs passed it, with one error per rank.
+    if version >= 10 and group.attrs.get("implementation", "mgpu_bench") == "mgpu_bench":
+        math_check = group.attrs.get("math_check")
+        errors = group.attrs.get("math_check_errors")
+        if math_check is None or errors is None:
+            problem("missing attribute 'math_check' or 'math_check_errors'")
+        elif int(group.attrs.get("runs_completed", 0)) > 0 and not math_check.startswith("passed"):
+            problem(f"runs recorded, but math_check is {math_check!r}")
+        elif len(errors) != ranks or not all(e <= group.attrs["math_check_tolerance"] for e in errors):
+            problem(f"math_check_errors {list(errors)} for {ranks} ranks, tolerance {group.attrs['math_check_tolerance']}")
 
     if "is_warmup" not in group:
         problem("missing dataset 'is_warmup'")

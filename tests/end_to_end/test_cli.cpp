@@ -370,6 +370,34 @@ TEST_F(Cli, ReplicasThatDifferEndTheJobAndKeepTheRuns) {
       << c.progress.replica_check;
 }
 
+// MGPU_FAULT_CORRUPT_GEMM=1 zeroes one sample's output-layer product in every step of the CPU fallback (a wrong GEMM):
+// the math check refuses the configuration before any run, with one line naming it, the error and the tolerance,
+// status 1; its group keeps the check and no run, incomplete, with the reason.
+TEST_F(Cli, AWrongGemmFailsTheMathCheckAndNoRunIsMeasured) {
+  const std::string launcher = std::string(MGPU_MPIEXEC) + " -n 2 -x MGPU_FAULT_CORRUPT_GEMM=1";
+  const std::string out = dir_ + "/math.h5";
+  const Outcome outcome = run(
+      "--device cpu --model medium --batch 16 --gpus 2 --warmup 1 --steps 2 --runs 2 --output '" + out + "'", launcher);
+  EXPECT_EQ(outcome.exit_code, 1) << outcome.err;
+  const std::regex refusal(
+      "mgpu_bench: error: medium_b16_n2_cpu: the math check failed: after 3 steps rank [01]'s parameters are "
+      "[0-9.e+-]+ of the reference's movement away from the reference's, beyond the tolerance 0.05; no run was "
+      "measured\n");
+  EXPECT_TRUE(std::regex_search(outcome.err, refusal)) << outcome.err;
+  const mgpu::ResultsFile results = mgpu::read_results_file(out);
+  ASSERT_EQ(results.configurations.size(), 1u);
+  const mgpu::ConfigurationResults& c = results.configurations[0];
+  EXPECT_EQ(c.runs(), 0);
+  EXPECT_EQ(c.progress.complete, 0);
+  EXPECT_EQ(c.progress.interrupted.rfind("medium_b16_n2_cpu: the math check failed", 0), 0u) << c.progress.interrupted;
+  EXPECT_EQ(c.metadata.math_check.rfind("FAILED: relative error ", 0), 0u) << c.metadata.math_check;
+  ASSERT_EQ(c.metadata.math_check_errors.size(), 2u);
+  // One sample of 8 per rank wrong: far beyond the tolerance (a correct fp32 step is within 1e-3 here).
+  for (double error : c.metadata.math_check_errors) EXPECT_GT(error, 0.1);
+  EXPECT_EQ(c.metadata.math_check_tolerance, 0.05);
+  EXPECT_EQ(c.metadata.math_check_steps, 3);
+}
+
 TEST_F(Cli, TwoRanksWithoutGpusMeasureTheBaselineAndEndWithTheVerdict) {
   const std::string launcher = std::string(MGPU_MPIEXEC) + " -n 2";
   const std::string out = dir_ + "/verdict.h5";
@@ -390,6 +418,17 @@ TEST_F(Cli, TwoRanksWithoutGpusMeasureTheBaselineAndEndWithTheVerdict) {
       EXPECT_EQ(std::isnan(c.measurements.batch_generation_ms.at(run, 0)), marked) << run;
     }
   }
+  // Each configuration's step passed the math check against float64 on every rank before its runs.
+  for (const mgpu::ConfigurationResults& c : results.configurations) {
+    EXPECT_EQ(c.metadata.math_check.rfind("passed: relative error ", 0), 0u) << c.metadata.math_check;
+    ASSERT_EQ(c.metadata.math_check_errors.size(), static_cast<std::size_t>(c.metadata.ranks));
+    for (double error : c.metadata.math_check_errors) {
+      EXPECT_GE(error, 0.0);
+      EXPECT_LE(error, c.metadata.math_check_tolerance);
+    }
+    EXPECT_GT(c.metadata.math_check_seconds, 0.0);
+  }
+  EXPECT_NE(outcome.out.find("# math check: passed: relative error "), std::string::npos) << outcome.out;
   // The replicas were compared after the runs: bit-identical on 2 ranks, nothing to compare on 1.
   EXPECT_EQ(results.configurations[0].progress.replica_check, "1 rank: nothing to compare");
   EXPECT_EQ(results.configurations[1].progress.replica_check.rfind("identical on 2 ranks (FNV-1a 64 of ", 0), 0u)

@@ -143,16 +143,33 @@ TEST(Scaling, ConfigurationsWhoseReplicasDifferedAreNotPaired) {
   ScalingTable table = build_scaling_table(m.stats);
   ASSERT_EQ(table.pairs.size(), 1u);
   EXPECT_EQ(table.pairs[0].multi->results->metadata.name, "four");
-  ASSERT_EQ(table.replicas_differ.size(), 1u);
-  EXPECT_EQ(table.replicas_differ[0]->results->metadata.name, "two_differ");
+  ASSERT_EQ(table.wrong_steps.size(), 1u);
+  EXPECT_EQ(table.wrong_steps[0]->results->metadata.name, "two_differ");
 
   m.results[0].progress.replica_check = "rank 1's parameters differ from rank 0's (...)";  // the baseline too
   m.results[1].progress.replica_check = "identical on 2 ranks (FNV-1a 64 of 5 parameters: 0x1)";
   table = build_scaling_table(m.stats);
   EXPECT_TRUE(table.pairs.empty());
   EXPECT_EQ(table.without_baseline.size(), 2u);
-  ASSERT_EQ(table.replicas_differ.size(), 1u);
-  EXPECT_EQ(table.replicas_differ[0]->results->metadata.name, "one");
+  ASSERT_EQ(table.wrong_steps.size(), 1u);
+  EXPECT_EQ(table.wrong_steps[0]->results->metadata.name, "one");
+}
+
+// A configuration whose math check failed trained another update before any run: never a baseline, never paired, and
+// listed with the check's text. One that passed, or was not checked (a file before version 10), pairs.
+TEST(Scaling, ConfigurationsWhoseMathCheckFailedAreNotPaired) {
+  Made m;
+  m.add("one", 1);
+  m.add("two_failed", 2);
+  m.add("four", 4);
+  m.results[0].metadata.math_check =
+      "passed: relative error 0.001 on rank 0, the largest of 1 (tolerance 0.05, 3 steps)";
+  m.results[1].metadata.math_check = "FAILED: relative error 0.3 on rank 1, the largest of 2 (tolerance 0.05, 3 steps)";
+  ScalingTable table = build_scaling_table(m.stats);
+  ASSERT_EQ(table.pairs.size(), 1u);
+  EXPECT_EQ(table.pairs[0].multi->results->metadata.name, "four");
+  ASSERT_EQ(table.wrong_steps.size(), 1u);
+  EXPECT_EQ(table.wrong_steps[0]->wrong_step(), "its math check failed (" + m.results[1].metadata.math_check + ")");
 }
 
 // Two jobs' files of the same command: their pairs are trials 1 and 2, paired in the order given; a third 2-GPU

@@ -1,0 +1,55 @@
+// Purpose: the math check (math_check.hpp): the configuration's step and its plain reference from the same start.
+#include "train/math_check.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <vector>
+
+#include "train/cpu_mlp.hpp"
+
+namespace mgpu {
+
+double math_check_tolerance(const TrainingSettings& settings, bool float64_reference) {
+  // Units of the reference's movement (MathCheck::error). Adam's first update is lr * sign(g) wherever |g| >> epsilon,
+  // so a gradient element that rounding moves across zero costs 2 lr, and a ReLU that rounding decides the other way
+  // changes the sign of small gradients: two correct steps part by the share of such elements. Dropping half the
+  // batch flips a large share of the signs instead (about 0.3 of the movement).
+  double tolerance = kFp32Tolerance;
+  if (settings.precision == Precision::tf32) tolerance = kTf32Tolerance;
+  if (settings.precision == Precision::bf16) tolerance = kBf16Tolerance;
+  if (settings.grad_dtype == GradDtype::bf16) tolerance = std::max(tolerance, kBf16Tolerance);
+  (void)float64_reference;
+  return tolerance;
+}
+
+MathCheck check_math(Trainer& trainer, const TrainingSettings& settings) {
+  const auto start = std::chrono::steady_clock::now();
+  MathCheck check;
+  check.steps = std::min(kMathCheckSteps, settings.total_steps());
+  check.tolerance = math_check_tolerance(settings, trainer.reference_is_float64());
+  const std::vector<float> trained = trainer.parameters_after_steps(check.steps);
+  const std::vector<double> reference = trainer.reference_parameters_after_steps(check.steps);
+  std::vector<double> initial(reference.size());
+  cpu::initialize_parameters(settings.model, settings.seed, 0, initial.data());
+  double difference = 0.0, movement = 0.0;
+  for (std::size_t i = 0; i < reference.size(); ++i) {
+    const double off = (i < trained.size() ? double(trained[i]) : 0.0) - reference[i];
+    difference += off * off;
+    movement += (reference[i] - initial[i]) * (reference[i] - initial[i]);
+  }
+  check.error = trained.size() == reference.size() && movement > 0.0 ? std::sqrt(difference / movement)
+                                                                     : std::numeric_limits<double>::quiet_NaN();
+  check.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return check;
+}
+
+std::string describe(const MathCheck& check) {
+  char text[160];
+  std::snprintf(text, sizeof text, "relative error %.2g (tolerance %.2g, %d steps, %.2f s)", check.error,
+                check.tolerance, check.steps, check.seconds);
+  return text;
+}
+
+}  // namespace mgpu

@@ -1,0 +1,44 @@
+// Purpose: the math check of every measured configuration (docs/measurement.md, "Math check"): after set-up, a few
+// steps of the configuration's exact step from run 0's initialisation against the plain reference of the same global
+// batch; the relative error, the tolerance of the configuration's precision, and whether it passed.
+#pragma once
+
+#include <limits>
+#include <string>
+
+#include "train/trainer.hpp"
+
+namespace mgpu {
+
+// Steps the check trains (fewer when a run has fewer): enough for Adam's moments and every kind of step under
+// --accumulate 2 to take part, few enough to cost well under a run.
+inline constexpr int kMathCheckSteps = 3;
+
+struct MathCheck {
+  int steps = 0;
+  // ||p - p_ref|| / ||p_ref - p_0||: the distance from the reference's parameters in units of the reference's own
+  // movement from the initial parameters p_0. A step that drops part of the batch or a wrong product is off by a
+  // sizeable part of that movement; rounding, by little.
+  double error = std::numeric_limits<double>::quiet_NaN();
+  double tolerance = 0.0;
+  double seconds = 0.0;                               // the check's wall time on this rank, the reference's included
+  bool passed() const { return error <= tolerance; }  // NaN never passes
+};
+
+// Tolerances of MathCheck::error by precision (docs/measurement.md, "Math check", gives the measurements behind them).
+inline constexpr double kFp32Tolerance = 0.05;
+inline constexpr double kTf32Tolerance = 0.2;
+inline constexpr double kBf16Tolerance = 0.3;
+
+// The tolerance for a configuration: by the precision of its GEMMs and its all-reduce, and by whether the reference is
+// float64 (CPU fallback) or fp32 (one GPU's plain step, itself off by fp32 rounding).
+double math_check_tolerance(const TrainingSettings& settings, bool float64_reference);
+
+// Trains the check's steps with `trainer` (collective over its ranks) and with its reference (this rank alone), and
+// compares them.
+MathCheck check_math(Trainer& trainer, const TrainingSettings& settings);
+
+// "relative error 1.2e-03 (tolerance 2e-02, 3 steps, 0.41 s)".
+std::string describe(const MathCheck& check);
+
+}  // namespace mgpu
