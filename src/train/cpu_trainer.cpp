@@ -109,8 +109,12 @@ std::vector<float> CpuTrainer::parameters_after_steps(int steps) {
   return parameters_;
 }
 
-std::vector<double> CpuTrainer::reference_parameters_after_steps(int steps) const {
-  return float64_reference::training_run(settings_for_steps(steps), 0);
+Trainer::ReferenceRun CpuTrainer::reference_run(int steps) const {
+  ReferenceRun reference;
+  reference.initial.resize(settings_.model.parameter_count());
+  cpu::initialize_parameters(settings_.model, settings_.seed, 0, reference.initial.data());
+  reference.trained = float64_reference::training_run(settings_for_steps(steps), 0);
+  return reference;
 }
 
 RunRecord CpuTrainer::run(int run_index) {

@@ -19,7 +19,7 @@ class CpuTrainer final : public Trainer {
   std::vector<float> parameters() const override { return parameters_; }
   std::string device_kind() const override { return "cpu"; }
   std::vector<float> parameters_after_steps(int steps) override;
-  std::vector<double> reference_parameters_after_steps(int steps) const override;
+  ReferenceRun reference_run(int steps) const override;
   bool reference_is_float64() const override { return true; }
 
  private:

@@ -7,14 +7,18 @@
 
 namespace mgpu {
 
-std::vector<float> cuda_reference_parameters(const TrainingSettings& settings, int steps) {
+CudaReferenceRun cuda_reference_run(const TrainingSettings& settings, int steps) {
   CudaStream stream;
-  CudaMlp reference(settings.model, settings.global_batch, stream.get(), Precision::fp32, GradDtype::fp32,
+  // The configuration's precision: the check is of how the step computes, not of how much bf16 or tf32 rounds (the
+  // kernel tests hold every precision to float64).
+  CudaMlp reference(settings.model, settings.global_batch, stream.get(), settings.precision, GradDtype::fp32,
                     GemmSelection::library_default);
   DeviceBuffer<float> losses(static_cast<std::size_t>(steps));
   const BucketPlan whole = whole_buffer_plan(settings.model);
   const float gradient_scale = 1.0f / static_cast<float>(settings.accumulate_steps);
   reference.initialize(settings.seed, 0);
+  CudaReferenceRun run;
+  run.initial = reference.download_parameters();
   for (int step = 0; step < steps; ++step) {
     reference.advance_step(settings.global_batch, 0, settings.adam, settings.accumulate_steps);
     reference.generate_batch();
@@ -23,7 +27,8 @@ std::vector<float> cuda_reference_parameters(const TrainingSettings& settings, i
     reference.backward(whole, {}, !settings.starts_accumulation(step));
     if (settings.ends_accumulation(step)) reference.adam(settings.adam, 0, reference.parameter_count(), gradient_scale);
   }
-  return reference.download_parameters();  // synchronises the stream
+  run.trained = reference.download_parameters();  // synchronises the stream
+  return run;
 }
 
 }  // namespace mgpu

@@ -427,10 +427,10 @@ std::vector<float> CudaTrainer::parameters_after_steps(int steps) {
   return model_.download_parameters();
 }
 
-std::vector<double> CudaTrainer::reference_parameters_after_steps(int steps) const {
+Trainer::ReferenceRun CudaTrainer::reference_run(int steps) const {
   ScopedDevice device(device_ordinal_);
-  const std::vector<float> parameters = cuda_reference_parameters(settings_, steps);
-  return {parameters.begin(), parameters.end()};
+  const CudaReferenceRun run = cuda_reference_run(settings_, steps);
+  return {{run.initial.begin(), run.initial.end()}, {run.trained.begin(), run.trained.end()}};
 }
 
 int CudaTrainer::gemm_candidates_checked() const {

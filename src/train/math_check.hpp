@@ -25,10 +25,13 @@ struct MathCheck {
   bool passed() const { return error <= tolerance; }  // NaN never passes
 };
 
-// Tolerances of MathCheck::error by precision (docs/measurement.md, "Math check", gives the measurements behind them).
-inline constexpr double kFp32Tolerance = 0.05;
+// Tolerances of MathCheck::error by the precision of the GEMMs (the reference computes in the same one) and of the
+// all-reduce (the reference reduces nothing, in fp32); docs/measurement.md, "Math check", gives the measurements
+// behind them. The largest fp32 error of a correct step seen was 0.053 (large, batch 4096, 1 x H100).
+inline constexpr double kFp32Tolerance = 0.1;
 inline constexpr double kTf32Tolerance = 0.2;
 inline constexpr double kBf16Tolerance = 0.3;
+inline constexpr double kBf16GradientTolerance = 0.15;
 
 // The tolerance for a configuration: by the precision of its GEMMs and its all-reduce, and by whether the reference is
 // float64 (CPU fallback) or fp32 (one GPU's plain step, itself off by fp32 rounding).

@@ -125,8 +125,13 @@ class Trainer {
   // initialisation, untimed; collective like run().
   virtual std::vector<float> parameters_after_steps(int steps) = 0;
   // The same steps by the plain reference of the same global batch on this rank alone: float64 on the CPU fallback;
-  // on CUDA one GPU's eager fp32 step (cuBLASLt's default algorithms, no graph, no fusion, no reduction).
-  virtual std::vector<double> reference_parameters_after_steps(int steps) const = 0;
+  // on CUDA one GPU's eager step in the configuration's precision (cuBLASLt's default algorithms, no graph, no
+  // fusion, no reduction). Its initial parameters and those after the steps.
+  struct ReferenceRun {
+    std::vector<double> initial;
+    std::vector<double> trained;
+  };
+  virtual ReferenceRun reference_run(int steps) const = 0;
   // Whether that reference computes in float64 (its tolerance depends on it).
   virtual bool reference_is_float64() const = 0;
   // GEMM candidates compared with the float64 product during set-up, and those rejected (0 where nothing is tuned).

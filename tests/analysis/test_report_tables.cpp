@@ -80,10 +80,12 @@ TEST_F(ReportTables, ConfigurationsTableExactly) {
 // The math check column says what math_check says, in one word; a configuration whose check failed is named in the
 // scaling table's notes and not paired.
 TEST_F(ReportTables, MathCheckColumnAndTheUnpairedConfiguration) {
-  file_.configurations[0].metadata.math_check = "passed: relative error 0.001 on rank 0, the largest of 1 (tolerance "
-                                                "0.05, 3 steps)";
-  file_.configurations[1].metadata.math_check = "FAILED: relative error 0.3 on rank 1, the largest of 2 (tolerance "
-                                                "0.05, 3 steps)";
+  file_.configurations[0].metadata.math_check =
+      "passed: relative error 0.001 on rank 0, the largest of 1 (tolerance "
+      "0.05, 3 steps)";
+  file_.configurations[1].metadata.math_check =
+      "FAILED: relative error 0.3 on rank 1, the largest of 2 (tolerance "
+      "0.05, 3 steps)";
   const std::string table = render_terminal(configurations_table(stats_, {}));
   EXPECT_NE(table.find("yes       passed      not checked\n"), std::string::npos) << table;
   EXPECT_NE(table.find("yes       FAILED      not checked\n"), std::string::npos) << table;
