@@ -121,6 +121,7 @@ def add_configuration(f, name, attributes):
     group.attrs["interrupted_utc"] = ""
     group.attrs["replica_check"] = ""  # v9: "" = not checked (DDP keeps the peer's replicas; the peer does not hash them)
     # v10: the peer runs no math check ("" = not checked) and tunes no GEMM candidates of its own.
+    group.attrs["stopped_early"] = ""  # v10: the peer runs every run it was asked for
     group.attrs["math_check"] = ""
     group.attrs["math_check_errors"] = np.zeros(0, dtype="f8")
     group.attrs["math_check_tolerance"] = np.float64(0.0)

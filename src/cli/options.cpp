@@ -36,7 +36,14 @@ po::options_description describe_study_options() {
      "MODEL:B1,B2,... one model with its own batches (repeatable; instead of --model/--batch)")
     ("warmup", po::value<long long>()->default_value(10), "warm-up steps per run (recorded and flagged)")
     ("steps", po::value<long long>()->default_value(100), "measured steps per run")
-    ("runs", po::value<long long>()->default_value(50), "runs per configuration (fresh initialisation each)")
+    ("runs", po::value<long long>()->default_value(50),
+     "runs per configuration (fresh initialisation each): the most a configuration measures; given, exactly these "
+     "unless --max-noise is given too or --max-time ends them")
+    ("max-noise", po::value<std::string>()->default_value("1"),
+     "percent: a configuration stops once its throughput interval is narrow enough for a speedup interval of this "
+     "relative half-width (at least 10 runs; 0 = off; off by default when --runs is given)")
+    ("max-time", po::value<std::string>()->default_value("60"),
+     "seconds of runs per configuration, after which it stops (at least 5 runs; 0 = no limit)")
     ("trials", po::value<long long>()->default_value(1),
      "trials per configuration, each its own set-up and GEMM tuning; with 2 or more the speedup's interval comes from "
      "the trial means")
@@ -480,6 +487,12 @@ BenchOptions parse_options(int argc, const char* const* argv) {
   options.measured_steps = checked_source_int(sources, "steps", 1, kMaxSteps);
   options.runs = checked_source_int(sources, "runs", 1, kMaxRuns);
   options.trials = checked_source_int(sources, "trials", 1, kMaxTrials);
+  options.max_noise_percent =
+      with_origin(sources, "max-noise", [&] { return parse_max_noise(vm["max-noise"].as<std::string>()); });
+  // A --runs given asks for that many runs: the noise rule then stops a configuration only when asked for as well.
+  if (!vm["runs"].defaulted() && vm["max-noise"].defaulted()) options.max_noise_percent = 0;
+  options.max_time_seconds =
+      with_origin(sources, "max-time", [&] { return parse_max_time(vm["max-time"].as<std::string>()); });
   options.seed = with_origin(sources, "seed", [&] { return parse_seed(vm["seed"].as<std::string>()); });
   options.device = with_origin(sources, "device", [&] { return parse_device_choice(vm["device"].as<std::string>()); });
   if (vm.count("nccl-algo"))
@@ -501,19 +514,35 @@ BenchOptions parse_options(int argc, const char* const* argv) {
   return options;
 }
 
-double parse_timeout_seconds(const std::string& text) {
-  // A week bounds it: beyond that the value is a typo, not a watchdog.
-  constexpr double kMaxTimeoutSeconds = 7 * 24 * 3600.0;
+namespace {
+
+// A finite number in [0, maximum] that is the whole of `text`, or UsageError naming `option` and `expected`.
+double parse_bounded(const std::string& option, const std::string& text, double maximum, const std::string& expected) {
   std::size_t used = 0;
-  double seconds = 0;
+  double value = 0;
   try {
-    seconds = std::stod(text, &used);
+    value = std::stod(text, &used);
   } catch (const std::exception&) {
     used = 0;
   }
-  if (used == 0 || used != text.size() || !std::isfinite(seconds) || seconds < 0 || seconds > kMaxTimeoutSeconds)
-    throw UsageError("--timeout '" + text + "': give seconds from 0 (no watchdog) to 604800");
-  return seconds;
+  if (used == 0 || used != text.size() || !std::isfinite(value) || value < 0 || value > maximum)
+    throw UsageError(option + " '" + text + "': " + expected);
+  return value;
+}
+
+}  // namespace
+
+double parse_max_noise(const std::string& text) {
+  return parse_bounded("--max-noise", text, 100.0, "give a percentage from 0 (off) to 100");
+}
+
+double parse_max_time(const std::string& text) {
+  return parse_bounded("--max-time", text, 7 * 24 * 3600.0, "give seconds from 0 (no limit) to 604800");
+}
+
+double parse_timeout_seconds(const std::string& text) {
+  // A week bounds it: beyond that the value is a typo, not a watchdog.
+  return parse_bounded("--timeout", text, 7 * 24 * 3600.0, "give seconds from 0 (no watchdog) to 604800");
 }
 
 void validate_for_ranks(const BenchOptions& options, int ranks) {

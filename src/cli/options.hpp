@@ -57,6 +57,11 @@ struct BenchOptions {
   // Trials per configuration: independent measurements, each with its own set-up and GEMM tuning (docs/statistics.md,
   // "Trials"); the 1-GPU and N-GPU configurations of a batch alternate trial by trial.
   int trials = 1;
+  // When a configuration stops before --runs (docs/measurement.md, "When a configuration stops"): its throughput
+  // interval narrow enough for a speedup interval of this relative half-width, in percent (0 = off; off when --runs
+  // is given without --max-noise), or this many seconds of runs spent (0 = no limit).
+  double max_noise_percent = 1.0;
+  double max_time_seconds = 60.0;
   std::uint64_t seed = 1;
   DeviceChoice device = DeviceChoice::automatic;
   std::string nccl_algo;    // empty: NCCL chooses
@@ -89,6 +94,10 @@ BenchOptions parse_options(int argc, const char* const* argv);
 // Throws UsageError.
 // --timeout's value: seconds from 0 to a week; UsageError naming the bad value otherwise.
 double parse_timeout_seconds(const std::string& text);
+// --max-noise's value: a percentage from 0 (off) to 100; --max-time's: seconds from 0 (no limit) to a week.
+// UsageError naming the option and the bad value otherwise.
+double parse_max_noise(const std::string& text);
+double parse_max_time(const std::string& text);
 
 void validate_for_ranks(const BenchOptions& options, int ranks);
 std::string help_text();

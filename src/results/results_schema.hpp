@@ -50,6 +50,7 @@ inline constexpr AddedName kAddedAttributes[] = {
     {"math_check_seconds", 10},
     {"gemm_candidates_checked", 10},
     {"gemm_candidates_rejected", 10},
+    {"stopped_early", 10},
 };
 // Per-run datasets added after version 1 (for_each_dataset), with the version that added them: a reader of an older
 // file that lacks one gets an array of the right shape filled with NaN ("not measured"). Every dataset added to
@@ -383,6 +384,9 @@ struct ConfigurationProgress {
   // (...)", "1 rank: nothing to compare", "rank R's parameters differ from rank 0's (...)"; "" until checked, and in
   // a file that predates the check (v9).
   std::string replica_check;
+  // Why a complete configuration measured fewer runs than planned (docs/measurement.md, "When a configuration
+  // stops"): "noise: ..." (--max-noise) or "time: ..." (--max-time); "" when it ran them all, and in older files (v10).
+  std::string stopped_early;
 };
 
 template <typename Progress, typename Visitor>
@@ -393,6 +397,7 @@ void for_each_attribute_of_progress(Progress& p, Visitor&& visit) {
   visit("interrupted", p.interrupted);
   visit("interrupted_utc", p.interrupted_utc);
   visit("replica_check", p.replica_check);
+  visit("stopped_early", p.stopped_early);
 }
 
 // ---- Datasets

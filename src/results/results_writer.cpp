@@ -391,9 +391,10 @@ void ResultsWriter::record_replica_check(Configuration& configuration, const std
   write_progress(configuration, progress);
 }
 
-void ResultsWriter::finish(Configuration& configuration) {
+void ResultsWriter::finish(Configuration& configuration, const std::string& stopped_early) {
   ConfigurationProgress progress = configuration.progress_;
   progress.complete = 1;
+  progress.stopped_early = stopped_early;
   progress.finished_utc = utc_timestamp_now();
   write_progress(configuration, progress);
 }

@@ -78,8 +78,9 @@ class ResultsWriter {
   // Records the replicas' agreement after the runs (replica_check) and flushes.
   void record_replica_check(Configuration& configuration, const std::string& replica_check);
 
-  // Marks the configuration complete (complete = 1, finished_utc = now) and flushes; no run may be appended after.
-  void finish(Configuration& configuration);
+  // Marks the configuration complete (complete = 1, finished_utc = now, stopped_early = why its runs ended before
+  // the planned number, "" when they did not) and flushes; no run may be appended after.
+  void finish(Configuration& configuration, const std::string& stopped_early = "");
 
   // Records why the configuration stopped before completing (interrupted, interrupted_utc) and flushes; its completed
   // runs stay as they are and --resume reruns it.

@@ -21,6 +21,7 @@
 #include "stats/verdict.hpp"
 #include "study/backend.hpp"
 #include "study/console_report.hpp"
+#include "study/run_stopping.hpp"
 #include "study/run_summary.hpp"
 #include "study/stop_recorder.hpp"
 #include "study/sweep_plan.hpp"
@@ -269,6 +270,11 @@ std::vector<RunSummary> run_configuration(const BenchConfiguration& configuratio
   }
 
   std::vector<RunSummary> summaries;
+  const StopRule stop_rule{configuration.max_noise_percent, configuration.max_time_seconds,
+                           settings.timing == TimingMode::interleaved};
+  const bool may_stop_early = stop_rule.max_noise_percent > 0 || stop_rule.max_time_seconds > 0;
+  std::string stopped_early;  // rank 0: why the runs ended before configuration.runs ("" when they did not)
+  const auto runs_start = std::chrono::steady_clock::now();
   for (int run = 0; run < configuration.runs; ++run) {
     watchdog::set_run(run);
     // Before a run starts is where a signal that arrived during rank 0's writing is acted on (watchdog.hpp).
@@ -276,18 +282,28 @@ std::vector<RunSummary> run_configuration(const BenchConfiguration& configuratio
     const auto run_start = std::chrono::steady_clock::now();
     const std::vector<RunRecord> per_rank = gather_run(sub, trainer->run(run));
     watchdog::record_run_seconds(std::chrono::duration<double>(std::chrono::steady_clock::now() - run_start).count());
-    if (sub.rank != 0) continue;
-    summaries.push_back(summarize_run(per_rank, settings.warmup_steps, settings.global_batch));
-    // Flushed: the file is valid after every run. A failure here is rank 0's alone (a full disk) while the others
-    // already wait in the next run: the watchdog stops them all, the configuration marked with the reason.
-    try {
-      results->append_run(group, per_rank);
-    } catch (const Error& e) {
-      watchdog::stop_for_error(e.what());
+    if (sub.rank == 0) {
+      summaries.push_back(summarize_run(per_rank, settings.warmup_steps, settings.global_batch));
+      // Flushed: the file is valid after every run. A failure here is rank 0's alone (a full disk) while the others
+      // already wait in the next run: the watchdog stops them all, the configuration marked with the reason.
+      try {
+        results->append_run(group, per_rank);
+      } catch (const Error& e) {
+        watchdog::stop_for_error(e.what());
+      }
+      progress->clear();
+      print_run_line(stdout, run, summaries.back(), settings.timing == TimingMode::interleaved);
+      progress->finish_run();
     }
-    progress->clear();
-    print_run_line(stdout, run, summaries.back(), settings.timing == TimingMode::interleaved);
-    progress->finish_run();
+    if (!may_stop_early || run + 1 == configuration.runs) continue;
+    // Rank 0 decides (it alone has every rank's times) and every rank follows, outside any run.
+    if (sub.rank == 0) {
+      const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - runs_start).count();
+      stopped_early = stop_reason(stop_rule, summaries, seconds);
+    }
+    if (allgather_doubles(sub, stopped_early.empty() ? 0.0 : 1.0)[0] == 0.0) continue;
+    if (sub.rank == 0) progress->drop_runs(configuration.runs - run - 1);
+    break;
   }
   watchdog::set_run(-1);
   // The replicas must still be one model (bit-identical parameters). Every rank knows the answer, so a difference
@@ -305,9 +321,11 @@ std::vector<RunSummary> run_configuration(const BenchConfiguration& configuratio
     throw UsageError(reason);
   }
   if (sub.rank == 0) {
-    results->finish(group);
+    results->finish(group, stopped_early);
     stop_recorder->set_current(nullptr);
     progress->clear();
+    if (!stopped_early.empty())
+      std::printf("# stopped after %zu of %d runs: %s\n", summaries.size(), configuration.runs, stopped_early.c_str());
     std::printf("# replicas after the runs: %s\n", replicas.text.c_str());
     print_summary(stdout, summaries, job.output_path);
     progress->finish_configuration();

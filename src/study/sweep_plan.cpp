@@ -51,6 +51,8 @@ std::vector<BenchConfiguration> plan_sweep(const BenchOptions& options, int job_
           configuration.runs =
               options.step.timing == TimingMode::interleaved ? interleaved_run_count(options.runs) : options.runs;
           configuration.runs_requested = options.runs;
+          configuration.max_noise_percent = options.max_noise_percent;
+          configuration.max_time_seconds = options.max_time_seconds;
           configuration.seed = options.seed;
           configuration.step = options.step;
           configuration.trial = trial;

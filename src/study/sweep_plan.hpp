@@ -24,8 +24,10 @@ struct BenchConfiguration {
   int runs = 50;            // every run of the configuration (--timing interleaved: its marked runs included)
   int runs_requested = 50;  // what --runs said: the runs throughput is computed from (recorded as runs_requested)
   std::uint64_t seed = 1;
-  int trial = 1;   // which trial of the configuration this is (1 to trials)
-  int trials = 1;  // --trials
+  double max_noise_percent = 0;  // --max-noise (0 = off)
+  double max_time_seconds = 0;   // --max-time (0 = no limit)
+  int trial = 1;                 // which trial of the configuration this is (1 to trials)
+  int trials = 1;                // --trials
   // --graph, --overlap, --fuse-optimizer, --bucket-mb, --precision, --grad-dtype, --timing, --accumulate
   StepOptions step;
 

@@ -52,6 +52,8 @@ void SweepProgress::skip(long long runs) {
   runs_left_ -= runs;
 }
 
+void SweepProgress::drop_runs(long long runs) { runs_left_ -= runs; }
+
 void SweepProgress::start_configuration(const std::string& name, int runs) {
   current_ = name;
   current_runs_ = runs;

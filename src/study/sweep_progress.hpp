@@ -24,6 +24,8 @@ class SweepProgress {
 
   // A configuration --resume found complete: counted as done, costs no time.
   void skip(long long runs);
+  // Runs the current configuration planned but will not measure (it stopped early): no longer left.
+  void drop_runs(long long runs);
   void start_configuration(const std::string& name, int runs);
   void finish_run();
   void finish_configuration();

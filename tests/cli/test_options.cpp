@@ -47,6 +47,23 @@ TEST(Options, DefaultsFollowTheStudy) {
   EXPECT_EQ(options.default_output_path(1), "mgpu_bench_large_b32_n1.h5");
 }
 
+// By default a configuration stops once its interval is narrow enough for a 1% speedup interval or after 60 s of runs;
+// a --runs given asks for that many, so the noise rule then needs --max-noise too; 0 turns either rule off, and the
+// bounds themselves are accepted.
+TEST(Options, StoppingRulesAndRuns) {
+  const BenchOptions defaults = parse({});
+  EXPECT_EQ(defaults.max_noise_percent, 1.0);
+  EXPECT_EQ(defaults.max_time_seconds, 60.0);
+  const BenchOptions runs = parse({"--runs", "20"});
+  EXPECT_EQ(runs.max_noise_percent, 0.0);
+  EXPECT_EQ(runs.max_time_seconds, 60.0);
+  const BenchOptions both = parse({"--runs", "20", "--max-noise", "0.5", "--max-time", "0"});
+  EXPECT_EQ(both.max_noise_percent, 0.5);
+  EXPECT_EQ(both.max_time_seconds, 0.0);
+  EXPECT_EQ(parse({"--max-noise", "100"}).max_noise_percent, 100.0);
+  EXPECT_EQ(parse({"--max-time", "604800"}).max_time_seconds, 604800.0);
+}
+
 // Without --gpus, N > 1 ranks measure the 1-GPU baseline beside the N GPUs (the speedup needs both); one rank runs
 // 1 GPU alone; an explicit --gpus still rules.
 TEST(Options, WithoutGpusSeveralRanksAlsoMeasureTheBaseline) {
@@ -171,6 +188,12 @@ TEST(Options, EachBadValueGivesOneLineNamingIt) {
       {{"--timeout", "inf"}, "--timeout 'inf'"},
       {{"--timeout", "5s"}, "--timeout '5s'"},
       {{"--timeout", "1e9"}, "--timeout '1e9'"},
+      {{"--max-noise", "-0.1"}, "--max-noise '-0.1'"},
+      {{"--max-noise", "100.01"}, "--max-noise '100.01'"},  // just above the largest
+      {{"--max-noise", "1%"}, "--max-noise '1%'"},
+      {{"--max-time", "-1"}, "--max-time '-1'"},
+      {{"--max-time", "604801"}, "--max-time '604801'"},  // just above a week
+      {{"--max-time", "nan"}, "--max-time 'nan'"},
   };
   for (const auto& [args, needle] : cases) {
     const std::string message = error_of(args);

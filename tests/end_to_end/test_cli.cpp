@@ -370,6 +370,26 @@ TEST_F(Cli, ReplicasThatDifferEndTheJobAndKeepTheRuns) {
       << c.progress.replica_check;
 }
 
+// --max-time: a configuration whose runs have taken longer stops as soon as it has an interval (5 throughput runs and,
+// interleaved, a marked one: runs 0-5), says so on the console and in stopped_early, and is complete.
+TEST_F(Cli, MaxTimeEndsAConfigurationOnceItHasAnInterval) {
+  const std::string out = dir_ + "/max_time.h5";
+  const Outcome outcome =
+      run("--device cpu --model medium --batch 16 --gpus 1 --warmup 1 --steps 2 --runs 20 "
+          "--max-time 1e-9 --output '" +
+          out + "'");
+  ASSERT_EQ(outcome.exit_code, 0) << outcome.err;
+  EXPECT_NE(outcome.out.find("# stopped after 6 of 25 runs: time: "), std::string::npos) << outcome.out;
+  const mgpu::ResultsFile results = mgpu::read_results_file(out);
+  ASSERT_EQ(results.configurations.size(), 1u);
+  const mgpu::ConfigurationResults& c = results.configurations[0];
+  EXPECT_EQ(c.runs(), 6);
+  EXPECT_EQ(c.progress.complete, 1);
+  EXPECT_EQ(c.progress.stopped_early.rfind("time: ", 0), 0u) << c.progress.stopped_early;
+  EXPECT_EQ(c.measurements.phases_marked.at(4, 0), 1.0);  // every fifth run marks its phases
+  EXPECT_EQ(c.measurements.phases_marked.at(5, 0), 0.0);
+}
+
 // MGPU_FAULT_CORRUPT_GEMM=1 zeroes one sample's output-layer product in every step of the CPU fallback (a wrong GEMM):
 // the math check refuses the configuration before any run, with one line naming it, the error and the tolerance,
 // status 1; its group keeps the check and no run, incomplete, with the reason.

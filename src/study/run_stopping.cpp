@@ -1,0 +1,40 @@
+// Purpose: the stopping rule of a configuration's runs (run_stopping.hpp).
+#include "study/run_stopping.hpp"
+
+#include <cmath>
+#include <cstdio>
+
+#include "stats/statistics.hpp"
+
+namespace mgpu {
+
+std::string stop_reason(const StopRule& rule, const std::vector<RunSummary>& runs, double seconds_of_runs) {
+  std::vector<double> throughput;
+  bool marked = false;
+  for (const RunSummary& run : runs) {
+    if (rule.interleaved && run.phases_marked) {
+      marked = true;
+    } else {
+      throughput.push_back(run.samples_per_second);
+    }
+  }
+  if (throughput.size() < stats::kMinimumRunsForInterval || (rule.interleaved && !marked)) return "";
+  char text[160];
+  const stats::SampleSummary summary = stats::summarize_sample(throughput);
+  const double half_width_percent = summary.mean > 0 ? 100 * summary.half_width / summary.mean : INFINITY;
+  const double within_percent = rule.max_noise_percent / std::sqrt(2.0);
+  if (rule.max_noise_percent > 0 && static_cast<int>(throughput.size()) >= kMinimumRunsBeforeNoiseStop &&
+      half_width_percent <= within_percent) {
+    std::snprintf(text, sizeof text,
+                  "noise: the throughput's 95%% half-width %.2g%% is within %.2g%% (--max-noise %g%%)",
+                  half_width_percent, within_percent, rule.max_noise_percent);
+    return text;
+  }
+  if (rule.max_time_seconds > 0 && seconds_of_runs >= rule.max_time_seconds) {
+    std::snprintf(text, sizeof text, "time: %.1f s of runs, --max-time %g s", seconds_of_runs, rule.max_time_seconds);
+    return text;
+  }
+  return "";
+}
+
+}  // namespace mgpu
