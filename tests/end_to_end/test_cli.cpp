@@ -82,6 +82,13 @@ void expect_rejected(const Outcome& outcome, const std::string& needle, const st
   }
 }
 
+// The one configuration of the results file at `path` (the test fails where there is not exactly one).
+mgpu::ConfigurationResults only_configuration(const std::string& path) {
+  const mgpu::ResultsFile results = mgpu::read_results_file(path);
+  EXPECT_EQ(results.configurations.size(), 1u) << path;
+  return results.configurations.empty() ? mgpu::ConfigurationResults{} : results.configurations.front();
+}
+
 TEST_F(Cli, HelpAndVersionExitZero) {
   const Outcome help = run("--help");
   EXPECT_EQ(help.exit_code, 0);
@@ -360,9 +367,7 @@ TEST_F(Cli, ReplicasThatDifferEndTheJobAndKeepTheRuns) {
       "medium_b16_n2_cpu: the data-parallel replicas diverged after its runs: rank 1's "
       "parameters differ from rank 0's (FNV-1a 64 0x";
   EXPECT_NE(outcome.err.find("mgpu_bench: error: " + reason), std::string::npos) << outcome.err;
-  const mgpu::ResultsFile results = mgpu::read_results_file(out);
-  ASSERT_EQ(results.configurations.size(), 1u);
-  const mgpu::ConfigurationResults& c = results.configurations[0];
+  const mgpu::ConfigurationResults c = only_configuration(out);
   EXPECT_EQ(c.runs(), 3);  // 2 unmarked + 1 phase-marked
   EXPECT_EQ(c.progress.complete, 0);
   EXPECT_EQ(c.progress.interrupted.rfind(reason, 0), 0u) << c.progress.interrupted;
@@ -380,9 +385,7 @@ TEST_F(Cli, MaxTimeEndsAConfigurationOnceItHasAnInterval) {
           out + "'");
   ASSERT_EQ(outcome.exit_code, 0) << outcome.err;
   EXPECT_NE(outcome.out.find("# stopped after 6 of 25 runs: time: "), std::string::npos) << outcome.out;
-  const mgpu::ResultsFile results = mgpu::read_results_file(out);
-  ASSERT_EQ(results.configurations.size(), 1u);
-  const mgpu::ConfigurationResults& c = results.configurations[0];
+  const mgpu::ConfigurationResults c = only_configuration(out);
   EXPECT_EQ(c.runs(), 6);
   EXPECT_EQ(c.progress.complete, 1);
   EXPECT_EQ(c.progress.stopped_early.rfind("time: ", 0), 0u) << c.progress.stopped_early;
@@ -404,9 +407,7 @@ TEST_F(Cli, AWrongGemmFailsTheMathCheckAndNoRunIsMeasured) {
       "[0-9.e+-]+ of the reference's movement away from the reference's, beyond the tolerance 0.1; no run was "
       "measured\n");
   EXPECT_TRUE(std::regex_search(outcome.err, refusal)) << outcome.err;
-  const mgpu::ResultsFile results = mgpu::read_results_file(out);
-  ASSERT_EQ(results.configurations.size(), 1u);
-  const mgpu::ConfigurationResults& c = results.configurations[0];
+  const mgpu::ConfigurationResults c = only_configuration(out);
   EXPECT_EQ(c.runs(), 0);
   EXPECT_EQ(c.progress.complete, 0);
   EXPECT_EQ(c.progress.interrupted.rfind("medium_b16_n2_cpu: the math check failed", 0), 0u) << c.progress.interrupted;

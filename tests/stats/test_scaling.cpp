@@ -131,13 +131,19 @@ TEST(Scaling, FirstOfRepeatedBaselinesIsUsedAndTheOthersListed) {
   EXPECT_EQ(table.duplicate_baselines[0]->results->metadata.name, "one_b");
 }
 
+// Configurations "one" (1 GPU), `two` (2 GPUs) and "four" (4 GPUs) of one model and batch.
+Made one_two_four(const std::string& two) {
+  Made m;
+  m.add("one", 1);
+  m.add(two, 2);
+  m.add("four", 4);
+  return m;
+}
+
 // A configuration whose replicas differed after its runs computed another update: never a baseline, never paired,
 // and listed. One not checked (a file before version 9) still pairs.
 TEST(Scaling, ConfigurationsWhoseReplicasDifferedAreNotPaired) {
-  Made m;
-  m.add("one", 1);
-  m.add("two_differ", 2);
-  m.add("four", 4);
+  Made m = one_two_four("two_differ");
   m.results[1].progress.replica_check = "rank 1's parameters differ from rank 0's (FNV-1a 64 0x1 against 0x2)";
   m.results[2].progress.replica_check = "";
   ScalingTable table = build_scaling_table(m.stats);
@@ -158,10 +164,7 @@ TEST(Scaling, ConfigurationsWhoseReplicasDifferedAreNotPaired) {
 // A configuration whose math check failed trained another update before any run: never a baseline, never paired, and
 // listed with the check's text. One that passed, or was not checked (a file before version 10), pairs.
 TEST(Scaling, ConfigurationsWhoseMathCheckFailedAreNotPaired) {
-  Made m;
-  m.add("one", 1);
-  m.add("two_failed", 2);
-  m.add("four", 4);
+  Made m = one_two_four("two_failed");
   m.results[0].metadata.math_check =
       "passed: relative error 0.001 on rank 0, the largest of 1 (tolerance 0.05, 3 steps)";
   m.results[1].metadata.math_check = "FAILED: relative error 0.3 on rank 1, the largest of 2 (tolerance 0.05, 3 steps)";
