@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# Purpose: whether the same command gives the same answer: J independent jobs (default 6) of one mgpu_bench command,
+# each its own processes, set-up and GEMM tuning, then a table of each job's verdict lines (speedup, 95% interval,
+# sentence), whether every pair of intervals of the same configuration pair overlaps, and the spread of the speedups
+# ((max - min) / mean). Pass: every pair overlaps and every job's sentence is the same; exits 1 otherwise.
+# Usage: BIN_DIR=dir-with-mgpu_bench OUT=dir RANKS=2 bash bench/reproducibility_check.sh [MGPU_BENCH_ARGS...]
+#   (default arguments: the user's command, --model large --batch 32)
+# Knobs: JOBS (default 6), RANKS (default 2), MPIRUN_ARGS (common.sh; e.g. --oversubscribe for a CPU rehearsal).
+set -uo pipefail
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+bin="${BIN_DIR:-$here/../build}"
+out="${OUT:-/tmp/mgpu_reproducibility}"
+jobs="${JOBS:-6}"
+ranks="${RANKS:-2}"
+mkdir -p "$out"
+log="$out/reproducibility.log"
+: >"$log"
+# NCCL_NVLS_ENABLE=0, MGPU_PROGRESS=plain, the mpirun array and note().
+source "$here/common.sh"
+args=("$@")
+((${#args[@]})) || args=(--model large --batch 32)
+
+status=0
+for ((job = 1; job <= jobs; ++job)); do
+  "${mpirun[@]}" -np "$ranks" "$bin/mgpu_bench" "${args[@]}" --output "$out/job$job.h5" --force \
+    >"$out/job$job.txt" 2>&1 || { note "job $job failed (see $out/job$job.txt)"; status=1; }
+done
+
+# Each job's verdict: a line "#   MODEL, global batch B, N GPUs: speedup S [L, H], ..." and the sentence under it.
+python3 - "$out" "$jobs" <<'EOF_PY' | tee "$out/table.md"
+import re, sys
+out, jobs = sys.argv[1], int(sys.argv[2])
+verdict = re.compile(r"^#   (.+?(?:GPUs|trials)): speedup ([0-9.]+) (?:\[(-?[0-9.]+), ([0-9.]+)\]|\(no interval\))")
+found = {}  # pair -> [(job, speedup, low, high, sentence)]
+for job in range(1, jobs + 1):
+    try:
+        lines = open(f"{out}/job{job}.txt").read().splitlines()
+    except OSError:
+        continue
+    for i, line in enumerate(lines):
+        m = verdict.match(line)
+        if not m:
+            continue
+        sentence = lines[i + 1].split(": ", 1)[-1] if i + 1 < len(lines) else ""
+        low = float(m.group(3)) if m.group(3) else float("nan")
+        high = float(m.group(4)) if m.group(4) else float("nan")
+        found.setdefault(m.group(1), []).append((job, float(m.group(2)), low, high, sentence))
+failed = not found
+print("| configuration pair | job | speedup | 95% interval | sentence |")
+print("|---|---|---|---|---|")
+for pair, rows in found.items():
+    for job, s, low, high, sentence in rows:
+        print(f"| {pair} | {job} | {s:.3f} | [{low:.3f}, {high:.3f}] | {sentence} |")
+print()
+print("| configuration pair | jobs | spread of the speedups | pairs of intervals that overlap | same sentence |")
+print("|---|---|---|---|---|")
+for pair, rows in found.items():
+    speedups = [r[1] for r in rows]
+    spread = (max(speedups) - min(speedups)) / (sum(speedups) / len(speedups))
+    pairs = [(a, b) for i, a in enumerate(rows) for b in rows[i + 1:]]
+    overlapping = sum(1 for a, b in pairs if a[2] <= b[3] and b[2] <= a[3])
+    same = len({r[4] for r in rows}) == 1
+    failed |= overlapping != len(pairs) or not same or len(rows) != jobs
+    print(f"| {pair} | {len(rows)} of {jobs} | {100 * spread:.2f}% | {overlapping} of {len(pairs)} | "
+          f"{'yes' if same else 'NO'} |")
+sys.exit(1 if failed else 0)
+EOF_PY
+python_status=${PIPESTATUS[0]}
+((python_status == 0)) || status=1
+note "reproducibility: $jobs jobs of mgpu_bench ${args[*]} on $ranks ranks: $( ((status == 0)) && echo pass || echo FAIL)"
+exit "$status"
