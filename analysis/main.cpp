@@ -12,6 +12,7 @@
 
 #include "break_even_curves.hpp"
 #include "html_report.hpp"
+#include "left_out.hpp"
 #include "missing_baseline.hpp"
 #include "platform/build_info.hpp"
 #include "platform/error.hpp"
@@ -126,8 +127,7 @@ std::vector<stats::ConfigurationStats> analyse(const std::vector<ResultsFile>& f
   for (const ResultsFile& file : files)
     for (const ConfigurationResults& c : file.configurations) {
       if (c.runs() == 0) {
-        std::fprintf(stderr, "mgpu_analyze: warning: '%s': configuration '%s' has no completed run; left out\n",
-                     file.path.c_str(), c.metadata.name.c_str());
+        std::fprintf(stderr, "%s\n", analysis::no_completed_run_warning(file.path, c).c_str());
         continue;
       }
       stats.push_back(stats::compute_configuration_stats(c, file.path, options));

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "left_out.hpp"
 #include "platform/error.hpp"
 #include "plots.hpp"  // write_text
 #include "results/results_reader.hpp"
@@ -69,8 +70,7 @@ int run_trace_command(int argc, char** argv) {
   std::vector<stats::ConfigurationStats> stats;
   for (const ConfigurationResults* c : chosen) {
     if (c->runs() == 0) {
-      std::fprintf(stderr, "mgpu_analyze: warning: '%s': configuration '%s' has no completed run; left out\n",
-                   file.path.c_str(), c->metadata.name.c_str());
+      std::fprintf(stderr, "%s\n", no_completed_run_warning(file.path, *c).c_str());
       continue;
     }
     // Every step is shown, warm-up included (marked); the statistics only choose runs by throughput.
