@@ -1,82 +1,87 @@
 #!/usr/bin/env bash
 # Purpose: two nodes on one machine, for real: two network namespaces joined by a veth pair (addresses of this test's
-# own, traffic only between them), each process started in one with a host name of its own (a UTS namespace), and
-# Open MPI over TCP between them, its daemons started on the other "node" through an rsh agent that enters that node's
-# namespaces. Through launch/run-hostfile.sh the CPU fallback runs 1 and 2 ranks across the nodes; the results file
-# must name both hosts in rank order (rank 0 on the first node of the hostfile, rank 1 on the second), pass its math
-# check and replica check on both, and pass the h5py check. Then the second node's processes are killed in the middle
-# of a job: the job must end (not hang) and keep its finished runs, and --resume must complete it.
+# own, traffic only between them), each process of a node started in its namespace with a host name (UTS namespace),
+# an /etc/hosts and a /tmp of its own (mount namespace). Open MPI runs over TCP between them, its daemon started on
+# the other node through an rsh agent that enters that node; Slurm runs a controller and one slurmd per node. Checked:
+# through launch/run-hostfile.sh the CPU fallback on 1 and 2 ranks across the nodes (hosts in rank order, math and
+# replica checks on both ranks, the h5py check); the second node's processes killed in the middle of a job end it
+# (no hang) with its finished runs kept, and --resume completes it; launch/slurm/mgpu_bench.sbatch submitted with
+# `sbatch --nodes=2` through each of its launchers (mpirun, and srun --mpi=pmix where Slurm has it) completes with one
+# rank on each node.
 # Usage: tests/end_to_end/two_node_cluster_test.sh BUILD_DIR   (exit 77 = skipped: not root, or no network namespaces)
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 build="$(cd "${1:?usage: $0 BUILD_DIR}" && pwd)"
 python="${MGPU_H5PY_PYTHON:-/usr/bin/python3}"
+export PATH="$PATH:/usr/sbin"
 
 skip() { echo "SKIPPED: $*"; exit 77; }
 [[ $EUID -eq 0 ]] || skip "network namespaces need root; run the suite as root (CI does)"
-for tool in ip unshare mpirun; do
+for tool in ip nsenter unshare mpirun; do
   command -v "$tool" >/dev/null 2>&1 || skip "$tool is not installed (launch/install-deps.sh installs iproute2)"
 done
 
 tag="mgpu$$"
 nodes=(node1 node2)
 subnet="10.77.0"
-tmp="$(mktemp -d /tmp/mgpu_two_nodes_XXXXXX)"
+# Not under /tmp: each node has a /tmp of its own, and this directory is what they share (a cluster's file system).
+tmp="$(mktemp -d /var/tmp/mgpu_two_nodes_XXXXXX)"
+chmod 700 "$tmp"
 namespace() { echo "${tag}_$1"; }
 cleanup() {
   local status=$?
-  local node pids
+  local node pids pidfile
+  for pidfile in "$tmp"/*.pid; do
+    [[ -s "$pidfile" ]] && kill "$(cat "$pidfile")" 2>/dev/null || true
+  done
   for node in "${nodes[@]}"; do
     pids="$(ip netns pids "$(namespace "$node")" 2>/dev/null || true)"
     [[ -z "$pids" ]] || kill -9 $pids 2>/dev/null || true
     ip netns delete "$(namespace "$node")" 2>/dev/null || true
-    rm -rf "/etc/netns/$(namespace "$node")"
   done
   if ((status != 0)); then
-    for log in "$tmp"/*.txt; do [[ -e "$log" ]] && { echo "--- $log"; tail -n 40 "$log"; }; done
+    for log in "$tmp"/*.txt "$tmp"/*.log; do [[ -e "$log" ]] && { echo "--- $log"; tail -n 40 "$log"; }; done
   fi
   rm -rf "$tmp"
   exit "$status"
 }
 trap cleanup EXIT
+trap 'exit 130' INT TERM
 
-# The nodes: a namespace each, its own /etc/hosts naming both (ip netns exec mounts /etc/netns/NAME/hosts over it).
+# The nodes: a network namespace each, joined by a veth pair, and the /etc/hosts both see.
 ip netns add "$(namespace node1)" 2>/dev/null || skip "cannot create a network namespace here (ip netns add failed)"
 ip netns add "$(namespace node2)"
-for index in 0 1; do
-  node="${nodes[$index]}"
-  mkdir -p "/etc/netns/$(namespace "$node")"
-  printf '127.0.0.1 localhost\n%s.1 node1\n%s.2 node2\n' "$subnet" "$subnet" >"/etc/netns/$(namespace "$node")/hosts"
-done
 ip link add "${tag}a" type veth peer name "${tag}b"
 ip link set "${tag}a" netns "$(namespace node1)"
 ip link set "${tag}b" netns "$(namespace node2)"
 ip -n "$(namespace node1)" addr add "$subnet.1/24" dev "${tag}a"
 ip -n "$(namespace node2)" addr add "$subnet.2/24" dev "${tag}b"
-for node in "${nodes[@]}"; do
-  ip -n "$(namespace "$node")" link set lo up
-done
+for node in "${nodes[@]}"; do ip -n "$(namespace "$node")" link set lo up; done
 ip -n "$(namespace node1)" link set "${tag}a" up
 ip -n "$(namespace node2)" link set "${tag}b" up
+printf '127.0.0.1 localhost\n%s.1 node1\n%s.2 node2\n' "$subnet" "$subnet" >"$tmp/hosts"
 
-# Open MPI starts its daemon on another node with `AGENT HOST COMMAND...`, as with ssh: here the agent enters that
-# node's namespaces and gives it its host name.
+# node.sh NODE COMMAND...: the shell command line COMMAND as a process of NODE: in its network namespace, with its
+# host name, the shared /etc/hosts and a /tmp of its own (private mounts: nothing outside the process sees them).
+cat >"$tmp/node.sh" <<EOF
+#!/usr/bin/env bash
+node="\$1"; shift
+exec nsenter --net="/run/netns/${tag}_\$node" unshare --mount --uts sh -c \
+  "mount --bind '$tmp/hosts' /etc/hosts && mount -t tmpfs tmpfs /tmp && hostname \$node && \$*"
+EOF
+# Open MPI starts its daemon on another node with `AGENT [OPTIONS] HOST COMMAND...`, as with ssh.
 cat >"$tmp/agent.sh" <<EOF
 #!/usr/bin/env bash
 while [[ "\$1" == -* ]]; do shift; done
 host="\$1"; shift
-exec ip netns exec "${tag}_\$host" unshare --uts sh -c "hostname \$host; \$*"
+exec "$tmp/node.sh" "\$host" "\$*"
 EOF
-chmod +x "$tmp/agent.sh"
+chmod +x "$tmp/node.sh" "$tmp/agent.sh"
 printf 'node1 slots=1\nnode2 slots=1\n' >"$tmp/hostfile"
-
-# on_node1 COMMAND...: runs a shell command as a process of node1 (where mpirun starts), with Open MPI told to use
-# the agent and the test's subnet only.
-on_node1() {
-  ip netns exec "$(namespace node1)" unshare --uts env OMPI_MCA_plm_rsh_agent="$tmp/agent.sh" \
-    OMPI_MCA_oob_tcp_if_include="$subnet.0/24" OMPI_MCA_btl_tcp_if_include="$subnet.0/24" OMPI_MCA_btl=self,tcp \
-    MGPU_BENCH="$build/mgpu_bench" MGPU_PROGRESS=plain sh -c "hostname node1; $*"
-}
+# Open MPI uses the agent and the test's subnet only.
+export OMPI_MCA_plm_rsh_agent="$tmp/agent.sh" OMPI_MCA_oob_tcp_if_include="$subnet.0/24" \
+  OMPI_MCA_btl_tcp_if_include="$subnet.0/24" OMPI_MCA_btl=self,tcp MGPU_BENCH="$build/mgpu_bench" MGPU_PROGRESS=plain
+on_node1() { "$tmp/node.sh" node1 "$*"; }
 
 # 1. A sweep of 1 and 2 ranks across the nodes.
 on_node1 "timeout 120 '$root/launch/run-hostfile.sh' '$tmp/hostfile' -- --device cpu --model medium --batch 16 \
@@ -131,4 +136,78 @@ assert int(g["complete"]) == 1 and int(g["attempt"]) == 2, (g["complete"], g["at
 assert [str(h) for h in g["hosts"]] == ["node1", "node2"], g["hosts"]
 print("resumed: attempt", g["attempt"], "runs", g["runs_completed"])
 EOF_PY
+
+# 3. Slurm over the two nodes: slurmctld and a slurmd on node1, a slurmd on node2, munge with a key of the test's
+# own; the batch script submitted for 2 nodes through each launcher it offers.
+for tool in slurmctld slurmd sbatch squeue scontrol sinfo munged mungekey; do
+  command -v "$tool" >/dev/null 2>&1 || { echo "$tool is not installed: Slurm over two nodes not tested"; echo PASSED; exit 0; }
+done
+mungekey --create --keyfile="$tmp/munge.key" --force
+chmod 600 "$tmp/munge.key"
+munged --force --socket="$tmp/munge.sock" --key-file="$tmp/munge.key" --pid-file="$tmp/munged.pid" \
+  --log-file="$tmp/munged.log" --seed-file="$tmp/munged.seed"
+for _ in $(seq 1 50); do [[ -S "$tmp/munge.sock" ]] && break; sleep 0.1; done
+mkdir -p "$tmp/state" "$tmp/job"
+cat >"$tmp/slurm.conf" <<CONF
+# Two nodes of one machine (tests/end_to_end/two_node_cluster_test.sh): no cgroups, no accounting, root daemons.
+ClusterName=mgpuci2
+SlurmctldHost=node1($subnet.1)
+SlurmUser=root
+SlurmdUser=root
+AuthType=auth/munge
+AuthInfo=socket=$tmp/munge.sock
+CredType=cred/munge
+StateSaveLocation=$tmp/state
+SlurmdSpoolDir=$tmp/spool_%n
+SlurmctldPidFile=$tmp/slurmctld.pid
+SlurmdPidFile=$tmp/slurmd_%n.pid
+SlurmctldLogFile=$tmp/slurmctld.log
+SlurmdLogFile=$tmp/slurmd_%n.log
+ProctrackType=proctrack/linuxproc
+TaskPlugin=task/none
+JobAcctGatherType=jobacct_gather/none
+AccountingStorageType=accounting_storage/none
+JobCompType=jobcomp/none
+SchedulerType=sched/builtin
+SelectType=select/cons_tres
+SelectTypeParameters=CR_Core
+MpiDefault=none
+ReturnToService=2
+SlurmdParameters=config_overrides
+MinJobAge=600
+NodeName=node1 NodeAddr=$subnet.1 CPUs=1 State=UNKNOWN
+NodeName=node2 NodeAddr=$subnet.2 CPUs=1 State=UNKNOWN
+PartitionName=ci Nodes=node1,node2 Default=YES MaxTime=INFINITE State=UP OverSubscribe=FORCE
+CONF
+export SLURM_CONF="$tmp/slurm.conf"
+on_node1 "slurmctld -i -f '$SLURM_CONF'"
+on_node1 "slurmd -N node1 -f '$SLURM_CONF'"
+"$tmp/node.sh" node2 "slurmd -N node2 -f '$SLURM_CONF'"
+for _ in $(seq 1 60); do
+  [[ "$(on_node1 "sinfo -h -o %T" 2>/dev/null | sort -u)" == idle ]] && break
+  sleep 1
+done
+[[ "$(on_node1 "sinfo -h -o %T" 2>/dev/null | sort -u)" == idle ]] || { echo "the nodes never became idle"; exit 1; }
+
+slurm_job() {
+  local launcher="$1" out="$tmp/job/slurm-$1.h5" id state waited=0
+  id="$(on_node1 "cd '$root' && sbatch --parsable --nodes=2 --ntasks-per-node=1 --output='$tmp/job/$launcher-%j.txt' \
+    --export=ALL,MGPU_LAUNCHER=$launcher launch/slurm/mgpu_bench.sbatch --device cpu --model medium --batch 16 \
+    --gpus 2 --warmup 1 --steps 3 --runs 5 --output '$out'")"
+  while on_node1 "squeue -h -j $id" 2>/dev/null | grep -q .; do
+    ((waited < 120)) || { echo "Slurm job $id ($launcher) still queued or running after 120 s"; exit 1; }
+    sleep 1; waited=$((waited + 1))
+  done
+  state="$(on_node1 "scontrol show job $id" | grep -o 'JobState=[A-Z_]*' | cut -d= -f2)"
+  [[ "$state" == COMPLETED ]] || { echo "Slurm job $id ($launcher) ended $state"; cat "$tmp"/job/"$launcher"-*.txt; exit 1; }
+  "$python" - "$out" <<'EOF_PY'
+import sys
+import h5py
+g = h5py.File(sys.argv[1], "r")["configurations"]["medium_b16_n2_cpu"].attrs
+assert int(g["complete"]) == 1 and [str(h) for h in g["hosts"]] == ["node1", "node2"], (g["complete"], g["hosts"])
+EOF_PY
+  echo "Slurm job $id over node1 and node2 through $launcher: $state after $waited s"
+}
+slurm_job mpirun
+if on_node1 "srun --mpi=list" 2>&1 | grep -qw pmix; then slurm_job srun; else echo "this Slurm has no mpi/pmix: srun not tested"; fi
 echo PASSED
