@@ -212,18 +212,129 @@ void record_math_check(ConfigurationMetadata& metadata, const MathCheckRecord& m
   metadata.math_check_seconds = math.seconds;
 }
 
-// One configuration on the ranks of `sub` (the first configuration.gpus ranks of the job); collective over them.
-// Returns rank 0's run summaries.
+// Rank 0 creates the configuration's group only now, after every rank has its trainer and its math check, so that a
+// failed start leaves no group behind; a group whose math check failed keeps the check and no run, marked interrupted
+// with the reason (--resume reruns it). Rank 0 alone can fail here, so the ranks agree before anyone goes on, and a
+// failed math check then ends the configuration on every rank.
+ResultsWriter::Configuration create_group(const BenchConfiguration& configuration, const JobFacts& job,
+                                          const BannerFacts& facts, const Trainer& trainer, const MathCheckRecord& math,
+                                          ResumeAction action, int attempt, ResultsWriter* results,
+                                          const MpiContext& sub) {
+  ResultsWriter::Configuration group;
+  std::string creation_error;
+  if (sub.rank == 0) {
+    try {
+      ConfigurationMetadata metadata = describe_configuration(configuration, job, facts.hosts, facts.hardware);
+      metadata.attempt = attempt;
+      metadata.gemm_choices = trainer.gemm_choices();  // rank 0's, made when its trainer was set up
+      metadata.gemm_candidates_checked = trainer.gemm_candidates_checked();
+      metadata.gemm_candidates_rejected = trainer.gemm_candidates_rejected();
+      record_math_check(metadata, math);
+      if (action == ResumeAction::replace) results->remove_configuration(metadata.name);
+      group = results->add_configuration(metadata);
+      if (!math.passed) results->mark_interrupted(group, math.refusal);
+    } catch (const std::exception& e) {
+      creation_error = e.what();
+    }
+  }
+  agree_or_throw(sub, creation_error);
+  if (!math.passed) throw UsageError(math.refusal);
+  return group;
+}
+
+// What the runs of a configuration gave rank 0: each run's summary, and why they ended before the planned number
+// ("" when they did not).
+struct MeasuredRuns {
+  std::vector<RunSummary> summaries;
+  std::string stopped_early;
+};
+
+// The configuration's runs, each gathered to rank 0, appended to the file (flushed: the file is valid after every
+// run) and printed; they end early where the stopping rule says so (run_stopping.hpp): rank 0 decides, having every
+// rank's times, and every rank follows, outside any run. Collective over `sub`.
+MeasuredRuns measure_runs(const BenchConfiguration& configuration, const TrainingSettings& settings,
+                          const MpiContext& sub, Trainer& trainer, ResultsWriter* results,
+                          ResultsWriter::Configuration& group, SweepProgress* progress) {
+  MeasuredRuns measured;
+  const bool interleaved = settings.timing == TimingMode::interleaved;
+  const StopRule stop_rule{configuration.max_noise_percent, configuration.max_time_seconds, interleaved};
+  const bool may_stop_early = stop_rule.max_noise_percent > 0 || stop_rule.max_time_seconds > 0;
+  const auto runs_start = std::chrono::steady_clock::now();
+  for (int run = 0; run < configuration.runs; ++run) {
+    watchdog::set_run(run);
+    // Before a run starts is where a signal that arrived during rank 0's writing is acted on (watchdog.hpp).
+    watchdog::stop_if_signalled();
+    const auto run_start = std::chrono::steady_clock::now();
+    const std::vector<RunRecord> per_rank = gather_run(sub, trainer.run(run));
+    watchdog::record_run_seconds(std::chrono::duration<double>(std::chrono::steady_clock::now() - run_start).count());
+    if (sub.rank == 0) {
+      measured.summaries.push_back(summarize_run(per_rank, settings.warmup_steps, settings.global_batch));
+      // A failure here is rank 0's alone (a full disk) while the others already wait in the next run: the watchdog
+      // stops them all, the configuration marked with the reason.
+      try {
+        results->append_run(group, per_rank);
+      } catch (const Error& e) {
+        watchdog::stop_for_error(e.what());
+      }
+      progress->clear();
+      print_run_line(stdout, run, measured.summaries.back(), interleaved);
+      progress->finish_run();
+    }
+    if (!may_stop_early || run + 1 == configuration.runs) continue;
+    if (sub.rank == 0) {
+      const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - runs_start).count();
+      measured.stopped_early = stop_reason(stop_rule, measured.summaries, seconds);
+    }
+    if (allgather_doubles(sub, measured.stopped_early.empty() ? 0.0 : 1.0)[0] == 0.0) continue;
+    if (sub.rank == 0) progress->drop_runs(configuration.runs - run - 1);
+    break;
+  }
+  watchdog::set_run(-1);
+  return measured;
+}
+
+// After the runs the replicas must still be one model (bit-identical parameters). Every rank knows the answer, so a
+// difference ends the job on all of them together: the configuration stays incomplete (--resume reruns it), marked
+// interrupted with the reason, and the job exits non-zero with that one line. Otherwise rank 0 marks the
+// configuration complete and prints its summary.
+void finish_configuration(const std::string& name, const MpiContext& sub, const Trainer& trainer,
+                          const MeasuredRuns& measured, int planned_runs, const std::string& output_path,
+                          ResultsWriter* results, ResultsWriter::Configuration& group, SweepProgress* progress,
+                          StopRecorder* stop_recorder) {
+  const ReplicaCheck replicas = check_replicas(sub, trainer.parameters());
+  if (sub.rank == 0) results->record_replica_check(group, replicas.text);
+  if (!replicas.identical) {
+    const std::string reason = name + ": the data-parallel replicas diverged after its runs: " + replicas.text;
+    if (sub.rank == 0) {
+      results->mark_interrupted(group, reason);
+      stop_recorder->set_current(nullptr);
+    }
+    throw UsageError(reason);
+  }
+  if (sub.rank != 0) return;
+  results->finish(group, measured.stopped_early);
+  stop_recorder->set_current(nullptr);
+  progress->clear();
+  if (!measured.stopped_early.empty())
+    std::printf("# stopped after %zu of %d runs: %s\n", measured.summaries.size(), planned_runs,
+                measured.stopped_early.c_str());
+  std::printf("# replicas after the runs: %s\n", replicas.text.c_str());
+  print_summary(stdout, measured.summaries, output_path);
+  progress->finish_configuration();
+}
+
+// One configuration on the ranks of `sub` (the first configuration.gpus ranks of the job); collective over them:
+// trainer (set-up, tuning), math check, group, runs, replica check. Returns rank 0's run summaries.
 std::vector<RunSummary> run_configuration(const BenchConfiguration& configuration, const JobFacts& job,
                                           const MpiContext& sub, ResumeAction action, int attempt,
                                           ResultsWriter* results, SweepProgress* progress,
                                           StopRecorder* stop_recorder) {
   const TrainingSettings settings = configuration.training_settings(job.choice.backend == Backend::cuda);
-  watchdog::set_configuration(configuration.name(backend_name(job.choice.backend)));
+  const std::string name = configuration.name(backend_name(job.choice.backend));
+  watchdog::set_configuration(name);
   // A trainer per configuration, on this configuration's communicator: NCCL's is created over exactly these ranks.
   const std::unique_ptr<Trainer> trainer = make_trainer(job.choice, settings, sub);
-  const MathCheckRecord math =
-      check_configuration_math(*trainer, settings, sub, configuration.name(backend_name(job.choice.backend)));
+  const MathCheckRecord math = check_configuration_math(*trainer, settings, sub, name);
   BannerFacts facts;
   facts.configuration = &configuration;
   facts.backend = job.choice.backend;
@@ -237,100 +348,20 @@ std::vector<RunSummary> run_configuration(const BenchConfiguration& configuratio
   facts.settings = &settings;
   facts.math_check = math.text;
 
-  // Created only now, after every rank has its trainer, so a failed start leaves no group behind. Rank 0 alone can
-  // fail here, so the ranks agree before anyone starts a run.
-  ResultsWriter::Configuration group;
-  std::string creation_error;
+  ResultsWriter::Configuration group =
+      create_group(configuration, job, facts, *trainer, math, action, attempt, results, sub);
   if (sub.rank == 0) {
-    try {
-      ConfigurationMetadata metadata = describe_configuration(configuration, job, facts.hosts, facts.hardware);
-      metadata.attempt = attempt;
-      metadata.gemm_choices = trainer->gemm_choices();  // rank 0's, made when its trainer was set up
-      metadata.gemm_candidates_checked = trainer->gemm_candidates_checked();
-      metadata.gemm_candidates_rejected = trainer->gemm_candidates_rejected();
-      record_math_check(metadata, math);
-      if (action == ResumeAction::replace) results->remove_configuration(metadata.name);
-      group = results->add_configuration(metadata);
-      // A configuration whose step failed its math check is recorded with the check and no run: it stays incomplete
-      // (--resume reruns it), marked interrupted with the reason.
-      if (!math.passed) results->mark_interrupted(group, math.refusal);
-    } catch (const std::exception& e) {
-      creation_error = e.what();
-    }
-  }
-  agree_or_throw(sub, creation_error);
-  if (!math.passed) throw UsageError(math.refusal);
-  if (sub.rank == 0) stop_recorder->set_current(&group);
-  if (sub.rank == 0) {
+    stop_recorder->set_current(&group);
     progress->start_configuration(group.name(), configuration.runs);
     progress->clear();
     print_banner(stdout, facts);
     print_run_header(stdout);
     progress->redraw();
   }
-
-  std::vector<RunSummary> summaries;
-  const StopRule stop_rule{configuration.max_noise_percent, configuration.max_time_seconds,
-                           settings.timing == TimingMode::interleaved};
-  const bool may_stop_early = stop_rule.max_noise_percent > 0 || stop_rule.max_time_seconds > 0;
-  std::string stopped_early;  // rank 0: why the runs ended before configuration.runs ("" when they did not)
-  const auto runs_start = std::chrono::steady_clock::now();
-  for (int run = 0; run < configuration.runs; ++run) {
-    watchdog::set_run(run);
-    // Before a run starts is where a signal that arrived during rank 0's writing is acted on (watchdog.hpp).
-    watchdog::stop_if_signalled();
-    const auto run_start = std::chrono::steady_clock::now();
-    const std::vector<RunRecord> per_rank = gather_run(sub, trainer->run(run));
-    watchdog::record_run_seconds(std::chrono::duration<double>(std::chrono::steady_clock::now() - run_start).count());
-    if (sub.rank == 0) {
-      summaries.push_back(summarize_run(per_rank, settings.warmup_steps, settings.global_batch));
-      // Flushed: the file is valid after every run. A failure here is rank 0's alone (a full disk) while the others
-      // already wait in the next run: the watchdog stops them all, the configuration marked with the reason.
-      try {
-        results->append_run(group, per_rank);
-      } catch (const Error& e) {
-        watchdog::stop_for_error(e.what());
-      }
-      progress->clear();
-      print_run_line(stdout, run, summaries.back(), settings.timing == TimingMode::interleaved);
-      progress->finish_run();
-    }
-    if (!may_stop_early || run + 1 == configuration.runs) continue;
-    // Rank 0 decides (it alone has every rank's times) and every rank follows, outside any run.
-    if (sub.rank == 0) {
-      const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - runs_start).count();
-      stopped_early = stop_reason(stop_rule, summaries, seconds);
-    }
-    if (allgather_doubles(sub, stopped_early.empty() ? 0.0 : 1.0)[0] == 0.0) continue;
-    if (sub.rank == 0) progress->drop_runs(configuration.runs - run - 1);
-    break;
-  }
-  watchdog::set_run(-1);
-  // The replicas must still be one model (bit-identical parameters). Every rank knows the answer, so a difference
-  // ends the job on all of them together: the configuration stays incomplete (--resume reruns it), marked
-  // interrupted with the reason, and the job exits non-zero with that one line.
-  const ReplicaCheck replicas = check_replicas(sub, trainer->parameters());
-  if (sub.rank == 0) results->record_replica_check(group, replicas.text);
-  if (!replicas.identical) {
-    const std::string reason = configuration.name(backend_name(job.choice.backend)) +
-                               ": the data-parallel replicas diverged after its runs: " + replicas.text;
-    if (sub.rank == 0) {
-      results->mark_interrupted(group, reason);
-      stop_recorder->set_current(nullptr);
-    }
-    throw UsageError(reason);
-  }
-  if (sub.rank == 0) {
-    results->finish(group, stopped_early);
-    stop_recorder->set_current(nullptr);
-    progress->clear();
-    if (!stopped_early.empty())
-      std::printf("# stopped after %zu of %d runs: %s\n", summaries.size(), configuration.runs, stopped_early.c_str());
-    std::printf("# replicas after the runs: %s\n", replicas.text.c_str());
-    print_summary(stdout, summaries, job.output_path);
-    progress->finish_configuration();
-  }
-  return summaries;
+  const MeasuredRuns measured = measure_runs(configuration, settings, sub, *trainer, results, group, progress);
+  finish_configuration(name, sub, *trainer, measured, configuration.runs, job.output_path, results, group, progress,
+                       stop_recorder);
+  return measured.summaries;
 }
 
 }  // namespace

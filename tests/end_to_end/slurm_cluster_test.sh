@@ -9,6 +9,7 @@ set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 build="$(cd "${1:?usage: $0 BUILD_DIR}" && pwd)"
 python="${MGPU_H5PY_PYTHON:-/usr/bin/python3}"
+source "$root/tests/end_to_end/slurm_test_cluster.sh"
 timeout_s="${MGPU_SLURM_TIMEOUT:-240}"
 
 skip() { echo "SKIPPED: $*"; exit 77; }
@@ -55,12 +56,7 @@ for s in sockets: s.bind(("127.0.0.1", 0))
 print(*[s.getsockname()[1] for s in sockets])')
 
 # munge with its own key and socket: nothing of a system munged is used or disturbed.
-mungekey --create --keyfile="$tmp/munge.key" --force
-chmod 600 "$tmp/munge.key"
-munged --force --socket="$tmp/munge.sock" --key-file="$tmp/munge.key" --pid-file="$tmp/munged.pid" \
-  --log-file="$tmp/munged.log" --seed-file="$tmp/munged.seed"
-for _ in $(seq 1 50); do [[ -S "$tmp/munge.sock" ]] && break; sleep 0.1; done
-[[ -S "$tmp/munge.sock" ]] || { echo "munged did not start"; exit 1; }
+start_munge "$tmp"
 
 node="$(hostname -s)"
 cpus="$(nproc)"
@@ -71,29 +67,12 @@ ClusterName=mgpuci
 SlurmctldHost=$node(127.0.0.1)
 SlurmctldPort=$ctld_port
 SlurmdPort=$slurmd_port
-SlurmUser=root
-SlurmdUser=root
-AuthType=auth/munge
-AuthInfo=socket=$tmp/munge.sock
-CredType=cred/munge
-StateSaveLocation=$tmp/state
+$(slurm_conf_common "$tmp")
 SlurmdSpoolDir=$tmp/spool
 SlurmctldPidFile=$tmp/slurmctld.pid
 SlurmdPidFile=$tmp/slurmd.pid
 SlurmctldLogFile=$tmp/slurmctld.log
 SlurmdLogFile=$tmp/slurmd.log
-ProctrackType=proctrack/linuxproc
-TaskPlugin=task/none
-JobAcctGatherType=jobacct_gather/none
-AccountingStorageType=accounting_storage/none
-JobCompType=jobcomp/none
-SchedulerType=sched/builtin
-SelectType=select/cons_tres
-SelectTypeParameters=CR_Core
-MpiDefault=none
-ReturnToService=2
-SlurmdParameters=config_overrides
-MinJobAge=600
 NodeName=$node NodeAddr=127.0.0.1 CPUs=$cpus State=UNKNOWN
 PartitionName=ci Nodes=$node Default=YES MaxTime=INFINITE State=UP OverSubscribe=FORCE
 CONF

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Purpose: two nodes on one machine, for real: two network namespaces joined by a veth pair (addresses of this test's
-# own, traffic only between them), each process of a node started in its namespace with a host name (UTS namespace),
-# an /etc/hosts and a /tmp of its own (mount namespace). Open MPI runs over TCP between them, its daemon started on
+# own, traffic only between them), each process of a node started in its namespace with a host name (UTS namespace)
+# and an /etc/hosts of its own (mount namespace); the file system is shared, as a cluster's would be. Open MPI runs over TCP between them, its daemon started on
 # the other node through an rsh agent that enters that node; Slurm runs a controller and one slurmd per node. Checked:
 # through launch/run-hostfile.sh the CPU fallback on 1 and 2 ranks across the nodes (hosts in rank order, math and
 # replica checks on both ranks, the h5py check); the second node's processes killed in the middle of a job end it
@@ -24,8 +24,7 @@ done
 tag="mgpu$$"
 nodes=(node1 node2)
 subnet="10.77.0"
-# Not under /tmp: each node has a /tmp of its own, and this directory is what they share (a cluster's file system).
-tmp="$(mktemp -d /var/tmp/mgpu_two_nodes_XXXXXX)"
+tmp="$(mktemp -d /tmp/mgpu_two_nodes_XXXXXX)"
 chmod 700 "$tmp"
 namespace() { echo "${tag}_$1"; }
 cleanup() {
@@ -62,12 +61,12 @@ ip -n "$(namespace node2)" link set "${tag}b" up
 printf '127.0.0.1 localhost\n%s.1 node1\n%s.2 node2\n' "$subnet" "$subnet" >"$tmp/hosts"
 
 # node.sh NODE COMMAND...: the shell command line COMMAND as a process of NODE: in its network namespace, with its
-# host name, the shared /etc/hosts and a /tmp of its own (private mounts: nothing outside the process sees them).
+# host name and the test's /etc/hosts (a private mount: nothing outside the process sees it).
 cat >"$tmp/node.sh" <<EOF
 #!/usr/bin/env bash
 node="\$1"; shift
 exec nsenter --net="/run/netns/${tag}_\$node" unshare --mount --uts sh -c \
-  "mount --bind '$tmp/hosts' /etc/hosts && mount -t tmpfs tmpfs /tmp && hostname \$node && \$*"
+  "mount --bind '$tmp/hosts' /etc/hosts && hostname \$node && \$*"
 EOF
 # Open MPI starts its daemon on another node with `AGENT [OPTIONS] HOST COMMAND...`, as with ssh.
 cat >"$tmp/agent.sh" <<EOF
@@ -142,47 +141,32 @@ EOF_PY
 for tool in slurmctld slurmd sbatch squeue scontrol sinfo munged mungekey; do
   command -v "$tool" >/dev/null 2>&1 || { echo "$tool is not installed: Slurm over two nodes not tested"; echo PASSED; exit 0; }
 done
-mungekey --create --keyfile="$tmp/munge.key" --force
-chmod 600 "$tmp/munge.key"
-munged --force --socket="$tmp/munge.sock" --key-file="$tmp/munge.key" --pid-file="$tmp/munged.pid" \
-  --log-file="$tmp/munged.log" --seed-file="$tmp/munged.seed"
-for _ in $(seq 1 50); do [[ -S "$tmp/munge.sock" ]] && break; sleep 0.1; done
+source "$root/tests/end_to_end/slurm_test_cluster.sh"
+start_munge "$tmp"
 mkdir -p "$tmp/state" "$tmp/job"
 cat >"$tmp/slurm.conf" <<CONF
 # Two nodes of one machine (tests/end_to_end/two_node_cluster_test.sh): no cgroups, no accounting, root daemons.
 ClusterName=mgpuci2
 SlurmctldHost=node1($subnet.1)
-SlurmUser=root
-SlurmdUser=root
-AuthType=auth/munge
-AuthInfo=socket=$tmp/munge.sock
-CredType=cred/munge
-StateSaveLocation=$tmp/state
+$(slurm_conf_common "$tmp")
 SlurmdSpoolDir=$tmp/spool_%n
 SlurmctldPidFile=$tmp/slurmctld.pid
 SlurmdPidFile=$tmp/slurmd_%n.pid
 SlurmctldLogFile=$tmp/slurmctld.log
 SlurmdLogFile=$tmp/slurmd_%n.log
-ProctrackType=proctrack/linuxproc
-TaskPlugin=task/none
-JobAcctGatherType=jobacct_gather/none
-AccountingStorageType=accounting_storage/none
-JobCompType=jobcomp/none
-SchedulerType=sched/builtin
-SelectType=select/cons_tres
-SelectTypeParameters=CR_Core
-MpiDefault=none
-ReturnToService=2
-SlurmdParameters=config_overrides
-MinJobAge=600
 NodeName=node1 NodeAddr=$subnet.1 CPUs=1 State=UNKNOWN
 NodeName=node2 NodeAddr=$subnet.2 CPUs=1 State=UNKNOWN
 PartitionName=ci Nodes=node1,node2 Default=YES MaxTime=INFINITE State=UP OverSubscribe=FORCE
 CONF
-export SLURM_CONF="$tmp/slurm.conf"
+# Each node's configuration differs in its TmpFS alone: the nodes share one file system, and srun's PMIx makes its
+# per-step directory under TmpFS with a name that does not say which node it is for.
+for node in "${nodes[@]}"; do
+  mkdir -p "$tmp/tmp_$node"
+  { cat "$tmp/slurm.conf"; echo "TmpFS=$tmp/tmp_$node"; } >"$tmp/slurm_$node.conf"
+done
+export SLURM_CONF="$tmp/slurm_node1.conf"
 on_node1 "slurmctld -i -f '$SLURM_CONF'"
-on_node1 "slurmd -N node1 -f '$SLURM_CONF'"
-"$tmp/node.sh" node2 "slurmd -N node2 -f '$SLURM_CONF'"
+for node in "${nodes[@]}"; do "$tmp/node.sh" "$node" "slurmd -N $node -f '$tmp/slurm_$node.conf'"; done
 for _ in $(seq 1 60); do
   [[ "$(on_node1 "sinfo -h -o %T" 2>/dev/null | sort -u)" == idle ]] && break
   sleep 1
