@@ -7,6 +7,7 @@
 
 #include "missing_baseline.hpp"
 #include "stats/speedup_interval.hpp"
+#include "stats/verdict.hpp"
 
 namespace mgpu::analysis {
 namespace {
@@ -283,6 +284,20 @@ Table scaling_table(const stats::ScalingTable& scaling) {
   return table;
 }
 
+namespace {
+
+// The verdict's conclusion for a pair measured in trials, as mgpu_bench's verdict says it (without the figures the
+// row already has), and what more trials would do where it is not faster or slower.
+std::string trial_verdict(const stats::TrialScalingPair& pair) {
+  const int trials = static_cast<int>(pair.multis.size());
+  const std::string sentence = stats::speedup_sentence(pair.multis.front()->results->ranks(), pair.speedup,
+                                                       static_cast<int>(stats::kMinimumRunsForInterval));
+  // The conclusion follows the sentence's last ": " (stats::speedup_sentence; no conclusion holds one).
+  return sentence.substr(sentence.rfind(": ") + 2) + stats::more_trials_note(pair.speedup, trials);
+}
+
+}  // namespace
+
 Table trial_scaling_table(const std::vector<stats::TrialScalingPair>& pairs) {
   Table table;
   table.key = "trials";
@@ -298,6 +313,7 @@ Table trial_scaling_table(const std::vector<stats::TrialScalingPair>& pairs) {
   table.columns.push_back({"single_within_sd_percent", "within", 2});
   table.columns.push_back({"multi_between_sd_percent", "N-GPU sd % between", 2});
   table.columns.push_back({"multi_within_sd_percent", "within", 2});
+  table.columns.push_back({"verdict", "verdict", 0, false, false, "", "", true});
   for (const stats::TrialScalingPair& pair : pairs) {
     const ConfigurationMetadata& m = pair.multis.front()->results->metadata;
     const stats::VarianceComponents& one = pair.single_components;
@@ -310,6 +326,7 @@ Table trial_scaling_table(const std::vector<stats::TrialScalingPair>& pairs) {
     row.push_back(measured(one.within_sd_percent()));
     row.push_back(measured(many.between_sd_percent()));
     row.push_back(measured(many.within_sd_percent()));
+    row.push_back(text(trial_verdict(pair)));
     table.add_row(std::move(row));
   }
   table.notes.push_back(

@@ -2,6 +2,7 @@
 #include "stats/verdict.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
@@ -59,6 +60,22 @@ std::string speedup_sentence(int gpus, const RatioInterval& speedup, int fewest_
     return head + interval + ": no significant difference from 1 GPU (the 95% interval contains 1)";
   return head + interval + ": no clear difference from 1 GPU (the 95% interval excludes 1, not the " +
          formatted("%.0f%%", 100 * kMinimumEffect) + " either side of it)";
+}
+
+std::string more_trials_note(const RatioInterval& speedup, int trials) {
+  if (!speedup.has_interval || trials < 2) return "";
+  if (speedup.high < 1 - kMinimumEffect || speedup.low > 1 + kMinimumEffect) return "";
+  // The half-width the interval needs: from the speedup to the near edge of the band 1 +- kMinimumEffect.
+  const double needed = std::abs(speedup.ratio - 1) - kMinimumEffect;
+  if (needed <= 0) return "; more trials would narrow the interval around a speedup within 2% of 1";
+  const auto width_per = [](int t) { return student_t_quantile(0.975, t - 1) / std::sqrt(static_cast<double>(t)); };
+  const double half_width = (speedup.high - speedup.low) / 2;
+  constexpr int kMostTrials = 1000;
+  for (int more = trials + 1; more <= kMostTrials; ++more) {
+    if (half_width * width_per(more) / width_per(trials) <= needed)
+      return "; about " + std::to_string(more) + " trials in all would tell faster or slower by more than 2%";
+  }
+  return "; more than 1000 trials would be needed to tell faster or slower";
 }
 
 std::vector<std::string> verdict_lines(const ResultsFile& file, int job_ranks) {
@@ -136,7 +153,8 @@ std::vector<std::string> verdict_lines(const ResultsFile& file, int job_ranks) {
                ")";
     lines.push_back(figures);
     // Two or more trials always give the sentence an interval unless the 1-GPU means are too noisy.
-    lines.push_back("    " + speedup_sentence(gpus, trials.speedup, static_cast<int>(kMinimumRunsForInterval)));
+    lines.push_back("    " + speedup_sentence(gpus, trials.speedup, static_cast<int>(kMinimumRunsForInterval)) +
+                    more_trials_note(trials.speedup, static_cast<int>(trials.multis.size())));
     add_point(multi, trials.speedup);
   }
   for (const auto& [key, points] : curves) {

@@ -21,6 +21,13 @@ namespace mgpu::stats {
 // `fewest_kept_runs` is the smaller kept-run count of the two sides (says why an interval is missing).
 std::string speedup_sentence(int gpus, const RatioInterval& speedup, int fewest_kept_runs);
 
+// For a speedup over the means of `trials` trials whose sentence is not faster or slower: what more trials would do,
+// if the trials vary as they did (the interval's half-width scaling with t(0.975, T - 1) / sqrt(T)):
+//   "; about 5 trials in all would tell faster or slower by more than 2%", "; more than 1000 trials ...", or, when
+//   the speedup itself lies within 2% of 1, "; more trials would narrow the interval around a speedup within 2% of 1".
+// "" when the sentence already says faster or slower, or there is no interval.
+std::string more_trials_note(const RatioInterval& speedup, int trials);
+
 // The verdict of a results file as console lines (without a leading '#'), for a job of `job_ranks` ranks: with one
 // rank a single line saying that a verdict needs at least 2; otherwise per scaling pair (stats/scaling.hpp) a line of
 // figures and its sentence, and per model and GPU count measured at two or more batches the break-even batch.

@@ -114,6 +114,8 @@ TEST_F(ReportTables, RepeatedPairsGiveATrialsRow) {
   EXPECT_NE(table.find("  custom      8     2       2            1,840            3,520   1.913 [1.913, 1.913]"),
             std::string::npos)
       << table;
+  // The verdict's conclusion ends the row, as mgpu_bench says it.
+  EXPECT_NE(table.find("adding a GPU speeds this step up\n"), std::string::npos) << table;
 }
 
 // The replicas column says what replica_check says, in one word; a configuration whose replicas differed is named in

@@ -80,6 +80,27 @@ TEST(VerdictSentence, FewerThanFiveKeptRunsGiveNoInterval) {
   EXPECT_NE(speedup_sentence(2, none, 5).find("too noisy to tell"), std::string::npos);
 }
 
+// What more trials would do, the half-width scaling with t(0.975, T - 1) / sqrt(T) (t from NIST/SEMATECH's table):
+// 2 trials [0.99, 1.11] around 1.05 need a half-width of 0.03: 3 trials give 0.06 * (4.30265 / sqrt 3) /
+// (12.7062 / sqrt 2) = 0.0166. 5 trials [0.99, 1.07] around 1.03 need 0.01 = 0.04 / 4 of the width: t(4) / sqrt 5 /
+// 4 = 0.310416; 42 trials give 2.01954 / sqrt 42 = 0.311621 (too wide), 43 give 2.01808 / sqrt 43 = 0.307755.
+TEST(VerdictSentence, MoreTrialsSaysHowManyWouldDecide) {
+  RatioInterval s;
+  s.has_interval = true;
+  s.ratio = 1.05, s.low = 0.99, s.high = 1.11;
+  EXPECT_EQ(more_trials_note(s, 2), "; about 3 trials in all would tell faster or slower by more than 2%");
+  s.ratio = 1.03, s.low = 0.99, s.high = 1.07;
+  EXPECT_EQ(more_trials_note(s, 5), "; about 43 trials in all would tell faster or slower by more than 2%");
+  s.ratio = 1.01, s.low = 0.97, s.high = 1.05;  // the speedup itself within 2% of 1
+  EXPECT_EQ(more_trials_note(s, 3), "; more trials would narrow the interval around a speedup within 2% of 1");
+  s.ratio = 1.05, s.low = 1.021, s.high = 1.08;  // already faster: nothing to add
+  EXPECT_EQ(more_trials_note(s, 3), "");
+  s.ratio = 1.021, s.low = 0.0, s.high = 2.042;  // needs a half-width of 0.001 from 1.021
+  EXPECT_EQ(more_trials_note(s, 2), "; more than 1000 trials would be needed to tell faster or slower");
+  s.has_interval = false;
+  EXPECT_EQ(more_trials_note(s, 2), "");
+}
+
 TEST(VerdictLines, OneRankSaysAVerdictNeedsTwo) {
   const std::vector<std::string> lines = verdict_lines(ResultsFile{}, 1);
   ASSERT_EQ(lines.size(), 1u);
