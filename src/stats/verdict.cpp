@@ -69,10 +69,11 @@ std::string more_trials_note(const RatioInterval& speedup, int trials) {
   const double needed = std::abs(speedup.ratio - 1) - kMinimumEffect;
   if (needed <= 0) return "; more trials would narrow the interval around a speedup within 2% of 1";
   const auto width_per = [](int t) { return student_t_quantile(0.975, t - 1) / std::sqrt(static_cast<double>(t)); };
-  const double half_width = (speedup.high - speedup.low) / 2;
+  // The half-width per unit of t(0.975, T - 1) / sqrt(T), as the trials measured it.
+  const double spread = (speedup.high - speedup.low) / 2 / width_per(trials);
   constexpr int kMostTrials = 1000;
   for (int more = trials + 1; more <= kMostTrials; ++more) {
-    if (half_width * width_per(more) / width_per(trials) <= needed)
+    if (spread * width_per(more) <= needed)
       return "; about " + std::to_string(more) + " trials in all would tell faster or slower by more than 2%";
   }
   return "; more than 1000 trials would be needed to tell faster or slower";

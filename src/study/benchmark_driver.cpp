@@ -188,7 +188,7 @@ MathCheckRecord check_configuration_math(Trainer& trainer, const TrainingSetting
     if (!(record.errors[r] <= record.errors[worst])) worst = r;
   }
   record.passed = std::all_of(record.errors.begin(), record.errors.end(),
-                              [&](double error) { return error <= record.mine.tolerance; });
+                              [&](double error) { return record.mine.within_tolerance(error); });
   char text[256];
   std::snprintf(text, sizeof text, "%s: relative error %.2g on rank %d, the largest of %d (tolerance %.2g, %d steps)",
                 record.passed ? "passed" : "FAILED", record.errors[worst], worst, sub.size, record.mine.tolerance,

@@ -8,15 +8,14 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cstdlib>
 #include <limits>
-#include <string>
 #include <thread>
 
 #include "comm/watchdog.hpp"
 #include "platform/error.hpp"
 #include "platform/mpi_check.hpp"
 #include "train/float64_reference.hpp"
+#include "train/math_check.hpp"
 
 namespace mgpu {
 namespace {
@@ -67,10 +66,8 @@ CpuTrainer::CpuTrainer(const TrainingSettings& settings, MPI_Comm comm) : settin
   MGPU_REQUIRE(settings_.accumulate_steps >= 1, "--accumulate must be at least 1");
   if (settings_.accumulate_steps > 1) step_gradients_.resize(count);
   share_blas_threads(comm_);
-  // Test-only fault hook (docs/reliability.md): MGPU_FAULT_CORRUPT_GEMM=1 zeroes the first sample's output-layer
-  // product in every step, a wrong GEMM that the math check must refuse. Read once.
-  const char* corrupt = std::getenv("MGPU_FAULT_CORRUPT_GEMM");
-  corrupt_gemm_ = corrupt != nullptr && std::string(corrupt) == "1";
+  // The math check's fault hook: the first sample's output-layer product zeroed in every step. Read once.
+  corrupt_gemm_ = gemm_corruption_requested();
 }
 
 void CpuTrainer::average_gradients() {
@@ -86,9 +83,7 @@ void CpuTrainer::average_gradients() {
 }
 
 TrainingSettings CpuTrainer::settings_for_steps(int steps) const {
-  MGPU_REQUIRE(steps >= 1 && steps <= settings_.total_steps(), "parameters_after_steps: " + std::to_string(steps) +
-                                                                   " steps of a run of " +
-                                                                   std::to_string(settings_.total_steps()));
+  require_steps_of_a_run(settings_, steps);
   TrainingSettings settings = settings_;
   settings.warmup_steps = 0;
   settings.measured_steps = steps;

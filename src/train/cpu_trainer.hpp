@@ -20,7 +20,6 @@ class CpuTrainer final : public Trainer {
   std::string device_kind() const override { return "cpu"; }
   std::vector<float> parameters_after_steps(int steps) override;
   ReferenceRun reference_run(int steps) const override;
-  bool reference_is_float64() const override { return true; }
 
  private:
   void average_gradients();

@@ -18,6 +18,7 @@
 #include "platform/mpi_check.hpp"
 #include "train/coordinate_search.hpp"
 #include "train/cuda_reference_step.hpp"
+#include "train/math_check.hpp"
 
 namespace mgpu {
 namespace {
@@ -414,9 +415,7 @@ void CudaTrainer::enqueue_run_steps(int steps, bool marked) {
 }
 
 std::vector<float> CudaTrainer::parameters_after_steps(int steps) {
-  MGPU_REQUIRE(steps >= 1 && steps <= settings_.total_steps(), "parameters_after_steps: " + std::to_string(steps) +
-                                                                   " steps of a run of " +
-                                                                   std::to_string(settings_.total_steps()));
+  require_steps_of_a_run(settings_, steps);
   ScopedDevice device(device_ordinal_);
   model_.initialize(settings_.seed, 0);
   // As run 0 replays its steps: the same graphs (or eager steps), marked or not.

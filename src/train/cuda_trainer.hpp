@@ -38,7 +38,6 @@ class CudaTrainer final : public Trainer {
   std::string gemm_choices() const override;
   std::vector<float> parameters_after_steps(int steps) override;
   ReferenceRun reference_run(int steps) const override;
-  bool reference_is_float64() const override { return false; }
   int gemm_candidates_checked() const override;
   int gemm_candidates_rejected() const override;
 

@@ -4,14 +4,17 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
-#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+#include <string>
 #include <vector>
 
-#include "train/cpu_mlp.hpp"
+#include "platform/error.hpp"
 
 namespace mgpu {
 
-double math_check_tolerance(const TrainingSettings& settings, bool float64_reference) {
+double math_check_tolerance(const TrainingSettings& settings) {
   // Units of the reference's movement (MathCheck::error). Adam's first update is lr * sign(g) wherever |g| >> epsilon,
   // so a gradient element that rounding moves across zero costs 2 lr, and a ReLU that rounding decides the other way
   // changes the sign of small gradients: two correct steps part by the share of such elements, which grows with the
@@ -20,15 +23,20 @@ double math_check_tolerance(const TrainingSettings& settings, bool float64_refer
   if (settings.precision == Precision::tf32) tolerance = kTf32Tolerance;
   if (settings.precision == Precision::bf16) tolerance = kBf16Tolerance;
   if (settings.grad_dtype == GradDtype::bf16) tolerance = std::max(tolerance, kBf16GradientTolerance);
-  (void)float64_reference;
   return tolerance;
+}
+
+void require_steps_of_a_run(const TrainingSettings& settings, int steps) {
+  MGPU_REQUIRE(steps >= 1 && steps <= settings.total_steps(), "parameters_after_steps: " + std::to_string(steps) +
+                                                                  " steps of a run of " +
+                                                                  std::to_string(settings.total_steps()));
 }
 
 MathCheck check_math(Trainer& trainer, const TrainingSettings& settings) {
   const auto start = std::chrono::steady_clock::now();
   MathCheck check;
   check.steps = std::min(kMathCheckSteps, settings.total_steps());
-  check.tolerance = math_check_tolerance(settings, trainer.reference_is_float64());
+  check.tolerance = math_check_tolerance(settings);
   const std::vector<float> trained = trainer.parameters_after_steps(check.steps);
   const Trainer::ReferenceRun run = trainer.reference_run(check.steps);
   const std::vector<double>& reference = run.trained;
@@ -45,11 +53,9 @@ MathCheck check_math(Trainer& trainer, const TrainingSettings& settings) {
   return check;
 }
 
-std::string describe(const MathCheck& check) {
-  char text[160];
-  std::snprintf(text, sizeof text, "relative error %.2g (tolerance %.2g, %d steps, %.2f s)", check.error,
-                check.tolerance, check.steps, check.seconds);
-  return text;
+bool gemm_corruption_requested() {
+  const char* wanted = std::getenv("MGPU_FAULT_CORRUPT_GEMM");
+  return wanted != nullptr && std::strcmp(wanted, "1") == 0;
 }
 
 }  // namespace mgpu

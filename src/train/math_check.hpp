@@ -21,8 +21,9 @@ struct MathCheck {
   // sizeable part of that movement; rounding, by little.
   double error = std::numeric_limits<double>::quiet_NaN();
   double tolerance = 0.0;
-  double seconds = 0.0;                               // the check's wall time on this rank, the reference's included
-  bool passed() const { return error <= tolerance; }  // NaN never passes
+  double seconds = 0.0;  // the check's wall time on this rank, the reference's included
+  // Whether an error (this rank's or another's) is within the tolerance; NaN never is.
+  bool within_tolerance(double some_error) const { return some_error <= tolerance; }
 };
 
 // Tolerances of MathCheck::error by the precision of the GEMMs (the reference computes in the same one) and of the
@@ -33,15 +34,18 @@ inline constexpr double kTf32Tolerance = 0.2;
 inline constexpr double kBf16Tolerance = 0.2;
 inline constexpr double kBf16GradientTolerance = 0.15;
 
-// The tolerance for a configuration: by the precision of its GEMMs and its all-reduce, and by whether the reference is
-// float64 (CPU fallback) or fp32 (one GPU's plain step, itself off by fp32 rounding).
-double math_check_tolerance(const TrainingSettings& settings, bool float64_reference);
+// The tolerance for a configuration: by the precision of its GEMMs and of its all-reduce.
+double math_check_tolerance(const TrainingSettings& settings);
+
+// What Trainer::parameters_after_steps may be asked for: 1 to settings.total_steps() steps; Error otherwise.
+void require_steps_of_a_run(const TrainingSettings& settings, int steps);
 
 // Trains the check's steps with `trainer` (collective over its ranks) and with its reference (this rank alone), and
 // compares them.
 MathCheck check_math(Trainer& trainer, const TrainingSettings& settings);
 
-// "relative error 1.2e-03 (tolerance 2e-02, 3 steps, 0.41 s)".
-std::string describe(const MathCheck& check);
+// Test-only fault hook (docs/reliability.md): MGPU_FAULT_CORRUPT_GEMM=1 makes the step compute a wrong product (the
+// CUDA back-end's tuned GEMMs, the CPU fallback's output layer), so that a test sees the math check refuse it.
+bool gemm_corruption_requested();
 
 }  // namespace mgpu

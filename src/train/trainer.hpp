@@ -132,8 +132,6 @@ class Trainer {
     std::vector<double> trained;
   };
   virtual ReferenceRun reference_run(int steps) const = 0;
-  // Whether that reference computes in float64 (its tolerance depends on it).
-  virtual bool reference_is_float64() const = 0;
   // GEMM candidates compared with the float64 product during set-up, and those rejected (0 where nothing is tuned).
   virtual int gemm_candidates_checked() const { return 0; }
   virtual int gemm_candidates_rejected() const { return 0; }

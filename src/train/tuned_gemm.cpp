@@ -18,6 +18,7 @@
 #include "kernels/skinny_gemm.cuh"
 #include "platform/cuda_check.hpp"
 #include "platform/cuda_resources.hpp"
+#include "train/math_check.hpp"
 #include "train/trainer.hpp"
 
 namespace mgpu {
@@ -137,14 +138,6 @@ bool corrupted_by_fault_hook(const std::string& name) {
   return std::strcmp(target, "*") == 0 || name.find(target) != std::string::npos;
 }
 
-// Test-only fault hook (docs/reliability.md): MGPU_FAULT_CORRUPT_GEMM=1 zeroes the first column of every product a
-// tuned TunedGemm computes in the step, after verification chose its algorithm (a wrong kernel that verification
-// missed), so a test can see the math check refuse the configuration; the plain reference step stays right.
-bool gemm_outputs_corrupted_by_fault_hook() {
-  const char* wanted = std::getenv("MGPU_FAULT_CORRUPT_GEMM");
-  return wanted != nullptr && std::strcmp(wanted, "1") == 0;
-}
-
 // ": 3 of 2048 elements beyond the float64 bound (worst 12.5 x the bound)": what a failed comparison found.
 std::string mismatch_text(const kernels::GemmComparison& found, int m, int n) {
   char text[160];
@@ -211,7 +204,7 @@ TunedGemm::TunedGemm(cudaStream_t stream, cublasComputeType_t compute, cudaDataT
       workspace_bytes_(workspace_bytes),
       selection_(selection),
       check_every_call_(verify_mode_is("calls")),
-      corrupt_outputs_(selection == GemmSelection::tuned && gemm_outputs_corrupted_by_fault_hook()),
+      corrupt_outputs_(selection == GemmSelection::tuned && gemm_corruption_requested()),
       skinny_workspace_(kSkinnyPartialFloats, kSkinnyTileCounters, stream) {
   MGPU_REQUIRE(operands == CUDA_R_32F || (operands == CUDA_R_16BF && compute == CUBLAS_COMPUTE_32F),
                "TunedGemm: operands must be fp32, or bf16 with CUBLAS_COMPUTE_32F");

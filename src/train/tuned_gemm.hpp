@@ -96,7 +96,10 @@ class TunedGemm {
   std::size_t workspace_bytes_;
   GemmSelection selection_;
   bool check_every_call_;  // MGPU_GEMM_VERIFY=calls, read once: multiply() runs inside timed eager steps
-  bool corrupt_outputs_;   // MGPU_FAULT_CORRUPT_GEMM (tuned only), read once: see tuned_gemm.cpp
+  // The math check's fault hook (gemm_corruption_requested), tuned only, read once: after verification chose the
+  // algorithm, the first column of every product is zeroed (a wrong kernel verification missed); the plain reference
+  // step stays right.
+  bool corrupt_outputs_;
   cublasLtHandle_t handle_ = nullptr;
   kernels::SkinnyWorkspaceMemory skinny_workspace_;  // our kernel's partial tiles (last_block configurations)
   std::map<Key, std::unique_ptr<Plan>> plans_;
