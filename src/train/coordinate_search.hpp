@@ -1,7 +1,7 @@
 // Purpose: the search behind the step-level GEMM tuning (CudaTrainer): one pass of coordinate descent over
 // independent choices judged by a measured objective (the step's time), a change kept only when it beats the best so
 // far by a relative margin, then a check of the result against the start, measured alternately, so that noise or
-// drift during the pass cannot leave a slower selection in force.
+// drift during the pass cannot leave a slower selection in force; within the margin the start stays (ties go to it).
 #pragma once
 
 #include <algorithm>
@@ -19,7 +19,7 @@ struct CoordinateSearch {
   std::vector<int> start;     // the selection the search began from
   std::vector<int> found;     // what the pass kept (before the final check)
   std::vector<int> selected;  // the selection in force when the search returned: `found`, or `start` if the check
-                              // measured `found` no faster
+                              // measured `found` no faster by the margin
   double start_ms = 0;        // the final check's objective of `start` (the pass's first measurement if unchanged)
   double selected_ms = 0;     // and of `found`
   int evaluations = 0;        // calls of measure()
@@ -30,7 +30,7 @@ struct CoordinateSearch {
 // alias the caller's record of the selection); measure(): the objective of the
 // selection in force, lower is better. A change is kept when it measures below (1 - margin) x the best so far. If the
 // pass changed anything, start and result are then measured alternately, `rounds` times each, and the result is
-// kept only if its lowest measurement is below the start's lowest.
+// kept only if its lowest measurement is below (1 - margin) x the start's lowest.
 inline CoordinateSearch coordinate_search(const std::vector<int>& option_counts, const std::vector<int>& start,
                                           double margin, int rounds, const std::function<void(std::size_t, int)>& apply,
                                           const std::function<double()>& measure) {
@@ -88,7 +88,7 @@ inline CoordinateSearch coordinate_search(const std::vector<int>& option_counts,
   }
   search.start_ms = start_ms;
   search.selected_ms = selected_ms;
-  if (!(selected_ms < start_ms)) {
+  if (!(selected_ms < (1 - margin) * start_ms)) {
     select_all(search.selected, search.start);
     search.selected = search.start;
   }

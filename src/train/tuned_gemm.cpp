@@ -18,6 +18,7 @@
 #include "kernels/skinny_gemm.cuh"
 #include "platform/cuda_check.hpp"
 #include "platform/cuda_resources.hpp"
+#include "train/candidate_ranking.hpp"
 #include "train/math_check.hpp"
 #include "train/trainer.hpp"
 
@@ -26,6 +27,10 @@ namespace {
 
 constexpr int kCandidates = 16;  // cuBLASLt's best guesses, in its order
 constexpr int kTimedCalls = 10;  // per candidate, after one untimed call
+// The candidates within kRetimeWithin x the fastest's first time are timed kRetimeRounds more times, in turn, and keep
+// their lowest: which candidates are ties (TunedGemm::kTiesWithin) then rests on more than one timing each.
+constexpr double kRetimeWithin = 1.10;
+constexpr int kRetimeRounds = 2;
 // Each guess is also tried with its K dimension split in this many parts (partial products reduced in a second
 // pass, in a fixed order): a skinny product such as 1024 x 32 x 4800 otherwise fills only a few of the 132 SMs.
 constexpr int kSplits[] = {2, 4, 8, 16, 32};
@@ -82,9 +87,14 @@ struct TunedGemm::Choice {
   kernels::SkinnyGemmConfig skinny_config{};
 };
 
+struct TunedGemm::Candidate {
+  Choice choice;
+  std::string name;
+};
+
 namespace {
 
-// A shape's options (TunedGemm::shape_options), fastest alone first, and the one that runs it.
+// A shape's options (TunedGemm::shape_options), the choice made alone first, and the one that runs it.
 struct Tuning {
   std::vector<TunedGemm::Choice> choices;
   std::vector<double> alone_us;
@@ -222,7 +232,7 @@ bool TunedGemm::multiply(cublasOperation_t op_a, cublasOperation_t op_b, int m, 
   MGPU_REQUIRE(epilogue == nullptr || !accumulate, "TunedGemm: an epilogue cannot be combined with accumulation");
   const int alignment = std::min({alignment_of(a), alignment_of(b), alignment_of(c)});
   const Key key{int(op_a), int(op_b), m, n, k, lda, ldb, ldc, alignment};
-  const Plan& plan = plan_for(key, op_a, op_b, m, n, k, a, lda, b, ldb, c, ldc);
+  const Plan& plan = plan_for(key, Operands{op_a, op_b, m, n, k, a, lda, b, ldb, c, ldc});
   const Choice& choice = plan.choice();
   bool folded = false;
   if (choice.skinny) {
@@ -275,25 +285,10 @@ void TunedGemm::select(std::size_t shape, int option) {
   tunings[plan.choice_key].selected = option;
 }
 
-TunedGemm::Plan& TunedGemm::plan_for(const Key& key, cublasOperation_t op_a, cublasOperation_t op_b, int m, int n,
-                                     int k, const void* a, int lda, const void* b, int ldb, float* c, int ldc) {
+TunedGemm::Plan& TunedGemm::plan_for(const Key& key, const Operands& product) {
   const auto found = plans_.find(key);
   if (found != plans_.end()) return *found->second;
-
-  auto plan = std::make_unique<Plan>();
-  MGPU_CUBLAS_CHECK(cublasLtMatmulDescCreate(&plan->operation, compute_, CUDA_R_32F));
-  MGPU_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(plan->operation, CUBLASLT_MATMUL_DESC_TRANSA, &op_a, sizeof op_a));
-  MGPU_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(plan->operation, CUBLASLT_MATMUL_DESC_TRANSB, &op_b, sizeof op_b));
-  // Layouts of A and B as stored (before the op), C as written; column-major.
-  const bool ta = op_a != CUBLAS_OP_N;
-  const bool tb = op_b != CUBLAS_OP_N;
-  MGPU_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&plan->a, operands_, ta ? k : m, ta ? m : k, lda));
-  MGPU_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&plan->b, operands_, tb ? n : k, tb ? k : n, ldb));
-  MGPU_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&plan->c, CUDA_R_32F, m, n, ldc));
-
-  int device = 0;
-  MGPU_CUDA_CHECK(cudaGetDevice(&device));
-  plan->choice_key = std::make_tuple(device, int(compute_), int(operands_), key);
+  std::unique_ptr<Plan> plan = describe_shape(key);
   if (selection_ == GemmSelection::tuned) {
     std::lock_guard<std::mutex> lock(tunings_mutex);
     const auto tuned = tunings.find(plan->choice_key);
@@ -302,140 +297,21 @@ TunedGemm::Plan& TunedGemm::plan_for(const Key& key, cublasOperation_t op_a, cub
       return *plans_.emplace(key, std::move(plan)).first->second;
     }
   }
-
   // Tuning synchronises the stream, which a capture forbids: every shape must have been seen once before.
   cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
   MGPU_CUDA_CHECK(cudaStreamIsCapturing(stream_, &capture));
   MGPU_REQUIRE(capture == cudaStreamCaptureStatusNone, "a GEMM shape was first seen while capturing a CUDA graph");
-
-  cublasLtMatmulPreference_t preference = nullptr;
-  MGPU_CUBLAS_CHECK(cublasLtMatmulPreferenceCreate(&preference));
-  std::vector<cublasLtMatmulHeuristicResult_t> results(kCandidates);
-  int returned = 0;
-  try {
-    const std::uint64_t workspace = workspace_bytes_;
-    const std::uint32_t alignment = static_cast<std::uint32_t>(std::get<8>(key));
-    MGPU_CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(preference, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
-                                                           &workspace, sizeof workspace));
-    for (auto attribute : {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES,
-                           CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES}) {
-      MGPU_CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(preference, attribute, &alignment, sizeof alignment));
-    }
-    MGPU_CUBLAS_CHECK(cublasLtMatmulAlgoGetHeuristic(handle_, plan->operation, plan->a, plan->b, plan->c, plan->c,
-                                                     preference, kCandidates, results.data(), &returned));
-  } catch (...) {
-    MGPU_CUBLAS_WARN(cublasLtMatmulPreferenceDestroy(preference));
-    throw;
+  const std::vector<cublasLtMatmulAlgo_t> heuristic = heuristic_algorithms(*plan, std::get<8>(key));
+  if (selection_ == GemmSelection::library_default) {
+    MGPU_REQUIRE(!heuristic.empty(), "cuBLASLt offers no algorithm within the workspace for a " +
+                                         std::to_string(product.m) + "x" + std::to_string(product.n) + "x" +
+                                         std::to_string(product.k) + " GEMM of the reference step");
+    plan->tuning.choices.push_back(Choice{heuristic.front()});
+    plan->tuning.alone_us.push_back(0.0);
+    plan->tuning.names.push_back(describe_algo(heuristic.front()) + ", the library's first choice");
+    return *plans_.emplace(key, std::move(plan)).first->second;
   }
-  MGPU_CUBLAS_CHECK(cublasLtMatmulPreferenceDestroy(preference));
-  MGPU_REQUIRE(returned > 0, "cuBLASLt offers no algorithm for a " + std::to_string(m) + "x" + std::to_string(n) + "x" +
-                                 std::to_string(k) + " GEMM");
-
-  if (selection_ == GemmSelection::library_default)
-    return library_default_plan(key, std::move(plan), results, returned);
-
-  std::vector<cublasLtMatmulAlgo_t> candidates;
-  for (int i = 0; i < returned; ++i) {
-    if (results[i].state != CUBLAS_STATUS_SUCCESS || results[i].workspaceSize > workspace_bytes_) continue;
-    candidates.push_back(results[i].algo);
-    for (int splits : kSplits) {
-      cublasLtMatmulAlgo_t variant{};
-      if (k / splits >= kMinimumSplitDepth && split_variant(handle_, plan->operation, plan->a, plan->b, plan->c,
-                                                            results[i].algo, splits, workspace_bytes_, variant))
-        candidates.push_back(variant);
-    }
-  }
-
-  // Every candidate's product is compared with the float64 one of the same operands before it may be chosen
-  // (CUTLASS's profiler and XLA's autotuner verify theirs likewise): a wrong candidate must not win on speed.
-  const kernels::GemmReference reference({ta, tb, m, n, k, a, lda, b, ldb, operands_ == CUDA_R_16BF}, stream_);
-  const double bound = verification_bound(compute_, k);
-  Tuning& tuning = plan->tuning;
-  const std::string shape = shape_label(op_a, op_b, m, n, k);
-  const auto verified = [&](const std::string& name) {
-    if (corrupted_by_fault_hook(name)) {
-      const float wrong = std::numeric_limits<float>::quiet_NaN();
-      MGPU_CUDA_CHECK(cudaMemcpyAsync(c, &wrong, sizeof wrong, cudaMemcpyHostToDevice, stream_));
-    }
-    const kernels::GemmComparison found = reference.compare(c, ldc, bound, stream_);
-    ++tuning.checked;
-    if (found.mismatches == 0) return true;
-    tuning.rejected.push_back(name + mismatch_text(found, m, n));
-    if (gemm_report_enabled())
-      std::fprintf(stderr, "gemm %s: rejected %s\n", shape.c_str(), tuning.rejected.back().c_str());
-    MGPU_REQUIRE(!rejection_is_fatal(),
-                 "GEMM " + shape + ": candidate " + tuning.rejected.back() + " (MGPU_GEMM_VERIFY=fatal)");
-    return false;
-  };
-  // Time each candidate on the real buffers: one untimed call (kernel load), then kTimedCalls back to back between two
-  // events; infinity for a candidate that refuses these buffers (it is simply not chosen) or that verification
-  // rejects (its last call's product is the one compared).
-  CudaEvent start;
-  CudaEvent stop;
-  const auto time_candidate = [&](const std::string& name, const auto& call) {
-    for (int number = 0; number <= kTimedCalls; ++number) {
-      if (number == 1) start.record(stream_);
-      if (!call()) return std::numeric_limits<double>::infinity();
-    }
-    stop.record(stream_);
-    stop.synchronize();
-    return verified(name) ? elapsed_ms(start, stop) : std::numeric_limits<double>::infinity();
-  };
-  // Every candidate that ran, with its time for kTimedCalls calls.
-  struct Timed {
-    Choice choice;
-    double ms;
-    std::string name;
-  };
-  std::vector<Timed> timed;
-  const float one = 1.0f;
-  const float zero = 0.0f;
-  for (const cublasLtMatmulAlgo_t& candidate : candidates) {
-    const std::string name = describe_algo(candidate);
-    const double ms = time_candidate(name, [&] {
-      return cublasLtMatmul(handle_, plan->operation, &one, a, plan->a, b, plan->b, &zero, c, plan->c, c, plan->c,
-                            &candidate, workspace_, workspace_bytes_, stream_) == CUBLAS_STATUS_SUCCESS;
-    });
-    if (ms < std::numeric_limits<double>::infinity()) timed.push_back({Choice{candidate}, ms, name});
-  }
-  double cublaslt_ms = std::numeric_limits<double>::infinity();
-  for (const Timed& t : timed) cublaslt_ms = std::min(cublaslt_ms, t.ms);
-  // Our split-K kernel, for fp32 products whose B (the activations) has few columns, timed the same way.
-  const bool skinny_eligible = compute_ == CUBLAS_COMPUTE_32F && operands_ == CUDA_R_32F && op_b == CUBLAS_OP_N;
-  for (const kernels::SkinnyGemmConfig& config : skinny_eligible
-                                                     ? kernels::skinny_gemm_configs(m, n, k, skinny_workspace_.view())
-                                                     : std::vector<kernels::SkinnyGemmConfig>{}) {
-    const std::string name = "skinny (" + kernels::describe(config) + ")";
-    const double ms = time_candidate(name, [&] {
-      const bool launched = kernels::skinny_gemm(op_a != CUBLAS_OP_N, m, n, k, static_cast<const float*>(a), lda,
-                                                 static_cast<const float*>(b), ldb, c, ldc, false, config, stream_,
-                                                 /*a_is_stable=*/true, {}, skinny_workspace_.view()) == cudaSuccess;
-      if (!launched) (void)cudaGetLastError();  // a refused launch must not linger as the runtime's last error
-      return launched;
-    });
-    if (ms < std::numeric_limits<double>::infinity()) timed.push_back({Choice{{}, true, config}, ms, name});
-  }
-  MGPU_REQUIRE(!timed.empty(), "no cuBLASLt algorithm (nor our kernel) ran a " + std::to_string(m) + "x" +
-                                   std::to_string(n) + "x" + std::to_string(k) +
-                                   " GEMM that matched the float64 product (" + std::to_string(tuning.rejected.size()) +
-                                   " of " + std::to_string(tuning.checked) + " candidates rejected)");
-  // Fastest first; among equal times the earlier candidate (cuBLASLt's order, then ours), as a strict "faster" did.
-  std::stable_sort(timed.begin(), timed.end(), [](const Timed& x, const Timed& y) { return x.ms < y.ms; });
-  const double best_ms = timed.front().ms;
-  for (const Timed& t : timed) {
-    if (plan->tuning.choices.size() == static_cast<std::size_t>(kMostOptions) || t.ms > kOptionsWithin * best_ms) break;
-    plan->tuning.choices.push_back(t.choice);
-    plan->tuning.alone_us.push_back(1e3 * t.ms / kTimedCalls);
-    plan->tuning.names.push_back(t.name);
-  }
-  if (gemm_report_enabled()) {  // for performance work: what was chosen, and by how much
-    std::fprintf(stderr,
-                 "gemm %s: cuBLASLt %.2f us; chosen %s %.2f us (%zu options within %.2fx; %d candidates "
-                 "verified, %zu rejected)\n",
-                 shape.c_str(), 1e3 * cublaslt_ms / kTimedCalls, plan->tuning.names.front().c_str(),
-                 plan->tuning.alone_us.front(), plan->tuning.choices.size(), kOptionsWithin, tuning.checked,
-                 tuning.rejected.size());
-  }
+  tune(*plan, product, heuristic);
   {
     std::lock_guard<std::mutex> lock(tunings_mutex);
     tunings.emplace(plan->choice_key, plan->tuning);
@@ -443,17 +319,168 @@ TunedGemm::Plan& TunedGemm::plan_for(const Key& key, cublasOperation_t op_a, cub
   return *plans_.emplace(key, std::move(plan)).first->second;
 }
 
-TunedGemm::Plan& TunedGemm::library_default_plan(const Key& key, std::unique_ptr<Plan> plan,
-                                                 const std::vector<cublasLtMatmulHeuristicResult_t>& results,
-                                                 int returned) {
-  for (int i = 0; i < returned; ++i) {
-    if (results[i].state != CUBLAS_STATUS_SUCCESS || results[i].workspaceSize > workspace_bytes_) continue;
-    plan->tuning.choices.push_back(Choice{results[i].algo});
-    plan->tuning.alone_us.push_back(0.0);
-    plan->tuning.names.push_back(describe_algo(results[i].algo) + ", the library's first choice");
-    return *plans_.emplace(key, std::move(plan)).first->second;
+std::unique_ptr<TunedGemm::Plan> TunedGemm::describe_shape(const Key& key) const {
+  const auto [op_a, op_b, m, n, k, lda, ldb, ldc, alignment] = key;
+  auto plan = std::make_unique<Plan>();
+  const auto ta = static_cast<cublasOperation_t>(op_a);
+  const auto tb = static_cast<cublasOperation_t>(op_b);
+  MGPU_CUBLAS_CHECK(cublasLtMatmulDescCreate(&plan->operation, compute_, CUDA_R_32F));
+  MGPU_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(plan->operation, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta));
+  MGPU_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(plan->operation, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb));
+  // Layouts of A and B as stored (before the op), C as written; column-major.
+  const bool a_transposed = ta != CUBLAS_OP_N;
+  const bool b_transposed = tb != CUBLAS_OP_N;
+  MGPU_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&plan->a, operands_, a_transposed ? k : m, a_transposed ? m : k, lda));
+  MGPU_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&plan->b, operands_, b_transposed ? n : k, b_transposed ? k : n, ldb));
+  MGPU_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&plan->c, CUDA_R_32F, m, n, ldc));
+  int device = 0;
+  MGPU_CUDA_CHECK(cudaGetDevice(&device));
+  plan->choice_key = std::make_tuple(device, int(compute_), int(operands_), key);
+  return plan;
+}
+
+std::vector<cublasLtMatmulAlgo_t> TunedGemm::heuristic_algorithms(const Plan& plan, int alignment) const {
+  cublasLtMatmulPreference_t preference = nullptr;
+  MGPU_CUBLAS_CHECK(cublasLtMatmulPreferenceCreate(&preference));
+  std::vector<cublasLtMatmulHeuristicResult_t> results(kCandidates);
+  int returned = 0;
+  try {
+    const std::uint64_t workspace = workspace_bytes_;
+    const auto bytes = static_cast<std::uint32_t>(alignment);
+    MGPU_CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(preference, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
+                                                           &workspace, sizeof workspace));
+    for (auto attribute : {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES,
+                           CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES}) {
+      MGPU_CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(preference, attribute, &bytes, sizeof bytes));
+    }
+    MGPU_CUBLAS_CHECK(cublasLtMatmulAlgoGetHeuristic(handle_, plan.operation, plan.a, plan.b, plan.c, plan.c,
+                                                     preference, kCandidates, results.data(), &returned));
+  } catch (...) {
+    MGPU_CUBLAS_WARN(cublasLtMatmulPreferenceDestroy(preference));
+    throw;
   }
-  throw Error("cuBLASLt offers no algorithm within the workspace for a GEMM of the reference step");
+  MGPU_CUBLAS_CHECK(cublasLtMatmulPreferenceDestroy(preference));
+  std::vector<cublasLtMatmulAlgo_t> algorithms;  // in the heuristic's order
+  for (int i = 0; i < returned; ++i) {
+    if (results[i].state == CUBLAS_STATUS_SUCCESS && results[i].workspaceSize <= workspace_bytes_)
+      algorithms.push_back(results[i].algo);
+  }
+  return algorithms;
+}
+
+std::vector<TunedGemm::Candidate> TunedGemm::candidates_for(const Plan& plan, const Operands& product,
+                                                            const std::vector<cublasLtMatmulAlgo_t>& heuristic) {
+  // The listing order is the preference among ties (candidate_ranking.hpp): cuBLASLt's own ranking, each guess
+  // followed by its split variants (fewest parts first), then our kernel's configurations.
+  std::vector<Candidate> candidates;
+  for (const cublasLtMatmulAlgo_t& algo : heuristic) {
+    candidates.push_back({Choice{algo}, describe_algo(algo)});
+    for (int splits : kSplits) {
+      cublasLtMatmulAlgo_t variant{};
+      if (product.k / splits >= kMinimumSplitDepth &&
+          split_variant(handle_, plan.operation, plan.a, plan.b, plan.c, algo, splits, workspace_bytes_, variant))
+        candidates.push_back({Choice{variant}, describe_algo(variant)});
+    }
+  }
+  // Our split-K kernel, for fp32 products whose B (the activations) has few columns.
+  const bool skinny_eligible = compute_ == CUBLAS_COMPUTE_32F && operands_ == CUDA_R_32F && product.op_b == CUBLAS_OP_N;
+  if (!skinny_eligible) return candidates;
+  for (const kernels::SkinnyGemmConfig& config :
+       kernels::skinny_gemm_configs(product.m, product.n, product.k, skinny_workspace_.view()))
+    candidates.push_back({Choice{{}, true, config}, "skinny (" + kernels::describe(config) + ")"});
+  return candidates;
+}
+
+bool TunedGemm::run_candidate(const Plan& plan, const Choice& choice, const Operands& product) {
+  if (choice.skinny) {
+    const bool launched =
+        kernels::skinny_gemm(product.op_a != CUBLAS_OP_N, product.m, product.n, product.k,
+                             static_cast<const float*>(product.a), product.lda, static_cast<const float*>(product.b),
+                             product.ldb, product.c, product.ldc, false, choice.skinny_config, stream_,
+                             /*a_is_stable=*/true, {}, skinny_workspace_.view()) == cudaSuccess;
+    if (!launched) (void)cudaGetLastError();  // a refused launch must not linger as the runtime's last error
+    return launched;
+  }
+  const float one = 1.0f;
+  const float zero = 0.0f;
+  return cublasLtMatmul(handle_, plan.operation, &one, product.a, plan.a, product.b, plan.b, &zero, product.c, plan.c,
+                        product.c, plan.c, &choice.algo, workspace_, workspace_bytes_,
+                        stream_) == CUBLAS_STATUS_SUCCESS;
+}
+
+void TunedGemm::tune(Plan& plan, const Operands& product, const std::vector<cublasLtMatmulAlgo_t>& heuristic) {
+  const std::vector<Candidate> candidates = candidates_for(plan, product, heuristic);
+  // Every candidate's product is compared with the float64 one of the same operands before it may be chosen
+  // (CUTLASS's profiler and XLA's autotuner verify theirs likewise): a wrong candidate must not win on speed.
+  const kernels::GemmReference reference(
+      {product.op_a != CUBLAS_OP_N, product.op_b != CUBLAS_OP_N, product.m, product.n, product.k, product.a,
+       product.lda, product.b, product.ldb, operands_ == CUDA_R_16BF},
+      stream_);
+  const double bound = verification_bound(compute_, product.k);
+  Tuning& tuning = plan.tuning;
+  const std::string shape = shape_label(product.op_a, product.op_b, product.m, product.n, product.k);
+  const auto verified = [&](const std::string& name) {
+    if (corrupted_by_fault_hook(name)) {
+      const float wrong = std::numeric_limits<float>::quiet_NaN();
+      MGPU_CUDA_CHECK(cudaMemcpyAsync(product.c, &wrong, sizeof wrong, cudaMemcpyHostToDevice, stream_));
+    }
+    const kernels::GemmComparison found = reference.compare(product.c, product.ldc, bound, stream_);
+    ++tuning.checked;
+    if (found.mismatches == 0) return true;
+    tuning.rejected.push_back(name + mismatch_text(found, product.m, product.n));
+    if (gemm_report_enabled())
+      std::fprintf(stderr, "gemm %s: rejected %s\n", shape.c_str(), tuning.rejected.back().c_str());
+    MGPU_REQUIRE(!rejection_is_fatal(),
+                 "GEMM " + shape + ": candidate " + tuning.rejected.back() + " (MGPU_GEMM_VERIFY=fatal)");
+    return false;
+  };
+  // One untimed call (kernel load), then kTimedCalls back to back between two events; infinity for a candidate that
+  // refuses these buffers (it is simply not chosen).
+  CudaEvent start;
+  CudaEvent stop;
+  const auto time_candidate = [&](const Candidate& candidate) {
+    for (int number = 0; number <= kTimedCalls; ++number) {
+      if (number == 1) start.record(stream_);
+      if (!run_candidate(plan, candidate.choice, product)) return std::numeric_limits<double>::infinity();
+    }
+    stop.record(stream_);
+    stop.synchronize();
+    return elapsed_ms(start, stop);
+  };
+  // Every candidate once, verified on its last call's product (infinity if rejected); then those that could be ties
+  // again, in turn, each keeping its lowest time, so that which of them are ties depends less on one timing's noise.
+  std::vector<double> ms;
+  for (const Candidate& candidate : candidates) {
+    const double first = time_candidate(candidate);
+    ms.push_back(first < std::numeric_limits<double>::infinity() && verified(candidate.name)
+                     ? first
+                     : std::numeric_limits<double>::infinity());
+  }
+  double fastest_first = std::numeric_limits<double>::infinity();
+  for (double t : ms) fastest_first = std::min(fastest_first, t);
+  MGPU_REQUIRE(fastest_first < std::numeric_limits<double>::infinity(),
+               "no cuBLASLt algorithm (nor our kernel) ran a " + std::to_string(product.m) + "x" +
+                   std::to_string(product.n) + "x" + std::to_string(product.k) +
+                   " GEMM that matched the float64 product (" + std::to_string(tuning.rejected.size()) + " of " +
+                   std::to_string(tuning.checked) + " candidates rejected)");
+  for (int round = 0; round < kRetimeRounds; ++round) {
+    for (std::size_t i = 0; i < candidates.size(); ++i) {
+      if (ms[i] <= kRetimeWithin * fastest_first) ms[i] = std::min(ms[i], time_candidate(candidates[i]));
+    }
+  }
+  for (std::size_t i : rank_candidates(ms, kTiesWithin, kOptionsWithin, kMostOptions)) {
+    tuning.choices.push_back(candidates[i].choice);
+    tuning.alone_us.push_back(1e3 * ms[i] / kTimedCalls);
+    tuning.names.push_back(candidates[i].name);
+  }
+  if (gemm_report_enabled()) {  // for performance work: what was chosen, and by how much
+    std::fprintf(stderr,
+                 "gemm %s: fastest %.2f us; chosen %s %.2f us (%zu options within %.2fx, ties within %.2fx; %d "
+                 "candidates verified, %zu rejected)\n",
+                 shape.c_str(), 1e3 * *std::min_element(ms.begin(), ms.end()) / kTimedCalls,
+                 tuning.names.front().c_str(), tuning.alone_us.front(), tuning.choices.size(), kOptionsWithin,
+                 kTiesWithin, tuning.checked, tuning.rejected.size());
+  }
 }
 
 bool gemm_report_enabled() {

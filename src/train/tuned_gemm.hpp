@@ -62,9 +62,12 @@ class TunedGemm {
   struct Choice;  // what runs a shape (tuned_gemm.cpp)
 
   // The shapes this TunedGemm has run, in a fixed order, each with its options: the candidates that took at most
-  // kOptionsWithin times the fastest's time alone, fastest first, at most kMostOptions. Option 0 is the fastest alone,
-  // the choice until select() says otherwise.
+  // kOptionsWithin times the fastest's time alone, at most kMostOptions. Option 0, the choice until select() says
+  // otherwise, is the first listed (cuBLASLt's ranking, then our kernel's) of those within kTiesWithin of the fastest:
+  // independent processes time the same candidates a few percent apart, and must still choose alike
+  // (candidate_ranking.hpp); the others follow fastest first.
   static constexpr double kOptionsWithin = 1.25;
+  static constexpr double kTiesWithin = 1.03;
   static constexpr int kMostOptions = 4;
   struct ShapeOptions {
     std::string shape;                 // "TN m=1024 n=32 k=4800"
@@ -82,12 +85,28 @@ class TunedGemm {
  private:
   struct Plan;
   using Key = std::tuple<int, int, int, int, int, int, int, int, int>;  // ops, m, n, k, lds, alignment
-  Plan& plan_for(const Key& key, cublasOperation_t op_a, cublasOperation_t op_b, int m, int n, int k, const void* a,
-                 int lda, const void* b, int ldb, float* c, int ldc);
-
-  // GemmSelection::library_default: the heuristic's first answer that fits the workspace, as the shape's only option.
-  Plan& library_default_plan(const Key& key, std::unique_ptr<Plan> plan,
-                             const std::vector<cublasLtMatmulHeuristicResult_t>& results, int returned);
+  // One product's arguments, as multiply() was given them.
+  struct Operands {
+    cublasOperation_t op_a, op_b;
+    int m, n, k;
+    const void* a;
+    int lda;
+    const void* b;
+    int ldb;
+    float* c;
+    int ldc;
+  };
+  struct Candidate;  // a Choice and its name in reports (tuned_gemm.cpp)
+  // The shape's plan: the process's tuning where one exists, else tuned on these operands (GemmSelection::tuned) or
+  // the heuristic's first answer that fits the workspace, as the only option (library_default).
+  Plan& plan_for(const Key& key, const Operands& product);
+  std::unique_ptr<Plan> describe_shape(const Key& key) const;  // cuBLASLt's descriptors of the shape
+  std::vector<cublasLtMatmulAlgo_t> heuristic_algorithms(const Plan& plan, int alignment) const;
+  std::vector<Candidate> candidates_for(const Plan& plan, const Operands& product,
+                                        const std::vector<cublasLtMatmulAlgo_t>& heuristic);
+  bool run_candidate(const Plan& plan, const Choice& choice, const Operands& product);  // false: refused
+  // Verifies and times every candidate on the product's buffers, and keeps the options (shape_options()).
+  void tune(Plan& plan, const Operands& product, const std::vector<cublasLtMatmulAlgo_t>& heuristic);
 
   cudaStream_t stream_;
   cublasComputeType_t compute_;

@@ -87,6 +87,20 @@ TEST(CoordinateSearch, TheFinalCheckUndoesAChangeThatOnlyNoiseMadeLookFaster) {
   EXPECT_DOUBLE_EQ(found.selected_ms, 100);
 }
 
+TEST(CoordinateSearch, TheFinalCheckKeepsTheStartUnlessTheResultBeatsItByTheMargin) {
+  // Option 1 truly costs 1 less (1% of 100); the pass measures it 3 lower (noise), beyond the 2% margin, but the
+  // final check sees 99 against 100: within the margin, a tie, so the start stays.
+  Objective tied{{{0, -1}}, {0}, {0, -2, 0, 0, 0, 0, 0, 0}};
+  const CoordinateSearch kept = tied.search(0.02);
+  EXPECT_EQ(kept.found, (std::vector<int>{1}));
+  EXPECT_EQ(kept.selected, (std::vector<int>{0}));
+  EXPECT_EQ(tied.in_force, (std::vector<int>{0}));
+  EXPECT_DOUBLE_EQ(kept.selected_ms, 99);
+  // 3 less: beyond the margin in the check too, so the change stays.
+  Objective faster{{{0, -3}}, {0}};
+  EXPECT_EQ(faster.search(0.02).selected, (std::vector<int>{1}));
+}
+
 TEST(CoordinateSearch, RefusesInconsistentArguments) {
   const auto apply = [](std::size_t, int) {};
   const auto measure = [] { return 1.0; };

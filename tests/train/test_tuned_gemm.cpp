@@ -4,6 +4,7 @@
 // rejected, reported and never chosen; with MGPU_GEMM_VERIFY=fatal it stops the program.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <random>
 #include <string>
@@ -129,6 +130,24 @@ TEST_F(TunedGemmTest, ACorruptedCandidateIsRejectedReportedAndNeverChosen) {
   EXPECT_GT(shape.checked, static_cast<int>(shape.rejected.size())) << "cuBLASLt's candidates are checked too";
   for (const std::string& option : shape.options) EXPECT_EQ(option.find("skinny"), std::string::npos) << option;
   EXPECT_LE(product.worst_error(g.stream.get()), 1e-3);  // what was chosen computes the product
+}
+
+TEST_F(TunedGemmTest, OptionsAreTheFirstListedTieThenTheOthersFastestFirst) {
+  // A skinny shape with many candidates of near-equal speed (cuBLASLt's, their split-K variants and our kernel's).
+  Fp32Gemm g;
+  Product product(1024, 32, 4800, g.stream.get());
+  product.multiply(g.gemm);
+  const TunedGemm::ShapeOptions shape = g.gemm.shape_options().at(0);
+  ASSERT_GE(shape.options.size(), 2u) << "one option only: the test proves nothing";
+  ASSERT_LE(shape.options.size(), static_cast<std::size_t>(TunedGemm::kMostOptions));
+  ASSERT_EQ(shape.alone_us.size(), shape.options.size());
+  const double fastest = *std::min_element(shape.alone_us.begin(), shape.alone_us.end());
+  EXPECT_LE(shape.alone_us[0], TunedGemm::kTiesWithin * fastest) << shape.options[0];
+  for (std::size_t i = 1; i < shape.options.size(); ++i) {
+    EXPECT_LE(shape.alone_us[i], TunedGemm::kOptionsWithin * fastest) << shape.options[i];
+    if (i > 1) EXPECT_LE(shape.alone_us[i - 1], shape.alone_us[i]) << "the options after the first, fastest first";
+  }
+  EXPECT_EQ(shape.selected, 0);
 }
 
 // The message a multiply refused with, or "" when it ran.
