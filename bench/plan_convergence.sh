@@ -68,8 +68,9 @@ def mean_step(path):  # the console's "# mean step X ms"
     return None
 
 failed = False
-print("| model | batch | processes | same plan | distinct plans | mean step min (ms) | max (ms) | spread | GPUs | result |")
-print("|---|---|---|---|---|---|---|---|---|---|")
+print("| model | batch | processes | same plan | distinct plans | shapes that differ | mean step min (ms) | max (ms) | "
+      "spread | GPUs | each plan's mean steps (ms), most common first | result |")
+print("|---|---|---|---|---|---|---|---|---|---|---|---|")
 for model in models:
     for batch in batches:
         plans, steps, gpus = [], [], set()
@@ -84,14 +85,18 @@ for model in models:
         steps = [s for s in steps if s is not None]
         if len(steps) != processes or None in plans:
             failed = True
-            print(f"| {model} | {batch} | {len(steps)} of {processes} | | | | | | | FAIL (missing) |")
+            print(f"| {model} | {batch} | {len(steps)} of {processes} | | | | | | | | | FAIL (missing) |")
             continue
-        common = collections.Counter(plans).most_common(1)[0][1]
+        ranked = [plan for plan, _ in collections.Counter(plans).most_common()]
+        common = plans.count(ranked[0])
+        by_plan = "; ".join(chr(ord("A") + i) + ": " + " ".join(f"{s:.4f}" for s, q in zip(steps, plans) if q == plan)
+                            for i, plan in enumerate(ranked))
+        differing = sum(1 for choices in zip(*plans) if len(set(choices)) > 1) if len(set(map(len, plans))) == 1 else "?"
         spread = (max(steps) - min(steps)) / (sum(steps) / len(steps))
         ok = common >= processes - 1 and spread <= 0.01
         failed |= not ok
-        print(f"| {model} | {batch} | {processes} | {common} | {len(set(plans))} | {min(steps):.4f} | "
-              f"{max(steps):.4f} | {100 * spread:.2f}% | {','.join(sorted(gpus))} | {'ok' if ok else 'FAIL'} |")
+        print(f"| {model} | {batch} | {processes} | {common} | {len(set(plans))} | {differing} | {min(steps):.4f} | "
+              f"{max(steps):.4f} | {100 * spread:.2f}% | {','.join(sorted(gpus))} | {by_plan} | {'ok' if ok else 'FAIL'} |")
 sys.exit(1 if failed else 0)
 EOF_PY
 status=${PIPESTATUS[0]}

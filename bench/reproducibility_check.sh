@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Purpose: whether the same command gives the same answer: J independent jobs (default 6) of one mgpu_bench command,
 # each its own processes, set-up and GEMM tuning, then a table of each job's verdict lines (speedup, 95% interval,
-# sentence), whether every pair of intervals of the same configuration pair overlaps, and the spread of the speedups
-# ((max - min) / mean). Pass: every pair overlaps and every job's sentence is the same; exits 1 otherwise.
+# sentence, wall time), whether every pair of intervals of the same configuration pair overlaps, and the spread of the
+# speedups ((max - min) / mean). Pass: every pair overlaps and every job's sentence is the same; exits 1 otherwise.
 # Usage: BIN_DIR=dir-with-mgpu_bench OUT=dir RANKS=2 bash bench/reproducibility_check.sh [MGPU_BENCH_ARGS...]
 #   (default arguments: the user's command, --model large --batch 32)
 # Knobs: JOBS (default 6), RANKS (default 2), MPIRUN_ARGS (common.sh; e.g. --oversubscribe for a CPU rehearsal).
@@ -22,8 +22,10 @@ args=("$@")
 
 status=0
 for ((job = 1; job <= jobs; ++job)); do
+  started=$SECONDS
   "${mpirun[@]}" -np "$ranks" "$bin/mgpu_bench" "${args[@]}" --output "$out/job$job.h5" --force \
     >"$out/job$job.txt" 2>&1 || { note "job $job failed (see $out/job$job.txt)"; status=1; }
+  echo $((SECONDS - started)) >"$out/job$job.seconds"
 done
 
 # Each job's verdict: a line "#   MODEL, global batch B, N GPUs: speedup S [L, H], ..." and the sentence under it.
@@ -46,11 +48,16 @@ for job in range(1, jobs + 1):
         high = float(m.group(4)) if m.group(4) else float("nan")
         found.setdefault(m.group(1), []).append((job, float(m.group(2)), low, high, sentence))
 failed = not found
-print("| configuration pair | job | speedup | 95% interval | sentence |")
-print("|---|---|---|---|---|")
+def seconds(job):  # the job's wall time, mpirun to exit
+    try:
+        return open(f"{out}/job{job}.seconds").read().strip()
+    except OSError:
+        return "?"
+print("| configuration pair | job | speedup | 95% interval | sentence | job's seconds |")
+print("|---|---|---|---|---|---|")
 for pair, rows in found.items():
     for job, s, low, high, sentence in rows:
-        print(f"| {pair} | {job} | {s:.3f} | [{low:.3f}, {high:.3f}] | {sentence} |")
+        print(f"| {pair} | {job} | {s:.3f} | [{low:.3f}, {high:.3f}] | {sentence} | {seconds(job)} |")
 print()
 print("| configuration pair | jobs | spread of the speedups | pairs of intervals that overlap | same sentence |")
 print("|---|---|---|---|---|")

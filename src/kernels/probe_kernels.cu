@@ -1,4 +1,4 @@
-// Purpose: the hardware probe's kernels: the empty kernel and the random fills.
+// Purpose: the probe kernels: the empty kernel, the random fills and the fixed arithmetic.
 #include <cuda_bf16.h>
 
 #include <algorithm>
@@ -30,6 +30,12 @@ __global__ void fill_random_bf16_kernel(__nv_bfloat16* values, std::size_t count
     values[i] = __float2bfloat16(random_value(seed, i));
 }
 
+__global__ void fixed_work_kernel(int iterations, float* sink) {
+  float value = static_cast<float>(threadIdx.x);
+  for (int i = 0; i < iterations; ++i) value = fmaf(value, 0.999999f, 1e-7f);
+  if (sink != nullptr && value == -1.0f) *sink = value;  // never true: the values stay positive
+}
+
 unsigned blocks_for(std::size_t count) {
   return static_cast<unsigned>(std::min<std::size_t>((count + kThreads - 1) / kThreads, 65536));
 }
@@ -51,6 +57,11 @@ void fill_random_bf16(std::uint16_t* values, std::size_t count, std::uint64_t se
   if (count == 0) return;
   fill_random_bf16_kernel<<<blocks_for(count), kThreads, 0, stream>>>(reinterpret_cast<__nv_bfloat16*>(values), count,
                                                                       seed);
+  MGPU_CUDA_CHECK_LAUNCH();
+}
+
+void fixed_work(int blocks, int iterations, float* sink, cudaStream_t stream) {
+  fixed_work_kernel<<<blocks, 128, 0, stream>>>(iterations, sink);
   MGPU_CUDA_CHECK_LAUNCH();
 }
 

@@ -1,5 +1,6 @@
-// Purpose: host launchers of the hardware probe's kernels: an empty kernel (launch and graph-node cost) and random
-// fills (a GEMM is never timed on zeros: METHOD.md).
+// Purpose: host launchers of the probe kernels: an empty kernel (launch and graph-node cost), random fills (a GEMM is
+// never timed on zeros) and a fixed amount of arithmetic on every SM (what the GEMM tuner times to see the clocks
+// settle, gpu_clocks.hpp).
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -15,5 +16,10 @@ void empty(cudaStream_t stream);
 // values[i] uniform in [-1, 1) from (seed, i); as fp32, or as bf16 bits.
 void fill_random(float* values, std::size_t count, std::uint64_t seed, cudaStream_t stream);
 void fill_random_bf16(std::uint16_t* values, std::size_t count, std::uint64_t seed, cudaStream_t stream);
+
+// `blocks` blocks of 128 threads, each a chain of `iterations` dependent FMAs and nothing else: its time scales with
+// the SM clock alone. `sink` (device memory, one float, may be null) is written only if the chain ends at a value it
+// never reaches, which keeps the compiler from removing the work.
+void fixed_work(int blocks, int iterations, float* sink, cudaStream_t stream);
 
 }  // namespace mgpu::probe_kernels

@@ -16,6 +16,7 @@
 #include "platform/cuda_check.hpp"
 #include "platform/gpu_devices.hpp"
 #include "train/cuda_trainer.hpp"
+#include "train/tuned_gemm.hpp"
 #endif
 
 namespace mgpu {
@@ -135,6 +136,7 @@ void reset_device_between_configurations(const BackendChoice& choice) {
   MGPU_CUDA_CHECK(cudaSetDevice(choice.device_ordinal));
   MGPU_CUDA_CHECK(cudaDeviceSynchronize());
   MGPU_CUDA_CHECK(cudaDeviceReset());
+  forget_gemm_tunings();
 #endif
 }
 

@@ -47,7 +47,8 @@ struct RankHardware {
 // Collective: every rank learns the others' hosts and bus ids to describe its links to them.
 RankHardware describe_rank_hardware(const BackendChoice& choice, const MpiContext& mpi);
 // Between the configurations of a sweep, once this rank's trainer is gone: ends the CUDA context of its GPU
-// (cudaDeviceReset), so the next configuration allocates on a fresh context as the first one does. Without it every
+// (cudaDeviceReset), so the next configuration allocates on a fresh context as the first one does, and forgets the
+// process's GEMM tunings, so that it tunes its own (each trial is its own set-up and tuning). Without the reset every
 // configuration after the first ran 4-8% slower (docs/measurement.md, "Configuration order"). No-op on the CPU
 // fallback.
 void reset_device_between_configurations(const BackendChoice& choice);

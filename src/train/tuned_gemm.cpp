@@ -19,6 +19,7 @@
 #include "platform/cuda_check.hpp"
 #include "platform/cuda_resources.hpp"
 #include "train/candidate_ranking.hpp"
+#include "train/gpu_clocks.hpp"
 #include "train/math_check.hpp"
 #include "train/trainer.hpp"
 
@@ -410,6 +411,9 @@ bool TunedGemm::run_candidate(const Plan& plan, const Choice& choice, const Oper
 
 void TunedGemm::tune(Plan& plan, const Operands& product, const std::vector<cublasLtMatmulAlgo_t>& heuristic) {
   const std::vector<Candidate> candidates = candidates_for(plan, product, heuristic);
+  // Measured on H100 before this: the same shape's fastest candidate took 9.3 to 12.0 us in four processes, each
+  // tuning from an idle GPU, and 8 processes chose 8 plans.
+  const ClockSettling clocks = settle_gpu_clocks(stream_);
   // Every candidate's product is compared with the float64 one of the same operands before it may be chosen
   // (CUTLASS's profiler and XLA's autotuner verify theirs likewise): a wrong candidate must not win on speed.
   const kernels::GemmReference reference(
@@ -474,6 +478,9 @@ void TunedGemm::tune(Plan& plan, const Operands& product, const std::vector<cubl
     tuning.names.push_back(candidates[i].name);
   }
   if (gemm_report_enabled()) {  // for performance work: what was chosen, and by how much
+    std::fprintf(stderr, "gemm %s: clocks %s after %d launches in %.3f s (fixed work %.3f ms first, %.3f ms last)\n",
+                 shape.c_str(), clocks.settled ? "settled" : "NOT settled", clocks.launches, clocks.seconds,
+                 clocks.first_ms, clocks.last_ms);
     std::fprintf(stderr,
                  "gemm %s: fastest %.2f us; chosen %s %.2f us (%zu options within %.2fx, ties within %.2fx; %d "
                  "candidates verified, %zu rejected)\n",
@@ -481,6 +488,11 @@ void TunedGemm::tune(Plan& plan, const Operands& product, const std::vector<cubl
                  tuning.names.front().c_str(), tuning.alone_us.front(), tuning.choices.size(), kOptionsWithin,
                  kTiesWithin, tuning.checked, tuning.rejected.size());
   }
+}
+
+void forget_gemm_tunings() {
+  std::lock_guard<std::mutex> lock(tunings_mutex);
+  tunings.clear();
 }
 
 bool gemm_report_enabled() {

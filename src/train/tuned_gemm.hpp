@@ -32,6 +32,10 @@ cudaDataType_t operand_type_for(Precision precision);
 // timed nor shared, never our kernel: the plain reference step of the math check, math_check.hpp).
 enum class GemmSelection { tuned, library_default };
 
+// Drops the process's tunings (TunedGemm::select): the next TunedGemm tunes every shape afresh. For a new CUDA context
+// (a sweep's next configuration or trial is its own set-up and tuning); no TunedGemm may be alive.
+void forget_gemm_tunings();
+
 // MGPU_GEMM_REPORT set: the tuner and the step-level search print what they chose (and rejected) to stderr. Read once
 // per process, here only.
 bool gemm_report_enabled();
