@@ -125,6 +125,7 @@ class TunedGemm {
   bool corrupt_outputs_;
   cublasLtHandle_t handle_ = nullptr;
   kernels::SkinnyWorkspaceMemory skinny_workspace_;  // our kernel's partial tiles (last_block configurations)
+  int queue_filler_iterations_ = 100000;             // the fixed work timed calls queue behind (tune())
   std::map<Key, std::unique_ptr<Plan>> plans_;
 };
 
