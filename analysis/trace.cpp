@@ -131,8 +131,8 @@ nlohmann::json slice_args(int run, int step, int rank, bool warmup, const char* 
           {"warmup", warmup}, {"dataset", dataset}, {"value_ms", value_ms}};
 }
 
-// One configuration as process pid; returns nothing, appends to the builder.
-void add_configuration(TraceBuilder& trace, int pid, const stats::ConfigurationStats& s, const std::vector<int>& runs) {
+// The configuration's process: its name, settings and a compute and a communication track per rank.
+void describe_process(TraceBuilder& trace, int pid, const stats::ConfigurationStats& s) {
   const ConfigurationResults& c = *s.results;
   const ConfigurationMetadata& m = c.metadata;
   const int ranks = c.ranks();
@@ -162,72 +162,91 @@ void add_configuration(TraceBuilder& trace, int pid, const stats::ConfigurationS
                    {{"name", "rank " + std::to_string(rank) + " communication"}});
     trace.metadata("thread_sort_index", pid, communication_track(rank), {{"sort_index", communication_track(rank)}});
   }
+}
 
+// One rank's step, starting at `start` (ms), and its phases.
+void add_rank_step(TraceBuilder& trace, int pid, int run, int step, int rank, bool warmup, const StepLayout& l,
+                   double start) {
+  const std::string name = (warmup ? "warm-up step " : "step ") + std::to_string(step);
+  trace.slice(name, warmup ? "warmup" : "step", pid, compute_track(rank), start, l.step,
+              slice_args(run, step, rank, warmup, "step_ms", l.step));
+  if (!l.has_phases) return;
+  const auto phase = [&](const char* phase_name, const char* dataset, double from, double ms, int track) {
+    if (!(ms > 0)) return;
+    // Phases that end a few nanoseconds after their step are the rounding of the fp32 event times; a viewer drops a
+    // slice that overruns its parent, so such a phase is drawn to the step's end (its args keep the file's value).
+    const double overrun = from + ms - (start + l.step);
+    const double drawn = overrun > 0 && overrun <= kRoundingOfStoredTimes * l.step ? ms - overrun : ms;
+    trace.slice(phase_name, "phase", pid, track, from, drawn, slice_args(run, step, rank, warmup, dataset, ms));
+  };
+  phase("forward", "forward_ms", start, l.forward, compute_track(rank));
+  phase("backward", "backward_ms", start + l.forward, l.backward, compute_track(rank));
+  phase("exposed_comm", "exposed_comm_ms", start + l.forward + l.backward, l.exposed_comm, compute_track(rank));
+  phase("optimizer", "optimizer_ms", start + l.until_reduced(), l.optimizer, compute_track(rank));
+  // Ends where the wait for it ends; never drawn before the step's start.
+  phase("allreduce", "allreduce_ms", std::max(start, start + l.until_reduced() - l.allreduce), l.allreduce,
+        communication_track(rank));
+}
+
+// Every rank's step `step` of `run`, from `now` (ms); returns when the last rank's step ends. Layout rule: a
+// reduction completes on every rank at once, so with phase marks the ranks' steps are placed so that their
+// reductions end together (a rank that finished backward early waits longer); without them, every rank's step
+// starts together.
+double add_step(TraceBuilder& trace, int pid, const ConfigurationResults& c, int run, int step, double now) {
+  const bool warmup = c.is_warmup[static_cast<std::size_t>(step)] != 0;
+  std::vector<StepLayout> layouts;
+  bool all_phases = true;
+  for (int rank = 0; rank < c.ranks(); ++rank) {
+    layouts.push_back(step_layout(c, run, rank, step));
+    all_phases = all_phases && layouts.back().has_phases;
+  }
+  double latest_reduction = 0;  // from the step's start on the rank that reaches the reduction's end last
+  if (all_phases)
+    for (const StepLayout& l : layouts) latest_reduction = std::max(latest_reduction, l.until_reduced());
+  double step_end = now;
+  for (int rank = 0; rank < c.ranks(); ++rank) {
+    const StepLayout& l = layouts[static_cast<std::size_t>(rank)];
+    // Written as an offset from now, so the last rank's step starts exactly where the previous step ended.
+    const double start = all_phases ? now + (latest_reduction - l.until_reduced()) : now;
+    step_end = std::max(step_end, start + l.step);
+    add_rank_step(trace, pid, run, step, rank, warmup, l, start);
+  }
+  return step_end;
+}
+
+// The run's slice on every rank (its throughput and screening), and its clocks and throttling as counters.
+void add_run(TraceBuilder& trace, int pid, const stats::ConfigurationStats& s, int run, double run_start,
+             double run_end) {
+  const ConfigurationResults& c = *s.results;
+  for (int rank = 0; rank < c.ranks(); ++rank) {
+    nlohmann::json args = {{"run", run},
+                           {"samples_per_s", s.run_throughput[static_cast<std::size_t>(run)]},
+                           {"modified_z", s.run_modified_z[static_cast<std::size_t>(run)]},
+                           {"kept", static_cast<bool>(s.run_kept[static_cast<std::size_t>(run)])}};
+    trace.slice("run " + std::to_string(run), "run", pid, compute_track(rank), run_start, run_end - run_start,
+                std::move(args));
+    // Clocks sampled while the run executed (0 samples: not recorded, no counter).
+    if (c.measurements.clock_samples.at(run, rank) > 0) {
+      const nlohmann::json clocks = {{"sm_clock_mhz", c.measurements.sm_clock_mhz.at(run, rank)},
+                                     {"memory_clock_mhz", c.measurements.memory_clock_mhz.at(run, rank)}};
+      trace.counter("rank " + std::to_string(rank) + " clocks (MHz)", pid, run_start, clocks);
+      trace.counter("rank " + std::to_string(rank) + " clocks (MHz)", pid, run_end, clocks);
+    }
+    const nlohmann::json throttled = {{"throttled", static_cast<int>(c.measurements.throttled.at(run, rank))}};
+    trace.counter("rank " + std::to_string(rank) + " throttled", pid, run_start, throttled);
+    trace.counter("rank " + std::to_string(rank) + " throttled", pid, run_end, throttled);
+  }
+}
+
+// One configuration as process pid, its runs one after another; appends to the builder.
+void add_configuration(TraceBuilder& trace, int pid, const stats::ConfigurationStats& s, const std::vector<int>& runs) {
+  describe_process(trace, pid, s);
   double now = 0;  // ms from the trace's start
   for (const int run : runs) {
     const double run_start = now;
-    for (int step = 0; step < c.steps(); ++step) {
-      const bool warmup = c.is_warmup[static_cast<std::size_t>(step)] != 0;
-      std::vector<StepLayout> layouts;
-      bool all_phases = true;
-      for (int rank = 0; rank < ranks; ++rank) {
-        layouts.push_back(step_layout(c, run, rank, step));
-        all_phases = all_phases && layouts.back().has_phases;
-      }
-      // Layout rule: a reduction completes on every rank at once, so with phase marks the ranks' steps are placed
-      // so that their reductions end together (a rank that finished backward early waits longer); without them,
-      // every rank's step starts together. The next step starts when the last rank's step has ended.
-      double latest_reduction = 0;  // from the step's start on the rank that reaches the reduction's end last
-      if (all_phases)
-        for (const StepLayout& l : layouts) latest_reduction = std::max(latest_reduction, l.until_reduced());
-      double step_end = now;
-      for (int rank = 0; rank < ranks; ++rank) {
-        const StepLayout& l = layouts[static_cast<std::size_t>(rank)];
-        // Written as an offset from now, so the last rank's step starts exactly where the previous step ended.
-        const double start = all_phases ? now + (latest_reduction - l.until_reduced()) : now;
-        step_end = std::max(step_end, start + l.step);
-        const std::string name = (warmup ? "warm-up step " : "step ") + std::to_string(step);
-        trace.slice(name, warmup ? "warmup" : "step", pid, compute_track(rank), start, l.step,
-                    slice_args(run, step, rank, warmup, "step_ms", l.step));
-        if (!l.has_phases) continue;
-        const auto phase = [&](const char* phase_name, const char* dataset, double from, double ms, int track) {
-          if (!(ms > 0)) return;
-          // Phases that end a few nanoseconds after their step are the rounding of the fp32 event times; a viewer
-          // drops a slice that overruns its parent, so such a phase is drawn to the step's end (its args keep the
-          // file's value).
-          const double overrun = from + ms - (start + l.step);
-          const double drawn = overrun > 0 && overrun <= kRoundingOfStoredTimes * l.step ? ms - overrun : ms;
-          trace.slice(phase_name, "phase", pid, track, from, drawn, slice_args(run, step, rank, warmup, dataset, ms));
-        };
-        phase("forward", "forward_ms", start, l.forward, compute_track(rank));
-        phase("backward", "backward_ms", start + l.forward, l.backward, compute_track(rank));
-        phase("exposed_comm", "exposed_comm_ms", start + l.forward + l.backward, l.exposed_comm, compute_track(rank));
-        phase("optimizer", "optimizer_ms", start + l.until_reduced(), l.optimizer, compute_track(rank));
-        // Ends where the wait for it ends; never drawn before the step's start.
-        phase("allreduce", "allreduce_ms", std::max(start, start + l.until_reduced() - l.allreduce), l.allreduce,
-              communication_track(rank));
-      }
-      now = step_end;
-    }
-    const double run_ms = now - run_start;
-    for (int rank = 0; rank < ranks; ++rank) {
-      nlohmann::json args = {{"run", run},
-                             {"samples_per_s", s.run_throughput[static_cast<std::size_t>(run)]},
-                             {"modified_z", s.run_modified_z[static_cast<std::size_t>(run)]},
-                             {"kept", static_cast<bool>(s.run_kept[static_cast<std::size_t>(run)])}};
-      trace.slice("run " + std::to_string(run), "run", pid, compute_track(rank), run_start, run_ms, std::move(args));
-      // Clocks sampled while the run executed (0 samples: not recorded, no counter).
-      if (c.measurements.clock_samples.at(run, rank) > 0) {
-        const nlohmann::json clocks = {{"sm_clock_mhz", c.measurements.sm_clock_mhz.at(run, rank)},
-                                       {"memory_clock_mhz", c.measurements.memory_clock_mhz.at(run, rank)}};
-        trace.counter("rank " + std::to_string(rank) + " clocks (MHz)", pid, run_start, clocks);
-        trace.counter("rank " + std::to_string(rank) + " clocks (MHz)", pid, now, clocks);
-      }
-      const nlohmann::json throttled = {{"throttled", static_cast<int>(c.measurements.throttled.at(run, rank))}};
-      trace.counter("rank " + std::to_string(rank) + " throttled", pid, run_start, throttled);
-      trace.counter("rank " + std::to_string(rank) + " throttled", pid, now, throttled);
-    }
-    now += kGapBetweenRuns * run_ms;
+    for (int step = 0; step < s.results->steps(); ++step) now = add_step(trace, pid, *s.results, run, step, now);
+    add_run(trace, pid, s, run, run_start, now);
+    now += kGapBetweenRuns * (now - run_start);
   }
 }
 

@@ -10,35 +10,33 @@
 
 namespace mgpu::stats {
 
-ConfigurationStats compute_configuration_stats(const ConfigurationResults& c, const std::string& file,
-                                               const AnalysisOptions& options) {
-  ConfigurationStats s;
-  s.file = file;
-  s.label = configuration_label(c);
-  s.results = &c;
-  s.runs_total = c.runs();
-  const std::string where = "'" + file + "': configuration '" + c.metadata.name + "'";
-  if (s.runs_total < 1) throw UsageError(where + " has no completed run");
-  check_step_times(c, file);
+namespace {
 
-  std::vector<int> counted_steps;
+using PhaseSums = std::array<double, kBreakdownPhaseCount>;
+
+// The steps that count: every step but the warm-up (or every step with --include-warmup).
+std::vector<int> counted_steps_of(const ConfigurationResults& c, const AnalysisOptions& options,
+                                  const std::string& where) {
+  std::vector<int> counted;
   for (int step = 0; step < c.steps(); ++step)
-    if (options.include_warmup || c.is_warmup[static_cast<std::size_t>(step)] == 0) counted_steps.push_back(step);
-  if (counted_steps.empty()) throw UsageError(where + " has no measured step");
-  s.steps_per_run = static_cast<int>(counted_steps.size());
+    if (options.include_warmup || c.is_warmup[static_cast<std::size_t>(step)] == 0) counted.push_back(step);
+  if (counted.empty()) throw UsageError(where + " has no measured step");
+  return counted;
+}
 
+// Per run: the sum over the counted steps of every breakdown phase of each step's critical rank (docs/statistics.md:
+// the distributed step is the max over ranks).
+std::vector<PhaseSums> run_phase_sums(const ConfigurationResults& c, const std::vector<int>& counted_steps) {
   const auto& ms = c.measurements.phase_ms;
   const auto phase_of = [&](Phase p, int run, int rank, int step) {
     return ms[static_cast<int>(p)].at(run, rank, step);
   };
-  // Per run: throughput and the sum over counted steps of every breakdown phase of the critical rank.
-  std::vector<std::array<double, kBreakdownPhaseCount>> run_phase_sums(static_cast<std::size_t>(s.runs_total));
-  std::vector<double> all_throughput;  // of every run, in run order
-  for (int run = 0; run < s.runs_total; ++run) {
-    auto& sums = run_phase_sums[static_cast<std::size_t>(run)];
+  std::vector<PhaseSums> sums_of_runs(static_cast<std::size_t>(c.runs()));
+  for (int run = 0; run < c.runs(); ++run) {
+    PhaseSums& sums = sums_of_runs[static_cast<std::size_t>(run)];
     sums.fill(0);
     for (const int step : counted_steps) {
-      int critical = 0;  // docs/statistics.md: the distributed step is the max over ranks
+      int critical = 0;
       for (int rank = 1; rank < c.ranks(); ++rank)
         if (phase_of(Phase::step, run, rank, step) > phase_of(Phase::step, run, critical, step)) critical = rank;
       const double step_ms = phase_of(Phase::step, run, critical, step);
@@ -51,7 +49,56 @@ ConfigurationStats compute_configuration_stats(const ConfigurationResults& c, co
       sums[static_cast<int>(BreakdownPhase::other)] += step_ms - named;
       sums[static_cast<int>(BreakdownPhase::step)] += step_ms;
     }
-    const double seconds = sums[static_cast<int>(BreakdownPhase::step)] / 1000.0;
+  }
+  return sums_of_runs;
+}
+
+// The outlier screen over some runs' throughputs (filled in, with their modified z-scores and whether each is kept);
+// returns the kept runs' file indices.
+std::vector<int> screen_runs(const std::vector<int>& runs, const std::vector<double>& all_throughput, double threshold,
+                             std::vector<double>& throughput, std::vector<double>& z, std::vector<bool>& kept) {
+  for (const int run : runs) throughput.push_back(all_throughput[static_cast<std::size_t>(run)]);
+  z = modified_z_scores(throughput);
+  kept = outlier_free(throughput, threshold);
+  std::vector<int> kept_runs;
+  for (std::size_t i = 0; i < runs.size(); ++i)
+    if (kept[i]) kept_runs.push_back(runs[i]);
+  return kept_runs;
+}
+
+// The peak memory, throttling and whether clocks were sampled, over the given runs of every rank.
+void add_conditions(ConfigurationStats& s, const ConfigurationResults& c, const std::vector<int>& runs) {
+  for (const int run : runs) {
+    std::int64_t peak = 0;
+    bool throttled = false;
+    for (int rank = 0; rank < c.ranks(); ++rank) {
+      peak = std::max(peak, c.measurements.memory_peak_bytes.at(run, rank));
+      throttled = throttled || c.measurements.throttled.at(run, rank) != 0;
+      s.clocks_recorded = s.clocks_recorded || c.measurements.clock_samples.at(run, rank) > 0;
+    }
+    s.peak_memory_mib = std::max(s.peak_memory_mib, double(peak) / (1024.0 * 1024.0));
+    if (throttled) ++s.throttled_runs;
+  }
+}
+
+}  // namespace
+
+ConfigurationStats compute_configuration_stats(const ConfigurationResults& c, const std::string& file,
+                                               const AnalysisOptions& options) {
+  ConfigurationStats s;
+  s.file = file;
+  s.label = configuration_label(c);
+  s.results = &c;
+  s.runs_total = c.runs();
+  const std::string where = "'" + file + "': configuration '" + c.metadata.name + "'";
+  if (s.runs_total < 1) throw UsageError(where + " has no completed run");
+  check_step_times(c, file);
+  const std::vector<int> counted_steps = counted_steps_of(c, options, where);
+  s.steps_per_run = static_cast<int>(counted_steps.size());
+  const std::vector<PhaseSums> sums = run_phase_sums(c, counted_steps);
+  std::vector<double> all_throughput;  // of every run, in run order
+  for (const PhaseSums& run : sums) {
+    const double seconds = run[static_cast<int>(BreakdownPhase::step)] / 1000.0;
     all_throughput.push_back(seconds > 0 ? c.metadata.global_batch * double(s.steps_per_run) / seconds : 0);
   }
 
@@ -65,18 +112,8 @@ ConfigurationStats compute_configuration_stats(const ConfigurationResults& c, co
   for (int run = 0; run < s.runs_total; ++run) all_runs[static_cast<std::size_t>(run)] = run;
   s.throughput_run_index = split ? unmarked_runs : all_runs;
 
-  // The outlier screen over a set of runs' throughputs; returns the kept runs' file indices.
-  const auto screen = [&](const std::vector<int>& runs, std::vector<double>& throughput, std::vector<double>& z,
-                          std::vector<bool>& kept) {
-    for (const int run : runs) throughput.push_back(all_throughput[static_cast<std::size_t>(run)]);
-    z = modified_z_scores(throughput);
-    kept = outlier_free(throughput, options.outlier_threshold);
-    std::vector<int> kept_runs;
-    for (std::size_t i = 0; i < runs.size(); ++i)
-      if (kept[i]) kept_runs.push_back(runs[i]);
-    return kept_runs;
-  };
-  const std::vector<int> kept_runs = screen(s.throughput_run_index, s.run_throughput, s.run_modified_z, s.run_kept);
+  const std::vector<int> kept_runs = screen_runs(s.throughput_run_index, all_throughput, options.outlier_threshold,
+                                                 s.run_throughput, s.run_modified_z, s.run_kept);
   s.runs_total = static_cast<int>(s.throughput_run_index.size());
   s.runs_kept = static_cast<int>(kept_runs.size());
   for (const int run : kept_runs) s.kept_throughput.push_back(all_throughput[static_cast<std::size_t>(run)]);
@@ -84,31 +121,21 @@ ConfigurationStats compute_configuration_stats(const ConfigurationResults& c, co
   if (split) {
     std::vector<double> throughput, z;
     std::vector<bool> kept;
-    kept_phase_runs = screen(marked_runs, throughput, z, kept);
+    kept_phase_runs = screen_runs(marked_runs, all_throughput, options.outlier_threshold, throughput, z, kept);
     s.phase_runs_total = static_cast<int>(marked_runs.size());
     s.phase_runs_kept = static_cast<int>(kept_phase_runs.size());
   }
 
   for (const int run : kept_phase_runs)
-    for (int p = 0; p < kBreakdownPhaseCount; ++p) s.phase_ms[p] += run_phase_sums[static_cast<std::size_t>(run)][p];
+    for (int p = 0; p < kBreakdownPhaseCount; ++p) s.phase_ms[p] += sums[static_cast<std::size_t>(run)][p];
   for (double& value : s.phase_ms) value /= double(kept_phase_runs.size()) * s.steps_per_run;
   for (const int run : kept_runs)
-    s.mean_step_ms += run_phase_sums[static_cast<std::size_t>(run)][static_cast<int>(BreakdownPhase::step)];
+    s.mean_step_ms += sums[static_cast<std::size_t>(run)][static_cast<int>(BreakdownPhase::step)];
   s.mean_step_ms /= double(s.runs_kept) * s.steps_per_run;
 
   std::vector<int> every_kept_run = kept_runs;
   if (split) every_kept_run.insert(every_kept_run.end(), kept_phase_runs.begin(), kept_phase_runs.end());
-  for (const int run : every_kept_run) {
-    std::int64_t peak = 0;
-    bool throttled = false;
-    for (int rank = 0; rank < c.ranks(); ++rank) {
-      peak = std::max(peak, c.measurements.memory_peak_bytes.at(run, rank));
-      throttled = throttled || c.measurements.throttled.at(run, rank) != 0;
-      s.clocks_recorded = s.clocks_recorded || c.measurements.clock_samples.at(run, rank) > 0;
-    }
-    s.peak_memory_mib = std::max(s.peak_memory_mib, double(peak) / (1024.0 * 1024.0));
-    if (throttled) ++s.throttled_runs;
-  }
+  add_conditions(s, c, every_kept_run);
   // step − (sum of four phases) of a step without a gap is the rounding of the stored fp32 event times (~1e-7 of the
   // step), far below the events' resolution (~0.5 µs); it is the 0 it stands for.
   double& other = s.phase_ms[static_cast<int>(BreakdownPhase::other)];

@@ -235,76 +235,99 @@ std::string StepModel::probed_preset(const MlpSpec& model) const {
   return "";
 }
 
+namespace {
+
+// A step's compute: forward, backward without the weight gradients, the weight gradients, Adam, and how they were
+// obtained (the weakest source of any term).
+struct ComputeTerms {
+  double forward_ms = 0, backward_ms = 0, weight_gradients_ms = 0, adam_ms = 0;
+  TermSource source = TermSource::measured;
+};
+
+// The step's own units of a probed preset, measured at the exact shapes (or interpolated in batch), composed as the
+// step runs them.
+ComputeTerms compose_units(const ProbeRates& rates, const std::string& preset, const MlpSpec& model,
+                           const StepSettings& settings, long long batch) {
+  ComputeTerms terms;
+  const auto unit = [&](const std::string& name) {
+    std::vector<std::pair<long long, double>> points;
+    for (const MeasuredUnit& u : rates.units)
+      if (u.model == preset && u.unit == name) points.emplace_back(u.batch, u.ms);
+    if (points.empty()) throw UsageError("probe: no step unit '" + preset + " " + name + "'");
+    TermSource term = TermSource::measured;
+    // Adam's work is the parameters', whatever the batch: outside the probed batches it keeps the nearest's time.
+    long long at = batch;
+    if (name == "adam") {
+      const auto [lowest, highest] = std::minmax_element(points.begin(), points.end());
+      at = std::clamp(batch, lowest->first, highest->first);
+    }
+    const double ms = interpolate_in_batch(std::move(points), at, &term);
+    terms.source = weaker(terms.source, term);
+    return ms;
+  };
+  // The head serves every batch up to the largest at which the probe found it could (output_head_supported).
+  long long head_up_to = 0;
+  for (const MeasuredUnit& u : rates.units)
+    if (u.model == preset && u.unit == "output_head") head_up_to = std::max(head_up_to, u.batch);
+  const bool head = settings.fused_optimizer && batch <= head_up_to;
+  const int layers = static_cast<int>(model.layers().size());
+  const std::string last = "L" + std::to_string(layers - 1);
+  for (int l = 0; l + 1 < layers; ++l) terms.forward_ms += unit("L" + std::to_string(l) + " forward");
+  terms.forward_ms += head ? unit("output_head") : unit(last + " forward") + unit("loss");
+  for (int l = head ? layers - 2 : layers - 1; l >= 1; --l)
+    terms.backward_ms +=
+        unit("L" + std::to_string(l) + (settings.fused_optimizer ? " input_grad fused" : " input_grad"));
+  if (!settings.fused_optimizer)
+    for (int l = 0; l < layers; ++l) terms.weight_gradients_ms += unit("L" + std::to_string(l) + " weight_grad");
+  terms.adam_ms = unit(settings.fused_optimizer ? "fused_optimizer" : "adam");
+  return terms;
+}
+
+// Any other model: cuBLAS GEMMs at the probed rates and the elementwise kernels' memory traffic.
+ComputeTerms compose_gemms(const ProbeRates& rates, const MlpSpec& model, const StepSettings& settings,
+                           long long batch) {
+  ComputeTerms terms;
+  const auto gemm = [&](GemmKind kind, const DenseLayer& layer) {
+    TermSource term = TermSource::measured;
+    const double ms = gemm_ms(rates, kind, layer.fan_in, layer.fan_out, batch, &term);
+    terms.source = weaker(terms.source, term);
+    return ms;
+  };
+  const auto floats_pass = [&](double floats) { return memory_pass_ms(rates, floats * kFloatBytes); };
+  const std::vector<DenseLayer> layers = model.layers();
+  for (std::size_t l = 0; l < layers.size(); ++l) {
+    const DenseLayer& layer = layers[l];
+    const double outputs = double(batch) * layer.fan_out;
+    terms.forward_ms +=
+        gemm(GemmKind::forward, layer) + floats_pass((layer.hidden ? kActivationFloats : kLossFloats) * outputs);
+    if (l > 0) terms.backward_ms += gemm(GemmKind::input_grad, layer);
+    if (layer.hidden) terms.backward_ms += floats_pass(kActivationBackwardFloats * outputs);
+    terms.weight_gradients_ms += gemm(GemmKind::weight_grad, layer);
+  }
+  const double parameters = double(model.parameter_count());
+  terms.adam_ms = settings.fused_optimizer
+                      ? fused_optimizer_ms(rates, double(model.dense_weight_count()), parameters, batch)
+                      : floats_pass(kAdamFloats * parameters);
+  return terms;
+}
+
+}  // namespace
+
 StepPrediction StepModel::predict(const MlpSpec& model, const StepSettings& settings) const {
   if (settings.ranks < 1 || settings.global_batch < settings.ranks || settings.global_batch % settings.ranks != 0)
     throw UsageError("step model: global batch " + std::to_string(settings.global_batch) + " on " +
                      std::to_string(settings.ranks) + " ranks: expected a multiple of the rank count");
   const long long batch = settings.local_batch();
-  StepPrediction step;
-  TermSource source = TermSource::measured;
-  double weight_gradients_ms = 0, adam_ms = 0;
   const std::string preset = probed_preset(model);
-  if (!preset.empty()) {
-    // The step's own units, measured at the exact shapes (or interpolated in batch), composed as the step runs them.
-    const auto unit = [&](const std::string& name) {
-      std::vector<std::pair<long long, double>> points;
-      for (const MeasuredUnit& u : rates_.units)
-        if (u.model == preset && u.unit == name) points.emplace_back(u.batch, u.ms);
-      if (points.empty()) throw UsageError("probe: no step unit '" + preset + " " + name + "'");
-      TermSource term = TermSource::measured;
-      // Adam's work is the parameters', whatever the batch: outside the probed batches it keeps the nearest's time.
-      long long at = batch;
-      if (name == "adam") {
-        const auto [lowest, highest] = std::minmax_element(points.begin(), points.end());
-        at = std::clamp(batch, lowest->first, highest->first);
-      }
-      const double ms = interpolate_in_batch(std::move(points), at, &term);
-      source = weaker(source, term);
-      return ms;
-    };
-    // The head serves every batch up to the largest at which the probe found it could (output_head_supported).
-    long long head_up_to = 0;
-    for (const MeasuredUnit& u : rates_.units)
-      if (u.model == preset && u.unit == "output_head") head_up_to = std::max(head_up_to, u.batch);
-    const bool head = settings.fused_optimizer && batch <= head_up_to;
-    const int layers = static_cast<int>(model.layers().size());
-    const std::string last = "L" + std::to_string(layers - 1);
-    for (int l = 0; l + 1 < layers; ++l) step.forward_ms += unit("L" + std::to_string(l) + " forward");
-    step.forward_ms += head ? unit("output_head") : unit(last + " forward") + unit("loss");
-    for (int l = head ? layers - 2 : layers - 1; l >= 1; --l)
-      step.backward_ms +=
-          unit("L" + std::to_string(l) + (settings.fused_optimizer ? " input_grad fused" : " input_grad"));
-    if (!settings.fused_optimizer)
-      for (int l = 0; l < layers; ++l) weight_gradients_ms += unit("L" + std::to_string(l) + " weight_grad");
-    adam_ms = unit(settings.fused_optimizer ? "fused_optimizer" : "adam");
-  }
-  const auto gemm = [&](GemmKind kind, const DenseLayer& layer) {
-    TermSource term = TermSource::measured;
-    const double ms = gemm_ms(rates_, kind, layer.fan_in, layer.fan_out, batch, &term);
-    source = weaker(source, term);
-    return ms;
-  };
-  const auto floats_pass = [&](double floats) { return memory_pass_ms(rates_, floats * kFloatBytes); };
-  const std::vector<DenseLayer> layers = model.layers();
-  for (std::size_t l = 0; preset.empty() && l < layers.size(); ++l) {
-    const DenseLayer& layer = layers[l];
-    const double outputs = double(batch) * layer.fan_out;
-    step.forward_ms +=
-        gemm(GemmKind::forward, layer) + floats_pass((layer.hidden ? kActivationFloats : kLossFloats) * outputs);
-    if (l > 0) step.backward_ms += gemm(GemmKind::input_grad, layer);
-    if (layer.hidden) step.backward_ms += floats_pass(kActivationBackwardFloats * outputs);
-    weight_gradients_ms += gemm(GemmKind::weight_grad, layer);
-  }
-  step.gemm_source = source;
-  const double parameters = double(model.parameter_count());
-  if (preset.empty())
-    adam_ms = settings.fused_optimizer
-                  ? fused_optimizer_ms(rates_, double(model.dense_weight_count()), parameters, batch)
-                  : floats_pass(kAdamFloats * parameters);
-  step.optimizer_ms = adam_ms;
-  if (!settings.fused_optimizer) step.backward_ms += weight_gradients_ms;
+  const ComputeTerms terms = preset.empty() ? compose_gemms(rates_, model, settings, batch)
+                                            : compose_units(rates_, preset, model, settings, batch);
+  StepPrediction step;
+  step.forward_ms = terms.forward_ms;
+  step.backward_ms = terms.backward_ms + (settings.fused_optimizer ? 0 : terms.weight_gradients_ms);
+  step.optimizer_ms = terms.adam_ms;
+  step.gemm_source = terms.source;
 
-  const long long gradient_bytes = (long long)parameters * settings.gradient_bytes_per_element;
+  const long long gradient_bytes = (long long)double(model.parameter_count()) * settings.gradient_bytes_per_element;
   double optimizer_exposed_ms = step.optimizer_ms;
   if (settings.ranks == 1) {
     step.allreduce_ms = step.exposed_comm_ms = 0;
@@ -323,8 +346,8 @@ StepPrediction StepModel::predict(const MlpSpec& model, const StepSettings& sett
     step.allreduce_ms = buckets * allreduce_ms(bucket_bytes, settings.ranks, &step.allreduce_source);
     const double last_ms = allreduce_ms(last_bytes, settings.ranks, &last_source);
     step.allreduce_source = weaker(step.allreduce_source, last_source);
-    step.exposed_comm_ms = std::max(last_ms, step.allreduce_ms - weight_gradients_ms);
-    optimizer_exposed_ms = adam_ms * double(last_bytes) / double(gradient_bytes);
+    step.exposed_comm_ms = std::max(last_ms, step.allreduce_ms - terms.weight_gradients_ms);
+    optimizer_exposed_ms = terms.adam_ms * double(last_bytes) / double(gradient_bytes);
   }
   step.step_ms = step.forward_ms + step.backward_ms + step.exposed_comm_ms + optimizer_exposed_ms +
                  (settings.graph ? rates_.graph_launch_ms : 0);

@@ -79,6 +79,77 @@ std::string more_trials_note(const RatioInterval& speedup, int trials) {
   return "; more than 1000 trials would be needed to tell faster or slower";
 }
 
+namespace {
+
+// The two lines of a pair measured once: its figures over the kept runs, and the sentence.
+std::vector<std::string> pair_lines(const ScalingPair& pair) {
+  const ConfigurationResults& multi = *pair.multi->results;
+  const int gpus = multi.ranks();
+  const int fewest_kept = std::min(pair.single->runs_kept, pair.multi->runs_kept);
+  std::string figures = "  " + model_name(multi) + ", global batch " + std::to_string(multi.metadata.global_batch) +
+                        ", " + std::to_string(gpus) + " GPUs: speedup " + formatted("%.3f", pair.speedup.ratio);
+  figures += pair.speedup.has_interval ? formatted(" [%.3f, %.3f]", pair.speedup.low, pair.speedup.high)
+                                       : std::string(" (no interval)");
+  figures += ", efficiency " + formatted("%.1f%%", 100.0 * pair.efficiency);
+  figures += pair.welch.valid ? ", Welch p " + formatted("%.3g", pair.welch.p) : std::string(", Welch p -");
+  figures += " (kept runs " + std::to_string(pair.multi->runs_kept) + "/" + std::to_string(pair.multi->runs_total) +
+             " on " + std::to_string(gpus) + ", " + std::to_string(pair.single->runs_kept) + "/" +
+             std::to_string(pair.single->runs_total) + " on 1)";
+  return {figures, "    " + speedup_sentence(gpus, pair.speedup, fewest_kept)};
+}
+
+// The two lines of a pair measured in trials: its figures over the trial means with both variance components, and
+// the sentence with what more trials would do.
+std::vector<std::string> trial_pair_lines(const TrialScalingPair& trials) {
+  const ConfigurationResults& multi = *trials.multis.front()->results;
+  const int gpus = multi.ranks();
+  const VarianceComponents& one = trials.single_components;
+  const VarianceComponents& many = trials.multi_components;
+  std::string figures = "  " + model_name(multi) + ", global batch " + std::to_string(multi.metadata.global_batch) +
+                        ", " + std::to_string(gpus) + " GPUs, " + std::to_string(trials.multis.size()) +
+                        " trials: speedup " + formatted("%.3f", trials.speedup.ratio);
+  figures += trials.speedup.has_interval ? formatted(" [%.3f, %.3f]", trials.speedup.low, trials.speedup.high)
+                                         : std::string(" (no interval)");
+  figures += " over the trial means, efficiency " + formatted("%.1f%%", 100.0 * trials.speedup.ratio / gpus);
+  figures += "; sd between trials " + formatted("%.2f%%", one.between_sd_percent()) + " on 1, " +
+             formatted("%.2f%%", many.between_sd_percent()) + " on " + std::to_string(gpus) + " (within a trial " +
+             formatted("%.2f%%", one.within_sd_percent()) + ", " + formatted("%.2f%%", many.within_sd_percent()) + ")";
+  // Two or more trials always give the sentence an interval unless the 1-GPU means are too noisy.
+  return {figures, "    " + speedup_sentence(gpus, trials.speedup, static_cast<int>(kMinimumRunsForInterval)) +
+                       more_trials_note(trials.speedup, static_cast<int>(trials.multis.size()))};
+}
+
+// The speedups of a model and GPU count over its batches, for its break-even line.
+struct SpeedupCurves {
+  std::map<std::vector<std::string>, std::vector<SpeedupPoint>> points;
+  std::map<std::vector<std::string>, std::string> names;
+
+  void add(const ConfigurationResults& multi, const RatioInterval& speedup) {
+    SpeedupPoint point;
+    point.global_batch = multi.metadata.global_batch;
+    point.speedup = speedup.ratio;
+    point.has_interval = speedup.has_interval;
+    point.low = speedup.low;
+    point.high = speedup.high;
+    const std::vector<std::string> key = curve_key(multi);
+    points[key].push_back(point);
+    names[key] = model_name(multi) + " on " + std::to_string(multi.ranks()) + " GPUs";
+  }
+  void add_break_even_lines(std::vector<std::string>& lines) const {
+    for (const auto& [key, curve] : points) {
+      if (curve.size() < 2) continue;  // a break-even needs a batch sweep
+      const BreakEven break_even = find_break_even(curve);
+      std::string line = "  break-even, " + names.at(key) + ": " + describe_break_even(break_even);
+      if (break_even.smallest_significant)
+        line += "; significantly faster than 1 GPU from global batch " +
+                std::to_string(break_even.smallest_significant->global_batch);
+      lines.push_back(line);
+    }
+  }
+};
+
+}  // namespace
+
 std::vector<std::string> verdict_lines(const ResultsFile& file, int job_ranks) {
   if (job_ranks < 2)
     return {
@@ -104,69 +175,19 @@ std::vector<std::string> verdict_lines(const ResultsFile& file, int job_ranks) {
                     " (an explicit --gpus without 1 measures no baseline)");
     return lines;
   }
-  std::map<std::vector<std::string>, std::vector<SpeedupPoint>> curves;
-  std::map<std::vector<std::string>, std::string> curve_names;
-  const auto add_point = [&](const ConfigurationResults& multi, const RatioInterval& speedup) {
-    SpeedupPoint point;
-    point.global_batch = multi.metadata.global_batch;
-    point.speedup = speedup.ratio;
-    point.has_interval = speedup.has_interval;
-    point.low = speedup.low;
-    point.high = speedup.high;
-    const std::vector<std::string> key = curve_key(multi);
-    curves[key].push_back(point);
-    curve_names[key] = model_name(multi) + " on " + std::to_string(multi.ranks()) + " GPUs";
-  };
+  SpeedupCurves curves;
   std::set<const ConfigurationStats*> in_trials;
   for (const TrialScalingPair& trials : trial_pairs) in_trials.insert(trials.multis.begin(), trials.multis.end());
   for (const ScalingPair& pair : table.pairs) {
     if (in_trials.count(pair.multi) != 0) continue;
-    const ConfigurationResults& multi = *pair.multi->results;
-    const int gpus = multi.ranks();
-    const int fewest_kept = std::min(pair.single->runs_kept, pair.multi->runs_kept);
-    std::string figures = "  " + model_name(multi) + ", global batch " + std::to_string(multi.metadata.global_batch) +
-                          ", " + std::to_string(gpus) + " GPUs: speedup " + formatted("%.3f", pair.speedup.ratio);
-    figures += pair.speedup.has_interval ? formatted(" [%.3f, %.3f]", pair.speedup.low, pair.speedup.high)
-                                         : std::string(" (no interval)");
-    figures += ", efficiency " + formatted("%.1f%%", 100.0 * pair.efficiency);
-    figures += pair.welch.valid ? ", Welch p " + formatted("%.3g", pair.welch.p) : std::string(", Welch p -");
-    figures += " (kept runs " + std::to_string(pair.multi->runs_kept) + "/" + std::to_string(pair.multi->runs_total) +
-               " on " + std::to_string(gpus) + ", " + std::to_string(pair.single->runs_kept) + "/" +
-               std::to_string(pair.single->runs_total) + " on 1)";
-    lines.push_back(figures);
-    lines.push_back("    " + speedup_sentence(gpus, pair.speedup, fewest_kept));
-    add_point(multi, pair.speedup);
+    for (std::string& line : pair_lines(pair)) lines.push_back(std::move(line));
+    curves.add(*pair.multi->results, pair.speedup);
   }
   for (const TrialScalingPair& trials : trial_pairs) {
-    const ConfigurationResults& multi = *trials.multis.front()->results;
-    const int gpus = multi.ranks();
-    const VarianceComponents& one = trials.single_components;
-    const VarianceComponents& many = trials.multi_components;
-    std::string figures = "  " + model_name(multi) + ", global batch " + std::to_string(multi.metadata.global_batch) +
-                          ", " + std::to_string(gpus) + " GPUs, " + std::to_string(trials.multis.size()) +
-                          " trials: speedup " + formatted("%.3f", trials.speedup.ratio);
-    figures += trials.speedup.has_interval ? formatted(" [%.3f, %.3f]", trials.speedup.low, trials.speedup.high)
-                                           : std::string(" (no interval)");
-    figures += " over the trial means, efficiency " + formatted("%.1f%%", 100.0 * trials.speedup.ratio / gpus);
-    figures += "; sd between trials " + formatted("%.2f%%", one.between_sd_percent()) + " on 1, " +
-               formatted("%.2f%%", many.between_sd_percent()) + " on " + std::to_string(gpus) + " (within a trial " +
-               formatted("%.2f%%", one.within_sd_percent()) + ", " + formatted("%.2f%%", many.within_sd_percent()) +
-               ")";
-    lines.push_back(figures);
-    // Two or more trials always give the sentence an interval unless the 1-GPU means are too noisy.
-    lines.push_back("    " + speedup_sentence(gpus, trials.speedup, static_cast<int>(kMinimumRunsForInterval)) +
-                    more_trials_note(trials.speedup, static_cast<int>(trials.multis.size())));
-    add_point(multi, trials.speedup);
+    for (std::string& line : trial_pair_lines(trials)) lines.push_back(std::move(line));
+    curves.add(*trials.multis.front()->results, trials.speedup);
   }
-  for (const auto& [key, points] : curves) {
-    if (points.size() < 2) continue;  // a break-even needs a batch sweep
-    const BreakEven break_even = find_break_even(points);
-    std::string line = "  break-even, " + curve_names[key] + ": " + describe_break_even(break_even);
-    if (break_even.smallest_significant)
-      line += "; significantly faster than 1 GPU from global batch " +
-              std::to_string(break_even.smallest_significant->global_batch);
-    lines.push_back(line);
-  }
+  curves.add_break_even_lines(lines);
   return lines;
 }
 

@@ -364,44 +364,101 @@ std::vector<RunSummary> run_configuration(const BenchConfiguration& configuratio
   return measured.summaries;
 }
 
-}  // namespace
-
-void run_benchmark(const BenchOptions& options, const MpiContext& mpi) {
-  std::vector<BenchConfiguration> plan = plan_sweep(options, mpi.size);
-  // From here on SIGTERM/SIGINT and stalls end the job through the watchdog, which keeps the completed runs.
-  install_shutdown_signal_handlers();
-  watchdog::set_timeout_option(options.timeout_seconds);
-  JobFacts job;
-  job.command_line = options.command_line;
-  job.output_path = options.output_path.empty() ? options.default_output_path(mpi.size) : options.output_path;
-
-  // Fail before any GPU work if the results could not be written; rank 0 alone writes them.
+// Fails before any GPU work if the results could not be written; rank 0 alone writes them, every rank learns.
+void check_output_writable(const BenchOptions& options, const std::string& path, const MpiContext& mpi) {
   std::string output_error;
   if (mpi.rank == 0) {
     try {
       if (options.resume)
-        ResultsWriter::check_can_resume(job.output_path);
+        ResultsWriter::check_can_resume(path);
       else
-        ResultsWriter::check_can_create(job.output_path, options.force);
+        ResultsWriter::check_can_create(path, options.force);
     } catch (const UsageError& e) {
       output_error = e.what();
     }
   }
   agree_or_throw(mpi, output_error);
+}
 
+// What every configuration of the job shares, once every rank agreed that the job can run: the results can be
+// written, the back-end is chosen, and every configuration fits before the first starts (so a long sweep does not
+// fail half-way). How each step runs (--graph, --overlap, ...) depends on the back-end; the CPU fallback refuses with
+// one line what it cannot honour (training_settings), and the same on every rank.
+JobFacts prepare_job(const BenchOptions& options, const std::vector<BenchConfiguration>& plan, const MpiContext& mpi) {
+  JobFacts job;
+  job.command_line = options.command_line;
+  job.output_path = options.output_path.empty() ? options.default_output_path(mpi.size) : options.output_path;
+  check_output_writable(options, job.output_path, mpi);
   job.choice = choose_backend(options.device, mpi);
   if (mpi.rank == 0 && !job.choice.notice.empty()) std::printf("#\n# NOTE: %s\n#\n", job.choice.notice.c_str());
   apply_nccl_options(mpi.rank, job.choice.backend == Backend::cpu, options.nccl_algo, options.nccl_proto);
-  // How each step runs (--graph, --overlap, ...) depends on the back-end; the CPU fallback refuses with one line
-  // what it cannot honour (training_settings), and the same on every rank. Every configuration must fit before the
-  // first one starts, so a long sweep does not fail half-way.
   for (const BenchConfiguration& configuration : plan)
     check_memory_fits(job.choice, configuration.training_settings(job.choice.backend == Backend::cuda),
                       configuration.gpus, mpi);
-
   job.versions = library_versions(job.choice.backend);
   job.nccl_environment = nccl_environment();
   job.environment_preset = environment_preset();
+  return job;
+}
+
+// Where the job keeps its results and reports its progress.
+struct SweepRun {
+  SweepState state;
+  StopRecorder* stop_recorder;
+  SweepProgress* progress;
+};
+
+// Plan entry i: skipped where --resume found it complete, else run by its ranks while the others wait.
+SweepTableRow run_plan_entry(const std::vector<BenchConfiguration>& plan, std::size_t i, const JobFacts& job,
+                             const MpiContext& mpi, SweepRun& sweep) {
+  const BenchConfiguration& configuration = plan[i];
+  const ResumeAction action = ResumeAction(sweep.state.actions[i]);
+  SweepTableRow row{&configuration, configuration.name(backend_name(job.choice.backend)), {}};
+  if (action == ResumeAction::skip) {
+    if (mpi.rank == 0) {
+      sweep.progress->clear();
+      std::printf("# %s: complete in %s, skipped (--resume)\n", row.name.c_str(), job.output_path.c_str());
+      sweep.progress->skip(configuration.runs);
+    }
+    return row;
+  }
+  // The configuration's ranks run it through communicators of their own; the others sleep at the barrier. A bad
+  // input seen by the participants (they agree on it among themselves) reaches every rank through the agreement
+  // over the whole job that follows, so nobody waits forever. Every rank first meets the others in a bounded
+  // barrier: MPI_Comm_split has no non-blocking form, and a rank that never arrives must end the job, not hang it.
+  watchdog::set_configuration(row.name);
+  stop_before_configuration_if_asked(mpi, i);
+  barrier(mpi, "every rank, to start configuration '" + row.name + "'", true);
+  const bool member = mpi.rank < configuration.gpus;
+  std::string error;
+  {
+    const FirstRanksCommunicator communicator(mpi, configuration.gpus);
+    if (communicator.member()) {
+      try {
+        const MpiContext sub = describe_mpi_job(communicator.get());
+        row.runs = run_configuration(configuration, job, sub, action, sweep.state.attempts[i],
+                                     sweep.state.results.get(), sweep.progress, sweep.stop_recorder);
+      } catch (const UsageError& e) {
+        error = e.what();
+      }
+    }
+  }
+  // The trainer is gone (run_configuration returned): the next configuration starts on a fresh CUDA context.
+  if (i + 1 < plan.size()) reset_device_between_configurations(job.choice);
+  // Bounded for the configuration's own ranks, which finish it together; the others waited for it unbounded.
+  barrier(mpi, "the other ranks to finish configuration '" + row.name + "'", member);
+  agree_or_throw(mpi, error, "after configuration '" + row.name + "'");
+  return row;
+}
+
+}  // namespace
+
+void run_benchmark(const BenchOptions& options, const MpiContext& mpi) {
+  const std::vector<BenchConfiguration> plan = plan_sweep(options, mpi.size);
+  // From here on SIGTERM/SIGINT and stalls end the job through the watchdog, which keeps the completed runs.
+  install_shutdown_signal_handlers();
+  watchdog::set_timeout_option(options.timeout_seconds);
+  const JobFacts job = prepare_job(options, plan, mpi);
   // Every rank's hardware, for matching a resumed file's configurations (their GPU models must be the same).
   const std::vector<RankHardware> job_hardware = gather_rank_hardware(mpi, describe_rank_hardware(job.choice, mpi));
   std::error_code ignored;
@@ -418,51 +475,12 @@ void run_benchmark(const BenchOptions& options, const MpiContext& mpi) {
     std::printf("# sweep: %zu configurations, %lld runs, results %s\n", plan.size(), total_runs,
                 job.output_path.c_str());
   }
+  SweepRun sweep{std::move(state), &stop_recorder, &progress};
   std::vector<SweepTableRow> table;
-  for (std::size_t i = 0; i < plan.size(); ++i) {
-    const BenchConfiguration& configuration = plan[i];
-    const ResumeAction action = ResumeAction(state.actions[i]);
-    SweepTableRow row{&configuration, configuration.name(backend_name(job.choice.backend)), {}};
-    if (action == ResumeAction::skip) {
-      if (mpi.rank == 0) {
-        progress.clear();
-        std::printf("# %s: complete in %s, skipped (--resume)\n", row.name.c_str(), job.output_path.c_str());
-        progress.skip(configuration.runs);
-      }
-      table.push_back(std::move(row));
-      continue;
-    }
-    // The configuration's ranks run it through communicators of their own; the others sleep at the barrier. A bad
-    // input seen by the participants (they agree on it among themselves) reaches every rank through the agreement
-    // over the whole job that follows, so nobody waits forever. Every rank first meets the others in a bounded
-    // barrier: MPI_Comm_split has no non-blocking form, and a rank that never arrives must end the job, not hang it.
-    watchdog::set_configuration(row.name);
-    stop_before_configuration_if_asked(mpi, i);
-    barrier(mpi, "every rank, to start configuration '" + row.name + "'", true);
-    const bool member = mpi.rank < configuration.gpus;
-    std::string error;
-    {
-      const FirstRanksCommunicator communicator(mpi, configuration.gpus);
-      if (communicator.member()) {
-        try {
-          const MpiContext sub = describe_mpi_job(communicator.get());
-          row.runs = run_configuration(configuration, job, sub, action, state.attempts[i], state.results.get(),
-                                       &progress, &stop_recorder);
-        } catch (const UsageError& e) {
-          error = e.what();
-        }
-      }
-    }
-    // The trainer is gone (run_configuration returned): the next configuration starts on a fresh CUDA context.
-    if (i + 1 < plan.size()) reset_device_between_configurations(job.choice);
-    // Bounded for the configuration's own ranks, which finish it together; the others waited for it unbounded.
-    barrier(mpi, "the other ranks to finish configuration '" + row.name + "'", member);
-    agree_or_throw(mpi, error, "after configuration '" + row.name + "'");
-    table.push_back(std::move(row));
-  }
+  for (std::size_t i = 0; i < plan.size(); ++i) table.push_back(run_plan_entry(plan, i, job, mpi, sweep));
   if (mpi.rank == 0) {
     progress.clear();
-    state.results->close();
+    sweep.state.results->close();
     if (plan.size() > 1) print_sweep_table(stdout, table);
     // Last, after the summaries: the answer to the suite's question, computed with the analyzer's statistics from
     // the file just written, so it is literally what mgpu_analyze report says of it.

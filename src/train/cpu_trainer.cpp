@@ -112,6 +112,48 @@ Trainer::ReferenceRun CpuTrainer::reference_run(int steps) const {
   return reference;
 }
 
+struct CpuTrainer::StepMarks {
+  Clock::time_point start, forward_end, backward_end, allreduce_end, end;  // all unset in an unmarked step
+  bool update = false;                                                     // the step ended an accumulation group
+};
+
+CpuTrainer::StepMarks CpuTrainer::train_step(int run_index, int step, std::uint64_t first_sample, bool marked,
+                                             float* loss) {
+  const MlpSpec& model = settings_.model;
+  const auto now_if_marked = [marked] { return marked ? Clock::now() : Clock::time_point{}; };
+  const cpu::DropoutKey dropout{settings_.seed, std::uint64_t(run_index), std::uint64_t(step), first_sample,
+                                static_cast<float>(model.dropout)};
+  StepMarks marks;
+  marks.start = now_if_marked();
+  cpu::mlp_forward(model, parameters_.data(), inputs_.data(), local_batch_, dropout, activations_);
+  if (corrupt_gemm_) std::fill_n(activations_.output.begin(), model.output_width(), 0.0f);
+  *loss = cpu::mse_loss_and_gradient(activations_.output.data(), targets_.data(), targets_.size(), grad_output_.data());
+  marks.forward_end = now_if_marked();
+  // Gradient accumulation: the first step of a group writes the buffer, the others add to it.
+  const bool first_of_group = settings_.starts_accumulation(step);
+  marks.update = settings_.ends_accumulation(step);
+  cpu::mlp_backward(model, parameters_.data(), inputs_.data(), local_batch_, activations_, grad_output_.data(),
+                    static_cast<float>(model.dropout), first_of_group ? gradients_.data() : step_gradients_.data());
+  if (!first_of_group) {
+    for (std::size_t i = 0; i < gradients_.size(); ++i) gradients_[i] += step_gradients_[i];
+  }
+  marks.backward_end = now_if_marked();
+  // One rank has nothing to reduce; the phase is then recorded as zero rather than as a no-op call's cost.
+  if (marks.update && ranks_ > 1) average_gradients();
+  marks.allreduce_end = now_if_marked();
+  if (marks.update) {
+    // The mean of the K accumulated gradients (K = 1: the gradient as it is).
+    if (settings_.accumulate_steps > 1) {
+      const float scale = 1.0f / static_cast<float>(settings_.accumulate_steps);
+      for (float& g : gradients_) g *= scale;
+    }
+    cpu::adam_update(settings_.adam, (step + 1) / settings_.accumulate_steps, parameters_.size(), parameters_.data(),
+                     gradients_.data(), first_moment_.data(), second_moment_.data());
+  }
+  marks.end = now_if_marked();
+  return marks;
+}
+
 RunRecord CpuTrainer::run(int run_index) {
   const MlpSpec& model = settings_.model;
   RunRecord record(settings_.total_steps());
@@ -129,7 +171,6 @@ RunRecord CpuTrainer::run(int run_index) {
   Clock::time_point part_start = Clock::now();
   double generation_ms = 0;  // of the current part (unmarked runs)
   double warmup_step_ms = 0;
-  const auto now_if_marked = [unmarked] { return unmarked ? Clock::time_point{} : Clock::now(); };
   for (int step = 0; step < settings_.total_steps(); ++step) {
     watchdog::set_step(step);
     if (unmarked && step == settings_.warmup_steps) {
@@ -145,51 +186,24 @@ RunRecord CpuTrainer::run(int run_index) {
     cpu::generate_samples(settings_.seed, first_sample, local_batch_, model.input_width(), model.output_width(),
                           inputs_.data(), targets_.data());
     if (unmarked) generation_ms += elapsed_ms(generation_start, Clock::now());
-    const cpu::DropoutKey dropout{settings_.seed, std::uint64_t(run_index), std::uint64_t(step), first_sample,
-                                  static_cast<float>(model.dropout)};
 
-    const Clock::time_point start = now_if_marked();
-    if (!unmarked && step == settings_.warmup_steps) measured_start = start;
-    cpu::mlp_forward(model, parameters_.data(), inputs_.data(), local_batch_, dropout, activations_);
-    if (corrupt_gemm_) std::fill_n(activations_.output.begin(), model.output_width(), 0.0f);
-    record.loss[step] =
-        cpu::mse_loss_and_gradient(activations_.output.data(), targets_.data(), targets_.size(), grad_output_.data());
-    const Clock::time_point forward_end = now_if_marked();
-    // Gradient accumulation: the first step of a group writes the buffer, the others add to it.
-    const bool first_of_group = settings_.starts_accumulation(step);
-    const bool update = settings_.ends_accumulation(step);
-    cpu::mlp_backward(model, parameters_.data(), inputs_.data(), local_batch_, activations_, grad_output_.data(),
-                      static_cast<float>(model.dropout), first_of_group ? gradients_.data() : step_gradients_.data());
-    if (!first_of_group) {
-      for (std::size_t i = 0; i < gradients_.size(); ++i) gradients_[i] += step_gradients_[i];
-    }
-    const Clock::time_point backward_end = now_if_marked();
-    // One rank has nothing to reduce; the phase is then recorded as zero rather than as a no-op call's cost.
-    if (update && ranks_ > 1) average_gradients();
-    const Clock::time_point allreduce_end = now_if_marked();
-    if (update) {
-      // The mean of the K accumulated gradients (K = 1: the gradient as it is).
-      if (settings_.accumulate_steps > 1) {
-        const float scale = 1.0f / static_cast<float>(settings_.accumulate_steps);
-        for (float& g : gradients_) g *= scale;
-      }
-      cpu::adam_update(settings_.adam, (step + 1) / settings_.accumulate_steps, parameters_.size(), parameters_.data(),
-                       gradients_.data(), first_moment_.data(), second_moment_.data());
-    }
-    const Clock::time_point end = now_if_marked();
-
+    float loss = 0;
+    const StepMarks marks = train_step(run_index, step, first_sample, !unmarked, &loss);
+    record.loss[step] = loss;
+    if (!unmarked && step == settings_.warmup_steps) measured_start = marks.start;
     if (!phases) {
       for (int p = 0; p < kPhaseCount; ++p) record.ms(Phase(p), step) = std::numeric_limits<double>::quiet_NaN();
-      if (!unmarked) record.ms(Phase::step, step) = elapsed_ms(start, end);
+      if (!unmarked) record.ms(Phase::step, step) = elapsed_ms(marks.start, marks.end);
       continue;
     }
-    record.ms(Phase::forward, step) = elapsed_ms(start, forward_end);
-    record.ms(Phase::backward, step) = elapsed_ms(forward_end, backward_end);
-    record.ms(Phase::allreduce, step) = update && ranks_ > 1 ? elapsed_ms(backward_end, allreduce_end) : 0.0;
+    const bool reduced = marks.update && ranks_ > 1;
+    record.ms(Phase::forward, step) = elapsed_ms(marks.start, marks.forward_end);
+    record.ms(Phase::backward, step) = elapsed_ms(marks.forward_end, marks.backward_end);
+    record.ms(Phase::allreduce, step) = reduced ? elapsed_ms(marks.backward_end, marks.allreduce_end) : 0.0;
     // Nothing overlaps on the CPU: all of the reduction is exposed.
     record.ms(Phase::exposed_comm, step) = record.ms(Phase::allreduce, step);
-    record.ms(Phase::optimizer, step) = update ? elapsed_ms(allreduce_end, end) : 0.0;
-    record.ms(Phase::step, step) = elapsed_ms(start, end);
+    record.ms(Phase::optimizer, step) = marks.update ? elapsed_ms(marks.allreduce_end, marks.end) : 0.0;
+    record.ms(Phase::step, step) = elapsed_ms(marks.start, marks.end);
   }
   // Includes the data generation between measured steps (the GPU path's wall span includes its launch gaps).
   record.measured_wall_ms = elapsed_ms(measured_start, Clock::now());

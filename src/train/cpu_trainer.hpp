@@ -25,6 +25,10 @@ class CpuTrainer final : public Trainer {
   void average_gradients();
   // The settings of a run of `steps` steps, all measured (what the math check trains).
   TrainingSettings settings_for_steps(int steps) const;
+  struct StepMarks;  // when a step's phases ended (cpu_trainer.cpp)
+  // One step of run `run_index` on the batch in place (first sample `first_sample`): forward, loss, backward, the
+  // all-reduce and Adam where the step ends an accumulation group; the clock read between phases when `marked`.
+  StepMarks train_step(int run_index, int step, std::uint64_t first_sample, bool marked, float* loss);
 
   TrainingSettings settings_;
   MPI_Comm comm_;

@@ -412,6 +412,31 @@ bool TunedGemm::run_candidate(const Plan& plan, const Choice& choice, const Oper
                         stream_) == CUBLAS_STATUS_SUCCESS;
 }
 
+double TunedGemm::time_on_gpu(const Plan& plan, const Choice& choice, const Operands& product) {
+  // The GPU's time, not the host's: a small product takes less time on the GPU than its call on the host, so the
+  // calls are queued behind fixed work long enough that the host has enqueued them all before the first starts; where
+  // it had not (the start event had completed by then), the fixed work doubles and the timing is repeated. Measured
+  // on H200 before this: one small shape's fastest candidate took 6.8 to 10.2 us a call in three processes with
+  // settled clocks, the host's pace.
+  if (!run_candidate(plan, choice, product)) return std::numeric_limits<double>::infinity();  // untimed: kernel load
+  int device = 0;
+  int sms = 0;
+  MGPU_CUDA_CHECK(cudaGetDevice(&device));
+  MGPU_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  for (int doubled = 0;; ++doubled) {
+    probe_kernels::fixed_work(sms, queue_filler_iterations_, nullptr, stream_);
+    timing_start_.record(stream_);
+    for (int number = 0; number < kTimedCalls; ++number) {
+      if (!run_candidate(plan, choice, product)) return std::numeric_limits<double>::infinity();
+    }
+    timing_stop_.record(stream_);
+    const bool queued_ahead = !timing_start_.query();
+    timing_stop_.synchronize();
+    if (queued_ahead || doubled == kMostFillerDoublings) return elapsed_ms(timing_start_, timing_stop_);
+    queue_filler_iterations_ *= 2;
+  }
+}
+
 void TunedGemm::tune(Plan& plan, const Operands& product, const std::vector<cublasLtMatmulAlgo_t>& heuristic) {
   const std::vector<Candidate> candidates = candidates_for(plan, product, heuristic);
   // Measured on H100 before this: the same shape's fastest candidate took 9.3 to 12.0 us in four processes, each
@@ -441,33 +466,7 @@ void TunedGemm::tune(Plan& plan, const Operands& product, const std::vector<cubl
                  "GEMM " + shape + ": candidate " + tuning.rejected.back() + " (MGPU_GEMM_VERIFY=fatal)");
     return false;
   };
-  // One untimed call (kernel load), then kTimedCalls back to back between two events; infinity for a candidate that
-  // refuses these buffers (it is simply not chosen). The GPU's time, not the host's: a small product takes less time
-  // on the GPU than its call on the host, so the calls are queued behind fixed work long enough that the host has
-  // enqueued them all before the first starts; where it had not (the start event had completed by then), the fixed
-  // work doubles and the timing is repeated. Measured on H200 before this: one small shape's fastest candidate took
-  // 6.8 to 10.2 us a call in three processes with settled clocks, the host's pace.
-  int device = 0;
-  int sms = 0;
-  MGPU_CUDA_CHECK(cudaGetDevice(&device));
-  MGPU_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-  CudaEvent start;
-  CudaEvent stop;
-  const auto time_candidate = [&](const Candidate& candidate) {
-    if (!run_candidate(plan, candidate.choice, product)) return std::numeric_limits<double>::infinity();
-    for (int doubled = 0;; ++doubled) {
-      probe_kernels::fixed_work(sms, queue_filler_iterations_, nullptr, stream_);
-      start.record(stream_);
-      for (int number = 0; number < kTimedCalls; ++number) {
-        if (!run_candidate(plan, candidate.choice, product)) return std::numeric_limits<double>::infinity();
-      }
-      stop.record(stream_);
-      const bool queued_ahead = !start.query();
-      stop.synchronize();
-      if (queued_ahead || doubled == kMostFillerDoublings) return elapsed_ms(start, stop);
-      queue_filler_iterations_ *= 2;
-    }
-  };
+  const auto time_candidate = [&](const Candidate& candidate) { return time_on_gpu(plan, candidate.choice, product); };
   // Every candidate once, verified on its last call's product (infinity if rejected); then those that could be ties
   // again, in turn, each keeping its lowest time, so that which of them are ties depends less on one timing's noise.
   std::vector<double> ms;

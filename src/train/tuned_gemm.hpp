@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "kernels/skinny_gemm.cuh"
+#include "platform/cuda_resources.hpp"
 
 namespace mgpu {
 
@@ -109,6 +110,9 @@ class TunedGemm {
   std::vector<Candidate> candidates_for(const Plan& plan, const Operands& product,
                                         const std::vector<cublasLtMatmulAlgo_t>& heuristic);
   bool run_candidate(const Plan& plan, const Choice& choice, const Operands& product);  // false: refused
+  // The GPU's time of kTimedCalls calls back to back, after one untimed call; infinity for a choice that refuses
+  // these buffers (it is simply not chosen).
+  double time_on_gpu(const Plan& plan, const Choice& choice, const Operands& product);
   // Verifies and times every candidate on the product's buffers, and keeps the options (shape_options()).
   void tune(Plan& plan, const Operands& product, const std::vector<cublasLtMatmulAlgo_t>& heuristic);
 
@@ -125,7 +129,9 @@ class TunedGemm {
   bool corrupt_outputs_;
   cublasLtHandle_t handle_ = nullptr;
   kernels::SkinnyWorkspaceMemory skinny_workspace_;  // our kernel's partial tiles (last_block configurations)
-  int queue_filler_iterations_ = 100000;             // the fixed work timed calls queue behind (tune())
+  int queue_filler_iterations_ = 100000;             // the fixed work timed calls queue behind (time_on_gpu())
+  CudaEvent timing_start_;                           // around the timed calls of time_on_gpu()
+  CudaEvent timing_stop_;
   std::map<Key, std::unique_ptr<Plan>> plans_;
 };
 
