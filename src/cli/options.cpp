@@ -44,9 +44,10 @@ po::options_description describe_study_options() {
      "relative half-width (at least 10 runs; 0 = off; off by default when --runs is given)")
     ("max-time", po::value<std::string>()->default_value("60"),
      "seconds of runs per configuration, after which it stops (at least 5 runs; 0 = no limit)")
-    ("trials", po::value<long long>()->default_value(1),
+    ("trials", po::value<std::string>()->default_value("1"),
      "trials per configuration, each its own set-up and GEMM tuning; with 2 or more the speedup's interval comes from "
-     "the trial means")
+     "the trial means; auto: 3 to 10, until every speedup's trial interval is within --max-noise or --max-time is "
+     "spent")
     ("seed", po::value<std::string>()->default_value("1"), "seed of data, initialisation and dropout")
     ("device", po::value<std::string>()->default_value("auto"), "auto | cuda | cpu (auto: GPUs if every rank has one)")
     ("nccl-algo", po::value<std::string>(),
@@ -486,7 +487,10 @@ BenchOptions parse_options(int argc, const char* const* argv) {
   options.warmup_steps = checked_source_int(sources, "warmup", 0, kMaxSteps);
   options.measured_steps = checked_source_int(sources, "steps", 1, kMaxSteps);
   options.runs = checked_source_int(sources, "runs", 1, kMaxRuns);
-  options.trials = checked_source_int(sources, "trials", 1, kMaxTrials);
+  const std::string trials = vm["trials"].as<std::string>();
+  options.adaptive_trials = trials == "auto";
+  options.trials = options.adaptive_trials ? kMaxAutoTrials
+                                           : with_origin(sources, "trials", [&] { return parse_trial_count(trials); });
   options.max_noise_percent =
       with_origin(sources, "max-noise", [&] { return parse_max_noise(vm["max-noise"].as<std::string>()); });
   // A --runs given asks for that many runs: the noise rule then stops a configuration only when asked for as well.
@@ -509,6 +513,10 @@ BenchOptions parse_options(int argc, const char* const* argv) {
   options.resume = vm.count("resume") > 0;
   if (options.force && options.resume)
     throw UsageError("--resume and --force exclude each other: --resume keeps the file, --force replaces it");
+  if (options.adaptive_trials && options.resume)
+    throw UsageError(
+        "--trials auto and --resume exclude each other: how many trials a batch still needs depends on "
+        "the trials measured before; resume with the number of trials, e.g. --trials 3");
   options.step = parse_step_options(vm);
   if (vm.count("timeout")) options.timeout_seconds = parse_timeout_seconds(vm["timeout"].as<std::string>());
   return options;
@@ -531,6 +539,12 @@ double parse_bounded(const std::string& option, const std::string& text, double 
 }
 
 }  // namespace
+
+int parse_trial_count(const std::string& text) {
+  const std::vector<int> trials = parse_int_list("--trials", text, 1, kMaxTrials);
+  if (trials.size() != 1) throw UsageError("--trials '" + text + "': one number of trials, or auto");
+  return trials.front();
+}
 
 double parse_max_noise(const std::string& text) {
   return parse_bounded("--max-noise", text, 100.0, "give a percentage from 0 (off) to 100");

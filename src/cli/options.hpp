@@ -11,6 +11,10 @@
 
 namespace mgpu {
 
+// --trials auto: the fewest and the most trials of a batch.
+inline constexpr int kMinAutoTrials = 3;
+inline constexpr int kMaxAutoTrials = 10;
+
 enum class DeviceChoice { automatic, cuda, cpu };
 const char* device_choice_name(DeviceChoice choice);
 
@@ -55,8 +59,11 @@ struct BenchOptions {
   int measured_steps = 100;
   int runs = 50;
   // Trials per configuration: independent measurements, each with its own set-up and GEMM tuning (docs/statistics.md,
-  // "Trials"); the 1-GPU and N-GPU configurations of a batch alternate trial by trial.
+  // "Trials"); the 1-GPU and N-GPU configurations of a batch alternate trial by trial. --trials auto: kMaxAutoTrials
+  // planned, of which a batch measures at least kMinAutoTrials and stops once its speedups' trial intervals are within
+  // --max-noise or its trials took --max-time (study/trial_stopping.hpp).
   int trials = 1;
+  bool adaptive_trials = false;
   // When a configuration stops before --runs (docs/measurement.md, "When a configuration stops"): its throughput
   // interval narrow enough for a speedup interval of this relative half-width, in percent (0 = off; off when --runs
   // is given without --max-noise), or this many seconds of runs spent (0 = no limit).
@@ -96,6 +103,8 @@ BenchOptions parse_options(int argc, const char* const* argv);
 double parse_timeout_seconds(const std::string& text);
 // --max-noise's value: a percentage from 0 (off) to 100; --max-time's: seconds from 0 (no limit) to a week.
 // UsageError naming the option and the bad value otherwise.
+// --trials: one whole number from 1 to 1000 (the word auto is read by the caller), or UsageError naming the text.
+int parse_trial_count(const std::string& text);
 double parse_max_noise(const std::string& text);
 double parse_max_time(const std::string& text);
 

@@ -26,6 +26,7 @@
 #include "study/stop_recorder.hpp"
 #include "study/sweep_plan.hpp"
 #include "study/sweep_progress.hpp"
+#include "study/trial_stopping.hpp"
 #include "train/math_check.hpp"
 
 namespace mgpu {
@@ -451,6 +452,62 @@ SweepTableRow run_plan_entry(const std::vector<BenchConfiguration>& plan, std::s
   return row;
 }
 
+// Whether two configurations are trials of the same batch: model and global batch.
+bool same_batch(const BenchConfiguration& a, const BenchConfiguration& b) {
+  return a.model.widths == b.model.widths && a.model.dropout == b.model.dropout && a.global_batch == b.global_batch;
+}
+
+// --trials auto: after each trial of a batch, whether the batch measures another (TrialStopping); rank 0 decides and
+// every rank learns. A stopped batch's later trials are left out of the job.
+class AdaptiveTrials {
+ public:
+  AdaptiveTrials(const BenchOptions& options, const std::vector<BenchConfiguration>& plan)
+      : enabled_(options.adaptive_trials),
+        plan_(plan),
+        max_noise_percent_(options.max_noise_percent),
+        max_time_seconds_(options.max_time_seconds),
+        stopping_(max_noise_percent_, max_time_seconds_) {}
+
+  // Plan entry i is a later trial of a batch that has enough.
+  bool left_out(std::size_t i) const { return enabled_ && stopped_ && same_batch(plan_[i], plan_[batch_start_]); }
+
+  // Before plan entry i runs.
+  void starting(std::size_t i) {
+    if (!enabled_ || (i > 0 && same_batch(plan_[i], plan_[batch_start_]))) return;
+    batch_start_ = i;
+    stopped_ = false;
+    stopping_ = TrialStopping(max_noise_percent_, max_time_seconds_);
+    began_ = std::chrono::steady_clock::now();
+  }
+
+  // After plan entry i ran, measuring `runs` (rank 0's summaries).
+  void finished(std::size_t i, const std::vector<RunSummary>& runs, const MpiContext& mpi) {
+    if (!enabled_) return;
+    const BenchConfiguration& configuration = plan_[i];
+    stopping_.add(configuration.gpus, trial_throughput(runs));
+    const bool ends_trial =
+        i + 1 == plan_.size() || !same_batch(plan_[i + 1], configuration) || plan_[i + 1].trial != configuration.trial;
+    if (!ends_trial) return;
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - began_).count();
+    const std::string reason = mpi.rank == 0 ? stopping_.stop_reason(seconds) : std::string();
+    stopped_ = allgather_doubles(mpi, reason.empty() ? 0.0 : 1.0).front() != 0;
+    if (stopped_ && mpi.rank == 0) {
+      std::printf("# trials of %s, global batch %d: %d of at most %d, stopped: %s\n", configuration.model.name.c_str(),
+                  configuration.global_batch, stopping_.trials(), kMaxAutoTrials, reason.c_str());
+    }
+  }
+
+ private:
+  bool enabled_;
+  const std::vector<BenchConfiguration>& plan_;
+  double max_noise_percent_;
+  double max_time_seconds_;
+  TrialStopping stopping_;
+  std::size_t batch_start_ = 0;
+  bool stopped_ = false;
+  std::chrono::steady_clock::time_point began_ = std::chrono::steady_clock::now();
+};
+
 }  // namespace
 
 void run_benchmark(const BenchOptions& options, const MpiContext& mpi) {
@@ -472,12 +529,21 @@ void run_benchmark(const BenchOptions& options, const MpiContext& mpi) {
   // pipe, so stdout is where the in-place line can work; whether it should is progress_in_place's call.
   SweepProgress progress(stdout, progress_in_place(stdout), static_cast<int>(plan.size()), total_runs);
   if (mpi.rank == 0 && plan.size() > 1) {
-    std::printf("# sweep: %zu configurations, %lld runs, results %s\n", plan.size(), total_runs,
-                job.output_path.c_str());
+    std::printf("# sweep: %s%zu configurations, %lld runs, results %s\n", options.adaptive_trials ? "at most " : "",
+                plan.size(), total_runs, job.output_path.c_str());
   }
   SweepRun sweep{std::move(state), &stop_recorder, &progress};
+  AdaptiveTrials trials(options, plan);
   std::vector<SweepTableRow> table;
-  for (std::size_t i = 0; i < plan.size(); ++i) table.push_back(run_plan_entry(plan, i, job, mpi, sweep));
+  for (std::size_t i = 0; i < plan.size(); ++i) {
+    trials.starting(i);
+    if (trials.left_out(i)) {
+      if (mpi.rank == 0) progress.skip(plan[i].runs);
+      continue;
+    }
+    table.push_back(run_plan_entry(plan, i, job, mpi, sweep));
+    trials.finished(i, table.back().runs, mpi);
+  }
   if (mpi.rank == 0) {
     progress.clear();
     sweep.state.results->close();

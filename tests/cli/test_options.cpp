@@ -38,6 +38,7 @@ TEST(Options, DefaultsFollowTheStudy) {
   EXPECT_EQ(options.measured_steps, 100);
   EXPECT_EQ(options.runs, 50);
   EXPECT_EQ(options.trials, 1);
+  EXPECT_FALSE(options.adaptive_trials);
   EXPECT_EQ(options.device, DeviceChoice::automatic);
   EXPECT_TRUE(options.nccl_algo.empty());
   EXPECT_FALSE(options.force);
@@ -62,6 +63,20 @@ TEST(Options, StoppingRulesAndRuns) {
   EXPECT_EQ(both.max_time_seconds, 0.0);
   EXPECT_EQ(parse({"--max-noise", "100"}).max_noise_percent, 100.0);
   EXPECT_EQ(parse({"--max-time", "604800"}).max_time_seconds, 604800.0);
+}
+
+// --trials auto plans the most trials and leaves the stopping to the driver; a number is exactly that many trials.
+TEST(Options, TrialsAreANumberOrAuto) {
+  const BenchOptions automatic = parse({"--trials", "auto"});
+  EXPECT_TRUE(automatic.adaptive_trials);
+  EXPECT_EQ(automatic.trials, kMaxAutoTrials);
+  EXPECT_EQ(automatic.configuration_count(2), static_cast<std::size_t>(2 * kMaxAutoTrials));
+  const BenchOptions three = parse({"--trials", "3"});
+  EXPECT_FALSE(three.adaptive_trials);
+  EXPECT_EQ(three.trials, 3);
+  EXPECT_EQ(parse({"--trials", "1000"}).trials, 1000);
+  EXPECT_LT(kMinAutoTrials, kMaxAutoTrials);
+  EXPECT_GE(kMinAutoTrials, 3) << "two trials leave one degree of freedom: t(0.975, 1) = 12.7";
 }
 
 // Without --gpus, N > 1 ranks measure the 1-GPU baseline beside the N GPUs (the speedup needs both); one rank runs
@@ -153,6 +168,10 @@ TEST(Options, EachBadValueGivesOneLineNamingIt) {
       {{"--trials", "0"}, "--trials 0"},
       {{"--trials", "1001"}, "--trials 1001"},
       {{"--trials", "two"}, "two"},
+      {{"--trials", "autos"}, "'autos' is not a whole number"},
+      {{"--trials", "3x"}, "'3x' is not a whole number"},
+      {{"--trials", "3,4"}, "--trials '3,4': one number"},
+      {{"--trials", "auto", "--resume"}, "--trials auto and --resume"},
       {{"--batch", "8,0"}, "--batch 0"},
       {{"--batch", "8,16,8"}, "8 is given twice"},
       {{"--batch", "8,,16"}, "'' is not a whole number"},
