@@ -1,11 +1,12 @@
-// Purpose: NCCL communicator set-up as nccl-tests does it: rank 0 makes the unique id, MPI_Bcast hands it to the
-// others, every rank joins with ncclCommInitRank.
+// Purpose: NCCL communicator set-up as nccl-tests does it: rank 0 makes the unique id, MPI hands it to the others
+// (checked on arrival, unique_id.hpp), every rank joins with ncclCommInitRank.
 #include "comm/nccl_communicator.hpp"
 
 #include <cuda_runtime_api.h>
 
 #include <exception>
 
+#include "comm/unique_id.hpp"
 #include "comm/watchdog.hpp"
 #include "platform/cuda_check.hpp"
 #include "platform/mpi_check.hpp"
@@ -17,9 +18,7 @@ NcclCommunicator::NcclCommunicator(MPI_Comm comm, int device_ordinal) {
   MGPU_MPI_CHECK(MPI_Comm_size(comm, &size_));
   ncclUniqueId id{};
   if (rank_ == 0) MGPU_NCCL_CHECK(ncclGetUniqueId(&id));
-  MPI_Request request = MPI_REQUEST_NULL;
-  MGPU_MPI_CHECK(MPI_Ibcast(&id, static_cast<int>(sizeof id), MPI_BYTE, 0, comm, &request));
-  MGPU_MPI_CHECK(wait_bounded(request, "rank 0's NCCL unique id (MPI_Ibcast)"));
+  id_check_ = broadcast_checked_id(&id, static_cast<int>(sizeof id), comm, "NCCL unique id");
   MGPU_CUDA_CHECK(cudaSetDevice(device_ordinal));
   MGPU_NCCL_CHECK(ncclCommInitRank(&comm_, size_, id, rank_));
   // A stalled job ends without unwinding (watchdog.hpp); aborting first cancels this rank's queued reductions so

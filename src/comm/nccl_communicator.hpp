@@ -5,6 +5,8 @@
 #include <mpi.h>
 #include <nccl.h>
 
+#include <string>
+
 namespace mgpu {
 
 class NcclCommunicator {
@@ -22,9 +24,12 @@ class NcclCommunicator {
   void check_async_error() const;
   int rank() const noexcept { return rank_; }
   int size() const noexcept { return size_; }
+  // How the unique id reached the ranks (broadcast_checked_id's text).
+  const std::string& id_check() const noexcept { return id_check_; }
 
  private:
   ncclComm_t comm_ = nullptr;
+  std::string id_check_;
   int rank_ = 0;
   int size_ = 0;
 };

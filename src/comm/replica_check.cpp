@@ -11,12 +11,6 @@
 namespace mgpu {
 namespace {
 
-std::string hex(std::uint64_t value) {
-  char text[24];
-  std::snprintf(text, sizeof text, "0x%016llx", static_cast<unsigned long long>(value));
-  return text;
-}
-
 // The test hook: this rank's parameters with the lowest bit of the first one flipped, when MGPU_FAULT_REPLICA_RANK
 // names this rank.
 std::uint64_t hash_of_this_rank(const MpiContext& mpi, const std::vector<float>& parameters) {
@@ -32,14 +26,24 @@ std::uint64_t hash_of_this_rank(const MpiContext& mpi, const std::vector<float>&
 
 }  // namespace
 
-std::uint64_t parameters_hash(const std::vector<float>& values) {
+std::uint64_t bytes_hash(const void* bytes, std::size_t size) {
   std::uint64_t hash = 14695981039346656037ull;  // FNV-1a 64 offset basis
-  const auto* bytes = reinterpret_cast<const unsigned char*>(values.data());
-  for (std::size_t i = 0; i < values.size() * sizeof(float); ++i) {
-    hash ^= bytes[i];
+  const auto* byte = static_cast<const unsigned char*>(bytes);
+  for (std::size_t i = 0; i < size; ++i) {
+    hash ^= byte[i];
     hash *= 1099511628211ull;  // FNV-1a 64 prime
   }
   return hash;
+}
+
+std::string hash_text(std::uint64_t hash) {
+  char text[24];
+  std::snprintf(text, sizeof text, "0x%016llx", static_cast<unsigned long long>(hash));
+  return text;
+}
+
+std::uint64_t parameters_hash(const std::vector<float>& values) {
+  return bytes_hash(values.data(), values.size() * sizeof(float));
 }
 
 ReplicaCheck check_replicas(const MpiContext& mpi, const std::vector<float>& parameters) {
@@ -57,12 +61,12 @@ ReplicaCheck check_replicas(const MpiContext& mpi, const std::vector<float>& par
   for (int rank = 1; rank < mpi.size; ++rank) {
     if (hashes[rank] == hashes[0]) continue;
     check.identical = false;
-    check.text = "rank " + std::to_string(rank) + "'s parameters differ from rank 0's (FNV-1a 64 " + hex(hashes[rank]) +
-                 " against " + hex(hashes[0]) + ")";
+    check.text = "rank " + std::to_string(rank) + "'s parameters differ from rank 0's (FNV-1a 64 " +
+                 hash_text(hashes[rank]) + " against " + hash_text(hashes[0]) + ")";
     return check;
   }
   check.text = "identical on " + std::to_string(mpi.size) + " ranks (FNV-1a 64 of " +
-               std::to_string(parameters.size()) + " parameters: " + hex(hashes[0]) + ")";
+               std::to_string(parameters.size()) + " parameters: " + hash_text(hashes[0]) + ")";
   return check;
 }
 

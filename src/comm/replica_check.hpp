@@ -3,6 +3,7 @@
 // initialisation, so the replicas must be bit-identical; a difference means a rank computed another update.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -11,8 +12,12 @@
 
 namespace mgpu {
 
-// FNV-1a (64 bits) of the bytes of `values`: bit-identical vectors hash alike, and a single flipped bit changes it.
+// FNV-1a (64 bits) of `size` bytes: bit-identical bytes hash alike, and a single flipped bit changes it.
+std::uint64_t bytes_hash(const void* bytes, std::size_t size);
+// The same of the bytes of `values`.
 std::uint64_t parameters_hash(const std::vector<float>& values);
+// "0x0123456789abcdef": a hash as the checks print it.
+std::string hash_text(std::uint64_t hash);
 
 struct ReplicaCheck {
   bool identical = true;

@@ -348,6 +348,7 @@ std::vector<RunSummary> run_configuration(const BenchConfiguration& configuratio
   facts.environment_preset = job.environment_preset;
   facts.settings = &settings;
   facts.math_check = math.text;
+  facts.unique_id = trainer->unique_id_check();
 
   ResultsWriter::Configuration group =
       create_group(configuration, job, facts, *trainer, math, action, attempt, results, sub);

@@ -62,6 +62,7 @@ void print_banner(std::FILE* out, const BannerFacts& facts) {
     for (int r = 0; r < facts.ranks; ++r)
       std::fprintf(out, "# topology rank %d: %s\n", r, facts.hardware[r].peer_topology.c_str());
   }
+  if (!facts.unique_id.empty()) std::fprintf(out, "# unique id: %s\n", facts.unique_id.c_str());
   if (!facts.math_check.empty()) std::fprintf(out, "# math check: %s\n", facts.math_check.c_str());
   std::fprintf(out, "# results: %s\n#\n", facts.output_path.c_str());
 }

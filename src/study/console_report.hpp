@@ -24,6 +24,7 @@ struct BannerFacts {
   std::string environment_preset = "none";
   const TrainingSettings* settings = nullptr;  // the resolved step execution (graph, overlap, ...)
   std::string math_check;                      // the configuration's math_check attribute
+  std::string unique_id;                       // how rank 0's unique id reached the ranks (Trainer::unique_id_check)
 };
 
 // One configuration's result for the closing table of a sweep.

@@ -11,6 +11,7 @@
 #include <limits>
 #include <thread>
 
+#include "comm/unique_id.hpp"
 #include "comm/watchdog.hpp"
 #include "platform/error.hpp"
 #include "platform/mpi_check.hpp"
@@ -68,6 +69,13 @@ CpuTrainer::CpuTrainer(const TrainingSettings& settings, MPI_Comm comm) : settin
   share_blas_threads(comm_);
   // The math check's fault hook: the first sample's output-layer product zeroed in every step. Read once.
   corrupt_gemm_ = gemm_corruption_requested();
+  // Where the GPU path hands NCCL's unique id to the ranks, the CPU fallback hands an id of its own on the same path,
+  // so that a job across nodes checks it without GPUs (NCCL's ids are 128 bytes).
+  if (ranks_ > 1) {
+    unsigned char id[128] = {};
+    if (rank_ == 0) fill_random_id(id, sizeof id);
+    unique_id_check_ = broadcast_checked_id(id, sizeof id, comm_, "unique id");
+  }
 }
 
 void CpuTrainer::average_gradients() {

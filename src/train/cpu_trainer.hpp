@@ -18,6 +18,7 @@ class CpuTrainer final : public Trainer {
   RunRecord run(int run_index) override;
   std::vector<float> parameters() const override { return parameters_; }
   std::string device_kind() const override { return "cpu"; }
+  std::string unique_id_check() const override { return unique_id_check_; }
   std::vector<float> parameters_after_steps(int steps) override;
   ReferenceRun reference_run(int steps) const override;
 
@@ -35,7 +36,8 @@ class CpuTrainer final : public Trainer {
   int rank_ = 0;
   int ranks_ = 1;
   int local_batch_ = 0;
-  bool corrupt_gemm_ = false;  // MGPU_FAULT_CORRUPT_GEMM
+  bool corrupt_gemm_ = false;    // MGPU_FAULT_CORRUPT_GEMM
+  std::string unique_id_check_;  // how rank 0's id reached the ranks (the NCCL id's path; "" with one rank)
   std::vector<float> parameters_, gradients_, first_moment_, second_moment_;
   std::vector<float> step_gradients_;  // with --accumulate K > 1: this step's gradient, added to gradients_
   std::vector<float> inputs_, targets_, grad_output_;

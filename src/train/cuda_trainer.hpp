@@ -36,6 +36,7 @@ class CudaTrainer final : public Trainer {
   std::vector<float> parameters() const override;
   std::string device_kind() const override { return "cuda"; }
   std::string gemm_choices() const override;
+  std::string unique_id_check() const override { return nccl_ ? nccl_->id_check() : std::string(); }
   std::vector<float> parameters_after_steps(int steps) override;
   ReferenceRun reference_run(int steps) const override;
   int gemm_candidates_checked() const override;

@@ -380,6 +380,23 @@ TEST_F(Cli, AdaptiveTrialsStopAfterTheMinimumWhenPreciseEnoughOrOutOfTime) {
   }
 }
 
+// Rank 0's unique id reaches the other ranks over MPI, the NCCL id's path, and is checked there: the banner names it;
+// with MGPU_FAULT_ID_RANK=1 rank 1 changes a byte on arrival and the job ends with one line, status 1.
+TEST_F(Cli, TheUniqueIdIsCheckedOnArrival) {
+  const std::string args = "--device cpu --model medium --batch 16 --gpus 2 --warmup 1 --steps 2 --runs 2 --output '";
+  const Outcome good = run(args + dir_ + "/id.h5'", std::string(MGPU_MPIEXEC) + " -n 2");
+  ASSERT_EQ(good.exit_code, 0) << good.err;
+  EXPECT_NE(good.out.find("# unique id: 128-byte unique id from rank 0, identical on 2 ranks (FNV-1a 64 0x"),
+            std::string::npos)
+      << good.out;
+  const Outcome bad = run(args + dir_ + "/id_bad.h5'", std::string(MGPU_MPIEXEC) + " -n 2 -x MGPU_FAULT_ID_RANK=1");
+  EXPECT_EQ(bad.exit_code, 1) << bad.err;
+  EXPECT_NE(bad.err.find("mgpu_bench: error: rank 1 received another unique id than rank 0 sent (FNV-1a 64 0x"),
+            std::string::npos)
+      << bad.err;
+  EXPECT_EQ(bad.err.find("error:"), bad.err.rfind("error:")) << "one line: " << bad.err;
+}
+
 // MGPU_FAULT_REPLICA_RANK=1 makes rank 1 hash one flipped bit of its parameters: the check ends the job on both
 // ranks with one line and status 1, and the configuration keeps its runs, incomplete, with the reason.
 TEST_F(Cli, ReplicasThatDifferEndTheJobAndKeepTheRuns) {

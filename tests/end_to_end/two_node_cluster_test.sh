@@ -98,6 +98,9 @@ assert str(two["replica_check"]).startswith("identical on 2 ranks"), two["replic
 assert str(two["math_check"]).startswith("passed") and len(two["math_check_errors"]) == 2, two["math_check"]
 print("hosts by rank:", hosts)
 EOF_PY
+# Rank 0's unique id (the NCCL id's path; the CPU fallback's own 128 bytes) reached node2 intact.
+grep -m 1 '^# unique id: 128-byte unique id from rank 0, identical on 2 ranks' "$tmp/sweep.txt" ||
+  { echo "no checked unique id in the 2-rank banner:"; cat "$tmp/sweep.txt"; exit 1; }
 
 # 2. The second node's processes killed during the 2-rank configuration's runs: the job ends within its bound and
 # keeps its finished runs; --resume completes it.
