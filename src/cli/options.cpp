@@ -46,7 +46,7 @@ po::options_description describe_study_options() {
      "seconds of runs per configuration, after which it stops (at least 5 runs; 0 = no limit)")
     ("trials", po::value<std::string>()->default_value("1"),
      "trials per configuration, each its own set-up and GEMM tuning; with 2 or more the speedup's interval comes from "
-     "the trial means; auto: 3 to 10, until every speedup's trial interval is within --max-noise or --max-time is "
+     "the trial means; auto: 5 to 10, until every speedup's trial interval is within --max-noise or --max-time is "
      "spent")
     ("seed", po::value<std::string>()->default_value("1"), "seed of data, initialisation and dropout")
     ("device", po::value<std::string>()->default_value("auto"), "auto | cuda | cpu (auto: GPUs if every rank has one)")

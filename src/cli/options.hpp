@@ -12,7 +12,7 @@
 namespace mgpu {
 
 // --trials auto: the fewest and the most trials of a batch.
-inline constexpr int kMinAutoTrials = 3;
+inline constexpr int kMinAutoTrials = 5;
 inline constexpr int kMaxAutoTrials = 10;
 
 enum class DeviceChoice { automatic, cuda, cpu };

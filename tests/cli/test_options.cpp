@@ -76,7 +76,8 @@ TEST(Options, TrialsAreANumberOrAuto) {
   EXPECT_EQ(three.trials, 3);
   EXPECT_EQ(parse({"--trials", "1000"}).trials, 1000);
   EXPECT_LT(kMinAutoTrials, kMaxAutoTrials);
-  EXPECT_GE(kMinAutoTrials, 3) << "two trials leave one degree of freedom: t(0.975, 1) = 12.7";
+  // Fewer let the width rule stop where a few trials agree by chance (tests/study/test_trial_stopping.cpp).
+  EXPECT_GE(kMinAutoTrials, 5);
 }
 
 // Without --gpus, N > 1 ranks measure the 1-GPU baseline beside the N GPUs (the speedup needs both); one rank runs

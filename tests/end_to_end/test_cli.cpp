@@ -355,7 +355,7 @@ TEST_F(Cli, TrialsAlternateAndTheVerdictUsesTheirMeans) {
   EXPECT_EQ(tail.find("global batch 16, 2 GPUs: speedup"), std::string::npos) << tail;
 }
 
-// --trials auto: a batch measures at least 3 trials and stops once every speedup's trial interval is within
+// --trials auto: a batch measures at least 5 trials and stops once every speedup's trial interval is within
 // --max-noise (100%: at once) or its trials took --max-time (a millisecond: at once); the later trials are left out of
 // the file and of the sweep table, and the verdict judges the trials measured.
 TEST_F(Cli, AdaptiveTrialsStopAfterTheMinimumWhenPreciseEnoughOrOutOfTime) {
@@ -369,13 +369,13 @@ TEST_F(Cli, AdaptiveTrialsStopAfterTheMinimumWhenPreciseEnoughOrOutOfTime) {
     const Outcome outcome = run(common + limits + " --force --output '" + out + "'", launcher);
     ASSERT_EQ(outcome.exit_code, 0) << outcome.err;
     EXPECT_NE(outcome.out.find("# sweep: at most 20 configurations"), std::string::npos) << outcome.out;
-    EXPECT_NE(outcome.out.find("# trials of medium, global batch 16: 3 of at most 10, " + reason), std::string::npos)
+    EXPECT_NE(outcome.out.find("# trials of medium, global batch 16: 5 of at most 10, " + reason), std::string::npos)
         << outcome.out;
     const mgpu::ResultsFile results = mgpu::read_results_file(out);
-    ASSERT_EQ(results.configurations.size(), 6u) << limits;
-    EXPECT_EQ(results.configurations.back().metadata.name, "medium_b16_n2_cpu_t3");
-    EXPECT_EQ(outcome.out.find("medium_b16_n1_cpu_t4"), std::string::npos) << "a left-out trial in the table";
-    EXPECT_NE(outcome.out.find("#   medium, global batch 16, 2 GPUs, 3 trials: speedup "), std::string::npos)
+    ASSERT_EQ(results.configurations.size(), 10u) << limits;
+    EXPECT_EQ(results.configurations.back().metadata.name, "medium_b16_n2_cpu_t5");
+    EXPECT_EQ(outcome.out.find("medium_b16_n1_cpu_t6"), std::string::npos) << "a left-out trial in the table";
+    EXPECT_NE(outcome.out.find("#   medium, global batch 16, 2 GPUs, 5 trials: speedup "), std::string::npos)
         << outcome.out;
   }
 }
