@@ -9,7 +9,7 @@
 #   BIN_DIR holds mgpu_bench and mgpu_analyze. Environment:
 #   MGPU_FAULT_DEVICE   cpu (default: the CPU fallback, MPI all-reduce) or cuda (NCCL between the GPUs)
 #   MGPU_FAULT_RANKS    ranks of the job (default 2); the last rank is the one killed or stopped
-#   MGPU_FAULT_CASES    the cases to run (default all): sigkill sigstop sigstop-setup term-launcher int-launcher
+#   MGPU_FAULT_CASES    the cases to run (default all): sigkill sigstop sigstop-setup sigstop-id term-launcher int-launcher
 #                       term-ranks int-ranks full-disk truncated corrupted
 #   MGPU_FAULT_ROWS     a file that also gets the table's rows, one a line: case|exit s|status|runs|--resume|verdict
 #   MGPU_FAULT_ARGS     the job's options but --runs (default: a small medium-model job, see below)
@@ -32,7 +32,7 @@ MPIEXEC=${MPIEXEC:-mpiexec}
 PY=${MGPU_H5PY_PYTHON:-}
 RANKS=${MGPU_FAULT_RANKS:-2}
 VICTIM=$((RANKS - 1))
-ALL_CASES="sigkill sigstop sigstop-setup term-launcher int-launcher term-ranks int-ranks full-disk truncated corrupted"
+ALL_CASES="sigkill sigstop sigstop-setup sigstop-id term-launcher int-launcher term-ranks int-ranks full-disk truncated corrupted"
 CASES=" ${MGPU_FAULT_CASES:-$ALL_CASES} "
 # One RANKS-rank configuration (--gpus RANKS: no 1-GPU baseline first, so every case hurts a job whose ranks all
 # work), small and quick on 2 oversubscribed cores (about 0.25 s a run); on GPUs a larger step keeps the job running
@@ -284,10 +284,13 @@ case_sigstop_rank() {
   record "SIGSTOP of rank $VICTIM (--timeout $TIMEOUT)" "$EXIT_SECONDS" "$EXIT_STATUS" "$kept" "$(resume "$file")"
 }
 
-# ---- A rank stopped between two configurations (MGPU_FAULT_STOP_BEFORE_CONFIGURATION: it stops itself before the
-# second one's set-up): the others wait at the bounded barrier before it; the watchdog stops the job within
-# timeout + 10 s, the first configuration complete in the file, and --resume measures the second.
-case_sigstop_setup() {
+# ---- A rank stopped in the set-up of a sweep's second configuration: before it (MGPU_FAULT_STOP_BEFORE_CONFIGURATION:
+# the others wait at the bounded barrier before it), or where it would join the communicator (MGPU_FAULT_STOP_BEFORE_ID:
+# it never takes rank 0's unique id, and the others wait in the id's hand-over). The watchdog stops the job within
+# timeout + 10 s with one line naming the rank and what rank 0 waited for, the first configuration complete in the
+# file, and --resume measures the second.
+case_sigstop_in_setup() {  # label hook(NAME=VALUE) waited-for(regex)
+  local label=$1 hook=$2 waited_for=$3
   local file="$WORK/sigstop_setup.h5"
   local saved=("${BASE_ARGS[@]}") args=() previous="" first="" second=""
   for word in "${BASE_ARGS[@]}"; do  # the job's batch B becomes the sweep B,2B
@@ -297,8 +300,7 @@ case_sigstop_setup() {
   done
   BASE_ARGS=("${args[@]}")
   rm -f "$file"
-  "${LAUNCH[@]}" -x "MGPU_FAULT_STOP_BEFORE_CONFIGURATION=$VICTIM:1" "$BENCH" "${BASE_ARGS[@]}" --runs 3 \
-    --output "$file" > "$WORK/job.out" 2> "$WORK/job.err" &
+  "${LAUNCH[@]}" -x "$hook" "$BENCH" "${BASE_ARGS[@]}" --runs 3 --output "$file" > "$WORK/job.out" 2> "$WORK/job.err" &
   JOB_PID=$!
   local waited=0
   until grep -q "# replicas after the runs" "$WORK/job.out" 2>/dev/null; do  # the first configuration is over
@@ -310,7 +312,7 @@ case_sigstop_setup() {
   since=$(now)
   wait_job "$since" $((TIMEOUT + 10))
   expect_status 124
-  expect_message "$WORK/job.err" "watchdog stopped the job: configuration '[^']+_b${second}_[^']+': rank $VICTIM@[^ ]+ made no progress; rank 0@[^ ]+ waited [0-9.]+ s for every rank, to start configuration"
+  expect_message "$WORK/job.err" "watchdog stopped the job: configuration '[^']+_b${second}_[^']+': rank $VICTIM@[^ ]+ made no progress; rank 0@[^ ]+ waited [0-9.]+ s for $waited_for"
   local kept
   kept=$(check_file "$file" some complete)
   local resumed
@@ -320,7 +322,7 @@ case_sigstop_setup() {
   local last="${name/_b${first}_/_b${second}_}"
   [ "$(attribute "$file" "$last" complete)" = 1 ] || problem "--resume did not complete the second configuration ($last)"
   BASE_ARGS=("${saved[@]}")
-  record "SIGSTOP of rank $VICTIM between configurations" "$EXIT_SECONDS" "$EXIT_STATUS" "$kept" "$resumed"
+  record "$label" "$EXIT_SECONDS" "$EXIT_STATUS" "$kept" "$resumed"
 }
 
 # ---- SIGTERM/SIGINT: to the launcher (Ctrl-C, kill of mpirun) and to every rank (Slurm's time limit, scancel).
@@ -442,7 +444,10 @@ echo "# fault injection: ${DEVICE}, $RANKS ranks, --timeout ${TIMEOUT}, job: ${J
 wanted() { [[ "$CASES" == *" $1 "* ]]; }
 wanted sigkill && case_sigkill_rank
 wanted sigstop && case_sigstop_rank
-wanted sigstop-setup && case_sigstop_setup
+wanted sigstop-setup && case_sigstop_in_setup "SIGSTOP of rank $VICTIM between configurations" \
+  "MGPU_FAULT_STOP_BEFORE_CONFIGURATION=$VICTIM:1" "every rank, to start configuration"
+wanted sigstop-id && case_sigstop_in_setup "rank $VICTIM never joins the communicator (stopped before the unique id)" \
+  "MGPU_FAULT_STOP_BEFORE_ID=$VICTIM:1" "(rank 0's unique id|every rank's hash of the unique id)"
 wanted term-launcher && case_signal TERM launcher
 wanted int-launcher && case_signal INT launcher
 wanted term-ranks && case_signal TERM ranks
