@@ -223,6 +223,9 @@ TunedGemm::TunedGemm(cudaStream_t stream, cublasComputeType_t compute, cudaDataT
   MGPU_REQUIRE(operands == CUDA_R_32F || (operands == CUDA_R_16BF && compute == CUBLAS_COMPUTE_32F),
                "TunedGemm: operands must be fp32, or bf16 with CUBLAS_COMPUTE_32F");
   MGPU_CUBLAS_CHECK(cublasLtCreate(&handle_));
+  int device = 0;
+  MGPU_CUDA_CHECK(cudaGetDevice(&device));
+  MGPU_CUDA_CHECK(cudaDeviceGetAttribute(&sms_, cudaDevAttrMultiProcessorCount, device));
 }
 
 TunedGemm::~TunedGemm() {
@@ -419,12 +422,8 @@ double TunedGemm::time_on_gpu(const Plan& plan, const Choice& choice, const Oper
   // on H200 before this: one small shape's fastest candidate took 6.8 to 10.2 us a call in three processes with
   // settled clocks, the host's pace.
   if (!run_candidate(plan, choice, product)) return std::numeric_limits<double>::infinity();  // untimed: kernel load
-  int device = 0;
-  int sms = 0;
-  MGPU_CUDA_CHECK(cudaGetDevice(&device));
-  MGPU_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
   for (int doubled = 0;; ++doubled) {
-    probe_kernels::fixed_work(sms, queue_filler_iterations_, nullptr, stream_);
+    probe_kernels::fixed_work(sms_, queue_filler_iterations_, nullptr, stream_);
     timing_start_.record(stream_);
     for (int number = 0; number < kTimedCalls; ++number) {
       if (!run_candidate(plan, choice, product)) return std::numeric_limits<double>::infinity();

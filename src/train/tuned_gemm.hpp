@@ -129,6 +129,7 @@ class TunedGemm {
   bool corrupt_outputs_;
   cublasLtHandle_t handle_ = nullptr;
   kernels::SkinnyWorkspaceMemory skinny_workspace_;  // our kernel's partial tiles (last_block configurations)
+  int sms_ = 0;                                      // of the device current at construction
   int queue_filler_iterations_ = 100000;             // the fixed work timed calls queue behind (time_on_gpu())
   CudaEvent timing_start_;                           // around the timed calls of time_on_gpu()
   CudaEvent timing_stop_;
