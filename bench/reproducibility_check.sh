@@ -32,8 +32,8 @@ done
 python3 - "$out" "$jobs" <<'EOF_PY' | tee "$out/table.md"
 import re, sys
 out, jobs = sys.argv[1], int(sys.argv[2])
-verdict = re.compile(r"^#   (.+?(?:GPUs|trials)): speedup ([0-9.]+) (?:\[(-?[0-9.]+), ([0-9.]+)\]|\(no interval\))")
-found = {}  # pair -> [(job, speedup, low, high, sentence)]
+verdict = re.compile(r"^#   (.+?GPUs)(?:, ([0-9]+) trials)?: speedup ([0-9.]+) (?:\[(-?[0-9.]+), ([0-9.]+)\]|\(no interval\))")
+found = {}  # pair -> [(job, speedup, low, high, sentence, trials)]; jobs of --trials auto may stop at other counts
 for job in range(1, jobs + 1):
     try:
         lines = open(f"{out}/job{job}.txt").read().splitlines()
@@ -44,20 +44,20 @@ for job in range(1, jobs + 1):
         if not m:
             continue
         sentence = lines[i + 1].split(": ", 1)[-1] if i + 1 < len(lines) else ""
-        low = float(m.group(3)) if m.group(3) else float("nan")
-        high = float(m.group(4)) if m.group(4) else float("nan")
-        found.setdefault(m.group(1), []).append((job, float(m.group(2)), low, high, sentence))
+        low = float(m.group(4)) if m.group(4) else float("nan")
+        high = float(m.group(5)) if m.group(5) else float("nan")
+        found.setdefault(m.group(1), []).append((job, float(m.group(3)), low, high, sentence, m.group(2) or "1"))
 failed = not found
 def seconds(job):  # the job's wall time, mpirun to exit
     try:
         return open(f"{out}/job{job}.seconds").read().strip()
     except OSError:
         return "?"
-print("| configuration pair | job | speedup | 95% interval | sentence | job's seconds |")
-print("|---|---|---|---|---|---|")
+print("| configuration pair | job | trials | speedup | 95% interval | sentence | job's seconds |")
+print("|---|---|---|---|---|---|---|")
 for pair, rows in found.items():
-    for job, s, low, high, sentence in rows:
-        print(f"| {pair} | {job} | {s:.3f} | [{low:.3f}, {high:.3f}] | {sentence} | {seconds(job)} |")
+    for job, s, low, high, sentence, trials in rows:
+        print(f"| {pair} | {job} | {trials} | {s:.3f} | [{low:.3f}, {high:.3f}] | {sentence} | {seconds(job)} |")
 print()
 print("| configuration pair | jobs | spread of the speedups | pairs of intervals that overlap | same sentence |")
 print("|---|---|---|---|---|")

@@ -47,7 +47,7 @@ po::options_description describe_study_options() {
     ("trials", po::value<std::string>()->default_value("1"),
      "trials per configuration, each its own set-up and GEMM tuning; with 2 or more the speedup's interval comes from "
      "the trial means; auto: 5 to 10, until every speedup's trial interval is within --max-noise or --max-time is "
-     "spent")
+     "spent (left out: auto on GPUs where a batch runs on 1 GPU and on more, else 1; with --resume, the file's)")
     ("seed", po::value<std::string>()->default_value("1"), "seed of data, initialisation and dropout")
     ("device", po::value<std::string>()->default_value("auto"), "auto | cuda | cpu (auto: GPUs if every rank has one)")
     ("nccl-algo", po::value<std::string>(),
@@ -73,6 +73,9 @@ po::options_description describe_study_options() {
     ("gemm-tuning", po::value<std::string>()->default_value("step"),
      "step: of each GEMM shape's options nearly as fast alone (within 1.25x), those with which the replayed step is "
      "fastest (CUDA graphs only; else alone) | alone: the fastest of each shape's candidates timed alone")
+    ("gemm-plan", po::value<std::string>(),
+     "FILE.h5: an earlier job's results on this machine (GPU model, driver, cuBLAS); each configuration runs the GEMM "
+     "plan its namesake there ran (verified, not tuned) instead of tuning its own")
     ("timing", po::value<std::string>()->default_value("interleaved"),
      "interleaved: throughput from runs without a mark inside their steps, phases from every fifth run, which marks "
      "them (--runs counts the unmarked runs) | events: every phase of every step | step: each step's start and end "
@@ -317,7 +320,7 @@ std::vector<int> BenchOptions::gpu_counts(int ranks) const {
 std::size_t BenchOptions::configuration_count(int ranks) const {
   std::size_t batches = 0;
   for (const SweepEntry& entry : sweep) batches += entry.global_batches.size();
-  return batches * gpu_counts(ranks).size() * static_cast<std::size_t>(trials);
+  return batches * gpu_counts(ranks).size();
 }
 
 std::string BenchOptions::default_output_path(int ranks) const {
@@ -488,6 +491,7 @@ BenchOptions parse_options(int argc, const char* const* argv) {
   options.measured_steps = checked_source_int(sources, "steps", 1, kMaxSteps);
   options.runs = checked_source_int(sources, "runs", 1, kMaxRuns);
   const std::string trials = vm["trials"].as<std::string>();
+  options.trials_given = !vm["trials"].defaulted();
   options.adaptive_trials = trials == "auto";
   options.trials = options.adaptive_trials ? kMaxAutoTrials
                                            : with_origin(sources, "trials", [&] { return parse_trial_count(trials); });
@@ -508,6 +512,11 @@ BenchOptions parse_options(int argc, const char* const* argv) {
   if (vm.count("output")) {
     options.output_path = vm["output"].as<std::string>();
     if (options.output_path.empty()) throw UsageError(sources.origin("output") + "--output '': give a file name");
+  }
+  if (vm.count("gemm-plan")) {
+    options.gemm_plan_path = vm["gemm-plan"].as<std::string>();
+    if (options.gemm_plan_path.empty())
+      throw UsageError(sources.origin("gemm-plan") + "--gemm-plan '': give a results file of an earlier job");
   }
   options.force = vm.count("force") > 0;
   options.resume = vm.count("resume") > 0;

@@ -64,6 +64,9 @@ struct BenchOptions {
   // --max-noise or its trials took --max-time (study/trial_stopping.hpp).
   int trials = 1;
   bool adaptive_trials = false;
+  // --trials given (command line or study file). Left out, the driver decides (resolve_default_trials): auto on GPUs
+  // where a batch pairs 1 GPU with more, 1 on the CPU fallback, and with --resume the trials the file holds.
+  bool trials_given = false;
   // When a configuration stops before --runs (docs/measurement.md, "When a configuration stops"): its throughput
   // interval narrow enough for a speedup interval of this relative half-width, in percent (0 = off; off when --runs
   // is given without --max-noise), or this many seconds of runs spent (0 = no limit).
@@ -74,6 +77,9 @@ struct BenchOptions {
   std::string nccl_algo;    // empty: NCCL chooses
   std::string nccl_proto;   // empty: NCCL chooses
   std::string output_path;  // empty: default_output_path()
+  // --gemm-plan: a results file of an earlier job on this machine; each configuration runs the GEMM plan its
+  // namesake there ran instead of tuning (study/gemm_plan_file.hpp). Empty: tune.
+  std::string gemm_plan_path;
   StepOptions step;
   bool force = false;
   bool resume = false;          // skip the configurations already complete in the output file, rerun incomplete ones
@@ -86,10 +92,10 @@ struct BenchOptions {
   // The GPU counts each model and batch runs on in a job of `ranks` ranks: --gpus as given; without it 1 and `ranks`
   // (the 1-GPU baseline a speedup needs, measured beside the N GPUs), or just 1 with one rank.
   std::vector<int> gpu_counts(int ranks) const;
-  // Number of configurations the grid holds in a job of `ranks` ranks.
+  // Number of configurations one trial of the grid holds in a job of `ranks` ranks (T trials run T times as many).
   std::size_t configuration_count(int ranks) const;
   // When --output is not given: "mgpu_bench_large_b32_n1-2.h5" for one model and batch (its GPU counts joined),
-  // "mgpu_bench_sweep_<count>configs.h5" for more.
+  // "mgpu_bench_sweep_<count>configs.h5" for more; the same name for any number of trials.
   std::string default_output_path(int ranks) const;
 };
 

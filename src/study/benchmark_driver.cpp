@@ -21,6 +21,7 @@
 #include "stats/verdict.hpp"
 #include "study/backend.hpp"
 #include "study/console_report.hpp"
+#include "study/gemm_plan_file.hpp"
 #include "study/run_stopping.hpp"
 #include "study/run_summary.hpp"
 #include "study/stop_recorder.hpp"
@@ -383,10 +384,10 @@ void check_output_writable(const BenchOptions& options, const std::string& path,
 }
 
 // What every configuration of the job shares, once every rank agreed that the job can run: the results can be
-// written, the back-end is chosen, and every configuration fits before the first starts (so a long sweep does not
-// fail half-way). How each step runs (--graph, --overlap, ...) depends on the back-end; the CPU fallback refuses with
-// one line what it cannot honour (training_settings), and the same on every rank.
-JobFacts prepare_job(const BenchOptions& options, const std::vector<BenchConfiguration>& plan, const MpiContext& mpi) {
+// written and the back-end is chosen. How each step runs (--graph, --overlap, ...) and how many trials a batch takes
+// depend on the back-end; the CPU fallback refuses with one line what it cannot honour (training_settings), and the
+// same on every rank.
+JobFacts prepare_job(const BenchOptions& options, const MpiContext& mpi) {
   JobFacts job;
   job.command_line = options.command_line;
   job.output_path = options.output_path.empty() ? options.default_output_path(mpi.size) : options.output_path;
@@ -394,13 +395,66 @@ JobFacts prepare_job(const BenchOptions& options, const std::vector<BenchConfigu
   job.choice = choose_backend(options.device, mpi);
   if (mpi.rank == 0 && !job.choice.notice.empty()) std::printf("#\n# NOTE: %s\n#\n", job.choice.notice.c_str());
   apply_nccl_options(mpi.rank, job.choice.backend == Backend::cpu, options.nccl_algo, options.nccl_proto);
-  for (const BenchConfiguration& configuration : plan)
-    check_memory_fits(job.choice, configuration.training_settings(job.choice.backend == Backend::cuda),
-                      configuration.gpus, mpi);
   job.versions = library_versions(job.choice.backend);
   job.nccl_environment = nccl_environment();
   job.environment_preset = environment_preset();
   return job;
+}
+
+// Every configuration fits before the first starts, so that a long sweep does not fail half-way.
+void check_plan_fits(const JobFacts& job, const std::vector<BenchConfiguration>& plan, const MpiContext& mpi) {
+  for (const BenchConfiguration& configuration : plan)
+    check_memory_fits(job.choice, configuration.training_settings(job.choice.backend == Backend::cuda),
+                      configuration.gpus, mpi);
+}
+
+// --gemm-plan FILE: each configuration gets the plan its namesake in FILE ran. Rank 0 reads the file (it may be on
+// rank 0's node alone) and every rank receives the plans; a file that cannot give them ends the job on every rank.
+void attach_gemm_plans(std::vector<BenchConfiguration>& plan, const std::string& path, const JobFacts& job,
+                       const std::vector<RankHardware>& hardware, const MpiContext& mpi) {
+  std::vector<std::string> texts(plan.size());
+  std::string error;
+  if (mpi.rank == 0) {
+    try {
+      if (job.choice.backend != Backend::cuda) throw UsageError("--gemm-plan: the CPU fallback tunes no GEMMs");
+      std::vector<std::string> names;
+      for (const BenchConfiguration& configuration : plan) names.push_back(configuration.name("cuda"));
+      const PlanMachine here{hardware.front().gpu_name, job.versions.cuda_driver, job.versions.cublas};
+      const std::vector<GemmPlan> plans = gemm_plans_for(read_results_file(path), names, here);
+      for (std::size_t i = 0; i < plan.size(); ++i) texts[i] = plans[i].source + "\n" + gemm_choices_text(plans[i]);
+    } catch (const std::exception& e) {
+      error = e.what();
+    }
+  }
+  agree_or_throw(mpi, error);
+  for (std::size_t i = 0; i < plan.size(); ++i) {
+    const std::string text = allgather_strings(mpi, texts[i]).front();
+    const std::size_t end_of_source = text.find('\n');
+    plan[i].gemm_plan = parse_gemm_choices(text.substr(end_of_source + 1), text.substr(0, end_of_source));
+  }
+}
+
+// The trials a --resume without --trials continues: those the file holds (rank 0 reads it; every rank learns). A
+// job with trials names its configurations ..._t1, ..._t2, so at least 2 where the file has one so named; 1 for a
+// file without trials or one that cannot be read (opening it for the resume then says what is wrong with it); 0
+// where there is no file yet (the job starts it as a new one).
+int trials_in_resumed_file(const std::string& path, const MpiContext& mpi) {
+  int trials = 1;
+  std::error_code ignored;
+  if (mpi.rank == 0 && !std::filesystem::exists(path, ignored)) {
+    trials = 0;
+  } else if (mpi.rank == 0) {
+    try {
+      for (const ConfigurationResults& configuration : read_results_file(path).configurations) {
+        const std::string& name = configuration.metadata.name;
+        const bool named_as_trial = name.size() > 3 && name.compare(name.size() - 3, 3, "_t1") == 0;
+        trials = std::max({trials, static_cast<int>(configuration.metadata.trial), named_as_trial ? 2 : 1});
+      }
+    } catch (const std::exception&) {
+      trials = 1;
+    }
+  }
+  return static_cast<int>(allgather_doubles(mpi, trials).front());
 }
 
 // Where the job keeps its results and reports its progress.
@@ -511,14 +565,20 @@ class AdaptiveTrials {
 
 }  // namespace
 
-void run_benchmark(const BenchOptions& options, const MpiContext& mpi) {
-  const std::vector<BenchConfiguration> plan = plan_sweep(options, mpi.size);
+void run_benchmark(const BenchOptions& given, const MpiContext& mpi) {
+  validate_for_ranks(given, mpi.size);  // a bad grid is refused before anything else happens
   // From here on SIGTERM/SIGINT and stalls end the job through the watchdog, which keeps the completed runs.
   install_shutdown_signal_handlers();
-  watchdog::set_timeout_option(options.timeout_seconds);
-  const JobFacts job = prepare_job(options, plan, mpi);
+  watchdog::set_timeout_option(given.timeout_seconds);
+  const JobFacts job = prepare_job(given, mpi);
+  const int resumed_trials = given.resume && !given.trials_given ? trials_in_resumed_file(job.output_path, mpi) : 1;
+  const BenchOptions options =
+      with_default_trials(given, job.choice.backend == Backend::cuda, mpi.size, resumed_trials);
+  std::vector<BenchConfiguration> plan = plan_sweep(options, mpi.size);
+  check_plan_fits(job, plan, mpi);
   // Every rank's hardware, for matching a resumed file's configurations (their GPU models must be the same).
   const std::vector<RankHardware> job_hardware = gather_rank_hardware(mpi, describe_rank_hardware(job.choice, mpi));
+  if (!options.gemm_plan_path.empty()) attach_gemm_plans(plan, options.gemm_plan_path, job, job_hardware, mpi);
   std::error_code ignored;
   const bool creates_file = !(options.resume && std::filesystem::exists(job.output_path, ignored));
   SweepState state = open_results(options, plan, job, mpi, job_hardware);

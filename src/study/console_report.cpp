@@ -40,6 +40,7 @@ void print_banner(std::FILE* out, const BannerFacts& facts) {
     }
     if (st.fused_optimizer) std::fprintf(out, ", fused optimizer on");
     if (st.gemm_tuning == GemmTuning::step) std::fprintf(out, ", GEMMs tuned in the step");
+    if (st.gemm_tuning == GemmTuning::plan) std::fprintf(out, ", GEMMs from %s", st.gemm_plan.source.c_str());
     std::fprintf(out, ", precision %s, timing %s", precision_name(st.precision), timing_name(st.timing));
     if (st.grad_dtype != GradDtype::fp32) std::fprintf(out, ", all-reduce in %s", grad_dtype_name(st.grad_dtype));
     if (st.accumulate_steps > 1) std::fprintf(out, ", reduce + update every %d steps", st.accumulate_steps);

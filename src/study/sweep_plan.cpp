@@ -30,6 +30,10 @@ TrainingSettings BenchConfiguration::training_settings(bool cuda_backend) const 
       (step.fuse_optimizer == Toggle::automatic &&
        stats::fused_optimizer_by_default(gpus, step.precision == Precision::fp32, global_batch / gpus));
   settings.fused_optimizer = cuda_backend && gpus == 1 && step.precision == Precision::fp32 && fused_requested;
+  if (cuda_backend && !gemm_plan.empty()) {
+    settings.gemm_tuning = GemmTuning::plan;
+    settings.gemm_plan = gemm_plan;
+  }
   return settings;
 }
 
@@ -63,6 +67,18 @@ std::vector<BenchConfiguration> plan_sweep(const BenchOptions& options, int job_
     }
   }
   return plan;
+}
+
+BenchOptions with_default_trials(const BenchOptions& given, bool on_gpus, int job_ranks, int resumed_trials) {
+  BenchOptions options = given;
+  if (given.trials_given) return options;
+  if (given.resume && resumed_trials > 0) {
+    options.trials = resumed_trials;
+  } else if (on_gpus && given.gpu_counts(job_ranks).size() > 1) {
+    options.adaptive_trials = true;
+    options.trials = kMaxAutoTrials;
+  }
+  return options;
 }
 
 }  // namespace mgpu

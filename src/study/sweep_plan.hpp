@@ -30,6 +30,9 @@ struct BenchConfiguration {
   int trials = 1;                // --trials
   // --graph, --overlap, --fuse-optimizer, --bucket-mb, --precision, --grad-dtype, --timing, --accumulate
   StepOptions step;
+  // --gemm-plan: what runs each GEMM shape, from an earlier job (study/gemm_plan_file.hpp); empty: tuned
+  // (--gemm-tuning).
+  GemmPlan gemm_plan;
 
   // The results group: "large_b32_n2_cuda" (model or widths, global batch, GPU count, device), and "_t2" for trial 2
   // where there are several. Unique in a sweep.
@@ -44,5 +47,12 @@ struct BenchConfiguration {
 // order given (so the 1- and 2-GPU runs of a batch's trial are neighbours in time). Throws UsageError
 // (validate_for_ranks) when a GPU count exceeds the job or does not divide a batch.
 std::vector<BenchConfiguration> plan_sweep(const BenchOptions& options, int job_ranks);
+
+// The trials of a job whose --trials was left out (a given one is kept): with --resume, `resumed_trials` (those the
+// file holds; 0 when there is no file yet, which the job starts as a new one); on GPUs, auto wherever a batch runs on 1
+// GPU and on more, because there each process tunes its own GEMM plan and processes differ more than the runs inside
+// one (docs/statistics.md, "Trials"); else one trial, as on the CPU fallback, which tunes nothing, and where no speedup
+// is measured.
+BenchOptions with_default_trials(const BenchOptions& given, bool on_gpus, int job_ranks, int resumed_trials);
 
 }  // namespace mgpu

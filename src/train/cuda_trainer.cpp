@@ -98,6 +98,8 @@ CudaTrainer::CudaTrainer(const TrainingSettings& settings, MPI_Comm comm, int de
   MGPU_REQUIRE(!settings_.fused_optimizer || (world_size_ == 1 && settings_.precision == Precision::fp32),
                "the fused optimizer needs one rank and fp32 (" + std::to_string(world_size_) + " ranks, " +
                    precision_name(settings_.precision) + ")");
+  // Before the first product: each shape runs the plan's choice instead of a tuned one (--gemm-plan).
+  if (settings_.gemm_tuning == GemmTuning::plan) model_.gemm().follow_plan(settings_.gemm_plan);
   model_.initialize(settings_.seed, 0);
   // The kinds of the first 2K steps are every kind the run uses.
   const int kinds_seen_by = std::min(settings_.total_steps(), 2 * settings_.accumulate_steps);

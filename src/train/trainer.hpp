@@ -7,6 +7,7 @@
 
 #include "model/mlp_spec.hpp"
 #include "results/run_record.hpp"
+#include "train/gemm_plan.hpp"
 #include "train/gradient_buckets.hpp"
 
 namespace mgpu {
@@ -59,9 +60,11 @@ inline int interleaved_run_count(int unmarked_runs) {
 
 // How each GEMM shape's algorithm is chosen (tuned_gemm.hpp): alone = the fastest of its candidates timed alone;
 // step = then, among the candidates nearly as fast alone, the ones with which the replayed step is fastest (CUDA
-// graphs only; docs/measurement.md, "GEMM tuning").
-enum class GemmTuning { alone, step };
-inline const char* gemm_tuning_name(GemmTuning t) { return t == GemmTuning::step ? "step" : "alone"; }
+// graphs only; docs/measurement.md, "GEMM tuning"); plan = what an earlier job's plan names (--gemm-plan), untimed.
+enum class GemmTuning { alone, step, plan };
+inline const char* gemm_tuning_name(GemmTuning t) {
+  return t == GemmTuning::step ? "step" : t == GemmTuning::plan ? "plan" : "alone";
+}
 
 struct TrainingSettings {
   MlpSpec model;
@@ -92,8 +95,10 @@ struct TrainingSettings {
   // its gradient to the flat buffer; every accumulate_steps-th step (steps K, 2K, ... counting from 1) all-reduces
   // and applies Adam to the mean of the K gradients. 1 = reduce and update every step.
   int accumulate_steps = 1;
-  // step: set-up also times the replayed step with each GEMM shape's near-fastest options (needs graph).
+  // step: set-up also times the replayed step with each GEMM shape's near-fastest options (needs graph). plan: each
+  // shape runs what gemm_plan names.
   GemmTuning gemm_tuning = GemmTuning::alone;
+  GemmPlan gemm_plan;
 
   // Step s (from 0) starts a new accumulation (its gradient overwrites the buffer) / ends one (reduce + Adam).
   bool starts_accumulation(int step) const { return step % accumulate_steps == 0; }

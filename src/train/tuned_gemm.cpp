@@ -120,18 +120,36 @@ std::string shape_label(int op_a, int op_b, int m, int n, int k) {
          " m=" + std::to_string(m) + " n=" + std::to_string(n) + " k=" + std::to_string(k);
 }
 
-// "cuBLASLt (algorithm 21, tile 18, K in 4 parts)": for reports.
+// An unsigned configuration attribute of `algo` (of the type the attribute has: uint16_t or uint32_t).
+template <typename T>
+unsigned config_attribute(const cublasLtMatmulAlgo_t& algo, cublasLtMatmulAlgoConfigAttributes_t attribute) {
+  T value = 0;
+  std::size_t written = 0;
+  MGPU_CUBLAS_CHECK(cublasLtMatmulAlgoConfigGetAttribute(&algo, attribute, &value, sizeof value, &written));
+  return value;
+}
+
+// "cuBLASLt (algorithm 21, tile 18, stages 8, K in 4 parts)": for reports, and the name a GEMM plan gives a candidate
+// (gemm_plan.hpp), so every setting in which two of cuBLASLt's candidates may differ is in it (the rarely set ones
+// only where they are not 0).
 std::string describe_algo(const cublasLtMatmulAlgo_t& algo) {
   std::int32_t id = 0, parts = 1;
-  std::uint32_t tile = 0;
   std::size_t written = 0;
   MGPU_CUBLAS_CHECK(cublasLtMatmulAlgoConfigGetAttribute(&algo, CUBLASLT_ALGO_CONFIG_ID, &id, sizeof id, &written));
   MGPU_CUBLAS_CHECK(
-      cublasLtMatmulAlgoConfigGetAttribute(&algo, CUBLASLT_ALGO_CONFIG_TILE_ID, &tile, sizeof tile, &written));
-  MGPU_CUBLAS_CHECK(
       cublasLtMatmulAlgoConfigGetAttribute(&algo, CUBLASLT_ALGO_CONFIG_SPLITK_NUM, &parts, sizeof parts, &written));
-  return "cuBLASLt (algorithm " + std::to_string(id) + ", tile " + std::to_string(tile) +
-         (parts > 1 ? ", K in " + std::to_string(parts) + " parts)" : ")");
+  std::string text = "cuBLASLt (algorithm " + std::to_string(id) + ", tile " +
+                     std::to_string(config_attribute<std::uint32_t>(algo, CUBLASLT_ALGO_CONFIG_TILE_ID)) + ", stages " +
+                     std::to_string(config_attribute<std::uint32_t>(algo, CUBLASLT_ALGO_CONFIG_STAGES_ID));
+  const std::pair<const char*, unsigned> rare[] = {
+      {"swizzle", config_attribute<std::uint32_t>(algo, CUBLASLT_ALGO_CONFIG_CTA_SWIZZLING)},
+      {"option", config_attribute<std::uint32_t>(algo, CUBLASLT_ALGO_CONFIG_CUSTOM_OPTION)},
+      {"inner shape", config_attribute<std::uint16_t>(algo, CUBLASLT_ALGO_CONFIG_INNER_SHAPE_ID)},
+      {"cluster shape", config_attribute<std::uint16_t>(algo, CUBLASLT_ALGO_CONFIG_CLUSTER_SHAPE_ID)}};
+  for (const auto& [name, value] : rare) {
+    if (value != 0) text += std::string(", ") + name + " " + std::to_string(value);
+  }
+  return text + (parts > 1 ? ", K in " + std::to_string(parts) + " parts)" : ")");
 }
 
 // The rounding an fp32-accumulated product may show against float64, per element and relative to sum_l |a_il b_lj|:
@@ -318,7 +336,11 @@ TunedGemm::Plan& TunedGemm::plan_for(const Key& key, const Operands& product) {
     plan->tuning.names.push_back(describe_algo(heuristic.front()) + ", the library's first choice");
     return *plans_.emplace(key, std::move(plan)).first->second;
   }
-  tune(*plan, product, heuristic);
+  if (followed_plan_.empty()) {
+    tune(*plan, product, heuristic);
+  } else {
+    adopt_planned(*plan, product, heuristic);
+  }
   {
     std::lock_guard<std::mutex> lock(tunings_mutex);
     tunings.emplace(plan->choice_key, plan->tuning);
@@ -447,31 +469,15 @@ void TunedGemm::tune(Plan& plan, const Operands& product, const std::vector<cubl
       {product.op_a != CUBLAS_OP_N, product.op_b != CUBLAS_OP_N, product.m, product.n, product.k, product.a,
        product.lda, product.b, product.ldb, operands_ == CUDA_R_16BF},
       stream_);
-  const double bound = verification_bound(compute_, product.k);
   Tuning& tuning = plan.tuning;
   const std::string shape = shape_label(product.op_a, product.op_b, product.m, product.n, product.k);
-  const auto verified = [&](const std::string& name) {
-    if (corrupted_by_fault_hook(name)) {
-      const float wrong = std::numeric_limits<float>::quiet_NaN();
-      MGPU_CUDA_CHECK(cudaMemcpyAsync(product.c, &wrong, sizeof wrong, cudaMemcpyHostToDevice, stream_));
-    }
-    const kernels::GemmComparison found = reference.compare(product.c, product.ldc, bound, stream_);
-    ++tuning.checked;
-    if (found.mismatches == 0) return true;
-    tuning.rejected.push_back(name + mismatch_text(found, product.m, product.n));
-    if (gemm_report_enabled())
-      std::fprintf(stderr, "gemm %s: rejected %s\n", shape.c_str(), tuning.rejected.back().c_str());
-    MGPU_REQUIRE(!rejection_is_fatal(),
-                 "GEMM " + shape + ": candidate " + tuning.rejected.back() + " (MGPU_GEMM_VERIFY=fatal)");
-    return false;
-  };
   const auto time_candidate = [&](const Candidate& candidate) { return time_on_gpu(plan, candidate.choice, product); };
   // Every candidate once, verified on its last call's product (infinity if rejected); then those that could be ties
   // again, in turn, each keeping its lowest time, so that which of them are ties depends less on one timing's noise.
   std::vector<double> ms;
   for (const Candidate& candidate : candidates) {
     const double first = time_candidate(candidate);
-    ms.push_back(first < std::numeric_limits<double>::infinity() && verified(candidate.name)
+    ms.push_back(first < std::numeric_limits<double>::infinity() && verified(plan, reference, product, candidate.name)
                      ? first
                      : std::numeric_limits<double>::infinity());
   }
@@ -503,6 +509,51 @@ void TunedGemm::tune(Plan& plan, const Operands& product, const std::vector<cubl
                  tuning.names.front().c_str(), tuning.alone_us.front(), tuning.choices.size(), kOptionsWithin,
                  kTiesWithin, tuning.checked, tuning.rejected.size());
   }
+}
+
+bool TunedGemm::verified(Plan& plan, const kernels::GemmReference& reference, const Operands& product,
+                         const std::string& name) {
+  if (corrupted_by_fault_hook(name)) {
+    const float wrong = std::numeric_limits<float>::quiet_NaN();
+    MGPU_CUDA_CHECK(cudaMemcpyAsync(product.c, &wrong, sizeof wrong, cudaMemcpyHostToDevice, stream_));
+  }
+  const kernels::GemmComparison found =
+      reference.compare(product.c, product.ldc, verification_bound(compute_, product.k), stream_);
+  Tuning& tuning = plan.tuning;
+  ++tuning.checked;
+  if (found.mismatches == 0) return true;
+  const std::string shape = shape_label(product.op_a, product.op_b, product.m, product.n, product.k);
+  tuning.rejected.push_back(name + mismatch_text(found, product.m, product.n));
+  if (gemm_report_enabled())
+    std::fprintf(stderr, "gemm %s: rejected %s\n", shape.c_str(), tuning.rejected.back().c_str());
+  MGPU_REQUIRE(!rejection_is_fatal(),
+               "GEMM " + shape + ": candidate " + tuning.rejected.back() + " (MGPU_GEMM_VERIFY=fatal)");
+  return false;
+}
+
+void TunedGemm::adopt_planned(Plan& plan, const Operands& product, const std::vector<cublasLtMatmulAlgo_t>& heuristic) {
+  const std::string shape = shape_label(product.op_a, product.op_b, product.m, product.n, product.k);
+  const std::string where = "--gemm-plan " + followed_plan_.source + ": GEMM " + shape;
+  const auto wanted = followed_plan_.option_of_shape.find(shape);
+  if (wanted == followed_plan_.option_of_shape.end())
+    throw UsageError(where + " is not in the plan (a plan of another configuration, precision or build)");
+  const std::vector<Candidate> candidates = candidates_for(plan, product, heuristic);
+  const auto named = std::find_if(candidates.begin(), candidates.end(),
+                                  [&](const Candidate& candidate) { return candidate.name == wanted->second; });
+  if (named == candidates.end())
+    throw UsageError(where + ": '" + wanted->second + "' is not a candidate of this GPU and cuBLAS");
+  const kernels::GemmReference reference(
+      {product.op_a != CUBLAS_OP_N, product.op_b != CUBLAS_OP_N, product.m, product.n, product.k, product.a,
+       product.lda, product.b, product.ldb, operands_ == CUDA_R_16BF},
+      stream_);
+  const double ms = time_on_gpu(plan, named->choice, product);
+  if (ms == std::numeric_limits<double>::infinity() || !verified(plan, reference, product, named->name))
+    throw UsageError(
+        where + ": '" + wanted->second + "' " +
+        (plan.tuning.rejected.empty() ? "refused the shape's buffers" : "differs from the float64 product"));
+  plan.tuning.choices = {named->choice};
+  plan.tuning.alone_us = {1e3 * ms / kTimedCalls};
+  plan.tuning.names = {named->name};
 }
 
 void forget_gemm_tunings() {

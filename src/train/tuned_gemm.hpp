@@ -19,10 +19,14 @@
 
 #include "kernels/skinny_gemm.cuh"
 #include "platform/cuda_resources.hpp"
+#include "train/gemm_plan.hpp"
 
 namespace mgpu {
 
 enum class Precision;  // trainer.hpp
+namespace kernels {
+class GemmReference;  // reference_gemm.cuh
+}
 
 // The TunedGemm arguments of a --precision: compute type and operand (A and B) element type.
 cublasComputeType_t compute_type_for(Precision precision);
@@ -86,6 +90,11 @@ class TunedGemm {
   // Later calls and captures of shape `shape` (an index into shape_options()) run its option `option`. Other
   // TunedGemms of the process that meet the shape later take the same (the process-wide choice).
   void select(std::size_t shape, int option);
+  // Every shape met from now on runs the candidate `plan` names for it (--gemm-plan), verified against the float64
+  // product like any candidate but not timed against the others; its only option. UsageError naming the plan's
+  // source when the plan has no choice for a shape, names a candidate this GPU and library do not offer, or names one
+  // whose product is wrong here. An empty plan: tune (the default).
+  void follow_plan(GemmPlan plan) { followed_plan_ = std::move(plan); }
 
  private:
   struct Plan;
@@ -115,6 +124,11 @@ class TunedGemm {
   double time_on_gpu(const Plan& plan, const Choice& choice, const Operands& product);
   // Verifies and times every candidate on the product's buffers, and keeps the options (shape_options()).
   void tune(Plan& plan, const Operands& product, const std::vector<cublasLtMatmulAlgo_t>& heuristic);
+  // The followed plan's candidate for the shape, verified, as its only option.
+  void adopt_planned(Plan& plan, const Operands& product, const std::vector<cublasLtMatmulAlgo_t>& heuristic);
+  // Whether the product a candidate just wrote (product.c) matches `reference`; a mismatch is counted and named in
+  // the shape's rejected list (MGPU_GEMM_REPORT prints it; MGPU_GEMM_VERIFY=fatal makes it an error).
+  bool verified(Plan& plan, const kernels::GemmReference& reference, const Operands& product, const std::string& name);
 
   cudaStream_t stream_;
   cublasComputeType_t compute_;
@@ -134,6 +148,7 @@ class TunedGemm {
   CudaEvent timing_start_;                           // around the timed calls of time_on_gpu()
   CudaEvent timing_stop_;
   std::map<Key, std::unique_ptr<Plan>> plans_;
+  GemmPlan followed_plan_;  // follow_plan(); empty: tune
 };
 
 }  // namespace mgpu

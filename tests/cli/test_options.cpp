@@ -39,6 +39,8 @@ TEST(Options, DefaultsFollowTheStudy) {
   EXPECT_EQ(options.runs, 50);
   EXPECT_EQ(options.trials, 1);
   EXPECT_FALSE(options.adaptive_trials);
+  EXPECT_FALSE(options.trials_given);  // the driver decides (study/sweep_plan.hpp, with_default_trials)
+  EXPECT_TRUE(parse({"--trials", "1"}).trials_given);
   EXPECT_EQ(options.device, DeviceChoice::automatic);
   EXPECT_TRUE(options.nccl_algo.empty());
   EXPECT_FALSE(options.force);
@@ -70,7 +72,9 @@ TEST(Options, TrialsAreANumberOrAuto) {
   const BenchOptions automatic = parse({"--trials", "auto"});
   EXPECT_TRUE(automatic.adaptive_trials);
   EXPECT_EQ(automatic.trials, kMaxAutoTrials);
-  EXPECT_EQ(automatic.configuration_count(2), static_cast<std::size_t>(2 * kMaxAutoTrials));
+  // The configurations of one trial, which name the default results file whatever the trials.
+  EXPECT_EQ(automatic.configuration_count(2), 2u);
+  EXPECT_EQ(automatic.default_output_path(2), "mgpu_bench_large_b32_n1-2.h5");
   const BenchOptions three = parse({"--trials", "3"});
   EXPECT_FALSE(three.adaptive_trials);
   EXPECT_EQ(three.trials, 3);

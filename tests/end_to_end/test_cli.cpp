@@ -326,7 +326,7 @@ TEST_F(Cli, TwoRankSweepRunsOneGpuConfigurationsOnTheFirstRank) {
 // speedup with its interval, efficiency, Welch p and a sentence. 10 unmarked runs: the outlier screen keeps at least
 // half of them, so both sides have the 5 an interval needs. One rank: the verdict says it needs two.
 // --trials 2 on 2 ranks: the 1- and 2-GPU configurations alternate trial by trial, each records its trial, and the
-// verdict judges the pair by its trial means.
+// verdict judges the pair by its trial means; a --resume without --trials continues those trials.
 TEST_F(Cli, TrialsAlternateAndTheVerdictUsesTheirMeans) {
   const std::string launcher = std::string(MGPU_MPIEXEC) + " -n 2";
   const std::string out = dir_ + "/trials.h5";
@@ -353,6 +353,13 @@ TEST_F(Cli, TrialsAlternateAndTheVerdictUsesTheirMeans) {
   // (Two trials leave 1 degree of freedom: on a busy machine the interval is wide, its lower end may be negative.)
   // The trials' pairs are judged together, not each on its own runs.
   EXPECT_EQ(tail.find("global batch 16, 2 GPUs: speedup"), std::string::npos) << tail;
+
+  // A --resume without --trials continues the file's two trials: all four configurations complete, none added.
+  const Outcome resumed = run(
+      "--device cpu --model medium --batch 16 --warmup 1 --steps 2 --runs 5 --resume --output '" + out + "'", launcher);
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.err;
+  EXPECT_NE(resumed.out.find("# medium_b16_n2_cpu_t2: complete in"), std::string::npos) << resumed.out;
+  EXPECT_EQ(mgpu::read_results_file(out).configurations.size(), 4u);
 }
 
 // --trials auto: a batch measures at least 5 trials and stops once every speedup's trial interval is within
@@ -531,6 +538,10 @@ TEST_F(Cli, SweepListsAreValidatedAgainstTheJob) {
   std::ofstream(foreign) << "precious";
   expect_rejected(run("--device cpu --resume --steps 1 --runs 1 --output '" + foreign + "'"), "not an HDF5 file", "");
   EXPECT_EQ(read_file(foreign), "precious");
+  // --gemm-plan names a file, and follows tuned GEMMs, of which the CPU fallback has none.
+  expect_rejected(run("--device cpu --gemm-plan '' --output '" + out + "'"), "--gemm-plan ''", out);
+  expect_rejected(run("--device cpu --gemm-plan '" + foreign + "' --output '" + out + "'"),
+                  "--gemm-plan: the CPU fallback tunes no GEMMs", out);
 }
 
 // Killed in the middle of a sweep, resumed: the finished configuration is kept as it was, the interrupted one is

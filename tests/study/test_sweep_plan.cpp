@@ -37,8 +37,44 @@ TEST(SweepPlan, TrialsAlternateTheGpuCountsOfEachBatch) {
                                              "large_b64_n1_cpu_t2", "large_b64_n2_cpu_t2"}));
   EXPECT_EQ(plan[2].trial, 2);
   EXPECT_EQ(plan[2].trials, 2);
-  EXPECT_EQ(parse({"--batch", "32,64", "--trials", "2"}).configuration_count(2), 8u);
+  EXPECT_EQ(parse({"--batch", "32,64", "--trials", "2"}).configuration_count(2), 4u);  // of one trial
   EXPECT_EQ(plan_sweep(parse({"--batch", "32"}), 2).front().name("cpu"), "large_b32_n1_cpu");
+}
+
+// --trials left out: auto on GPUs where a batch pairs 1 GPU with more (each process tunes its own GEMM plan); one
+// trial on the CPU fallback and where nothing pairs; a --resume continues the file's trials (0: no file yet, a new
+// job); a given --trials is kept everywhere.
+TEST(SweepPlan, TrialsLeftOutAreAutoOnGpusWhereABatchPairsGpuCounts) {
+  struct Case {
+    std::vector<const char*> args;
+    bool on_gpus;
+    int ranks;
+    int resumed_trials;
+    int trials;
+    bool adaptive;
+  };
+  const std::vector<Case> cases = {
+      {{}, true, 2, 1, kMaxAutoTrials, true},
+      {{}, true, 4, 1, kMaxAutoTrials, true},
+      {{}, true, 1, 1, 1, false},
+      {{"--gpus", "2"}, true, 2, 1, 1, false},
+      {{"--gpus", "1,2"}, true, 2, 1, kMaxAutoTrials, true},
+      {{}, false, 2, 1, 1, false},
+      {{"--trials", "1"}, true, 2, 1, 1, false},
+      {{"--trials", "3"}, false, 2, 1, 3, false},
+      {{"--resume"}, true, 2, 5, 5, false},
+      {{"--resume"}, false, 2, 2, 2, false},
+      {{"--resume"}, true, 2, 0, kMaxAutoTrials, true},
+      {{"--resume"}, false, 2, 0, 1, false},
+      {{"--resume", "--trials", "3"}, true, 2, 5, 3, false},
+  };
+  for (const Case& c : cases) {
+    const BenchOptions options = with_default_trials(parse(c.args), c.on_gpus, c.ranks, c.resumed_trials);
+    const std::string what = std::to_string(c.args.size()) + " arguments, " + (c.on_gpus ? "GPUs" : "CPU") + ", " +
+                             std::to_string(c.ranks) + " ranks, file's trials " + std::to_string(c.resumed_trials);
+    EXPECT_EQ(options.trials, c.trials) << what;
+    EXPECT_EQ(options.adaptive_trials, c.adaptive) << what;
+  }
 }
 
 TEST(SweepPlan, FuseOptimizerAutoIsOnForOneGpuFp32UpToTheLocalBatchLimit) {

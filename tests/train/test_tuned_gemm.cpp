@@ -1,7 +1,7 @@
 // Purpose: TunedGemm's verification (GPU): every candidate the tuner produces at every GEMM shape a training step runs
 // (both presets and an odd-width model, local batch 1 to 4096 around every kernel threshold, each precision) matches
 // the float64 product before it may be timed, and a corrupted candidate (the MGPU_FAULT_GEMM_CANDIDATE hook) is
-// rejected, reported and never chosen; with MGPU_GEMM_VERIFY=fatal it stops the program.
+// rejected, reported and never chosen; with MGPU_GEMM_VERIFY=fatal it stops the program; a GEMM plan is followed.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -175,6 +175,45 @@ TEST_F(TunedGemmTest, FatalVerificationStopsAtTheFirstRejection) {
   Product product(160, 48, 384, g.stream.get());
   const std::string message = refusal(product, g.gemm);
   EXPECT_NE(message.find("MGPU_GEMM_VERIFY=fatal"), std::string::npos) << "refused with: '" << message << "'";
+}
+
+// A plan (--gemm-plan) is followed: each shape runs the named candidate, its only option, verified; a plan without
+// the shape, or naming a candidate this GPU does not offer, is refused with a line naming its source and the shape.
+TEST_F(TunedGemmTest, APlanIsFollowedAndOneThatDoesNotFitIsRefused) {
+  CudaStream setup;
+  Product product(512, 20, 1536, setup.get());
+  setup.synchronize();
+  std::string tuned_choice;
+  {
+    Fp32Gemm tuned;
+    product.multiply(tuned.gemm);
+    // The slowest option where there are several, not what tuning chose: the plan must be what decides.
+    tuned_choice = tuned.gemm.shape_options().at(0).options.back();
+  }
+  forget_gemm_tunings();
+  const std::string shape = "NN m=512 n=20 k=1536";
+  {
+    Fp32Gemm followed;
+    followed.gemm.follow_plan(GemmPlan{{{shape, tuned_choice}}, "plan.h5, configuration x"});
+    product.multiply(followed.gemm);
+    const TunedGemm::ShapeOptions ran = followed.gemm.shape_options().at(0);
+    EXPECT_EQ(ran.options, std::vector<std::string>{tuned_choice});
+    EXPECT_EQ(ran.checked, 1);
+    EXPECT_LE(product.worst_error(followed.stream.get()), 1e-3);
+  }
+  forget_gemm_tunings();
+  const std::vector<std::pair<GemmPlan, std::string>> misfits = {
+      {GemmPlan{{{"NN m=1 n=1 k=1", tuned_choice}}, "plan.h5, configuration x"},
+       "--gemm-plan plan.h5, configuration x: GEMM " + shape + " is not in the plan"},
+      {GemmPlan{{{shape, "cuBLASLt (algorithm 99999, tile 0, stages 0)"}}, "plan.h5, configuration x"},
+       "is not a candidate of this GPU and cuBLAS"}};
+  for (const auto& [plan, expected] : misfits) {
+    Fp32Gemm refused;
+    refused.gemm.follow_plan(plan);
+    const std::string message = refusal(product, refused.gemm);
+    EXPECT_NE(message.find(expected), std::string::npos) << "refused with: '" << message << "'";
+    forget_gemm_tunings();
+  }
 }
 
 }  // namespace

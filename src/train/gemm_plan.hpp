@@ -1,0 +1,26 @@
+// Purpose: a GEMM plan, what runs each GEMM shape of a configuration's step, read back from the text a results file
+// records as gemm_choices, so that a later job can run the same plan instead of tuning its own (--gemm-plan).
+#pragma once
+
+#include <map>
+#include <string>
+
+namespace mgpu {
+
+struct GemmPlan {
+  // Shape, as tuned_gemm names it ("TN m=1024 n=32 k=4800"), to the candidate that ran it ("skinny (32 columns, 8
+  // splits, cluster sum)", "cuBLASLt (algorithm 21, tile 18, stages 8, K in 4 parts)"). Empty: tune.
+  std::map<std::string, std::string> option_of_shape;
+  std::string source;  // where it came from, for messages: "FILE, configuration NAME"
+
+  bool empty() const { return option_of_shape.empty(); }
+  bool operator==(const GemmPlan& other) const { return option_of_shape == other.option_of_shape; }
+};
+
+// The plan in a gemm_choices text: one line per shape, "gemm SHAPE: OPTION (T us alone...)". Throws UsageError naming
+// `source` for a line of another form, or a shape named twice with two options.
+GemmPlan parse_gemm_choices(const std::string& gemm_choices, const std::string& source);
+// The plan as a gemm_choices text that parse_gemm_choices reads back (times 0: it carries no timings).
+std::string gemm_choices_text(const GemmPlan& plan);
+
+}  // namespace mgpu
