@@ -27,7 +27,7 @@ for ((pass = 1; pass <= passes; ++pass)); do
     for side in A B; do
       dir=$a; [[ $side == B ]] && dir=$b
       file="$out/${side}_${model}_b${batch}_p${pass}.h5"
-      "${mpirun[@]}" -np "$ranks" "$dir/mgpu_bench" --model "$model" --batch "$batch" --runs "$runs" "${flags[@]}" \
+      "${mpirun[@]}" -np "$ranks" "$dir/mgpu_bench" --model "$model" --batch "$batch" --runs "$runs" --trials 1 "${flags[@]}" \
         --output "$file" --force >>"$log" 2>&1 || note "FAILED: build $side $model b$batch pass $pass"
     done
   done

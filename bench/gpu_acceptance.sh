@@ -49,7 +49,7 @@ if wants grid; then
   mkdir -p "$out/grid"
   for side in a b; do
     check 150 "grid sweep $side" "${mpirun[@]}" -np 2 "$bin/mgpu_bench" --model medium,large --batch 32,128 --gpus 1,2 \
-      --runs "${GRID_RUNS:-10}" --output "$out/grid/grid-$side.h5" --force
+      --runs "${GRID_RUNS:-10}" --trials 1 --output "$out/grid/grid-$side.h5" --force
   done
   tar -C "$out" -czf "$out/grid.tar.gz" grid && rm -rf "$out/grid"
 fi

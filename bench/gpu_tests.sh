@@ -66,7 +66,7 @@ counts="1,2"; ((gpus >= 4)) && counts="1,2,4"
 ranks="${counts##*,}"
 start=$SECONDS
 timeout --kill-after=10 "$limit" "${mpirun[@]}" -np "$ranks" "$bin/mgpu_bench" --model large --batch 64 --gpus "$counts" \
-  --runs 2 --warmup 0 --steps 10 --output "$out/losses.h5" --force >"$out/losses.txt" 2>&1
+  --runs 2 --trials 1 --warmup 0 --steps 10 --output "$out/losses.h5" --force >"$out/losses.txt" 2>&1
 rc=$?
 python3 - "$out/losses.h5" >>"$out/losses.txt" 2>&1 <<'PY'
 import sys, h5py, numpy as np

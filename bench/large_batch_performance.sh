@@ -49,7 +49,7 @@ check "probe" "$bin/mgpu_bench" probe --model large --batches 4096 --runs 3 --ou
 
 # 3. Ours: every batch of both presets in one sweep, each step marked only at its start and end.
 # medium 64: a small-batch figure of docs/performance.md, kept beside the others.
-sweep=(--sweep "medium:$batches,64" --sweep "large:$batches" --graph on --timing step --runs "$runs")
+sweep=(--sweep "medium:$batches,64" --sweep "large:$batches" --graph on --timing step --runs "$runs" --trials 1)
 check "mgpu_bench" "${mpirun[@]}" -np "$gpus" "$bin/mgpu_bench" "${sweep[@]}" --output "$results/ours.h5" --force
 # 3a. On several GPUs, the same model and global batch on one GPU too, for the speedup at batch 4096.
 if ((gpus > 1)); then

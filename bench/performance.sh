@@ -43,7 +43,7 @@ ours() {
     esac
     args+=("$1"); shift
   done
-  check "mgpu_bench $name" "${mpirun[@]}" -np "$ranks" "$bin/mgpu_bench" "${args[@]}" --runs "$runs" \
+  check "mgpu_bench $name" "${mpirun[@]}" -np "$ranks" "$bin/mgpu_bench" "${args[@]}" --runs "$runs" --trials 1 \
     --output "$results/ours_$name.h5" --force
 }
 

@@ -39,7 +39,7 @@ if ((ranks > 1)); then
   allreduce=(--allreduce "$out/probe.h5")
 fi
 step "measured grid" "${mpirun[@]}" -np "$ranks" "$bin/mgpu_bench" --model medium,large --batch "$grid" --gpus "$gpus" \
-  --runs "${RUNS:-10}" --output "$out/grid.h5"
+  --runs "${RUNS:-10}" --trials 1 --output "$out/grid.h5"
 note "## prediction and check ($((SECONDS - started)) s)"
 for format in json markdown; do
   "$bin/mgpu_analyze" predict --probe "$out/probe.h5" "${allreduce[@]}" --check "$out/grid.h5" --format "$format" \

@@ -34,7 +34,7 @@ bench() {
   shift 2
   ((ranks <= gpus)) || return 0
   local log="$out/logs/$name.log"
-  "${mpirun[@]}" -np "$ranks" "$bin/mgpu_bench" "$@" --warmup 10 --steps 100 --runs "$runs" --force \
+  "${mpirun[@]}" -np "$ranks" "$bin/mgpu_bench" "$@" --warmup 10 --steps 100 --runs "$runs" --trials 1 --force \
     --output "$out/logs/$name.h5" >"$log" 2>&1
   local rc=$?
   value() { grep -oP "$1" "$log" | head -n 1; }

@@ -37,7 +37,7 @@ sweep() {
   local name=$1
   shift
   "${mpirun[@]}" -np "$ranks" "$bin/mgpu_bench" --model "$models" --batch "$batches" --warmup "$warmup" \
-    --steps "$steps" --runs "$runs" "${bench_args[@]}" --force --output "$out/$name.h5" "$@" >"$out/$name.txt" 2>&1
+    --steps "$steps" --runs "$runs" --trials 1 "${bench_args[@]}" --force --output "$out/$name.h5" "$@" >"$out/$name.txt" 2>&1
   local rc=$?
   note "# $name: rc=$rc ($*)"
   ((rc == 0)) || { tail -n 5 "$out/$name.txt" | tee -a "$log"; exit 1; }
