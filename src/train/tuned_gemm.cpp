@@ -94,6 +94,7 @@ struct TunedGemm::Choice {
 struct TunedGemm::Candidate {
   Choice choice;
   std::string name;
+  int family = 0;  // the kind of kernel (rank_candidates): cuBLASLt's K parts, or 1000 + our kernel's splits
 };
 
 namespace {
@@ -403,12 +404,12 @@ std::vector<TunedGemm::Candidate> TunedGemm::candidates_for(const Plan& plan, co
   // followed by its split variants (fewest parts first), then our kernel's configurations.
   std::vector<Candidate> candidates;
   for (const cublasLtMatmulAlgo_t& algo : heuristic) {
-    candidates.push_back({Choice{algo}, describe_algo(algo)});
+    candidates.push_back({Choice{algo}, describe_algo(algo), 1});
     for (int splits : kSplits) {
       cublasLtMatmulAlgo_t variant{};
       if (product.k / splits >= kMinimumSplitDepth &&
           split_variant(handle_, plan.operation, plan.a, plan.b, plan.c, algo, splits, workspace_bytes_, variant))
-        candidates.push_back({Choice{variant}, describe_algo(variant)});
+        candidates.push_back({Choice{variant}, describe_algo(variant), splits});
     }
   }
   // Our split-K kernel, for fp32 products whose B (the activations) has few columns.
@@ -416,7 +417,8 @@ std::vector<TunedGemm::Candidate> TunedGemm::candidates_for(const Plan& plan, co
   if (!skinny_eligible) return candidates;
   for (const kernels::SkinnyGemmConfig& config :
        kernels::skinny_gemm_configs(product.m, product.n, product.k, skinny_workspace_.view()))
-    candidates.push_back({Choice{{}, true, config}, "skinny (" + kernels::describe(config) + ")"});
+    candidates.push_back(
+        {Choice{{}, true, config}, "skinny (" + kernels::describe(config) + ")", 1000 + config.splits});
   return candidates;
 }
 
@@ -493,7 +495,9 @@ void TunedGemm::tune(Plan& plan, const Operands& product, const std::vector<cubl
       if (ms[i] <= kRetimeWithin * fastest_first) ms[i] = std::min(ms[i], time_candidate(candidates[i]));
     }
   }
-  for (std::size_t i : rank_candidates(ms, kTiesWithin, kOptionsWithin, kMostOptions)) {
+  std::vector<int> families;
+  for (const Candidate& candidate : candidates) families.push_back(candidate.family);
+  for (std::size_t i : rank_candidates(ms, kTiesWithin, kOptionsWithin, kMostOptions, families)) {
     tuning.choices.push_back(candidates[i].choice);
     tuning.alone_us.push_back(1e3 * ms[i] / kTimedCalls);
     tuning.names.push_back(candidates[i].name);

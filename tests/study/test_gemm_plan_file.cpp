@@ -40,12 +40,10 @@ TEST(GemmPlanFile, TrialsAreOneConfigurationAndTheirCommonestPlanWins) {
   EXPECT_EQ(without_trial("large_b32_n2_cuda_t12"), "large_b32_n2_cuda");
   EXPECT_EQ(without_trial("large_b32_n2_cuda"), "large_b32_n2_cuda");
   EXPECT_EQ(without_trial("50-256-3_b8_n1_cuda_t1"), "50-256-3_b8_n1_cuda");
-  const ResultsFile file = file_of({configuration("large_b32_n1_cuda_t1", "a"),
-                                    configuration("large_b32_n2_cuda_t1", "x"),
-                                    configuration("large_b32_n1_cuda_t2", "b"),
-                                    configuration("large_b32_n1_cuda_t3", "b"),
-                                    configuration("medium_b32_n1_cuda", "c"),
-                                    configuration("medium_b64_n1_cuda", "d")});
+  const ResultsFile file =
+      file_of({configuration("large_b32_n1_cuda_t1", "a"), configuration("large_b32_n2_cuda_t1", "x"),
+               configuration("large_b32_n1_cuda_t2", "b"), configuration("large_b32_n1_cuda_t3", "b"),
+               configuration("medium_b32_n1_cuda", "c"), configuration("medium_b64_n1_cuda", "d")});
   const std::vector<GemmPlan> plans = gemm_plans_for(
       file, {"large_b32_n1_cuda_t1", "large_b32_n2_cuda_t4", "large_b32_n1_cuda", "medium_b32_n1_cuda_t2"}, kHere);
   ASSERT_EQ(plans.size(), 4u);
@@ -55,10 +53,11 @@ TEST(GemmPlanFile, TrialsAreOneConfigurationAndTheirCommonestPlanWins) {
   EXPECT_EQ(option_of(plans[3]), "c");
   EXPECT_NE(plans[0].source.find("plan.h5, configuration large_b32_n1_cuda_t"), std::string::npos) << plans[0].source;
   // Equal votes: the earliest trial's.
-  EXPECT_EQ(option_of(gemm_plans_for(file_of({configuration("m_b8_n1_cuda_t1", "p"), configuration("m_b8_n1_cuda_t2", "q")}),
-                                     {"m_b8_n1_cuda"}, kHere)
-                          .front()),
-            "p");
+  EXPECT_EQ(
+      option_of(gemm_plans_for(file_of({configuration("m_b8_n1_cuda_t1", "p"), configuration("m_b8_n1_cuda_t2", "q")}),
+                               {"m_b8_n1_cuda"}, kHere)
+                    .front()),
+      "p");
 }
 
 TEST(GemmPlanFile, AFileThatCannotGiveThePlanIsRefusedInOneLine) {
@@ -79,7 +78,8 @@ TEST(GemmPlanFile, AFileThatCannotGiveThePlanIsRefusedInOneLine) {
       {{configuration("large_b32_n1_cuda", "a", other_cublas)}, "cuBLAS 13.0.2"}};
   for (const auto& [configurations, expected] : cases) {
     try {
-      const std::string wanted = configurations.front().metadata.device == "cpu" ? "large_b32_n1_cpu" : "large_b32_n1_cuda";
+      const std::string wanted =
+          configurations.front().metadata.device == "cpu" ? "large_b32_n1_cpu" : "large_b32_n1_cuda";
       gemm_plans_for(file_of(configurations), {wanted}, kHere);
       ADD_FAILURE() << "accepted: " << expected;
     } catch (const UsageError& e) {

@@ -1,5 +1,5 @@
 // Purpose: tests of rank_candidates (candidate_ranking.hpp): ties go to the candidate listed first, so that timings
-// that differ only by noise give the same options in the same order.
+// that differ only by noise give the same options in the same order, and every kind of kernel near the fastest is one.
 #include <gtest/gtest.h>
 
 #include <limits>
@@ -39,6 +39,21 @@ TEST(CandidateRanking, KeepsAtMostTheGivenNumberAndSkipsCandidatesThatDidNotRun)
   EXPECT_EQ(rank_candidates({kNone, 10.0}, 1.03, 1.25, 1), (Indices{1}));
   EXPECT_TRUE(rank_candidates({kNone, kNone}, 1.03, 1.25, 4).empty());
   EXPECT_TRUE(rank_candidates({}, 1.03, 1.25, 4).empty());
+}
+
+// The fastest of every other family comes right after the preferred tie, so that a cap on the options never leaves a
+// kind of kernel out because candidates of another kind timed a little faster in this process.
+TEST(CandidateRanking, TheFastestOfEachFamilyComesBeforeTheRest) {
+  // Family 1 (indices 0-3) times 10.0-10.6; family 2 (index 4) 10.8; family 3 (index 5) 13.0, beyond 1.25x.
+  const std::vector<double> ms{10.0, 10.2, 10.4, 10.6, 10.8, 13.0};
+  const std::vector<int> families{1, 1, 1, 1, 2, 3};
+  EXPECT_EQ(rank_candidates(ms, 1.03, 1.25, 3, families), (Indices{0, 4, 1}));
+  EXPECT_EQ(rank_candidates(ms, 1.03, 1.25, 3), (Indices{0, 1, 2}));  // one family: fastest first
+  // The preferred tie's family is represented by it; the families' fastest come fastest first, then the rest (index 3,
+  // family 2's second).
+  EXPECT_EQ(rank_candidates({10.1, 10.0, 11.0, 10.5, 12.0}, 1.03, 1.25, 8, {1, 2, 3, 2, 4}), (Indices{0, 1, 2, 4, 3}));
+  EXPECT_EQ(rank_candidates({10.1, 10.0, 11.0, 10.5, 12.0}, 1.03, 1.25, 4, {1, 2, 3, 2, 4}), (Indices{0, 1, 2, 4}));
+  EXPECT_THROW(rank_candidates(ms, 1.03, 1.25, 3, {1, 2}), Error);
 }
 
 TEST(CandidateRanking, EqualTimesKeepTheListingOrder) {

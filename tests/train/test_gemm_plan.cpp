@@ -15,7 +15,8 @@ namespace {
 const char* const kChoices =
     "gemm NN m=1024 n=32 k=4800: skinny (32 columns, 8 splits, cluster sum) (6.01 us alone; 57 candidates verified)\n"
     "gemm NT m=4800 n=1024 k=32: cuBLASLt (algorithm 21, tile 18, stages 8, K in 4 parts) (9.50 us alone; the choice "
-    "made alone, 9.31 us, was cuBLASLt (algorithm 20, tile 15, stages 6); 40 candidates verified, rejected: skinny (x): "
+    "made alone, 9.31 us, was cuBLASLt (algorithm 20, tile 15, stages 6); 40 candidates verified, rejected: skinny "
+    "(x): "
     "1 of 2 elements beyond the float64 bound (worst 3 x the bound))\n"
     "gemm TN m=3 n=32 k=256: cuBLASLt (algorithm 6, tile 1, stages 2, cluster shape 2) (2.10 us alone; 9 candidates "
     "verified)\n";

@@ -143,10 +143,14 @@ TEST_F(TunedGemmTest, OptionsAreTheFirstListedTieThenTheOthersFastestFirst) {
   ASSERT_EQ(shape.alone_us.size(), shape.options.size());
   const double fastest = *std::min_element(shape.alone_us.begin(), shape.alone_us.end());
   EXPECT_LE(shape.alone_us[0], TunedGemm::kTiesWithin * fastest) << shape.options[0];
-  for (std::size_t i = 1; i < shape.options.size(); ++i) {
+  for (std::size_t i = 1; i < shape.options.size(); ++i)
     EXPECT_LE(shape.alone_us[i], TunedGemm::kOptionsWithin * fastest) << shape.options[i];
-    if (i > 1) EXPECT_LE(shape.alone_us[i - 1], shape.alone_us[i]) << "the options after the first, fastest first";
-  }
+  // Both kinds of kernel are options wherever each has a candidate near the fastest (at this shape, on H100 and H200).
+  const auto has = [&](const char* kind) {
+    return std::any_of(shape.options.begin(), shape.options.end(),
+                       [&](const std::string& option) { return option.rfind(kind, 0) == 0; });
+  };
+  EXPECT_TRUE(has("skinny (") && has("cuBLASLt (")) << shape.options.front() << " ... " << shape.options.back();
   EXPECT_EQ(shape.selected, 0);
 }
 
