@@ -14,14 +14,15 @@
 namespace mgpu {
 
 // ms[i]: candidate i's time (infinity: it did not run or was rejected), i its place in a fixed listing order (its
-// preference); families[i] (empty: one family for all) the kind of kernel it is, e.g. cuBLASLt with K in 4 parts or our
-// kernel with 8 splits. Returns the indices of at most `most` options, those within options_within x the fastest time:
-// first the most preferred (lowest index) of the ties, those within ties_within x the fastest; then the fastest of
-// every other family, then the others, each group fastest first (equal times: lower index first). Empty when no
-// candidate has a finite time. Why families: in the step a kernel's neighbours change what is fastest by the kind of
-// kernel (how many blocks, clusters or parts it launches), and candidates of one kind that time alike alone would
-// otherwise fill the options in an order set by noise, leaving another kind out in some processes and not in others
-// (H100, large batch 32: our kernel left out of one shape's options in half of 8 processes, whose step was 9% slower).
+// preference); families[i] (empty: one family for all) the kind of kernel it is, e.g. cuBLASLt, or our kernel with 8
+// splits. Returns the indices of the options, those within options_within x the fastest time: first the most preferred
+// (lowest index) of the ties, those within ties_within x the fastest; then the fastest of every other family, all of
+// them; then the others while there are fewer than `most` options; each group fastest first (equal times: lower index
+// first). Empty when no candidate has a finite time. Why families: in the step a kernel's neighbours change what is
+// fastest by the kind of kernel (how many blocks, clusters or parts it launches), and candidates of one kind that time
+// alike alone would otherwise fill the options in an order set by noise, leaving another kind out in some processes and
+// not in others (H100, large batch 32: our kernel left out of one shape's options in half of 8 processes, whose step
+// was 9% slower).
 inline std::vector<std::size_t> rank_candidates(const std::vector<double>& ms, double ties_within,
                                                 double options_within, std::size_t most,
                                                 const std::vector<int>& families = {}) {
@@ -49,10 +50,10 @@ inline std::vector<std::size_t> rank_candidates(const std::vector<double>& ms, d
     if (first) represented.push_back(family(i));
     (first ? firsts : rest).push_back(i);
   }
-  firsts.insert(firsts.end(), rest.begin(), rest.end());
   ranked.push_back(preferred);
-  for (std::size_t i : firsts) {
-    if (ranked.size() == most) break;
+  ranked.insert(ranked.end(), firsts.begin(), firsts.end());
+  for (std::size_t i : rest) {
+    if (ranked.size() >= most) break;
     ranked.push_back(i);
   }
   return ranked;

@@ -94,7 +94,7 @@ struct TunedGemm::Choice {
 struct TunedGemm::Candidate {
   Choice choice;
   std::string name;
-  int family = 0;  // the kind of kernel (rank_candidates): cuBLASLt's K parts, or 1000 + our kernel's splits
+  int family = 0;  // the kind of kernel (rank_candidates): 0 for cuBLASLt's, our kernel's splits for ours
 };
 
 namespace {
@@ -404,12 +404,12 @@ std::vector<TunedGemm::Candidate> TunedGemm::candidates_for(const Plan& plan, co
   // followed by its split variants (fewest parts first), then our kernel's configurations.
   std::vector<Candidate> candidates;
   for (const cublasLtMatmulAlgo_t& algo : heuristic) {
-    candidates.push_back({Choice{algo}, describe_algo(algo), 1});
+    candidates.push_back({Choice{algo}, describe_algo(algo), 0});
     for (int splits : kSplits) {
       cublasLtMatmulAlgo_t variant{};
       if (product.k / splits >= kMinimumSplitDepth &&
           split_variant(handle_, plan.operation, plan.a, plan.b, plan.c, algo, splits, workspace_bytes_, variant))
-        candidates.push_back({Choice{variant}, describe_algo(variant), splits});
+        candidates.push_back({Choice{variant}, describe_algo(variant), 0});
     }
   }
   // Our split-K kernel, for fp32 products whose B (the activations) has few columns.
@@ -417,8 +417,7 @@ std::vector<TunedGemm::Candidate> TunedGemm::candidates_for(const Plan& plan, co
   if (!skinny_eligible) return candidates;
   for (const kernels::SkinnyGemmConfig& config :
        kernels::skinny_gemm_configs(product.m, product.n, product.k, skinny_workspace_.view()))
-    candidates.push_back(
-        {Choice{{}, true, config}, "skinny (" + kernels::describe(config) + ")", 1000 + config.splits});
+    candidates.push_back({Choice{{}, true, config}, "skinny (" + kernels::describe(config) + ")", config.splits});
   return candidates;
 }
 

@@ -74,11 +74,11 @@ class TunedGemm {
   // kOptionsWithin times the fastest's time alone, at most kMostOptions. Option 0, the choice until select() says
   // otherwise, is the first listed (cuBLASLt's ranking, then our kernel's) of those within kTiesWithin of the fastest:
   // independent processes time the same candidates a few percent apart, and must still choose alike
-  // (candidate_ranking.hpp); then the fastest of every other kind of kernel (cuBLASLt by K parts, ours by splits),
-  // then the others, fastest first.
+  // (candidate_ranking.hpp); then the fastest of every other kind of kernel (cuBLASLt's; ours by its splits), all of
+  // them; then the others, fastest first, while there are fewer than kMostOptions.
   static constexpr double kOptionsWithin = 1.25;
   static constexpr double kTiesWithin = 1.03;
-  static constexpr int kMostOptions = 8;
+  static constexpr int kMostOptions = 4;
   struct ShapeOptions {
     std::string shape;                 // "TN m=1024 n=32 k=4800"
     std::vector<std::string> options;  // what runs it: "skinny (32 columns, 8 splits, cluster sum)", "cuBLASLt (...)"

@@ -53,6 +53,8 @@ TEST(CandidateRanking, TheFastestOfEachFamilyComesBeforeTheRest) {
   // family 2's second).
   EXPECT_EQ(rank_candidates({10.1, 10.0, 11.0, 10.5, 12.0}, 1.03, 1.25, 8, {1, 2, 3, 2, 4}), (Indices{0, 1, 2, 4, 3}));
   EXPECT_EQ(rank_candidates({10.1, 10.0, 11.0, 10.5, 12.0}, 1.03, 1.25, 4, {1, 2, 3, 2, 4}), (Indices{0, 1, 2, 4}));
+  // Every family's fastest is an option even beyond the number asked for; the rest only up to it.
+  EXPECT_EQ(rank_candidates({10.1, 10.0, 11.0, 10.5, 12.0}, 1.03, 1.25, 2, {1, 2, 3, 2, 4}), (Indices{0, 1, 2, 4}));
   EXPECT_THROW(rank_candidates(ms, 1.03, 1.25, 3, {1, 2}), Error);
 }
 
