@@ -188,6 +188,15 @@ TEST_F(AnalyzeCli, OutDirectoryWithPlots) {
   EXPECT_NE(phases.find("0 \"single\" 0 27.27272727 72.72727273 72.72727273 84.09090909 100 \"4.4 ms, 1 GPU\""),
             std::string::npos)
       << phases;
+  // Phase j's bar spans the data's columns 3 + j to 4 + j (from one boundary to the next), the label is column 9.
+  const std::string script = read_text(dir_ + "/plots/phases.gp");
+  for (int j = 0; j < 5; ++j) {
+    const std::string from = std::to_string(3 + j), to = std::to_string(4 + j);
+    EXPECT_NE(script.find("using (($" + from + "+$" + to + ")/2):1:" + from + ":" + to + ":"), std::string::npos)
+        << "phase " << j << ":\n"
+        << script;
+  }
+  EXPECT_NE(script.find("using (101.5):1:9 with labels"), std::string::npos) << script;
   if (o.err.find("gnuplot not found") == std::string::npos) {
     for (const char* image : {"throughput_vs_batch.png", "speedup_vs_batch.png", "phases.png"}) {
       ASSERT_TRUE(fs::exists(dir_ + "/plots/" + image)) << image;
@@ -380,6 +389,9 @@ TEST_F(AnalyzeCli, CompareAFileWithItself) {
   const Outcome o = run("compare good.h5 good.h5 --alpha 0.01 --min-effect 0.05");
   ASSERT_EQ(o.exit_code, 0) << o.err;
   EXPECT_NE(o.out.find("Welch's two-sided p < 0.01 and |after/before - 1| >= 5%"), std::string::npos) << o.out;
+  // On the terminal the verdict is a column of its own, last, after Welch's p.
+  EXPECT_NE(o.out.find("  verdict\n"), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("  SAME\n"), std::string::npos) << o.out;
   const nlohmann::json json = nlohmann::json::parse(run("compare good.h5 good.h5 --format json").out);
   const nlohmann::json& rows = json.at("tables").at("comparison").at("rows");
   ASSERT_EQ(rows.size(), 2u);

@@ -137,6 +137,26 @@ TEST_F(ReportTables, ReplicasColumnAndTheUnpairedConfiguration) {
       << scaling;
 }
 
+// Every run of each configuration with its modified z and whether it was kept. single: median 1800, MAD 200, so
+// M = 0.6745·(x − 1800)/200 = ±0.67 and −5.40 for run 5 (excluded); double: MAD 0, every M 0 and every run kept.
+const char kExpectedRuns[] = R"(Runs (throughput over the counted steps; step = max over ranks)
+  file          configuration  model   batch  GPUs  run  samples/s      M  kept
+  ------------  -------------  ------  -----  ----  ---  ---------  -----  ----
+  synthetic.h5  single         custom      8     1    0      2,000   0.67  yes
+  synthetic.h5  single         custom      8     1    1      2,000   0.67  yes
+  synthetic.h5  single         custom      8     1    2      2,000   0.67  yes
+  synthetic.h5  single         custom      8     1    3      1,600  -0.67  yes
+  synthetic.h5  single         custom      8     1    4      1,600  -0.67  yes
+  synthetic.h5  single         custom      8     1    5        200  -5.40  no
+  synthetic.h5  double         custom      8     2    0      3,200   0.00  yes
+  synthetic.h5  double         custom      8     2    1      3,200   0.00  yes
+  synthetic.h5  double         custom      8     2    2      3,200   0.00  yes
+  synthetic.h5  double         custom      8     2    3      4,000   0.00  yes
+  synthetic.h5  double         custom      8     2    4      4,000   0.00  yes
+)";
+
+TEST_F(ReportTables, RunsTableExactly) { EXPECT_EQ(render_terminal(runs_table(stats_)), kExpectedRuns); }
+
 TEST_F(ReportTables, PhasesTableRowsExactly) {
   const std::string text = render_terminal(phases_table(stats_));
   EXPECT_NE(text.find(kExpectedPhasesRows), std::string::npos) << text;
