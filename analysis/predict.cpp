@@ -80,6 +80,12 @@ Table prediction_table(const std::vector<PredictedConfiguration>& grid) {
   return table;
 }
 
+MlpSpec model_of(const PredictOptions& options) {
+  return options.model_name.empty() ? custom_model(options.layer_widths, 0.0) : preset_model(options.model_name);
+}
+
+}  // namespace
+
 Table check_table(const CheckSummary& summary) {
   Table table{"check", "Predicted against measured", {}, {}, {}, true};
   table.columns = {{"configuration", "configuration", 0, false, false, "", "", true},
@@ -108,12 +114,6 @@ Table check_table(const CheckSummary& summary) {
   table.notes.push_back("error = (predicted - measured) / measured; measured = mean step over the kept runs");
   return table;
 }
-
-MlpSpec model_of(const PredictOptions& options) {
-  return options.model_name.empty() ? custom_model(options.layer_widths, 0.0) : preset_model(options.model_name);
-}
-
-}  // namespace
 
 stats::StepModel build_step_model(const PredictOptions& options, const std::string& precision) {
   std::vector<stats::AllreduceCurve> curves;

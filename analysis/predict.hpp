@@ -59,6 +59,8 @@ struct CheckSummary {
   double median_abs_speedup_error = 0, worst_abs_speedup_error = 0;
 };
 CheckSummary check_predictions(const PredictOptions& options, const ResultsFile& results);
+// The check as a table: each configuration's predicted and measured step and speedup, their errors, and the summary.
+Table check_table(const CheckSummary& summary);
 
 // The whole subcommand: prints the tables (and writes the plot into out_dir); returns the exit status.
 int run_predict(const PredictOptions& options);

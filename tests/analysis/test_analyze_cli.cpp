@@ -197,6 +197,10 @@ TEST_F(AnalyzeCli, OutDirectoryWithPlots) {
         << script;
   }
   EXPECT_NE(script.find("using (101.5):1:9 with labels"), std::string::npos) << script;
+  // The line plots are 1000 x 640 pixels (and the SVG the same size).
+  const std::string throughput = read_text(dir_ + "/plots/throughput_vs_batch.gp");
+  EXPECT_NE(throughput.find("set terminal pngcairo size 1000,640 "), std::string::npos) << throughput;
+  EXPECT_NE(throughput.find("set terminal svg size 1000,640 "), std::string::npos) << throughput;
   if (o.err.find("gnuplot not found") == std::string::npos) {
     for (const char* image : {"throughput_vs_batch.png", "speedup_vs_batch.png", "phases.png"}) {
       ASSERT_TRUE(fs::exists(dir_ + "/plots/" + image)) << image;

@@ -112,4 +112,8 @@ TEST_F(PredictTest, CheckReportsTheRelativeErrorOfEachConfiguration) {
   EXPECT_NEAR(summary.worst_abs_step_error, 0.2, 1e-12);
   // Measured speedup 0.03875 / 0.051, predicted 0.031 / 0.051: -20%.
   EXPECT_NEAR(summary.rows[1].speedup_error, -0.2, 1e-12);
+  // On the terminal the configuration's name is text, left-aligned under its header.
+  const std::string text = render_terminal(check_table(summary));
+  EXPECT_NE(text.find("\n  configuration  GPUs"), std::string::npos) << text;
+  EXPECT_NE(text.find("\n  one            "), std::string::npos) << text;
 }
