@@ -1117,6 +1117,25 @@ TEST_F(ResultsFileTest, ReaderNamesTheFileGroupAndMissingDataset) {
   EXPECT_EQ(reader_error(file), "'" + file + "': " + group_of(1) + ": missing dataset 'loss'");
 }
 
+// A per-run dataset of the wrong shape is named with its shape and the one expected, whose run count is a floor.
+TEST_F(ResultsFileTest, ADatasetOfTheWrongShapeIsNamedWithBothShapes) {
+  const std::string file = path("shape.h5");
+  write_one_configuration(file, synthetic_metadata(0), synthetic_run(0, 0));
+  {
+    const H5File raw(MGPU_H5_CHECK(H5Fopen(file.c_str(), H5F_ACC_RDWR, H5P_DEFAULT)));
+    MGPU_H5_CHECK(H5Ldelete(raw.get(), (group_of(0) + "/loss").c_str(), H5P_DEFAULT));
+    const hsize_t dims[2] = {1, kSteps + 1};
+    const H5Dataspace space(MGPU_H5_CHECK(H5Screate_simple(2, dims, nullptr)));
+    const H5Dataset loss(MGPU_H5_CHECK(H5Dcreate2(raw.get(), (group_of(0) + "/loss").c_str(), H5T_NATIVE_DOUBLE,
+                                                  space.get(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT)));
+  }
+  const std::string message = reader_error(file);
+  EXPECT_NE(message.find("dataset 'loss' has shape [1, " + std::to_string(kSteps + 1) + "], expected [>= 1, " +
+                         std::to_string(kSteps) + "]"),
+            std::string::npos)
+      << message;
+}
+
 // ---- Older files and resuming
 
 TEST_F(ResultsFileTest, AnOlderFileWithoutNewerAttributesReadsAsDefaults) {
