@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <optional>
 
 #include "comm/replica_check.hpp"
 #include "comm/run_conditions.hpp"
@@ -111,20 +112,21 @@ struct SweepState {
   std::vector<int> attempts;               // attempt number each configuration gets when it runs, every rank
 };
 
-// Rank 0: creates the results file, or with --resume opens it and matches each planned configuration against the
-// file's group of the same name by identity: complete -> skip, incomplete -> replace (its group is rerun), absent ->
-// run. A same-named group that measures something else, or a file of another schema version, is refused.
+// Rank 0: creates the results file, or with --resume opens it (`resumed`, read by read_resumed_file) and matches each
+// planned configuration against the file's group of the same name by identity: complete -> skip, incomplete ->
+// replace (its group is rerun), absent -> run. A same-named group that measures something else, or a file of another
+// schema version, is refused.
 SweepState open_results(const BenchOptions& options, const std::vector<BenchConfiguration>& plan, const JobFacts& job,
-                        const MpiContext& mpi, const std::vector<RankHardware>& job_hardware) {
+                        const MpiContext& mpi, const std::vector<RankHardware>& job_hardware,
+                        const std::optional<ResultsFile>& resumed) {
   SweepState state;
   state.actions.assign(plan.size(), int(ResumeAction::run));
   state.attempts.assign(plan.size(), 1);
   std::string error;
   if (mpi.rank == 0) {
     try {
-      std::error_code ignored;
-      if (options.resume && std::filesystem::exists(job.output_path, ignored)) {
-        const ResultsFile existing = read_results_file(job.output_path);
+      if (resumed) {
+        const ResultsFile& existing = *resumed;
         if (existing.root.schema_version != results_schema::kVersion)
           throw UsageError("--resume: '" + job.output_path + "' has schema_version " +
                            std::to_string(existing.root.schema_version) + ", this build writes " +
@@ -434,24 +436,33 @@ void attach_gemm_plans(std::vector<BenchConfiguration>& plan, const std::string&
   }
 }
 
-// The trials a --resume without --trials continues: those the file holds (rank 0 reads it; every rank learns). A
-// job with trials names its configurations ..._t1, ..._t2, so at least 2 where the file has one so named; 1 for a
-// file without trials or one that cannot be read (opening it for the resume then says what is wrong with it); 0
-// where there is no file yet (the job starts it as a new one).
-int trials_in_resumed_file(const std::string& path, const MpiContext& mpi) {
-  int trials = 1;
+// --resume of an existing file: rank 0 reads it, once, for the trials it holds and for matching the planned
+// configurations (open_results); a file that cannot be resumed ends the job on every rank. Empty elsewhere.
+std::optional<ResultsFile> read_resumed_file(const BenchOptions& options, const std::string& path,
+                                             const MpiContext& mpi) {
+  std::optional<ResultsFile> resumed;
+  std::string error;
   std::error_code ignored;
-  if (mpi.rank == 0 && !std::filesystem::exists(path, ignored)) {
-    trials = 0;
-  } else if (mpi.rank == 0) {
+  if (mpi.rank == 0 && options.resume && std::filesystem::exists(path, ignored)) {
     try {
-      for (const ConfigurationResults& configuration : read_results_file(path).configurations) {
-        const std::string& name = configuration.metadata.name;
-        const bool named_as_trial = name.size() > 3 && name.compare(name.size() - 3, 3, "_t1") == 0;
-        trials = std::max({trials, static_cast<int>(configuration.metadata.trial), named_as_trial ? 2 : 1});
-      }
-    } catch (const std::exception&) {
-      trials = 1;
+      resumed = read_results_file(path);
+    } catch (const UsageError& e) {
+      error = e.what();
+    }
+  }
+  agree_or_throw(mpi, error);
+  return resumed;
+}
+
+// The trials a --resume without --trials continues: those the resumed file holds (rank 0 counts; every rank learns).
+// A job with trials names its configurations ..._t1, ..._t2, so at least 2 where a name carries a trial; 0 where
+// there is no file yet (the job starts it as a new one).
+int trials_in_resumed_file(const std::optional<ResultsFile>& resumed, const MpiContext& mpi) {
+  int trials = resumed ? 1 : 0;
+  if (resumed) {
+    for (const ConfigurationResults& configuration : resumed->configurations) {
+      const bool named_as_trial = without_trial(configuration.metadata.name) != configuration.metadata.name;
+      trials = std::max({trials, static_cast<int>(configuration.metadata.trial), named_as_trial ? 2 : 1});
     }
   }
   return static_cast<int>(allgather_doubles(mpi, trials).front());
@@ -571,7 +582,8 @@ void run_benchmark(const BenchOptions& given, const MpiContext& mpi) {
   install_shutdown_signal_handlers();
   watchdog::set_timeout_option(given.timeout_seconds);
   const JobFacts job = prepare_job(given, mpi);
-  const int resumed_trials = given.resume && !given.trials_given ? trials_in_resumed_file(job.output_path, mpi) : 1;
+  const std::optional<ResultsFile> resumed = read_resumed_file(given, job.output_path, mpi);
+  const int resumed_trials = given.resume && !given.trials_given ? trials_in_resumed_file(resumed, mpi) : 1;
   const BenchOptions options =
       with_default_trials(given, job.choice.backend == Backend::cuda, mpi.size, resumed_trials);
   std::vector<BenchConfiguration> plan = plan_sweep(options, mpi.size);
@@ -581,7 +593,7 @@ void run_benchmark(const BenchOptions& given, const MpiContext& mpi) {
   if (!options.gemm_plan_path.empty()) attach_gemm_plans(plan, options.gemm_plan_path, job, job_hardware, mpi);
   std::error_code ignored;
   const bool creates_file = !(options.resume && std::filesystem::exists(job.output_path, ignored));
-  SweepState state = open_results(options, plan, job, mpi, job_hardware);
+  SweepState state = open_results(options, plan, job, mpi, job_hardware, resumed);
   StopRecorder stop_recorder(state.results.get(), job.output_path, creates_file);
 
   long long total_runs = 0;

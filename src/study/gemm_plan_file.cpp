@@ -1,9 +1,8 @@
 // Purpose: the GEMM plans of an earlier job's results file (gemm_plan_file.hpp).
 #include "study/gemm_plan_file.hpp"
 
-#include <regex>
-
 #include "platform/error.hpp"
+#include "study/sweep_plan.hpp"
 
 namespace mgpu {
 namespace {
@@ -56,11 +55,6 @@ GemmPlan most_common_plan(const ResultsFile& file, const std::string& wanted, co
 }
 
 }  // namespace
-
-std::string without_trial(const std::string& configuration_name) {
-  static const std::regex trial_suffix("_t[0-9]+$");
-  return std::regex_replace(configuration_name, trial_suffix, "");
-}
 
 std::vector<GemmPlan> gemm_plans_for(const ResultsFile& file, const std::vector<std::string>& names,
                                      const PlanMachine& here) {

@@ -18,9 +18,6 @@ struct PlanMachine {
   std::string cublas_version;
 };
 
-// "large_b32_n2_cuda" for "large_b32_n2_cuda_t3": the configuration a trial belongs to.
-std::string without_trial(const std::string& configuration_name);
-
 // For each of `names` (configurations of this job, trials included), the plan of `file`'s configuration of the same
 // name up to the trial: the plan most of its trials ran, the earliest among equals. UsageError naming the file and
 // the configuration when the file has none of that name, recorded no plan (the CPU fallback), or ran on another

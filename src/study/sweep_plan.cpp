@@ -1,6 +1,8 @@
 // Purpose: expanding the command line's grid into configurations.
 #include "study/sweep_plan.hpp"
 
+#include <regex>
+
 #include "stats/step_model.hpp"
 
 namespace mgpu {
@@ -35,6 +37,11 @@ TrainingSettings BenchConfiguration::training_settings(bool cuda_backend) const 
     settings.gemm_plan = gemm_plan;
   }
   return settings;
+}
+
+std::string without_trial(const std::string& configuration_name) {
+  static const std::regex trial_suffix("_t[0-9]+$");
+  return std::regex_replace(configuration_name, trial_suffix, "");
 }
 
 std::vector<BenchConfiguration> plan_sweep(const BenchOptions& options, int job_ranks) {

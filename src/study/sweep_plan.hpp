@@ -43,6 +43,9 @@ struct BenchConfiguration {
   TrainingSettings training_settings(bool cuda_backend) const;
 };
 
+// "large_b32_n2_cuda" for "large_b32_n2_cuda_t3" (BenchConfiguration::name): the configuration a trial belongs to.
+std::string without_trial(const std::string& configuration_name);
+
 // Every configuration of the grid, model by model, batch by batch, each batch trial by trial on every GPU count in the
 // order given (so the 1- and 2-GPU runs of a batch's trial are neighbours in time). Throws UsageError
 // (validate_for_ranks) when a GPU count exceeds the job or does not divide a batch.

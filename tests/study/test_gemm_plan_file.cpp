@@ -8,6 +8,7 @@
 
 #include "platform/error.hpp"
 #include "study/gemm_plan_file.hpp"
+#include "study/sweep_plan.hpp"
 
 namespace mgpu {
 namespace {
