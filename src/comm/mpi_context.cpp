@@ -5,7 +5,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cstdio>
 #include <thread>
 
 #include "comm/watchdog.hpp"
@@ -27,22 +26,42 @@ MpiSession::~MpiSession() {
   if (!finalized) MPI_Finalize();
 }
 
+HostPlacement place_on_host(const std::vector<std::string>& hosts, int rank) {
+  HostPlacement placement;
+  placement.local_size = 0;
+  for (int r = 0; r < static_cast<int>(hosts.size()); ++r) {
+    if (hosts[r] != hosts[rank]) continue;
+    if (r < rank) ++placement.local_rank;
+    ++placement.local_size;
+  }
+  return placement;
+}
+
+HostPlacement place_on_host(MPI_Comm comm) {
+  MpiContext ranks;
+  ranks.comm = comm;
+  MGPU_MPI_CHECK(MPI_Comm_rank(comm, &ranks.rank));
+  MGPU_MPI_CHECK(MPI_Comm_size(comm, &ranks.size));
+  return place_on_host(allgather_strings(ranks, host_name()), ranks.rank);
+}
+
+std::string host_name() {
+  char host[256] = {};
+  if (gethostname(host, sizeof(host) - 1) != 0) return "unknown-host";
+  return host;
+}
+
 MpiContext describe_mpi_job(MPI_Comm comm) {
   MpiContext mpi;
   mpi.comm = comm;
   MGPU_MPI_CHECK(MPI_Comm_rank(comm, &mpi.rank));
   MGPU_MPI_CHECK(MPI_Comm_size(comm, &mpi.size));
-  char host[256] = {};
-  if (gethostname(host, sizeof(host) - 1) != 0) std::snprintf(host, sizeof(host), "unknown-host");
-  mpi.host = host;
+  mpi.host = host_name();
   set_error_origin(mpi.rank, mpi.host);
-  // Ranks that share memory share a host; their order there picks each rank's GPU.
-  MPI_Comm local = MPI_COMM_NULL;
-  MGPU_MPI_CHECK(MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, mpi.rank, MPI_INFO_NULL, &local));
-  MGPU_MPI_CHECK(MPI_Comm_rank(local, &mpi.local_rank));
-  MGPU_MPI_CHECK(MPI_Comm_size(local, &mpi.local_size));
-  MGPU_MPI_CHECK(MPI_Comm_free(&local));
   mpi.hosts = allgather_strings(mpi, mpi.host);
+  const HostPlacement placement = place_on_host(mpi.hosts, mpi.rank);
+  mpi.local_rank = placement.local_rank;
+  mpi.local_size = placement.local_size;
   // The watchdog names ranks and sends its notices in the world (watchdog.hpp).
   if (comm == MPI_COMM_WORLD) watchdog::set_world(mpi);
   return mpi;
@@ -68,6 +87,12 @@ void barrier(const MpiContext& mpi, const std::string& waiting_for, bool bounded
     wait.check();
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
+}
+
+void line_up(const MpiContext& mpi, const std::string& waiting_for) {
+  MPI_Request request = MPI_REQUEST_NULL;
+  MGPU_MPI_CHECK(MPI_Ibarrier(mpi.comm, &request));
+  MGPU_MPI_CHECK(wait_bounded(request, waiting_for + " (MPI_Ibarrier)"));
 }
 
 void agree_or_throw(const MpiContext& mpi, const std::string& local_error, const std::string& stage) {
@@ -105,6 +130,20 @@ std::vector<std::string> allgather_strings(const MpiContext& mpi, const std::str
   std::vector<std::string> values;
   for (int r = 0; r < mpi.size; ++r) values.push_back(joined.substr(offsets[r], lengths[r]));
   return values;
+}
+
+long long allreduce_value(const MpiContext& mpi, long long value, MPI_Op op, const std::string& waiting_for) {
+  long long reduced = 0;
+  MPI_Request request = MPI_REQUEST_NULL;
+  MGPU_MPI_CHECK(MPI_Iallreduce(&value, &reduced, 1, MPI_LONG_LONG, op, mpi.comm, &request));
+  MGPU_MPI_CHECK(wait_bounded(request, waiting_for + " (MPI_Iallreduce)"));
+  return reduced;
+}
+
+void broadcast_from_root(const MpiContext& mpi, std::vector<int>& values, const std::string& waiting_for) {
+  MPI_Request request = MPI_REQUEST_NULL;
+  MGPU_MPI_CHECK(MPI_Ibcast(values.data(), static_cast<int>(values.size()), MPI_INT, 0, mpi.comm, &request));
+  MGPU_MPI_CHECK(wait_bounded(request, waiting_for + " (MPI_Ibcast)"));
 }
 
 std::vector<double> allgather_doubles(const MpiContext& mpi, double value) {

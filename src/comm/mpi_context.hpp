@@ -23,11 +23,25 @@ struct MpiContext {
   MPI_Comm comm = MPI_COMM_WORLD;
   int rank = 0;
   int size = 1;
-  int local_rank = 0;  // rank among the ranks on this host (MPI_Comm_split_type SHARED): picks the GPU
+  int local_rank = 0;  // rank among the ranks on this host (place_on_host): picks the GPU
   int local_size = 1;
   std::string host;
   std::vector<std::string> hosts;  // every rank's host, in rank order
 };
+
+// Where a rank sits among the ranks of its host: its order there (which picks its GPU) and how many share the host.
+struct HostPlacement {
+  int local_rank = 0;
+  int local_size = 1;
+};
+// From every rank's host name (in rank order): ranks that report the same name share a host, ordered by rank. The
+// same split as MPI_Comm_split_type(MPI_COMM_TYPE_SHARED), without its blocking collective (the names come from a
+// bounded gather).
+HostPlacement place_on_host(const std::vector<std::string>& hosts, int rank);
+// The placement of the calling rank among the ranks of `comm` (collective over `comm`; a bounded gather of names).
+HostPlacement place_on_host(MPI_Comm comm);
+// This machine's host name ("unknown-host" when the system has none to give).
+std::string host_name();
 
 // Describes `comm` (world by default); also sets the rank@host origin of error messages and, for the world, the
 // ranks and hosts the watchdog names.
@@ -55,6 +69,10 @@ class FirstRanksCommunicator {
 // Collective over mpi.comm.
 void barrier(const MpiContext& mpi, const std::string& waiting_for, bool bounded);
 
+// A bounded barrier that polls without sleeping, so that the ranks leave it within microseconds of each other: the
+// start of a timed section. Collective over mpi.comm.
+void line_up(const MpiContext& mpi, const std::string& waiting_for);
+
 // Every rank passes its own error message ("" when fine). If any rank has one, every rank throws UsageError with
 // the lowest failing rank's message, so all ranks exit together with the same one line. A bounded wait (watchdog.hpp):
 // `stage` completes the stall line's "waiting for the other ranks to agree ..." ("on the output file").
@@ -63,6 +81,10 @@ void agree_or_throw(const MpiContext& mpi, const std::string& local_error,
 
 // Every rank gets every rank's string, in rank order (a bounded wait).
 std::vector<std::string> allgather_strings(const MpiContext& mpi, const std::string& value);
+// Every rank gets `value` reduced over the ranks by `op` (MPI_MIN, MPI_MAX, MPI_SUM; a bounded wait).
+long long allreduce_value(const MpiContext& mpi, long long value, MPI_Op op, const std::string& waiting_for);
+// Rank 0's `values` replace every other rank's (each passes a vector of the same length; a bounded wait).
+void broadcast_from_root(const MpiContext& mpi, std::vector<int>& values, const std::string& waiting_for);
 // Every rank gets every rank's double, in rank order (a bounded wait).
 std::vector<double> allgather_doubles(const MpiContext& mpi, double value);
 // Rank 0 gets every rank's `mine` (the same length on every rank), rank-major; the others an empty vector. A bounded

@@ -1,13 +1,13 @@
 // Purpose: the unique id's hand-over and check (unique_id.hpp).
 #include "comm/unique_id.hpp"
 
-#include <csignal>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <random>
 #include <vector>
 
+#include "comm/fault_hooks.hpp"
 #include "comm/replica_check.hpp"
 #include "comm/watchdog.hpp"
 #include "platform/error.hpp"
@@ -15,18 +15,6 @@
 
 namespace mgpu {
 namespace {
-
-// The test hook MGPU_FAULT_STOP_BEFORE_ID=R:K: rank R stops itself (SIGSTOP) before its K-th hand-over (from 0), a
-// rank that never reaches the communicator's creation. Read only when set.
-void stop_here_if_asked(int rank) {
-  static int hand_overs = 0;
-  const char* wanted = std::getenv("MGPU_FAULT_STOP_BEFORE_ID");
-  int stopped_rank = -1;
-  int stopped_at = -1;
-  const int seen = hand_overs++;
-  if (wanted == nullptr || std::sscanf(wanted, "%d:%d", &stopped_rank, &stopped_at) != 2) return;
-  if (stopped_rank == rank && stopped_at == seen) std::raise(SIGSTOP);
-}
 
 // The test hook: MGPU_FAULT_ID_RANK names this rank (not rank 0, whose bytes are the id).
 bool corrupted_here(int rank) {
@@ -41,7 +29,7 @@ std::string broadcast_checked_id(void* id, int size, MPI_Comm comm, const std::s
   int ranks = 1;
   MGPU_MPI_CHECK(MPI_Comm_rank(comm, &rank));
   MGPU_MPI_CHECK(MPI_Comm_size(comm, &ranks));
-  stop_here_if_asked(rank);
+  stop_here_if_asked("MGPU_FAULT_STOP_BEFORE_ID", rank);
   MPI_Request request = MPI_REQUEST_NULL;
   MGPU_MPI_CHECK(MPI_Ibcast(id, size, MPI_BYTE, 0, comm, &request));
   MGPU_MPI_CHECK(wait_bounded(request, "rank 0's " + what + " (MPI_Ibcast)"));

@@ -174,8 +174,7 @@ void run_allreduce_benchmark(const AllreduceOptions& options, const MpiContext& 
     const std::size_t elements = static_cast<std::size_t>(sizes[s].bytes) / element_bytes;
     // Every rank checks its own result; the count over ranks is what is recorded.
     const long long mine_wrong = engine->check(elements);
-    long long wrong = 0;
-    MGPU_MPI_CHECK(MPI_Allreduce(&mine_wrong, &wrong, 1, MPI_LONG_LONG, MPI_SUM, mpi.comm));
+    const long long wrong = allreduce_value(mpi, mine_wrong, MPI_SUM, "every rank's count of wrong elements");
     total_wrong += wrong;
     std::vector<double> batched(runs), each(runs);
     for (std::size_t run = 0; run < runs; ++run) {

@@ -62,7 +62,7 @@ class MpiAllreduceEngine final : public AllreduceEngine {
   void start_together(std::size_t elements, int warmup) {
     allreduce_pattern::fill(AllreduceDtype::fp32, mpi_.rank, elements, receive_.data());
     for (int i = 0; i < warmup; ++i) reduce_in_place(elements);
-    MGPU_MPI_CHECK(MPI_Barrier(mpi_.comm));
+    line_up(mpi_, "every rank to start the timed all-reduces");
   }
 
   MpiContext mpi_;

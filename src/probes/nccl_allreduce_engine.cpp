@@ -55,7 +55,7 @@ class NcclAllreduceEngine final : public AllreduceEngine {
     begin_.record(stream_.get());
     for (int i = 0; i < iterations; ++i) reduce_in_place(elements);
     end_.record(stream_.get());
-    end_.synchronize();
+    wait_bounded_for(end_, &nccl_, "the timed all-reduces on the GPU");
     return elapsed_ms(begin_, end_) / iterations;
   }
 
@@ -68,7 +68,7 @@ class NcclAllreduceEngine final : public AllreduceEngine {
       reduce_in_place(elements);
       ends_[i].record(stream_.get());
     }
-    ends_[iterations - 1].synchronize();
+    wait_bounded_for(ends_[iterations - 1], &nccl_, "the timed all-reduces on the GPU");
     double total = 0;
     for (int i = 0; i < iterations; ++i) total += elapsed_ms(starts_[i], ends_[i]);
     return total / iterations;
@@ -83,14 +83,14 @@ class NcclAllreduceEngine final : public AllreduceEngine {
     // 1. ncclSum out of place: small integers, so every element must be exact. The output is poisoned with 0xFF
     //    bytes (NaN in fp32 and bf16) first, so an element the collective did not write fails.
     MGPU_CUDA_CHECK(cudaMemsetAsync(receive_.data(), 0xFF, bytes, stream));
-    MGPU_NCCL_CHECK(
-        ncclAllReduce(send_.data(), receive_.data(), elements, nccl_type(dtype_), ncclSum, nccl_.get(), stream));
+    MGPU_NCCL_CALL(
+        nccl_, ncclAllReduce(send_.data(), receive_.data(), elements, nccl_type(dtype_), ncclSum, nccl_.get(), stream));
     wrong += compare(elements, false);
     // 2. ncclAvg in place, the training step's operation: exact for a power-of-two number of ranks.
     MGPU_CUDA_CHECK(cudaMemsetAsync(receive_.data(), 0xFF, bytes, stream));
     MGPU_CUDA_CHECK(cudaMemcpyAsync(receive_.data(), send_.data(), bytes, cudaMemcpyDeviceToDevice, stream));
-    MGPU_NCCL_CHECK(
-        ncclAllReduce(receive_.data(), receive_.data(), elements, nccl_type(dtype_), ncclAvg, nccl_.get(), stream));
+    MGPU_NCCL_CALL(nccl_, ncclAllReduce(receive_.data(), receive_.data(), elements, nccl_type(dtype_), ncclAvg,
+                                        nccl_.get(), stream));
     wrong += compare(elements, true);
     return wrong;
   }
@@ -105,23 +105,29 @@ class NcclAllreduceEngine final : public AllreduceEngine {
   }
 
  private:
+  // Everything enqueued on the stream so far, waited for under the watchdog (the all-reduces in it never end when a
+  // peer has stalled).
+  void wait_for_stream(const std::string& waiting_for) {
+    stream_done_.record(stream_.get());
+    wait_bounded_for(stream_done_, &nccl_, waiting_for);
+  }
   void reduce_in_place(std::size_t elements) {
-    MGPU_NCCL_CHECK(ncclAllReduce(receive_.data(), receive_.data(), elements, nccl_type(dtype_), ncclAvg, nccl_.get(),
-                                  stream_.get()));
+    MGPU_NCCL_CALL(nccl_, ncclAllReduce(receive_.data(), receive_.data(), elements, nccl_type(dtype_), ncclAvg,
+                                        nccl_.get(), stream_.get()));
   }
   // The timed buffer holds the pattern (never zeros); an average of averages stays bounded however often it runs.
   void start_together(std::size_t elements, int warmup) {
     MGPU_CUDA_CHECK(cudaMemcpyAsync(receive_.data(), send_.data(), elements * element_bytes_, cudaMemcpyDeviceToDevice,
                                     stream_.get()));
     for (int i = 0; i < warmup; ++i) reduce_in_place(elements);
-    stream_.synchronize();
+    wait_for_stream("the warm-up all-reduces on the GPU");
     // Both ranks leave the barrier together, so neither rank's first timed all-reduce waits for a late peer.
-    MGPU_MPI_CHECK(MPI_Barrier(mpi_.comm));
+    line_up(mpi_, "every rank to start the timed all-reduces");
   }
   long long compare(std::size_t elements, bool average) {
     MGPU_CUDA_CHECK(cudaMemcpyAsync(host_.data(), receive_.data(), elements * element_bytes_, cudaMemcpyDeviceToHost,
                                     stream_.get()));
-    stream_.synchronize();
+    wait_for_stream("the checked all-reduces on the GPU");
     return allreduce_pattern::count_wrong(dtype_, mpi_.size, elements, host_.data(), average);
   }
 
@@ -135,6 +141,7 @@ class NcclAllreduceEngine final : public AllreduceEngine {
   DeviceBuffer<unsigned char> receive_;
   std::vector<unsigned char> host_;
   CudaEvent begin_, end_;
+  CudaEvent stream_done_{cudaEventDisableTiming};
   std::vector<CudaEvent> starts_, ends_;
 };
 

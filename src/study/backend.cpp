@@ -66,10 +66,8 @@ BackendChoice choose_backend(DeviceChoice requested, const MpiContext& mpi) {
   const std::string uuid;
 #endif
   const int has_gpu = ordinal >= 0 ? 1 : 0;
-  int every_rank_has_gpu = 0;
-  int most_gpus_on_a_host = 0;
-  MGPU_MPI_CHECK(MPI_Allreduce(&has_gpu, &every_rank_has_gpu, 1, MPI_INT, MPI_MIN, mpi.comm));
-  MGPU_MPI_CHECK(MPI_Allreduce(&gpus_here, &most_gpus_on_a_host, 1, MPI_INT, MPI_MAX, mpi.comm));
+  const bool every_rank_has_gpu = allreduce_value(mpi, has_gpu, MPI_MIN, "every rank's GPU") != 0;
+  const long long most_gpus_on_a_host = allreduce_value(mpi, gpus_here, MPI_MAX, "every rank's count of GPUs");
   if (requested == DeviceChoice::automatic && most_gpus_on_a_host == 0) {
     return {Backend::cpu, -1,
             std::string(MGPU_HAVE_CUDA ? "no rank sees a GPU" : "this build has no CUDA support") +

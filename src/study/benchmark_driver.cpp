@@ -152,9 +152,8 @@ SweepState open_results(const BenchOptions& options, const std::vector<BenchConf
     }
   }
   agree_or_throw(mpi, error);
-  const int count = static_cast<int>(plan.size());
-  MGPU_MPI_CHECK(MPI_Bcast(state.actions.data(), count, MPI_INT, 0, mpi.comm));
-  MGPU_MPI_CHECK(MPI_Bcast(state.attempts.data(), count, MPI_INT, 0, mpi.comm));
+  broadcast_from_root(mpi, state.actions, "rank 0's plan of what the results file already holds");
+  broadcast_from_root(mpi, state.attempts, "rank 0's attempt numbers of the results file");
   return state;
 }
 

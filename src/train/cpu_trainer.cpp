@@ -1,6 +1,5 @@
 // Purpose: CPU fallback training loop with steady-clock timings (docs/measurement.md phases, no overlap on CPU), in
-// every
-// --timing mode of the CUDA trainer.
+// every --timing mode of the CUDA trainer.
 #include "train/cpu_trainer.hpp"
 
 #include <dlfcn.h>
@@ -11,6 +10,7 @@
 #include <limits>
 #include <thread>
 
+#include "comm/mpi_context.hpp"
 #include "comm/unique_id.hpp"
 #include "comm/watchdog.hpp"
 #include "platform/error.hpp"
@@ -34,11 +34,7 @@ void share_blas_threads(MPI_Comm comm) {
   using SetThreads = void (*)(int);
   auto set_threads = reinterpret_cast<SetThreads>(dlsym(RTLD_DEFAULT, "openblas_set_num_threads"));
   if (set_threads == nullptr) return;
-  MPI_Comm local = MPI_COMM_NULL;
-  int local_size = 1;
-  MGPU_MPI_CHECK(MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &local));
-  MGPU_MPI_CHECK(MPI_Comm_size(local, &local_size));
-  MGPU_MPI_CHECK(MPI_Comm_free(&local));
+  const int local_size = place_on_host(comm).local_size;
   const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   set_threads(std::max(1, cores / local_size));
 }

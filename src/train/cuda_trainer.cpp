@@ -111,14 +111,14 @@ CudaTrainer::CudaTrainer(const TrainingSettings& settings, MPI_Comm comm, int de
   };
   warm_up(StepKind{});
   for (int step = 0; step < kinds_seen_by; ++step) warm_up(kind_of(step));
-  compute_stream_.synchronize();
-  comm_stream_.synchronize();
+  // Bounded: the warm-up steps hold the first all-reduces, which never end when a peer stalled in its own set-up.
+  wait_bounded_for_streams("the warm-up steps of set-up on the GPU");
   if (settings_.graph) capture_step_graphs(kinds_seen_by);
   if (settings_.graph && settings_.gemm_tuning == GemmTuning::step) {
     const std::string found = tune_step_gemms(kinds_seen_by);
     if (rank_ == 0 && gemm_report_enabled()) std::fprintf(stderr, "%s", found.c_str());
   }
-  compute_stream_.synchronize();  // set-up work done before the first run is timed
+  wait_bounded_for_streams("the end of set-up on the GPU");  // set-up work done before the first run is timed
   losses_.check_guard(compute_stream_.get(), "set-up: warm-up steps, graph capture and GEMM tuning");
 }
 
@@ -584,10 +584,10 @@ void CudaTrainer::reduce_bucket(int bucket, const StepEvents* events) {
     // averaged by NCCL in bf16 (half the bytes on the wire), and Adam widens it back to fp32 as it reads it.
     model_.cast_gradients_to_bf16(range.begin, count, comm);
     __nv_bfloat16* first = model_.reduced_gradients_bf16() + range.begin;
-    MGPU_NCCL_CHECK(ncclAllReduce(first, first, count, ncclBfloat16, ncclAvg, nccl_->get(), comm));
+    MGPU_NCCL_CALL(*nccl_, ncclAllReduce(first, first, count, ncclBfloat16, ncclAvg, nccl_->get(), comm));
   } else {
     float* first = model_.gradients() + range.begin;
-    MGPU_NCCL_CHECK(ncclAllReduce(first, first, count, ncclFloat, ncclAvg, nccl_->get(), comm));
+    MGPU_NCCL_CALL(*nccl_, ncclAllReduce(first, first, count, ncclFloat, ncclAvg, nccl_->get(), comm));
   }
   if (bucket + 1 == static_cast<int>(plan_.buckets.size())) mark(events, kAllreduceEnd, comm);
   bucket_reduced_[bucket].record(comm);
@@ -615,12 +615,16 @@ void CudaTrainer::wait_sampling_clocks(const CudaEvent& last) {
 }
 
 void CudaTrainer::wait_bounded_for(const CudaEvent& event, const std::string& waiting_for) const {
-  BoundedWait wait(waiting_for);
-  while (!event.query()) {
-    if (nccl_) nccl_->check_async_error();
-    wait.check();
-    std::this_thread::sleep_for(std::chrono::microseconds(200));
-  }
+  mgpu::wait_bounded_for(event, nccl_.get(), waiting_for);
+}
+
+void CudaTrainer::wait_bounded_for_streams(const std::string& waiting_for) const {
+  const CudaEvent compute_done(cudaEventDisableTiming);
+  const CudaEvent comm_done(cudaEventDisableTiming);
+  compute_done.record(compute_stream_.get());
+  comm_done.record(comm_stream_.get());
+  wait_bounded_for(compute_done, waiting_for);
+  wait_bounded_for(comm_done, waiting_for);
 }
 
 int CudaTrainer::first_unfinished_step() const {

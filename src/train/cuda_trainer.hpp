@@ -127,6 +127,8 @@ class CudaTrainer final : public Trainer {
   int first_unfinished_step() const;
   // Polls `event` to completion under a BoundedWait (watchdog.hpp), NCCL's asynchronous errors included.
   void wait_bounded_for(const CudaEvent& event, const std::string& waiting_for) const;
+  // Both streams' work so far, waited for as wait_bounded_for does.
+  void wait_bounded_for_streams(const std::string& waiting_for) const;
   void read_phase_times(RunRecord& record, bool marked) const;
 
   TrainingSettings settings_;

@@ -17,6 +17,36 @@ TEST(MpiContext, DescribesTheJob) {
   EXPECT_FALSE(mpi_library_version().empty());
 }
 
+TEST(MpiContext, RanksOfOneHostAreNumberedInRankOrder) {
+  const std::vector<std::string> hosts{"node1", "node2", "node1", "node2", "node1"};
+  const int expected[5][2] = {{0, 3}, {0, 2}, {1, 3}, {1, 2}, {2, 3}};  // local rank, ranks on the host
+  for (int rank = 0; rank < 5; ++rank) {
+    const HostPlacement placement = place_on_host(hosts, rank);
+    EXPECT_EQ(placement.local_rank, expected[rank][0]) << "rank " << rank;
+    EXPECT_EQ(placement.local_size, expected[rank][1]) << "rank " << rank;
+  }
+  // A name is a host only where it matches whole: "node1" and "node10" are two.
+  EXPECT_EQ(place_on_host({"node1", "node10"}, 1).local_size, 1);
+}
+
+TEST(MpiContext, APlacementOverASubsetCountsOnlyItsRanks) {
+  const MpiContext mpi = describe_mpi_job();
+  EXPECT_EQ(place_on_host(MPI_COMM_SELF).local_size, 1);
+  EXPECT_EQ(place_on_host(MPI_COMM_SELF).local_rank, 0);
+  EXPECT_EQ(place_on_host(mpi.comm).local_rank, mpi.local_rank);
+}
+
+TEST(MpiContext, BoundedCollectivesReduceAndBroadcast) {
+  const MpiContext mpi = describe_mpi_job();
+  EXPECT_EQ(allreduce_value(mpi, 10 + mpi.rank, MPI_MIN, "a test's minimum"), 10);
+  EXPECT_EQ(allreduce_value(mpi, 10 + mpi.rank, MPI_MAX, "a test's maximum"), 11);
+  EXPECT_EQ(allreduce_value(mpi, 1LL << 40, MPI_SUM, "a test's sum"), 2LL << 40);
+  std::vector<int> values{mpi.rank, 7 * mpi.rank};
+  broadcast_from_root(mpi, values, "a test's broadcast");
+  EXPECT_EQ(values, (std::vector<int>{0, 0}));
+  EXPECT_NO_THROW(line_up(mpi, "a test's barrier"));
+}
+
 TEST(MpiContext, AgreementPassesWhenNobodyFails) {
   const MpiContext mpi = describe_mpi_job();
   EXPECT_NO_THROW(agree_or_throw(mpi, ""));

@@ -9,8 +9,9 @@
 #   BIN_DIR holds mgpu_bench and mgpu_analyze. Environment:
 #   MGPU_FAULT_DEVICE   cpu (default: the CPU fallback, MPI all-reduce) or cuda (NCCL between the GPUs)
 #   MGPU_FAULT_RANKS    ranks of the job (default 2); the last rank is the one killed or stopped
-#   MGPU_FAULT_CASES    the cases to run (default all): sigkill sigstop sigstop-setup sigstop-id term-launcher int-launcher
-#                       term-ranks int-ranks full-disk truncated corrupted
+#   MGPU_FAULT_CASES    the cases to run (default all): sigkill sigstop sigstop-setup sigstop-id sigstop-nccl-init
+#                       term-launcher int-launcher term-ranks int-ranks full-disk truncated corrupted
+#                       (sigstop-nccl-init needs NCCL: MGPU_FAULT_DEVICE=cuda)
 #   MGPU_FAULT_ROWS     a file that also gets the table's rows, one a line: case|exit s|status|runs|--resume|verdict
 #   MGPU_FAULT_ARGS     the job's options but --runs (default: a small medium-model job, see below)
 #   MGPU_FAULT_RUNS     its --runs (default 100)
@@ -32,7 +33,7 @@ MPIEXEC=${MPIEXEC:-mpiexec}
 PY=${MGPU_H5PY_PYTHON:-}
 RANKS=${MGPU_FAULT_RANKS:-2}
 VICTIM=$((RANKS - 1))
-ALL_CASES="sigkill sigstop sigstop-setup sigstop-id term-launcher int-launcher term-ranks int-ranks full-disk truncated corrupted"
+ALL_CASES="sigkill sigstop sigstop-setup sigstop-id sigstop-nccl-init term-launcher int-launcher term-ranks int-ranks full-disk truncated corrupted"
 CASES=" ${MGPU_FAULT_CASES:-$ALL_CASES} "
 # One RANKS-rank configuration (--gpus RANKS: no 1-GPU baseline first, so every case hurts a job whose ranks all
 # work), small and quick on 2 oversubscribed cores (about 0.25 s a run); on GPUs a larger step keeps the job running
@@ -285,8 +286,9 @@ case_sigstop_rank() {
 }
 
 # ---- A rank stopped in the set-up of a sweep's second configuration: before it (MGPU_FAULT_STOP_BEFORE_CONFIGURATION:
-# the others wait at the bounded barrier before it), or where it would join the communicator (MGPU_FAULT_STOP_BEFORE_ID:
-# it never takes rank 0's unique id, and the others wait in the id's hand-over). The watchdog stops the job within
+# the others wait at the bounded barrier before it), where it would join the communicator (MGPU_FAULT_STOP_BEFORE_ID:
+# it never takes rank 0's unique id, and the others wait in the id's hand-over), or with the id in hand, before NCCL's
+# initialisation (MGPU_FAULT_STOP_BEFORE_NCCL_INIT: the others wait inside the non-blocking init). The watchdog stops the job within
 # timeout + 10 s with one line naming the rank and what rank 0 waited for, the first configuration complete in the
 # file, and --resume measures the second.
 case_sigstop_in_setup() {  # label hook(NAME=VALUE) waited-for(regex)
@@ -448,6 +450,14 @@ wanted sigstop-setup && case_sigstop_in_setup "SIGSTOP of rank $VICTIM between c
   "MGPU_FAULT_STOP_BEFORE_CONFIGURATION=$VICTIM:1" "every rank, to start configuration"
 wanted sigstop-id && case_sigstop_in_setup "rank $VICTIM never joins the communicator (stopped before the unique id)" \
   "MGPU_FAULT_STOP_BEFORE_ID=$VICTIM:1" "(rank 0's unique id|every rank's hash of the unique id)"
+if wanted sigstop-nccl-init; then
+  if [ "$DEVICE" = cuda ]; then
+    case_sigstop_in_setup "rank $VICTIM never joins NCCL initialisation" \
+      "MGPU_FAULT_STOP_BEFORE_NCCL_INIT=$VICTIM:1" "every rank to join NCCL initialisation"
+  else
+    echo "# sigstop-nccl-init skipped: the CPU fallback creates no NCCL communicator (MGPU_FAULT_DEVICE=cuda runs it)" >&2
+  fi
+fi
 wanted term-launcher && case_signal TERM launcher
 wanted int-launcher && case_signal INT launcher
 wanted term-ranks && case_signal TERM ranks
