@@ -83,14 +83,14 @@ class NcclAllreduceEngine final : public AllreduceEngine {
     // 1. ncclSum out of place: small integers, so every element must be exact. The output is poisoned with 0xFF
     //    bytes (NaN in fp32 and bf16) first, so an element the collective did not write fails.
     MGPU_CUDA_CHECK(cudaMemsetAsync(receive_.data(), 0xFF, bytes, stream));
-    MGPU_NCCL_CALL(
-        nccl_, ncclAllReduce(send_.data(), receive_.data(), elements, nccl_type(dtype_), ncclSum, nccl_.get(), stream));
+    MGPU_NCCL_CHECK(
+        ncclAllReduce(send_.data(), receive_.data(), elements, nccl_type(dtype_), ncclSum, nccl_.get(), stream));
     wrong += compare(elements, false);
     // 2. ncclAvg in place, the training step's operation: exact for a power-of-two number of ranks.
     MGPU_CUDA_CHECK(cudaMemsetAsync(receive_.data(), 0xFF, bytes, stream));
     MGPU_CUDA_CHECK(cudaMemcpyAsync(receive_.data(), send_.data(), bytes, cudaMemcpyDeviceToDevice, stream));
-    MGPU_NCCL_CALL(nccl_, ncclAllReduce(receive_.data(), receive_.data(), elements, nccl_type(dtype_), ncclAvg,
-                                        nccl_.get(), stream));
+    MGPU_NCCL_CHECK(
+        ncclAllReduce(receive_.data(), receive_.data(), elements, nccl_type(dtype_), ncclAvg, nccl_.get(), stream));
     wrong += compare(elements, true);
     return wrong;
   }
@@ -112,8 +112,8 @@ class NcclAllreduceEngine final : public AllreduceEngine {
     wait_bounded_for(stream_done_, &nccl_, waiting_for);
   }
   void reduce_in_place(std::size_t elements) {
-    MGPU_NCCL_CALL(nccl_, ncclAllReduce(receive_.data(), receive_.data(), elements, nccl_type(dtype_), ncclAvg,
-                                        nccl_.get(), stream_.get()));
+    MGPU_NCCL_CHECK(ncclAllReduce(receive_.data(), receive_.data(), elements, nccl_type(dtype_), ncclAvg, nccl_.get(),
+                                  stream_.get()));
   }
   // The timed buffer holds the pattern (never zeros); an average of averages stays bounded however often it runs.
   void start_together(std::size_t elements, int warmup) {

@@ -584,10 +584,10 @@ void CudaTrainer::reduce_bucket(int bucket, const StepEvents* events) {
     // averaged by NCCL in bf16 (half the bytes on the wire), and Adam widens it back to fp32 as it reads it.
     model_.cast_gradients_to_bf16(range.begin, count, comm);
     __nv_bfloat16* first = model_.reduced_gradients_bf16() + range.begin;
-    MGPU_NCCL_CALL(*nccl_, ncclAllReduce(first, first, count, ncclBfloat16, ncclAvg, nccl_->get(), comm));
+    MGPU_NCCL_CHECK(ncclAllReduce(first, first, count, ncclBfloat16, ncclAvg, nccl_->get(), comm));
   } else {
     float* first = model_.gradients() + range.begin;
-    MGPU_NCCL_CALL(*nccl_, ncclAllReduce(first, first, count, ncclFloat, ncclAvg, nccl_->get(), comm));
+    MGPU_NCCL_CHECK(ncclAllReduce(first, first, count, ncclFloat, ncclAvg, nccl_->get(), comm));
   }
   if (bucket + 1 == static_cast<int>(plan_.buckets.size())) mark(events, kAllreduceEnd, comm);
   bucket_reduced_[bucket].record(comm);

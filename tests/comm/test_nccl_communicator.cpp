@@ -41,8 +41,7 @@ TEST(NcclCommunicator, EveryRankJoinsAndAnAllReduceAveragesAcrossThem) {
   DeviceBuffer<float> buffer(kCount);
   copy_to_device(buffer, values, stream.get());
   for (int call = 0; call < 2; ++call) {  // the first sets up the connections, the second runs on them
-    MGPU_NCCL_CALL(nccl, ncclAllReduce(buffer.data(), buffer.data(), kCount, ncclFloat, ncclAvg, nccl.get(),
-                                       stream.get()));
+    MGPU_NCCL_CHECK(ncclAllReduce(buffer.data(), buffer.data(), kCount, ncclFloat, ncclAvg, nccl.get(), stream.get()));
     const CudaEvent done(cudaEventDisableTiming);
     done.record(stream.get());
     wait_bounded_for(done, &nccl, "the test's all-reduce");

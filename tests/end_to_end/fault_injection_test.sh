@@ -449,7 +449,7 @@ wanted sigstop && case_sigstop_rank
 wanted sigstop-setup && case_sigstop_in_setup "SIGSTOP of rank $VICTIM between configurations" \
   "MGPU_FAULT_STOP_BEFORE_CONFIGURATION=$VICTIM:1" "every rank, to start configuration"
 wanted sigstop-id && case_sigstop_in_setup "rank $VICTIM never joins the communicator (stopped before the unique id)" \
-  "MGPU_FAULT_STOP_BEFORE_ID=$VICTIM:1" "(rank 0's unique id|every rank's hash of the unique id)"
+  "MGPU_FAULT_STOP_BEFORE_ID=$VICTIM:1" "(rank 0's (NCCL )?unique id|every rank's hash of the (NCCL )?unique id)"
 if wanted sigstop-nccl-init; then
   if [ "$DEVICE" = cuda ]; then
     case_sigstop_in_setup "rank $VICTIM never joins NCCL initialisation" \
