@@ -17,6 +17,7 @@
 #include "platform/mpi_check.hpp"
 #include "train/float64_reference.hpp"
 #include "train/math_check.hpp"
+#include "train/step_phases.hpp"
 
 namespace mgpu {
 namespace {
@@ -121,6 +122,19 @@ struct CpuTrainer::StepMarks {
   bool update = false;                                                     // the step ended an accumulation group
 };
 
+// The marks as times from the step's start. The CPU reduces right after backward and updates right after the
+// reduction, so its reduction starts at backward's end (all of it exposed) and its optimizer at the reduction's end.
+StepMarkTimes CpuTrainer::mark_times(const StepMarks& marks) {
+  StepMarkTimes times;
+  times.forward_end = elapsed_ms(marks.start, marks.forward_end);
+  times.backward_end = elapsed_ms(marks.start, marks.backward_end);
+  times.allreduce_start = times.backward_end;
+  times.allreduce_end = elapsed_ms(marks.start, marks.allreduce_end);
+  times.optimizer_start = times.allreduce_end;
+  times.end = elapsed_ms(marks.start, marks.end);
+  return times;
+}
+
 CpuTrainer::StepMarks CpuTrainer::train_step(int run_index, int step, std::uint64_t first_sample, bool marked,
                                              float* loss) {
   const MlpSpec& model = settings_.model;
@@ -194,20 +208,9 @@ RunRecord CpuTrainer::run(int run_index) {
     float loss = 0;
     const StepMarks marks = train_step(run_index, step, first_sample, !unmarked, &loss);
     record.loss[step] = loss;
-    if (!unmarked && step == settings_.warmup_steps) measured_start = marks.start;
-    if (!phases) {
-      for (int p = 0; p < kPhaseCount; ++p) record.ms(Phase(p), step) = std::numeric_limits<double>::quiet_NaN();
-      if (!unmarked) record.ms(Phase::step, step) = elapsed_ms(marks.start, marks.end);
-      continue;
-    }
-    const bool reduced = marks.update && ranks_ > 1;
-    record.ms(Phase::forward, step) = elapsed_ms(marks.start, marks.forward_end);
-    record.ms(Phase::backward, step) = elapsed_ms(marks.forward_end, marks.backward_end);
-    record.ms(Phase::allreduce, step) = reduced ? elapsed_ms(marks.backward_end, marks.allreduce_end) : 0.0;
-    // Nothing overlaps on the CPU: all of the reduction is exposed.
-    record.ms(Phase::exposed_comm, step) = record.ms(Phase::allreduce, step);
-    record.ms(Phase::optimizer, step) = marks.update ? elapsed_ms(marks.allreduce_end, marks.end) : 0.0;
-    record.ms(Phase::step, step) = elapsed_ms(marks.start, marks.end);
+    if (unmarked) continue;
+    if (step == settings_.warmup_steps) measured_start = marks.start;
+    record_marked_step(record, step, mark_times(marks), {marks.update, marks.update && ranks_ > 1}, phases);
   }
   // Includes the data generation between measured steps (the GPU path's wall span includes its launch gaps).
   record.measured_wall_ms = elapsed_ms(measured_start, Clock::now());
@@ -216,8 +219,7 @@ RunRecord CpuTrainer::run(int run_index) {
     const int measured = std::max(1, settings_.measured_steps);
     record.batch_generation_ms = generation_ms / measured;
     const double measured_step_ms = (record.measured_wall_ms - generation_ms) / measured;
-    for (int step = 0; step < settings_.total_steps(); ++step)
-      record.ms(Phase::step, step) = step < settings_.warmup_steps ? warmup_step_ms : measured_step_ms;
+    record_unmarked_steps(record, settings_.warmup_steps, warmup_step_ms, measured_step_ms);
   }
   record.memory_peak_bytes = peak_resident_bytes();
   return record;

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "train/cpu_mlp.hpp"
+#include "train/step_phases.hpp"
 #include "train/trainer.hpp"
 
 namespace mgpu {
@@ -30,6 +31,7 @@ class CpuTrainer final : public Trainer {
   // One step of run `run_index` on the batch in place (first sample `first_sample`): forward, loss, backward, the
   // all-reduce and Adam where the step ends an accumulation group; the clock read between phases when `marked`.
   StepMarks train_step(int run_index, int step, std::uint64_t first_sample, bool marked, float* loss);
+  static StepMarkTimes mark_times(const StepMarks& marks);
 
   TrainingSettings settings_;
   MPI_Comm comm_;

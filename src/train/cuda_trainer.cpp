@@ -16,12 +16,21 @@
 #include "kernels/output_head.cuh"
 #include "platform/cuda_check.hpp"
 #include "platform/mpi_check.hpp"
-#include "train/coordinate_search.hpp"
 #include "train/cuda_reference_step.hpp"
 #include "train/math_check.hpp"
+#include "train/step_gemm_search.hpp"
 
 namespace mgpu {
 namespace {
+
+// The step's marks, by the names enqueue_step records them with (step_timeline.hpp).
+constexpr StepTimeline::Mark kStart = StepTimeline::kStart;
+constexpr StepTimeline::Mark kForwardEnd = StepTimeline::kForwardEnd;
+constexpr StepTimeline::Mark kBackwardEnd = StepTimeline::kBackwardEnd;
+constexpr StepTimeline::Mark kAllreduceStart = StepTimeline::kAllreduceStart;
+constexpr StepTimeline::Mark kAllreduceEnd = StepTimeline::kAllreduceEnd;
+constexpr StepTimeline::Mark kOptimizerStart = StepTimeline::kOptimizerStart;
+constexpr StepTimeline::Mark kEnd = StepTimeline::kEnd;
 
 int comm_rank(MPI_Comm comm) {
   int rank = 0;
@@ -84,7 +93,7 @@ CudaTrainer::CudaTrainer(const TrainingSettings& settings, MPI_Comm comm, int de
       comm_(comm),
       output_head_(settings.fused_optimizer && model_.output_head_fusable() && kernels::output_head_enabled()),
       losses_(settings.total_steps(), compute_stream_.get()),
-      events_(settings.timing != TimingMode::none ? static_cast<std::size_t>(settings.total_steps()) : 0),
+      timeline_(settings_),
       clock_sampler_(describe_gpu(device_ordinal_).pci_bus_id) {
   for (std::size_t b = 0; b < plan_.buckets.size(); ++b) bucket_reduced_.emplace_back(cudaEventDisableTiming);
   // Eager steps first, from a valid state, graph or not: every GEMM shape is tuned (tuned_gemm.hpp), cuBLAS and our
@@ -107,7 +116,7 @@ CudaTrainer::CudaTrainer(const TrainingSettings& settings, MPI_Comm comm, int de
   const auto warm_up = [&](StepKind kind) {
     if (warmed[kind.index()]) return;
     warmed[kind.index()] = true;
-    enqueue_step(events_.empty() ? nullptr : &events_.front(), kind);
+    enqueue_step(timeline_.step_events(0), kind);
   };
   warm_up(StepKind{});
   for (int step = 0; step < kinds_seen_by; ++step) warm_up(kind_of(step));
@@ -145,8 +154,7 @@ int CudaTrainer::enqueue_generation_alone() {
   // As many as the measured steps (at least one graph's worth), so that the per-step figure is an average like the
   // step time it is subtracted from.
   const int replays = std::max(1, (settings_.measured_steps + kGenerationsPerReplay - 1) / kGenerationsPerReplay);
-  for (std::array<CudaEvent, 2>& window : generation_marks_) {
-    window[0].record(compute);
+  timeline_.time_generation_alone(compute, [&] {
     for (int r = 0; r < replays; ++r) {
       if (settings_.graph) {
         generation_graph_.launch(compute);
@@ -154,16 +162,8 @@ int CudaTrainer::enqueue_generation_alone() {
       }
       for (int i = 0; i < kGenerationsPerReplay; ++i) enqueue_bookkeeping_and_batch();
     }
-    window[1].record(compute);
-  }
+  });
   return replays * kGenerationsPerReplay;
-}
-
-double CudaTrainer::generation_alone_ms(int generations_per_window) const {
-  double fastest = std::numeric_limits<double>::infinity();
-  for (const std::array<CudaEvent, 2>& window : generation_marks_)
-    fastest = std::min(fastest, elapsed_ms(window[0], window[1]));
-  return fastest / generations_per_window;
 }
 
 double CudaTrainer::time_step_replays() {
@@ -200,93 +200,11 @@ double CudaTrainer::time_step_replays() {
   return best;
 }
 
-std::string CudaTrainer::gemm_choices() const {
-  std::string lines;
-  for (const TunedGemm::ShapeOptions& shape : model_.gemm().shape_options()) {
-    char alone[64];
-    std::snprintf(alone, sizeof alone, " (%.2f us alone", shape.alone_us[shape.selected]);
-    lines += "gemm " + shape.shape + ": " + shape.options[shape.selected] + alone;
-    if (shape.selected != 0) {
-      std::snprintf(alone, sizeof alone, "; the choice made alone, %.2f us, was ", shape.alone_us[0]);
-      lines += alone + shape.options[0];
-    }
-    lines += "; " + std::to_string(shape.checked) + " candidates verified";
-    if (!shape.rejected.empty()) lines += ", rejected: " + shape.rejected.front();
-    if (shape.rejected.size() > 1) lines += " and " + std::to_string(shape.rejected.size() - 1) + " more";
-    lines += ")\n";
-  }
-  return lines;
-}
+std::string CudaTrainer::gemm_choices() const { return model_.gemm().choices_text(); }
 
 std::string CudaTrainer::tune_step_gemms(int steps_seen) {
-  // Why: each GEMM shape was tuned alone, by back-to-back calls, but in the step a kernel's neighbours change what is
-  // fastest (a block that takes a whole SM keeps the next kernel's blocks from starting beside it; a cluster's blocks
-  // must find room in one GPC). Measured on H200: options within 2% of each other alone made large batch 32's step
-  // 0.124 or 0.132 ms. So the options nearly as fast alone are tried in the replayed step, one shape at a time in
-  // TunedGemm::shape_options order (coordinate_search.hpp), each kept only when the step gets faster by more than
-  // the margin, in the pass and again in the final check. Smaller differences are ties that keep the choices made
-  // alone (themselves broken by a fixed order, candidate_ranking.hpp), so that independent processes on one machine
-  // run the same plan; a 1% margin still takes the step-level effect that made this search worth having.
-  constexpr double kMargin = 0.01;
-  constexpr int kCheckRounds = 3;
-  TunedGemm& gemm = model_.gemm();
-  const std::vector<TunedGemm::ShapeOptions> shapes = gemm.shape_options();
-  // Every search starts from the choices made alone (an earlier trainer of this process may have changed a shape's).
-  std::vector<int> counts;
-  bool recapture = false;
-  for (std::size_t s = 0; s < shapes.size(); ++s) {
-    counts.push_back(static_cast<int>(shapes[s].options.size()));
-    if (shapes[s].selected != 0) {
-      gemm.select(s, 0);
-      recapture = true;
-    }
-  }
-  const std::vector<int> start(shapes.size(), 0);
-  // With several ranks every one replays the same steps (each holds collectives) and takes the same decisions: the
-  // same shapes (the same local batch) and, per shape, the fewest options any rank has (each rank its own options,
-  // its choice made alone first), judged by the slowest rank's time.
-  int shape_count[2] = {static_cast<int>(shapes.size()), -static_cast<int>(shapes.size())};
-  MPI_Request request = MPI_REQUEST_NULL;
-  MGPU_MPI_CHECK(MPI_Iallreduce(MPI_IN_PLACE, shape_count, 2, MPI_INT, MPI_MIN, comm_, &request));
-  MGPU_MPI_CHECK(wait_bounded(request, "every rank's GEMM shapes for step-level tuning (MPI_Iallreduce)"));
-  MGPU_REQUIRE(shape_count[0] == -shape_count[1],
-               "step-level GEMM tuning: the ranks ran different numbers of GEMM "
-               "shapes (" +
-                   std::to_string(shape_count[0]) + " to " + std::to_string(-shape_count[1]) + ")");
-  if (!counts.empty()) {
-    MGPU_MPI_CHECK(MPI_Iallreduce(MPI_IN_PLACE, counts.data(), static_cast<int>(counts.size()), MPI_INT, MPI_MIN, comm_,
-                                  &request));
-    MGPU_MPI_CHECK(wait_bounded(request, "every rank's GEMM options for step-level tuning (MPI_Iallreduce)"));
-  }
-  const auto apply = [&](std::size_t shape, int option) {
-    gemm.select(shape, option);
-    recapture = true;
-  };
-  const auto measure = [&] {
-    if (recapture) capture_step_graphs(steps_seen);
-    recapture = false;
-    return time_step_replays();
-  };
-  const auto began = std::chrono::steady_clock::now();
-  const CoordinateSearch search = coordinate_search(counts, start, kMargin, kCheckRounds, apply, measure);
-  if (recapture) capture_step_graphs(steps_seen);
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
-
-  const char* outcome = search.found == search.start      ? " (no option beat the margin: none changed)"
-                        : search.selected == search.start ? " (no faster in the final check: none changed)"
-                                                          : "";
-  char line[256];
-  std::snprintf(line, sizeof line,
-                "step-level GEMM tuning: %d replay timings in %.2f s, step replay %.4f ms with the choices made alone, "
-                "%.4f ms with the search's%s\n",
-                search.evaluations, seconds, search.start_ms, search.selected_ms, outcome);
-  std::string report = line;
-  for (std::size_t s = 0; s < shapes.size(); ++s) {
-    if (search.selected[s] == search.start[s]) continue;
-    report += "  gemm " + shapes[s].shape + ": " + shapes[s].options[search.start[s]] + " -> " +
-              shapes[s].options[search.selected[s]] + "\n";
-  }
-  return report;
+  return search_step_gemms(
+      model_.gemm(), comm_, [&] { capture_step_graphs(steps_seen); }, [&] { return time_step_replays(); });
 }
 
 CudaTrainer::~CudaTrainer() = default;
@@ -299,15 +217,15 @@ void CudaTrainer::capture_step_graph(StepKind kind, bool marked) {
   // before its launch (cudaGraphExecEventRecordNodeSetEvent changes only later launches, never one in flight).
   const cudaStream_t compute = compute_stream_.get();
   CudaGraph::capture_begin(compute);
-  capturing_ = true;
+  timeline_.set_capturing(true);
   try {
-    enqueue_step(marked ? &events_.front() : nullptr, kind);
+    enqueue_step(marked ? timeline_.step_events(0) : nullptr, kind);
   } catch (...) {
-    capturing_ = false;
+    timeline_.set_capturing(false);
     CudaGraph::capture_abandon(compute);
     throw;
   }
-  capturing_ = false;
+  timeline_.set_capturing(false);
   // Several instances when events are re-targeted: re-targeting an instance while its previous launch is still queued
   // may make the host wait for that launch, and with a single instance that wait would leave the GPU idle between
   // steps (suspected cause of the 6-16 % wall-time cost of --timing events measured on H200 with one instance).
@@ -319,35 +237,11 @@ void CudaTrainer::capture_step_graph(StepKind kind, bool marked) {
   // so no two instances ever run concurrently (concurrent replays on one communicator are what NCCL does not allow).
   captured.graph.capture_end(compute, marked ? kGraphCopies : 1);
 
-  std::size_t count = 0;
-  MGPU_CUDA_CHECK(cudaGraphGetNodes(captured.graph.graph(), nullptr, &count));
-  std::vector<cudaGraphNode_t> nodes(count);
-  MGPU_CUDA_CHECK(cudaGraphGetNodes(captured.graph.graph(), nodes.data(), &count));
-  for (cudaGraphNode_t node : nodes) {
-    cudaGraphNodeType type{};
-    MGPU_CUDA_CHECK(cudaGraphNodeGetType(node, &type));
-    if (type != cudaGraphNodeTypeEventRecord) continue;
-    cudaEvent_t event = nullptr;
-    MGPU_CUDA_CHECK(cudaGraphEventRecordNodeGetEvent(node, &event));
-    for (int m = 0; m < kMarkCount; ++m) {
-      if (marked && events_.front()[m].get() == event) captured.event_nodes.emplace_back(node, Mark(m));
-    }
-  }
-  // What enqueue_step records: all 7 marks with a reduction, 4 on one rank (start, forward_end, backward_end, end),
-  // 3 on a step without update (its end is backward's); with --timing step only start and end.
-  int marks_recorded = 0;
-  if (marked) marks_recorded = !kind.update ? 3 : (nccl_ ? kMarkCount : 4);
-  if (marked && settings_.timing == TimingMode::step) marks_recorded = 2;
+  if (marked) captured.event_nodes = timeline_.event_nodes(captured.graph.graph());
+  const int marks_recorded = timeline_.marks_per_step(marked, {kind.update, nccl_ != nullptr});
   MGPU_REQUIRE(static_cast<int>(captured.event_nodes.size()) == marks_recorded,
                "the captured step has " + std::to_string(captured.event_nodes.size()) +
                    " timing event nodes, expected " + std::to_string(marks_recorded));
-}
-
-void CudaTrainer::retarget_graph_events(const CapturedStep& captured, int instance, int step) {
-  const cudaGraphExec_t exec = captured.graph.exec(instance);
-  for (const auto& [node, which] : captured.event_nodes) {
-    MGPU_CUDA_CHECK(cudaGraphExecEventRecordNodeSetEvent(exec, node, events_[step][which].get()));
-  }
 }
 
 RunRecord CudaTrainer::run(int run_index) {
@@ -372,20 +266,19 @@ RunRecord CudaTrainer::run(int run_index) {
   // change what the events measure. A run without marks inside its steps (--timing none, interleaved's unmarked runs)
   // has only the run marks, outside the steps, and then times the batch generation alone.
   const bool marked = !settings_.marks_nothing(run_index);
-  if (!marked) run_marks_[kRunStart].record(compute);
+  if (!marked) timeline_.mark_run(StepTimeline::kRunStart, compute);
   enqueue_run_steps(steps, marked);
   int generations = 0;
   if (!marked) {
-    run_marks_[kRunEnd].record(compute);
+    timeline_.mark_run(StepTimeline::kRunEnd, compute);
     generations = enqueue_generation_alone();
   }
 
-  wait_sampling_clocks(marked ? events_.back()[kEnd] : generation_marks_.back()[1]);
-  record.measured_wall_ms = marked ? elapsed_ms(events_[settings_.warmup_steps][kStart], events_.back()[kEnd])
-                                   : elapsed_ms(run_marks_[kMeasuredStart], run_marks_[kRunEnd]);
+  wait_sampling_clocks(timeline_.last_event(marked));
+  record.measured_wall_ms = timeline_.measured_wall_ms(marked);
   record.phases_marked = settings_.marks_phases(run_index);
-  if (!marked) record.batch_generation_ms = generation_alone_ms(generations);
-  read_phase_times(record, marked);
+  if (!marked) record.batch_generation_ms = timeline_.generation_alone_ms(generations);
+  timeline_.read_phase_times(record, marked, nccl_ != nullptr);
 
   const std::vector<float> losses = losses_.read(compute, "run " + std::to_string(run_index));
   record.loss.assign(losses.begin(), losses.end());
@@ -404,16 +297,16 @@ void CudaTrainer::enqueue_run_steps(int steps, bool marked) {
   const cudaStream_t compute = compute_stream_.get();
   std::array<CapturedStep, kStepKinds>& graphs = step_graphs(marked);
   for (int step = 0; step < steps; ++step) {
-    if (!marked && step == settings_.warmup_steps) run_marks_[kMeasuredStart].record(compute);
+    if (!marked && step == settings_.warmup_steps) timeline_.mark_run(StepTimeline::kMeasuredStart, compute);
     const StepKind kind = kind_of(step);
     if (settings_.graph) {
       CapturedStep& captured = graphs[kind.index()];
       const int instance = captured.launches++ % captured.graph.copies();
-      if (marked) retarget_graph_events(captured, instance, step);
+      if (marked) timeline_.retarget(captured.graph.exec(instance), captured.event_nodes, step);
       // The step counter in device memory tells the replay which step it is.
       captured.graph.launch(compute, instance);
     } else {
-      enqueue_step(marked ? &events_[step] : nullptr, kind);
+      enqueue_step(marked ? timeline_.step_events(step) : nullptr, kind);
     }
   }
 }
@@ -436,85 +329,26 @@ Trainer::ReferenceRun CudaTrainer::reference_run(int steps) const {
   return {{run.initial.begin(), run.initial.end()}, {run.trained.begin(), run.trained.end()}};
 }
 
-int CudaTrainer::gemm_candidates_checked() const {
-  int checked = 0;
-  for (const TunedGemm::ShapeOptions& shape : model_.gemm().shape_options()) checked += shape.checked;
-  return checked;
-}
+int CudaTrainer::gemm_candidates_checked() const { return model_.gemm().candidates_checked(); }
 
-int CudaTrainer::gemm_candidates_rejected() const {
-  int rejected = 0;
-  for (const TunedGemm::ShapeOptions& shape : model_.gemm().shape_options())
-    rejected += static_cast<int>(shape.rejected.size());
-  return rejected;
-}
-
-void CudaTrainer::mark(const StepEvents* events, Mark which, cudaStream_t stream) const {
-  if (events == nullptr) return;
-  // --timing step: the step's boundaries only (the other marks' nodes would each add their cost to the step).
-  if (settings_.timing == TimingMode::step && which != kStart && which != kEnd) return;
-  // Inside a capture a plain record would only order streams; the external flag makes it a node that records the
-  // timestamp at every replay.
-  if (capturing_) {
-    (*events)[which].record_in_capture(stream);
-  } else {
-    (*events)[which].record(stream);
-  }
-}
+int CudaTrainer::gemm_candidates_rejected() const { return model_.gemm().candidates_rejected(); }
 
 void CudaTrainer::enqueue_step(const StepEvents* events, StepKind kind) {
   const cudaStream_t compute = compute_stream_.get();
   // Data loading is not part of the step (docs/measurement.md: forward starts with the batch in place). The batch is
   // generated on the compute stream before `start` is recorded, so `start` fires only once it is there.
   enqueue_bookkeeping_and_batch();
-
-  // --fuse-optimizer (one rank): a step that updates leaves the weight gradients to the optimizer kernel, which forms
-  // and applies them in one pass; a step that only accumulates must write them.
-  const bool fused = settings_.fused_optimizer && kind.update;
+  const StepPlan step{kind, settings_.fused_optimizer && kind.update, nccl_ && settings_.overlap && kind.update};
 
   mark(events, kStart, compute);
-  if (fused && output_head_) {
-    // The output layer's forward, the loss and backward's first input gradient in one kernel (CudaMlp::
-    // forward_with_output_head): two fewer links in the step's chain of dependent kernels. That input gradient, one
-    // small product, is then timed in the forward phase.
-    model_.forward_with_output_head(losses_.slots());
-  } else {
-    model_.forward();
-    model_.loss_and_gradient(losses_.slots());
-  }
+  enqueue_forward(step);
   mark(events, kForwardEnd, compute);  // forward phase = start -> here, loss and dL/dy included
-
-  // With overlap each bucket is handed to the communication stream as soon as backward has written its last piece;
-  // without, the single bucket goes after backward_end. A step that does not end an accumulation only adds its
-  // gradient: no reduction, no update (its allreduce, exposed_comm and optimizer phases are 0).
-  const bool overlap = nccl_ && settings_.overlap && kind.update;
-  // Adam applies the mean of the K accumulated gradients (each already a mean over its batch); 1 / 1 is exact.
-  const float gradient_scale = 1.0f / static_cast<float>(settings_.accumulate_steps);
   // backward phase = forward_end -> backward_end: every gradient written (fused: every input and bias gradient; with
   // the output head, all but the output layer's input gradient, which the head wrote in the forward phase).
-  if (overlap) {
-    const int buckets = static_cast<int>(plan_.buckets.size());
-    int next_bucket = 0;
-    model_.backward(
-        plan_,
-        [&](int piece) {
-          if (plan_.buckets[next_bucket].last_piece != piece) return;
-          // The last bucket's last piece is backward's last write: backward_end is marked before that bucket is
-          // handed over. Marked after it, an eager launch would stamp it only once the host had launched the NCCL
-          // call, possibly after a small bucket's reduction had finished (measured: exposed_comm -2.8 us).
-          if (next_bucket + 1 == buckets) mark(events, kBackwardEnd, compute);
-          reduce_bucket(next_bucket++, events);
-        },
-        kind.accumulate);
-  } else if (fused) {
-    // Where it pays (CudaMlp::early_updates_pay), every layer above the first is updated as soon as backward is done
-    // with its weights, beside the rest of backward (CudaMlp::EarlyUpdate); the first layer's update, which only
-    // backward's last kernel makes possible, is then the optimizer phase, with the wait for the early ones.
-    CudaMlp::EarlyUpdate early;
-    early.adam = settings_.adam;
-    early.gradient_scale = gradient_scale;
-    early.accumulated = kind.accumulate;
-    model_.backward_without_weight_gradients(model_.early_updates_pay() ? &early : nullptr);
+  if (step.overlap) {
+    enqueue_backward_reducing_buckets(events, kind);
+  } else if (step.fused) {
+    enqueue_backward_for_fused_update(kind);
     mark(events, kBackwardEnd, compute);
   } else {
     model_.backward(plan_, {}, kind.accumulate);
@@ -522,39 +356,88 @@ void CudaTrainer::enqueue_step(const StepEvents* events, StepKind kind) {
     // the cost of an event-record node, about 3 us, to the step and to no phase).
     mark(events, kind.update ? kBackwardEnd : kEnd, compute);
   }
+  // A step that does not end an accumulation only adds its gradient: no reduction, no update (its allreduce,
+  // exposed_comm and optimizer phases are 0).
   if (!kind.update) return;
-  if (nccl_ && !overlap) reduce_bucket(0, events);
-
-  // One rank: nothing to reduce, nothing is enqueued or recorded, so the single-GPU baseline carries no cost a real
-  // single-GPU run would not have; read_phase_times reports allreduce = exposed_comm = 0 and starts the optimizer
-  // at backward_end. Otherwise Adam updates each bucket once its reduction is complete: the compute stream waits for
-  // bucket b only (a GPU-side wait), so updating early buckets overlaps reducing later ones.
-  if (fused) {
-    // optimizer phase = weight gradients + Adam (with accumulation: added to the earlier steps' sum first).
-    model_.adam_with_weight_gradients(settings_.adam, gradient_scale, kind.accumulate);
-  } else if (!nccl_) {
-    model_.adam(settings_.adam, 0, model_.parameter_count(), gradient_scale);
-  } else {
-    // Deferred overlap: backward reads no weight once it hands its first bucket over (CudaMlp::backward), so each
-    // bucket is updated on the optimizer stream as soon as it is reduced, beside the weight-gradient GEMMs still
-    // running, and the compute stream joins that stream before the step ends. Otherwise the compute stream updates them
-    // in turn.
-    const bool beside_backward = overlap && plan_.order == WeightGradientOrder::deferred;
-    CudaStream& updates = beside_backward ? optimizer_stream_ : compute_stream_;
-    for (std::size_t b = 0; b < plan_.buckets.size(); ++b) {
-      updates.wait(bucket_reduced_[b].get());
-      // Recorded on the updating stream after its first wait: the optimizer phase starts when that stream could
-      // actually proceed, not when the communication stream finished.
-      if (b == 0) mark(events, kOptimizerStart, updates.get());
-      const GradientBucket& bucket = plan_.buckets[b];
-      model_.adam(settings_.adam, bucket.begin, bucket.end - bucket.begin, gradient_scale, updates.get());
-    }
-    if (beside_backward) {
-      updates_done_.record(optimizer_stream_.get());
-      compute_stream_.wait(updates_done_.get());
-    }
-  }
+  if (nccl_ && !step.overlap) reduce_bucket(0, events);
+  enqueue_update(events, step);
   mark(events, kEnd, compute);  // step = start -> here
+}
+
+void CudaTrainer::enqueue_forward(const StepPlan& step) {
+  if (step.fused && output_head_) {
+    // The output layer's forward, the loss and backward's first input gradient in one kernel (CudaMlp::
+    // forward_with_output_head): two fewer links in the step's chain of dependent kernels. That input gradient, one
+    // small product, is then timed in the forward phase.
+    model_.forward_with_output_head(losses_.slots());
+    return;
+  }
+  model_.forward();
+  model_.loss_and_gradient(losses_.slots());
+}
+
+void CudaTrainer::enqueue_backward_reducing_buckets(const StepEvents* events, StepKind kind) {
+  // Each bucket is handed to the communication stream as soon as backward has written its last piece.
+  const cudaStream_t compute = compute_stream_.get();
+  const int buckets = static_cast<int>(plan_.buckets.size());
+  int next_bucket = 0;
+  model_.backward(
+      plan_,
+      [&](int piece) {
+        if (plan_.buckets[next_bucket].last_piece != piece) return;
+        // The last bucket's last piece is backward's last write: backward_end is marked before that bucket is
+        // handed over. Marked after it, an eager launch would stamp it only once the host had launched the NCCL
+        // call, possibly after a small bucket's reduction had finished (measured: exposed_comm -2.8 us).
+        if (next_bucket + 1 == buckets) mark(events, kBackwardEnd, compute);
+        reduce_bucket(next_bucket++, events);
+      },
+      kind.accumulate);
+}
+
+void CudaTrainer::enqueue_backward_for_fused_update(StepKind kind) {
+  // Where it pays (CudaMlp::early_updates_pay), every layer above the first is updated as soon as backward is done
+  // with its weights, beside the rest of backward (CudaMlp::EarlyUpdate); the first layer's update, which only
+  // backward's last kernel makes possible, is then the optimizer phase, with the wait for the early ones.
+  CudaMlp::EarlyUpdate early;
+  early.adam = settings_.adam;
+  early.gradient_scale = gradient_scale();
+  early.accumulated = kind.accumulate;
+  model_.backward_without_weight_gradients(model_.early_updates_pay() ? &early : nullptr);
+}
+
+void CudaTrainer::enqueue_update(const StepEvents* events, const StepPlan& step) {
+  // One rank: nothing to reduce, nothing is enqueued or recorded, so the single-GPU baseline carries no cost a real
+  // single-GPU run would not have (the optimizer phase starts at backward_end).
+  if (step.fused) {
+    // optimizer phase = weight gradients + Adam (with accumulation: added to the earlier steps' sum first).
+    model_.adam_with_weight_gradients(settings_.adam, gradient_scale(), step.kind.accumulate);
+  } else if (!nccl_) {
+    model_.adam(settings_.adam, 0, model_.parameter_count(), gradient_scale());
+  } else {
+    enqueue_update_per_reduced_bucket(events, step);
+  }
+}
+
+void CudaTrainer::enqueue_update_per_reduced_bucket(const StepEvents* events, const StepPlan& step) {
+  // Adam updates each bucket once its reduction is complete: the updating stream waits for bucket b only (a GPU-side
+  // wait), so updating early buckets overlaps reducing later ones. Deferred overlap: backward reads no weight once it
+  // hands its first bucket over (CudaMlp::backward), so each bucket is updated on the optimizer stream as soon as it
+  // is reduced, beside the weight-gradient GEMMs still running, and the compute stream joins that stream before the
+  // step ends. Otherwise the compute stream updates them in turn.
+  const bool beside_backward = step.overlap && plan_.order == WeightGradientOrder::deferred;
+  CudaStream& updates = beside_backward ? optimizer_stream_ : compute_stream_;
+  for (std::size_t b = 0; b < plan_.buckets.size(); ++b) {
+    updates.wait(bucket_reduced_[b].get());
+    // Recorded on the updating stream after its first wait: the optimizer phase starts when that stream could
+    // actually proceed, not when the communication stream finished.
+    if (b == 0) mark(events, kOptimizerStart, updates.get());
+    const GradientBucket& bucket = plan_.buckets[b];
+    model_.adam(settings_.adam, bucket.begin, bucket.end - bucket.begin, gradient_scale(), updates.get());
+  }
+  if (beside_backward) {
+    updates_done_.record(optimizer_stream_.get());
+    compute_stream_.wait(updates_done_.get());
+  }
 }
 
 void CudaTrainer::enqueue_bookkeeping_and_batch() {
@@ -604,7 +487,7 @@ void CudaTrainer::wait_sampling_clocks(const CudaEvent& last) {
   // network) surface here too, since nothing else would wake this loop.
   BoundedWait wait(nccl_ ? "the run's steps on the GPU (CUDA events; NCCL all-reduce)"
                          : "the run's steps on the GPU (CUDA events)");
-  wait.set_step_source([this] { return first_unfinished_step(); });
+  wait.set_step_source([this] { return timeline_.first_unfinished_step(); });
   for (;;) {
     clock_sampler_.sample();
     if (last.query()) break;
@@ -625,63 +508,6 @@ void CudaTrainer::wait_bounded_for_streams(const std::string& waiting_for) const
   comm_done.record(comm_stream_.get());
   wait_bounded_for(compute_done, waiting_for);
   wait_bounded_for(comm_done, waiting_for);
-}
-
-int CudaTrainer::first_unfinished_step() const {
-  for (std::size_t step = 0; step < events_.size(); ++step)
-    if (!events_[step][kEnd].query()) return static_cast<int>(step);
-  return -1;  // or an unmarked run (no per-step events to ask)
-}
-
-void CudaTrainer::read_phase_times(RunRecord& record, bool marked) const {
-  if (!marked) {
-    // No mark inside the steps: no phase was measured (NaN says so to every reader); each step holds the mean step
-    // time of its part of the run (warm-up or measured), which is all two events per part can say, less the
-    // bookkeeping and batch generation that a marked step leaves before its start mark (timed alone, run()).
-    const double nan = std::numeric_limits<double>::quiet_NaN();
-    const int warmup = settings_.warmup_steps;
-    const int measured = std::max(1, settings_.measured_steps);
-    const double generation = record.batch_generation_ms;
-    const double warmup_mean =
-        warmup > 0 ? elapsed_ms(run_marks_[kRunStart], run_marks_[kMeasuredStart]) / warmup - generation : nan;
-    const double measured_mean = elapsed_ms(run_marks_[kMeasuredStart], run_marks_[kRunEnd]) / measured - generation;
-    // Both parts include the generation, so a mean at or below zero means the GPU ran other work while one was timed.
-    MGPU_REQUIRE(measured_mean > 0.0 && !(warmup_mean <= 0.0),
-                 "the batch generation timed alone (" + std::to_string(generation) +
-                     " ms) took as long as a whole step (warm-up and measured means before subtracting it: " +
-                     std::to_string(warmup_mean + generation) + " and " + std::to_string(measured_mean + generation) +
-                     " ms): another process is using this GPU, so no time of this run means anything; run the "
-                     "benchmark on GPUs nothing else uses");
-    for (int step = 0; step < record.total_steps; ++step) {
-      for (int p = 0; p < kPhaseCount; ++p) record.ms(Phase(p), step) = nan;
-      record.ms(Phase::step, step) = step < warmup ? warmup_mean : measured_mean;
-    }
-    return;
-  }
-  for (int step = 0; step < record.total_steps; ++step) {
-    const StepEvents& e = events_[step];
-    record.ms(Phase::step, step) = elapsed_ms(e[kStart], e[kEnd]);
-    if (settings_.timing == TimingMode::step) {  // only the step's boundaries were marked: no phase was measured
-      for (int p = 0; p < kPhaseCount; ++p) {
-        if (Phase(p) != Phase::step) record.ms(Phase(p), step) = std::numeric_limits<double>::quiet_NaN();
-      }
-      continue;
-    }
-    record.ms(Phase::forward, step) = elapsed_ms(e[kStart], e[kForwardEnd]);
-    if (!settings_.ends_accumulation(step)) {
-      // Gradient accumulation: this step only added its gradient (enqueue_step), and backward's end is the step's
-      // end; nothing reduced, nothing updated.
-      record.ms(Phase::backward, step) = elapsed_ms(e[kForwardEnd], e[kEnd]);
-      for (Phase p : {Phase::allreduce, Phase::exposed_comm, Phase::optimizer}) record.ms(p, step) = 0.0;
-      continue;
-    }
-    record.ms(Phase::backward, step) = elapsed_ms(e[kForwardEnd], e[kBackwardEnd]);
-    // One rank (see enqueue_step): no reduction, its phases are 0 and the optimizer follows backward directly.
-    record.ms(Phase::allreduce, step) = nccl_ ? elapsed_ms(e[kAllreduceStart], e[kAllreduceEnd]) : 0.0;
-    // The last bucket holds the last piece backward writes, so its reduction ends after backward_end, overlap or not.
-    record.ms(Phase::exposed_comm, step) = nccl_ ? elapsed_ms(e[kBackwardEnd], e[kAllreduceEnd]) : 0.0;
-    record.ms(Phase::optimizer, step) = elapsed_ms(nccl_ ? e[kOptimizerStart] : e[kBackwardEnd], e[kEnd]);
-  }
 }
 
 std::vector<float> CudaTrainer::parameters() const {

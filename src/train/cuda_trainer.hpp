@@ -18,6 +18,7 @@
 #include "train/cuda_mlp.hpp"
 #include "train/gradient_buckets.hpp"
 #include "train/loss_buffer.hpp"
+#include "train/step_timeline.hpp"
 #include "train/trainer.hpp"
 
 namespace mgpu {
@@ -50,26 +51,7 @@ class CudaTrainer final : public Trainer {
   bool fuses_output_head() const noexcept { return output_head_; }
 
  private:
-  // The instants that bound the phases of one step (docs/measurement.md). allreduce_start/_end are on the communication
-  // stream, the others on the compute stream; the reduction marks and optimizer_start exist only with > 1 rank.
-  enum Mark : int {
-    kStart,           // the batch is in place, the step begins
-    kForwardEnd,      // loss and dL/dy written (with the fused output head, the last hidden layer's dL/dZ too)
-    kBackwardEnd,     // last gradient written
-    kAllreduceStart,  // the first bucket's reduction may begin (after its wait for the gradients)
-    kAllreduceEnd,    // the last bucket reduced
-    kOptimizerStart,  // the updating stream may update (after its wait for the first reduced bucket)
-    kEnd,             // parameters updated, the step is over
-    kMarkCount
-  };
-  using StepEvents = std::array<CudaEvent, kMarkCount>;
-  // A run without marks inside its steps (--timing none, interleaved's unmarked runs): its only events, outside the
-  // steps. The batch generation timed alone after such a run has pairs of its own (generation_marks_).
-  enum RunMark : int { kRunStart, kMeasuredStart, kRunEnd, kRunMarkCount };
-  // The batch generation alone is timed in this many windows and the fastest is kept: it is subtracted from a step
-  // mean of tens of microseconds, and one window that met other work on the GPU (a time slice is milliseconds) would
-  // otherwise make the step mean negative.
-  static constexpr int kGenerationWindows = 3;
+  using StepEvents = StepTimeline::StepEvents;
 
   // What a step does under gradient accumulation (--accumulate K): its gradient overwrites the buffer (first step of a
   // group) or is added to it, and it reduces and updates (last step of a group) or not. K = 1: every step is
@@ -85,7 +67,7 @@ class CudaTrainer final : public Trainer {
   // (which of its instances comes next).
   struct CapturedStep {
     CudaGraph graph;
-    std::vector<std::pair<cudaGraphNode_t, Mark>> event_nodes;
+    StepTimeline::EventNodes event_nodes;
     int launches = 0;
   };
 
@@ -93,12 +75,29 @@ class CudaTrainer final : public Trainer {
   // reductions and Adam) on the streams; `events` (null with --timing none) receive the phase marks. Identical work
   // whether captured or launched eagerly.
   void enqueue_step(const StepEvents* events, StepKind kind);
+  // How one step runs: its kind, whether the fused optimizer updates it (--fuse-optimizer, a step that updates) and
+  // whether its buckets are reduced during backward (--overlap, more than one rank, a step that updates).
+  struct StepPlan {
+    StepKind kind;
+    bool fused = false;
+    bool overlap = false;
+  };
+  // The parts of enqueue_step, in the order a step runs them.
+  void enqueue_forward(const StepPlan& step);
+  void enqueue_backward_reducing_buckets(const StepEvents* events, StepKind kind);
+  void enqueue_backward_for_fused_update(StepKind kind);
+  void enqueue_update(const StepEvents* events, const StepPlan& step);
+  void enqueue_update_per_reduced_bucket(const StepEvents* events, const StepPlan& step);
+  // Adam applies the mean of the K accumulated gradients (each already a mean over its batch); 1 / 1 is exact.
+  float gradient_scale() const { return 1.0f / static_cast<float>(settings_.accumulate_steps); }
   // Enqueues steps 0 .. steps - 1 of a run as run() does: graph replays (with marks or without) or eager steps.
   void enqueue_run_steps(int steps, bool marked);
   // What a step enqueues before its start mark: the bookkeeping (advance the step's values) and its batch.
   void enqueue_bookkeeping_and_batch();
   void reduce_bucket(int bucket, const StepEvents* events);
-  void mark(const StepEvents* events, Mark which, cudaStream_t stream) const;
+  void mark(const StepEvents* events, StepTimeline::Mark which, cudaStream_t stream) const {
+    timeline_.mark(events, which, stream);
+  }
   void capture_step_graph(StepKind kind, bool marked);
   // Captures every step kind of the first `steps` steps (replacing earlier captures): with marks where some run marks
   // its steps, without where some run does not (--timing interleaved: both).
@@ -106,11 +105,9 @@ class CudaTrainer final : public Trainer {
   // The step graphs a run replays: with marks or without.
   std::array<CapturedStep, kStepKinds>& step_graphs(bool marked) { return marked ? marked_graphs_ : unmarked_graphs_; }
   // Enqueues, after a run without marks, the step's bookkeeping and batch generation alone, back-to-back as in the
-  // step (a graph of kGenerationsPerReplay of them where the step is a graph), in each of kGenerationWindows windows
-  // between generation_marks_; returns how many one window enqueues.
+  // step (a graph of kGenerationsPerReplay of them where the step is a graph), in each of the timeline's windows;
+  // returns how many one window enqueues.
   int enqueue_generation_alone();
-  // The fastest window's time per batch generation, in ms (after the windows' last event completed).
-  double generation_alone_ms(int generations_per_window) const;
   // Step-level GEMM tuning (graph replay; with several ranks collective over comm_): among each GEMM shape's options
   // (TunedGemm::shape_options), the ones with which the whole step, replayed, is fastest; see the definition for the
   // search. Returns what it found, for the report.
@@ -118,18 +115,11 @@ class CudaTrainer final : public Trainer {
   // The mean time per step of replayed step graphs (kinds as a run's steps 0, 1, ...), the lowest of a few repeats,
   // from freshly initialised parameters.
   double time_step_replays();
-  // Points the event-record nodes of instance `instance` of `captured` at step `step`'s events (they were captured
-  // with step 0's).
-  void retarget_graph_events(const CapturedStep& captured, int instance, int step);
-
   void wait_sampling_clocks(const CudaEvent& last);
-  // The first step whose end event has not completed (-1 when all have, or with --timing none): where a stall is.
-  int first_unfinished_step() const;
   // Polls `event` to completion under a BoundedWait (watchdog.hpp), NCCL's asynchronous errors included.
   void wait_bounded_for(const CudaEvent& event, const std::string& waiting_for) const;
   // Both streams' work so far, waited for as wait_bounded_for does.
   void wait_bounded_for_streams(const std::string& waiting_for) const;
-  void read_phase_times(RunRecord& record, bool marked) const;
 
   TrainingSettings settings_;
   int rank_;
@@ -145,12 +135,10 @@ class CudaTrainer final : public Trainer {
   std::unique_ptr<NcclCommunicator> nccl_;  // only with more than one rank
   CudaMlp model_;
   BucketPlan plan_;
-  MPI_Comm comm_;                   // the ranks of this run (step-level GEMM tuning agrees over it)
-  bool output_head_;                // fuses_output_head()
-  LossBuffer losses_;               // [step] of the current run, copied back (its guard checked) once it is over
-  std::vector<StepEvents> events_;  // [step]; empty where no run marks its steps (--timing none)
-  std::array<CudaEvent, kRunMarkCount> run_marks_;
-  std::array<std::array<CudaEvent, 2>, kGenerationWindows> generation_marks_;  // start, end of each window
+  MPI_Comm comm_;      // the ranks of this run (step-level GEMM tuning agrees over it)
+  bool output_head_;   // fuses_output_head()
+  LossBuffer losses_;  // [step] of the current run, copied back (its guard checked) once it is over
+  StepTimeline timeline_;
   CudaEvent gradients_ready_{cudaEventDisableTiming};  // compute -> communication stream, before each bucket
   std::vector<CudaEvent> bucket_reduced_;              // communication -> updating stream, one per bucket
   // Deferred overlap: Adam per reduced bucket beside backward, on a stream of its own (highest priority, in eager
@@ -158,7 +146,6 @@ class CudaTrainer final : public Trainer {
   // backward's end), and the event that joins it back into the compute stream.
   CudaStream optimizer_stream_ = CudaStream::highest_priority();
   CudaEvent updates_done_{cudaEventDisableTiming};
-  bool capturing_ = false;
   static constexpr int kGraphCopies = 4;  // instances of the step graph used in turn (see capture_step_graph)
   // [StepKind::index()]; only the kinds the run uses are captured, with marks and without as capture_step_graphs says.
   std::array<CapturedStep, kStepKinds> marked_graphs_;

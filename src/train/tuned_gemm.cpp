@@ -577,4 +577,34 @@ cublasComputeType_t compute_type_for(Precision precision) {
 
 cudaDataType_t operand_type_for(Precision precision) { return precision == Precision::bf16 ? CUDA_R_16BF : CUDA_R_32F; }
 
+std::string TunedGemm::choices_text() const {
+  std::string lines;
+  for (const TunedGemm::ShapeOptions& shape : shape_options()) {
+    char alone[64];
+    std::snprintf(alone, sizeof alone, " (%.2f us alone", shape.alone_us[shape.selected]);
+    lines += "gemm " + shape.shape + ": " + shape.options[shape.selected] + alone;
+    if (shape.selected != 0) {
+      std::snprintf(alone, sizeof alone, "; the choice made alone, %.2f us, was ", shape.alone_us[0]);
+      lines += alone + shape.options[0];
+    }
+    lines += "; " + std::to_string(shape.checked) + " candidates verified";
+    if (!shape.rejected.empty()) lines += ", rejected: " + shape.rejected.front();
+    if (shape.rejected.size() > 1) lines += " and " + std::to_string(shape.rejected.size() - 1) + " more";
+    lines += ")\n";
+  }
+  return lines;
+}
+
+int TunedGemm::candidates_checked() const {
+  int checked = 0;
+  for (const TunedGemm::ShapeOptions& shape : shape_options()) checked += shape.checked;
+  return checked;
+}
+
+int TunedGemm::candidates_rejected() const {
+  int rejected = 0;
+  for (const TunedGemm::ShapeOptions& shape : shape_options()) rejected += static_cast<int>(shape.rejected.size());
+  return rejected;
+}
+
 }  // namespace mgpu

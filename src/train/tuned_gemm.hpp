@@ -88,6 +88,12 @@ class TunedGemm {
     std::vector<std::string> rejected;  // those that differed beyond the rounding bound (never options), and how
   };
   std::vector<ShapeOptions> shape_options() const;
+  // What runs each shape, one line a shape ("gemm SHAPE: OPTION (T us alone; ...; N candidates verified)"): the
+  // results file's gemm_choices, which parse_gemm_choices (gemm_plan.hpp) reads back as a plan.
+  std::string choices_text() const;
+  // Over every shape: the candidates verified, and those verification rejected.
+  int candidates_checked() const;
+  int candidates_rejected() const;
   // Later calls and captures of shape `shape` (an index into shape_options()) run its option `option`. Other
   // TunedGemms of the process that meet the shape later take the same (the process-wide choice).
   void select(std::size_t shape, int option);
