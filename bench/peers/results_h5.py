@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Purpose: writes mgpu_bench's results format (docs/results-format.md, schema_version 10) with h5py alone, for the
+"""Purpose: writes mgpu_bench's results format (docs/results-format.md, schema_version 11) with h5py alone, for the
 framework peers in bench/peers/: the same groups, attributes, types, shapes, units and flush-after-every-run
 behaviour as src/results/results_writer.cpp, so `mgpu_analyze`, tests/end_to_end/check_results_h5py.py and read_results_file read a peer's
 file like ours. Needs h5py and numpy, not torch.
@@ -17,7 +17,7 @@ import sys
 import h5py
 import numpy as np
 
-SCHEMA_VERSION = 10
+SCHEMA_VERSION = 11
 # mgpu_bench's model presets (src/model/mlp_spec.cpp): layer widths, input to output, and dropout.
 PRESETS = {"medium": ([847, 256, 128, 64, 3], 0.2), "large": ([4800, 1024, 1024, 512, 512, 256, 3], 0.3)}
 PRODUCER = "mgpu_bench"  # the format's name; `implementation` says which code measured (results_schema.hpp)
@@ -51,7 +51,7 @@ CONFIGURATION_ATTRIBUTES = {
     "max_memory_clock_mhz": "f8[]",
     "graph": "str", "overlap": "str", "bucket_mb": "f8", "grad_dtype": "str", "accumulate_steps": "i4",
     "timing": "str", "environment_preset": "str", "attempt": "i4", "trial": "i4", "fused_optimizer": "str",
-    "overlap_order": "str",
+    "overlap_order": "str", "optimizer_sharding": "str",
     "gemm_tuning": "str", "gemm_choices": "str",
 }
 PER_RANK = ["hosts", "gpu_names", "gpu_uuids", "gpu_pci_bus_ids", "peer_topology", "max_sm_clock_mhz",
@@ -226,7 +226,7 @@ def self_test(path):
             "bucket_mb": 25.0,
             "grad_dtype": "fp32", "accumulate_steps": 1, "timing": "events", "environment_preset": "none", "attempt": 1,
             "trial": 1,
-            "fused_optimizer": "off", "gemm_tuning": "n/a", "gemm_choices": "",
+            "fused_optimizer": "off", "optimizer_sharding": "off", "gemm_tuning": "n/a", "gemm_choices": "",
         }
         group = add_configuration(f, "medium_b64_n2_pytorch-ddp", attributes)
         for run in range(2):

@@ -360,6 +360,7 @@ def run_configuration(job, arguments, model_name, global_batch, output, clocks, 
             "bucket_mb": DDP_BUCKET_MB if arguments.mode == "ddp" else 0.0, "grad_dtype": "fp32",
             "accumulate_steps": 1, "timing": "events", "environment_preset": "none", "attempt": 1, "trial": 1,
             "fused_optimizer": "off",  # PyTorch's Adam reads a stored gradient: never mgpu_bench's fused optimizer
+            "optimizer_sharding": "off",  # DDP and the graph-captured step update every parameter on every rank
             "gemm_tuning": "n/a",  # the framework chooses its GEMMs
             "gemm_choices": "",
         })

@@ -68,6 +68,9 @@ po::options_description describe_study_options() {
      "fp32 | tf32 | bf16 GEMM operands (fp32 accumulation, weights and Adam)")
     ("grad-dtype", po::value<std::string>()->default_value("fp32"),
      "fp32 | bf16: element type of the gradient all-reduce (bf16: cast before, fp32 again for Adam; > 1 rank)")
+    ("optimizer-sharding", po::value<std::string>()->default_value("auto"),
+     "auto | on | off: > 1 rank, reduce-scatter the gradient, Adam on each rank's 1/N of the parameters, all-gather "
+     "them (ZeRO-1; auto: off, see docs)")
     ("accumulate", po::value<long long>()->default_value(1),
      "K: every step adds its gradient; every K-th step all-reduces and updates with the mean of the K (1: every step)")
     ("gemm-tuning", po::value<std::string>()->default_value("step"),
@@ -198,6 +201,7 @@ StepOptions parse_step_options(const po::variables_map& vm) {
   step.accumulate_steps = option_parsing::checked_int(vm, "accumulate", 1, kMaxAccumulateSteps);
   step.grad_dtype = option_parsing::parse_choice<GradDtype>("grad-dtype", vm["grad-dtype"].as<std::string>(),
                                                             {{"fp32", GradDtype::fp32}, {"bf16", GradDtype::bf16}});
+  step.optimizer_sharding = parse_toggle("optimizer-sharding", vm["optimizer-sharding"].as<std::string>());
   step.precision = option_parsing::parse_choice<Precision>(
       "precision", vm["precision"].as<std::string>(),
       {{"fp32", Precision::fp32}, {"tf32", Precision::tf32}, {"bf16", Precision::bf16}});
@@ -226,7 +230,14 @@ void apply_step_options(const StepOptions& step, bool cuda_backend, TrainingSett
     }
     if (step.grad_dtype != GradDtype::fp32)
       throw UsageError("--grad-dtype bf16: the CPU fallback reduces fp32 gradients only");
+    if (step.optimizer_sharding == Toggle::on)
+      throw UsageError("--optimizer-sharding on: the CPU fallback updates every parameter on every rank");
   }
+  // The sharded optimizer reduce-scatters the whole fp32 gradient once backward is done.
+  if (step.optimizer_sharding == Toggle::on && step.overlap == Toggle::on)
+    throw UsageError("--optimizer-sharding on: needs --overlap off (it reduce-scatters after backward)");
+  if (step.optimizer_sharding == Toggle::on && step.grad_dtype != GradDtype::fp32)
+    throw UsageError("--optimizer-sharding on: needs --grad-dtype fp32");
   // The fused optimizer computes fp32 weight gradients from fp32 activations; other precisions keep the GEMM path.
   if (step.fuse_optimizer == Toggle::on && step.precision != Precision::fp32) {
     throw UsageError("--fuse-optimizer on: needs --precision fp32 (got " + std::string(precision_name(step.precision)) +
@@ -244,6 +255,8 @@ void apply_step_options(const StepOptions& step, bool cuda_backend, TrainingSett
   settings.timing = step.timing;
   settings.accumulate_steps = step.accumulate_steps;
   settings.grad_dtype = step.grad_dtype;
+  // auto = off: not yet measured faster than every rank updating everything (docs/measurement.md).
+  settings.optimizer_sharding = cuda_backend && step.optimizer_sharding == Toggle::on;
   // Tuning in the step replays the captured step: without a graph (and on the CPU) the choices made alone stand.
   settings.gemm_tuning = settings.graph && step.gemm_tuning == GemmTuning::step ? GemmTuning::step : GemmTuning::alone;
 }

@@ -19,8 +19,7 @@ enum class DeviceChoice { automatic, cuda, cpu };
 const char* device_choice_name(DeviceChoice choice);
 
 // --- Step execution options (--graph, --overlap, --overlap-order, --fuse-optimizer, --bucket-mb, --precision,
-// --grad-dtype, --timing,
-// --accumulate, --gemm-tuning): how the step runs. ---
+// --grad-dtype, --optimizer-sharding, --timing, --accumulate, --gemm-tuning): how the step runs. ---
 // auto: graph on where the back-end can (CUDA), overlap off (measured no faster, docs/measurement.md), fused optimizer
 // on where stats::fused_optimizer_by_default says (stats/step_model.hpp); all off on the CPU fallback.
 enum class Toggle { automatic, on, off };
@@ -33,14 +32,16 @@ struct StepOptions {
   WeightGradientOrder overlap_order = WeightGradientOrder::deferred;  // --overlap-order
   Precision precision = Precision::fp32;
   TimingMode timing = TimingMode::interleaved;
-  GradDtype grad_dtype = GradDtype::fp32;  // --grad-dtype
-  int accumulate_steps = 1;                // --accumulate K: reduce and update every K steps (1..kMaxAccumulateSteps)
+  GradDtype grad_dtype = GradDtype::fp32;         // --grad-dtype
+  Toggle optimizer_sharding = Toggle::automatic;  // --optimizer-sharding (auto: off)
+  int accumulate_steps = 1;  // --accumulate K: reduce and update every K steps (1..kMaxAccumulateSteps)
   GemmTuning gemm_tuning = GemmTuning::step;  // --gemm-tuning (step only where the step is a graph)
 };
 constexpr int kMaxAccumulateSteps = 1024;
 // Resolves `step` for the chosen back-end into `settings`; throws UsageError (one line) for what the CPU fallback
-// cannot honour (--graph on, --overlap on, --fuse-optimizer on, --precision tf32/bf16, --grad-dtype bf16) and for
-// --fuse-optimizer on with a precision other than fp32. Leaves settings.fused_optimizer false: it depends on the GPU
+// cannot honour (--graph on, --overlap on, --fuse-optimizer on, --precision tf32/bf16, --grad-dtype bf16,
+// --optimizer-sharding on), for --fuse-optimizer on with a precision other than fp32, and for --optimizer-sharding on
+// with --overlap on or --grad-dtype bf16. Leaves settings.fused_optimizer false: it depends on the GPU
 // count and is resolved by BenchConfiguration::training_settings.
 void apply_step_options(const StepOptions& step, bool cuda_backend, TrainingSettings& settings);
 

@@ -16,7 +16,7 @@
 namespace mgpu::results_schema {
 
 // Bumped on every change to the format (names, types, shapes, meanings, additions); readers refuse newer files.
-inline constexpr std::int32_t kVersion = 10;
+inline constexpr std::int32_t kVersion = 11;
 // A name added after version 1 and the version that added it.
 struct AddedName {
   const char* name;
@@ -51,6 +51,7 @@ inline constexpr AddedName kAddedAttributes[] = {
     {"gemm_candidates_checked", 10},
     {"gemm_candidates_rejected", 10},
     {"stopped_early", 10},
+    {"optimizer_sharding", 11},
 };
 // Per-run datasets added after version 1 (for_each_dataset), with the version that added them: a reader of an older
 // file that lacks one gets an array of the right shape filled with NaN ("not measured"). Every dataset added to
@@ -138,6 +139,8 @@ struct ConfigurationMetadata {
   std::string graph = "off";            // "on": each step one CUDA graph replay
   std::string overlap = "off";          // "on": bucketed reductions during backward, Adam per bucket (ranks > 1 only)
   std::string fused_optimizer = "off";  // "on": weight gradients computed inside Adam (1 rank, fp32 only) (v4)
+  // "on": the gradient reduce-scattered, Adam on each rank's 1/N, the parameters all-gathered (ranks > 1 only) (v11)
+  std::string optimizer_sharding = "off";
   // With overlap on: "deferred" or "layerwise" (--overlap-order, gradient_buckets.hpp); "n/a" with overlap off (v5; a
   // file of version 2 to 4 with overlap on ran layerwise, which read_results_file fills in).
   std::string overlap_order = kNotApplicable;
@@ -229,6 +232,7 @@ void for_each_attribute_of_configuration(Metadata& m, Visitor&& visit) {
   visit("overlap", m.overlap);
   visit("overlap_order", m.overlap_order);
   visit("fused_optimizer", m.fused_optimizer);
+  visit("optimizer_sharding", m.optimizer_sharding);
   visit("gemm_tuning", m.gemm_tuning);
   visit("gemm_choices", m.gemm_choices);
   visit("gemm_candidates_checked", m.gemm_candidates_checked);
@@ -304,6 +308,7 @@ inline constexpr AttributeRoleEntry kConfigurationAttributeRoles[] = {
     {"overlap_order", AttributeRole::compared},
     {"bucket_mb", AttributeRole::compared},
     {"grad_dtype", AttributeRole::compared},
+    {"optimizer_sharding", AttributeRole::compared},
     // The reverse: a 1-GPU-only way of running the step (recorded off with more GPUs), so a 1-GPU baseline run either
     // way still pairs with its N-GPU configurations.
     {"fused_optimizer", AttributeRole::compared},

@@ -74,6 +74,7 @@ ConfigurationMetadata describe_configuration(const BenchConfiguration& configura
   meta.precision = precision_name(settings.precision);
   meta.graph = settings.graph ? "on" : "off";
   meta.overlap = settings.overlap ? "on" : "off";
+  meta.optimizer_sharding = settings.optimizer_sharding ? "on" : "off";
   meta.fused_optimizer = settings.fused_optimizer ? "on" : "off";
   meta.gemm_tuning =
       job.choice.backend == Backend::cuda ? gemm_tuning_name(settings.gemm_tuning) : results_schema::kNotApplicable;

@@ -39,6 +39,7 @@ void print_banner(std::FILE* out, const BannerFacts& facts) {
                    st.bucket_mb, deferred ? "last" : "first");
     }
     if (st.fused_optimizer) std::fprintf(out, ", fused optimizer on");
+    if (st.optimizer_sharding) std::fprintf(out, ", optimizer sharded over the ranks");
     if (st.gemm_tuning == GemmTuning::step) std::fprintf(out, ", GEMMs tuned in the step");
     if (st.gemm_tuning == GemmTuning::plan) std::fprintf(out, ", GEMMs from %s", st.gemm_plan.source.c_str());
     std::fprintf(out, ", precision %s, timing %s", precision_name(st.precision), timing_name(st.timing));

@@ -21,8 +21,9 @@ TrainingSettings BenchConfiguration::training_settings(bool cuda_backend) const 
   settings.seed = seed;
   settings.runs = runs;
   apply_step_options(step, cuda_backend, settings);
-  // One rank has nothing to reduce, so nothing to overlap and no reduction dtype: recorded as off / fp32.
+  // One rank has nothing to reduce, so nothing to overlap or shard and no reduction dtype: recorded as off / fp32.
   settings.overlap = settings.overlap && gpus > 1;
+  settings.optimizer_sharding = settings.optimizer_sharding && gpus > 1;
   if (gpus == 1) settings.grad_dtype = GradDtype::fp32;
   // --fuse-optimizer, resolved here and only here: weight gradient + Adam in one kernel needs the whole gradient on
   // this GPU (nothing to all-reduce between the two) and fp32; auto takes it where fused_optimizer_by_default says.

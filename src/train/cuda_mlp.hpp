@@ -150,6 +150,8 @@ class CudaMlp {
 
   // The flat gradient buffer (layout of MlpSpec::layers()): what the data-parallel step all-reduces in place.
   float* gradients() noexcept { return gradients_.data(); }
+  // The flat parameter buffer (the same layout): what the sharded optimizer all-gathers in place.
+  float* parameters() noexcept { return parameters_.data(); }
 
   // --- Synchronous copies and fills for tests and results; never inside a timed run. ---
   std::vector<float> download_parameters() const { return copy_to_host(parameters_, stream_); }

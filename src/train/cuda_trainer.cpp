@@ -96,6 +96,14 @@ CudaTrainer::CudaTrainer(const TrainingSettings& settings, MPI_Comm comm, int de
       timeline_(settings_),
       clock_sampler_(describe_gpu(device_ordinal_).pci_bus_id) {
   for (std::size_t b = 0; b < plan_.buckets.size(); ++b) bucket_reduced_.emplace_back(cudaEventDisableTiming);
+  if (settings_.optimizer_sharding && nccl_) {
+    MGPU_REQUIRE(!settings_.overlap && settings_.grad_dtype == GradDtype::fp32,
+                 "the sharded optimizer reduce-scatters fp32 gradients after backward: it needs overlap off and "
+                 "--grad-dtype fp32");
+    shards_.shard = model_.parameter_count() / static_cast<std::size_t>(world_size_);
+    shards_.tail_begin = shards_.shard * static_cast<std::size_t>(world_size_);
+    shards_.tail = model_.parameter_count() - shards_.tail_begin;
+  }
   // Eager steps first, from a valid state, graph or not: every GEMM shape is tuned (tuned_gemm.hpp), cuBLAS and our
   // kernels are loaded and NCCL sets up its connections, none of which may happen inside a capture or a timed run.
   // Every run re-initialises, so these steps leave nothing behind that a run could see. The first is a full one
@@ -338,7 +346,8 @@ void CudaTrainer::enqueue_step(const StepEvents* events, StepKind kind) {
   // Data loading is not part of the step (docs/measurement.md: forward starts with the batch in place). The batch is
   // generated on the compute stream before `start` is recorded, so `start` fires only once it is there.
   enqueue_bookkeeping_and_batch();
-  const StepPlan step{kind, settings_.fused_optimizer && kind.update, nccl_ && settings_.overlap && kind.update};
+  const StepPlan step{kind, settings_.fused_optimizer && kind.update, nccl_ && settings_.overlap && kind.update,
+                      nccl_ && settings_.optimizer_sharding && kind.update};
 
   mark(events, kStart, compute);
   enqueue_forward(step);
@@ -359,8 +368,13 @@ void CudaTrainer::enqueue_step(const StepEvents* events, StepKind kind) {
   // A step that does not end an accumulation only adds its gradient: no reduction, no update (its allreduce,
   // exposed_comm and optimizer phases are 0).
   if (!kind.update) return;
-  if (nccl_ && !step.overlap) reduce_bucket(0, events);
-  enqueue_update(events, step);
+  if (step.sharded) {
+    reduce_scatter_gradients(events);
+    enqueue_sharded_update(events);
+  } else {
+    if (nccl_ && !step.overlap) reduce_bucket(0, events);
+    enqueue_update(events, step);
+  }
   mark(events, kEnd, compute);  // step = start -> here
 }
 
@@ -438,6 +452,46 @@ void CudaTrainer::enqueue_update_per_reduced_bucket(const StepEvents* events, co
     updates_done_.record(optimizer_stream_.get());
     compute_stream_.wait(updates_done_.get());
   }
+}
+
+void CudaTrainer::reduce_scatter_gradients(const StepEvents* events) {
+  // As reduce_bucket does for the whole buffer, but each rank receives the average of its own shard only (in place:
+  // the shard's slot of the flat buffer); the tail, fewer elements than ranks, is all-reduced.
+  const cudaStream_t comm = comm_stream_.get();
+  gradients_ready_.record(compute_stream_.get());
+  comm_stream_.wait(gradients_ready_.get());
+  mark(events, kAllreduceStart, comm);
+  float* gradients = model_.gradients();
+  const std::size_t mine = static_cast<std::size_t>(rank_) * shards_.shard;
+  if (shards_.shard > 0) {
+    MGPU_NCCL_CHECK(
+        ncclReduceScatter(gradients, gradients + mine, shards_.shard, ncclFloat, ncclAvg, nccl_->get(), comm));
+  }
+  if (shards_.tail > 0) {
+    float* tail = gradients + shards_.tail_begin;
+    MGPU_NCCL_CHECK(ncclAllReduce(tail, tail, shards_.tail, ncclFloat, ncclAvg, nccl_->get(), comm));
+  }
+  mark(events, kAllreduceEnd, comm);
+  bucket_reduced_[0].record(comm);
+}
+
+void CudaTrainer::enqueue_sharded_update(const StepEvents* events) {
+  // Adam on this rank's shard (and the tail every rank holds whole), then every rank's updated shard to every rank
+  // (in place), before anything reads the parameters again: optimizer phase = the update and the all-gather.
+  const cudaStream_t compute = compute_stream_.get();
+  const cudaStream_t comm = comm_stream_.get();
+  compute_stream_.wait(bucket_reduced_[0].get());
+  mark(events, kOptimizerStart, compute);
+  const std::size_t mine = static_cast<std::size_t>(rank_) * shards_.shard;
+  if (shards_.shard > 0) model_.adam(settings_.adam, mine, shards_.shard, gradient_scale(), compute);
+  if (shards_.tail > 0) model_.adam(settings_.adam, shards_.tail_begin, shards_.tail, gradient_scale(), compute);
+  shard_updated_.record(compute);
+  comm_stream_.wait(shard_updated_.get());
+  float* parameters = model_.parameters();
+  if (shards_.shard > 0)
+    MGPU_NCCL_CHECK(ncclAllGather(parameters + mine, parameters, shards_.shard, ncclFloat, nccl_->get(), comm));
+  parameters_gathered_.record(comm);
+  compute_stream_.wait(parameters_gathered_.get());
 }
 
 void CudaTrainer::enqueue_bookkeeping_and_batch() {

@@ -81,6 +81,7 @@ class CudaTrainer final : public Trainer {
     StepKind kind;
     bool fused = false;
     bool overlap = false;
+    bool sharded = false;  // --optimizer-sharding, more than one rank, a step that updates
   };
   // The parts of enqueue_step, in the order a step runs them.
   void enqueue_forward(const StepPlan& step);
@@ -88,6 +89,18 @@ class CudaTrainer final : public Trainer {
   void enqueue_backward_for_fused_update(StepKind kind);
   void enqueue_update(const StepEvents* events, const StepPlan& step);
   void enqueue_update_per_reduced_bucket(const StepEvents* events, const StepPlan& step);
+  // --optimizer-sharding: the gradient reduce-scattered (each rank's shard averaged over the ranks), then Adam on this
+  // rank's shard and the parameters all-gathered.
+  void reduce_scatter_gradients(const StepEvents* events);
+  void enqueue_sharded_update(const StepEvents* events);
+  // The parameters' split for the sharded optimizer: rank r updates [r * shard, (r + 1) * shard); NCCL's
+  // reduce-scatter and all-gather take equal parts, so the last P mod N elements (the tail) are all-reduced and
+  // updated by every rank.
+  struct OptimizerShards {
+    std::size_t shard = 0;
+    std::size_t tail_begin = 0;
+    std::size_t tail = 0;
+  };
   // Adam applies the mean of the K accumulated gradients (each already a mean over its batch); 1 / 1 is exact.
   float gradient_scale() const { return 1.0f / static_cast<float>(settings_.accumulate_steps); }
   // Enqueues steps 0 .. steps - 1 of a run as run() does: graph replays (with marks or without) or eager steps.
@@ -146,6 +159,9 @@ class CudaTrainer final : public Trainer {
   // backward's end), and the event that joins it back into the compute stream.
   CudaStream optimizer_stream_ = CudaStream::highest_priority();
   CudaEvent updates_done_{cudaEventDisableTiming};
+  OptimizerShards shards_;                                 // with --optimizer-sharding
+  CudaEvent shard_updated_{cudaEventDisableTiming};        // compute -> communication: this rank's shard is updated
+  CudaEvent parameters_gathered_{cudaEventDisableTiming};  // communication -> compute: every shard is back
   static constexpr int kGraphCopies = 4;  // instances of the step graph used in turn (see capture_step_graph)
   // [StepKind::index()]; only the kinds the run uses are captured, with marks and without as capture_step_graphs says.
   std::array<CapturedStep, kStepKinds> marked_graphs_;

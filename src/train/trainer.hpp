@@ -87,6 +87,9 @@ struct TrainingSettings {
   // The configuration's runs (--timing interleaved: which of them mark phases, interleaved_run_marks_phases).
   int runs = 1;
   GradDtype grad_dtype = GradDtype::fp32;  // of the all-reduce (ranks > 1)
+  // --optimizer-sharding (ranks > 1, ZeRO-1): the gradient reduce-scattered, Adam on this rank's 1/N of the
+  // parameters, the updated parameters all-gathered; instead of every rank updating all of them.
+  bool optimizer_sharding = false;
   // One rank, fp32: the weight gradients are computed inside the optimizer kernel (weight gradient + Adam in one pass
   // over the parameters; the weight gradient is never written to memory). Backward then computes only the input and
   // bias gradients, and the optimizer phase holds the weight gradients (docs/measurement.md, "Step execution").

@@ -205,6 +205,7 @@ TEST(Options, EachBadValueGivesOneLineNamingIt) {
       {{"--timing", "some"}, "--timing 'some'"},
       {{"--accumulate", "0"}, "--accumulate 0"},
       {{"--grad-dtype", "fp16"}, "--grad-dtype 'fp16'"},
+      {{"--optimizer-sharding", "zero"}, "--optimizer-sharding 'zero'"},
       {{"--accumulate", "1025"}, "--accumulate 1025"},
       {{"--gemm-tuning", "both"}, "--gemm-tuning 'both'"},
       {{"--timeout", "-1"}, "--timeout '-1'"},
@@ -290,7 +291,8 @@ TEST(Options, StepExecutionResolvesPerBackend) {
       {{"--fuse-optimizer", "on"}, "--fuse-optimizer on: the CPU fallback"},
       {{"--precision", "tf32"}, "--precision tf32"},
       {{"--precision", "bf16"}, "--precision bf16"},
-      {{"--grad-dtype", "bf16"}, "--grad-dtype bf16"}};
+      {{"--grad-dtype", "bf16"}, "--grad-dtype bf16"},
+      {{"--optimizer-sharding", "on"}, "--optimizer-sharding on: the CPU fallback"}};
   for (const auto& [args, needle] : refused_on_cpu) {
     TrainingSettings settings;
     try {
@@ -352,6 +354,31 @@ TEST(Options, FuseOptimizerOnNeedsFp32AndTheGpuCountToResolve) {
   settings.fused_optimizer = true;
   apply_step_options(parse({"--fuse-optimizer", "on"}).step, true, settings);
   EXPECT_FALSE(settings.fused_optimizer);
+}
+
+TEST(Options, OptimizerShardingIsOffByDefaultAndNeedsAWholeFp32GradientAfterBackward) {
+  const auto resolved = [](std::vector<const char*> args) {
+    TrainingSettings settings;
+    apply_step_options(parse(args).step, true, settings);
+    return settings.optimizer_sharding;
+  };
+  EXPECT_FALSE(resolved({}));  // auto: off
+  EXPECT_FALSE(resolved({"--optimizer-sharding", "off"}));
+  EXPECT_TRUE(resolved({"--optimizer-sharding", "on"}));
+  EXPECT_TRUE(resolved({"--optimizer-sharding", "on", "--overlap", "off", "--grad-dtype", "fp32"}));
+  EXPECT_NE(help_text().find("--optimizer-sharding"), std::string::npos);
+  const std::vector<std::pair<std::vector<const char*>, std::string>> refused = {
+      {{"--optimizer-sharding", "on", "--overlap", "on"}, "--optimizer-sharding on: needs --overlap off"},
+      {{"--optimizer-sharding", "on", "--grad-dtype", "bf16"}, "--optimizer-sharding on: needs --grad-dtype fp32"}};
+  for (const auto& [args, message] : refused) {
+    TrainingSettings settings;
+    try {
+      apply_step_options(parse(args).step, true, settings);
+      ADD_FAILURE() << message << ": accepted";
+    } catch (const UsageError& e) {
+      EXPECT_EQ(std::string(e.what()).rfind(message, 0), 0u) << e.what();
+    }
+  }
 }
 
 TEST(Options, BatchMustSplitEvenlyAcrossRanks) {

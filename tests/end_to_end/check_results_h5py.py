@@ -19,7 +19,7 @@ import sys
 import h5py
 import numpy as np
 
-SUPPORTED_SCHEMA_VERSION = 10
+SUPPORTED_SCHEMA_VERSION = 11
 IMPLEMENTATIONS = ("mgpu_bench", "pytorch-ddp", "pytorch-graph")
 PHASES = ["forward", "backward", "allreduce", "exposed_comm", "optimizer", "step"]
 THROTTLE_FRACTION = 0.75  # docs/measurement.md: mean SM clock below 75% of the maximum
@@ -163,6 +163,15 @@ def check_configuration(name, group, expected_sizes, flags, problems, version):
             problem(f"runs recorded, but math_check is {math_check!r}")
         elif len(errors) != ranks or not all(e <= group.attrs["math_check_tolerance"] for e in errors):
             problem(f"math_check_errors {list(errors)} for {ranks} ranks, tolerance {group.attrs['math_check_tolerance']}")
+
+    # schema_version 11 added optimizer_sharding ("on" only with more than one rank); an older file means "off".
+    if version >= 11 and "optimizer_sharding" not in group.attrs:
+        problem("missing attribute 'optimizer_sharding'")
+    sharding = group.attrs.get("optimizer_sharding", "off")
+    if sharding not in ("on", "off"):
+        problem(f"optimizer_sharding is {sharding!r}, expected 'on' or 'off'")
+    elif sharding == "on" and ranks < 2:
+        problem(f"optimizer_sharding is 'on' with {ranks} rank (more than one only)")
 
     if "is_warmup" not in group:
         problem("missing dataset 'is_warmup'")

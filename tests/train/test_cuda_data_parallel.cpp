@@ -143,6 +143,7 @@ struct Execution {
   bool graph;
   bool overlap;
   WeightGradientOrder order = WeightGradientOrder::deferred;  // with overlap
+  bool sharded = false;                                       // --optimizer-sharding (without overlap)
 };
 
 TrainingSettings data_parallel_settings(const DataParallelCase& c, Execution execution = {true, true}) {
@@ -155,6 +156,7 @@ TrainingSettings data_parallel_settings(const DataParallelCase& c, Execution exe
   settings.graph = execution.graph;
   settings.overlap = execution.overlap;
   settings.overlap_order = execution.order;
+  settings.optimizer_sharding = execution.sharded;
   settings.bucket_mb = c.bucket_mb;
   return settings;
 }
@@ -202,15 +204,16 @@ TEST_P(CudaDataParallel, RanksMatchOneGpuOnTheWholeBatch) {
 
   const double difference = relative_difference(distributed, whole_batch);
   std::cout << "rank " << layout.world_rank << ": " << data_case.name << " (graph " << execution.graph << ", overlap "
-            << execution.overlap << " " << weight_gradient_order_name(execution.order) << ", "
-            << all_ranks.bucket_plan().buckets.size() << " buckets; " << settings.model.widths_string() << ", dropout "
-            << settings.model.dropout << "), " << settings.total_steps() << " steps, global batch "
-            << settings.global_batch << ": ||params(" << ranks_text(layout)
-            << ") - params(1 GPU)|| / ||params(1 GPU)|| = " << difference << std::endl;
+            << execution.overlap << " " << weight_gradient_order_name(execution.order) << ", sharded "
+            << execution.sharded << ", " << all_ranks.bucket_plan().buckets.size() << " buckets; "
+            << settings.model.widths_string() << ", dropout " << settings.model.dropout << "), "
+            << settings.total_steps() << " steps, global batch " << settings.global_batch << ": ||params("
+            << ranks_text(layout) << ") - params(1 GPU)|| / ||params(1 GPU)|| = " << difference << std::endl;
   EXPECT_LE(difference, data_case.tolerance);
   if (difference > data_case.tolerance) explain_difference(layout, settings, kRun, distributed, whole_batch);
 
-  // Every rank applied the same all-reduced gradient, so the ranks hold the same parameters.
+  // Every rank applied the same all-reduced gradient (sharded: the tail; every shard gathered from the rank that
+  // updated it), so the ranks hold the same parameters.
   std::vector<float> rank0 = distributed;
   MGPU_MPI_CHECK(MPI_Bcast(rank0.data(), static_cast<int>(rank0.size()), MPI_FLOAT, 0, MPI_COMM_WORLD));
   EXPECT_EQ(relative_difference(distributed, rank0), 0.0);
@@ -255,11 +258,14 @@ INSTANTIATE_TEST_SUITE_P(
                           DataParallelCase{"large", custom_model(preset_model("large").widths, 0.0), 5, 4.0, 1.5e-2}),
         ::testing::Values(Execution{true, true}, Execution{true, true, WeightGradientOrder::layerwise},
                           Execution{true, false}, Execution{false, true},
-                          Execution{false, true, WeightGradientOrder::layerwise}, Execution{false, false})),
+                          Execution{false, true, WeightGradientOrder::layerwise}, Execution{false, false},
+                          Execution{true, false, WeightGradientOrder::deferred, true},
+                          Execution{false, false, WeightGradientOrder::deferred, true})),
     [](const ::testing::TestParamInfo<std::tuple<DataParallelCase, Execution>>& info) {
       const Execution execution = std::get<1>(info.param);
       return std::get<0>(info.param).name + (execution.graph ? "_graph" : "_eager") +
-             (execution.overlap ? std::string("_") + weight_gradient_order_name(execution.order) : "_serial");
+             (execution.overlap ? std::string("_") + weight_gradient_order_name(execution.order) : "_serial") +
+             (execution.sharded ? "_sharded" : "");
     });
 
 // Gradient accumulation (K = 2: every other step reduces and updates) on the ranks against one GPU, every execution.
