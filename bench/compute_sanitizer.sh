@@ -4,9 +4,9 @@
 # Part "product": mgpu_bench's short runs (--runs 1 --warmup 0 --steps 3) over a grid that reaches every code path of
 # the step (both presets and a --layers model; local batch 1 to 4096 around every kernel threshold; graph on and off;
 # fused optimizer on and off; overlap off, deferred and layerwise; GEMM tuning step and alone; fp32, tf32, bf16 and
-# --grad-dtype bf16; --accumulate 2; 1 rank and 2 ranks, each rank under the sanitizer), `mgpu_bench probe` and
-# `mgpu_bench allreduce`: memcheck and initcheck over the whole grid, synccheck and racecheck over the rows marked
-# "subset", which still launch every kernel of ours. A table (tool, what ran, configurations or tests, errors,
+# --grad-dtype bf16; --accumulate 2; --optimizer-sharding on; 1 rank and 2 ranks, each rank under the sanitizer),
+# `mgpu_bench probe` and `mgpu_bench allreduce`: memcheck and initcheck over the whole grid, synccheck and racecheck
+# over the rows marked "subset", which still launch every kernel of ours. A table (tool, what ran, configurations or tests, errors,
 # seconds) follows. It passes only when every run has 0 sanitizer errors and exits 0, every test passes and none is
 # skipped.
 # Usage (from the repository root): BIN_DIR=build/tests BENCH=build/mgpu_bench OUT=/tmp/sanitizer \
@@ -145,6 +145,8 @@ ROWS
 2|subset|--model medium --batch 16,130 --gpus 2 --precision bf16 --grad-dtype bf16
 1|subset|probe --model medium,large --batches 16,64,1024 --runs 1 --iters 2
 2|subset|allreduce --max-bytes 4M --runs 1 --iters 2 --warmup 1
+2|subset|--model medium --batch 16,130 --gpus 2 --optimizer-sharding on
+2|subset|--model large --batch 16,130 --gpus 2 --optimizer-sharding on
 ROWS
 }
 
