@@ -37,11 +37,21 @@ HostPlacement place_on_host(const std::vector<std::string>& hosts, int rank) {
   return placement;
 }
 
-HostPlacement place_on_host(MPI_Comm comm) {
+namespace {
+
+// `comm` with this process's rank and the size; the rest of the description left to the caller.
+MpiContext ranks_of(MPI_Comm comm) {
   MpiContext ranks;
   ranks.comm = comm;
   MGPU_MPI_CHECK(MPI_Comm_rank(comm, &ranks.rank));
   MGPU_MPI_CHECK(MPI_Comm_size(comm, &ranks.size));
+  return ranks;
+}
+
+}  // namespace
+
+HostPlacement place_on_host(MPI_Comm comm) {
+  const MpiContext ranks = ranks_of(comm);
   return place_on_host(allgather_strings(ranks, host_name()), ranks.rank);
 }
 
@@ -52,10 +62,7 @@ std::string host_name() {
 }
 
 MpiContext describe_mpi_job(MPI_Comm comm) {
-  MpiContext mpi;
-  mpi.comm = comm;
-  MGPU_MPI_CHECK(MPI_Comm_rank(comm, &mpi.rank));
-  MGPU_MPI_CHECK(MPI_Comm_size(comm, &mpi.size));
+  MpiContext mpi = ranks_of(comm);
   mpi.host = host_name();
   set_error_origin(mpi.rank, mpi.host);
   mpi.hosts = allgather_strings(mpi, mpi.host);
