@@ -9,7 +9,7 @@
 #   BIN_DIR holds mgpu_bench and mgpu_analyze. Environment:
 #   MGPU_FAULT_DEVICE   cpu (default: the CPU fallback, MPI all-reduce) or cuda (NCCL between the GPUs)
 #   MGPU_FAULT_RANKS    ranks of the job (default 2); the last rank is the one killed or stopped
-#   MGPU_FAULT_CASES    the cases to run (default all): sigkill sigstop sigstop-setup sigstop-id sigstop-nccl-init
+#   MGPU_FAULT_CASES    the cases to run (default all): sigkill sigstop sigstop-first sigstop-setup sigstop-id sigstop-nccl-init
 #                       term-launcher int-launcher term-ranks int-ranks full-disk truncated corrupted
 #                       (sigstop-nccl-init needs NCCL: MGPU_FAULT_DEVICE=cuda)
 #   MGPU_FAULT_ROWS     a file that also gets the table's rows, one a line: case|exit s|status|runs|--resume|verdict
@@ -33,7 +33,7 @@ MPIEXEC=${MPIEXEC:-mpiexec}
 PY=${MGPU_H5PY_PYTHON:-}
 RANKS=${MGPU_FAULT_RANKS:-2}
 VICTIM=$((RANKS - 1))
-ALL_CASES="sigkill sigstop sigstop-setup sigstop-id sigstop-nccl-init term-launcher int-launcher term-ranks int-ranks full-disk truncated corrupted"
+ALL_CASES="sigkill sigstop sigstop-first sigstop-setup sigstop-id sigstop-nccl-init term-launcher int-launcher term-ranks int-ranks full-disk truncated corrupted"
 CASES=" ${MGPU_FAULT_CASES:-$ALL_CASES} "
 # One RANKS-rank configuration (--gpus RANKS: no 1-GPU baseline first, so every case hurts a job whose ranks all
 # work), small and quick on 2 oversubscribed cores (about 0.25 s a run); on GPUs a larger step keeps the job running
@@ -285,6 +285,25 @@ case_sigstop_rank() {
   record "SIGSTOP of rank $VICTIM (--timeout $TIMEOUT)" "$EXIT_SECONDS" "$EXIT_STATUS" "$kept" "$(resume "$file")"
 }
 
+# ---- A rank stopped before the job's first run (MGPU_FAULT_STOP_BEFORE_CONFIGURATION=R:0): the others wait at the
+# bounded barrier before the first configuration; the job ends within timeout + 10 s of its launch (its start-up on
+# 2 cores is a second or two) with one line naming the rank, the file it had created is removed (nothing was measured)
+# and --resume, given that name, measures the whole job.
+case_sigstop_before_first_run() {
+  local file="$WORK/sigstop_first.h5"
+  rm -f "$file"
+  local since
+  since=$(now)
+  "${LAUNCH[@]}" -x "MGPU_FAULT_STOP_BEFORE_CONFIGURATION=$VICTIM:0" "$BENCH" "${BASE_ARGS[@]}" --runs 3 \
+    --output "$file" > "$WORK/job.out" 2> "$WORK/job.err" &
+  JOB_PID=$!
+  wait_job "$since" $((TIMEOUT + 10))
+  expect_status 124
+  expect_message "$WORK/job.err" "watchdog stopped the job: .*rank $VICTIM@[^ ]+ made no progress; rank 0@[^ ]+ waited [0-9.]+ s for every rank, to start configuration .*; nothing was measured yet; '[^']+' removed"
+  [ ! -e "$file" ] || problem "the file was kept with nothing measured"
+  record "SIGSTOP of rank $VICTIM before the first run" "$EXIT_SECONDS" "$EXIT_STATUS" 0 "$(resume "$file" --runs 3)"
+}
+
 # ---- A rank stopped in the set-up of a sweep's second configuration: before it (MGPU_FAULT_STOP_BEFORE_CONFIGURATION:
 # the others wait at the bounded barrier before it), where it would join the communicator (MGPU_FAULT_STOP_BEFORE_ID:
 # it never takes rank 0's unique id, and the others wait in the id's hand-over), or with the id in hand, before NCCL's
@@ -446,6 +465,7 @@ echo "# fault injection: ${DEVICE}, $RANKS ranks, --timeout ${TIMEOUT}, job: ${J
 wanted() { [[ "$CASES" == *" $1 "* ]]; }
 wanted sigkill && case_sigkill_rank
 wanted sigstop && case_sigstop_rank
+wanted sigstop-first && case_sigstop_before_first_run
 wanted sigstop-setup && case_sigstop_in_setup "SIGSTOP of rank $VICTIM between configurations" \
   "MGPU_FAULT_STOP_BEFORE_CONFIGURATION=$VICTIM:1" "every rank, to start configuration"
 wanted sigstop-id && case_sigstop_in_setup "rank $VICTIM never joins the communicator (stopped before the unique id)" \
