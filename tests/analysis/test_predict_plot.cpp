@@ -7,6 +7,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "plots.hpp"
 #include "predict_plot.hpp"
 
 using namespace mgpu::analysis;
@@ -28,7 +29,13 @@ TEST(PredictPlot, DataBlocksAndScript) {
   ASSERT_NE(mkdtemp(pattern), nullptr);
   const std::string dir = std::string(pattern) + "/plots";  // created by the call
   const std::vector<PredictedCurve> curves = {{2, {{8, 0.5}, {4096, 1.5}}}, {4, {{8, 0.25}, {4096, 2.5}}}};
-  write_predicted_speedup_plot(dir, curves, {{4, 4096, 2.25}});
+  const bool drawn = write_predicted_speedup_plot(dir, curves, {{4, 4096, 2.25}});
+  // Drawn exactly where gnuplot is on PATH (predict's note says so otherwise), and then both images exist.
+  EXPECT_EQ(drawn, !find_on_path("gnuplot").empty());
+  if (drawn) {
+    EXPECT_TRUE(std::filesystem::exists(dir + "/predicted_speedup.png"));
+    EXPECT_TRUE(std::filesystem::exists(dir + "/predicted_speedup.svg"));
+  }
   EXPECT_EQ(read_text(dir + "/predicted_speedup.dat"),
             "# predicted, 2 GPUs: global_batch speedup\n8 0.5\n4096 1.5\n\n\n"
             "# predicted, 4 GPUs: global_batch speedup\n8 0.25\n4096 2.5\n\n\n"
