@@ -302,9 +302,17 @@ TEST_F(StepUnitsTest, OtherPrecisionsAndModelsKeepTheGemmAndTrafficTerms) {
 
 TEST_F(StepUnitsTest, ALabelThatIsNotModelBatchUnitIsRefused) {
   results_schema::HardwareProbe probe = fixture::probe();
-  probe.step_labels = {"medium L0 forward"};
   probe.step_ms = {{1, 1}, {0.001}};
-  EXPECT_THROW(probe_rates(probe, "fp32"), UsageError);
+  // No " b", a batch that is not a number, a batch below 1: each refused, naming the label.
+  for (const char* label : {"medium L0 forward", "medium bx forward", "medium b0 forward"}) {
+    probe.step_labels = {label};
+    try {
+      probe_rates(probe, "fp32");
+      ADD_FAILURE() << label << ": accepted";
+    } catch (const UsageError& e) {
+      EXPECT_NE(std::string(e.what()).find(label), std::string::npos) << e.what();
+    }
+  }
   probe.step_labels = {"medium b16 adam"};
   probe.step_ms = {{1, 1}, {-0.001}};
   EXPECT_THROW(probe_rates(probe, "fp32"), UsageError);
