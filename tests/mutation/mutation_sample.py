@@ -105,49 +105,46 @@ def run(command, timeout):
         return 124
 
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--count", type=int, default=40)
-    parser.add_argument("--seed", type=int, default=2026)
-    parser.add_argument("--list", action="store_true", help="print the sample without running it")
-    args = parser.parse_args()
-    build = Path(os.environ.get("BUILD_DIR", ROOT / "build-sanitize")).resolve()
+def affected(path, registered):
+    """The tests of the folders that exercise `path`, and the targets to rebuild for them: their executables and the
+    two binaries (add_test tests run mgpu_bench and mgpu_analyze)."""
+    folders = [tests_in(f) for f in TEST_FOLDERS[folder_of(path)]]
+    tests = [t for _, every in folders for t in every if t in registered]
+    targets = [t for executables, _ in folders for t in executables if t in registered] + ["mgpu_bench", "mgpu_analyze"]
+    return tests, targets
+
+
+def test_mutant(path, mutated, build, registered):
+    """Writes the text `mutated` in place of `path`, rebuilds what its tests need in `build` and runs them; restores
+    the file whatever happens. Returns "killed", "SURVIVED" or "stillborn" (does not compile)."""
+    tests, targets = affected(path, registered)
+    original = path.read_text()
+    try:
+        path.write_text(mutated)
+        if run(["cmake", "--build", str(build), "-j", str(os.cpu_count()), "--target", *targets], 1800) != 0:
+            return "stillborn"
+        status = run(["ctest", "--test-dir", str(build), "-R", "^(" + "|".join(tests) + ")$", "--timeout", "300",
+                      "-j", str(os.cpu_count())], 1800)
+        return "killed" if status != 0 else "SURVIVED"
+    finally:
+        path.write_text(original)
+
+
+def registered_tests(build):
     listed = subprocess.run(["ctest", "--test-dir", str(build), "-N"], stdout=subprocess.PIPE, text=True).stdout
-    registered = set(re.findall(r"Test\s+#\d+: (\S+)", listed))
-    everything = sites()
-    draw = everything[:]
-    random.Random(args.seed).shuffle(draw)
-    print(f"{len(everything)} sites in {len(source_files())} files; drawing {args.count} with seed {args.seed}")
+    return set(re.findall(r"Test\s+#\d+: (\S+)", listed))
+
+
+def run_sample(mutants, count, build, registered):
+    """Tests `mutants` (path, mutated text, where, the changed line) in turn until `count` of them compiled; prints
+    each, then the kill rate and the survivors, and puts the build back in step with the restored sources."""
     killed = tested = stillborn = 0
     survivors = []
-    for path, number, column, operator in draw:
-        if tested == args.count:
+    for path, mutated, where, changed in mutants:
+        if tested == count:
             break
-        original = path.read_text()
-        lines = original.splitlines(keepends=True)
-        line = lines[number - 1]
-        lines[number - 1] = line[:column] + SWAPS[operator] + line[column + len(operator):]
-        where = f"{path.relative_to(ROOT)}:{number}: '{operator.strip()}' -> '{SWAPS[operator].strip()}'"
-        folders = [tests_in(f) for f in TEST_FOLDERS[folder_of(path)]]
-        tests = [t for _, every in folders for t in every if t in registered]
-        # add_test tests run the binaries (mgpu_bench, mgpu_analyze): build those and the test executables.
-        targets = [t for executables, _ in folders for t in executables if t in registered] + \
-            ["mgpu_bench", "mgpu_analyze"]
-        if args.list:
-            tested += 1
-            print(f"[{tested:2}] {where}  ({', '.join(tests)})\n      {lines[number - 1].strip()}")
-            continue
         start = time.time()
-        try:
-            path.write_text("".join(lines))
-            if run(["cmake", "--build", str(build), "-j", str(os.cpu_count()), "--target", *targets], 1800) != 0:
-                outcome = "stillborn"
-            else:
-                status = run(["ctest", "--test-dir", str(build), "-R", "^(" + "|".join(tests) + ")$",
-                              "--timeout", "300", "-j", str(os.cpu_count())], 1800)
-                outcome = "killed" if status != 0 else "SURVIVED"
-        finally:
-            path.write_text(original)
+        outcome = test_mutant(path, mutated, build, registered)
         if outcome == "stillborn":
             stillborn += 1
             print(f"[--] does not compile: {where}", flush=True)
@@ -155,17 +152,41 @@ def main():
         tested += 1
         killed += outcome == "killed"
         if outcome == "SURVIVED":
-            survivors.append(where)
-        print(f"[{tested:2}] {outcome:8} {time.time() - start:5.0f} s  {where}\n      {lines[number - 1].strip()}",
-              flush=True)
-    if args.list:
-        return 0
-    # Put the build back in step with the restored sources.
+            survivors.append(f"{where}  | {changed}")
+        print(f"[{tested:2}] {outcome:8} {time.time() - start:5.0f} s  {where}\n      {changed}", flush=True)
     run(["cmake", "--build", str(build), "-j", str(os.cpu_count())], 3600)
     print(f"killed {killed} of {tested} ({100.0 * killed / max(1, tested):.0f}%); {stillborn} did not compile")
     for where in survivors:
         print(f"  survived: {where}")
     return 0
+
+
+def operator_mutant(path, number, column, operator):
+    lines = path.read_text().splitlines(keepends=True)
+    line = lines[number - 1]
+    lines[number - 1] = line[:column] + SWAPS[operator] + line[column + len(operator):]
+    where = f"{path.relative_to(ROOT)}:{number}: '{operator.strip()}' -> '{SWAPS[operator].strip()}'"
+    return path, "".join(lines), where, lines[number - 1].strip()
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--count", type=int, default=40)
+    parser.add_argument("--seed", type=int, default=2026)
+    parser.add_argument("--list", action="store_true", help="print the sample without running it")
+    args = parser.parse_args()
+    build = Path(os.environ.get("BUILD_DIR", ROOT / "build-sanitize")).resolve()
+    registered = registered_tests(build)
+    everything = sites()
+    draw = everything[:]
+    random.Random(args.seed).shuffle(draw)
+    print(f"{len(everything)} sites in {len(source_files())} files; drawing {args.count} with seed {args.seed}")
+    mutants = (operator_mutant(*site) for site in draw)
+    if args.list:
+        for index, (path, _, where, changed) in zip(range(1, args.count + 1), mutants):
+            print(f"[{index:2}] {where}  ({', '.join(affected(path, registered)[0])})\n      {changed}")
+        return 0
+    return run_sample(mutants, args.count, build, registered)
 
 
 if __name__ == "__main__":
