@@ -10,13 +10,16 @@
 namespace mgpu {
 
 void stop_here_if_asked(const char* variable, int rank) {
-  static std::map<std::string, int> passes;
-  const int seen = passes[variable]++;
+  static std::map<std::string, long> passes;
+  stop_here_if_asked(variable, rank, passes[variable]++);
+}
+
+void stop_here_if_asked(const char* variable, int rank, long occasion) {
   const char* wanted = std::getenv(variable);
   int stopped_rank = -1;
-  int stopped_at = -1;
-  if (wanted == nullptr || std::sscanf(wanted, "%d:%d", &stopped_rank, &stopped_at) != 2) return;
-  if (stopped_rank == rank && stopped_at == seen) std::raise(SIGSTOP);
+  long stopped_at = -1;
+  if (wanted == nullptr || std::sscanf(wanted, "%d:%ld", &stopped_rank, &stopped_at) != 2) return;
+  if (stopped_rank == rank && stopped_at == occasion) std::raise(SIGSTOP);
 }
 
 }  // namespace mgpu

@@ -26,10 +26,7 @@ NcclCommunicator::NcclCommunicator(MPI_Comm comm, int device_ordinal) {
   stop_here_if_asked("MGPU_FAULT_STOP_BEFORE_NCCL_INIT", rank_);
   // A stalled job ends without unwinding (watchdog.hpp); aborting first cancels this rank's queued reductions (or a
   // join in progress) so that NCCL's threads do not keep the process alive or its peers waiting.
-  watchdog::add_abort_hook(this, [this] {
-    if (comm_ != nullptr) MGPU_NCCL_WARN(ncclCommAbort(comm_));
-    if (joined_ != nullptr) MGPU_NCCL_WARN(ncclCommAbort(joined_));
-  });
+  watchdog::add_abort_hook(this, [this] { abort_all(); });
   // Why two communicators: a blocking ncclCommInitRank waits inside NCCL, for ever, for a rank that never joins (its
   // node wedged, its network misconfigured), where no watchdog sees it; so the join is non-blocking and polled
   // against the deadline. But on a non-blocking communicator every collective is handed to a thread of its own and
@@ -40,8 +37,7 @@ NcclCommunicator::NcclCommunicator(MPI_Comm comm, int device_ordinal) {
     join_and_split(id);
   } catch (...) {
     // No destructor runs for a constructor that throws: the half-made communicators go here.
-    if (comm_ != nullptr) MGPU_NCCL_WARN(ncclCommAbort(comm_));
-    if (joined_ != nullptr) MGPU_NCCL_WARN(ncclCommAbort(joined_));
+    abort_all();
     watchdog::remove_abort_hook(this);
     throw;
   }
@@ -68,17 +64,27 @@ void NcclCommunicator::join_and_split(const ncclUniqueId& id) {
 void NcclCommunicator::wait_until_ready(ncclComm_t communicator, const std::string& waiting_for,
                                         const char* call) const {
   MGPU_REQUIRE(communicator != nullptr, std::string(call) + " gave no communicator");
+  const ncclResult_t state = settled_state(communicator, waiting_for);
+  if (state != ncclSuccess) throw_call_error("NCCL", __FILE__, __LINE__, call, nccl_error_message(state));
+}
+
+ncclResult_t NcclCommunicator::settled_state(ncclComm_t communicator, const std::string& waiting_for) const {
   BoundedWait wait(waiting_for);
   for (int polls = 0;; ++polls) {
     ncclResult_t state = ncclSuccess;
-    MGPU_NCCL_CHECK(ncclCommGetAsyncError(communicator, &state));
-    if (state == ncclSuccess) return;
-    if (state != ncclInProgress) throw_call_error("NCCL", __FILE__, __LINE__, call, nccl_error_message(state));
+    const ncclResult_t queried = ncclCommGetAsyncError(communicator, &state);
+    if (queried != ncclSuccess) return queried;
+    if (state != ncclInProgress) return state;
     wait.check();
     // Set-up takes milliseconds to seconds: spin briefly for the common short case, then sleep so that a rank
     // waiting for a late peer takes no core from it.
     if (polls > 100) std::this_thread::sleep_for(std::chrono::microseconds(200));
   }
+}
+
+void NcclCommunicator::abort_all() const noexcept {
+  if (comm_ != nullptr) MGPU_NCCL_WARN(ncclCommAbort(comm_));
+  if (joined_ != nullptr) MGPU_NCCL_WARN(ncclCommAbort(joined_));
 }
 
 void NcclCommunicator::check_async_error() const {
@@ -102,8 +108,7 @@ NcclCommunicator::~NcclCommunicator() {
   // them forever (and so would the cudaFree of every buffer after it). Abort cancels them so the error can reach
   // MPI_Abort.
   if (std::uncaught_exceptions() > 0) {
-    if (comm_ != nullptr) MGPU_NCCL_WARN(ncclCommAbort(comm_));
-    if (joined_ != nullptr) MGPU_NCCL_WARN(ncclCommAbort(joined_));
+    abort_all();
     return;
   }
   // Finalize flushes this rank's outstanding NCCL work; Destroy then frees the local resources. The child first: it
@@ -113,16 +118,11 @@ NcclCommunicator::~NcclCommunicator() {
     MGPU_NCCL_WARN(ncclCommDestroy(comm_));
   }
   if (joined_ != nullptr) {
-    const ncclResult_t finalized = ncclCommFinalize(joined_);  // non-blocking: may still be in progress
-    if (finalized != ncclSuccess && finalized != ncclInProgress)
+    ncclResult_t finalized = ncclCommFinalize(joined_);  // non-blocking: may still be in progress
+    if (finalized == ncclInProgress)
+      finalized = settled_state(joined_, "every rank to finalize NCCL's joined communicator");
+    if (finalized != ncclSuccess)
       warn_call_error("NCCL", __FILE__, __LINE__, "ncclCommFinalize(joined_)", nccl_error_message(finalized));
-    BoundedWait wait("every rank to finalize NCCL's joined communicator");
-    for (ncclResult_t state = ncclInProgress; state == ncclInProgress;) {
-      if (ncclCommGetAsyncError(joined_, &state) != ncclSuccess) break;
-      if (state != ncclInProgress) break;
-      wait.check();
-      std::this_thread::yield();
-    }
     MGPU_NCCL_WARN(ncclCommDestroy(joined_));
   }
 }

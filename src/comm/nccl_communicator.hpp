@@ -38,6 +38,10 @@ class NcclCommunicator {
   void join_and_split(const ncclUniqueId& id);
   // Polls `communicator` while NCCL reports it in progress, under a bounded wait; throws NCCL's error if it failed.
   void wait_until_ready(ncclComm_t communicator, const std::string& waiting_for, const char* call) const;
+  // The same poll, returning the state the communicator settled in (or the query's own failure) instead of throwing.
+  ncclResult_t settled_state(ncclComm_t communicator, const std::string& waiting_for) const;
+  // Aborts whichever communicators exist (the watchdog's hook, a failed construction, unwinding).
+  void abort_all() const noexcept;
 
   ncclComm_t joined_ = nullptr;  // non-blocking: every rank's join, bounded
   ncclComm_t comm_ = nullptr;    // blocking, split from joined_ sharing its resources

@@ -4,12 +4,12 @@
 
 #include <algorithm>
 #include <chrono>
-#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <optional>
 
+#include "comm/fault_hooks.hpp"
 #include "comm/replica_check.hpp"
 #include "comm/run_conditions.hpp"
 #include "comm/watchdog.hpp"
@@ -156,17 +156,6 @@ SweepState open_results(const BenchOptions& options, const std::vector<BenchConf
   broadcast_from_root(mpi, state.actions, "rank 0's plan of what the results file already holds");
   broadcast_from_root(mpi, state.attempts, "rank 0's attempt numbers of the results file");
   return state;
-}
-
-// Fault injection (docs/reliability.md): MGPU_FAULT_STOP_BEFORE_CONFIGURATION=R:K makes rank R stop itself (SIGSTOP)
-// before the K-th configuration of the sweep (from 0), so that a test sees the others end the job at set-up. Read only
-// when set.
-void stop_before_configuration_if_asked(const MpiContext& mpi, std::size_t index) {
-  const char* wanted = std::getenv("MGPU_FAULT_STOP_BEFORE_CONFIGURATION");
-  int rank = -1;
-  unsigned long configuration = 0;
-  if (wanted == nullptr || std::sscanf(wanted, "%d:%lu", &rank, &configuration) != 2) return;
-  if (rank == mpi.rank && configuration == index) std::raise(SIGSTOP);
 }
 
 // The math check of a configuration as every rank of it knows it (train/math_check.hpp): each rank's error, whether
@@ -494,7 +483,9 @@ SweepTableRow run_plan_entry(const std::vector<BenchConfiguration>& plan, std::s
   // over the whole job that follows, so nobody waits forever. Every rank first meets the others in a bounded
   // barrier: MPI_Comm_split has no non-blocking form, and a rank that never arrives must end the job, not hang it.
   watchdog::set_configuration(row.name);
-  stop_before_configuration_if_asked(mpi, i);
+  // Fault injection (docs/reliability.md): MGPU_FAULT_STOP_BEFORE_CONFIGURATION=R:K stops rank R before the
+  // sweep's configuration K (from 0), so that a test sees the others end the job at set-up.
+  stop_here_if_asked("MGPU_FAULT_STOP_BEFORE_CONFIGURATION", mpi.rank, static_cast<long>(i));
   barrier(mpi, "every rank, to start configuration '" + row.name + "'", true);
   const bool member = mpi.rank < configuration.gpus;
   std::string error;
@@ -591,8 +582,8 @@ void run_benchmark(const BenchOptions& given, const MpiContext& mpi) {
   // Every rank's hardware, for matching a resumed file's configurations (their GPU models must be the same).
   const std::vector<RankHardware> job_hardware = gather_rank_hardware(mpi, describe_rank_hardware(job.choice, mpi));
   if (!options.gemm_plan_path.empty()) attach_gemm_plans(plan, options.gemm_plan_path, job, job_hardware, mpi);
-  std::error_code ignored;
-  const bool creates_file = !(options.resume && std::filesystem::exists(job.output_path, ignored));
+  // Rank 0, the one that writes the file, read it where --resume found one.
+  const bool creates_file = !resumed.has_value();
   SweepState state = open_results(options, plan, job, mpi, job_hardware, resumed);
   StopRecorder stop_recorder(state.results.get(), job.output_path, creates_file);
 
