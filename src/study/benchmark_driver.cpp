@@ -170,9 +170,9 @@ struct MathCheckRecord {
 };
 
 MathCheckRecord check_configuration_math(Trainer& trainer, const TrainingSettings& settings, const MpiContext& sub,
-                                         const std::string& name) {
+                                         const std::string& name, ReferenceRuns& references) {
   MathCheckRecord record;
-  record.mine = check_math(trainer, settings);
+  record.mine = check_math(trainer, settings, references);
   record.errors = allgather_doubles(sub, record.mine.error);
   for (double seconds : allgather_doubles(sub, record.mine.seconds)) record.seconds = std::max(record.seconds, seconds);
   int worst = 0;
@@ -316,18 +316,27 @@ void finish_configuration(const std::string& name, const MpiContext& sub, const 
   progress->finish_configuration();
 }
 
+// Where the job keeps its results, reports its progress and keeps the math check's last reference.
+struct SweepRun {
+  SweepState state;
+  StopRecorder* stop_recorder;
+  SweepProgress* progress;
+  ReferenceRuns references;
+};
+
 // One configuration on the ranks of `sub` (the first configuration.gpus ranks of the job); collective over them:
 // trainer (set-up, tuning), math check, group, runs, replica check. Returns rank 0's run summaries.
 std::vector<RunSummary> run_configuration(const BenchConfiguration& configuration, const JobFacts& job,
-                                          const MpiContext& sub, ResumeAction action, int attempt,
-                                          ResultsWriter* results, SweepProgress* progress,
-                                          StopRecorder* stop_recorder) {
+                                          const MpiContext& sub, ResumeAction action, int attempt, SweepRun& sweep) {
+  ResultsWriter* results = sweep.state.results.get();
+  SweepProgress* progress = sweep.progress;
+  StopRecorder* stop_recorder = sweep.stop_recorder;
   const TrainingSettings settings = configuration.training_settings(job.choice.backend == Backend::cuda);
   const std::string name = configuration.name(backend_name(job.choice.backend));
   watchdog::set_configuration(name);
   // A trainer per configuration, on this configuration's communicator: NCCL's is created over exactly these ranks.
   const std::unique_ptr<Trainer> trainer = make_trainer(job.choice, settings, sub);
-  const MathCheckRecord math = check_configuration_math(*trainer, settings, sub, name);
+  const MathCheckRecord math = check_configuration_math(*trainer, settings, sub, name, sweep.references);
   BannerFacts facts;
   facts.configuration = &configuration;
   facts.backend = job.choice.backend;
@@ -457,13 +466,6 @@ int trials_in_resumed_file(const std::optional<ResultsFile>& resumed, const MpiC
   return static_cast<int>(allgather_doubles(mpi, trials).front());
 }
 
-// Where the job keeps its results and reports its progress.
-struct SweepRun {
-  SweepState state;
-  StopRecorder* stop_recorder;
-  SweepProgress* progress;
-};
-
 // Plan entry i: skipped where --resume found it complete, else run by its ranks while the others wait.
 SweepTableRow run_plan_entry(const std::vector<BenchConfiguration>& plan, std::size_t i, const JobFacts& job,
                              const MpiContext& mpi, SweepRun& sweep) {
@@ -494,8 +496,7 @@ SweepTableRow run_plan_entry(const std::vector<BenchConfiguration>& plan, std::s
     if (communicator.member()) {
       try {
         const MpiContext sub = describe_mpi_job(communicator.get());
-        row.runs = run_configuration(configuration, job, sub, action, sweep.state.attempts[i],
-                                     sweep.state.results.get(), sweep.progress, sweep.stop_recorder);
+        row.runs = run_configuration(configuration, job, sub, action, sweep.state.attempts[i], sweep);
       } catch (const UsageError& e) {
         error = e.what();
       }
@@ -596,7 +597,7 @@ void run_benchmark(const BenchOptions& given, const MpiContext& mpi) {
     std::printf("# sweep: %s%zu configurations, %lld runs, results %s\n", options.adaptive_trials ? "at most " : "",
                 plan.size(), total_runs, job.output_path.c_str());
   }
-  SweepRun sweep{std::move(state), &stop_recorder, &progress};
+  SweepRun sweep{std::move(state), &stop_recorder, &progress, {}};
   AdaptiveTrials trials(options, plan);
   std::vector<SweepTableRow> table;
   for (std::size_t i = 0; i < plan.size(); ++i) {

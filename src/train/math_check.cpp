@@ -4,10 +4,12 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "platform/error.hpp"
@@ -32,13 +34,37 @@ void require_steps_of_a_run(const TrainingSettings& settings, int steps) {
                                                                   std::to_string(settings.total_steps()));
 }
 
-MathCheck check_math(Trainer& trainer, const TrainingSettings& settings) {
+std::string reference_key(const std::string& device_kind, const TrainingSettings& settings, int steps) {
+  const AdamSettings& adam = settings.adam;
+  char numbers[256];
+  // %.9g: every float round-trips; %.17g every double.
+  std::snprintf(numbers, sizeof numbers,
+                " dropout %.17g batch %d seed %llu adam %.9g %.9g %.9g %.9g accumulate %d "
+                "precision %d steps %d",
+                settings.model.dropout, settings.global_batch, static_cast<unsigned long long>(settings.seed),
+                adam.learning_rate, adam.beta1, adam.beta2, adam.epsilon, settings.accumulate_steps,
+                static_cast<int>(settings.precision), steps);
+  return device_kind + " " + settings.model.widths_string() + numbers;
+}
+
+const Trainer::ReferenceRun& ReferenceRuns::of(const Trainer& trainer, const TrainingSettings& settings, int steps) {
+  std::string key = reference_key(trainer.device_kind(), settings, steps);
+  if (key != key_) {
+    key_.clear();  // no key for a run that failed half-way
+    run_ = trainer.reference_run(steps);
+    key_ = std::move(key);
+    ++computed_;
+  }
+  return run_;
+}
+
+MathCheck check_math(Trainer& trainer, const TrainingSettings& settings, ReferenceRuns& references) {
   const auto start = std::chrono::steady_clock::now();
   MathCheck check;
   check.steps = std::min(kMathCheckSteps, settings.total_steps());
   check.tolerance = math_check_tolerance(settings);
   const std::vector<float> trained = trainer.parameters_after_steps(check.steps);
-  const Trainer::ReferenceRun run = trainer.reference_run(check.steps);
+  const Trainer::ReferenceRun& run = references.of(trainer, settings, check.steps);
   const std::vector<double>& reference = run.trained;
   const std::vector<double>& initial = run.initial;
   double difference = 0.0, movement = 0.0;

@@ -21,7 +21,7 @@ struct MathCheck {
   // sizeable part of that movement; rounding, by little.
   double error = std::numeric_limits<double>::quiet_NaN();
   double tolerance = 0.0;
-  double seconds = 0.0;  // the check's wall time on this rank, the reference's included
+  double seconds = 0.0;  // the check's wall time on this rank, the reference's included where it was computed
   // Whether an error (this rank's or another's) is within the tolerance; NaN never is.
   bool within_tolerance(double some_error) const { return some_error <= tolerance; }
 };
@@ -40,9 +40,32 @@ double math_check_tolerance(const TrainingSettings& settings);
 // What Trainer::parameters_after_steps may be asked for: 1 to settings.total_steps() steps; Error otherwise.
 void require_steps_of_a_run(const TrainingSettings& settings, int steps);
 
-// Trains the check's steps with `trainer` (collective over its ranks) and with its reference (this rank alone), and
-// compares them.
-MathCheck check_math(Trainer& trainer, const TrainingSettings& settings);
+// The reference runs of a job, kept so that configurations whose reference is the same compute it once: the 1- and
+// N-GPU configurations of a global batch and every trial of each (the user's default command checks 10 to 20
+// configurations of one global batch; each reference of the large model allocates a model, trains it and copies its
+// parameters back twice). One run is kept, the last one asked for: a sweep runs a batch's configurations together.
+class ReferenceRuns {
+ public:
+  // The reference of `steps` steps of `settings` on `trainer`'s device: trainer.reference_run(steps) the first time
+  // for its key (reference_key), else the run kept.
+  const Trainer::ReferenceRun& of(const Trainer& trainer, const TrainingSettings& settings, int steps);
+  // How many references were computed (not taken from the one kept).
+  int computed() const noexcept { return computed_; }
+
+ private:
+  std::string key_;
+  Trainer::ReferenceRun run_;
+  int computed_ = 0;
+};
+
+// Everything a reference run depends on (Trainer::reference_run: the device's kind, the model, the global batch, the
+// seed, Adam, the accumulation, the GEMMs' precision and the steps) and nothing it does not (ranks, graph, overlap,
+// fusion, tuning, the all-reduce's precision), as text: equal keys, equal references.
+std::string reference_key(const std::string& device_kind, const TrainingSettings& settings, int steps);
+
+// Trains the check's steps with `trainer` (collective over its ranks) and compares them with the reference (this rank
+// alone), taken from `references` or computed into it.
+MathCheck check_math(Trainer& trainer, const TrainingSettings& settings, ReferenceRuns& references);
 
 // Test-only fault hook (docs/reliability.md): MGPU_FAULT_CORRUPT_GEMM=1 makes the step compute a wrong product (the
 // CUDA back-end's tuned GEMMs, the CPU fallback's output layer), so that a test sees the math check refuse it.
