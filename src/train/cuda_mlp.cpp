@@ -6,7 +6,6 @@
 #include "train/cuda_mlp.hpp"
 
 #include <algorithm>
-#include <cmath>
 #include <limits>
 #include <utility>
 
@@ -105,7 +104,9 @@ CudaMlp::CudaMlp(const MlpSpec& model, int batch, cudaStream_t stream, Precision
     fused.has_bias = layers_[l].hidden;
     fused_layers_.push_back(fused);
   }
-  upload_step_params();
+  const kernels::StepParams initial;  // step 0 of run 0 until initialize() and advance_step() set them
+  MGPU_CUDA_CHECK(cudaMemcpyAsync(step_params_.data(), &initial, sizeof initial, cudaMemcpyHostToDevice, stream_));
+  MGPU_CUDA_CHECK(cudaStreamSynchronize(stream_));  // `initial` ends with this scope
 }
 
 void CudaMlp::cast_gradients_to_bf16(std::size_t begin, std::size_t count, cudaStream_t stream) {
@@ -378,61 +379,6 @@ void CudaMlp::update_layers(std::size_t first, std::size_t last, const AdamSetti
   kernels::weight_gradient_adam(fused_layers_.data() + first, last - first, batch_, parameters_.data(),
                                 gradients_.data(), first_moment_.data(), second_moment_.data(),
                                 adam_constants(adam, gradient_scale), step_params_.data(), accumulated, grid, stream);
-}
-
-void CudaMlp::upload_step_params() {
-  MGPU_CUDA_CHECK(
-      cudaMemcpyAsync(step_params_.data(), &host_params_, sizeof host_params_, cudaMemcpyHostToDevice, stream_));
-  MGPU_CUDA_CHECK(cudaStreamSynchronize(stream_));  // host_params_ may change as soon as this returns
-}
-
-void CudaMlp::generate_batch(std::uint64_t seed, std::uint64_t first_sample) {
-  build_teacher(seed);
-  host_params_.seed = seed;
-  host_params_.first_sample = first_sample;
-  upload_step_params();
-  generate_batch();
-}
-
-void CudaMlp::set_dropout_key(const cpu::DropoutKey& dropout) {
-  host_params_.seed = dropout.seed;
-  host_params_.run = dropout.run;
-  host_params_.step = dropout.step;
-  host_params_.first_sample = dropout.first_sample;
-  upload_step_params();
-  drop_probability_ = dropout.drop_probability;
-}
-
-void CudaMlp::forward(const cpu::DropoutKey& dropout) {
-  set_dropout_key(dropout);
-  forward();
-}
-
-void CudaMlp::forward_with_output_head(const cpu::DropoutKey& dropout, kernels::LossSlots losses) {
-  set_dropout_key(dropout);
-  forward_with_output_head(losses);
-}
-
-void CudaMlp::set_adam_corrections(const AdamSettings& adam, int step_number) {
-  host_params_.correction1 = static_cast<float>(1.0 - std::pow(static_cast<double>(adam.beta1), step_number));
-  host_params_.correction2 = static_cast<float>(1.0 - std::pow(static_cast<double>(adam.beta2), step_number));
-  upload_step_params();
-}
-
-void CudaMlp::adam_at_step(const AdamSettings& adam, int step_number) {
-  set_adam_corrections(adam, step_number);
-  this->adam(adam);
-}
-
-void CudaMlp::adam_with_weight_gradients_at_step(const AdamSettings& adam, int step_number, float gradient_scale,
-                                                 bool accumulated) {
-  set_adam_corrections(adam, step_number);
-  adam_with_weight_gradients(adam, gradient_scale, accumulated);
-}
-
-void CudaMlp::upload_moments(const std::vector<float>& first, const std::vector<float>& second) {
-  copy_to_device(first_moment_, first, stream_);
-  copy_to_device(second_moment_, second, stream_);
 }
 
 void CudaMlp::upload_batch(const std::vector<float>& inputs, const std::vector<float>& targets) {

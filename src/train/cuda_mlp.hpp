@@ -132,17 +132,6 @@ class CudaMlp {
   // The device-resident per-step values the kernels read.
   kernels::StepParams* step_params() noexcept { return step_params_.data(); }
 
-  // --- Test conveniences: set the step's values from the host (synchronous upload), then run the step above. ---
-  void generate_batch(std::uint64_t seed, std::uint64_t first_sample);
-  void forward(const cpu::DropoutKey& dropout);
-  void forward_with_output_head(const cpu::DropoutKey& dropout, kernels::LossSlots losses);
-  void adam_at_step(const AdamSettings& adam, int step_number);
-  void adam_with_weight_gradients_at_step(const AdamSettings& adam, int step_number, float gradient_scale,
-                                          bool accumulated);
-  void upload_moments(const std::vector<float>& first, const std::vector<float>& second);
-  // Adam's corrections of update `step_number` into the step's values (what the conveniences above do first).
-  void set_adam_corrections(const AdamSettings& adam, int step_number);
-
   // --grad-dtype bf16: the bf16 gradient buffer (same layout) the all-reduce works on, and the cast that fills a range
   // of it from gradients(), enqueued on `stream` (the communication stream: the cast is part of the reduction).
   __nv_bfloat16* reduced_gradients_bf16() noexcept { return gradients_bf16_.data(); }
@@ -177,6 +166,10 @@ class CudaMlp {
   const TunedGemm& gemm() const noexcept { return gemm_; }
 
  private:
+  // The tests drive a model from the host (tests/train/cuda_mlp_host_driver.hpp): the step's values, the teacher, the
+  // drop probability and Adam's moments set directly, where the trainer's kernels advance them.
+  friend class CudaMlpHostDriver;
+
   // What the GEMMs read: the fp32 buffers, or with bf16 their bf16 copies (element offsets are the same).
   const void* gemm_parameters(std::size_t offset) const;
   const void* gemm_input(int layer) const;  // the input of layer `layer`: x, or hidden layer - 1
@@ -187,9 +180,6 @@ class CudaMlp {
   void refresh_bf16_parameters();
   void refresh_bf16_inputs();
   void build_teacher(std::uint64_t seed);
-  void upload_step_params();
-  // The test conveniences' dropout key into the step's values (synchronous upload) and the model's drop probability.
-  void set_dropout_key(const cpu::DropoutKey& dropout);
   // forward() over layers [0, layer_count) of layers_.
   void forward_layers(std::size_t layer_count);
   // Backward, with the weight-gradient GEMMs of `plan` (in its order) or (null) without weight gradients.
@@ -210,9 +200,8 @@ class CudaMlp {
   // The bias gradients' row-block sums (relu_dropout_backward_bias), room for the largest hidden layer, allocated
   // here so that nothing is allocated during capture.
   kernels::ReductionWorkspaceMemory bias_gradient_workspace_;
-  kernels::StepParams host_params_;  // the tests' host-side copy (test conveniences only)
-  Precision precision_;              // of the GEMMs
-  bool bf16_ = false;                // --precision bf16: GEMM operands in bf16
+  Precision precision_;  // of the GEMMs
+  bool bf16_ = false;    // --precision bf16: GEMM operands in bf16
 
   DeviceBuffer<float> parameters_;           // [W0, b0, W1, b1, ..., W_last], MlpSpec::layers() offsets
   DeviceBuffer<float> gradients_;            // same layout: one contiguous buffer, so one all-reduce covers all

@@ -10,6 +10,7 @@
 #include <tuple>
 #include <vector>
 
+#include "cuda_mlp_host_driver.hpp"
 #include "kernels/output_head.cuh"
 #include "platform/cuda_resources.hpp"
 #include "platform/gpu_devices.hpp"
@@ -104,6 +105,7 @@ std::vector<ModelCase> model_cases() {
 struct GpuFixture {
   CudaStream stream;
   CudaMlp mlp;
+  CudaMlpHostDriver host{mlp};  // the step's values from the host
   std::vector<float> parameters;
   std::vector<float> inputs;
   std::vector<float> targets;
@@ -179,7 +181,7 @@ TEST_F(CudaMlpTest, BatchGenerationMatchesCpu) {
     mlp.upload_batch(nan_inputs, nan_targets);
     const std::uint64_t seed = 17;
     const std::uint64_t first_sample = 1000003;
-    mlp.generate_batch(seed, first_sample);
+    CudaMlpHostDriver(mlp).generate_batch(seed, first_sample);
     std::vector<float> inputs(nan_inputs.size());
     std::vector<float> targets(nan_targets.size());
     cpu::generate_samples(seed, first_sample, c.batch, c.model.input_width(), c.model.output_width(), inputs.data(),
@@ -203,7 +205,7 @@ TEST_F(CudaMlpTest, AdamMatchesFloat64Reference) {
     for (int step = 1; step <= 5; ++step) {
       const std::vector<float> gradients = normal_values(parameters.size(), 1e-2f, 100 + step);
       gpu.mlp.upload_gradients(gradients);
-      gpu.mlp.adam_at_step(adam, step);
+      gpu.host.adam_at_step(adam, step);
       cpu::adam_update(adam, step, parameters.size(), parameters.data(), to_double(gradients).data(),
                        first_moment.data(), second_moment.data());
     }
@@ -228,7 +230,7 @@ TEST_F(CudaMlpTest, Bf16AdamKeepsFp32MasterAndWritesTheBf16Copy) {
   const std::vector<float> gradients = normal_values(c.model.parameter_count(), 0.01f, 21);
   for (GpuFixture* gpu : {&fp32, &bf16}) {
     gpu->mlp.upload_gradients(gradients);
-    gpu->mlp.adam_at_step(adam, 1);
+    gpu->host.adam_at_step(adam, 1);
   }
   const std::vector<float> master = bf16.mlp.download_parameters();
   EXPECT_EQ(master, fp32.mlp.download_parameters());
@@ -247,12 +249,12 @@ TEST_F(CudaMlpTest, AdamOverBucketRangesEqualsOneAdamBitForBit) {
     whole.mlp.initialize(3, 1);
     whole.mlp.upload_parameters(whole.parameters);
     whole.mlp.upload_gradients(gradients);
-    whole.mlp.adam_at_step(adam, 1);
+    whole.host.adam_at_step(adam, 1);
     GpuFixture pieces(c);
     pieces.mlp.initialize(3, 1);
     pieces.mlp.upload_parameters(pieces.parameters);
     pieces.mlp.upload_gradients(gradients);
-    pieces.mlp.adam_at_step(adam, 1);  // sets the step-1 corrections; then undo it with fresh state and redo per range
+    pieces.host.adam_at_step(adam, 1);  // sets the step-1 corrections; then undo it with fresh state and redo per range
     pieces.mlp.initialize(3, 1);
     pieces.mlp.upload_parameters(pieces.parameters);
     const BucketPlan plan = overlap_plan(c.model, 4 * 37, 4 * 11);
@@ -325,7 +327,7 @@ TEST_P(CudaMlpReference, ForwardMatchesFloat64Reference) {
   const ReferenceCase& rc = GetParam();
   GpuFixture gpu(rc.model);
   const cpu::DropoutKey key = dropout_key(rc.drop_probability);
-  gpu.mlp.forward(key);
+  gpu.host.forward(key);
   const Reference reference(rc.model, gpu, key);
   const double error = relative_error(gpu.mlp.download_output(), reference.activations.output);
   EXPECT_LE(error, kMathTolerance);
@@ -337,7 +339,7 @@ TEST_P(CudaMlpReference, LossAndGradientsMatchFloat64Reference) {
   const cpu::DropoutKey key = dropout_key(rc.drop_probability);
   DeviceBuffer<float> loss(1);
   copy_to_device(loss, std::vector<float>{std::numeric_limits<float>::quiet_NaN()}, gpu.stream.get());
-  gpu.mlp.forward(key);
+  gpu.host.forward(key);
   gpu.mlp.loss_and_gradient(loss_slots(loss));
   gpu.mlp.backward();
   const Reference reference(rc.model, gpu, key);
@@ -383,7 +385,7 @@ TEST_P(CudaMlpReference, BackwardInBucketPiecesMatchesFloat64Reference) {
     gpu.mlp.fill_work_buffers_with_nan();  // a piece that is never written shows as NaN
     const cpu::DropoutKey key = dropout_key(rc.drop_probability);
     DeviceBuffer<float> loss(1);
-    gpu.mlp.forward(key);
+    gpu.host.forward(key);
     gpu.mlp.loss_and_gradient(loss_slots(loss));
     std::vector<int> pieces_seen;
     gpu.mlp.backward(plan, [&](int piece) { pieces_seen.push_back(piece); });
@@ -443,16 +445,16 @@ TEST_P(CudaMlpReference, FusedWeightGradientAdamMatchesFloat64Reference) {
   for (bool accumulated : {false, true}) {
     GpuFixture gpu(rc.model);
     const std::size_t count = gpu.parameters.size();
-    gpu.mlp.upload_moments(std::vector<float>(count, 0.0f), std::vector<float>(count, 0.0f));
+    gpu.host.upload_moments(std::vector<float>(count, 0.0f), std::vector<float>(count, 0.0f));
     const std::vector<float> earlier = normal_values(count, 1e-2f, 21);
     if (accumulated) gpu.mlp.upload_gradients(earlier);
     const cpu::DropoutKey key = dropout_key(rc.drop_probability);
     DeviceBuffer<float> loss(1);
-    gpu.mlp.forward(key);
+    gpu.host.forward(key);
     gpu.mlp.loss_and_gradient(loss_slots(loss));
     gpu.mlp.backward_without_weight_gradients();
     const double scale = accumulated ? 0.5 : 1.0;
-    gpu.mlp.adam_with_weight_gradients_at_step(adam, 1, static_cast<float>(scale), accumulated);
+    gpu.host.adam_with_weight_gradients_at_step(adam, 1, static_cast<float>(scale), accumulated);
     expect_first_fused_update_matches(rc.model, gpu, Reference(rc.model, gpu, key), accumulated ? &earlier : nullptr,
                                       scale, adam, accumulated ? "accumulated" : "one step");
   }
@@ -468,16 +470,16 @@ void expect_early_updates_give_the_same_bits(const ReferenceCase& rc, bool outpu
     for (int early = 0; early < 2; ++early) {
       GpuFixture gpu(rc.model);
       const std::size_t count = gpu.parameters.size();
-      gpu.mlp.upload_moments(normal_values(count, 1e-3f, 31), std::vector<float>(count, 1e-6f));
+      gpu.host.upload_moments(normal_values(count, 1e-3f, 31), std::vector<float>(count, 1e-6f));
       if (accumulated) gpu.mlp.upload_gradients(normal_values(count, 1e-2f, 21));
       DeviceBuffer<float> loss(1);
       if (output_head) {
-        gpu.mlp.forward_with_output_head(dropout_key(rc.drop_probability), loss_slots(loss));
+        gpu.host.forward_with_output_head(dropout_key(rc.drop_probability), loss_slots(loss));
       } else {
-        gpu.mlp.forward(dropout_key(rc.drop_probability));
+        gpu.host.forward(dropout_key(rc.drop_probability));
         gpu.mlp.loss_and_gradient(loss_slots(loss));
       }
-      gpu.mlp.set_adam_corrections(adam, 3);
+      gpu.host.set_adam_corrections(adam, 3);
       CudaMlp::EarlyUpdate update;
       update.adam = adam;
       update.gradient_scale = accumulated ? 0.5f : 1.0f;
@@ -549,11 +551,11 @@ TEST_P(CudaOutputHead, MatchesFloat64ReferenceAndFeedsTheFusedStep) {
   GpuFixture gpu(rc.model);
   ASSERT_TRUE(gpu.mlp.output_head_fusable());
   const std::size_t count = gpu.parameters.size();
-  gpu.mlp.upload_moments(std::vector<float>(count, 0.0f), std::vector<float>(count, 0.0f));
+  gpu.host.upload_moments(std::vector<float>(count, 0.0f), std::vector<float>(count, 0.0f));
   const cpu::DropoutKey key = dropout_key(rc.drop_probability);
   DeviceBuffer<float> loss(1);
   copy_to_device(loss, std::vector<float>{std::numeric_limits<float>::quiet_NaN()}, gpu.stream.get());
-  gpu.mlp.forward_with_output_head(key, loss_slots(loss));
+  gpu.host.forward_with_output_head(key, loss_slots(loss));
   const Reference reference(rc.model, gpu, key);
 
   EXPECT_LE(relative_error(gpu.mlp.download_output(), reference.activations.output), kMathTolerance) << "output";
@@ -587,7 +589,7 @@ TEST_P(CudaOutputHead, MatchesFloat64ReferenceAndFeedsTheFusedStep) {
       << "dL/dZ of the last hidden layer";
 
   gpu.mlp.backward_without_weight_gradients();
-  gpu.mlp.adam_with_weight_gradients_at_step(adam, 1, 1.0f, false);
+  gpu.host.adam_with_weight_gradients_at_step(adam, 1, 1.0f, false);
   expect_first_fused_update_matches(rc.model, gpu, reference, nullptr, 1.0, adam, "output head");
 }
 
@@ -619,7 +621,7 @@ void expect_reduced_precision_matches(const ReferenceCase& rc, Precision precisi
   GpuFixture gpu(rc.model, precision);
   const cpu::DropoutKey key = dropout_key(rc.drop_probability);
   DeviceBuffer<float> loss(1);
-  gpu.mlp.forward(key);
+  gpu.host.forward(key);
   gpu.mlp.loss_and_gradient(loss_slots(loss));
   gpu.mlp.backward();
   const Reference reference(rc.model, gpu, key);
