@@ -7,7 +7,8 @@
 # Usage (from the repository root, binaries in BIN_DIR, results to OUT):
 #   BIN_DIR=build OUT=/tmp/predict_check bash bench/predict_check.sh
 # Knobs: RUNS (runs per configuration of the grid, default 10), RANKS (default 1: the grid on 1 GPU; N > 1: the grid
-# on 1 and N GPUs from N ranks, with an N-rank all-reduce sweep beside the probe for the all-reduce term).
+# from N ranks), GPU_COUNTS (the grid's GPU counts, default 1,N; 1,2,4 with RANKS=4), each count above 1 with an
+# all-reduce sweep of its own ranks beside the probe for its all-reduce term.
 # Exit status 0 on PASS, 1 on FAIL or a failed step.
 set -uo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -25,19 +26,23 @@ ranks="${RANKS:-1}"
 grid=8,32,128,1024,4096
 gpus=1
 ((ranks > 1)) && gpus="1,$ranks"
+((ranks == 4)) && gpus="1,2,4"
+gpus="${GPU_COUNTS:-$gpus}"
 # Every per-GPU batch of the grid on every GPU count (8 / N too), so that no GEMM term is an interpolation.
 probe_batches=$({
   printf '%s\n' 8 16 32 64 128 256 512 1024 2048 4096
-  for b in ${grid//,/ }; do echo $((b / ranks)); done
+  for b in ${grid//,/ }; do for n in ${gpus//,/ }; do echo $((b / n)); done; done
 } | sort -nu | paste -sd,)
 rm -f "$out/probe.h5" "$out/grid.h5"
 step "hardware probe" "$bin/mgpu_bench" probe --model medium,large --batches "$probe_batches" --output "$out/probe.h5"
 allreduce=()
-if ((ranks > 1)); then
-  # The measured all-reduce at this rank count (its /allreduce group joins the probe's file).
-  step "all-reduce sweep, $ranks ranks" "${mpirun[@]}" -np "$ranks" "$bin/mgpu_bench" allreduce --output "$out/probe.h5"
-  allreduce=(--allreduce "$out/probe.h5")
-fi
+for n in ${gpus//,/ }; do
+  ((n > 1)) || continue
+  # The measured all-reduce at this rank count, a file each (a file holds one /allreduce group).
+  rm -f "$out/allreduce_n$n.h5"
+  step "all-reduce sweep, $n ranks" "${mpirun[@]}" -np "$n" "$bin/mgpu_bench" allreduce --output "$out/allreduce_n$n.h5"
+  allreduce+=(--allreduce "$out/allreduce_n$n.h5")
+done
 step "measured grid" "${mpirun[@]}" -np "$ranks" "$bin/mgpu_bench" --model medium,large --batch "$grid" --gpus "$gpus" \
   --runs "${RUNS:-10}" --trials 1 --output "$out/grid.h5"
 note "## prediction and check ($((SECONDS - started)) s)"
