@@ -448,6 +448,17 @@ TEST_F(AnalyzeCli, PredictPrintsTheGridBreakEvenAndRecommendation) {
   EXPECT_TRUE(fs::exists(dir_ + "/plots/predicted_speedup.dat"));
 }
 
+// A stated link's bound: any positive bandwidth (a slow link's 0.5 GB/s too) and a latency of 0; not 0 GB/s.
+TEST_F(AnalyzeCli, PredictTakesAnyPositiveLinkBandwidthAndZeroLatency) {
+  step_model_test::write_probe_and_sweep(dir_ + "/tools.h5");
+  const std::string base = "predict --probe tools.h5 --layers 16,8,3 --batch 8 --gpus 2 --format json ";
+  const auto slow = run(base + "--link-bandwidth 0.5 --link-latency 0");
+  EXPECT_EQ(slow.exit_code, 0) << slow.err;
+  EXPECT_NE(slow.out.find("0.5 GB/s link"), std::string::npos) << slow.out;
+  expect_rejected(run(base + "--link-bandwidth 0 --link-latency 0"), {"--link-bandwidth 0"});
+  expect_rejected(run(base + "--link-bandwidth 0.5 --link-latency -0.5"), {"--link-latency -0.5"});
+}
+
 TEST_F(AnalyzeCli, PredictRefusesBadValuesByName) {
   step_model_test::write_probe_and_sweep(dir_ + "/tools.h5");
   const std::string base = "predict --probe tools.h5 --allreduce tools.h5 ";

@@ -671,6 +671,24 @@ TEST_F(ResultsFileTest, ReaderKeepsEveryAttributeAsText) {
   EXPECT_EQ(read.configurations[1].attribute_text.count("future_knob"), 0u);
 }
 
+// A number stored as an array (another writer's, or a damaged file) is refused, not read as its first element.
+TEST_F(ResultsFileTest, ReaderRefusesAnArrayWhereOneNumberBelongs) {
+  const std::string file = write_sample();
+  {
+    const H5File raw(MGPU_H5_CHECK(H5Fopen(file.c_str(), H5F_ACC_RDWR, H5P_DEFAULT)));
+    const H5Group group(MGPU_H5_CHECK(H5Gopen2(raw.get(), group_of(0).c_str(), H5P_DEFAULT)));
+    MGPU_H5_CHECK(H5Adelete(group.get(), "global_batch"));
+    const hsize_t two = 2;
+    const std::int32_t batches[2] = {8, 16};
+    const H5Dataspace array(MGPU_H5_CHECK(H5Screate_simple(1, &two, nullptr)));
+    const H5Attribute batch(
+        MGPU_H5_CHECK(H5Acreate2(group.get(), "global_batch", H5T_STD_I32LE, array.get(), H5P_DEFAULT, H5P_DEFAULT)));
+    MGPU_H5_CHECK(H5Awrite(batch.get(), H5T_NATIVE_INT32, batches));
+  }
+  const std::string message = reader_error(file);
+  EXPECT_NE(message.find("'global_batch' should be a single value"), std::string::npos) << message;
+}
+
 TEST_F(ResultsFileTest, ReaderRefusesANewerSchemaVersionNamingBoth) {
   const std::string file = write_sample();
   {
