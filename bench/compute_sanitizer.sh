@@ -16,9 +16,12 @@
 # GPU count, so lanes may share GPUs: under a sanitizer the set-up is host-bound), SPLIT=configurations (one
 # mgpu_bench run per batch of a row instead of one per row, so that lanes share a row's configurations), SHARD=i/n
 # (the product rows whose index is i modulo n, for copies started by hand with their own CUDA_VISIBLE_DEVICES; 2-rank
-# rows need two visible GPUs), RANKS (the rows of these rank counts, default "1 2"), ROWS (the product rows of these
-# indexes, counted from 1 in the order below, default every row), ROW_TIMEOUT (seconds per mgpu_bench run, default
-# 1200),
+# rows need two visible GPUs), GPUS (the device numbers LANES spreads over, default every GPU nvidia-smi lists), RANKS
+# (the rows of these rank counts, default "1 2"), ROWS (the product rows of these indexes, counted from 1 in the order
+# below, default every row), ROW_TIMEOUT (seconds per mgpu_bench run, default 1200), TUNING=plan (each training run
+# first runs plainly with the same arguments and the sanitized run takes that run's GEMM plan, --gemm-plan: its set-up
+# verifies the planned kernels and skips the tuner's timing, which dominates under a sanitizer; rows with
+# --gemm-tuning alone keep tuning, and the rows run without TUNING=plan cover the tuner),
 # MPIRUN (default "mpirun --allow-run-as-root"), COMPUTE_SANITIZER (the executable).
 # docs/testing.md says which tests racecheck runs and which of our shared-memory kernels each covers.
 set -uo pipefail
@@ -76,9 +79,12 @@ tool_options() {
 
 # Number of errors in a compute-sanitizer log: its ERROR SUMMARY line, or racecheck's RACECHECK SUMMARY errors when
 # more (its warnings are not errors); a log without a summary (a crash, or a row stopped at its time limit) counts as
-# one error. Not counted: NCCL's own probe at communicator creation, which asks cudaFuncGetAttributes about each of
-# its kernels and is answered cudaErrorNoKernelImageForDevice for those built for other GPUs (20 per rank with NCCL
-# 2.28 on Hopper; NCCL expects that answer). Only a printed report can be recognised, hence the high print limit.
+# one error. Not counted, two probes of NCCL's own whose failing answer it expects: at communicator creation it asks
+# cudaFuncGetAttributes about each of its kernels and is answered cudaErrorNoKernelImageForDevice for those built for
+# other GPUs (20 per rank with NCCL 2.28 on Hopper); and before sharing a user buffer with a peer (the sharded
+# optimizer's all-gather of the large model) it asks cuMemRetainAllocationHandle whether the buffer came from cuMem*,
+# is answered CUDA_ERROR_INVALID_VALUE for our cudaMalloc'd one and takes the legacy IPC handle instead. Only a
+# printed report can be recognised, hence the high print limit.
 sanitizer_errors() {
   python3 - "$1" <<'EOF_PY'
 import re, sys
@@ -92,8 +98,10 @@ if not summary and not races:
     print(1); sys.exit()
 count = max(summary[-1:] + races[-1:])
 reports = re.split(r"\n========= (?=\S)", text)
-nccl_probes = sum(1 for r in reports if r.startswith("Program hit cudaErrorNoKernelImageForDevice")
-                  and "cudaFuncGetAttributes" in r.split("\n", 1)[0] and "libnccl.so" in r)
+expected = [("Program hit cudaErrorNoKernelImageForDevice", "cudaFuncGetAttributes"),
+            ("Program hit CUDA_ERROR_INVALID_VALUE", "cuMemRetainAllocationHandle")]
+nccl_probes = sum(1 for r in reports for start, call in expected
+                  if r.startswith(start) and call in r.split("\n", 1)[0] and "libnccl.so" in r)
 print(max(0, count - nccl_probes))
 EOF_PY
 }
@@ -175,7 +183,22 @@ run_product_row() {
   local -a words=($args)
   case "${words[0]}" in
     probe | allreduce) command+=("${words[@]}" --output "$out/$name.h5" --force) ;;
-    *) command+=("${words[@]}" --runs 1 --warmup 0 --steps 3 --timeout 0 --output "$out/$name.h5" --force) ;;
+    *)
+      words+=(--runs 1 --warmup 0 --steps 3 --timeout 0)
+      if [[ "${TUNING:-}" == plan && "$args" != *"--gemm-tuning alone"* ]]; then
+        # The plan of a plain run of the same arguments; its time is not the row's.
+        timeout "$row_timeout" "${mpirun[@]}" -np "$ranks" -x NCCL_NVLS_ENABLE "$bench" "${words[@]}" \
+          --output "$out/$name.plan.h5" --force </dev/null >"$out/$name.plan.out" 2>&1 || {
+          add_row "$tool" "row $index, $ranks rank(s): ${args}" "$(row_configurations "$args")" 1 0 \
+            "FAIL (the plain run for its plan; see $out/$name.plan.out)"
+          failed=1
+          return
+        }
+        start=$SECONDS
+        words+=(--gemm-plan "$out/$name.plan.h5")
+      fi
+      command+=("${words[@]}" --output "$out/$name.h5" --force)
+      ;;
   esac
   # stdin closed: mpirun would otherwise read the rest of the row list the loop is reading.
   timeout "$row_timeout" "${mpirun[@]}" -np "$ranks" -x NCCL_NVLS_ENABLE "${command[@]}" </dev/null >"$out/$name.out" 2>&1
@@ -189,7 +212,9 @@ run_product_row() {
     verdict="FAIL (exit $status$( ((status == 124)) && echo ": over ${row_timeout} s"); see $out/$name.*)"
     failed=1
   fi
-  add_row "$tool" "row $index, $ranks rank(s): ${args}" "$(row_configurations "$args")" "$errors" "$((SECONDS - start))" "$verdict"
+  local what="row $index, $ranks rank(s): ${args}"
+  [[ " ${words[*]} " == *" --gemm-plan "* ]] && what+=" (planned)"
+  add_row "$tool" "$what" "$(row_configurations "$args")" "$errors" "$((SECONDS - start))" "$verdict"
 }
 
 # The product's work: one line "tool|index|ranks|arguments" per mgpu_bench run, for the rows this copy takes (SHARD,
@@ -278,13 +303,14 @@ done
 # queue ($out/queue, under flock) until it is empty; the tests part runs in the first lane only. One table.
 if [[ "${LANES:-1}" -gt 1 && -z "${SHARD:-}" ]]; then
   lanes="$LANES"
-  gpu_count="$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')"
+  read -r -a lane_gpus <<< "${GPUS:-$(nvidia-smi -L 2>/dev/null | grep -oP '^GPU \K[0-9]+' | tr '\n' ' ')}"
+  gpu_count="${#lane_gpus[@]}"
   ((gpu_count >= 1)) || { echo "compute_sanitizer: LANES=$lanes needs a GPU, none listed" >&2; exit 2; }
   work_items >"$out/queue"
   status=0
   for ((lane = 0; lane < lanes; ++lane)); do
-    visible="$((lane % gpu_count))"
-    ((gpu_count > 1)) && visible+=",$(((lane + 1) % gpu_count))"
+    visible="${lane_gpus[lane % gpu_count]}"
+    ((gpu_count > 1)) && visible+=",${lane_gpus[(lane + 1) % gpu_count]}"
     lane_parts="product"
     ((lane == 0)) && lane_parts="$parts"
     CUDA_VISIBLE_DEVICES="$visible" LANES=1 QUEUE="$out/queue" PARTS="$lane_parts" OUT="$out/lane$lane" \

@@ -8,6 +8,18 @@
 
 namespace mgpu {
 
+std::string gemm_shape_label(bool a_transposed, bool b_transposed, int m, int n, int k, int lda, int ldb, int ldc,
+                             int alignment_bytes) {
+  std::string label = std::string(1, a_transposed ? 'T' : 'N') + (b_transposed ? 'T' : 'N') +
+                      " m=" + std::to_string(m) + " n=" + std::to_string(n) + " k=" + std::to_string(k);
+  // Column-major, as stored: A is k x m when transposed, else m x k; B n x k or k x n; C m x n.
+  if (lda != (a_transposed ? k : m)) label += " lda=" + std::to_string(lda);
+  if (ldb != (b_transposed ? n : k)) label += " ldb=" + std::to_string(ldb);
+  if (ldc != m) label += " ldc=" + std::to_string(ldc);
+  if (alignment_bytes < 16) label += " aligned " + std::to_string(alignment_bytes);
+  return label;
+}
+
 GemmPlan parse_gemm_choices(const std::string& gemm_choices, const std::string& source) {
   // The option is everything up to the last " (T us alone": option names hold parentheses of their own.
   static const std::regex line_form(R"(^gemm (.+?): (.+) \([0-9.]+ us alone.*$)");

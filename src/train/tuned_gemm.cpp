@@ -115,10 +115,10 @@ using ChoiceKey = std::tuple<int, int, int, std::tuple<int, int, int, int, int, 
 std::mutex tunings_mutex;
 std::map<ChoiceKey, Tuning> tunings;
 
-// "TN m=1024 n=32 k=4800": a shape in reports (op_a, op_b as cuBLAS's operations).
-std::string shape_label(int op_a, int op_b, int m, int n, int k) {
-  return std::string(1, op_a == CUBLAS_OP_N ? 'N' : 'T') + (op_b == CUBLAS_OP_N ? 'N' : 'T') +
-         " m=" + std::to_string(m) + " n=" + std::to_string(n) + " k=" + std::to_string(k);
+// A shape's name in reports and plans (gemm_plan.hpp), from its key (TunedGemm::Key): the key's every part.
+std::string shape_label(const std::tuple<int, int, int, int, int, int, int, int, int>& key) {
+  const auto [op_a, op_b, m, n, k, lda, ldb, ldc, alignment] = key;
+  return gemm_shape_label(op_a != CUBLAS_OP_N, op_b != CUBLAS_OP_N, m, n, k, lda, ldb, ldc, alignment);
 }
 
 // An unsigned configuration attribute of `algo` (of the type the attribute has: uint16_t or uint32_t).
@@ -228,6 +228,11 @@ struct TunedGemm::Plan {
   }
 };
 
+TunedGemm::Key TunedGemm::Operands::key() const {
+  const int alignment = std::min({alignment_of(a), alignment_of(b), alignment_of(c)});
+  return Key{int(op_a), int(op_b), m, n, k, lda, ldb, ldc, alignment};
+}
+
 TunedGemm::TunedGemm(cudaStream_t stream, cublasComputeType_t compute, cudaDataType_t operands, void* workspace,
                      std::size_t workspace_bytes, GemmSelection selection)
     : stream_(stream),
@@ -256,9 +261,9 @@ bool TunedGemm::multiply(cublasOperation_t op_a, cublasOperation_t op_b, int m, 
                          const void* b, int ldb, float* c, int ldc, bool accumulate, bool a_is_stable,
                          const kernels::SkinnyEpilogue* epilogue) {
   MGPU_REQUIRE(epilogue == nullptr || !accumulate, "TunedGemm: an epilogue cannot be combined with accumulation");
-  const int alignment = std::min({alignment_of(a), alignment_of(b), alignment_of(c)});
-  const Key key{int(op_a), int(op_b), m, n, k, lda, ldb, ldc, alignment};
-  const Plan& plan = plan_for(key, Operands{op_a, op_b, m, n, k, a, lda, b, ldb, c, ldc});
+  const Operands product{op_a, op_b, m, n, k, a, lda, b, ldb, c, ldc};
+  const Key key = product.key();
+  const Plan& plan = plan_for(key, product);
   const Choice& choice = plan.choice();
   bool folded = false;
   if (choice.skinny) {
@@ -276,8 +281,8 @@ bool TunedGemm::multiply(cublasOperation_t op_a, cublasOperation_t op_b, int m, 
   }
   if (corrupt_outputs_) MGPU_CUDA_CHECK(cudaMemsetAsync(c, 0, sizeof(float) * static_cast<std::size_t>(m), stream_));
   if (!accumulate && check_every_call_) {
-    check_call(stream_, shape_label(op_a, op_b, m, n, k), plan.tuning.names.at(plan.tuning.selected),
-               op_a != CUBLAS_OP_N, op_b != CUBLAS_OP_N, m, n, k, a, lda, b, ldb, operands_ == CUDA_R_16BF, c, ldc,
+    check_call(stream_, shape_label(key), plan.tuning.names.at(plan.tuning.selected), op_a != CUBLAS_OP_N,
+               op_b != CUBLAS_OP_N, m, n, k, a, lda, b, ldb, operands_ == CUDA_R_16BF, c, ldc,
                verification_bound(compute_, k), folded ? epilogue : nullptr);
   }
   return folded;
@@ -286,9 +291,8 @@ bool TunedGemm::multiply(cublasOperation_t op_a, cublasOperation_t op_b, int m, 
 std::vector<TunedGemm::ShapeOptions> TunedGemm::shape_options() const {
   std::vector<ShapeOptions> shapes;
   for (const auto& [key, plan] : plans_) {
-    const auto [op_a, op_b, m, n, k, lda, ldb, ldc, alignment] = key;
     ShapeOptions shape;
-    shape.shape = shape_label(op_a, op_b, m, n, k);
+    shape.shape = shape_label(key);
     shape.options = plan->tuning.names;
     shape.alone_us = plan->tuning.alone_us;
     shape.selected = plan->tuning.selected;
@@ -471,7 +475,7 @@ void TunedGemm::tune(Plan& plan, const Operands& product, const std::vector<cubl
        product.lda, product.b, product.ldb, operands_ == CUDA_R_16BF},
       stream_);
   Tuning& tuning = plan.tuning;
-  const std::string shape = shape_label(product.op_a, product.op_b, product.m, product.n, product.k);
+  const std::string shape = shape_label(product.key());
   const auto time_candidate = [&](const Candidate& candidate) { return time_on_gpu(plan, candidate.choice, product); };
   // Every candidate once, verified on its last call's product (infinity if rejected); then those that could be ties
   // again, in turn, each keeping its lowest time, so that which of them are ties depends less on one timing's noise.
@@ -525,7 +529,7 @@ bool TunedGemm::verified(Plan& plan, const kernels::GemmReference& reference, co
   Tuning& tuning = plan.tuning;
   ++tuning.checked;
   if (found.mismatches == 0) return true;
-  const std::string shape = shape_label(product.op_a, product.op_b, product.m, product.n, product.k);
+  const std::string shape = shape_label(product.key());
   tuning.rejected.push_back(name + mismatch_text(found, product.m, product.n));
   if (gemm_report_enabled())
     std::fprintf(stderr, "gemm %s: rejected %s\n", shape.c_str(), tuning.rejected.back().c_str());
@@ -535,7 +539,7 @@ bool TunedGemm::verified(Plan& plan, const kernels::GemmReference& reference, co
 }
 
 void TunedGemm::adopt_planned(Plan& plan, const Operands& product, const std::vector<cublasLtMatmulAlgo_t>& heuristic) {
-  const std::string shape = shape_label(product.op_a, product.op_b, product.m, product.n, product.k);
+  const std::string shape = shape_label(product.key());
   const std::string where = "--gemm-plan " + followed_plan_.source + ": GEMM " + shape;
   const auto wanted = followed_plan_.option_of_shape.find(shape);
   if (wanted == followed_plan_.option_of_shape.end())

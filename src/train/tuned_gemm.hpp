@@ -116,6 +116,7 @@ class TunedGemm {
     int ldb;
     float* c;
     int ldc;
+    Key key() const;  // its sizes, leading dimensions and the operands' alignment
   };
   struct Candidate;  // a Choice and its name in reports (tuned_gemm.cpp)
   // The shape's plan: the process's tuning where one exists, else tuned on these operands (GemmSelection::tuned) or

@@ -59,10 +59,27 @@ TEST(GemmPlan, TextThatIsNoPlanIsRefusedNamingTheSourceAndTheLine) {
       EXPECT_NE(message.find(expected), std::string::npos) << message;
     }
   }
-  // The same shape with the same choice twice (two alignments of one shape) is one entry.
+  // The same shape with the same choice twice (files that named two alignments of one shape alike) is one entry.
   EXPECT_EQ(parse_gemm_choices("gemm NN m=1 n=1 k=1: a (1 us alone)\ngemm NN m=1 n=1 k=1: a (2 us alone)\n", "f")
                 .option_of_shape.size(),
             1u);
+}
+
+// The tuner tunes apart GEMMs whose sizes agree but whose leading dimensions or alignment differ; a plan names each
+// apart, so that two choices for one size read back as two entries (they were refused as "two choices" before).
+TEST(GemmPlan, GemmsTunedApartHaveNamesApart) {
+  // Packed and 16-byte aligned: the sizes alone, as every earlier file names them.
+  EXPECT_EQ(gemm_shape_label(false, false, 1024, 32, 4800, 1024, 4800, 1024, 16), "NN m=1024 n=32 k=4800");
+  EXPECT_EQ(gemm_shape_label(true, false, 3, 32, 256, 256, 256, 3, 16), "TN m=3 n=32 k=256");
+  EXPECT_EQ(gemm_shape_label(false, true, 4800, 342, 65, 4800, 342, 4800, 16), "NT m=4800 n=342 k=65");
+  EXPECT_EQ(gemm_shape_label(false, true, 4800, 342, 65, 4800, 342, 4800, 8), "NT m=4800 n=342 k=65 aligned 8");
+  EXPECT_EQ(gemm_shape_label(false, true, 4800, 342, 65, 4801, 342, 4800, 16), "NT m=4800 n=342 k=65 lda=4801");
+  EXPECT_EQ(gemm_shape_label(false, true, 4800, 342, 65, 4800, 343, 4800, 16), "NT m=4800 n=342 k=65 ldb=343");
+  EXPECT_EQ(gemm_shape_label(true, false, 3, 32, 256, 256, 257, 4, 2), "TN m=3 n=32 k=256 ldb=257 ldc=4 aligned 2");
+  const GemmPlan plan = parse_gemm_choices(
+      "gemm NT m=4800 n=342 k=65: a (1.00 us alone)\ngemm NT m=4800 n=342 k=65 aligned 4: b (1.00 us alone)\n", "f");
+  ASSERT_EQ(plan.option_of_shape.size(), 2u);
+  EXPECT_EQ(plan.option_of_shape.at("NT m=4800 n=342 k=65 aligned 4"), "b");
 }
 
 }  // namespace
