@@ -69,6 +69,35 @@ TEST_F(HtmlReport, AnswerTablesAndConditions) {
   EXPECT_EQ(html.find("https://"), std::string::npos);
 }
 
+// Each drawn plot is embedded as its SVG in base64, padded to a multiple of 4 characters: files of 6, 7 and 8 bytes
+// (no padding, "==" and "=") read back as they were written.
+TEST_F(HtmlReport, PlotsAreEmbeddedAsTheirSvgInBase64) {
+  const fs::path directory = fs::temp_directory_path() / ("mgpu_html_plots_" + std::to_string(::getpid()));
+  fs::create_directories(directory);
+  PlotOutcome plots;
+  plots.gnuplot_found = true;
+  const std::pair<std::string, std::string> svgs[] = {
+      {"<svg/>", "PHN2Zy8+"}, {"<svg />", "PHN2ZyAvPg=="}, {"<svg  />", "PHN2ZyAgLz4="}};
+  for (const auto& [svg, encoded] : svgs) {
+    const std::string stem = "plot" + std::to_string(plots.plots.size());
+    write_text((directory / (stem + ".svg")).string(), svg);
+    plots.plots.push_back({stem, "title of " + stem, true});
+  }
+  const ScalingTable scaling = build_scaling_table(stats_);
+  const std::string html = render_html_report({{"s.h5"},
+                                               stats_,
+                                               scaling,
+                                               break_even_curves(scaling),
+                                               {scaling_table(scaling)},
+                                               "timeline",
+                                               plots,
+                                               directory.string()});
+  fs::remove_all(directory);
+  for (const auto& [svg, encoded] : svgs)
+    EXPECT_NE(html.find("src=\"data:image/svg+xml;base64," + encoded + "\""), std::string::npos) << svg;
+  EXPECT_EQ(html.find("gnuplot was not found"), std::string::npos);
+}
+
 TEST_F(HtmlReport, MissingBaselineIsANoteWithItsCommand) {
   ScalingTable scaling;
   scaling.without_baseline.push_back(&stats_[1]);

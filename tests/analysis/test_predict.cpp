@@ -61,6 +61,19 @@ TEST_F(PredictTest, GridSpeedupIsTheOneGpuStepOverTheNGpuStep) {
   EXPECT_NEAR(grid[1].throughput, 32 / 0.051e-3, 1e-6);
 }
 
+// The grid's table gives each term's source a column of its own, headed, after the speedup's.
+TEST_F(PredictTest, TheGridTableHasAColumnPerSource) {
+  options_.layer_widths = fixture::kWidths;
+  options_.batches = {32};
+  options_.gpus = {1, 2};
+  options_.format = Format::markdown;
+  testing::internal::CaptureStdout();
+  EXPECT_EQ(run_predict(options_), 0);
+  const std::string text = testing::internal::GetCapturedStdout();
+  EXPECT_NE(text.find("| speedup | GEMMs | all-reduce |"), std::string::npos) << text;
+  EXPECT_NE(text.find("| 0.608 | measured | extrapolated |"), std::string::npos) << text;
+}
+
 TEST_F(PredictTest, CheckOfTheModelsOwnTimesHasNoError) {
   const std::string results = dir_ + "/measured.h5";
   {

@@ -142,9 +142,13 @@ TEST_F(Trace, PhasesNestInTheirStepAndRanksMeetWhereTheReductionEnds) {
   // against rank 1's 0.15 ms), starts first.
   EXPECT_DOUBLE_EQ(at[0].at("allreduce").second, at[1].at("allreduce").second);
   EXPECT_DOUBLE_EQ(at[1].at("step 1").first - at[0].at("step 1").first, (2.2 - 0.15) * 1000);
-  // Phases are on the compute track, the all-reduce on the rank's communication track.
-  for (const nlohmann::json& e : events_of(trace, "X"))
-    if (e.at("name") == "allreduce") EXPECT_EQ(e.at("tid").get<int>(), 2 * e.at("args").at("rank").get<int>() + 2);
+  // Phases are on the rank's compute track, the all-reduce on its communication track just after it: every rank's
+  // two tracks adjacent, compute first, no two ranks sharing one.
+  for (const nlohmann::json& e : events_of(trace, "X")) {
+    if (e.at("cat") == "run") continue;
+    const int rank = e.at("args").at("rank").get<int>();
+    EXPECT_EQ(e.at("tid").get<int>(), e.at("name") == "allreduce" ? 2 * rank + 2 : 2 * rank + 1) << e.dump();
+  }
 }
 
 TEST_F(Trace, WarmupMarkedCountersAndSettings) {

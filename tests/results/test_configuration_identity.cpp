@@ -61,6 +61,10 @@ TEST(ConfigurationIdentity, EverySettingCounts) {
     change(stored);
     return identity_difference(sample(), stored);
   };
+  // The schema's first attribute as much as any other.
+  EXPECT_EQ(differs([](auto& m) { m.implementation = "pytorch-graph"; }),
+            "implementation is 'pytorch-graph' in the file, '" + std::string(results_schema::kImplementation) +
+                "' in this command");
   EXPECT_EQ(differs([](auto& m) { m.seed = 2; }), "seed is 2 in the file, 1 in this command");
   EXPECT_EQ(differs([](auto& m) { m.runs_requested = 20; }), "runs_requested is 20 in the file, 50 in this command");
   EXPECT_NE(differs([](auto& m) { m.environment_preset = "nvlink-default"; }).find("environment_preset"),
