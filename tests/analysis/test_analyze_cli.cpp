@@ -396,6 +396,9 @@ TEST_F(AnalyzeCli, CompareAFileWithItself) {
   // On the terminal the verdict is a column of its own, last, after Welch's p.
   EXPECT_NE(o.out.find("  verdict\n"), std::string::npos) << o.out;
   EXPECT_NE(o.out.find("  SAME\n"), std::string::npos) << o.out;
+  // The configuration's name is text, left-aligned under its header.
+  EXPECT_NE(o.out.find("\n  configuration  model"), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("\n  single         "), std::string::npos) << o.out;
   const nlohmann::json json = nlohmann::json::parse(run("compare good.h5 good.h5 --format json").out);
   const nlohmann::json& rows = json.at("tables").at("comparison").at("rows");
   ASSERT_EQ(rows.size(), 2u);

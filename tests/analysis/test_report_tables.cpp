@@ -77,6 +77,15 @@ TEST_F(ReportTables, ConfigurationsTableExactly) {
   EXPECT_EQ(render_terminal(configurations_table(stats_, {})), kExpectedConfigurations);
 }
 
+// Every count of samples per second groups its thousands, the spread's as much as the mean's and the median's.
+TEST_F(ReportTables, ThroughputColumnsGroupThousands) {
+  std::vector<ConfigurationStats> wide = {stats_[0]};
+  wide[0].throughput.sd = 12345.0;
+  wide[0].throughput.median = 23456.0;
+  const std::string table = render_terminal(configurations_table(wide, {}));
+  EXPECT_NE(table.find("  23,456  12,345  "), std::string::npos) << table;
+}
+
 // The math check column says what math_check says, in one word; a configuration whose check failed is named in the
 // scaling table's notes and not paired.
 TEST_F(ReportTables, MathCheckColumnAndTheUnpairedConfiguration) {

@@ -102,6 +102,20 @@ TEST_F(StepModelTest, MemoryPassUsesTheCopyBandwidthAtItsSizeAndTheGraphNodeFloo
   EXPECT_DOUBLE_EQ(memory_pass_ms(rates_, 1024), 0.0005);      // 5e-7 ms of traffic: the graph node's floor
 }
 
+// At a batch whose activations outgrow the graph node's floor, each layer's elementwise passes move batch x fan_out
+// floats: bias + ReLU 2 per output of the hidden layer, the loss 3 per output of the last (4 bytes each).
+TEST_F(StepModelTest, ElementwiseTrafficGrowsWithBatchTimesWidth) {
+  constexpr long long kBatch = 1LL << 22;
+  const StepPrediction p = model().predict(kMlp, default_step_settings(1, kBatch, "fp32"));
+  const double hidden = memory_pass_ms(rates_, 2.0 * 4 * kBatch * 8),
+               loss = memory_pass_ms(rates_, 3.0 * 4 * kBatch * 3);
+  EXPECT_GT(hidden, 10 * memory_pass_ms(rates_, 1));  // far above the node's floor
+  EXPECT_NEAR(p.forward_ms,
+              gemm(GemmKind::forward, 16, 8, kBatch, TermSource::extrapolated) + hidden +
+                  gemm(GemmKind::forward, 8, 3, kBatch, TermSource::extrapolated) + loss,
+              1e-12);
+}
+
 TEST_F(StepModelTest, OneGpuSmallBatchFusesTheWeightGradientsIntoTheOptimizer) {
   const StepSettings settings = default_step_settings(1, 16, "fp32");
   EXPECT_TRUE(settings.fused_optimizer);
