@@ -129,4 +129,6 @@ TEST_F(PredictTest, CheckReportsTheRelativeErrorOfEachConfiguration) {
   const std::string text = render_terminal(check_table(summary));
   EXPECT_NE(text.find("\n  configuration  GPUs"), std::string::npos) << text;
   EXPECT_NE(text.find("\n  one            "), std::string::npos) << text;
+  // One speedup is a summary too.
+  EXPECT_NE(text.find("speedup: median |error| 20.0%, worst 20.0% over 1 configurations"), std::string::npos) << text;
 }

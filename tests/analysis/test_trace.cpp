@@ -88,6 +88,20 @@ TEST_F(Trace, EveryEventIsTraceEventJsonAndEverySliceIsItsDatasetValue) {
   EXPECT_EQ(checked, 6u * (6 + 2 * 4) + 5u * 2 * 3 * 6 + 5u * (6 + 2));
 }
 
+// Each configuration's first run starts the trace: its earliest slice is at time 0.
+TEST_F(Trace, EachConfigurationStartsAtTimeZero) {
+  RunSelection all;
+  all.kind = RunSelection::Kind::all;
+  std::map<int, double> earliest;  // pid -> µs
+  for (const nlohmann::json& e : events_of(chrome_trace(stats_, all), "X")) {
+    const int pid = e.at("pid");
+    const double ts = e.at("ts");
+    earliest[pid] = earliest.count(pid) ? std::min(earliest[pid], ts) : ts;
+  }
+  ASSERT_EQ(earliest.size(), stats_.size());
+  for (const auto& [pid, ts] : earliest) EXPECT_EQ(ts, 0.0) << "pid " << pid;
+}
+
 TEST_F(Trace, SlicesOnATrackNestOrFollowEachOther) {
   // A trace viewer drops a slice that starts inside another on its track and ends after it. (The fixture's warm-up
   // steps have every phase at 100 ms in a 100 ms step, more than the step holds: their phases are left out here.)
