@@ -181,6 +181,7 @@ run_product_row() {
     --print-limit 1000 "$bench")
   # shellcheck disable=SC2206 # the row's arguments are words
   local -a words=($args)
+  local what="row $index, $ranks rank(s): ${args}"
   case "${words[0]}" in
     probe | allreduce) command+=("${words[@]}" --output "$out/$name.h5" --force) ;;
     *)
@@ -189,13 +190,14 @@ run_product_row() {
         # The plan of a plain run of the same arguments; its time is not the row's.
         timeout "$row_timeout" "${mpirun[@]}" -np "$ranks" -x NCCL_NVLS_ENABLE "$bench" "${words[@]}" \
           --output "$out/$name.plan.h5" --force </dev/null >"$out/$name.plan.out" 2>&1 || {
-          add_row "$tool" "row $index, $ranks rank(s): ${args}" "$(row_configurations "$args")" 1 0 \
+          add_row "$tool" "$what" "$(row_configurations "$args")" 1 0 \
             "FAIL (the plain run for its plan; see $out/$name.plan.out)"
           failed=1
           return
         }
         start=$SECONDS
         words+=(--gemm-plan "$out/$name.plan.h5")
+        what+=" (planned)"
       fi
       command+=("${words[@]}" --output "$out/$name.h5" --force)
       ;;
@@ -212,8 +214,6 @@ run_product_row() {
     verdict="FAIL (exit $status$( ((status == 124)) && echo ": over ${row_timeout} s"); see $out/$name.*)"
     failed=1
   fi
-  local what="row $index, $ranks rank(s): ${args}"
-  [[ " ${words[*]} " == *" --gemm-plan "* ]] && what+=" (planned)"
   add_row "$tool" "$what" "$(row_configurations "$args")" "$errors" "$((SECONDS - start))" "$verdict"
 }
 

@@ -69,8 +69,9 @@ for pair, rows in found.items():
     overlapping = sum(1 for a, b in pairs if a[2] <= b[3] and b[2] <= a[3])
     # The verdict, and the note after it ("; about 11 trials in all would tell ..."), which extrapolates each job's
     # own interval and so may differ where the speedup lies near the minimum effect.
-    same = len({r[4].split("; ")[0] for r in rows}) == 1
-    same_note = len({r[4].partition("; ")[2] for r in rows}) == 1
+    verdicts_and_notes = [r[4].partition("; ")[::2] for r in rows]
+    same = len({verdict for verdict, _ in verdicts_and_notes}) == 1
+    same_note = len({note for _, note in verdicts_and_notes}) == 1
     failed |= overlapping != len(pairs) or not same or len(rows) != jobs
     print(f"| {pair} | {len(rows)} of {jobs} | {100 * spread:.2f}% | {overlapping} of {len(pairs)} | "
           f"{'yes' if same else 'NO'} | {'yes' if same_note else 'no'} |")

@@ -34,11 +34,12 @@ class HtmlReport : public ::testing::Test {
   }
   void TearDown() override { fs::remove(path_); }
 
-  std::string page(const ScalingTable& scaling) const {
+  // Without plots by default, as without gnuplot.
+  std::string page(const ScalingTable& scaling, const PlotOutcome& plots = {},
+                   const std::string& plot_directory = "/nonexistent") const {
     const std::vector<BreakEvenCurve> curves = break_even_curves(scaling);
     const std::vector<Table> tables = {configurations_table(stats_, {}), scaling_table(scaling)};
-    const PlotOutcome no_plots;  // as without gnuplot
-    return render_html_report({{"s.h5"}, stats_, scaling, curves, tables, "timeline <text>", no_plots, "/nonexistent"});
+    return render_html_report({{"s.h5"}, stats_, scaling, curves, tables, "timeline <text>", plots, plot_directory});
   }
 
   std::string path_;
@@ -83,15 +84,7 @@ TEST_F(HtmlReport, PlotsAreEmbeddedAsTheirSvgInBase64) {
     write_text((directory / (stem + ".svg")).string(), svg);
     plots.plots.push_back({stem, "title of " + stem, true});
   }
-  const ScalingTable scaling = build_scaling_table(stats_);
-  const std::string html = render_html_report({{"s.h5"},
-                                               stats_,
-                                               scaling,
-                                               break_even_curves(scaling),
-                                               {scaling_table(scaling)},
-                                               "timeline",
-                                               plots,
-                                               directory.string()});
+  const std::string html = page(build_scaling_table(stats_), plots, directory.string());
   fs::remove_all(directory);
   for (const auto& [svg, encoded] : svgs)
     EXPECT_NE(html.find("src=\"data:image/svg+xml;base64," + encoded + "\""), std::string::npos) << svg;
