@@ -789,6 +789,25 @@ TEST_F(ResultsFileTest, FusedOptimizerRoundTrips) {
   EXPECT_EQ(attribute_texts(c.metadata), attribute_texts(metadata));
 }
 
+// Every attribute the schema added after version 1, at the version its row names: a file of the version before lacks
+// it and reads (the struct's default); a file of that version lacking it is refused, naming it. Each row of the table
+// is pinned here, whichever test also looks at what its default means.
+TEST_F(ResultsFileTest, EachAddedAttributeIsOptionalBeforeItsVersionAndRequiredFrom) {
+  int pinned = 0;
+  for (const results_schema::AddedName& added : results_schema::kAddedAttributes) {
+    SCOPED_TRACE(added.name);
+    const std::string file = write_sample(std::string(added.name) + ".h5");
+    if (MGPU_H5_CHECK(H5Aexists_by_name(open_read_only(file).get(), group_of(0).c_str(), added.name, H5P_DEFAULT)) <= 0)
+      continue;  // not an attribute of a configuration's group (the root's, or a standalone measurement's)
+    make_older(file, added.since_version - 1, {added.name}, 2);
+    EXPECT_EQ(read_results_file(file).configurations.size(), 2u);
+    make_older(file, added.since_version);
+    EXPECT_EQ(reader_error(file), "'" + file + "': " + group_of(0) + ": missing attribute '" + added.name + "'");
+    ++pinned;
+  }
+  EXPECT_GE(pinned, 26);  // the configuration attributes of the table
+}
+
 TEST_F(ResultsFileTest, AVersion3FileReadsFusedOptimizerAsOff) {
   EXPECT_EQ(results_schema::attribute_added_in("fused_optimizer"), 4);
   EXPECT_EQ(mgpu::attribute_texts(ConfigurationMetadata{}).at("fused_optimizer"), "off");  // analysis' default
