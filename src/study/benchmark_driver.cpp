@@ -335,7 +335,9 @@ std::vector<RunSummary> run_configuration(const BenchConfiguration& configuratio
   const std::string name = configuration.name(backend_name(job.choice.backend));
   watchdog::set_configuration(name);
   // A trainer per configuration, on this configuration's communicator: NCCL's is created over exactly these ranks.
+  const auto setup_start = std::chrono::steady_clock::now();
   const std::unique_ptr<Trainer> trainer = make_trainer(job.choice, settings, sub);
+  const double setup_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - setup_start).count();
   const MathCheckRecord math = check_configuration_math(*trainer, settings, sub, name, sweep.references);
   BannerFacts facts;
   facts.configuration = &configuration;
@@ -350,6 +352,8 @@ std::vector<RunSummary> run_configuration(const BenchConfiguration& configuratio
   facts.settings = &settings;
   facts.math_check = math.text;
   facts.unique_id = trainer->unique_id_check();
+  facts.setup = setup_text(setup_seconds, trainer->gemm_candidates_checked(), trainer->gemm_candidates_rejected(),
+                           trainer->gemm_verification_seconds());
 
   ResultsWriter::Configuration group =
       create_group(configuration, job, facts, *trainer, math, action, attempt, results, sub);

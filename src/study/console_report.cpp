@@ -17,6 +17,19 @@ std::string with_thousands(unsigned long long value) {
   return digits;
 }
 
+std::string setup_text(double setup_seconds, int candidates_checked, int candidates_rejected,
+                       double verification_seconds) {
+  char text[160];
+  int length = std::snprintf(text, sizeof text, "%.2f s on rank 0", setup_seconds);
+  if (candidates_checked > 0 && length > 0) {
+    const double share = setup_seconds > 0.0 ? 100.0 * verification_seconds / setup_seconds : 0.0;
+    std::snprintf(text + length, sizeof text - static_cast<std::size_t>(length),
+                  ", of which %.2f s (%.1f%%) verified %d GEMM candidates (%d rejected)", verification_seconds, share,
+                  candidates_checked, candidates_rejected);
+  }
+  return text;
+}
+
 void print_banner(std::FILE* out, const BannerFacts& facts) {
   const BenchConfiguration& configuration = *facts.configuration;
   const MlpSpec& model = configuration.model;
@@ -65,6 +78,7 @@ void print_banner(std::FILE* out, const BannerFacts& facts) {
       std::fprintf(out, "# topology rank %d: %s\n", r, facts.hardware[r].peer_topology.c_str());
   }
   if (!facts.unique_id.empty()) std::fprintf(out, "# unique id: %s\n", facts.unique_id.c_str());
+  if (!facts.setup.empty()) std::fprintf(out, "# set-up: %s\n", facts.setup.c_str());
   if (!facts.math_check.empty()) std::fprintf(out, "# math check: %s\n", facts.math_check.c_str());
   std::fprintf(out, "# results: %s\n#\n", facts.output_path.c_str());
 }

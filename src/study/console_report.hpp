@@ -25,7 +25,14 @@ struct BannerFacts {
   const TrainingSettings* settings = nullptr;  // the resolved step execution (graph, overlap, ...)
   std::string math_check;                      // the configuration's math_check attribute
   std::string unique_id;                       // how rank 0's unique id reached the ranks (Trainer::unique_id_check)
+  std::string setup;                           // setup_text() of rank 0's trainer
 };
+
+// Rank 0's set-up of a configuration (its trainer: communicator, buffers, warm-up steps, GEMM tuning, graph capture)
+// and the part of it that verifying GEMM candidates took: "T s on rank 0, of which V s (P%) verified N GEMM
+// candidates (R rejected)"; the first clause alone where no candidate was verified (the CPU fallback).
+std::string setup_text(double setup_seconds, int candidates_checked, int candidates_rejected,
+                       double verification_seconds);
 
 // One configuration's result for the closing table of a sweep.
 struct SweepTableRow {

@@ -341,6 +341,8 @@ int CudaTrainer::gemm_candidates_checked() const { return model_.gemm().candidat
 
 int CudaTrainer::gemm_candidates_rejected() const { return model_.gemm().candidates_rejected(); }
 
+double CudaTrainer::gemm_verification_seconds() const { return model_.gemm().verification_seconds(); }
+
 void CudaTrainer::enqueue_step(const StepEvents* events, StepKind kind) {
   const cudaStream_t compute = compute_stream_.get();
   // Data loading is not part of the step (docs/measurement.md: forward starts with the batch in place). The batch is

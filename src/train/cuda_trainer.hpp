@@ -42,6 +42,7 @@ class CudaTrainer final : public Trainer {
   ReferenceRun reference_run(int steps) const override;
   int gemm_candidates_checked() const override;
   int gemm_candidates_rejected() const override;
+  double gemm_verification_seconds() const override;
 
   int local_batch() const noexcept { return local_batch_; }
   // The buckets the gradient is reduced in (one bucket without overlap or with one rank).

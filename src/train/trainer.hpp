@@ -143,6 +143,8 @@ class Trainer {
   // GEMM candidates compared with the float64 product during set-up, and those rejected (0 where nothing is tuned).
   virtual int gemm_candidates_checked() const { return 0; }
   virtual int gemm_candidates_rejected() const { return 0; }
+  // The wall time set-up spent verifying them (the float64 references and the comparisons; 0 where nothing is tuned).
+  virtual double gemm_verification_seconds() const { return 0.0; }
   // "cuda" or "cpu", as recorded in the results.
   virtual std::string device_kind() const = 0;
   // What runs each GEMM shape of the step, one line per shape (empty where nothing is chosen: the CPU fallback).

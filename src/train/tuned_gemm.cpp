@@ -5,6 +5,7 @@
 #include "train/tuned_gemm.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -107,6 +108,7 @@ struct Tuning {
   int selected = 0;
   int checked = 0;                    // candidates that ran and were compared with the float64 reference
   std::vector<std::string> rejected;  // those beyond its bound, with what was found
+  double verification_seconds = 0.0;  // wall time of the float64 reference and of every comparison with it
 };
 
 using ChoiceKey = std::tuple<int, int, int, std::tuple<int, int, int, int, int, int, int, int, int>>;
@@ -177,6 +179,10 @@ std::string mismatch_text(const kernels::GemmComparison& found, int m, int n) {
   std::snprintf(text, sizeof text, ": %llu of %lld elements beyond the float64 bound (worst %.3g x the bound)",
                 found.mismatches, static_cast<long long>(m) * n, found.worst_ratio);
   return text;
+}
+
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
 bool verify_mode_is(const char* wanted) {
@@ -298,6 +304,7 @@ std::vector<TunedGemm::ShapeOptions> TunedGemm::shape_options() const {
     shape.selected = plan->tuning.selected;
     shape.checked = plan->tuning.checked;
     shape.rejected = plan->tuning.rejected;
+    shape.verification_seconds = plan->tuning.verification_seconds;
     shapes.push_back(std::move(shape));
   }
   return shapes;
@@ -470,10 +477,7 @@ void TunedGemm::tune(Plan& plan, const Operands& product, const std::vector<cubl
   const ClockSettling clocks = settle_gpu_clocks(stream_);
   // Every candidate's product is compared with the float64 one of the same operands before it may be chosen
   // (CUTLASS's profiler and XLA's autotuner verify theirs likewise): a wrong candidate must not win on speed.
-  const kernels::GemmReference reference(
-      {product.op_a != CUBLAS_OP_N, product.op_b != CUBLAS_OP_N, product.m, product.n, product.k, product.a,
-       product.lda, product.b, product.ldb, operands_ == CUDA_R_16BF},
-      stream_);
+  const kernels::GemmReference reference = reference_of(plan, product);
   Tuning& tuning = plan.tuning;
   const std::string shape = shape_label(product.key());
   const auto time_candidate = [&](const Candidate& candidate) { return time_on_gpu(plan, candidate.choice, product); };
@@ -518,15 +522,29 @@ void TunedGemm::tune(Plan& plan, const Operands& product, const std::vector<cubl
   }
 }
 
+kernels::GemmReference TunedGemm::reference_of(Plan& plan, const Operands& product) {
+  // The stream's earlier work first, so that the time counted is the reference's alone.
+  MGPU_CUDA_CHECK(cudaStreamSynchronize(stream_));
+  const auto start = std::chrono::steady_clock::now();
+  kernels::GemmReference reference(
+      {product.op_a != CUBLAS_OP_N, product.op_b != CUBLAS_OP_N, product.m, product.n, product.k, product.a,
+       product.lda, product.b, product.ldb, operands_ == CUDA_R_16BF},
+      stream_);
+  plan.tuning.verification_seconds += seconds_since(start);
+  return reference;
+}
+
 bool TunedGemm::verified(Plan& plan, const kernels::GemmReference& reference, const Operands& product,
                          const std::string& name) {
   if (corrupted_by_fault_hook(name)) {
     const float wrong = std::numeric_limits<float>::quiet_NaN();
     MGPU_CUDA_CHECK(cudaMemcpyAsync(product.c, &wrong, sizeof wrong, cudaMemcpyHostToDevice, stream_));
   }
+  const auto start = std::chrono::steady_clock::now();
   const kernels::GemmComparison found =
       reference.compare(product.c, product.ldc, verification_bound(compute_, product.k), stream_);
   Tuning& tuning = plan.tuning;
+  tuning.verification_seconds += seconds_since(start);
   ++tuning.checked;
   if (found.mismatches == 0) return true;
   const std::string shape = shape_label(product.key());
@@ -549,10 +567,7 @@ void TunedGemm::adopt_planned(Plan& plan, const Operands& product, const std::ve
                                   [&](const Candidate& candidate) { return candidate.name == wanted->second; });
   if (named == candidates.end())
     throw UsageError(where + ": '" + wanted->second + "' is not a candidate of this GPU and cuBLAS");
-  const kernels::GemmReference reference(
-      {product.op_a != CUBLAS_OP_N, product.op_b != CUBLAS_OP_N, product.m, product.n, product.k, product.a,
-       product.lda, product.b, product.ldb, operands_ == CUDA_R_16BF},
-      stream_);
+  const kernels::GemmReference reference = reference_of(plan, product);
   const double ms = time_on_gpu(plan, named->choice, product);
   if (ms == std::numeric_limits<double>::infinity() || !verified(plan, reference, product, named->name))
     throw UsageError(
@@ -603,6 +618,12 @@ int TunedGemm::candidates_checked() const {
   int checked = 0;
   for (const TunedGemm::ShapeOptions& shape : shape_options()) checked += shape.checked;
   return checked;
+}
+
+double TunedGemm::verification_seconds() const {
+  double seconds = 0.0;
+  for (const TunedGemm::ShapeOptions& shape : shape_options()) seconds += shape.verification_seconds;
+  return seconds;
 }
 
 int TunedGemm::candidates_rejected() const {

@@ -86,6 +86,7 @@ class TunedGemm {
     int selected = 0;
     int checked = 0;                    // candidates compared with the float64 product before being timed
     std::vector<std::string> rejected;  // those that differed beyond the rounding bound (never options), and how
+    double verification_seconds = 0.0;  // wall time of its float64 reference and of every comparison with it
   };
   std::vector<ShapeOptions> shape_options() const;
   // What runs each shape, one line a shape ("gemm SHAPE: OPTION (T us alone; ...; N candidates verified)"): the
@@ -94,6 +95,9 @@ class TunedGemm {
   // Over every shape: the candidates verified, and those verification rejected.
   int candidates_checked() const;
   int candidates_rejected() const;
+  // Over every shape: the wall time verification took (the float64 references and the comparisons), the part of
+  // set-up that verifying the candidates adds.
+  double verification_seconds() const;
   // Later calls and captures of shape `shape` (an index into shape_options()) run its option `option`. Other
   // TunedGemms of the process that meet the shape later take the same (the process-wide choice).
   void select(std::size_t shape, int option);
@@ -137,6 +141,8 @@ class TunedGemm {
   // Whether the product a candidate just wrote (product.c) matches `reference`; a mismatch is counted and named in
   // the shape's rejected list (MGPU_GEMM_REPORT prints it; MGPU_GEMM_VERIFY=fatal makes it an error).
   bool verified(Plan& plan, const kernels::GemmReference& reference, const Operands& product, const std::string& name);
+  // The float64 reference of the product's operands, its wall time counted in the shape's verification time.
+  kernels::GemmReference reference_of(Plan& plan, const Operands& product);
 
   cudaStream_t stream_;
   cublasComputeType_t compute_;

@@ -499,6 +499,9 @@ TEST_F(Cli, TwoRanksWithoutGpusMeasureTheBaselineAndEndWithTheVerdict) {
     EXPECT_GT(c.metadata.math_check_seconds, 0.0);
   }
   EXPECT_NE(outcome.out.find("# math check: passed: relative error "), std::string::npos) << outcome.out;
+  // Each banner says how long rank 0's set-up took; the CPU fallback verifies no GEMM candidate.
+  EXPECT_TRUE(std::regex_search(outcome.out, std::regex("\n# set-up: [0-9]+\\.[0-9]{2} s on rank 0\n# math check: ")))
+      << outcome.out;
   // The replicas were compared after the runs: bit-identical on 2 ranks, nothing to compare on 1.
   EXPECT_EQ(results.configurations[0].progress.replica_check, "1 rank: nothing to compare");
   EXPECT_EQ(results.configurations[1].progress.replica_check.rfind("identical on 2 ranks (FNV-1a 64 of ", 0), 0u)

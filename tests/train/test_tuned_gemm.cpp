@@ -130,6 +130,9 @@ TEST_F(TunedGemmTest, ACorruptedCandidateIsRejectedReportedAndNeverChosen) {
   EXPECT_GT(shape.checked, static_cast<int>(shape.rejected.size())) << "cuBLASLt's candidates are checked too";
   for (const std::string& option : shape.options) EXPECT_EQ(option.find("skinny"), std::string::npos) << option;
   EXPECT_LE(product.worst_error(g.stream.get()), 1e-3);  // what was chosen computes the product
+  // The float64 reference and every comparison took time, which the shape counts and the whole adds up.
+  EXPECT_GT(shape.verification_seconds, 0.0);
+  EXPECT_EQ(g.gemm.verification_seconds(), shape.verification_seconds);
 }
 
 TEST_F(TunedGemmTest, OptionsAreTheFirstListedTieThenTheOthersFastestFirst) {
