@@ -3,7 +3,8 @@
 # count: the unit tests of our kernels, the model, the loss array, the GEMM tuner's verification and the trainer on
 # one GPU; the NCCL communicator's test on 2 ranks; the data-parallel test on 2 ranks and, with 4 GPUs, on 4
 # (MGPU_GEMM_REPORT on, so any candidate that verification rejected is named); then mgpu_bench --model large
-# --batch 64 on 1, 2 (and 4) GPUs, whose per-step losses must agree. One table (what ran, ranks, tests, failed, skipped, seconds, result) in OUT/table.md.
+# --batch 64 on 1, 2 (and 4) GPUs, whose per-step losses must agree; and the math check refusing a wrong GEMM
+# (MGPU_FAULT_CORRUPT_GEMM=1) on one GPU. One table (what ran, ranks, tests, failed, skipped, seconds, result) in OUT/table.md.
 # Usage: BIN_DIR=build OUT=/tmp/gpu_tests bash bench/gpu_tests.sh
 # Knobs: GPUS (default: the GPUs nvidia-smi lists), LIMIT (seconds per row, default 300).
 set -uo pipefail
@@ -89,6 +90,18 @@ prc=$?
 result="ok"; ((rc != 0 || prc != 0)) && { result="FAIL (exit $rc, losses $prc)"; status=1; }
 rows+=("$(printf '| %-34s | %5s | %5s | %6s | %7s | %7s | %s |' "mgpu_bench large 64, losses" "$counts" "-" "-" "-" \
   $((SECONDS - start)) "$result: $(tail -n 1 "$out/losses.txt")")")
+echo "${rows[-1]}"
+
+# The math check's fault hook on one GPU: every tuned GEMM's first column zeroed after verification chose it must be
+# refused before any run, with one line and status 1 (docs/reliability.md; the CPU fallback's case is in CI).
+start=$SECONDS
+CUDA_VISIBLE_DEVICES=0 MGPU_FAULT_CORRUPT_GEMM=1 timeout --kill-after=10 "$limit" "${mpirun[@]}" -x MGPU_FAULT_CORRUPT_GEMM \
+  -np 1 "$bin/mgpu_bench" --model large --batch 32 --gpus 1 --output "$out/fault.h5" --force >"$out/fault.txt" 2>&1
+rc=$?
+refusal=$(grep -m 1 "the math check failed" "$out/fault.txt")
+result="ok: $refusal"; ((rc != 1)) || [[ -z "$refusal" ]] && { result="FAIL (exit $rc, expected 1 and the refusal)"; status=1; }
+rows+=("$(printf '| %-34s | %5s | %5s | %6s | %7s | %7s | %s |' "mgpu_bench, a wrong GEMM refused" 1 "-" "-" "-" \
+  $((SECONDS - start)) "$result")")
 echo "${rows[-1]}"
 
 {
