@@ -104,11 +104,29 @@ TEST_F(PredictTest, CheckLeavesOutWhatTheModelDoesNotDescribe) {
     cpu.device = "cpu";
     ResultsWriter::Configuration c = writer.add_configuration(cpu);
     writer.append_run(c, {synthetic_record({{0, 0, 0, 0, 0, 1.0}, {0, 0, 0, 0, 0, 1.0}}, 0, 0, 0)});
+    // Steps the model has no terms for: two steps per update, and the sharded optimizer's collectives.
+    for (const char* kind : {"accumulated", "sharded"}) {
+      ConfigurationMetadata m = synthetic_metadata(kind, 2);
+      m.layer_widths = fixture::kWidths;
+      m.accumulate_steps = std::string(kind) == "accumulated" ? 2 : 1;
+      m.optimizer_sharding = std::string(kind) == "sharded" ? "on" : "off";
+      ResultsWriter::Configuration shown = writer.add_configuration(m);
+      const std::vector<double> phases = {0, 0, 0, 0, 0, 0.051};
+      writer.append_run(shown, std::vector<RunRecord>(2, synthetic_record({phases, phases}, 0, 0, 0)));
+    }
     writer.close();
   }
+  testing::internal::CaptureStderr();
   const CheckSummary summary = check_predictions(options_, read_results_file(results));
+  const std::string notes = testing::internal::GetCapturedStderr();
   ASSERT_EQ(summary.rows.size(), 1u);
   EXPECT_EQ(summary.rows[0].name, "one");
+  EXPECT_NE(notes.find("'sharded' (mgpu_bench, cuda, accumulate 1, optimizer sharding on) is not an mgpu_bench CUDA "
+                       "step of one update with a replicated optimizer; left out"),
+            std::string::npos)
+      << notes;
+  EXPECT_NE(notes.find("'accumulated' (mgpu_bench, cuda, accumulate 2, optimizer sharding off)"), std::string::npos)
+      << notes;
 }
 
 TEST_F(PredictTest, CheckReportsTheRelativeErrorOfEachConfiguration) {
