@@ -72,6 +72,10 @@ TEST_F(PredictTest, TheGridTableHasAColumnPerSource) {
   const std::string text = testing::internal::GetCapturedStdout();
   EXPECT_NE(text.find("| speedup | GEMMs | all-reduce |"), std::string::npos) << text;
   EXPECT_NE(text.find("| 0.608 | measured | extrapolated |"), std::string::npos) << text;
+  // Every phase in ms to four places, the throughput whole, in the columns' order.
+  EXPECT_NE(text.find("\n| 2 | 32 | 0.0160 | 0.0225 | 0.0100 | 0.0100 | 0.0005 | 0.0510 | 627,451 | 0.608 |"),
+            std::string::npos)
+      << text;
 }
 
 TEST_F(PredictTest, CheckOfTheModelsOwnTimesHasNoError) {
