@@ -40,25 +40,6 @@ TEST(RunSummary, PhaseIsMaxOverRanksPerStepThenMeanOverSteps) {
   EXPECT_DOUBLE_EQ(summarize_run({a, b}, 0, 8).mean_ms[int(Phase::forward)], 4.0);
 }
 
-TEST(RunSummary, PackRoundTrip) {
-  RunRecord record = record_with_steps({1.5, 2.5}, 0.25, 0.1);
-  record.memory_peak_bytes = 123456789;
-  record.sm_clock_mhz = 1980;
-  record.memory_clock_mhz = 3201;
-  record.clock_samples = 4;
-  record.measured_wall_ms = 7.25;
-  const std::vector<double> packed = record.pack();
-  ASSERT_EQ(packed.size(), RunRecord::packed_size(2));
-  const RunRecord back = RunRecord::unpack(packed.data(), 2);
-  EXPECT_EQ(back.phase_ms, record.phase_ms);
-  EXPECT_EQ(back.loss, record.loss);
-  EXPECT_EQ(back.memory_peak_bytes, record.memory_peak_bytes);
-  EXPECT_EQ(back.sm_clock_mhz, 1980);
-  EXPECT_EQ(back.memory_clock_mhz, 3201);
-  EXPECT_EQ(back.clock_samples, 4);
-  EXPECT_EQ(back.measured_wall_ms, 7.25);
-}
-
 TEST(RunSummary, WallPerMeasuredStepIsTheSlowestRanksSpan) {
   RunRecord a = record_with_steps({9.0, 1.0, 1.0, 1.0}, 0.5, 0.1);
   RunRecord b = a;
