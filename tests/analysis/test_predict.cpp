@@ -151,6 +151,12 @@ TEST_F(PredictTest, CheckReportsTheRelativeErrorOfEachConfiguration) {
   const std::string text = render_terminal(check_table(summary));
   EXPECT_NE(text.find("\n  configuration  GPUs"), std::string::npos) << text;
   EXPECT_NE(text.find("\n  one            "), std::string::npos) << text;
+  // Steps to four places, errors to one, speedups to three, each under its header.
+  EXPECT_NE(
+      text.find("\n  two               2     32          0.0510         0.0510      0.0              0.608             "
+                "0.760    -20.0\n"),
+      std::string::npos)
+      << text;
   // One speedup is a summary too.
   EXPECT_NE(text.find("speedup: median |error| 20.0%, worst 20.0% over 1 configurations"), std::string::npos) << text;
 }
