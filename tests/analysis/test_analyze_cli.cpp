@@ -174,6 +174,31 @@ TEST_F(AnalyzeCli, MarkdownReportReadsBack) {
   EXPECT_EQ(o.out.find("Runs ("), std::string::npos);  // per-run data only in CSV and JSON
 }
 
+// The palette has ten colours; an eleventh curve takes the first again (curve i takes colour i modulo ten).
+TEST_F(AnalyzeCli, AnEleventhCurveTakesTheFirstColourAgain) {
+  {
+    ResultsWriter writer(dir_ + "/eleven.h5", false);
+    for (int i = 0; i < 11; ++i) {
+      ConfigurationMetadata m = synthetic_metadata("m" + std::to_string(i), 1);
+      m.layer_widths = {16, 8 + i, 3};  // a custom model per width: a curve of its own
+      ResultsWriter::Configuration c = writer.add_configuration(m);
+      const std::vector<double> phases = {1.0, 2.0, 0.0, 0.0, 0.5, 4.0};
+      for (int run = 0; run < 2; ++run) writer.append_run(c, {synthetic_record({phases, phases}, 0, 0.0, 0)});
+      writer.finish(c);
+    }
+  }
+  const Outcome o = run("report eleven.h5 --out plots --format csv");
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  const std::string script = read_text(dir_ + "/plots/throughput_vs_batch.gp");
+  const auto count = [&](const std::string& colour) {
+    std::size_t n = 0;
+    for (std::size_t at = script.find(colour); at != std::string::npos; at = script.find(colour, at + 1)) ++n;
+    return n;
+  };
+  EXPECT_EQ(count("lc rgb '#4e79a7'"), 2u) << script;  // curves 0 and 10
+  EXPECT_EQ(count("lc rgb '#bab0ac'"), 1u) << script;  // curve 9, the palette's last
+}
+
 TEST_F(AnalyzeCli, OutDirectoryWithPlots) {
   const Outcome o = run("report good.h5 --out plots --format csv");
   ASSERT_EQ(o.exit_code, 0) << o.err;
