@@ -18,7 +18,8 @@
 # (the product rows whose index is i modulo n, for copies started by hand with their own CUDA_VISIBLE_DEVICES; 2-rank
 # rows need two visible GPUs), GPUS (the device numbers LANES spreads over, default every GPU nvidia-smi lists), RANKS
 # (the rows of these rank counts, default "1 2"), ROWS (the product rows of these indexes, counted from 1 in the order
-# below, default every row; INDEX:B,B takes only those global batches of the row), ROW_TIMEOUT (seconds per mgpu_bench run, default 1200), TUNING=plan (each training run
+# below, default every row; INDEX:B,B takes only those global batches of the row), ROW_TIMEOUT (seconds per
+# mgpu_bench run, default 1200), TUNING=plan (each training run
 # first runs plainly with the same arguments and the sanitized run takes that run's GEMM plan, --gemm-plan: its set-up
 # verifies the planned kernels and skips the tuner's timing, which dominates under a sanitizer; rows with
 # --gemm-tuning alone keep tuning, and the rows run without TUNING=plan cover the tuner),
@@ -232,12 +233,9 @@ work_items() {
       [[ "$row_indexes" == "  " || "$row_indexes" == *" $index "* || "$row_indexes" == *" $index:"* ]] || continue
       priority=$((3 - ranks))
       [[ "$row_indexes" == "  " ]] || priority="$(tr ' ' '\n' <<< "$row_indexes" | grep -v '^$' | grep -nE "^$index(:|$)" | cut -d: -f1)"
-      batches="$(sed -nE 's/.*--batch ([^ ]+).*/\1/p' <<< "$args")"
       named="$(tr ' ' '\n' <<< "$row_indexes" | sed -nE "s/^$index:([0-9,]+)$/\1/p")"
-      if [[ -n "$named" ]]; then
-        batches="$named"
-        args="$(sed -E "s/--batch [^ ]+/--batch $named/" <<< "$args")"
-      fi
+      [[ -z "$named" ]] || args="$(sed -E "s/--batch [^ ]+/--batch $named/" <<< "$args")"
+      batches="$(sed -nE 's/.*--batch ([^ ]+).*/\1/p' <<< "$args")"
       if [[ "${SPLIT:-}" == configurations && -n "$batches" ]]; then
         for batch in ${batches//,/ }; do
           echo "$priority|$tool|$index|$ranks|$(sed -E "s/--batch [^ ]+/--batch $batch/" <<< "$args")"

@@ -4,7 +4,8 @@
 # one GPU; the NCCL communicator's test on 2 ranks; the data-parallel test on 2 ranks and, with 4 GPUs, on 4
 # (MGPU_GEMM_REPORT on, so any candidate that verification rejected is named); then mgpu_bench --model large
 # --batch 64 on 1, 2 (and 4) GPUs, whose per-step losses must agree; and the math check refusing a wrong GEMM
-# (MGPU_FAULT_CORRUPT_GEMM=1) on one GPU. One table (what ran, ranks, tests, failed, skipped, seconds, result) in OUT/table.md.
+# (MGPU_FAULT_CORRUPT_GEMM=1) on one GPU. One table (what ran, ranks, tests, failed, skipped, seconds, result) in
+# OUT/table.md.
 # Usage: BIN_DIR=build OUT=/tmp/gpu_tests bash bench/gpu_tests.sh
 # Knobs: GPUS (default: the GPUs nvidia-smi lists), LIMIT (seconds per row, default 300).
 set -uo pipefail

@@ -16,6 +16,7 @@
 #include "platform/error.hpp"
 #include "platform/mpi_check.hpp"
 #include "platform/shutdown_signals.hpp"
+#include "platform/wall_clock.hpp"
 #include "results/configuration_identity.hpp"
 #include "results/results_reader.hpp"
 #include "results/results_writer.hpp"
@@ -259,7 +260,7 @@ MeasuredRuns measure_runs(const BenchConfiguration& configuration, const Trainin
     watchdog::stop_if_signalled();
     const auto run_start = std::chrono::steady_clock::now();
     const std::vector<RunRecord> per_rank = gather_run(sub, trainer.run(run));
-    watchdog::record_run_seconds(std::chrono::duration<double>(std::chrono::steady_clock::now() - run_start).count());
+    watchdog::record_run_seconds(seconds_since(run_start));
     if (sub.rank == 0) {
       measured.summaries.push_back(summarize_run(per_rank, settings.warmup_steps, settings.global_batch));
       // A failure here is rank 0's alone (a full disk) while the others already wait in the next run: the watchdog
@@ -275,7 +276,7 @@ MeasuredRuns measure_runs(const BenchConfiguration& configuration, const Trainin
     }
     if (!may_stop_early || run + 1 == configuration.runs) continue;
     if (sub.rank == 0) {
-      const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - runs_start).count();
+      const double seconds = seconds_since(runs_start);
       measured.stopped_early = stop_reason(stop_rule, measured.summaries, seconds);
     }
     if (allgather_doubles(sub, measured.stopped_early.empty() ? 0.0 : 1.0)[0] == 0.0) continue;
@@ -337,7 +338,7 @@ std::vector<RunSummary> run_configuration(const BenchConfiguration& configuratio
   // A trainer per configuration, on this configuration's communicator: NCCL's is created over exactly these ranks.
   const auto setup_start = std::chrono::steady_clock::now();
   const std::unique_ptr<Trainer> trainer = make_trainer(job.choice, settings, sub);
-  const double setup_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - setup_start).count();
+  const double setup_seconds = seconds_since(setup_start);
   const MathCheckRecord math = check_configuration_math(*trainer, settings, sub, name, sweep.references);
   BannerFacts facts;
   facts.configuration = &configuration;
@@ -550,7 +551,7 @@ class AdaptiveTrials {
     const bool ends_trial =
         i + 1 == plan_.size() || !same_batch(plan_[i + 1], configuration) || plan_[i + 1].trial != configuration.trial;
     if (!ends_trial) return;
-    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - began_).count();
+    const double seconds = seconds_since(began_);
     const std::string reason = mpi.rank == 0 ? stopping_.stop_reason(seconds) : std::string();
     stopped_ = allgather_doubles(mpi, reason.empty() ? 0.0 : 1.0).front() != 0;
     if (stopped_ && mpi.rank == 0) {

@@ -7,6 +7,8 @@
 #include <cmath>
 #include <cstdlib>
 
+#include "platform/wall_clock.hpp"
+
 namespace mgpu {
 
 std::string format_duration(double seconds) {
@@ -32,9 +34,7 @@ bool progress_in_place(std::FILE* out) {
 SweepProgress::SweepProgress(std::FILE* out, bool terminal, int configurations, long long total_runs)
     : out_(out), terminal_(terminal), configurations_(configurations), runs_left_(total_runs) {}
 
-double SweepProgress::elapsed_seconds() const {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
-}
+double SweepProgress::elapsed_seconds() const { return seconds_since(start_); }
 
 std::string SweepProgress::status_line() const {
   const double elapsed = elapsed_seconds();

@@ -8,6 +8,7 @@
 #include "kernels/probe_kernels.cuh"
 #include "platform/cuda_check.hpp"
 #include "platform/cuda_resources.hpp"
+#include "platform/wall_clock.hpp"
 
 namespace mgpu {
 
@@ -32,7 +33,7 @@ ClockSettling settle_gpu_clocks(cudaStream_t stream) {
     const double ms = elapsed_ms(start, stop);
     if (settling.launches++ == 0) settling.first_ms = ms;
     settling.last_ms = ms;
-    settling.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
+    settling.seconds = seconds_since(began);
     window.push_back(ms);
     if (window.size() > static_cast<std::size_t>(kSettledWindow)) window.pop_front();
     const auto [low, high] = std::minmax_element(window.begin(), window.end());

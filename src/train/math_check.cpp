@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "platform/error.hpp"
+#include "platform/wall_clock.hpp"
 
 namespace mgpu {
 
@@ -75,7 +76,7 @@ MathCheck check_math(Trainer& trainer, const TrainingSettings& settings, Referen
   }
   check.error = trained.size() == reference.size() && movement > 0.0 ? std::sqrt(difference / movement)
                                                                      : std::numeric_limits<double>::quiet_NaN();
-  check.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  check.seconds = seconds_since(start);
   return check;
 }
 

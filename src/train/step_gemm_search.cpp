@@ -8,6 +8,7 @@
 #include "comm/watchdog.hpp"
 #include "platform/error.hpp"
 #include "platform/mpi_check.hpp"
+#include "platform/wall_clock.hpp"
 #include "train/coordinate_search.hpp"
 
 namespace mgpu {
@@ -93,7 +94,7 @@ std::string search_step_gemms(TunedGemm& gemm, MPI_Comm comm, const std::functio
   const auto began = std::chrono::steady_clock::now();
   const CoordinateSearch search = coordinate_search(counts, start, kMargin, kCheckRounds, apply, measure);
   if (recapture) recapture_step();
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
+  const double seconds = seconds_since(began);
   return search_report(shapes, search, seconds);
 }
 

@@ -20,6 +20,7 @@
 #include "kernels/skinny_gemm.cuh"
 #include "platform/cuda_check.hpp"
 #include "platform/cuda_resources.hpp"
+#include "platform/wall_clock.hpp"
 #include "train/candidate_ranking.hpp"
 #include "train/gpu_clocks.hpp"
 #include "train/math_check.hpp"
@@ -179,10 +180,6 @@ std::string mismatch_text(const kernels::GemmComparison& found, int m, int n) {
   std::snprintf(text, sizeof text, ": %llu of %lld elements beyond the float64 bound (worst %.3g x the bound)",
                 found.mismatches, static_cast<long long>(m) * n, found.worst_ratio);
   return text;
-}
-
-double seconds_since(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
 bool verify_mode_is(const char* wanted) {
