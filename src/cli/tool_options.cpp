@@ -42,6 +42,8 @@ po::options_description allreduce_description() {
     ("output", po::value<std::string>()->default_value("mgpu_bench_allreduce.h5"),
      "results file: created, or an existing one (e.g. a training sweep's) that gets an /allreduce group")
     ("force", "replace an existing /allreduce group (the rest of the file is kept)")
+    ("timeout", po::value<std::string>(), "watchdog: stop the sweep with one line when any rank makes no progress for "
+     "this many seconds (0 = never; default 60), NCCL's set-up included (docs/reliability.md)")
     ("help", "show this help");
   // clang-format on
   return description;
@@ -169,6 +171,7 @@ AllreduceOptions parse_allreduce_options(int argc, const char* const* argv) {
   if (vm.count("nccl-proto")) options.nccl_proto = nccl_proto_env_value(vm["nccl-proto"].as<std::string>());
   options.output_path = output_path(vm);
   options.force = vm.count("force") > 0;
+  if (vm.count("timeout")) options.timeout_seconds = parse_timeout_seconds(vm["timeout"].as<std::string>());
   for (const SweepSize& size : options.sizes())
     if (size.bytes > kMaxSweepBytes)
       throw UsageError("--model: a gradient of " + std::to_string(size.bytes) + " bytes is above the 4G limit");

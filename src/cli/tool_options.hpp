@@ -33,7 +33,8 @@ struct AllreduceOptions {
   std::string nccl_algo;  // NCCL's spelling, empty: NCCL chooses
   std::string nccl_proto;
   std::string output_path = "mgpu_bench_allreduce.h5";
-  bool force = false;  // replace an existing /allreduce group (never the rest of the file)
+  bool force = false;           // replace an existing /allreduce group (never the rest of the file)
+  double timeout_seconds = -1;  // --timeout: the watchdog's deadline of every wait; 0 = none; < 0 = its default
   bool show_help = false;
   std::string command_line;
 

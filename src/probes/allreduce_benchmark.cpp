@@ -7,7 +7,9 @@
 #include <memory>
 #include <vector>
 
+#include "comm/fault_hooks.hpp"
 #include "comm/run_conditions.hpp"
+#include "comm/watchdog.hpp"
 #include "platform/error.hpp"
 #include "platform/mpi_check.hpp"
 #include "platform/sample_median.hpp"
@@ -151,6 +153,7 @@ double bus_bandwidth_gbps(double algbw_gbps, int ranks) { return algbw_gbps * 2.
 
 void run_allreduce_benchmark(const AllreduceOptions& options, const MpiContext& mpi) {
   check_output(options, mpi);
+  watchdog::set_timeout_option(options.timeout_seconds);
   const BackendChoice choice = choose_backend(options.device, mpi);
   if (mpi.rank == 0 && !choice.notice.empty()) std::printf("#\n# NOTE: %s\n#\n", choice.notice.c_str());
   if (choice.backend == Backend::cpu && options.dtype == AllreduceDtype::bf16)
@@ -171,6 +174,8 @@ void run_allreduce_benchmark(const AllreduceOptions& options, const MpiContext& 
   long long total_wrong = 0;
   const std::size_t runs = static_cast<std::size_t>(options.runs);
   for (std::size_t s = 0; s < sizes.size(); ++s) {
+    // A test hook: a rank stopped before size s (R:s), so that the others' wait on it meets the watchdog.
+    stop_here_if_asked("MGPU_FAULT_STOP_BEFORE_ALLREDUCE_SIZE", mpi.rank, static_cast<long>(s));
     const std::size_t elements = static_cast<std::size_t>(sizes[s].bytes) / element_bytes;
     // Every rank checks its own result; the count over ranks is what is recorded.
     const long long mine_wrong = engine->check(elements);

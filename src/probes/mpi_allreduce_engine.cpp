@@ -6,6 +6,7 @@
 #include <limits>
 #include <vector>
 
+#include "comm/watchdog.hpp"
 #include "platform/mpi_check.hpp"
 
 namespace mgpu {
@@ -43,8 +44,11 @@ class MpiAllreduceEngine final : public AllreduceEngine {
   long long check(std::size_t elements) override {
     allreduce_pattern::fill(AllreduceDtype::fp32, mpi_.rank, elements, send_.data());
     std::fill_n(receive_.begin(), elements, std::numeric_limits<float>::quiet_NaN());
-    MGPU_MPI_CHECK(
-        MPI_Allreduce(send_.data(), receive_.data(), static_cast<int>(elements), MPI_FLOAT, MPI_SUM, mpi_.comm));
+    // Untimed, so bounded by the watchdog like every other wait (the timed calls block: polling would change them).
+    MPI_Request request = MPI_REQUEST_NULL;
+    MGPU_MPI_CHECK(MPI_Iallreduce(send_.data(), receive_.data(), static_cast<int>(elements), MPI_FLOAT, MPI_SUM,
+                                  mpi_.comm, &request));
+    MGPU_MPI_CHECK(wait_bounded(request, "the data check's all-reduce (MPI_Iallreduce)"));
     return allreduce_pattern::count_wrong(AllreduceDtype::fp32, mpi_.size, elements, receive_.data(), false);
   }
 

@@ -56,6 +56,16 @@ TEST(ToolOptions, SweepToTheLimitDoesNotOverflow) {
   EXPECT_EQ(options.sizes()[0].bytes, 3LL << 30);
 }
 
+// --timeout: absent is the watchdog's default (negative), 0 turns the deadline off, a week bounds it.
+TEST(ToolOptions, AllreduceTimeoutIsTheWatchdogsDeadline) {
+  EXPECT_LT(parse({}).timeout_seconds, 0.0);
+  EXPECT_EQ(parse({"--timeout", "0"}).timeout_seconds, 0.0);
+  EXPECT_EQ(parse({"--timeout", "2.5"}).timeout_seconds, 2.5);
+  EXPECT_EQ(parse({"--timeout", "604800"}).timeout_seconds, 604800.0);
+  EXPECT_THROW(parse({"--timeout", "604801"}), UsageError);
+  EXPECT_THROW(parse({"--timeout", "-1"}), UsageError);
+}
+
 TEST(ToolOptions, ProbeBatchesAndModels) {
   const char* words[] = {"probe", "--batches", "16,4096", "--model", "large", "--runs", "3"};
   const ProbeOptions options = parse_probe_options(7, words);

@@ -220,6 +220,19 @@ TEST_F(Cli, AllreduceSubcommandChecksEveryElementAndAddsItsGroupNextToTraining) 
   EXPECT_EQ(mgpu::read_results_file(out).configurations.size(), 2u);
 }
 
+// The sweep's waits are the watchdog's, bounded by its own --timeout: a rank stopped before the sweep's third size
+// ends the job with status 124 and one line naming it, rank 0 having waited the 2 s asked (not the 60 s default).
+TEST_F(Cli, AllreduceSweepStopsAtItsTimeoutNamingTheStoppedRank) {
+  const std::string launcher = std::string(MGPU_MPIEXEC) + " -n 2 -x MGPU_FAULT_STOP_BEFORE_ALLREDUCE_SIZE=1:2";
+  const std::string output = " --output '" + dir_ + "/stall.h5'";
+  const Outcome stalled =
+      run("allreduce --device cpu --model none --max-bytes 1K --runs 1 --iters 2 --timeout 2" + output, launcher);
+  EXPECT_EQ(stalled.exit_code, 124) << stalled.err;
+  EXPECT_TRUE(std::regex_search(stalled.err, std::regex("watchdog stopped the job: .*rank 1@[^ ]+ made no progress; "
+                                                        "rank 0@[^ ]+ waited 2\\.0 s for ")))
+      << stalled.err;
+}
+
 TEST_F(Cli, MeasurementSubcommandsRefuseBadInputInOneLine) {
   const std::string out = dir_ + "/t.h5";
   const std::string tail = " --device cpu --output '" + out + "'";
@@ -233,6 +246,7 @@ TEST_F(Cli, MeasurementSubcommandsRefuseBadInputInOneLine) {
   expect_rejected(run("allreduce --iters 0" + tail), "--iters 0", out);
   expect_rejected(run("allreduce --nccl-algo warp" + tail), "warp", out);
   expect_rejected(run("allreduce 64" + tail), "'64'", out);
+  expect_rejected(run("allreduce --timeout -1" + tail), "--timeout", out);
   expect_rejected(run("probe --batches 32,0 --output '" + out + "'"), "--batches", out);
   expect_rejected(run("probe --model medium,huge --output '" + out + "'"), "huge", out);
   const Outcome help = run("allreduce --help");
