@@ -199,6 +199,22 @@ TEST_F(AnalyzeCli, AnEleventhCurveTakesTheFirstColourAgain) {
   EXPECT_EQ(count("lc rgb '#bab0ac'"), 1u) << script;  // curve 9, the palette's last
 }
 
+// The throughput axis's tics span the measured values only: a configuration under 1 sample/s (batch 1 in 4 s steps,
+// 0.25 samples/s) gets the single tic 0.2, not tics up to 1.
+TEST_F(AnalyzeCli, ThroughputTicsBelowOneSamplePerSecond) {
+  {
+    ResultsWriter writer(dir_ + "/slow.h5", false);
+    ResultsWriter::Configuration c = writer.add_configuration(synthetic_metadata("slow", 1, 1));
+    const std::vector<double> phases = {1000.0, 2000.0, 0.0, 0.0, 500.0, 4000.0};
+    for (int run = 0; run < 2; ++run) writer.append_run(c, {synthetic_record({phases, phases}, 0, 0.0, 0)});
+    writer.finish(c);
+  }
+  const Outcome o = run("report slow.h5 --out plots --format csv");
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  const std::string script = read_text(dir_ + "/plots/throughput_vs_batch.gp");
+  EXPECT_NE(script.find("set ytics (\"0.2\" 0.2)\n"), std::string::npos) << script;
+}
+
 TEST_F(AnalyzeCli, OutDirectoryWithPlots) {
   const Outcome o = run("report good.h5 --out plots --format csv");
   ASSERT_EQ(o.exit_code, 0) << o.err;
