@@ -89,6 +89,8 @@ TEST_F(HtmlReport, PlotsAreEmbeddedAsTheirSvgInBase64) {
   for (const auto& [svg, encoded] : svgs)
     EXPECT_NE(html.find("src=\"data:image/svg+xml;base64," + encoded + "\""), std::string::npos) << svg;
   EXPECT_EQ(html.find("gnuplot was not found"), std::string::npos);
+  // A plot scales down to the page's width, never past it.
+  EXPECT_NE(html.find("figure img { max-width: 100%; height: auto;"), std::string::npos);
 }
 
 TEST_F(HtmlReport, MissingBaselineIsANoteWithItsCommand) {
