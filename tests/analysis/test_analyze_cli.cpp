@@ -88,6 +88,17 @@ class AnalyzeCli : public ::testing::Test {
     return path;
   }
 
+  // A results file of one configuration per metadata, each of two runs whose measured steps all have these phases.
+  void file_of_steady_runs(const std::string& name, const std::vector<ConfigurationMetadata>& configurations,
+                           const std::vector<double>& phases) const {
+    ResultsWriter writer(dir_ + "/" + name, false);
+    for (const ConfigurationMetadata& metadata : configurations) {
+      ResultsWriter::Configuration c = writer.add_configuration(metadata);
+      for (int run = 0; run < 2; ++run) writer.append_run(c, {synthetic_record({phases, phases}, 0, 0.0, 0)});
+      writer.finish(c);
+    }
+  }
+
   std::string dir_, good_;
 };
 
@@ -176,17 +187,12 @@ TEST_F(AnalyzeCli, MarkdownReportReadsBack) {
 
 // The palette has ten colours; an eleventh curve takes the first again (curve i takes colour i modulo ten).
 TEST_F(AnalyzeCli, AnEleventhCurveTakesTheFirstColourAgain) {
-  {
-    ResultsWriter writer(dir_ + "/eleven.h5", false);
-    for (int i = 0; i < 11; ++i) {
-      ConfigurationMetadata m = synthetic_metadata("m" + std::to_string(i), 1);
-      m.layer_widths = {16, 8 + i, 3};  // a custom model per width: a curve of its own
-      ResultsWriter::Configuration c = writer.add_configuration(m);
-      const std::vector<double> phases = {1.0, 2.0, 0.0, 0.0, 0.5, 4.0};
-      for (int run = 0; run < 2; ++run) writer.append_run(c, {synthetic_record({phases, phases}, 0, 0.0, 0)});
-      writer.finish(c);
-    }
+  std::vector<ConfigurationMetadata> curves;
+  for (int i = 0; i < 11; ++i) {
+    curves.push_back(synthetic_metadata("m" + std::to_string(i), 1));
+    curves.back().layer_widths = {16, 8 + i, 3};  // a custom model per width: a curve of its own
   }
+  file_of_steady_runs("eleven.h5", curves, {1.0, 2.0, 0.0, 0.0, 0.5, 4.0});
   const Outcome o = run("report eleven.h5 --out plots --format csv");
   ASSERT_EQ(o.exit_code, 0) << o.err;
   const std::string script = read_text(dir_ + "/plots/throughput_vs_batch.gp");
@@ -202,13 +208,7 @@ TEST_F(AnalyzeCli, AnEleventhCurveTakesTheFirstColourAgain) {
 // The throughput axis's tics span the measured values only: a configuration under 1 sample/s (batch 1 in 4 s steps,
 // 0.25 samples/s) gets the single tic 0.2, not tics up to 1.
 TEST_F(AnalyzeCli, ThroughputTicsBelowOneSamplePerSecond) {
-  {
-    ResultsWriter writer(dir_ + "/slow.h5", false);
-    ResultsWriter::Configuration c = writer.add_configuration(synthetic_metadata("slow", 1, 1));
-    const std::vector<double> phases = {1000.0, 2000.0, 0.0, 0.0, 500.0, 4000.0};
-    for (int run = 0; run < 2; ++run) writer.append_run(c, {synthetic_record({phases, phases}, 0, 0.0, 0)});
-    writer.finish(c);
-  }
+  file_of_steady_runs("slow.h5", {synthetic_metadata("slow", 1, 1)}, {1000.0, 2000.0, 0.0, 0.0, 500.0, 4000.0});
   const Outcome o = run("report slow.h5 --out plots --format csv");
   ASSERT_EQ(o.exit_code, 0) << o.err;
   const std::string script = read_text(dir_ + "/plots/throughput_vs_batch.gp");

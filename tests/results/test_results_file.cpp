@@ -809,47 +809,6 @@ TEST_F(ResultsFileTest, EachAddedAttributeIsOptionalBeforeItsVersionAndRequiredF
   EXPECT_GE(pinned, 26);  // the configuration attributes of the table
 }
 
-// The versions that added each name are history: files of those versions exist, so a row's version never changes
-// (the test above pins the reader to the table; this pins the table). A new name gets a row here too.
-TEST(ResultsSchema, AddedNamesKeepTheVersionsThatAddedThem) {
-  using Added = std::vector<std::pair<std::string, int>>;
-  const auto rows = [](const auto& table) {
-    Added out;
-    for (const results_schema::AddedName& added : table) out.emplace_back(added.name, added.since_version);
-    return out;
-  };
-  const Added attributes = {{"environment_preset", 2},
-                            {"attempt", 2},
-                            {"implementation", 2},
-                            {"graph", 2},
-                            {"overlap", 2},
-                            {"bucket_mb", 2},
-                            {"grad_dtype", 2},
-                            {"accumulate_steps", 2},
-                            {"timing", 2},
-                            {"fused_optimizer", 4},
-                            {"overlap_order", 5},
-                            {"gemm_tuning", 6},
-                            {"gemm_choices", 6},
-                            {"interrupted", 7},
-                            {"interrupted_utc", 7},
-                            {"step_labels", 8},
-                            {"replica_check", 9},
-                            {"trial", 9},
-                            {"math_check", 10},
-                            {"math_check_errors", 10},
-                            {"math_check_tolerance", 10},
-                            {"math_check_steps", 10},
-                            {"math_check_seconds", 10},
-                            {"gemm_candidates_checked", 10},
-                            {"gemm_candidates_rejected", 10},
-                            {"stopped_early", 10},
-                            {"optimizer_sharding", 11}};
-  EXPECT_EQ(rows(results_schema::kAddedAttributes), attributes);
-  EXPECT_EQ(rows(results_schema::kAddedDatasets),
-            (Added{{"wall_per_step_ms", 3}, {"phases_marked", 7}, {"batch_generation_ms", 7}}));
-}
-
 TEST_F(ResultsFileTest, AVersion3FileReadsFusedOptimizerAsOff) {
   EXPECT_EQ(results_schema::attribute_added_in("fused_optimizer"), 4);
   EXPECT_EQ(mgpu::attribute_texts(ConfigurationMetadata{}).at("fused_optimizer"), "off");  // analysis' default

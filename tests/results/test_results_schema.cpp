@@ -1,9 +1,12 @@
 // Purpose: tests of the results schema's own tables: every configuration attribute has exactly one role, so a new
-// attribute cannot join or leave an identity without a decision in results_schema.hpp.
+// attribute cannot join or leave an identity without a decision in results_schema.hpp; the versions that added each
+// name stay as they were.
 #include <gtest/gtest.h>
 
 #include <map>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "results/results_schema.hpp"
 
@@ -65,6 +68,47 @@ TEST(ResultsSchema, AnAttributeWithoutARoleIsRefusedByName) {
   } catch (const std::logic_error& error) {
     EXPECT_NE(std::string(error.what()).find("'new_setting' has no role"), std::string::npos) << error.what();
   }
+}
+
+// The versions that added each name are history: files of those versions exist, so a row's version never changes
+// (test_results_file.cpp pins the reader to the table; this pins the table). A new name gets a row here too.
+TEST(ResultsSchema, AddedNamesKeepTheVersionsThatAddedThem) {
+  using Added = std::vector<std::pair<std::string, int>>;
+  const auto rows = [](const auto& table) {
+    Added out;
+    for (const results_schema::AddedName& added : table) out.emplace_back(added.name, added.since_version);
+    return out;
+  };
+  const Added attributes = {{"environment_preset", 2},
+                            {"attempt", 2},
+                            {"implementation", 2},
+                            {"graph", 2},
+                            {"overlap", 2},
+                            {"bucket_mb", 2},
+                            {"grad_dtype", 2},
+                            {"accumulate_steps", 2},
+                            {"timing", 2},
+                            {"fused_optimizer", 4},
+                            {"overlap_order", 5},
+                            {"gemm_tuning", 6},
+                            {"gemm_choices", 6},
+                            {"interrupted", 7},
+                            {"interrupted_utc", 7},
+                            {"step_labels", 8},
+                            {"replica_check", 9},
+                            {"trial", 9},
+                            {"math_check", 10},
+                            {"math_check_errors", 10},
+                            {"math_check_tolerance", 10},
+                            {"math_check_steps", 10},
+                            {"math_check_seconds", 10},
+                            {"gemm_candidates_checked", 10},
+                            {"gemm_candidates_rejected", 10},
+                            {"stopped_early", 10},
+                            {"optimizer_sharding", 11}};
+  EXPECT_EQ(rows(results_schema::kAddedAttributes), attributes);
+  EXPECT_EQ(rows(results_schema::kAddedDatasets),
+            (Added{{"wall_per_step_ms", 3}, {"phases_marked", 7}, {"batch_generation_ms", 7}}));
 }
 
 }  // namespace
