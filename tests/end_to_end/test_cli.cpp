@@ -221,7 +221,8 @@ TEST_F(Cli, AllreduceSubcommandChecksEveryElementAndAddsItsGroupNextToTraining) 
 }
 
 // The sweep's waits are the watchdog's, bounded by its own --timeout: a rank stopped before the sweep's third size
-// ends the job with status 124 and one line naming it, rank 0 having waited the 2 s asked (not the 60 s default).
+// ends the job with status 124 and one line naming it, rank 0 having waited the 2 s asked (2.0 to 2.9 s as a
+// loaded machine polls; not the 60 s default).
 TEST_F(Cli, AllreduceSweepStopsAtItsTimeoutNamingTheStoppedRank) {
   const std::string launcher = std::string(MGPU_MPIEXEC) + " -n 2 -x MGPU_FAULT_STOP_BEFORE_ALLREDUCE_SIZE=1:2";
   const std::string output = " --output '" + dir_ + "/stall.h5'";
@@ -229,7 +230,7 @@ TEST_F(Cli, AllreduceSweepStopsAtItsTimeoutNamingTheStoppedRank) {
       run("allreduce --device cpu --model none --max-bytes 1K --runs 1 --iters 2 --timeout 2" + output, launcher);
   EXPECT_EQ(stalled.exit_code, 124) << stalled.err;
   EXPECT_TRUE(std::regex_search(stalled.err, std::regex("watchdog stopped the job: .*rank 1@[^ ]+ made no progress; "
-                                                        "rank 0@[^ ]+ waited 2\\.0 s for ")))
+                                                        "rank 0@[^ ]+ waited 2\\.[0-9] s for ")))
       << stalled.err;
 }
 
