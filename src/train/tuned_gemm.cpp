@@ -168,11 +168,15 @@ double verification_bound(cublasComputeType_t compute, int k) {
 
 // Test-only fault hook (docs/reliability.md): MGPU_FAULT_GEMM_CANDIDATE=TEXT corrupts the output of every candidate
 // whose name contains TEXT ("*": all) before it is compared, so a test can see verification reject it.
-bool corrupted_by_fault_hook(const std::string& name) {
-  const char* target = std::getenv("MGPU_FAULT_GEMM_CANDIDATE");
+bool named_by_fault_hook(const char* variable, const std::string& name) {
+  const char* target = std::getenv(variable);
   if (target == nullptr || *target == '\0') return false;
   return std::strcmp(target, "*") == 0 || name.find(target) != std::string::npos;
 }
+bool corrupted_by_fault_hook(const std::string& name) { return named_by_fault_hook("MGPU_FAULT_GEMM_CANDIDATE", name); }
+// Test-only fault hook: MGPU_FAULT_GEMM_UNWRITTEN=TEXT makes every candidate whose name contains TEXT launch nothing,
+// a kernel that leaves its output unwritten, so that a test sees verification reject it.
+bool unwritten_by_fault_hook(const std::string& name) { return named_by_fault_hook("MGPU_FAULT_GEMM_UNWRITTEN", name); }
 
 // ": 3 of 2048 elements beyond the float64 bound (worst 12.5 x the bound)": what a failed comparison found.
 std::string mismatch_text(const kernels::GemmComparison& found, int m, int n) {
@@ -253,6 +257,10 @@ TunedGemm::TunedGemm(cudaStream_t stream, cublasComputeType_t compute, cudaDataT
   int device = 0;
   MGPU_CUDA_CHECK(cudaGetDevice(&device));
   MGPU_CUDA_CHECK(cudaDeviceGetAttribute(&sms_, cudaDevAttrMultiProcessorCount, device));
+  // cuBLASLt's split-K kernels on Hopper store their partial sums in the workspace with tensor-memory stores that
+  // compute-sanitizer's initcheck does not see, and its reduction kernel then reads them: zeroed once, the workspace
+  // is written as far as initcheck can tell (a wrong partial sum still fails verification).
+  if (workspace_bytes_ > 0) MGPU_CUDA_CHECK(cudaMemsetAsync(workspace_, 0, workspace_bytes_, stream_));
 }
 
 TunedGemm::~TunedGemm() {
@@ -446,18 +454,26 @@ bool TunedGemm::run_candidate(const Plan& plan, const Choice& choice, const Oper
                         stream_) == CUBLAS_STATUS_SUCCESS;
 }
 
-double TunedGemm::time_on_gpu(const Plan& plan, const Choice& choice, const Operands& product) {
+double TunedGemm::time_on_gpu(const Plan& plan, const Candidate& candidate, const Operands& product) {
+  // The product is first filled with NaN, so that what verification reads afterwards is this candidate's alone: an
+  // element it leaves unwritten fails the comparison instead of passing with an earlier candidate's value. (The fill
+  // also keeps compute-sanitizer's initcheck from reporting the comparison's reads of products written by cuBLASLt's
+  // Hopper kernels, whose tensor-memory stores it does not see.)
+  MGPU_CUDA_CHECK(cudaMemset2DAsync(product.c, sizeof(float) * static_cast<std::size_t>(product.ldc), 0xFF,
+                                    sizeof(float) * static_cast<std::size_t>(product.m), product.n, stream_));
+  const bool launches = !unwritten_by_fault_hook(candidate.name);
+  const auto run = [&] { return !launches || run_candidate(plan, candidate.choice, product); };
   // The GPU's time, not the host's: a small product takes less time on the GPU than its call on the host, so the
   // calls are queued behind fixed work long enough that the host has enqueued them all before the first starts; where
   // it had not (the start event had completed by then), the fixed work doubles and the timing is repeated. Measured
   // on H200 before this: one small shape's fastest candidate took 6.8 to 10.2 us a call in three processes with
   // settled clocks, the host's pace.
-  if (!run_candidate(plan, choice, product)) return std::numeric_limits<double>::infinity();  // untimed: kernel load
+  if (!run()) return std::numeric_limits<double>::infinity();  // untimed: kernel load
   for (int doubled = 0;; ++doubled) {
     probe_kernels::fixed_work(sms_, queue_filler_iterations_, nullptr, stream_);
     timing_start_.record(stream_);
     for (int number = 0; number < kTimedCalls; ++number) {
-      if (!run_candidate(plan, choice, product)) return std::numeric_limits<double>::infinity();
+      if (!run()) return std::numeric_limits<double>::infinity();
     }
     timing_stop_.record(stream_);
     const bool queued_ahead = !timing_start_.query();
@@ -477,7 +493,7 @@ void TunedGemm::tune(Plan& plan, const Operands& product, const std::vector<cubl
   const kernels::GemmReference reference = reference_of(plan, product);
   Tuning& tuning = plan.tuning;
   const std::string shape = shape_label(product.key());
-  const auto time_candidate = [&](const Candidate& candidate) { return time_on_gpu(plan, candidate.choice, product); };
+  const auto time_candidate = [&](const Candidate& candidate) { return time_on_gpu(plan, candidate, product); };
   // Every candidate once, verified on its last call's product (infinity if rejected); then those that could be ties
   // again, in turn, each keeping its lowest time, so that which of them are ties depends less on one timing's noise.
   std::vector<double> ms;
@@ -565,7 +581,7 @@ void TunedGemm::adopt_planned(Plan& plan, const Operands& product, const std::ve
   if (named == candidates.end())
     throw UsageError(where + ": '" + wanted->second + "' is not a candidate of this GPU and cuBLAS");
   const kernels::GemmReference reference = reference_of(plan, product);
-  const double ms = time_on_gpu(plan, named->choice, product);
+  const double ms = time_on_gpu(plan, *named, product);
   if (ms == std::numeric_limits<double>::infinity() || !verified(plan, reference, product, named->name))
     throw UsageError(
         where + ": '" + wanted->second + "' " +

@@ -131,9 +131,9 @@ class TunedGemm {
   std::vector<Candidate> candidates_for(const Plan& plan, const Operands& product,
                                         const std::vector<cublasLtMatmulAlgo_t>& heuristic);
   bool run_candidate(const Plan& plan, const Choice& choice, const Operands& product);  // false: refused
-  // The GPU's time of kTimedCalls calls back to back, after one untimed call; infinity for a choice that refuses
-  // these buffers (it is simply not chosen).
-  double time_on_gpu(const Plan& plan, const Choice& choice, const Operands& product);
+  // The GPU's time of kTimedCalls calls back to back, after one untimed call on the product filled with NaN;
+  // infinity for a candidate that refuses these buffers (it is simply not chosen).
+  double time_on_gpu(const Plan& plan, const Candidate& candidate, const Operands& product);
   // Verifies and times every candidate on the product's buffers, and keeps the options (shape_options()).
   void tune(Plan& plan, const Operands& product, const std::vector<cublasLtMatmulAlgo_t>& heuristic);
   // The followed plan's candidate for the shape, verified, as its only option.

@@ -27,6 +27,7 @@ class TunedGemmTest : public ::testing::Test {
   }
   void TearDown() override {
     unsetenv("MGPU_FAULT_GEMM_CANDIDATE");
+    unsetenv("MGPU_FAULT_GEMM_UNWRITTEN");
     unsetenv("MGPU_GEMM_VERIFY");
   }
 };
@@ -133,6 +134,25 @@ TEST_F(TunedGemmTest, ACorruptedCandidateIsRejectedReportedAndNeverChosen) {
   // The float64 reference and every comparison took time, which the shape counts and the whole adds up.
   EXPECT_GT(shape.verification_seconds, 0.0);
   EXPECT_EQ(g.gemm.verification_seconds(), shape.verification_seconds);
+}
+
+// Our kernel's candidates are listed after cuBLASLt's, so a skinny candidate that writes nothing would find the last
+// cuBLASLt candidate's correct product in C if the tuner did not fill C with NaN before each candidate.
+TEST_F(TunedGemmTest, ACandidateThatWritesNothingIsRejected) {
+  Fp32Gemm g;
+  setenv("MGPU_FAULT_GEMM_UNWRITTEN", "skinny", 1);
+  Product product(216, 20, 512, g.stream.get());
+  product.multiply(g.gemm);
+  const std::vector<TunedGemm::ShapeOptions> shapes = g.gemm.shape_options();
+  ASSERT_EQ(shapes.size(), 1u);
+  const TunedGemm::ShapeOptions& shape = shapes.front();
+  ASSERT_FALSE(shape.rejected.empty()) << "a candidate that wrote nothing passed verification";
+  for (const std::string& rejected : shape.rejected) {
+    EXPECT_EQ(rejected.rfind("skinny (", 0), 0u) << rejected;
+    EXPECT_NE(rejected.find(": 4320 of 4320 elements beyond"), std::string::npos) << rejected;
+  }
+  for (const std::string& option : shape.options) EXPECT_EQ(option.find("skinny"), std::string::npos) << option;
+  EXPECT_LE(product.worst_error(g.stream.get()), 1e-3);
 }
 
 TEST_F(TunedGemmTest, OptionsAreTheFirstListedTieThenTheOthersFastestFirst) {
