@@ -106,7 +106,11 @@ CudaMlp::CudaMlp(const MlpSpec& model, int batch, cudaStream_t stream, Precision
   }
   const kernels::StepParams initial;  // step 0 of run 0 until initialize() and advance_step() set them
   MGPU_CUDA_CHECK(cudaMemcpyAsync(step_params_.data(), &initial, sizeof initial, cudaMemcpyHostToDevice, stream_));
-  MGPU_CUDA_CHECK(cudaStreamSynchronize(stream_));  // `initial` ends with this scope
+  // The buffers the GEMMs write start as NaN: an element a step reads before any kernel wrote it turns the loss and
+  // the math check into NaN instead of reading stale memory. compute-sanitizer's initcheck cannot stand in for this:
+  // cuBLASLt's Hopper kernels write their products with tensor-memory stores it does not see, so it reports every
+  // later read of a product only they ever wrote.
+  fill_work_buffers_with_nan();  // ends with a synchronisation: `initial` ends with this scope
 }
 
 void CudaMlp::cast_gradients_to_bf16(std::size_t begin, std::size_t count, cudaStream_t stream) {

@@ -159,7 +159,8 @@ class CudaMlp {
   std::vector<float> download_bf16_parameters() const;           // the GEMMs' bf16 copy (bf16 only)
   void upload_gradients(const std::vector<float>& gradients) { copy_to_device(gradients_, gradients, stream_); }
   void upload_batch(const std::vector<float>& inputs, const std::vector<float>& targets);
-  // Fills activations, output, gradients and scratch with NaN, so that any element a step fails to write shows.
+  // Fills activations, output, gradients and scratch with NaN, so that any element a step fails to write shows (the
+  // constructor does, once).
   void fill_work_buffers_with_nan();
   // The GEMMs of every step (CudaTrainer's step-level tuning selects among their options).
   TunedGemm& gemm() noexcept { return gemm_; }

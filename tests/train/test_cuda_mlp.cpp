@@ -2,6 +2,7 @@
 // cpu_mlp.hpp evaluated in float64 on the same float inputs. Skips without a visible CUDA device.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -167,6 +168,21 @@ TEST_F(CudaMlpTest, InitializationMatchesCpu) {
     cpu::initialize_parameters(c.model, 21, 4, reference.data());
     const double error = relative_error(mlp.download_parameters(), to_double(reference));
     EXPECT_LE(error, kInitTolerance) << c.name;
+  }
+}
+
+// What the GEMMs write starts as NaN (a read before any write shows in the loss), whatever cudaMalloc handed back.
+TEST_F(CudaMlpTest, WorkBuffersStartAsNan) {
+  for (const ModelCase& c : model_cases()) {
+    CudaStream stream;
+    CudaMlp mlp(c.model, c.batch, stream.get());
+    const auto all_nan = [](const std::vector<float>& values) {
+      return !values.empty() && std::all_of(values.begin(), values.end(), [](float v) { return std::isnan(v); });
+    };
+    EXPECT_TRUE(all_nan(mlp.download_output())) << c.name;
+    EXPECT_TRUE(all_nan(mlp.download_gradients())) << c.name;
+    for (int l = 0; l < static_cast<int>(c.model.layers().size()); ++l)
+      EXPECT_TRUE(all_nan(mlp.download_output_gradient(l))) << c.name << " layer " << l;
   }
 }
 
