@@ -115,22 +115,31 @@ struct Fp32Gemm {
   TunedGemm gemm{stream.get(), CUBLAS_COMPUTE_32F, CUDA_R_32F, workspace.data(), workspace.size()};
 };
 
+// Tunes the product's shape, the only one `g` has seen, with every skinny candidate made wrong by a fault hook, and
+// checks that those, and only those, were rejected (each for `finding`), that none is an option and that what was
+// chosen computes the product.
+TunedGemm::ShapeOptions tuned_with_skinny_rejected(Fp32Gemm& g, Product& product, const std::string& finding) {
+  product.multiply(g.gemm);
+  const std::vector<TunedGemm::ShapeOptions> shapes = g.gemm.shape_options();
+  EXPECT_EQ(shapes.size(), 1u);
+  if (shapes.empty()) return {};
+  const TunedGemm::ShapeOptions& shape = shapes.front();
+  EXPECT_FALSE(shape.rejected.empty()) << "no skinny candidate was rejected: none at this shape, or a wrong one passed";
+  for (const std::string& rejected : shape.rejected) {
+    EXPECT_EQ(rejected.rfind("skinny (", 0), 0u) << rejected;
+    EXPECT_NE(rejected.find(finding), std::string::npos) << rejected;
+  }
+  for (const std::string& option : shape.options) EXPECT_EQ(option.find("skinny"), std::string::npos) << option;
+  EXPECT_LE(product.worst_error(g.stream.get()), 1e-3);
+  return shape;
+}
+
 TEST_F(TunedGemmTest, ACorruptedCandidateIsRejectedReportedAndNeverChosen) {
   Fp32Gemm g;
   setenv("MGPU_FAULT_GEMM_CANDIDATE", "skinny", 1);
   Product product(200, 24, 640, g.stream.get());  // few columns: our kernel's configurations are candidates too
-  product.multiply(g.gemm);
-  const std::vector<TunedGemm::ShapeOptions> shapes = g.gemm.shape_options();
-  ASSERT_EQ(shapes.size(), 1u);
-  const TunedGemm::ShapeOptions& shape = shapes.front();
-  ASSERT_FALSE(shape.rejected.empty()) << "no skinny candidate at this shape: the test proves nothing";
-  for (const std::string& rejected : shape.rejected) {
-    EXPECT_EQ(rejected.rfind("skinny (", 0), 0u) << rejected;
-    EXPECT_NE(rejected.find("beyond the float64 bound"), std::string::npos) << rejected;
-  }
+  const TunedGemm::ShapeOptions shape = tuned_with_skinny_rejected(g, product, "beyond the float64 bound");
   EXPECT_GT(shape.checked, static_cast<int>(shape.rejected.size())) << "cuBLASLt's candidates are checked too";
-  for (const std::string& option : shape.options) EXPECT_EQ(option.find("skinny"), std::string::npos) << option;
-  EXPECT_LE(product.worst_error(g.stream.get()), 1e-3);  // what was chosen computes the product
   // The float64 reference and every comparison took time, which the shape counts and the whole adds up.
   EXPECT_GT(shape.verification_seconds, 0.0);
   EXPECT_EQ(g.gemm.verification_seconds(), shape.verification_seconds);
@@ -142,17 +151,7 @@ TEST_F(TunedGemmTest, ACandidateThatWritesNothingIsRejected) {
   Fp32Gemm g;
   setenv("MGPU_FAULT_GEMM_UNWRITTEN", "skinny", 1);
   Product product(216, 20, 512, g.stream.get());
-  product.multiply(g.gemm);
-  const std::vector<TunedGemm::ShapeOptions> shapes = g.gemm.shape_options();
-  ASSERT_EQ(shapes.size(), 1u);
-  const TunedGemm::ShapeOptions& shape = shapes.front();
-  ASSERT_FALSE(shape.rejected.empty()) << "a candidate that wrote nothing passed verification";
-  for (const std::string& rejected : shape.rejected) {
-    EXPECT_EQ(rejected.rfind("skinny (", 0), 0u) << rejected;
-    EXPECT_NE(rejected.find(": 4320 of 4320 elements beyond"), std::string::npos) << rejected;
-  }
-  for (const std::string& option : shape.options) EXPECT_EQ(option.find("skinny"), std::string::npos) << option;
-  EXPECT_LE(product.worst_error(g.stream.get()), 1e-3);
+  tuned_with_skinny_rejected(g, product, ": 4320 of 4320 elements beyond");
 }
 
 TEST_F(TunedGemmTest, OptionsAreTheFirstListedTieThenTheOthersFastestFirst) {
