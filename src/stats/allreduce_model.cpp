@@ -61,7 +61,7 @@ std::vector<std::string> link_names() { return {"ib100", "ib200", "ib400", "ib80
 
 Link named_link(const std::string& name) {
   // Line rate in Gb/s of one NIC per GPU; 8 bits a byte.
-  static const std::map<std::string, double> line_rate_gbits = {
+  static const std::map<std::string, int> line_rate_gbits = {
       {"ib100", 100}, {"ib200", 200}, {"ib400", 400}, {"ib800", 800}};
   const auto found = line_rate_gbits.find(name);
   if (found == line_rate_gbits.end()) {
@@ -73,7 +73,7 @@ Link named_link(const std::string& name) {
   link.name = name;
   link.bandwidth_gbs = found->second / 8.0;
   link.latency_us = 5.0;
-  link.source = "two nodes over " + shortest_double_text(found->second) +
+  link.source = "two nodes over " + std::to_string(found->second) +
                 " Gb/s InfiniBand, one NIC per GPU (stated line rate, 5 us per message assumed)";
   return link;
 }

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <tuple>
 
 #include "analysis_fixture.hpp"
 #include "html_report.hpp"
@@ -68,6 +69,28 @@ TEST_F(HtmlReport, AnswerTablesAndConditions) {
   EXPECT_NE(html.find("<td class=\"text\">ranks</td><td class=\"text value\">2</td>"), std::string::npos);
   EXPECT_EQ(html.find("http://"), std::string::npos);
   EXPECT_EQ(html.find("https://"), std::string::npos);
+}
+
+// Without an interval (under 5 kept runs on a side) a significant Welch test and the ratio beyond the minimum effect
+// decide, either way; within it, no difference is claimed.
+TEST_F(HtmlReport, WithoutAnIntervalWelchAndTheRatioDecide) {
+  ScalingTable scaling = build_scaling_table(stats_);
+  ASSERT_FALSE(scaling.pairs.empty());
+  for (ScalingPair& pair : scaling.pairs) pair.speedup.has_interval = false;
+  EXPECT_NE(page(scaling).find("2 GPUs are 1.913× as fast as 1 (no 95% interval) (efficiency 0.957, Welch p 0.00028): "
+                               "adding GPUs speeds this step up."),
+            std::string::npos);
+  const std::tuple<double, std::string, std::string> cases[] = {
+      {1.021, "1.021", "adding GPUs speeds this step up."},
+      {1.019, "1.019", "no difference of 2% or more shown at 95%."},
+      {0.981, "0.981", "no difference of 2% or more shown at 95%."},
+      {0.979, "0.979", "adding GPUs slows this step down."}};
+  for (const auto& [ratio, shown, verdict] : cases) {
+    for (ScalingPair& pair : scaling.pairs) pair.speedup.ratio = ratio;
+    const std::string sentence =
+        "2 GPUs are " + shown + "× as fast as 1 (no 95% interval) (efficiency 0.957, Welch p 0.00028): " + verdict;
+    EXPECT_NE(page(scaling).find(sentence), std::string::npos) << sentence;
+  }
 }
 
 // Each drawn plot is embedded as its SVG in base64, padded to a multiple of 4 characters: files of 6, 7 and 8 bytes

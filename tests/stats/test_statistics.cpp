@@ -93,8 +93,13 @@ TEST(Welch, SymmetricAndInvalidWithoutVariance) {
   const WelchTest ab = welch_test(kTs1, kTs2), ba = welch_test(kTs2, kTs1);
   EXPECT_DOUBLE_EQ(ab.t, -ba.t);
   EXPECT_DOUBLE_EQ(ab.p, ba.p);
-  EXPECT_FALSE(welch_test({1, 1, 1}, {2, 2, 2}).valid);
-  EXPECT_FALSE(welch_test({1}, {2, 3}).valid);
+  // An invalid test claims nothing: t 0, no degrees of freedom, p 1.
+  for (const WelchTest& invalid : {welch_test({1, 1, 1}, {2, 2, 2}), welch_test({1}, {2, 3})}) {
+    EXPECT_FALSE(invalid.valid);
+    EXPECT_EQ(invalid.t, 0.0);
+    EXPECT_EQ(invalid.df, 0.0);
+    EXPECT_EQ(invalid.p, 1.0);
+  }
 }
 
 // Two samples per group, the fewest Welch's test takes (n - 1 = 1 in each df term).
