@@ -88,12 +88,11 @@ TEST(AllreduceModel, NamedLinks) {
   // Every listed link at its line rate, 8 bits a byte, and named so in its source.
   const std::vector<std::string> names = link_names();
   ASSERT_EQ(names, (std::vector<std::string>{"ib100", "ib200", "ib400", "ib800"}));
-  for (const double gbits : {100.0, 200.0, 400.0, 800.0}) {
-    const Link link = named_link("ib" + std::to_string(static_cast<int>(gbits)));
-    EXPECT_DOUBLE_EQ(link.bandwidth_gbs, gbits / 8) << link.name;
+  for (const int gbits : {100, 200, 400, 800}) {
+    const Link link = named_link("ib" + std::to_string(gbits));
+    EXPECT_DOUBLE_EQ(link.bandwidth_gbs, gbits / 8.0) << link.name;
     EXPECT_DOUBLE_EQ(link.latency_us, 5.0) << link.name;
-    EXPECT_NE(link.source.find(" " + std::to_string(static_cast<int>(gbits)) + " Gb/s"), std::string::npos)
-        << link.source;
+    EXPECT_NE(link.source.find(" " + std::to_string(gbits) + " Gb/s"), std::string::npos) << link.source;
   }
   try {
     named_link("ib999");
