@@ -1085,6 +1085,17 @@ TEST_F(ResultsFileTest, AllreduceSweepIsReplacedOnlyWhenAsked) {
   EXPECT_EQ(read_allreduce_sweep(file).size_labels, second.size_labels);
 }
 
+// A new file is created exclusively: a link left at the path to a file that does not exist is refused, not followed
+// to create the file it names somewhere else.
+TEST_F(ResultsFileTest, AllreduceSweepIsNotWrittenThroughALinkToNoFile) {
+  const std::string link = path("link.h5");
+  const std::string target = path("elsewhere.h5");
+  fs::create_symlink(target, link);
+  EXPECT_THROW(write_allreduce_sweep(link, synthetic_sweep(), false), Error);
+  EXPECT_FALSE(fs::exists(target)) << "the sweep was written through the link";
+  EXPECT_TRUE(fs::is_symlink(link));
+}
+
 TEST_F(ResultsFileTest, AllreduceSweepRefusesAnOlderFileAndInconsistentShapes) {
   const std::string old_file = write_sample("old.h5");
   make_version_1(old_file, 2);
