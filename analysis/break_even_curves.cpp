@@ -56,7 +56,7 @@ const char* kind_name(stats::BreakEven::Kind kind) {
 // A measured neighbour as four data columns: batch, speedup and its interval.
 void add_point_columns(std::vector<Column>& columns, const std::string& prefix) {
   for (const char* part : {"_batch", "_speedup", "_speedup_low", "_speedup_high"})
-    columns.push_back({prefix + part, prefix + part, 3, false, false, "", "", false, Shown::data_only});
+    columns.push_back(data_column(prefix + part, prefix + part));
 }
 void add_point_values(std::vector<Value>& row, const std::optional<stats::SpeedupPoint>& point) {
   if (!point) {
@@ -75,14 +75,14 @@ Table break_even_table(const std::vector<BreakEvenCurve>& curves) {
   Table table;
   table.key = "break_even";
   table.title = "Break-even batch: from which global batch N GPUs are faster than 1 (speedup >= 1)";
-  table.columns = {{"model", "model", 0, false, false, "", "", true},
+  table.columns = {text_column("model", "model"),
                    {"gpus", "GPUs"},
-                   {"series", "curve", 0, false, false, "", "", true},
+                   text_column("series", "curve"),
                    {"batches", "batches"},
-                   {"kind", "kind", 0, false, false, "", "", false, Shown::data_only},
+                   data_column("kind", "kind"),
                    {"break_even_batch", "break-even batch", 0, true},
                    {"smallest_significant_batch", "significant from"},
-                   {"statement", "statement", 0, false, false, "", "", true}};
+                   text_column("statement", "statement")};
   add_point_columns(table.columns, "below");
   add_point_columns(table.columns, "above");
   for (const BreakEvenCurve& curve : curves) {

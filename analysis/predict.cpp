@@ -67,8 +67,8 @@ Table prediction_table(const std::vector<PredictedConfiguration>& grid) {
                    {"step_ms", "step", 4},
                    {"throughput", "samples/s", 0, true},
                    {"speedup", "speedup", 3},
-                   {"gemm_source", "GEMMs", 0, false, false, "", "", true},
-                   {"allreduce_source", "all-reduce", 0, false, false, "", "", true}};
+                   text_column("gemm_source", "GEMMs"),
+                   text_column("allreduce_source", "all-reduce")};
   for (const PredictedConfiguration& p : grid)
     table.add_row({std::int64_t(p.gpus), std::int64_t(p.global_batch), p.step.forward_ms, p.step.backward_ms,
                    p.step.allreduce_ms, p.step.exposed_comm_ms, p.step.optimizer_ms, p.step.step_ms, p.throughput,
@@ -88,7 +88,7 @@ MlpSpec model_of(const PredictOptions& options) {
 
 Table check_table(const CheckSummary& summary) {
   Table table{"check", "Predicted against measured", {}, {}, {}, true};
-  table.columns = {{"configuration", "configuration", 0, false, false, "", "", true},
+  table.columns = {text_column("configuration", "configuration"),
                    {"gpus", "GPUs"},
                    {"global_batch", "batch", 0, true},
                    {"predicted_step_ms", "predicted step", 4},
@@ -226,9 +226,8 @@ int run_predict(const PredictOptions& options) {
     grid = predict_grid(model, mlp, options.batches, options.gpus, options.precision);
     tables.push_back(prediction_table(grid));
     Table break_even{"break_even", "Break-even global batch per GPU count (predicted)", {}, {}, {}, true};
-    break_even.columns = {{"gpus", "GPUs"},
-                          {"break_even_batch", "break-even batch", 0, true},
-                          {"description", "", 0, false, false, "", "", true}};
+    break_even.columns = {
+        {"gpus", "GPUs"}, {"break_even_batch", "break-even batch", 0, true}, text_column("description", "")};
     const std::string over = options.link ? " over " + options.link->name : "";
     for (const int n : options.gpus) {
       if (n == 1) continue;

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 #include <string>
+#include <utility>
 
 #include "missing_baseline.hpp"
 #include "stats/speedup_interval.hpp"
@@ -22,9 +23,9 @@ Value measured(double value) { return std::isnan(value) ? none() : number(value)
 
 // Columns shared by the tables: where a row's configuration comes from and what it is.
 std::vector<Column> identity_columns() {
-  return {{"file", "file", 0, false, false, "", "", true},
-          {"configuration", "configuration", 0, false, false, "", "", true},
-          {"model", "model", 0, false, false, "", "", true},
+  return {text_column("file", "file"),
+          text_column("configuration", "configuration"),
+          text_column("model", "model"),
           {"global_batch", "batch"},
           {"gpus", "GPUs"}};
 }
@@ -66,9 +67,11 @@ std::string format_p(double p) {
 void add_welch(std::vector<Column>& columns) {
   columns.push_back({"welch_t", "Welch t", 2});
   columns.push_back({"welch_df", "df", 1});
-  columns.push_back({"welch_p", "p", 0, false, false, "", "", false, Shown::data_only});
+  columns.push_back(data_column("welch_p", "p"));
   // The terminal and Markdown show p through a text twin: fixed above 0.001, scientific below.
-  columns.push_back({"welch_p_text", "p", 0, false, false, "", "", false, Shown::screen_only});
+  Column p_text{"welch_p_text", "p"};
+  p_text.shown = Shown::screen_only;
+  columns.push_back(std::move(p_text));
 }
 void add_welch(std::vector<Value>& row, const stats::WelchTest& w) {
   if (!w.valid) {
@@ -132,9 +135,9 @@ Table configurations_table(const std::vector<stats::ConfigurationStats>& configu
   table.columns.push_back({"tflops", "TFLOP/s", 2});
   table.columns.push_back({"peak_memory_mib_per_gpu", "MiB/GPU", 0, true});
   table.columns.push_back({"throttled_runs", "throttled"});
-  table.columns.push_back({"complete", "complete", 0, false, false, "", "", true});
-  table.columns.push_back({"math_check", "math check", 0, false, false, "", "", true});
-  table.columns.push_back({"replicas", "replicas", 0, false, false, "", "", true});
+  table.columns.push_back(text_column("complete", "complete"));
+  table.columns.push_back(text_column("math_check", "math check"));
+  table.columns.push_back(text_column("replicas", "replicas"));
   for (const stats::ConfigurationStats& s : configurations) {
     std::vector<Value> row = identity_values(s);
     row.push_back(integer(s.runs_kept));
@@ -187,7 +190,7 @@ Table runs_table(const std::vector<stats::ConfigurationStats>& configurations) {
   table.columns.push_back({"run", "run"});
   table.columns.push_back({"samples_per_s", "samples/s", 0, true});
   table.columns.push_back({"modified_z", "M", 2});
-  table.columns.push_back({"kept", "kept", 0, false, false, "", "", true});
+  table.columns.push_back(text_column("kept", "kept"));
   for (const stats::ConfigurationStats& s : configurations)
     for (std::size_t run = 0; run < s.run_throughput.size(); ++run) {
       std::vector<Value> row = identity_values(s);
@@ -243,10 +246,10 @@ Table scaling_table(const stats::ScalingTable& scaling) {
   Table table;
   table.key = "scaling";
   table.title = "Scaling: N GPUs against 1 GPU of the same model, global batch and settings";
-  table.columns = {{"model", "model", 0, false, false, "", "", true},
+  table.columns = {text_column("model", "model"),
                    {"global_batch", "batch"},
                    {"gpus", "GPUs"},
-                   {"configuration", "N-GPU configuration", 0, false, false, "", "", true}};
+                   text_column("configuration", "N-GPU configuration")};
   add_mean_with_interval(table.columns, "single_samples_per_s", "1-GPU samples/s");
   add_mean_with_interval(table.columns, "multi_samples_per_s", "N-GPU samples/s");
   add_ratio_with_interval(table.columns, "speedup", "speedup [95%]");
@@ -302,7 +305,7 @@ Table trial_scaling_table(const std::vector<stats::TrialScalingPair>& pairs) {
   Table table;
   table.key = "trials";
   table.title = "Speedup over trials: the same pair measured by several jobs (trial k = the k-th of each side)";
-  table.columns = {{"model", "model", 0, false, false, "", "", true},
+  table.columns = {text_column("model", "model"),
                    {"global_batch", "batch"},
                    {"gpus", "GPUs"},
                    {"trials", "trials"},
@@ -313,7 +316,7 @@ Table trial_scaling_table(const std::vector<stats::TrialScalingPair>& pairs) {
   table.columns.push_back({"single_within_sd_percent", "within", 2});
   table.columns.push_back({"multi_between_sd_percent", "N-GPU sd % between", 2});
   table.columns.push_back({"multi_within_sd_percent", "within", 2});
-  table.columns.push_back({"verdict", "verdict", 0, false, false, "", "", true});
+  table.columns.push_back(text_column("verdict", "verdict"));
   for (const stats::TrialScalingPair& pair : pairs) {
     const ConfigurationMetadata& m = pair.multis.front()->results->metadata;
     const stats::VarianceComponents& one = pair.single_components;
@@ -343,8 +346,8 @@ Table comparison_table(const stats::Comparison& comparison, const stats::Compare
   Table table;
   table.key = "comparison";
   table.title = "Compare: after / before, per configuration present in both";
-  table.columns = {{"configuration", "configuration", 0, false, false, "", "", true},
-                   {"model", "model", 0, false, false, "", "", true},
+  table.columns = {text_column("configuration", "configuration"),
+                   text_column("model", "model"),
                    {"global_batch", "batch"},
                    {"gpus", "GPUs"}};
   add_mean_with_interval(table.columns, "before_samples_per_s", "before samples/s");
@@ -352,7 +355,7 @@ Table comparison_table(const stats::Comparison& comparison, const stats::Compare
   add_ratio_with_interval(table.columns, "ratio", "after/before [95%]");
   table.columns.push_back({"change_percent", "change %", 2});
   add_welch(table.columns);
-  table.columns.push_back({"verdict", "verdict", 0, false, false, "", "", true});
+  table.columns.push_back(text_column("verdict", "verdict"));
   for (const stats::ComparedPair& pair : comparison.pairs) {
     const ConfigurationMetadata& m = pair.after->results->metadata;
     const std::string label =

@@ -6,6 +6,8 @@
 #include <cstdio>
 #include <cstring>
 #include <sstream>
+#include <string>
+#include <utility>
 
 #include "platform/error.hpp"
 #include "results/results_reader.hpp"  // shortest_double_text
@@ -115,6 +117,18 @@ Table& Table::add_row(std::vector<Value> row) {
                                                  " values for " + std::to_string(columns.size()) + " columns");
   rows.push_back(std::move(row));
   return *this;
+}
+
+Column text_column(std::string key, std::string header) {
+  Column column{std::move(key), std::move(header)};
+  column.left_aligned = true;
+  return column;
+}
+
+Column data_column(std::string key, std::string header) {
+  Column column{std::move(key), std::move(header)};
+  column.shown = Shown::data_only;
+  return column;
 }
 
 Format parse_format(const std::string& name) {

@@ -30,6 +30,11 @@ struct Column {
   Shown shown = Shown::everywhere;
 };
 
+// A left-aligned text column (decimals, thousands and affixes are for numbers).
+Column text_column(std::string key, std::string header);
+// A column only CSV and JSON carry, at full precision: no screen formatting applies to it.
+Column data_column(std::string key, std::string header);
+
 struct Table {
   std::string key;    // file stem and JSON member: "configurations", "scaling", ...
   std::string title;  // shown above it

@@ -34,6 +34,19 @@ TEST(VarianceComponents, BetweenIsZeroWhenTheRunsExplainTheTrialMeans) {
   EXPECT_THROW(variance_components({{1, 2}, {}}), std::invalid_argument);
 }
 
+TEST(VarianceComponents, SpreadsArePercentOfTheGrandMeanAndNanOnlyWhenItIsZero) {
+  // Grand mean exactly 1: within = (0.25 + 0.25 + 0 + 0) / (4 - 2) = 0.25, so 50%; the trial means are equal, so 0%.
+  const VarianceComponents one = variance_components({{0.5, 1.5}, {1, 1}});
+  EXPECT_DOUBLE_EQ(one.grand_mean, 1.0);
+  EXPECT_DOUBLE_EQ(one.within_sd_percent(), 50.0);
+  EXPECT_DOUBLE_EQ(one.between_sd_percent(), 0.0);
+  const VarianceComponents c = variance_components({{10, 12}, {20, 22, 24}, {15}});
+  EXPECT_NEAR(c.between_sd_percent(), 100 * std::sqrt(28.962962962962962) / 16, 1e-9);
+  const VarianceComponents zero = variance_components({{0, 0}, {0, 0}});
+  EXPECT_TRUE(std::isnan(zero.within_sd_percent()));
+  EXPECT_TRUE(std::isnan(zero.between_sd_percent()));
+}
+
 TEST(PairedTrialRatioInterval, MatchesHandWorkedValues) {
   // t(0.975, 4) = 2.7764451051977987; roots of (m_a² − c s_aa) θ² − 2 (m_a m_b − c s_ab) θ + (m_b² − c s_bb), c = t²/5.
   const RatioInterval r = paired_trial_ratio_interval({130, 128, 133, 129, 131}, {100, 99, 102, 100, 101});
