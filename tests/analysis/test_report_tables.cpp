@@ -125,6 +125,10 @@ TEST_F(ReportTables, RepeatedPairsGiveATrialsRow) {
       << table;
   // The verdict's conclusion ends the row, as mgpu_bench says it.
   EXPECT_NE(table.find("adding a GPU speeds this step up\n"), std::string::npos) << table;
+  // Equal trial means leave nothing between trials; within, the runs' own spread (two decimals, in percent).
+  EXPECT_NE(table.find("1.913 [1.913, 1.913]                0.00   11.91                0.00   12.45  adding"),
+            std::string::npos)
+      << table;
 }
 
 // The replicas column says what replica_check says, in one word; a configuration whose replicas differed is named in
