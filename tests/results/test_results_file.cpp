@@ -673,6 +673,30 @@ TEST_F(ResultsFileTest, ReaderKeepsEveryAttributeAsText) {
 }
 
 // A number stored as an array (another writer's, or a damaged file) is refused, not read as its first element.
+// Other writers (h5py's numpy byte strings among them) store fixed-length strings: an array of them is read element
+// by element, the longest filling its width with no terminator (null-padded).
+TEST_F(ResultsFileTest, ReaderReadsAnArrayOfFixedLengthStrings) {
+  const std::string file = write_sample();
+  const std::vector<std::string> environment = {"NCCL_ALGO=Ring", "NCCL_DEBUG=WARN", "X=1"};
+  {
+    const H5File raw(MGPU_H5_CHECK(H5Fopen(file.c_str(), H5F_ACC_RDWR, H5P_DEFAULT)));
+    const H5Group group(MGPU_H5_CHECK(H5Gopen2(raw.get(), group_of(1).c_str(), H5P_DEFAULT)));
+    MGPU_H5_CHECK(H5Adelete(group.get(), "nccl_environment"));
+    const std::size_t width = environment[1].size();
+    std::string packed;
+    for (const std::string& text : environment) packed += text + std::string(width - text.size(), '\0');
+    const H5Datatype type(MGPU_H5_CHECK(H5Tcopy(H5T_C_S1)));
+    MGPU_H5_CHECK(H5Tset_size(type.get(), width));
+    MGPU_H5_CHECK(H5Tset_strpad(type.get(), H5T_STR_NULLPAD));
+    const hsize_t count = environment.size();
+    const H5Dataspace space(MGPU_H5_CHECK(H5Screate_simple(1, &count, nullptr)));
+    const H5Attribute attribute(
+        MGPU_H5_CHECK(H5Acreate2(group.get(), "nccl_environment", type.get(), space.get(), H5P_DEFAULT, H5P_DEFAULT)));
+    MGPU_H5_CHECK(H5Awrite(attribute.get(), type.get(), packed.data()));
+  }
+  EXPECT_EQ(read_results_file(file).configurations[1].metadata.nccl_environment, environment);
+}
+
 TEST_F(ResultsFileTest, ReaderRefusesAnArrayWhereOneNumberBelongs) {
   const std::string file = write_sample();
   {
