@@ -38,6 +38,7 @@ shard="${SHARD:-0/1}"
 row_timeout="${ROW_TIMEOUT:-1200}"
 row_ranks="${RANKS:-1 2}"
 row_indexes=" ${ROWS:-} "
+kernel_filter="${KERNEL_FILTER-kns=mgpu}"
 read -r -a mpirun <<< "${MPIRUN:-mpirun --allow-run-as-root}"
 sanitizer="${COMPUTE_SANITIZER:-$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)}"
 binaries=(test_cuda_mlp test_skinny_gemm test_gpu_devices test_relu_dropout_backward_bias test_generate_batch)
@@ -84,9 +85,8 @@ tool_options() {
 # "mgpu"; KERNEL_FILTER="" checks every kernel): cuBLAS's and NCCL's are not ours to fix, and each instrumented kernel
 # multiplies a configuration's time under these tools. memcheck and initcheck still check every kernel.
 product_tool_options() {
-  local filter="${KERNEL_FILTER-kns=mgpu}"
   tool_options "$1"
-  if [[ -n "$filter" && ( "$1" == racecheck || "$1" == synccheck ) ]]; then echo "--kernel-name $filter"; fi
+  [[ -z "$kernel_filter" || ( "$1" != racecheck && "$1" != synccheck ) ]] || echo "--kernel-name $kernel_filter"
 }
 
 # Number of errors in a compute-sanitizer log: its ERROR SUMMARY line, or racecheck's RACECHECK SUMMARY errors when
@@ -190,12 +190,14 @@ add_row() {
 run_product_row() {
   local tool="$1" index="$2" ranks="$3" args="$4"
   local name="$tool.product$2$(sed -nE 's/.*--batch ([^ ]+).*/_b\1/p' <<< "$4" | tr , -)" start=$SECONDS status errors=0 log
-  local -a command=("$sanitizer" --tool "$tool" $(product_tool_options "$tool") --log-file "$out/$name.pid%p.log"
-    --print-limit 1000 "$bench")
+  local options
+  options="$(product_tool_options "$tool")"
+  # shellcheck disable=SC2206 # the options are words
+  local -a command=("$sanitizer" --tool "$tool" $options --log-file "$out/$name.pid%p.log" --print-limit 1000 "$bench")
   # shellcheck disable=SC2206 # the row's arguments are words
   local -a words=($args)
   local what="row $index, $ranks rank(s): ${args}"
-  [[ "$(product_tool_options "$tool")" != *--kernel-name* ]] || what+=" (kernels: ${KERNEL_FILTER-kns=mgpu})"
+  [[ "$options" != *--kernel-name* ]] || what+=" (kernels: $kernel_filter)"
   case "${words[0]}" in
     probe) command+=("${words[@]}" --output "$out/$name.h5" --force) ;;
     allreduce) command+=("${words[@]}" --timeout 0 --output "$out/$name.h5" --force) ;;

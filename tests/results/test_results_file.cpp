@@ -672,7 +672,6 @@ TEST_F(ResultsFileTest, ReaderKeepsEveryAttributeAsText) {
   EXPECT_EQ(read.configurations[1].attribute_text.count("future_knob"), 0u);
 }
 
-// A number stored as an array (another writer's, or a damaged file) is refused, not read as its first element.
 // Other writers (h5py's numpy byte strings among them) store fixed-length strings: an array of them is read element
 // by element, the longest filling its width with no terminator (null-padded).
 TEST_F(ResultsFileTest, ReaderReadsAnArrayOfFixedLengthStrings) {
@@ -697,6 +696,7 @@ TEST_F(ResultsFileTest, ReaderReadsAnArrayOfFixedLengthStrings) {
   EXPECT_EQ(read_results_file(file).configurations[1].metadata.nccl_environment, environment);
 }
 
+// A number stored as an array (another writer's, or a damaged file) is refused, not read as its first element.
 TEST_F(ResultsFileTest, ReaderRefusesAnArrayWhereOneNumberBelongs) {
   const std::string file = write_sample();
   {
