@@ -1,0 +1,157 @@
+#!/usr/bin/env bash
+# Purpose: bench/compute_sanitizer.sh's product part without a GPU: a stand-in compute-sanitizer (writes a chosen log,
+# records its arguments) and a stand-in mpirun (starts the command once a rank) check the options each tool gets (the
+# kernel filter and exclusion for racecheck and synccheck only), the row's label, how errors are counted from the
+# logs (NCCL's expected probes not counted, a missing log counted, ranks summed), that the sanitizer's internal error
+# is named as such, and the exit status. Exits 1 at the first case that fails.
+#
+# Usage: tests/end_to_end/compute_sanitizer_script_test.sh [WORK_DIR]
+set -u
+
+HERE=$(cd "$(dirname "$0")" && pwd)
+SCRIPT="$HERE/../../bench/compute_sanitizer.sh"
+WORK=${1:-$(mktemp -d /tmp/mgpu_sanitizer_script_XXXXXX)}
+mkdir -p "$WORK"
+
+cat >"$WORK/sanitizer" <<'EOF'
+#!/usr/bin/env bash
+# Stand-in compute-sanitizer: its arguments into $FAKE_ARGS.<pid>, $FAKE_LOG (or no log when "none") as its log.
+echo "$*" >"$FAKE_ARGS.$$"
+while (($#)); do
+  if [[ "$1" == --log-file ]]; then
+    [[ "$FAKE_LOG" == none ]] || cp "$FAKE_LOG" "${2//%p/$$}"
+  fi
+  shift
+done
+exit "${FAKE_EXIT:-0}"
+EOF
+cat >"$WORK/mpirun" <<'EOF'
+#!/usr/bin/env bash
+# Stand-in mpirun: -np N starts the command N times at once; -x NAME is ignored (the environment is inherited).
+ranks=1
+while [[ "$1" == -* ]]; do
+  case "$1" in
+    -np) ranks="$2"; shift 2 ;;
+    *) shift 2 ;;
+  esac
+done
+status=0
+for ((rank = 0; rank < ranks; ++rank)); do "$@" & done
+for ((rank = 0; rank < ranks; ++rank)); do wait -n || status=$?; done
+exit "$status"
+EOF
+chmod +x "$WORK/sanitizer" "$WORK/mpirun"
+
+clean_log="$WORK/clean.log"
+printf '========= COMPUTE-SANITIZER\n========= ERROR SUMMARY: 0 errors\n' >"$clean_log"
+# Two of NCCL's expected probes, and nothing else: 0 errors of ours.
+probes_log="$WORK/probes.log"
+cat >"$probes_log" <<'EOF'
+========= COMPUTE-SANITIZER
+========= Program hit cudaErrorNoKernelImageForDevice (error 209) due to "no kernel image is available for execution on the device" on CUDA API call to cudaFuncGetAttributes.
+=========     Saved host backtrace up to driver entry point at error
+=========         Host Frame: ncclInitKernelsForDevice [0x5a3b1] in libnccl.so.2
+=========
+========= Program hit CUDA_ERROR_INVALID_VALUE (error 1) due to "invalid argument" on CUDA API call to cuMemRetainAllocationHandle.
+=========         Host Frame: ncclRegisterBuffer [0x7c1d2] in libnccl.so.2
+=========
+========= ERROR SUMMARY: 2 errors
+EOF
+hazard_log="$WORK/hazard.log"
+cat >"$hazard_log" <<'EOF'
+========= COMPUTE-SANITIZER
+========= Error: Race reported between Write access at mgpu::kernels::(anonymous namespace)::output_head_kernel
+=========     and Read access at mgpu::kernels::(anonymous namespace)::output_head_kernel [4 hazards]
+=========
+========= RACECHECK SUMMARY: 1 hazard displayed (1 error, 0 warnings)
+EOF
+internal_log="$WORK/internal.log"
+cat >"$internal_log" <<'EOF'
+========= COMPUTE-SANITIZER
+========= Internal Sanitizer Error: The Sanitizer failed to handle a hardware exception.
+========= Target application returned an error
+========= RACECHECK SUMMARY: 1 hazard displayed (1 error, 0 warnings)
+EOF
+
+failures=0
+case_number=0
+# run_case NAME LOG EXIT EXPECTED_STATUS [VAR=VALUE ...]: the script over the product with the stand-ins; its table
+# row(s) in $WORK/NAME/table.md, the stand-in's arguments in $WORK/NAME/args.*.
+run_case() {
+  local name="$1" log="$2" exit_status="$3" expected="$4"
+  shift 4
+  case_number=$((case_number + 1))
+  rm -rf "${WORK:?}/$name"
+  mkdir -p "$WORK/$name"
+  env PARTS=product BENCH=/bin/true COMPUTE_SANITIZER="$WORK/sanitizer" MPIRUN="$WORK/mpirun" \
+    FAKE_LOG="$log" FAKE_EXIT="$exit_status" FAKE_ARGS="$WORK/$name/args" OUT="$WORK/$name/out" "$@" \
+    bash "$SCRIPT" >"$WORK/$name/stdout" 2>&1
+  local status=$?
+  if ((status != expected)); then
+    fail "$name" "exit status $status, expected $expected"
+  fi
+}
+fail() {
+  echo "FAIL $1: $2"
+  sed 's/^/    /' "$WORK/$1/out/table.md" 2>/dev/null
+  failures=$((failures + 1))
+}
+# expect_row NAME PATTERN: the table has a row matching the extended regular expression.
+expect_row() {
+  grep -Eq -- "$2" "$WORK/$1/out/table.md" || fail "$1" "no table row matches '$2'"
+}
+# expect_args NAME PATTERN [absent]: every sanitizer call's arguments match (or, with "absent", none does).
+expect_args() {
+  local file matched=0 total=0
+  for file in "$WORK/$1"/args.*; do
+    [[ -e "$file" ]] || continue
+    total=$((total + 1))
+    grep -Eq -- "$2" "$file" && matched=$((matched + 1))
+  done
+  if [[ "${3:-}" == absent ]]; then
+    ((total > 0 && matched == 0)) || fail "$1" "$matched of $total sanitizer calls match '$2'"
+  else
+    ((total > 0 && matched == total)) || fail "$1" "$matched of $total sanitizer calls match '$2'"
+  fi
+}
+
+# racecheck and synccheck check our kernels but the reference GEMM by default, and the row says so.
+run_case racecheck_default "$clean_log" 0 0 TOOLS=racecheck ROWS=18:8
+expect_args racecheck_default '^--tool racecheck --kernel-name kns=mgpu --kernel-name-exclude kns=reference_gemm --log-file '
+expect_row racecheck_default '^\| racecheck +\| row 18, 1 rank\(s\): --model medium --batch 8 \(kernels: kns=mgpu\) \(not: kns=reference_gemm\) +\| +1 \| +0 \| +[0-9]+ \| ok \|$'
+run_case synccheck_default "$clean_log" 0 0 TOOLS=synccheck ROWS=18:8
+expect_args synccheck_default '--kernel-name kns=mgpu --kernel-name-exclude kns=reference_gemm '
+
+# Both emptied: every kernel checked, and no option names one.
+run_case racecheck_every_kernel "$clean_log" 0 0 TOOLS=racecheck ROWS=18:8 KERNEL_FILTER= KERNEL_EXCLUDE=
+expect_args racecheck_every_kernel '--kernel-name' absent
+expect_row racecheck_every_kernel '^\| racecheck +\| row 18, 1 rank\(s\): --model medium --batch 8 +\| +1 \| +0 \|'
+
+# memcheck and initcheck check every kernel whatever the filter; memcheck reports leaks.
+run_case memcheck_every_kernel "$clean_log" 0 0 TOOLS="memcheck initcheck" ROWS=18:8 KERNEL_FILTER=kns=x KERNEL_EXCLUDE=kns=y
+expect_args memcheck_every_kernel '--kernel-name' absent
+expect_args memcheck_every_kernel '^--tool (memcheck --leak-check full|initcheck) --log-file '
+
+# NCCL's expected probes are not ours: 0 errors, ok.
+run_case nccl_probes "$probes_log" 0 0 TOOLS=memcheck ROWS=18:8
+expect_row nccl_probes '\| +1 \| +0 \| +[0-9]+ \| ok \|$'
+
+# A hazard on each of two ranks: 2 errors, failed; the configurations of the row counted.
+run_case two_rank_hazards "$hazard_log" 0 1 TOOLS=racecheck ROWS=15 RANKS=2
+expect_args two_rank_hazards ' --gpus 2 --grad-dtype bf16 --overlap on '
+expect_row two_rank_hazards '^\| racecheck +\| row 15, 2 rank\(s\): .* \| +2 \| +2 \| +[0-9]+ \| FAIL \(exit 0; see '
+
+# A run without a log (the sanitizer or the program died before writing one) is one error.
+run_case missing_log none 0 1 TOOLS=synccheck ROWS=18:8
+expect_row missing_log '\| +1 \| +1 \| +[0-9]+ \| FAIL \(exit 0; see '
+
+# The sanitizer's internal error is named, counted and fails the run.
+run_case internal_error "$internal_log" 1 1 TOOLS=racecheck ROWS=27:1024
+expect_row internal_error "^\| racecheck +\| row 27, 1 rank\(s\): --model medium --batch 1024 --precision bf16 .* \| +1 \| +1 \| +[0-9]+ \| FAIL \(compute-sanitizer's internal error, exit 1; see "
+
+# A clean log but a failing program: failed, and not called an internal error.
+run_case program_failed "$clean_log" 3 1 TOOLS=racecheck ROWS=18:8
+expect_row program_failed '\| +1 \| +0 \| +[0-9]+ \| FAIL \(exit 3; see '
+
+echo "compute_sanitizer_script: $case_number cases, $failures failed"
+((failures == 0))
