@@ -78,6 +78,18 @@ TEST_F(PredictTest, TheGridTableHasAColumnPerSource) {
       << text;
 }
 
+// A global batch in the thousands is grouped as the throughput is.
+TEST_F(PredictTest, TheGridTableGroupsTheBatchsThousands) {
+  options_.layer_widths = fixture::kWidths;
+  options_.batches = {4096};
+  options_.gpus = {1};
+  options_.format = Format::markdown;
+  testing::internal::CaptureStdout();
+  EXPECT_EQ(run_predict(options_), 0);
+  const std::string text = testing::internal::GetCapturedStdout();
+  EXPECT_NE(text.find("\n| 1 | 4,096 | "), std::string::npos) << text;
+}
+
 TEST_F(PredictTest, CheckOfTheModelsOwnTimesHasNoError) {
   const std::string results = dir_ + "/measured.h5";
   {

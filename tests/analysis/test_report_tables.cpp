@@ -199,6 +199,17 @@ TEST_F(ReportTables, TimelineBarsSitWhereThePhasesHappen) {
       << text;
 }
 
+// A phase shorter than half a character that starts in the frame's last column still shows, as one mark in that
+// column: single's "other" cut to 0.02 ms (0.18 of a character) after 4.38 ms (column 39.8).
+TEST_F(ReportTables, TimelineShowsAThinLastPhaseInTheLastColumn) {
+  ConfigurationStats thin = stats_[0];
+  thin.phase_ms[static_cast<int>(BreakdownPhase::optimizer)] = 1.18;
+  thin.phase_ms[static_cast<int>(BreakdownPhase::other)] = 0.02;
+  const std::string text = render_timeline({thin}, 40);
+  EXPECT_NE(text.find("    other        |" + std::string(39, ' ') + "█|   0.0200 ms   0.5%"), std::string::npos)
+      << text;
+}
+
 // The overlap column divides by the all-reduce time: where a multi-GPU configuration's is exactly zero it shows no
 // value, never an infinity or NaN; a 1-GPU one has none either.
 TEST_F(ReportTables, OverlapOfAZeroAllReduceIsNotShown) {
