@@ -230,20 +230,37 @@ class StepUnitsTest : public StepModelTest {
  protected:
   void SetUp() override {
     StepModelTest::SetUp();
+    units_ = units_probe("units.h5", true);
+  }
+  // The probe's rates with medium's units, the output head's only when with_head.
+  ProbeRates units_probe(const std::string& name, bool with_head) const {
     results_schema::HardwareProbe probe = fixture::probe();
     std::vector<double> ms;
     for (long long batch : {16, 64})
-      for (const auto& [name, value] : medium_units(batch)) {
-        probe.step_labels.push_back("medium b" + std::to_string(batch) + " " + name);
+      for (const auto& [unit_name, value] : medium_units(batch)) {
+        if (unit_name == "output_head" && !with_head) continue;
+        probe.step_labels.push_back("medium b" + std::to_string(batch) + " " + unit_name);
         ms.push_back(value);
       }
     probe.step_ms = {{1, ms.size()}, ms};
-    const std::string file = dir_ + "/units.h5";
+    const std::string file = dir_ + "/" + name;
     write_hardware_probe(file, probe, false);
-    units_ = probe_rates(read_hardware_probe(file), "fp32");
+    return probe_rates(read_hardware_probe(file), "fp32");
   }
   StepModel units_model() const { return StepModel(units_, {curve_}, std::nullopt, false); }
   static double unit(long long batch, const std::string& name) { return medium_units(batch).at(name); }
+  // A fused step without the head: every layer's forward GEMM and the loss, then the fused input gradients down to
+  // layer 1, each at the probe's units of batch `probed`.
+  static void expect_output_layer_and_loss(const StepPrediction& p, long long probed) {
+    EXPECT_NEAR(p.forward_ms,
+                unit(probed, "L0 forward") + unit(probed, "L1 forward") + unit(probed, "L2 forward") +
+                    unit(probed, "L3 forward") + unit(probed, "loss"),
+                1e-15);
+    EXPECT_NEAR(
+        p.backward_ms,
+        unit(probed, "L3 input_grad fused") + unit(probed, "L2 input_grad fused") + unit(probed, "L1 input_grad fused"),
+        1e-15);
+  }
   ProbeRates units_;
 };
 
@@ -273,18 +290,18 @@ TEST_F(StepUnitsTest, FusedStepWithTheHeadSkipsTheOutputLayersKernels) {
 }
 
 TEST_F(StepUnitsTest, FusedStepAboveTheHeadsLargestBatchRunsTheOutputLayerAndLoss) {
-  const StepPrediction p = units_model().predict(kMedium, default_step_settings(1, 64, "fp32"));
-  EXPECT_NEAR(p.forward_ms,
-              unit(64, "L0 forward") + unit(64, "L1 forward") + unit(64, "L2 forward") + unit(64, "L3 forward") +
-                  unit(64, "loss"),
-              1e-15);
-  EXPECT_NEAR(p.backward_ms,
-              unit(64, "L3 input_grad fused") + unit(64, "L2 input_grad fused") + unit(64, "L1 input_grad fused"),
-              1e-15);
+  expect_output_layer_and_loss(units_model().predict(kMedium, default_step_settings(1, 64, "fp32")), 64);
   // Between the probed batches each unit is linear in batch: at 32, a third of the way from 16 to 64.
   const StepPrediction mid = units_model().predict(kMedium, default_step_settings(1, 32, "fp32"));
   EXPECT_NEAR(mid.optimizer_ms, unit(16, "fused_optimizer") * (1 + 1.0 / 3), 1e-15);
   EXPECT_EQ(mid.gemm_source, TermSource::interpolated);
+}
+
+// A probe that found no batch the output head serves times none: every fused step, batch 1 included, runs the output
+// layer's GEMM and the loss (below the probed batches each unit keeps batch 16's time).
+TEST_F(StepUnitsTest, WithoutAHeadInTheProbeEveryFusedStepRunsTheOutputLayerAndLoss) {
+  const StepModel headless(units_probe("headless.h5", false), {curve_}, std::nullopt, false);
+  expect_output_layer_and_loss(headless.predict(kMedium, default_step_settings(1, 1, "fp32")), 16);
 }
 
 TEST_F(StepUnitsTest, UnfusedStepAddsTheWeightGradientsAdamAndTheAllReduce) {
