@@ -1,19 +1,19 @@
 #!/usr/bin/env bash
 # Purpose: compute-sanitizer over the CUDA tests and over the product itself. Part "tests": memcheck (leaks included),
-# initcheck, synccheck and racecheck over test_cuda_mlp, test_skinny_gemm, test_gpu_devices and the kernel tests.
-# Part "product": mgpu_bench's short runs (--runs 1 --warmup 0 --steps 3) over a grid that reaches every code path of
-# the step (both presets and a --layers model; local batch 1 to 4096 around every kernel threshold; graph on and off;
-# fused optimizer on and off; overlap off, deferred and layerwise; GEMM tuning step and alone; fp32, tf32, bf16 and
-# --grad-dtype bf16; --accumulate 2; --optimizer-sharding on; 1 rank and 2 ranks, each rank under the sanitizer),
-# `mgpu_bench probe` and `mgpu_bench allreduce`: memcheck and initcheck over the whole grid, synccheck and racecheck
-# over the rows marked "subset", which still launch every kernel of ours. A table (tool, what ran, configurations or tests, errors,
-# seconds) follows. It passes only when every run has 0 sanitizer errors and exits 0, every test passes and none is
-# skipped.
+# initcheck, synccheck and racecheck over test_cuda_mlp, test_skinny_gemm, test_gpu_devices and the kernel tests. Part
+# "product": mgpu_bench's short runs (--runs 1 --warmup 0 --steps 3; racecheck's one step) over a grid that reaches
+# every code path of the step (both presets and a --layers model; local batch 1 to 4096 around every kernel threshold;
+# graph on and off; fused optimizer on and off; overlap off, deferred and layerwise; GEMM tuning step and alone; fp32,
+# tf32, bf16 and --grad-dtype bf16; --accumulate 2; --optimizer-sharding on; 1 rank and 2 ranks, each rank under the
+# sanitizer), `mgpu_bench probe` and `mgpu_bench allreduce`: memcheck and initcheck over the whole grid, synccheck and
+# racecheck over the rows marked "subset", which still launch every kernel of ours. A table (tool, what ran,
+# configurations or tests, errors, seconds) follows. It passes only when every run has 0 sanitizer errors and exits 0,
+# every test passes and none is skipped.
 # Usage (from the repository root): BIN_DIR=build/tests BENCH=build/mgpu_bench OUT=/tmp/sanitizer \
 #   bash bench/compute_sanitizer.sh
 # Knobs: PARTS (default "tests product"), TOOLS (default "memcheck initcheck synccheck racecheck"), LANES=N (that many
 # copies at once taking the product's work from one queue, 2-rank work first; lane i sees GPUs i and i+1 modulo the
-# GPU count, so lanes may share GPUs: under a sanitizer the set-up is host-bound), SPLIT=configurations (one
+# GPU count, so lanes may share GPUs; one lane a GPU keeps racecheck's long kernels apart), SPLIT=configurations (one
 # mgpu_bench run per batch of a row instead of one per row, so that lanes share a row's configurations), SHARD=i/n
 # (the product rows whose index is i modulo n, for copies started by hand with their own CUDA_VISIBLE_DEVICES; 2-rank
 # rows need two visible GPUs), GPUS (the device numbers LANES spreads over, default every GPU nvidia-smi lists), RANKS
@@ -26,7 +26,7 @@
 # KERNEL_FILTER (the product's racecheck and synccheck check the kernels compute-sanitizer's --kernel-name filter
 # matches, default "kns=mgpu": ours; "" checks every kernel), KERNEL_EXCLUDE (kernels those two tools skip in the
 # product, compute-sanitizer's --kernel-name-exclude, default "kns=reference_gemm"; "" skips none), MPIRUN (default
-# "mpirun --allow-run-as-root"), COMPUTE_SANITIZER (the executable).
+# "mpirun --allow-run-as-root --bind-to none"), COMPUTE_SANITIZER (the executable).
 # docs/testing.md says which tests racecheck runs and which of our shared-memory kernels each covers.
 set -uo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -41,7 +41,10 @@ row_ranks="${RANKS:-1 2}"
 row_indexes=" ${ROWS:-} "
 kernel_filter="${KERNEL_FILTER-kns=mgpu}"
 kernel_exclude="${KERNEL_EXCLUDE-kns=reference_gemm}"
-read -r -a mpirun <<< "${MPIRUN:-mpirun --allow-run-as-root}"
+# Unbound: Open MPI binds each rank of a run of one or two ranks to a core, counted from the first core afresh in every
+# mpirun, so the lanes' runs would all share core 0 (and core 1) with the sanitizer's own threads. A 1-rank racecheck
+# of medium batch 17 took 18 s unbound and was stopped unfinished at 170 s bound, four lanes on four H100s.
+read -r -a mpirun <<< "${MPIRUN:-mpirun --allow-run-as-root --bind-to none}"
 sanitizer="${COMPUTE_SANITIZER:-$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)}"
 binaries=(test_cuda_mlp test_skinny_gemm test_gpu_devices test_relu_dropout_backward_bias test_generate_batch)
 mkdir -p "$out"
@@ -93,6 +96,21 @@ product_tool_options() {
   [[ "$1" == racecheck || "$1" == synccheck ]] || return 0
   [[ -z "$kernel_filter" ]] || echo "--kernel-name $kernel_filter"
   [[ -z "$kernel_exclude" ]] || echo "--kernel-name-exclude $kernel_exclude"
+}
+
+# The length of a training run under a tool: --runs 1 --warmup 0 --steps 3. racecheck looks for hazards on shared
+# memory inside each launch, and every step of a run launches the same kernels at the same shapes: it runs the fewest
+# steps that launch each of them, one (two with --accumulate 2: the accumulating and the updating step, so that the
+# set-up's warm-up, the math check and the run each hold both), and no phase-marked run (--timing none), whose
+# kernels are the unmarked run's with events between them.
+run_length_words() {
+  local tool="$1" args="$2" steps
+  if [[ "$tool" != racecheck ]]; then
+    echo "--runs 1 --warmup 0 --steps 3 --timeout 0"
+    return
+  fi
+  steps="$(sed -nE 's/.*--accumulate ([0-9]+).*/\1/p' <<< "$args")"
+  echo "--runs 1 --warmup 0 --steps ${steps:-1} --timing none --timeout 0"
 }
 
 # Number of errors in a compute-sanitizer log: its ERROR SUMMARY line, or racecheck's RACECHECK SUMMARY errors when
@@ -209,7 +227,8 @@ run_product_row() {
     probe) command+=("${words[@]}" --output "$out/$name.h5" --force) ;;
     allreduce) command+=("${words[@]}" --timeout 0 --output "$out/$name.h5" --force) ;;
     *)
-      words+=(--runs 1 --warmup 0 --steps 3 --timeout 0)
+      # shellcheck disable=SC2207 # the run length is words
+      words+=($(run_length_words "$tool" "$args"))
       if [[ "${TUNING:-}" == plan && "$args" != *"--gemm-tuning alone"* ]]; then
         # The plan of a plain run of the same arguments; its time is not the row's.
         timeout "$row_timeout" "${mpirun[@]}" -np "$ranks" -x NCCL_NVLS_ENABLE "$bench" "${words[@]}" \

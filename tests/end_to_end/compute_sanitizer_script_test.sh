@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Purpose: bench/compute_sanitizer.sh's product part without a GPU: a stand-in compute-sanitizer (writes a chosen log,
-# records its arguments) and a stand-in mpirun (starts the command once a rank) check the options each tool gets (the
-# kernel filter and exclusion for racecheck and synccheck only), the row's label, how errors are counted from the
-# logs (NCCL's expected probes not counted, a missing log counted, ranks summed), that the sanitizer's internal error
-# is named as such, and the exit status. Exits 1 at the first case that fails.
+# records its arguments) and a stand-in mpirun (records its options, starts the command once a rank) check mpirun's
+# options (every rank unbound by default), the options each tool gets (the kernel filter and exclusion for racecheck
+# and synccheck only, racecheck's shorter runs), the row's label, how errors are counted from the logs (NCCL's
+# expected probes not counted, a missing log counted, ranks summed), that the sanitizer's internal error is named as
+# such, and the exit status. Exits 1 when a case fails.
 #
 # Usage: tests/end_to_end/compute_sanitizer_script_test.sh [WORK_DIR]
 set -u
@@ -27,14 +28,18 @@ exit "${FAKE_EXIT:-0}"
 EOF
 cat >"$WORK/mpirun" <<'EOF'
 #!/usr/bin/env bash
-# Stand-in mpirun: -np N starts the command N times at once; -x NAME is ignored (the environment is inherited).
+# Stand-in mpirun: its options into $FAKE_MPIRUN_ARGS; -np N starts the command N times at once; -x NAME and
+# --bind-to X are ignored (the environment is inherited).
 ranks=1
+options=()
 while [[ "$1" == -* ]]; do
   case "$1" in
-    -np) ranks="$2"; shift 2 ;;
-    *) shift 2 ;;
+    -np) ranks="$2"; options+=("$1" "$2"); shift 2 ;;
+    --allow-run-as-root) options+=("$1"); shift ;;
+    *) options+=("$1" "$2"); shift 2 ;;
   esac
 done
+echo "${options[*]}" >>"$FAKE_MPIRUN_ARGS"
 status=0
 for ((rank = 0; rank < ranks; ++rank)); do "$@" & done
 for ((rank = 0; rank < ranks; ++rank)); do wait -n || status=$?; done
@@ -83,8 +88,9 @@ run_case() {
   case_number=$((case_number + 1))
   rm -rf "${WORK:?}/$name"
   mkdir -p "$WORK/$name"
-  env PARTS=product BENCH=/bin/true COMPUTE_SANITIZER="$WORK/sanitizer" MPIRUN="$WORK/mpirun" \
-    FAKE_LOG="$log" FAKE_EXIT="$exit_status" FAKE_ARGS="$WORK/$name/args" OUT="$WORK/$name/out" "$@" \
+  env PARTS=product BENCH=/bin/true COMPUTE_SANITIZER="$WORK/sanitizer" MPIRUN="$WORK/mpirun" PATH="$WORK:$PATH" \
+    FAKE_LOG="$log" FAKE_EXIT="$exit_status" FAKE_ARGS="$WORK/$name/args" FAKE_MPIRUN_ARGS="$WORK/$name/mpirun_args" \
+    OUT="$WORK/$name/out" "$@" \
     bash "$SCRIPT" >"$WORK/$name/stdout" 2>&1
   local status=$?
   if ((status != expected)); then
@@ -122,6 +128,13 @@ expect_row racecheck_default '^\| racecheck +\| row 18, 1 rank\(s\): --model med
 run_case synccheck_default "$clean_log" 0 0 TOOLS=synccheck ROWS=18:8
 expect_args synccheck_default '--kernel-name kns=mgpu --kernel-name-exclude kns=reference_gemm '
 
+# racecheck runs the fewest steps that launch every kernel, unmarked: one, or both kinds of an accumulating step;
+# the other tools run three, every run kind included.
+expect_args racecheck_default ' --model medium --batch 8 --runs 1 --warmup 0 --steps 1 --timing none --timeout 0 '
+run_case racecheck_accumulate "$clean_log" 0 0 TOOLS=racecheck ROWS=28:8
+expect_args racecheck_accumulate ' --accumulate 2 --runs 1 --warmup 0 --steps 2 --timing none --timeout 0 '
+expect_args synccheck_default ' --batch 8 --runs 1 --warmup 0 --steps 3 --timeout 0 '
+
 # Both emptied: every kernel checked, and no option names one.
 run_case racecheck_every_kernel "$clean_log" 0 0 TOOLS=racecheck ROWS=18:8 KERNEL_FILTER= KERNEL_EXCLUDE=
 expect_args racecheck_every_kernel '--kernel-name' absent
@@ -135,6 +148,14 @@ expect_args memcheck_every_kernel '^--tool (memcheck --leak-check full|initcheck
 # NCCL's expected probes are not ours: 0 errors, ok.
 run_case nccl_probes "$probes_log" 0 0 TOOLS=memcheck ROWS=18:8
 expect_row nccl_probes '\| +1 \| +0 \| +[0-9]+ \| ok \|$'
+
+# By default every rank is left unbound: Open MPI would pin each lane's ranks to the same first cores.
+run_case default_mpirun "$clean_log" 0 0 TOOLS=racecheck ROWS=18:8,15 MPIRUN= LANES=2 GPUS="0 1" SPLIT=configurations
+if ! grep -Eq -- '^--allow-run-as-root --bind-to none -np 1 -x NCCL_NVLS_ENABLE$' "$WORK/default_mpirun/mpirun_args" ||
+  grep -Evq -- '--bind-to none' "$WORK/default_mpirun/mpirun_args"; then
+  fail default_mpirun "mpirun's options: $(sort -u "$WORK/default_mpirun/mpirun_args" 2>/dev/null | tr '\n' ';')"
+fi
+expect_row default_mpirun '^\| racecheck +\| row 18, 1 rank\(s\): --model medium --batch 15 .*\| ok \|$'
 
 # A hazard on each of two ranks: 2 errors, failed; the configurations of the row counted.
 run_case two_rank_hazards "$hazard_log" 0 1 TOOLS=racecheck ROWS=15 RANKS=2
