@@ -139,6 +139,22 @@ TEST_F(StepModelTest, FusedOptimizerIsItsTrafficOrItsWeightGradientFlopsWhicheve
   // At batch 1 the traffic: 24e6 bytes at the bandwidth of a 1.2e7-byte copy (log-interpolated from 2 to 4 TB/s).
   const double bytes_per_ms = 2e9 + std::log(12.0) / std::log(100.0) * 2e9;
   EXPECT_NEAR(fused_optimizer_ms(rates_, 1e6, 1e6, 1), 24e6 / bytes_per_ms, 1e-12);
+  // Any positive peak rate counts, however slow: at 1 TFLOP/s the FLOPs take 20 ms; with none probed, the traffic.
+  rates_.peak_gemm_tflops = 1;
+  EXPECT_NEAR(fused_optimizer_ms(rates_, 1e6, 1e6, 10000), 20.0, 1e-12);
+  rates_.peak_gemm_tflops = 0;
+  EXPECT_NEAR(fused_optimizer_ms(rates_, 1e6, 1e6, 10000), 24e6 / bytes_per_ms, 1e-12);
+}
+
+// Unfused, Adam reads the parameter, its gradient and both moments and writes all but the gradient: 7 floats a
+// parameter, which at a million parameters is far above the graph node's floor.
+TEST_F(StepModelTest, UnfusedAdamMovesSevenFloatsPerParameter) {
+  const MlpSpec wide = custom_model({1000, 1000, 3}, 0.0);
+  const StepSettings settings = default_step_settings(2, 128, "fp32");
+  ASSERT_FALSE(settings.fused_optimizer);
+  const StepPrediction p = model().predict(wide, settings);
+  EXPECT_NEAR(p.optimizer_ms, memory_pass_ms(rates_, 7.0 * 4 * double(wide.parameter_count())), 1e-15);
+  EXPECT_GT(p.optimizer_ms, 10 * memory_pass_ms(rates_, 1));
 }
 
 TEST_F(StepModelTest, FusedOptimizerOnlyOnOneGpuFp32UpToLocalBatch64) {
