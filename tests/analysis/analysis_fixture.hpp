@@ -3,7 +3,10 @@
 // test_report_tables.cpp are derived in comments there).
 #pragma once
 
+#include <unistd.h>
+
 #include <cstdint>
+#include <filesystem>
 #include <limits>
 #include <string>
 #include <vector>
@@ -156,6 +159,24 @@ inline void add_crossing_sweep(ResultsWriter& writer) {
   add_sweep_point(writer, 32, 2.0, 2.5);
   add_sweep_point(writer, 128, 5.0, 4.0);
   add_sweep_point(writer, 512, 16.0, 8.0);
+}
+
+// One 1-GPU configuration `name` whose `runs` runs each have two measured steps of `phases`, written to a temporary
+// file named after `stem` and read back (the file is removed).
+inline ResultsFile steady_results(const std::string& stem, const std::string& name, const std::vector<double>& phases,
+                                  int runs) {
+  const std::string path =
+      (std::filesystem::temp_directory_path() / (stem + "_" + std::to_string(::getpid()) + ".h5")).string();
+  {
+    ResultsWriter writer(path, true);
+    ResultsWriter::Configuration c = writer.add_configuration(synthetic_metadata(name, 1));
+    for (int run = 0; run < runs; ++run) writer.append_run(c, {synthetic_record({phases, phases}, 0, 0, 0)});
+    writer.finish(c);
+    writer.close();
+  }
+  ResultsFile file = read_results_file(path);
+  std::filesystem::remove(path);
+  return file;
 }
 
 }  // namespace mgpu::analysis_test

@@ -203,18 +203,7 @@ TEST_F(Trace, StepsWithoutPhaseMarksShowWhole) {
 TEST(TraceRounding, APhaseOverrunningItsStepByRoundingEndsWithTheStep) {
   // Forward 1, backward 2, optimizer 1.0000005 in a 4 ms step: the phases end 5e-7 ms (1.25e-7 of the step, the
   // rounding of fp32 event times) after the step. Drawn to the step's end so the viewer keeps it; args keep the value.
-  const std::string path =
-      (fs::temp_directory_path() / ("mgpu_trace_rounding_" + std::to_string(::getpid()) + ".h5")).string();
-  {
-    ResultsWriter writer(path, true);
-    ResultsWriter::Configuration c = writer.add_configuration(synthetic_metadata("rounded", 1));
-    const std::vector<double> phases = {1.0, 2.0, 0.0, 0.0, 1.0000005, 4.0};
-    writer.append_run(c, {synthetic_record({phases, phases}, 0, 0, 0)});
-    writer.finish(c);
-    writer.close();
-  }
-  const ResultsFile file = read_results_file(path);
-  fs::remove(path);
+  const ResultsFile file = steady_results("mgpu_trace_rounding", "rounded", {1.0, 2.0, 0.0, 0.0, 1.0000005, 4.0}, 1);
   const std::vector<ConfigurationStats> stats = {compute_configuration_stats(file.configurations[0], "r.h5", {})};
   std::size_t optimizers = 0;
   for (const nlohmann::json& e : events_of(chrome_trace(stats, RunSelection{}), "X")) {

@@ -142,19 +142,8 @@ TEST(ConfigurationStatsRunKinds, ThroughputFromUnmarkedRunsPhasesFromMarkedOnes)
 // A GPU's step is a fraction of a millisecond: its TFLOP/s come from the mean step like any other's (6 x 1e6
 // weights x 8 samples / 0.04 ms = 1.2 TFLOP/s).
 TEST(ConfigurationStatsRunKinds, TflopsOfASubMillisecondStep) {
-  const std::string path =
-      (fs::temp_directory_path() / ("mgpu_stats_fast_" + std::to_string(::getpid()) + ".h5")).string();
-  {
-    ResultsWriter writer(path, true);
-    ResultsWriter::Configuration c = writer.add_configuration(synthetic_metadata("fast", 1));
-    const std::vector<double> phases = {0.01, 0.02, 0.0, 0.0, 0.005, 0.04};
-    for (int run = 0; run < 3; ++run) writer.append_run(c, {synthetic_record({phases, phases}, kMiB, 0.0, 0)});
-    writer.finish(c);
-    writer.close();
-  }
-  const ResultsFile file = read_results_file(path);
-  fs::remove(path);
-  const ConfigurationStats s = compute_configuration_stats(file.configuration("fast"), path, {});
+  const ResultsFile file = steady_results("mgpu_stats_fast", "fast", {0.01, 0.02, 0.0, 0.0, 0.005, 0.04}, 3);
+  const ConfigurationStats s = compute_configuration_stats(file.configuration("fast"), "fast.h5", {});
   EXPECT_NEAR(s.mean_step_ms, 0.04, 1e-12);
   EXPECT_NEAR(s.tflops, 6e6 * 8 / 0.04e-3 / 1e12, 1e-9);
 }
