@@ -104,13 +104,12 @@ product_tool_options() {
 # set-up's warm-up, the math check and the run each hold both), and no phase-marked run (--timing none), whose
 # kernels are the unmarked run's with events between them.
 run_length_words() {
-  local tool="$1" args="$2" steps
-  if [[ "$tool" != racecheck ]]; then
-    echo "--runs 1 --warmup 0 --steps 3 --timeout 0"
-    return
+  local tool="$1" args="$2" steps=3 timing=""
+  if [[ "$tool" == racecheck ]]; then
+    steps="$(sed -nE 's/.*--accumulate ([0-9]+).*/\1/p' <<< "$args")"
+    steps="${steps:-1}" timing="--timing none"
   fi
-  steps="$(sed -nE 's/.*--accumulate ([0-9]+).*/\1/p' <<< "$args")"
-  echo "--runs 1 --warmup 0 --steps ${steps:-1} --timing none --timeout 0"
+  echo "--runs 1 --warmup 0 --steps $steps $timing --timeout 0"
 }
 
 # Number of errors in a compute-sanitizer log: its ERROR SUMMARY line, or racecheck's RACECHECK SUMMARY errors when

@@ -161,17 +161,23 @@ inline void add_crossing_sweep(ResultsWriter& writer) {
   add_sweep_point(writer, 512, 16.0, 8.0);
 }
 
-// One 1-GPU configuration `name` whose `runs` runs each have two measured steps of `phases`, written to a temporary
-// file named after `stem` and read back (the file is removed).
+// A configuration of `metadata` whose `runs` runs each have two measured steps of `phases` on one rank.
+inline void add_steady(ResultsWriter& writer, const ConfigurationMetadata& metadata, const std::vector<double>& phases,
+                       int runs) {
+  ResultsWriter::Configuration c = writer.add_configuration(metadata);
+  for (int run = 0; run < runs; ++run) writer.append_run(c, {synthetic_record({phases, phases}, 0, 0, 0)});
+  writer.finish(c);
+}
+
+// One 1-GPU configuration `name` of add_steady's runs, written to a temporary file named after `stem` and read back
+// (the file is removed).
 inline ResultsFile steady_results(const std::string& stem, const std::string& name, const std::vector<double>& phases,
                                   int runs) {
   const std::string path =
       (std::filesystem::temp_directory_path() / (stem + "_" + std::to_string(::getpid()) + ".h5")).string();
   {
     ResultsWriter writer(path, true);
-    ResultsWriter::Configuration c = writer.add_configuration(synthetic_metadata(name, 1));
-    for (int run = 0; run < runs; ++run) writer.append_run(c, {synthetic_record({phases, phases}, 0, 0, 0)});
-    writer.finish(c);
+    add_steady(writer, synthetic_metadata(name, 1), phases, runs);
     writer.close();
   }
   ResultsFile file = read_results_file(path);

@@ -93,11 +93,7 @@ class AnalyzeCli : public ::testing::Test {
   void file_of_steady_runs(const std::string& name, const std::vector<ConfigurationMetadata>& configurations,
                            const std::vector<double>& phases) const {
     ResultsWriter writer(dir_ + "/" + name, false);
-    for (const ConfigurationMetadata& metadata : configurations) {
-      ResultsWriter::Configuration c = writer.add_configuration(metadata);
-      for (int run = 0; run < 2; ++run) writer.append_run(c, {synthetic_record({phases, phases}, 0, 0.0, 0)});
-      writer.finish(c);
-    }
+    for (const ConfigurationMetadata& metadata : configurations) add_steady(writer, metadata, phases, 2);
   }
 
   std::string dir_, good_;
