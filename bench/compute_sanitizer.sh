@@ -120,24 +120,64 @@ run_length_words() {
 # optimizer's all-gather of the large model) it asks cuMemRetainAllocationHandle whether the buffer came from cuMem*,
 # is answered CUDA_ERROR_INVALID_VALUE for our cudaMalloc'd one and takes the legacy IPC handle instead. Only a
 # printed report can be recognised, hence the high print limit.
-sanitizer_errors() {
-  python3 - "$1" <<'EOF_PY'
-import re, sys
-try:
-    text = open(sys.argv[1], errors="replace").read()
-except OSError:
-    print(1); sys.exit()
-summary = [int(n) for n in re.findall(r"ERROR SUMMARY: (\d+) error", text)]
-races = [int(n) for n in re.findall(r"RACECHECK SUMMARY: \d+ hazards? displayed \((\d+) errors?", text)]
-if not summary and not races:
-    print(1); sys.exit()
-count = max(summary[-1:] + races[-1:])
-reports = re.split(r"\n========= (?=\S)", text)
-expected = [("Program hit cudaErrorNoKernelImageForDevice", "cudaFuncGetAttributes"),
+sanitizer_errors() { sanitizer_log errors "$1"; }
+
+# Where the errors of these logs are, for the table: the CUDA call or the kernel each report names first, with its
+# file:line when the log has one, the most frequent three with their counts ("output_head_kernel (output_head.cu:128)
+# x2"), so that a failing row says where to look even when its logs stay on the machine that ran it.
+error_sites() { sanitizer_log sites "$@"; }
+
+# sanitizer_log errors LOG | sites LOG...: both readings of compute-sanitizer's logs, one parser.
+sanitizer_log() {
+  python3 - "$@" <<'EOF_PY'
+import collections, re, sys
+mode, paths = sys.argv[1], sys.argv[2:]
+EXPECTED = [("Program hit cudaErrorNoKernelImageForDevice", "cudaFuncGetAttributes"),
             ("Program hit CUDA_ERROR_INVALID_VALUE", "cuMemRetainAllocationHandle")]
-nccl_probes = sum(1 for r in reports for start, call in expected
-                  if r.startswith(start) and call in r.split("\n", 1)[0] and "libnccl.so" in r)
-print(max(0, count - nccl_probes))
+
+def reports(text):
+    """Each report of a log, less NCCL's expected probes."""
+    return [r for r in re.split(r"\n========= (?=\S)", text)
+            if not any(r.startswith(start) and call in r.split("\n", 1)[0] and "libnccl.so" in r
+                       for start, call in EXPECTED)]
+
+def site(report):
+    """The CUDA call a host-side report names; else the kernel it names first, less namespaces and arguments."""
+    call = re.match(r"Program hit .*? API call to (\w+)", report)
+    if call:
+        return call.group(1)
+    found = re.search(r" at (?!0x)(?:void )?(.+?)(?:\+0x[0-9a-f]+)?(?: in (\S+))?(?: \[\d+ hazards?\])?$",
+                      report, re.M)
+    if found:
+        name = re.sub(r"\(anonymous namespace\)::", "", found.group(1))
+        while re.search(r"<[^<>]*>", name):
+            name = re.sub(r"<[^<>]*>", "", name)
+        name = name.split("(", 1)[0].rsplit("::", 1)[-1]
+        where = found.group(2)
+        return f"{name} ({where.rsplit('/', 1)[-1]})" if where else name
+    return None
+
+def read(path):
+    try:
+        return open(path, errors="replace").read()
+    except OSError:
+        return None
+
+if mode == "errors":
+    text = read(paths[0])
+    summary = [int(n) for n in re.findall(r"ERROR SUMMARY: (\d+) error", text or "")]
+    races = [int(n) for n in re.findall(r"RACECHECK SUMMARY: \d+ hazards? displayed \((\d+) errors?", text or "")]
+    if not summary and not races:
+        print(1); sys.exit()
+    count = max(summary[-1:] + races[-1:])
+    probes = len(re.split(r"\n========= (?=\S)", text)) - len(reports(text))
+    print(max(0, count - probes))
+else:
+    sites = collections.Counter(s for path in paths for r in reports(read(path) or "") for s in [site(r)] if s)
+    shown = [f"{name} x{count}" for name, count in sites.most_common(3)]
+    if len(sites) > 3:
+        shown.append(f"{len(sites) - 3} more")
+    print(", ".join(shown))
 EOF_PY
 }
 
@@ -255,9 +295,10 @@ run_product_row() {
   if ((status != 0 || errors != 0)); then
     # 124 is both timeout(1)'s status and mgpu_bench's watchdog's: only the time tells them apart.
     # The sanitizer's own failure is told apart from a finding: it checked nothing after it (docs/testing.md).
-    local cause=""
+    local cause="" sites
     grep -qs "Internal Sanitizer Error" "$out/$name".pid*.log && cause="compute-sanitizer's internal error, "
-    verdict="FAIL (${cause}exit $status$( ((status == 124 && SECONDS - start >= row_timeout)) && echo ": over ${row_timeout} s"); see $out/$name.*)"
+    sites="$(error_sites "$out/$name".pid*.log)"
+    verdict="FAIL (${cause}exit $status$( ((status == 124 && SECONDS - start >= row_timeout)) && echo ": over ${row_timeout} s")${sites:+; in $sites}; see $out/$name.*)"
     failed=1
   fi
   add_row "$tool" "$what" "$(row_configurations "$args")" "$errors" "$((SECONDS - start))" "$verdict"
@@ -339,7 +380,8 @@ for tool in "${tools[@]}"; do
     read -r tests test_failures skipped <<< "$(gtest_counts "$report")"
     verdict="ok"
     if ((status != 0 || errors != 0 || test_failures != 0 || skipped != 0 || tests == 0)); then
-      verdict="FAIL (exit $status, $test_failures failed, $skipped skipped; see $log)"
+      sites="$(error_sites "$log")"
+      verdict="FAIL (exit $status, $test_failures failed, $skipped skipped${sites:+; in $sites}; see $log)"
       failed=1
     fi
     add_row "$tool" "$binary" "$tests" "$errors" "$seconds" "$verdict"

@@ -65,8 +65,8 @@ EOF
 hazard_log="$WORK/hazard.log"
 cat >"$hazard_log" <<'EOF'
 ========= COMPUTE-SANITIZER
-========= Error: Race reported between Write access at mgpu::kernels::(anonymous namespace)::output_head_kernel
-=========     and Read access at mgpu::kernels::(anonymous namespace)::output_head_kernel [4 hazards]
+========= Error: Race reported between Write access at void mgpu::kernels::(anonymous namespace)::output_head_kernel<16>(const float *, float *, int)+0x1a0 in /src/kernels/output_head.cu:128
+=========     and Read access at void mgpu::kernels::(anonymous namespace)::output_head_kernel<16>(const float *, float *, int)+0x230 in /src/kernels/output_head.cu:131 [4 hazards]
 =========
 ========= RACECHECK SUMMARY: 1 hazard displayed (1 error, 0 warnings)
 EOF
@@ -157,10 +157,11 @@ if ! grep -Eq -- '^--allow-run-as-root --bind-to none -np 1 -x NCCL_NVLS_ENABLE$
 fi
 expect_row default_mpirun '^\| racecheck +\| row 18, 1 rank\(s\): --model medium --batch 15 .*\| ok \|$'
 
-# A hazard on each of two ranks: 2 errors, failed; the configurations of the row counted.
+# A hazard on each of two ranks: 2 errors, failed; the configurations of the row counted; the row names the kernel
+# both logs report, where the logs need not come back.
 run_case two_rank_hazards "$hazard_log" 0 1 TOOLS=racecheck ROWS=15 RANKS=2
 expect_args two_rank_hazards ' --gpus 2 --grad-dtype bf16 --overlap on '
-expect_row two_rank_hazards '^\| racecheck +\| row 15, 2 rank\(s\): .* \| +2 \| +2 \| +[0-9]+ \| FAIL \(exit 0; see '
+expect_row two_rank_hazards '^\| racecheck +\| row 15, 2 rank\(s\): .* \| +2 \| +2 \| +[0-9]+ \| FAIL \(exit 0; in output_head_kernel \(output_head\.cu:128\) x2; see '
 
 # A run without a log (the sanitizer or the program died before writing one) is one error.
 run_case missing_log none 0 1 TOOLS=synccheck ROWS=18:8
