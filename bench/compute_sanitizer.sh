@@ -199,6 +199,9 @@ EOF
 # The product's grid: "ranks|subset or all|arguments of mgpu_bench". Batches are global; on 2 ranks 2, 16, 64, 130 and
 # 2048 are local batches 1, 8, 32, 65 and 1024. Every row measures each configuration once (--runs 1 gives one
 # unmarked and one phase-marked run) with the watchdog off (the sanitizer slows every kernel by orders of magnitude).
+# The probe's peak-rate GEMM runs the same code at m = n = k = 256 as at its default 8192, whose three products (fp32,
+# tf32, bf16) are nearly all of the probe's FLOPs: with them, racecheck checking every kernel had not finished the
+# probe in 520 s on an H100, nor its medium batch 16 alone in 390 s.
 product_rows() {
   local model
   for model in large medium; do
@@ -226,7 +229,7 @@ ROWS
 1|subset|--layers 37,100,33,5 --batch 1,8,15,16,17,31,32,33
 1|subset|--layers 37,100,33,5 --batch 63,64,65,128,1024
 2|subset|--model medium --batch 16,130 --gpus 2 --precision bf16 --grad-dtype bf16
-1|subset|probe --model medium,large --batches 16,64,1024 --runs 1 --iters 2
+1|subset|probe --model medium,large --batches 16,64,1024 --runs 1 --iters 2 --square 256
 2|subset|allreduce --max-bytes 4M --runs 1 --iters 2 --warmup 1
 2|subset|--model medium --batch 16,130 --gpus 2 --optimizer-sharding on
 2|subset|--model large --batch 16,130 --gpus 2 --optimizer-sharding on
