@@ -161,11 +161,13 @@ inline void add_crossing_sweep(ResultsWriter& writer) {
   add_sweep_point(writer, 512, 16.0, 8.0);
 }
 
-// A configuration of `metadata` whose `runs` runs each have two measured steps of `phases` on one rank.
+// A configuration of `metadata` whose `runs` runs each have two measured steps of `phases` on every rank.
 inline void add_steady(ResultsWriter& writer, const ConfigurationMetadata& metadata, const std::vector<double>& phases,
                        int runs) {
   ResultsWriter::Configuration c = writer.add_configuration(metadata);
-  for (int run = 0; run < runs; ++run) writer.append_run(c, {synthetic_record({phases, phases}, 0, 0, 0)});
+  const std::vector<RunRecord> ranks(static_cast<std::size_t>(metadata.ranks),
+                                     synthetic_record({phases, phases}, 0, 0, 0));
+  for (int run = 0; run < runs; ++run) writer.append_run(c, ranks);
   writer.finish(c);
 }
 

@@ -212,6 +212,39 @@ TEST_F(AnalyzeCli, ThroughputTicsBelowOneSamplePerSecond) {
   EXPECT_NE(script.find("set ytics (\"0.2\" 0.2)\n"), std::string::npos) << script;
 }
 
+// Throughputs spanning seven decades get the 1, 2, 5 tics of every decade between them, each labelled in its unit.
+TEST_F(AnalyzeCli, ThroughputTicsOverSeveralDecades) {
+  ResultsWriter writer(dir_ + "/wide.h5", false);
+  add_steady(writer, synthetic_metadata("slow", 1, 1), {1000.0, 2000.0, 0.0, 0.0, 500.0, 4000.0}, 2);
+  add_steady(writer, synthetic_metadata("fast", 1, 4096), {0.2, 0.5, 0.0, 0.0, 0.1, 1.0}, 2);
+  writer.close();
+  const Outcome o = run("report wide.h5 --out plots --format csv");
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  const std::string script = read_text(dir_ + "/plots/throughput_vs_batch.gp");
+  for (const char* tic : {"\"0.2\" 0.2", "\"1\" 1,", "\"50\" 50,", "\"1k\" 1000,", "\"20k\" 20000,", "\"5M\" 5000000)"})
+    EXPECT_NE(script.find(tic), std::string::npos) << tic << "\n" << script;
+}
+
+// With a third GPU count the efficiency plot is drawn, the same size as the other line plots: speedup / N per count,
+// here 1 / N (every configuration's step is the same at the same global batch), each count's interval an error bar
+// (a few GPU counts are points, not a continuum to shade).
+TEST_F(AnalyzeCli, EfficiencyPlotWithThreeGpuCounts) {
+  file_of_steady_runs("three.h5",
+                      {synthetic_metadata("one", 1), synthetic_metadata("two", 2), synthetic_metadata("four", 4)},
+                      {1.0, 2.0, 0.0, 0.0, 0.5, 4.0});
+  const Outcome o = run("report three.h5 --out plots --format csv");
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  const std::string script = read_text(dir_ + "/plots/efficiency_vs_gpus.gp");
+  EXPECT_NE(script.find("set terminal pngcairo size 1000,640 "), std::string::npos) << script;
+  EXPECT_NE(script.find("set terminal svg size 1000,640 "), std::string::npos) << script;
+  EXPECT_NE(script.find("efficiency_vs_gpus.dat\" index 0 using 1:2:3:4 with yerrorlines "), std::string::npos)
+      << script;
+  EXPECT_EQ(script.find("filledcurves"), std::string::npos) << script;
+  const std::string data = read_text(dir_ + "/plots/efficiency_vs_gpus.dat");
+  EXPECT_NE(data.find("\n2 0.5 "), std::string::npos) << data;
+  EXPECT_NE(data.find("\n4 0.25 "), std::string::npos) << data;
+}
+
 TEST_F(AnalyzeCli, OutDirectoryWithPlots) {
   const Outcome o = run("report good.h5 --out plots --format csv");
   ASSERT_EQ(o.exit_code, 0) << o.err;
