@@ -269,9 +269,11 @@ TEST_F(AnalyzeCli, OutDirectoryWithPlots) {
   }
   EXPECT_NE(script.find("using (101.5):1:9 with labels"), std::string::npos) << script;
   // The line plots are 1000 x 640 pixels (and the SVG the same size).
-  const std::string throughput = read_text(dir_ + "/plots/throughput_vs_batch.gp");
-  EXPECT_NE(throughput.find("set terminal pngcairo size 1000,640 "), std::string::npos) << throughput;
-  EXPECT_NE(throughput.find("set terminal svg size 1000,640 "), std::string::npos) << throughput;
+  for (const char* plot : {"throughput_vs_batch.gp", "speedup_vs_batch.gp"}) {
+    const std::string line_plot = read_text(dir_ + "/plots/" + plot);
+    EXPECT_NE(line_plot.find("set terminal pngcairo size 1000,640 "), std::string::npos) << line_plot;
+    EXPECT_NE(line_plot.find("set terminal svg size 1000,640 "), std::string::npos) << line_plot;
+  }
   if (o.err.find("gnuplot not found") == std::string::npos) {
     for (const char* image : {"throughput_vs_batch.png", "speedup_vs_batch.png", "phases.png"}) {
       ASSERT_TRUE(fs::exists(dir_ + "/plots/" + image)) << image;
