@@ -136,10 +136,12 @@ EXPECTED = [("Program hit cudaErrorNoKernelImageForDevice", "cudaFuncGetAttribut
             ("Program hit CUDA_ERROR_INVALID_VALUE", "cuMemRetainAllocationHandle")]
 
 def reports(text):
-    """Each report of a log, less NCCL's expected probes."""
-    return [r for r in re.split(r"\n========= (?=\S)", text)
-            if not any(r.startswith(start) and call in r.split("\n", 1)[0] and "libnccl.so" in r
-                       for start, call in EXPECTED)]
+    """Each report of a log."""
+    return re.split(r"\n========= (?=\S)", text)
+
+def nccl_probe(report):
+    return any(report.startswith(start) and call in report.split("\n", 1)[0] and "libnccl.so" in report
+               for start, call in EXPECTED)
 
 def site(report):
     """The CUDA call a host-side report names; else the kernel it names first, less namespaces and arguments."""
@@ -170,10 +172,10 @@ if mode == "errors":
     if not summary and not races:
         print(1); sys.exit()
     count = max(summary[-1:] + races[-1:])
-    probes = len(re.split(r"\n========= (?=\S)", text)) - len(reports(text))
-    print(max(0, count - probes))
+    print(max(0, count - sum(map(nccl_probe, reports(text)))))
 else:
-    sites = collections.Counter(s for path in paths for r in reports(read(path) or "") for s in [site(r)] if s)
+    sites = collections.Counter(s for path in paths for r in reports(read(path) or "") if not nccl_probe(r)
+                                for s in [site(r)] if s)
     shown = [f"{name} x{count}" for name, count in sites.most_common(3)]
     if len(sites) > 3:
         shown.append(f"{len(sites) - 3} more")
