@@ -4,7 +4,8 @@
 # options (every rank unbound by default), the options each tool gets (the kernel filter and exclusion for racecheck
 # and synccheck only, racecheck's shorter runs), the row's label, how errors are counted from the logs (NCCL's
 # expected probes not counted, a missing log counted, ranks summed), that the sanitizer's internal error is named as
-# such, and the exit status. Exits 1 when a case fails.
+# such, that racecheck's hazards inside library kernels are named but not counted, and the exit status. Exits 1
+# when a case fails.
 #
 # Usage: tests/end_to_end/compute_sanitizer_script_test.sh [WORK_DIR]
 set -u
@@ -70,6 +71,29 @@ cat >"$hazard_log" <<'EOF'
 =========
 ========= RACECHECK SUMMARY: 1 hazard displayed (1 error, 0 warnings)
 EOF
+# racecheck's hazards inside cuBLAS's kernels, as its default and its per-hazard reports print them.
+library_log="$WORK/library.log"
+cat >"$library_log" <<'EOF'
+========= COMPUTE-SANITIZER
+========= Error: Race reported between Read access at nvjet_sm90_tss_64x8_64x16_4x1_v_bz_splitK_TNT+0xb30
+=========     and Write access at nvjet_sm90_tss_64x8_64x16_4x1_v_bz_splitK_TNT+0x2f60 [256 hazards]
+=========
+========= Error: Potential WAR hazard detected at __shared__ 0x28488 in block (0,15,0) :
+=========     Read Thread (31,0,0) at nvjet_sm90_tss_64x8_64x16_4x1_v_bz_splitK_TNT+0xb30
+=========     Write Thread (256,0,0) at nvjet_sm90_tss_64x8_64x16_4x1_v_bz_splitK_TNT+0x2f60
+=========     Current Value : 31, Incoming Value : 31
+=========     Saved host backtrace up to driver entry point at kernel launch time
+=========         Host Frame: cublasLtMatmul [0xf92a56] in libcublasLt.so.13
+=========         Host Frame:  [0x10b1b8] in mgpu_bench
+=========
+========= RACECHECK SUMMARY: 2 hazards displayed (2 errors, 0 warnings)
+EOF
+# One of cuBLAS's and one of ours; and cuBLAS's two with a third beyond the print limit, which no report names.
+mixed_log="$WORK/mixed.log"
+{ sed -n '1,4p' "$library_log"; sed -n '2,4p' "$hazard_log"; tail -n 1 "$library_log"; } >"$mixed_log"
+unprinted_log="$WORK/unprinted.log"
+sed 's/RACECHECK SUMMARY: 2 hazards displayed (2 errors/RACECHECK SUMMARY: 3 hazards displayed (3 errors/' \
+  "$library_log" >"$unprinted_log"
 internal_log="$WORK/internal.log"
 cat >"$internal_log" <<'EOF'
 ========= COMPUTE-SANITIZER
@@ -162,6 +186,15 @@ expect_row default_mpirun '^\| racecheck +\| row 18, 1 rank\(s\): --model medium
 run_case two_rank_hazards "$hazard_log" 0 1 TOOLS=racecheck ROWS=15 RANKS=2
 expect_args two_rank_hazards ' --gpus 2 --grad-dtype bf16 --overlap on '
 expect_row two_rank_hazards '^\| racecheck +\| row 15, 2 rank\(s\): .* \| +2 \| +2 \| +[0-9]+ \| FAIL \(exit 0; in output_head_kernel \(output_head\.cu:128\) x2; see '
+
+# Hazards inside library kernels alone are named but not counted: ok. One of ours among them, or one no report names,
+# fails the row, which counts those alone.
+run_case library_hazards "$library_log" 0 0 TOOLS=racecheck ROWS=10:8 KERNEL_FILTER=
+expect_row library_hazards '^\| racecheck +\| row 10, 1 rank\(s\): --model large --batch 8 --precision bf16 .*\| +1 \| +0 \| +[0-9]+ \| ok; not ours: 2 hazards in nvjet_sm90_tss_64x8_64x16_4x1_v_bz_splitK_TNT x2 \|$'
+run_case mixed_hazards "$mixed_log" 0 1 TOOLS=racecheck ROWS=10:8 KERNEL_FILTER=
+expect_row mixed_hazards '\| +1 \| +1 \| +[0-9]+ \| FAIL \(exit 0; in [^;]*output_head_kernel \(output_head\.cu:128\) x1'
+run_case unprinted_hazard "$unprinted_log" 0 1 TOOLS=racecheck ROWS=10:8 KERNEL_FILTER=
+expect_row unprinted_hazard '\| +1 \| +1 \| +[0-9]+ \| FAIL \(exit 0; in nvjet_sm90_tss_64x8_64x16_4x1_v_bz_splitK_TNT x2; see '
 
 # A run without a log (the sanitizer or the program died before writing one) is one error.
 run_case missing_log none 0 1 TOOLS=synccheck ROWS=18:8
