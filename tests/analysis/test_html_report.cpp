@@ -1,11 +1,12 @@
 // Purpose: report.html's content for a synthetic file (analysis_fixture.hpp): the answer sentence with the speedup's
 // interval, the missing-baseline note with its command, tables with rows, every attribute under run conditions (common
-// ones once), text escaped, and nothing that would be fetched from elsewhere. The page in a real browser is
-// check_report_page.py's test.
+// ones once), text escaped, nothing that would be fetched from elsewhere, and a stylesheet whose lengths have units.
+// The page in a real browser is check_report_page.py's test.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <filesystem>
+#include <regex>
 #include <tuple>
 
 #include "analysis_fixture.hpp"
@@ -114,6 +115,29 @@ TEST_F(HtmlReport, PlotsAreEmbeddedAsTheirSvgInBase64) {
   EXPECT_EQ(html.find("gnuplot was not found"), std::string::npos);
   // A plot scales down to the page's width, never past it.
   EXPECT_NE(html.find("figure img { max-width: 100%; height: auto;"), std::string::npos);
+}
+
+// A browser drops a declaration with a length that has no unit (`margin: 0.3em 1`) and draws the element as if it
+// were not there: every number in the stylesheet but 0, a colour's digits and line-height's factor carries its unit.
+TEST_F(HtmlReport, EveryLengthInTheStyleSheetHasAUnit) {
+  const std::string html = page(build_scaling_table(stats_));
+  const std::size_t begin = html.find("<style>"), end = html.find("</style>");
+  ASSERT_NE(begin, std::string::npos);
+  ASSERT_NE(end, std::string::npos);
+  const std::string style = html.substr(begin, end - begin);
+  const std::regex declaration(R"(([a-z-]+)\s*:\s*([^;{}]+);)");
+  const std::regex colour("#[0-9a-fA-F]+");
+  const std::regex number(R"((^|[\s(,])(-?[0-9]*\.?[0-9]+)([a-z%]*))");
+  int lengths = 0;
+  for (auto d = std::sregex_iterator(style.begin(), style.end(), declaration); d != std::sregex_iterator(); ++d) {
+    if ((*d)[1] == "line-height") continue;
+    const std::string value = std::regex_replace((*d)[2].str(), colour, "");
+    for (auto n = std::sregex_iterator(value.begin(), value.end(), number); n != std::sregex_iterator(); ++n) {
+      ++lengths;
+      EXPECT_TRUE(!(*n)[3].str().empty() || std::stod((*n)[2]) == 0.0) << (*d)[0];
+    }
+  }
+  EXPECT_GT(lengths, 20);
 }
 
 TEST_F(HtmlReport, MissingBaselineIsANoteWithItsCommand) {

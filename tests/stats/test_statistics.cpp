@@ -47,6 +47,15 @@ TEST(Sample, StudentTIntervalIsTTimesStandardError) {
   EXPECT_NEAR(s.cv, std::sqrt(12.4 / 9) / 10.4, 1e-12);
 }
 
+// CV = s / mean, whatever the mean, but 0 where the mean is 0 (no relative spread to state rather than a division by
+// zero): a mean of exactly 1 divides like any other.
+TEST(Sample, CoefficientOfVariationAtAMeanOfOneAndOfZero) {
+  EXPECT_DOUBLE_EQ(summarize_sample({0.5, 1.5}).cv, std::sqrt(0.5));
+  const SampleSummary zero = summarize_sample({-1, 1});
+  EXPECT_DOUBLE_EQ(zero.mean, 0);
+  EXPECT_EQ(zero.cv, 0);
+}
+
 TEST(Sample, NoIntervalBelowFiveValues) {
   // docs/statistics.md: fewer than 5 kept runs get no interval, only their values.
   const SampleSummary four = summarize_sample({1, 2, 3, 4});
