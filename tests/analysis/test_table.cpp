@@ -93,6 +93,8 @@ TEST(Table, RoundingNoiseShowsNoMinusSign) {
   EXPECT_EQ(display_value(column, Value{-1e-9}), "0.0000");
   EXPECT_EQ(display_value(column, Value{-0.00005}), "-0.0001");
   EXPECT_EQ(display_value(Column{"x", "x", 0, true}, Value{-1234.4}), "-1,234");
+  // The sign is not a digit: six digits after it take one separator, not one before them too.
+  EXPECT_EQ(display_value(Column{"x", "x", 0, true}, Value{-123456.0}), "-123,456");
 }
 
 TEST(Table, RowOfTheWrongWidthAndUnknownFormatAreRefused) {

@@ -40,6 +40,24 @@ TEST(AllreduceModel, CurveIsTheAllReduceTimedAloneNotTheBackToBackMean) {
   EXPECT_DOUBLE_EQ(curve.bytes_ms[1].second, 0.103);
 }
 
+// A sweep of one size (`--min-bytes` = `--max-bytes`) is a curve of one point: its time at and below that size, in
+// proportion above it.
+TEST(AllreduceModel, ASweepOfOneSizeIsACurveOfOnePoint) {
+  results_schema::AllreduceSweep sweep = step_model_test::sweep();
+  sweep.bytes.values.resize(1);
+  sweep.bytes.shape = {1};
+  sweep.op_ms.shape.back() = 1;
+  std::vector<double> first;
+  for (std::size_t i = 0; i < sweep.op_ms.values.size(); i += 2) first.push_back(sweep.op_ms.values[i]);
+  sweep.op_ms.values = first;
+  const AllreduceCurve curve = allreduce_curve(sweep);
+  ASSERT_EQ(curve.bytes_ms.size(), 1u);
+  EXPECT_EQ(curve.bytes_ms[0].first, 1000);
+  EXPECT_DOUBLE_EQ(curve.bytes_ms[0].second, 0.01);
+  EXPECT_DOUBLE_EQ(interpolate_allreduce_ms(curve, 500), 0.01);
+  EXPECT_DOUBLE_EQ(interpolate_allreduce_ms(curve, 3000), 0.03);
+}
+
 TEST(AllreduceModel, InterpolationIsAPowerLawBetweenNeighbours) {
   // 10,000 bytes is the log midpoint of 1,000 and 100,000: the geometric mean of 0.01 and 0.1.
   EXPECT_NEAR(interpolate_allreduce_ms(two_points(), 10000), std::sqrt(0.01 * 0.1), 1e-12);

@@ -148,6 +148,17 @@ TEST(ConfigurationStatsRunKinds, TflopsOfASubMillisecondStep) {
   EXPECT_NEAR(s.tflops, 6e6 * 8 / 0.04e-3 / 1e12, 1e-9);
 }
 
+// Phases that add up to the step but for the rounding of their stored fp32 times leave an "other" of exactly 0; one
+// of a thousandth of a percent of the step is kept.
+TEST(ConfigurationStatsRunKinds, OtherIsZeroWhereOnlyRoundingIsLeft) {
+  ASSERT_NE(double(0.3f) - (double(0.1f) + double(0.2f)), 0.0);  // the residue the stored times leave
+  const ResultsFile rounded = steady_results("mgpu_stats_rounded", "rounded", {0.1, 0.2, 0.0, 0.0, 0.0, 0.3}, 3);
+  EXPECT_EQ(compute_configuration_stats(rounded.configuration("rounded"), "r.h5", {}).phase(BreakdownPhase::other), 0);
+  const ResultsFile small = steady_results("mgpu_stats_small", "small", {0.1, 0.19999, 0.0, 0.0, 0.0, 0.3}, 3);
+  EXPECT_NEAR(compute_configuration_stats(small.configuration("small"), "s.h5", {}).phase(BreakdownPhase::other), 1e-5,
+              1e-7);
+}
+
 TEST(ConfigurationStatsErrors, NoCompletedRunIsAnError) {
   ConfigurationResults empty;
   empty.metadata = synthetic_metadata("empty", 1);
