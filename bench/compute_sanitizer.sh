@@ -113,36 +113,26 @@ run_length_words() {
   echo "--runs 1 --warmup 0 --steps $steps $timing --timeout 0"
 }
 
-# Number of errors in a compute-sanitizer log: its ERROR SUMMARY line, or racecheck's RACECHECK SUMMARY errors when
-# more (its warnings are not errors); a log without a summary (a crash, or a row stopped at its time limit) counts as
-# one error. Not counted, two probes of NCCL's own whose failing answer it expects: at communicator creation it asks
-# cudaFuncGetAttributes about each of its kernels and is answered cudaErrorNoKernelImageForDevice for those built for
-# other GPUs (20 per rank with NCCL 2.28 on Hopper); and before sharing a user buffer with a peer (the sharded
-# optimizer's all-gather of the large model) it asks cuMemRetainAllocationHandle whether the buffer came from cuMem*,
-# is answered CUDA_ERROR_INVALID_VALUE for our cudaMalloc'd one and takes the legacy IPC handle instead. Only a
-# printed report can be recognised, hence the high print limit.
-sanitizer_errors() { sanitizer_log errors "$1"; }
+# Errors counted against a run, "COUNTED NOT_OURS", from its logs. A log's errors: its ERROR SUMMARY line, or
+# racecheck's RACECHECK SUMMARY errors when more (its warnings are not errors); a log without a summary, or a missing
+# one (a crash, or a row stopped at its time limit), counts as one error. Not counted, two probes of NCCL's own whose
+# failing answer it expects: at communicator creation it asks cudaFuncGetAttributes about each of its kernels and is
+# answered cudaErrorNoKernelImageForDevice for those built for other GPUs (20 per rank with NCCL 2.28 on Hopper); and
+# before sharing a user buffer with a peer (the sharded optimizer's all-gather of the large model) it asks
+# cuMemRetainAllocationHandle whether the buffer came from cuMem*, is answered CUDA_ERROR_INVALID_VALUE for our
+# cudaMalloc'd one and takes the legacy IPC handle instead. Only a printed report can be recognised, hence the high
+# print limit. Nor are racecheck's hazards inside kernels not ours (NOT_OURS, which the row names): shared memory is
+# private to a launch, so a hazard there comes from the library's own code run with an algorithm it accepts
+# (cublasLtMatmulAlgoCheck), not from how we call it; what its products are worth, every planned kernel's verification
+# and the math check say.
+count_errors() { sanitizer_log counts "$@"; }
 
 # Where the errors of these logs are, for the table: the CUDA call or the kernel each report names first, with its
 # file:line when the log has one, the most frequent three with their counts ("output_head_kernel (output_head.cu:128)
 # x2"), so that a failing row says where to look even when its logs stay on the machine that ran it.
 error_sites() { sanitizer_log sites "$@"; }
 
-# Errors counted against a run, "COUNTED NOT_OURS": its logs' errors (a missing log counts one) less racecheck's hazards
-# inside kernels not ours. Shared memory is private to a launch, so a hazard there comes from the library's own code
-# run with an algorithm it accepts (cublasLtMatmulAlgoCheck), not from how we call it; what its products are worth,
-# every planned kernel's verification and the math check say.
-count_errors() {
-  local log errors=0 not_ours=0
-  for log in "$@"; do
-    [[ -e "$log" ]] || { errors=$((errors + 1)); continue; }
-    errors=$((errors + $(sanitizer_errors "$log")))
-    not_ours=$((not_ours + $(sanitizer_log not_ours "$log")))
-  done
-  echo "$((errors - not_ours)) $not_ours"
-}
-
-# sanitizer_log errors LOG | not_ours LOG | sites LOG...: the readings of compute-sanitizer's logs, one parser.
+# sanitizer_log counts LOG... | sites LOG...: both readings of compute-sanitizer's logs, one parser.
 sanitizer_log() {
   python3 - "$@" <<'EOF_PY'
 import collections, re, sys
@@ -198,11 +188,12 @@ def error_count(text):
         return 1
     return max(0, max(summary[-1:] + races[-1:]) - sum(map(nccl_probe, reports(text))))
 
-if mode == "errors":
-    print(error_count(read(paths[0])))
-elif mode == "not_ours":
+if mode == "counts":
+    texts = [read(path) for path in paths]
+    errors = sum(map(error_count, texts))
     # Only printed reports are seen: hazards beyond the print limit stay counted.
-    print(sum(map(hazard_not_ours, reports(read(paths[0]) or ""))))
+    not_ours = sum(hazard_not_ours(r) for text in texts for r in reports(text or ""))
+    print(errors - not_ours, not_ours)
 else:
     sites = collections.Counter(s for path in paths for r in reports(read(path) or "") if not nccl_probe(r)
                                 for s in [site(r)] if s)
@@ -337,7 +328,6 @@ run_product_row() {
   status=$?
   read -r errors not_ours <<< "$(count_errors "$out/$name".pid*.log)"
   local verdict
-  verdict="$(ok_verdict "$not_ours" "$out/$name".pid*.log)"
   if ((status != 0 || errors != 0)); then
     # 124 is both timeout(1)'s status and mgpu_bench's watchdog's: only the time tells them apart.
     # The sanitizer's own failure is told apart from a finding: it checked nothing after it (docs/testing.md).
@@ -346,6 +336,8 @@ run_product_row() {
     sites="$(error_sites "$out/$name".pid*.log)"
     verdict="FAIL (${cause}exit $status$( ((status == 124 && SECONDS - start >= row_timeout)) && echo ": over ${row_timeout} s")${sites:+; in $sites}; see $out/$name.*)"
     failed=1
+  else
+    verdict="$(ok_verdict "$not_ours" "$out/$name".pid*.log)"
   fi
   add_row "$tool" "$what" "$(row_configurations "$args")" "$errors" "$((SECONDS - start))" "$verdict"
 }
@@ -424,11 +416,12 @@ for tool in "${tools[@]}"; do
     seconds=$((SECONDS - start))
     read -r errors not_ours <<< "$(count_errors "$log")"
     read -r tests test_failures skipped <<< "$(gtest_counts "$report")"
-    verdict="$(ok_verdict "$not_ours" "$log")"
     if ((status != 0 || errors != 0 || test_failures != 0 || skipped != 0 || tests == 0)); then
       sites="$(error_sites "$log")"
       verdict="FAIL (exit $status, $test_failures failed, $skipped skipped${sites:+; in $sites}; see $log)"
       failed=1
+    else
+      verdict="$(ok_verdict "$not_ours" "$log")"
     fi
     add_row "$tool" "$binary" "$tests" "$errors" "$seconds" "$verdict"
   done
