@@ -56,7 +56,8 @@ po::options_description describe_study_options() {
     ("graph", po::value<std::string>()->default_value("auto"),
      "auto | on | off: replay each step as one CUDA graph, NCCL included (auto: on for CUDA)")
     ("overlap", po::value<std::string>()->default_value("auto"),
-     "auto | on | off: reduce gradients in buckets during backward, Adam per reduced bucket (auto: off, see docs)")
+     "auto | on | off: reduce gradients in buckets during backward, Adam per reduced bucket (auto: on with 4 or "
+     "more GPUs at a local batch >= 1024, deferred order, see docs)")
     ("fuse-optimizer", po::value<std::string>()->default_value("auto"),
      "weight gradients computed inside Adam, one rank fp32 only: auto|on|off (auto: on where local batch <= 64)")
     ("overlap-order", po::value<std::string>()->default_value("deferred"),
@@ -244,8 +245,8 @@ void apply_step_options(const StepOptions& step, bool cuda_backend, TrainingSett
                      ")");
   }
   settings.graph = cuda_backend && step.graph != Toggle::off;
-  // auto = off: on 2 x H200 bucketed overlap measured no faster than one reduction after backward (the NCCL kernels
-  // take SMs and memory bandwidth from backward and Adam; docs/performance-history.md has the figures).
+  // auto needs the GPU count and the local batch: BenchConfiguration::training_settings resolves it
+  // (overlap_by_default).
   settings.overlap = cuda_backend && step.overlap == Toggle::on;
   // Needs the GPU count: BenchConfiguration::training_settings resolves it (fused_optimizer_by_default).
   settings.fused_optimizer = false;

@@ -20,8 +20,8 @@ const char* device_choice_name(DeviceChoice choice);
 
 // --- Step execution options (--graph, --overlap, --overlap-order, --fuse-optimizer, --bucket-mb, --precision,
 // --grad-dtype, --optimizer-sharding, --timing, --accumulate, --gemm-tuning): how the step runs. ---
-// auto: graph on where the back-end can (CUDA), overlap off (measured no faster, docs/measurement.md), fused optimizer
-// on where stats::fused_optimizer_by_default says (stats/step_model.hpp); all off on the CPU fallback.
+// auto: graph on where the back-end can (CUDA), overlap and the fused optimizer where stats::overlap_by_default and
+// stats::fused_optimizer_by_default say (stats/step_model.hpp); all off on the CPU fallback.
 enum class Toggle { automatic, on, off };
 struct StepOptions {
   Toggle graph = Toggle::automatic;

@@ -192,6 +192,7 @@ StepSettings default_step_settings(int ranks, long long global_batch, const std:
   settings.ranks = ranks;
   settings.global_batch = global_batch;
   settings.fused_optimizer = fused_optimizer_by_default(ranks, precision == "fp32", global_batch / ranks);
+  settings.overlap = overlap_by_default(ranks, global_batch / ranks);
   return settings;
 }
 

@@ -22,7 +22,12 @@ TrainingSettings BenchConfiguration::training_settings(bool cuda_backend) const 
   settings.runs = runs;
   apply_step_options(step, cuda_backend, settings);
   // One rank has nothing to reduce, so nothing to overlap or shard and no reduction dtype: recorded as off / fp32.
-  settings.overlap = settings.overlap && gpus > 1;
+  // --overlap auto takes it where overlap_by_default says, in the order that was measured (deferred), and never
+  // with the sharded optimizer, which reduce-scatters after backward.
+  const bool overlap_chosen_by_auto =
+      step.overlap == Toggle::automatic && step.overlap_order == WeightGradientOrder::deferred &&
+      step.optimizer_sharding != Toggle::on && stats::overlap_by_default(gpus, global_batch / gpus);
+  settings.overlap = cuda_backend && gpus > 1 && (settings.overlap || overlap_chosen_by_auto);
   settings.optimizer_sharding = settings.optimizer_sharding && gpus > 1;
   if (gpus == 1) settings.grad_dtype = GradDtype::fp32;
   // --fuse-optimizer, resolved here and only here: weight gradient + Adam in one kernel needs the whole gradient on

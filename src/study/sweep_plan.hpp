@@ -38,8 +38,9 @@ struct BenchConfiguration {
   // where there are several. Unique in a sweep.
   std::string name(const std::string& device) const;
   // The settings on the agreed back-end, which decides how `step` resolves (apply_step_options; throws UsageError for
-  // what the CPU fallback cannot do), with what depends on the GPU count: overlap and grad_dtype only with > 1 GPU,
-  // fused_optimizer only with 1 (--fuse-optimizer auto: fused_optimizer_by_default).
+  // what the CPU fallback cannot do), with what depends on the GPU count: overlap and grad_dtype only with > 1 GPU
+  // (--overlap auto: overlap_by_default), fused_optimizer only with 1 (--fuse-optimizer auto:
+  // fused_optimizer_by_default).
   TrainingSettings training_settings(bool cuda_backend) const;
 };
 

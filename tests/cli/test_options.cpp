@@ -266,7 +266,7 @@ TEST(Options, StepExecutionResolvesPerBackend) {
   TrainingSettings cuda;
   apply_step_options(parse({}).step, true, cuda);
   EXPECT_TRUE(cuda.graph);
-  EXPECT_FALSE(cuda.overlap);  // auto: off (measured no faster on 2 x H200)
+  EXPECT_FALSE(cuda.overlap);  // auto: resolved per configuration (BenchConfiguration::training_settings)
   apply_step_options(parse({"--overlap", "on"}).step, true, cuda);
   EXPECT_TRUE(cuda.overlap);
   EXPECT_EQ(cuda.overlap_order, WeightGradientOrder::deferred);

@@ -182,6 +182,15 @@ TEST_F(StepModelTest, FusedOptimizerOnlyOnOneGpuFp32UpToLocalBatch64) {
   EXPECT_THROW(default_step_settings(0, 8, "fp32"), UsageError);
 }
 
+TEST_F(StepModelTest, OverlapByDefaultFromFourGpusAtALocalBatchOf1024) {
+  EXPECT_TRUE(default_step_settings(4, 4096, "fp32").overlap);
+  EXPECT_TRUE(default_step_settings(8, 8192, "bf16").overlap);
+  EXPECT_FALSE(default_step_settings(4, 4092, "fp32").overlap);  // local batch 1023
+  EXPECT_FALSE(default_step_settings(3, 3072, "fp32").overlap);  // 3 GPUs at a local batch of 1024
+  EXPECT_FALSE(default_step_settings(2, 4096, "fp32").overlap);
+  EXPECT_FALSE(default_step_settings(1, 4096, "fp32").overlap);
+}
+
 TEST_F(StepModelTest, TwoGpusAddTheMeasuredAllReduceAfterBackward) {
   const StepPrediction p = model().predict(kMlp, default_step_settings(2, 32, "fp32"));
   // Local batch 16, unfused: backward 0.0045 + weight gradients 0.018; Adam a node; 640 gradient bytes are below the

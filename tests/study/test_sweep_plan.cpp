@@ -130,6 +130,28 @@ TEST(SweepPlan, ReductionSettingsApplyOnlyWithMoreThanOneGpu) {
   EXPECT_EQ(two.grad_dtype, GradDtype::bf16);
 }
 
+TEST(SweepPlan, OverlapAutoTakesItFromFourGpusAtALocalBatchOf1024) {
+  const std::vector<BenchConfiguration> plan = plan_sweep(parse({"--batch", "4096"}), 4);
+  ASSERT_EQ(plan.size(), 2u);
+  EXPECT_FALSE(plan.front().training_settings(true).overlap);  // the 1-GPU baseline: nothing to reduce
+  const TrainingSettings four = plan.back().training_settings(true);
+  EXPECT_TRUE(four.overlap);
+  EXPECT_EQ(four.overlap_order, WeightGradientOrder::deferred);
+  EXPECT_FALSE(settings_of({"--batch", "4092"}, 4).overlap);  // local batch 1023
+  EXPECT_FALSE(settings_of({"--batch", "3072"}, 3).overlap);  // 3 GPUs
+  EXPECT_FALSE(settings_of({"--batch", "2048"}, 2).overlap);
+  EXPECT_FALSE(settings_of({"--batch", "4096"}, 4, false).overlap);  // the CPU fallback: auto is off, not refused
+}
+
+TEST(SweepPlan, OverlapAutoStaysOffWhereItWasNotMeasuredOrCannotRun) {
+  EXPECT_FALSE(settings_of({"--batch", "4096", "--overlap", "off"}, 4).overlap);
+  EXPECT_FALSE(settings_of({"--batch", "4096", "--overlap-order", "layerwise"}, 4).overlap);
+  const TrainingSettings sharded = settings_of({"--batch", "4096", "--optimizer-sharding", "on"}, 4);
+  EXPECT_FALSE(sharded.overlap);
+  EXPECT_TRUE(sharded.optimizer_sharding);
+  EXPECT_TRUE(settings_of({"--batch", "4096", "--overlap-order", "layerwise", "--overlap", "on"}, 4).overlap);
+}
+
 }  // namespace
 // Without --gpus a job of N > 1 ranks measures the 1-GPU baseline too; --timing interleaved (the default) adds its
 // phase-marked runs to the --runs unmarked ones, every fifth run or the last of fewer than five.
