@@ -96,8 +96,8 @@ inline bool fused_optimizer_by_default(int gpus, bool fp32, long long local_batc
 
 // Bucketed overlap (deferred order) by default: 4 GPUs or more and a local batch of at least
 // kOverlapMinLocalBatch. On 4 x H200 it made the step 2.0-2.5% shorter at a local batch of 1024 (both presets) and
-// 2.8% longer at 256; on 2 GPUs it was slower at every batch (docs/measurement.md). The one rule, for mgpu_bench's
-// --overlap auto (BenchConfiguration::training_settings) and for predict's default step.
+// 2.8% longer at 256; on 2 GPUs it gained nothing beyond the process-to-process spread (docs/measurement.md). The one
+// rule, for mgpu_bench's --overlap auto (BenchConfiguration::training_settings) and for predict's default step.
 inline constexpr int kOverlapMinGpus = 4;
 inline constexpr long long kOverlapMinLocalBatch = 1024;
 inline bool overlap_by_default(int gpus, long long local_batch) {
