@@ -12,8 +12,9 @@ namespace mgpu {
 // Now, as ISO 8601 UTC with a "Z" suffix ("2025-01-31T12:00:00Z"): the form of every *_utc attribute.
 std::string utc_timestamp_now();
 
-// The shortest text that reads back as the same double ("%.*g", 1 to 17 digits): 0.001, not
-// 0.0010000000000000000208. The form of floating-point attribute texts (ConfigurationResults::attribute_text).
+// The shortest text that reads back as the same double ("%.*g", 1 to 17 digits, or a whole number's plain digits
+// where those are no longer): 0.001, not 0.0010000000000000000208; 20, not 2e+01; 1e+20, not 21 digits. The form of
+// floating-point attribute texts (ConfigurationResults::attribute_text).
 std::string shortest_double_text(double value);
 
 // The configuration's attributes as text, formatted as the reader's ConfigurationResults::attribute_text (strings as

@@ -8,6 +8,7 @@
 
 #include "analysis_fixture.hpp"
 #include "report_tables.hpp"
+#include "stats/compare.hpp"
 #include "stats/configuration_stats.hpp"
 #include "stats/scaling.hpp"
 #include "table.hpp"
@@ -72,6 +73,32 @@ const char kExpectedScaling[] = R"(Scaling: N GPUs against 1 GPU of the same mod
   speedup = mean N-GPU / mean 1-GPU throughput; interval: Fieller's interval for a ratio of independent means, Welch-Satterthwaite df at the ratio (Tamhane & Logan 2004), 95%; efficiency = speedup / N.
   Welch: two-sided t-test of N-GPU against 1-GPU run throughputs (Welch-Satterthwaite df).
 )";
+
+// The comparison's change is the percent by which after's mean throughput differs from before's: 25 at a ratio of
+// 1.25, -20 at 0.8.
+TEST_F(ReportTables, ComparisonChangeIsPercentOfTheRatio) {
+  for (const double ratio : {1.25, 0.8}) {
+    const std::vector<ConfigurationStats> before = {stats_[0]};
+    std::vector<ConfigurationStats> after = {stats_[0]};
+    after[0].throughput.mean *= ratio;
+    // The comparison points into both vectors: they outlive it.
+    const stats::Comparison comparison = stats::compare_results(before, after, {});
+    const Table table = comparison_table(comparison, {});
+    ASSERT_EQ(table.rows.size(), 1u);
+    int found = 0;
+    for (std::size_t c = 0; c < table.columns.size(); ++c) {
+      if (table.columns[c].key == "ratio") {
+        EXPECT_NEAR(std::get<double>(table.rows[0][c]), ratio, 1e-12);
+        ++found;
+      }
+      if (table.columns[c].key == "change_percent") {
+        EXPECT_NEAR(std::get<double>(table.rows[0][c]), 100 * (ratio - 1), 1e-9) << ratio;
+        ++found;
+      }
+    }
+    EXPECT_EQ(found, 2);
+  }
+}
 
 TEST_F(ReportTables, ConfigurationsTableExactly) {
   EXPECT_EQ(render_terminal(configurations_table(stats_, {})), kExpectedConfigurations);

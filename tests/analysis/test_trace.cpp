@@ -187,6 +187,19 @@ TEST_F(Trace, WarmupMarkedCountersAndSettings) {
   EXPECT_TRUE(warmup && clocks && settings);
 }
 
+TEST_F(Trace, EveryTrackASliceIsOnIsNamedAfterItsRank) {
+  const nlohmann::json trace = chrome_trace({stats_[1]}, RunSelection{});  // 2 ranks
+  std::map<int, std::string> names;
+  for (const nlohmann::json& e : events_of(trace, "M"))
+    if (e.at("name") == "thread_name") names[e.at("tid").get<int>()] = e.at("args").at("name").get<std::string>();
+  ASSERT_EQ(names.size(), 4u);  // compute and communication, each rank
+  EXPECT_EQ(names.at(1), "rank 0 compute node0 GPU");
+  EXPECT_EQ(names.at(2), "rank 0 communication");
+  EXPECT_EQ(names.at(3), "rank 1 compute node0 GPU");
+  EXPECT_EQ(names.at(4), "rank 1 communication");
+  for (const nlohmann::json& e : events_of(trace, "X")) EXPECT_EQ(names.count(e.at("tid").get<int>()), 1u) << e.dump();
+}
+
 TEST_F(Trace, StepsWithoutPhaseMarksShowWhole) {
   const nlohmann::json trace = chrome_trace({stats_[2]}, RunSelection{});  // step_only
   std::size_t steps = 0;

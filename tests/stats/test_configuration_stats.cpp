@@ -85,6 +85,15 @@ TEST_F(ConfigurationStatsTest, TwoGpuStepIsThePerStepMaximumOverRanks) {
   EXPECT_EQ(s.throttled_runs, 1);
 }
 
+TEST_F(ConfigurationStatsTest, PeakMemoryBelowOneMibAndNoneRecorded) {
+  // The peak is the kept runs' largest, however small: half a MiB stays 0.5, and none recorded (0 bytes) stays 0.
+  ConfigurationResults c = file_.configuration("single");
+  for (std::int64_t& bytes : c.measurements.memory_peak_bytes.values) bytes = 512 * 1024;
+  EXPECT_DOUBLE_EQ(compute_configuration_stats(c, "f.h5", {}).peak_memory_mib, 0.5);
+  for (std::int64_t& bytes : c.measurements.memory_peak_bytes.values) bytes = 0;
+  EXPECT_DOUBLE_EQ(compute_configuration_stats(c, "f.h5", {}).peak_memory_mib, 0.0);
+}
+
 TEST_F(ConfigurationStatsTest, IncludeWarmupAndThreshold) {
   AnalysisOptions options;
   options.include_warmup = true;

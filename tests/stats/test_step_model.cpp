@@ -60,6 +60,16 @@ TEST_F(StepModelTest, ProbeRatesReadTheFile) {
   EXPECT_THROW(probe_rates(fixture::probe(), "tf32"), UsageError);
 }
 
+// The launch costs are found by label, wherever each stands: the graph node's first, the kernel launch's last.
+TEST_F(StepModelTest, LaunchCostsAreReadByLabelInAnyOrder) {
+  results_schema::HardwareProbe probe = fixture::probe();
+  probe.launch_labels = {"graph_node", "graph_launch", "kernel_launch"};
+  probe.launch_ms.values = {0.0005, 0.002, 0.003};
+  const ProbeRates rates = probe_rates(probe, "fp32");
+  EXPECT_DOUBLE_EQ(rates.graph_node_ms, 0.0005);
+  EXPECT_DOUBLE_EQ(rates.graph_launch_ms, 0.002);
+}
+
 // A GEMM's time is its median over the probe's runs, the first axis of gemm_ms, whatever the number of precisions,
 // the second: 3 runs of fp32 and bf16, fp32's L0 forward at batch 16 timed 0.010, 0.030 and 0.015 ms.
 TEST_F(StepModelTest, EachGemmIsItsMedianOverTheProbesRuns) {

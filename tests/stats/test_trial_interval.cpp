@@ -34,6 +34,18 @@ TEST(VarianceComponents, BetweenIsZeroWhenTheRunsExplainTheTrialMeans) {
   EXPECT_THROW(variance_components({{1, 2}, {}}), std::invalid_argument);
 }
 
+TEST(VarianceComponents, WithinTrialAtOneAndAtZeroDegreesOfFreedom) {
+  // One degree of freedom (3 runs in 2 trials): within = ((1 - 2)^2 + (3 - 2)^2) / 1 = 2; trial means 2 and 5,
+  // harmonic mean of 2 and 1 runs 4/3: between = var(2, 5) = 4.5 less 2 / (4/3) = 3.
+  const VarianceComponents one_df = variance_components({{1, 3}, {5}});
+  EXPECT_DOUBLE_EQ(one_df.within_trial, 2.0);
+  EXPECT_DOUBLE_EQ(one_df.between_trials, 3.0);
+  // None (every trial a single run): nothing to pool, within is 0 and between the trial means' variance.
+  const VarianceComponents zero_df = variance_components({{1}, {3}});
+  EXPECT_DOUBLE_EQ(zero_df.within_trial, 0.0);
+  EXPECT_DOUBLE_EQ(zero_df.between_trials, 2.0);
+}
+
 TEST(VarianceComponents, SpreadsArePercentOfTheGrandMeanAndNanOnlyWhenItIsZero) {
   // Grand mean exactly 1: within = (0.25 + 0.25 + 0 + 0) / (4 - 2) = 0.25, so 50%; the trial means are equal, so 0%.
   const VarianceComponents one = variance_components({{0.5, 1.5}, {1, 1}});
