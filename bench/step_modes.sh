@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Purpose: ways of running the same data-parallel step compared on RANKS GPUs (overlap orders, the sharded optimizer,
-# NCCL buffer registration, ...), whole processes alternated (mode 1, mode 2, ..., mode 1, mode 2, ...) so that drift
-# falls on every mode, every process running one GEMM plan so that only the mode differs: per configuration and mode
-# the mean step (max over ranks) of the unmarked runs of each pass, their mean and its ratio to the first mode, and
-# the phases of the marked runs. Prints a Markdown table last (also OUT/table.md).
+# any mgpu_bench options), whole processes alternated (mode 1, mode 2, ..., mode 1, mode 2, ...) so that drift falls
+# on every mode, by default each mode's processes running one GEMM plan so that only the mode differs: per
+# configuration and mode the mean step (max over ranks) of the unmarked runs of each pass, their mean and its ratio
+# to the first mode, and the phases of the marked runs. Prints a Markdown table last (also OUT/table.md).
 # Usage: BIN_DIR=dir-with-mgpu_bench OUT=dir [RANKS=2] [RUNS=10] [PASSES=2] [CONFIGS="large:1024 large:4096"]
 #        [MODES="replicated=--optimizer-sharding off;sharded=--optimizer-sharding on"] [PLAN=shared|own]
 #        bash bench/step_modes.sh   (PYTHON: a python3 with h5py and numpy, default python3)
@@ -75,24 +75,22 @@ out, passes, configs, modes = sys.argv[1], int(sys.argv[2]), sys.argv[3].split()
 PHASES = ("backward", "allreduce", "exposed_comm", "optimizer")
 def figures(path):
     """Mean step of the unmarked runs; mean phases of the marked ones (each the max over ranks); None where the
-    process left no finished run."""
+    process left no finished run (or no file)."""
     try:
-        return read_figures(path)
+        with h5py.File(path, "r") as f:
+            groups = list(f["configurations"].values()) if "configurations" in f else []
+            done = int(groups[0].attrs.get("runs_completed", 0)) if groups else 0
+            if done == 0:
+                return None
+            group = groups[0]
+            measured = ~group["is_warmup"][:].astype(bool)
+            marked = group["phases_marked"][:done].max(axis=1) == 1
+            def mean(name, runs):
+                values = group[name][:done].max(axis=1)[:, measured]
+                return float(values[runs].mean()) if runs.any() else float("nan")
+            return [mean("step_ms", ~marked)] + [mean(f"{phase}_ms", marked) for phase in PHASES]
     except (OSError, KeyError):
         return None
-def read_figures(path):
-    with h5py.File(path, "r") as f:
-        groups = list(f["configurations"].values()) if "configurations" in f else []
-        if not groups or int(groups[0].attrs.get("runs_completed", 0)) == 0:
-            return None
-        group = groups[0]
-        done = int(group.attrs["runs_completed"])
-        measured = ~group["is_warmup"][:].astype(bool)
-        marked = group["phases_marked"][:done].max(axis=1) == 1
-        def mean(name, runs):
-            values = group[name][:done].max(axis=1)[:, measured]
-            return float(values[runs].mean()) if runs.any() else float("nan")
-        return [mean("step_ms", ~marked)] + [mean(f"{phase}_ms", marked) for phase in PHASES]
 print("| configuration | mode | step ms, each pass | mean | ÷ " + modes[0] + " | " + " | ".join(PHASES) + " |")
 print("|---|---|---|---|---|" + "---|" * len(PHASES))
 for config in configs:
