@@ -338,6 +338,13 @@ ResultsWriter::Configuration ResultsWriter::add_configuration(const Configuratio
   });
 }
 
+std::uintmax_t ResultsWriter::free_space_to_append_run(int ranks, int steps) {
+  // Room for the run's values (their checksummed chunks, the grown indexes, the progress attributes) and the
+  // interrupted mark that may follow, with a wide margin: HDF5 cannot take back half an append.
+  constexpr std::uintmax_t kMetadataMarginBytes = 64 * 1024;
+  return 4 * static_cast<std::uintmax_t>(ranks) * RunRecord::packed_size(steps) * sizeof(double) + kMetadataMarginBytes;
+}
+
 void ResultsWriter::append_run(Configuration& configuration, const std::vector<RunRecord>& per_rank) {
   Impl& impl = this->impl();
   naming_file(impl.path, [&] {
@@ -354,11 +361,7 @@ void ResultsWriter::append_run(Configuration& configuration, const std::vector<R
                    "configuration '" + name + "': a run record has " + std::to_string(record.total_steps) +
                        " steps, expected " + std::to_string(steps));
 
-    // Room for the run's values (their checksummed chunks, the grown indexes, the progress attributes) and the
-    // interrupted mark that may follow, with a wide margin: HDF5 cannot take back half an append.
-    constexpr std::uintmax_t kMetadataMarginBytes = 64 * 1024;
-    require_free_space(impl.path, 4 * per_rank.size() * RunRecord::packed_size(configuration.steps_) * sizeof(double) +
-                                      kMetadataMarginBytes);
+    require_free_space(impl.path, free_space_to_append_run(configuration.ranks_, configuration.steps_));
     const H5Group group(MGPU_H5_CHECK(H5Gopen2(impl.configurations.get(), name.c_str(), H5P_DEFAULT)));
     const Measurements row =
         measurements_of_run(per_rank, configuration.measured_steps_, configuration.max_sm_clock_mhz_);

@@ -3,6 +3,7 @@
 // is documented in docs/results-format.md; results_reader.hpp reads it back.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -74,6 +75,9 @@ class ResultsWriter {
   // this run even if the process dies before the next one. A disk without room for the run is refused first
   // (UsageError, disk_space.hpp), so that a full disk leaves the file valid.
   void append_run(Configuration& configuration, const std::vector<RunRecord>& per_rank);
+  // The free space append_run requires for one run of `ranks` × `steps`: 4 × the run's packed bytes (its chunks,
+  // grown indexes and attributes, and the interrupted mark that may follow) + 64 KiB, as docs/reliability.md states.
+  static std::uintmax_t free_space_to_append_run(int ranks, int steps);
 
   // Records the replicas' agreement after the runs (replica_check) and flushes.
   void record_replica_check(Configuration& configuration, const std::string& replica_check);

@@ -437,6 +437,22 @@ TEST_F(ResultsFileTest, FileOnDiskIsValidAfterEveryRun) {
   }
 }
 
+// The free space a run needs before it is appended is what docs/reliability.md states (4 × the run's packed bytes +
+// 64 KiB; a run packs 7 values per step and 7 per run for each rank), and it covers what an append really adds.
+TEST_F(ResultsFileTest, FreeSpaceToAppendARunIsFourTimesItsBytesPlus64KiB) {
+  EXPECT_EQ(ResultsWriter::free_space_to_append_run(1, 1), 4 * (7 + 7) * 8 + 65536);
+  EXPECT_EQ(ResultsWriter::free_space_to_append_run(kRanks, kSteps), 4 * kRanks * (7 * kSteps + 7) * 8 + 65536);
+  EXPECT_EQ(ResultsWriter::free_space_to_append_run(4, 110), 164992u);
+
+  const std::string file = path("growth.h5");
+  ResultsWriter writer(file, false);
+  ResultsWriter::Configuration configuration = writer.add_configuration(synthetic_metadata(0));
+  writer.append_run(configuration, synthetic_run(0, 0));
+  const std::uintmax_t before = fs::file_size(file);
+  writer.append_run(configuration, synthetic_run(0, 1));
+  EXPECT_LE(fs::file_size(file) - before, ResultsWriter::free_space_to_append_run(kRanks, kSteps));
+}
+
 // ---- Round trip through read_results_file
 
 // Every attribute of a configuration as text, through the schema's own list (the raw tests above check the names).
