@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # Purpose: bench/compute_sanitizer.sh's product part without a GPU: a stand-in compute-sanitizer (writes a chosen log,
 # records its arguments) and a stand-in mpirun (records its options, starts the command once a rank) check mpirun's
-# options (every rank unbound by default), the options each tool gets (the kernel filter and exclusion for racecheck
-# and synccheck only, racecheck's shorter runs), the row's label, how errors are counted from the logs (NCCL's
-# expected probes not counted, a missing log counted, ranks summed), that the sanitizer's internal error is named as
-# such, that racecheck's hazards inside library kernels are named but not counted, and the exit status. Exits 1
-# when a case fails.
+# options (every rank unbound by default), the options each tool gets (the kernel filter and exclusion for racecheck and
+# synccheck only, racecheck's shorter runs and the batches a row gives it), the row's label, how errors are counted from
+# the logs (NCCL's expected probes not counted, a missing log counted, ranks summed), that the sanitizer's internal
+# error is named as such, that racecheck's hazards inside library kernels are named but not counted, and the exit
+# status. Exits 1 when a case fails.
 #
 # Usage: tests/end_to_end/compute_sanitizer_script_test.sh [WORK_DIR]
 set -u
@@ -195,6 +195,13 @@ run_case mixed_hazards "$mixed_log" 0 1 TOOLS=racecheck ROWS=10:8 KERNEL_FILTER=
 expect_row mixed_hazards '\| +1 \| +1 \| +[0-9]+ \| FAIL \(exit 0; in [^;]*output_head_kernel \(output_head\.cu:128\) x1'
 run_case unprinted_hazard "$unprinted_log" 0 1 TOOLS=racecheck ROWS=10:8 KERNEL_FILTER=
 expect_row unprinted_hazard '\| +1 \| +1 \| +[0-9]+ \| FAIL \(exit 0; in nvjet_sm90_tss_64x8_64x16_4x1_v_bz_splitK_TNT x2; see '
+
+# Large TF32's racecheck takes batches 8 and 64 of its row (9); synccheck the whole row; a batch ROWS names, any.
+run_case tf32_racecheck_batches "$clean_log" 0 0 TOOLS="racecheck synccheck" ROWS=9
+expect_row tf32_racecheck_batches '^\| racecheck +\| row 9, 1 rank\(s\): --model large --batch 8,64 --precision tf32 .*\| +2 \| +0 \|'
+expect_row tf32_racecheck_batches '^\| synccheck +\| row 9, 1 rank\(s\): --model large --batch 8,64,1024 --precision tf32 .*\| +3 \| +0 \|'
+run_case tf32_racecheck_named "$clean_log" 0 0 TOOLS=racecheck ROWS=9:1024
+expect_row tf32_racecheck_named '^\| racecheck +\| row 9, 1 rank\(s\): --model large --batch 1024 --precision tf32 .*\| +1 \| +0 \|'
 
 # A run without a log (the sanitizer or the program died before writing one) is one error.
 run_case missing_log none 0 1 TOOLS=synccheck ROWS=18:8
