@@ -552,6 +552,26 @@ TEST_F(ResultsFileTest, WriterRejectsInconsistentInput) {
   EXPECT_THROW(writer.append_run(configuration, synthetic_run(0, 0)), Error);
 }
 
+// The writer's bounds on the step counts: no warm-up (every step measured) or no measured step is a configuration, a
+// negative count or no step at all is not.
+TEST_F(ResultsFileTest, WriterTakesZeroWarmupOrZeroMeasuredStepsButNotNoStepsAtAll) {
+  ResultsWriter writer(path("steps.h5"), false);
+  const auto with_steps = [](int index, int warmup, int measured) {
+    ConfigurationMetadata m = synthetic_metadata(0);
+    m.name = "steps_" + std::to_string(index);
+    m.warmup_steps = warmup;
+    m.measured_steps = measured;
+    return m;
+  };
+  ResultsWriter::Configuration no_warmup = writer.add_configuration(with_steps(0, 0, kSteps));
+  writer.append_run(no_warmup, synthetic_run(0, 0));
+  EXPECT_EQ(no_warmup.runs_completed(), 1);
+  EXPECT_NO_THROW(writer.add_configuration(with_steps(1, kSteps, 0)));
+  EXPECT_THROW(writer.add_configuration(with_steps(2, -1, kSteps + 1)), Error);
+  EXPECT_THROW(writer.add_configuration(with_steps(2, kSteps + 1, -1)), Error);
+  EXPECT_THROW(writer.add_configuration(with_steps(2, 0, 0)), Error);
+}
+
 // ---- Paths: refused before anything is created
 
 TEST_F(ResultsFileTest, CheckCanCreateRefusesAnExistingFileWithoutOverwrite) {
