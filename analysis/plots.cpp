@@ -175,7 +175,6 @@ std::string speedup_script(const std::string& stem_path, const Series& series,
                            const std::vector<BreakEvenCurve>& break_evens) {
   std::map<std::string, std::string> suffix;
   std::string marks;
-  int label = 1;
   for (const BreakEvenCurve& curve : break_evens) {
     suffix[curve.series] = break_even_words(curve.break_even);
     const auto at = std::find(series.names.begin(), series.names.end(), curve.series);
@@ -185,8 +184,8 @@ std::string speedup_script(const std::string& stem_path, const Series& series,
     const std::string x = number_text(curve.break_even.batch);
     marks += "set arrow from " + x + ", graph 0 to " + x + ", graph 1 nohead dt 3 lw 1.5 lc " + c + " front\n";
     marks += "set object circle at " + x + ",1 size screen 0.008 fs empty border lc " + c + " lw 2 front\n";
-    marks += "set label " + std::to_string(label++) + " " +
-             gnuplot_string("break-even ~" + number_text(curve.break_even.batch, "%.0f")) + " at " + x +
+    // No tag: gnuplot numbers each label itself.
+    marks += "set label " + gnuplot_string("break-even ~" + number_text(curve.break_even.batch, "%.0f")) + " at " + x +
              ", graph 0.04 offset char 0.6,0 left tc " + c + " front\n";
   }
   return script(stem_path, 1000, 640,

@@ -294,6 +294,18 @@ TEST_F(AnalyzeCli, OutDirectoryWithPlots) {
   }
 }
 
+// A configuration whose phases were not measured (--timing step) has no phase bars: every boundary at 0, and the text
+// beside it says why.
+TEST_F(AnalyzeCli, PhaseBarsOfAStepWithoutMeasuredPhasesAreEmpty) {
+  const double nan = std::nan("");
+  file_of_steady_runs("unmarked.h5", {synthetic_metadata("unmarked", 1)}, {nan, nan, nan, nan, nan, 4.0});
+  const Outcome o = run("report unmarked.h5 --out plots --format csv");
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  const std::string phases = read_text(dir_ + "/plots/phases.dat");
+  EXPECT_NE(phases.find("0 \"unmarked\" 0 0 0 0 0 0 \"4 ms, 1 GPU (phases not measured)\""), std::string::npos)
+      << phases;
+}
+
 TEST_F(AnalyzeCli, EfficiencyPlotWithMoreThanTwoGpuCounts) {
   {
     ResultsWriter writer(dir_ + "/sweep.h5", false);

@@ -28,6 +28,14 @@ TEST(AllreduceModel, CurveTakesTheSlowestRankOfEachSize) {
   EXPECT_EQ(curve.bytes_ms[0].first, 1000);
   EXPECT_DOUBLE_EQ(curve.bytes_ms[0].second, 0.01);  // rank 1's 0.01, not rank 0's 0.009
   EXPECT_DOUBLE_EQ(curve.bytes_ms[1].second, 0.1);
+
+  // Rank 0 the slowest: its times, not rank 1's.
+  results_schema::AllreduceSweep rank0_slowest = step_model_test::sweep();
+  rank0_slowest.op_ms.values = {0.01, 0.1, 0.009, 0.09};
+  const AllreduceCurve from_rank0 = allreduce_curve(rank0_slowest);
+  ASSERT_EQ(from_rank0.bytes_ms.size(), 2u);
+  EXPECT_DOUBLE_EQ(from_rank0.bytes_ms[0].second, 0.01);
+  EXPECT_DOUBLE_EQ(from_rank0.bytes_ms[1].second, 0.1);
 }
 
 // The step issues one all-reduce after backward: the curve is each all-reduce timed alone (op_ms), not the
