@@ -230,16 +230,16 @@ EOF
 }
 
 # The product's grid: "ranks|scope|arguments of mgpu_bench", scope "all" (memcheck and initcheck), "subset" (synccheck
-# and racecheck too) or "subset:B,B" (racecheck takes only those batches; ROWS=INDEX:B,B still names any). Batches are global; on 2 ranks 2, 16, 64, 130 and
-# 2048 are local batches 1, 8, 32, 65 and 1024. Every row measures each configuration once (--runs 1 gives one
-# unmarked and one phase-marked run) with the watchdog off (the sanitizer slows every kernel by orders of magnitude).
-# The probe's peak-rate GEMM runs the same code at m = n = k = 256 as at its default 8192, whose three products (fp32,
-# tf32, bf16) are nearly all of the probe's FLOPs. Its racecheck and synccheck row (42) times one model at one batch,
-# which runs every line of the probe's own: racecheck, which the probe needs checking every kernel (cuBLAS's
-# cluster-launched ones included), had not finished both models at batch 16 in 555 s on an H100. Large TF32's racecheck
-# takes batches 8 and 64: at 1024 every GEMM is cuBLASLt's (no kernel of ours that rows 13 and 14 do not run at a
-# local batch of 1024), racecheck must check them (left unchecked, the cluster-launched ones end it in the internal
-# error) and had not finished the set-up in 560 s alone on one H200.
+# and racecheck too) or "subset:B,B" (racecheck takes only those batches; ROWS=INDEX:B,B still names any). Batches are
+# global; on 2 ranks 2, 16, 64, 130 and 2048 are local batches 1, 8, 32, 65 and 1024. Every row measures each
+# configuration once (--runs 1 gives one unmarked and one phase-marked run) with the watchdog off (the sanitizer slows
+# every kernel by orders of magnitude). The probe's peak-rate GEMM runs the same code at m = n = k = 256 as at its
+# default 8192, whose three products (fp32, tf32, bf16) are nearly all of the probe's FLOPs. Its racecheck and synccheck
+# row (42) times one model at one batch, which runs every line of the probe's own: racecheck, which the probe needs
+# checking every kernel (cuBLAS's cluster-launched ones included), had not finished both models at batch 16 in 555 s on
+# an H100. Large TF32's racecheck takes batches 8 and 64: at 1024 every GEMM is cuBLASLt's (no kernel of ours that rows
+# 13 and 14 do not run at a local batch of 1024), racecheck must check them (left unchecked, the cluster-launched ones
+# end it in the internal error) and had not finished the set-up in 560 s alone on one H200.
 product_rows() {
   local model tf32_race
   for model in large medium; do
@@ -348,6 +348,9 @@ run_product_row() {
   add_row "$tool" "$what" "$(row_configurations "$args")" "$errors" "$((SECONDS - start))" "$verdict"
 }
 
+# with_batches ARGS B,B: the mgpu_bench arguments with their --batch list replaced.
+with_batches() { sed -E "s/--batch [^ ]+/--batch $2/" <<< "$1"; }
+
 # The product's work: one line "tool|index|ranks|arguments" per mgpu_bench run, for the rows this copy takes (SHARD,
 # RANKS, ROWS, and the tool's scope), in the order of ROWS when given, else 2-rank runs (the longest) first; with
 # SPLIT=configurations one line per batch.
@@ -359,19 +362,18 @@ work_items() {
       index=$((index + 1))
       ((index % shard_count == shard_index)) || continue
       if [[ "$scope" != subset* && ( "$tool" == synccheck || "$tool" == racecheck ) ]]; then continue; fi
-      if [[ "$scope" == subset:* && "$tool" == racecheck ]]; then
-        args="$(sed -E "s/--batch [^ ]+/--batch ${scope#subset:}/" <<< "$args")"
-      fi
       [[ " $row_ranks " == *" $ranks "* ]] || continue
       [[ "$row_indexes" == "  " || "$row_indexes" == *" $index "* || "$row_indexes" == *" $index:"* ]] || continue
       priority=$((3 - ranks))
       [[ "$row_indexes" == "  " ]] || priority="$(tr ' ' '\n' <<< "$row_indexes" | grep -v '^$' | grep -nE "^$index(:|$)" | cut -d: -f1)"
       named="$(tr ' ' '\n' <<< "$row_indexes" | sed -nE "s/^$index:([0-9,]+)$/\1/p")"
-      [[ -z "$named" ]] || args="$(sed -E "s/--batch [^ ]+/--batch $named/" <<< "$args")"
+      # Batches ROWS names, else racecheck's of a "subset:B,B" row.
+      [[ -z "$named" && "$scope" == subset:* && "$tool" == racecheck ]] && named="${scope#subset:}"
+      [[ -z "$named" ]] || args="$(with_batches "$args" "$named")"
       batches="$(sed -nE 's/.*--batch ([^ ]+).*/\1/p' <<< "$args")"
       if [[ "${SPLIT:-}" == configurations && -n "$batches" ]]; then
         for batch in ${batches//,/ }; do
-          echo "$priority|$tool|$index|$ranks|$(sed -E "s/--batch [^ ]+/--batch $batch/" <<< "$args")"
+          echo "$priority|$tool|$index|$ranks|$(with_batches "$args" "$batch")"
         done
       else
         echo "$priority|$tool|$index|$ranks|$args"
