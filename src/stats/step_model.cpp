@@ -238,6 +238,10 @@ std::string StepModel::probed_preset(const MlpSpec& model) const {
 
 namespace {
 
+// The share of a hidden reduction's time that backward grows by (see predict). Fitted to the deferred step's phases
+// against the step without overlap on 2 and 4 x H200 (large, local batch 256 to 2048: 0.7 to 1.1; docs/model.md).
+constexpr double kOverlapContention = 0.85;
+
 // A step's compute: forward, backward without the weight gradients, the weight gradients, Adam, and how they were
 // obtained (the weakest source of any term).
 struct ComputeTerms {
@@ -338,7 +342,8 @@ StepPrediction StepModel::predict(const MlpSpec& model, const StepSettings& sett
   } else {
     // Buckets of the cap reduced while the weight-gradient GEMMs run; what backward cannot hide, and at least the
     // 1 MB bucket reduced after its end, is exposed; Adam runs per bucket as they arrive, so only the last bucket's
-    // update follows the last reduction.
+    // update follows the last reduction. What is hidden is not free: NCCL's kernels take SMs and memory bandwidth
+    // from the GEMMs beside them, and backward grows by kOverlapContention of the reduction it hides.
     const double cap_bytes = settings.bucket_mb > 0 ? settings.bucket_mb * 1e6 : double(gradient_bytes);
     const long long buckets = std::max(1LL, (long long)std::ceil(gradient_bytes / cap_bytes));
     const long long bucket_bytes = (gradient_bytes + buckets - 1) / buckets;
@@ -348,6 +353,7 @@ StepPrediction StepModel::predict(const MlpSpec& model, const StepSettings& sett
     const double last_ms = allreduce_ms(last_bytes, settings.ranks, &last_source);
     step.allreduce_source = weaker(step.allreduce_source, last_source);
     step.exposed_comm_ms = std::max(last_ms, step.allreduce_ms - terms.weight_gradients_ms);
+    step.backward_ms += kOverlapContention * std::max(0.0, step.allreduce_ms - step.exposed_comm_ms);
     optimizer_exposed_ms = terms.adam_ms * double(last_bytes) / double(gradient_bytes);
   }
   step.step_ms = step.forward_ms + step.backward_ms + step.exposed_comm_ms + optimizer_exposed_ms +

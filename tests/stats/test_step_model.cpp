@@ -233,15 +233,28 @@ TEST_F(StepModelTest, AStatedLinkReplacesTheSweepForEveryRankCount) {
   EXPECT_THROW(without_link.allreduce_ms(640, 2, &source), UsageError);
 }
 
-TEST_F(StepModelTest, OverlapHidesTheReductionsBehindTheWeightGradients) {
+TEST_F(StepModelTest, OverlapHidesTheReductionsBehindTheWeightGradientsAtACostToBackward) {
   StepSettings settings = default_step_settings(2, 32, "fp32");
   settings.overlap = true;
   settings.bucket_mb = 0.0002;  // 200-byte buckets: 640 bytes in 4 buckets of 160
   const StepPrediction p = model().predict(kMlp, settings);
   EXPECT_NEAR(p.allreduce_ms, 0.04, 1e-15);      // 4 x the sweep's floor 0.01
   EXPECT_NEAR(p.exposed_comm_ms, 0.022, 1e-15);  // 0.04 - weight gradients 0.018 (more than the last bucket's 0.01)
+  // The 0.018 ms hidden behind the weight gradients lengthens backward by 0.85 of it.
+  EXPECT_NEAR(p.backward_ms, 0.0225 + 0.85 * 0.018, 1e-15);
   // Adam per bucket beside backward: only the last bucket's quarter of it follows the last reduction.
-  EXPECT_NEAR(p.step_ms, 0.016 + 0.0225 + 0.022 + 0.0005 / 4 + 0.002, 1e-15);
+  EXPECT_NEAR(p.step_ms, 0.016 + 0.0225 + 0.85 * 0.018 + 0.022 + 0.0005 / 4 + 0.002, 1e-15);
+}
+
+TEST_F(StepModelTest, OverlapOfOneBucketHidesNothingAndCostsBackwardNothing) {
+  StepSettings settings = default_step_settings(2, 32, "fp32");
+  settings.overlap = true;
+  settings.bucket_mb = 0.001;  // one bucket of all 640 bytes, which is also the last, reduced after backward
+  const StepPrediction p = model().predict(kMlp, settings);
+  EXPECT_NEAR(p.allreduce_ms, 0.01, 1e-15);
+  EXPECT_NEAR(p.exposed_comm_ms, 0.01, 1e-15);
+  EXPECT_NEAR(p.backward_ms, 0.0225, 1e-15);
+  EXPECT_NEAR(p.step_ms, 0.016 + 0.0225 + 0.01 + 0.0005 + 0.002, 1e-15);
 }
 
 // --- The step's own units (probe version 8): a preset's step composed from them. ---
