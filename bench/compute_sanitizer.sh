@@ -4,7 +4,7 @@
 # "product": mgpu_bench's short runs (--runs 1 --warmup 0 --steps 3; racecheck's one step) over a grid that reaches
 # every code path of the step (both presets and a --layers model; local batch 1 to 4096 around every kernel threshold;
 # graph on and off; fused optimizer on and off; overlap off, deferred and layerwise; GEMM tuning step and alone; fp32,
-# tf32, bf16 and --grad-dtype bf16; --accumulate 2; --optimizer-sharding on; 1 rank and 2 ranks, each rank under the
+# tf32, bf16 and --grad-dtype bf16; --accumulate 2; --optimizer-sharding on; 1, 2 and 4 ranks, each rank under the
 # sanitizer), `mgpu_bench probe` and `mgpu_bench allreduce`: memcheck and initcheck over the whole grid, synccheck and
 # racecheck over the rows marked "subset", which still launch every kernel of ours. A table (tool, what ran,
 # configurations or tests, errors, seconds) follows. It passes only when every run has 0 sanitizer errors in our code
@@ -18,7 +18,8 @@
 # mgpu_bench run per batch of a row instead of one per row, so that lanes share a row's configurations), SHARD=i/n
 # (the product rows whose index is i modulo n, for copies started by hand with their own CUDA_VISIBLE_DEVICES; 2-rank
 # rows need two visible GPUs), GPUS (the device numbers LANES spreads over, default every GPU nvidia-smi lists), RANKS
-# (the rows of these rank counts, default "1 2"), ROWS (the product rows of these indexes, counted from 1 in the order
+# (the rows of these rank counts, default "1 2"; "4" takes the two 4-rank rows, the default step of 4 GPUs: overlap
+# from a local batch of 1024), ROWS (the product rows of these indexes, counted from 1 in the order
 # below, default every row; INDEX:B,B takes only those global batches of the row), ROW_TIMEOUT (seconds per
 # mgpu_bench run, default 1200), TUNING=plan (each training run
 # first runs plainly with the same arguments and the sanitized run takes that run's GEMM plan, --gemm-plan: its set-up
@@ -231,7 +232,8 @@ EOF
 
 # The product's grid: "ranks|scope|arguments of mgpu_bench", scope "all" (memcheck and initcheck), "subset" (synccheck
 # and racecheck too) or "subset:B,B" (racecheck takes only those batches; ROWS=INDEX:B,B still names any). Batches are
-# global; on 2 ranks 2, 16, 64, 130 and 2048 are local batches 1, 8, 32, 65 and 1024. Every row measures each
+# global; on 2 ranks 2, 16, 64, 130 and 2048 are local batches 1, 8, 32, 65 and 1024, on 4 ranks 8 and 4096 are 2 and
+# 1024. Every row measures each
 # configuration once (--runs 1 gives one unmarked and one phase-marked run) with the watchdog off (the sanitizer slows
 # every kernel by orders of magnitude). The probe's peak-rate GEMM runs the same code at m = n = k = 256 as at its
 # default 8192, whose three products (fp32, tf32, bf16) are nearly all of the probe's FLOPs. Its racecheck and synccheck
@@ -274,6 +276,8 @@ ROWS
 2|subset|--model medium --batch 16,130 --gpus 2 --optimizer-sharding on
 2|subset|--model large --batch 16,130 --gpus 2 --optimizer-sharding on
 1|subset|probe --model medium --batches 16 --runs 1 --iters 2 --square 256
+4|all|--model large --batch 8,4096 --gpus 4
+4|all|--model medium --batch 8,4096 --gpus 4
 ROWS
 }
 

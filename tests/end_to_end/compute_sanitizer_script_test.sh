@@ -4,8 +4,8 @@
 # options (every rank unbound by default), the options each tool gets (the kernel filter and exclusion for racecheck and
 # synccheck only, racecheck's shorter runs and the batches a row gives it), the row's label, how errors are counted from
 # the logs (NCCL's expected probes not counted, a missing log counted, ranks summed), that the sanitizer's internal
-# error is named as such, that racecheck's hazards inside library kernels are named but not counted, and the exit
-# status. Exits 1 when a case fails.
+# error is named as such, that racecheck's hazards inside library kernels are named but not counted, that the 4-rank
+# rows run with RANKS=4 alone, and the exit status. Exits 1 when a case fails.
 #
 # Usage: tests/end_to_end/compute_sanitizer_script_test.sh [WORK_DIR]
 set -u
@@ -202,6 +202,16 @@ expect_row tf32_racecheck_batches '^\| racecheck +\| row 9, 1 rank\(s\): --model
 expect_row tf32_racecheck_batches '^\| synccheck +\| row 9, 1 rank\(s\): --model large --batch 8,64,1024 --precision tf32 .*\| +3 \| +0 \|'
 run_case tf32_racecheck_named "$clean_log" 0 0 TOOLS=racecheck ROWS=9:1024
 expect_row tf32_racecheck_named '^\| racecheck +\| row 9, 1 rank\(s\): --model large --batch 1024 --precision tf32 .*\| +1 \| +0 \|'
+
+# The 4-rank rows (the default step of 4 GPUs) run with RANKS=4 alone, under memcheck and initcheck only.
+run_case four_ranks "$clean_log" 0 0 TOOLS="memcheck synccheck" RANKS=4
+expect_row four_ranks '^\| memcheck +\| row 43, 4 rank\(s\): --model large --batch 8,4096 --gpus 4 +\| +2 \| +0 \|'
+expect_row four_ranks '^\| memcheck +\| row 44, 4 rank\(s\): --model medium --batch 8,4096 --gpus 4 +\| +2 \| +0 \|'
+[[ $(grep -Ec '^\| (memcheck|synccheck) ' "$WORK/four_ranks/out/table.md") == 2 ]] || fail four_ranks "not exactly rows 43 and 44"
+grep -q -- '-np 4 ' "$WORK/four_ranks/mpirun_args" || fail four_ranks "no run of 4 ranks"
+run_case default_ranks "$clean_log" 0 0 TOOLS=memcheck
+expect_row default_ranks '^\| memcheck +\| row 42, 1 rank\(s\): '
+! grep -Eq -- '4 rank\(s\)' "$WORK/default_ranks/out/table.md" || fail default_ranks "a 4-rank row ran without RANKS=4"
 
 # A run without a log (the sanitizer or the program died before writing one) is one error.
 run_case missing_log none 0 1 TOOLS=synccheck ROWS=18:8
