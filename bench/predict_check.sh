@@ -8,7 +8,8 @@
 #   BIN_DIR=build OUT=/tmp/predict_check bash bench/predict_check.sh
 # Knobs: RUNS (runs per configuration of the grid, default 10), RANKS (default 1: the grid on 1 GPU; N > 1: the grid
 # from N ranks), GPU_COUNTS (the grid's GPU counts, default 1,N; 1,2,4 with RANKS=4), each count above 1 with an
-# all-reduce sweep of its own ranks beside the probe for its all-reduce term.
+# all-reduce sweep of its own ranks beside the probe for its all-reduce term, GRID_OPTIONS (more mgpu_bench options
+# for the grid, e.g. "--optimizer-sharding on": the check then predicts that mode).
 # Exit status 0 on PASS, 1 on FAIL or a failed step.
 set -uo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -43,8 +44,9 @@ for n in ${gpus//,/ }; do
   step "all-reduce sweep, $n ranks" "${mpirun[@]}" -np "$n" "$bin/mgpu_bench" allreduce --output "$out/allreduce_n$n.h5"
   allreduce+=(--allreduce "$out/allreduce_n$n.h5")
 done
+read -r -a grid_options <<<"${GRID_OPTIONS:-}"
 step "measured grid" "${mpirun[@]}" -np "$ranks" "$bin/mgpu_bench" --model medium,large --batch "$grid" --gpus "$gpus" \
-  --runs "${RUNS:-10}" --trials 1 --output "$out/grid.h5"
+  --runs "${RUNS:-10}" --trials 1 "${grid_options[@]}" --output "$out/grid.h5"
 note "## prediction and check ($((SECONDS - started)) s)"
 for format in json markdown; do
   "$bin/mgpu_analyze" predict --probe "$out/probe.h5" "${allreduce[@]}" --check "$out/grid.h5" --format "$format" \

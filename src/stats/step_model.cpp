@@ -242,6 +242,11 @@ namespace {
 // against the step without overlap on 2 and 4 x H200 (large, local batch 256 to 2048: 0.7 to 1.1; docs/model.md).
 constexpr double kOverlapContention = 0.85;
 
+// Each collective of the sharded optimizer (the reduce-scatter of the gradient, the all-gather of the parameters) as a
+// share of the all-reduce of the same bytes, which no sweep times apart. A ring all-reduce is the two, so half would
+// be the floor; in the step each took 0.61-0.65 of the all-reduce (large 1024 on 4 x H200 and 2 x H100; docs/model.md).
+constexpr double kShardedCollectiveShare = 0.65;
+
 // A step's compute: forward, backward without the weight gradients, the weight gradients, Adam, and how they were
 // obtained (the weakest source of any term).
 struct ComputeTerms {
@@ -336,6 +341,21 @@ StepPrediction StepModel::predict(const MlpSpec& model, const StepSettings& sett
   double optimizer_exposed_ms = step.optimizer_ms;
   if (settings.ranks == 1) {
     step.allreduce_ms = step.exposed_comm_ms = 0;
+  } else if (settings.optimizer_sharding) {
+    // After backward: the reduce-scatter, then Adam on this rank's 1/N and the rest no rank owns (the parameters
+    // beyond N equal shards, all-reduced instead), then the all-gather of the parameters, all on the step's path.
+    const long long parameters = model.parameter_count();
+    const long long shard = parameters / settings.ranks, tail = parameters - shard * settings.ranks;
+    const double collective_ms =
+        kShardedCollectiveShare * allreduce_ms(gradient_bytes, settings.ranks, &step.allreduce_source);
+    step.allreduce_source = TermSource::estimated;
+    TermSource tail_source = TermSource::measured;
+    const double tail_ms =
+        tail > 0 ? allreduce_ms(tail * settings.gradient_bytes_per_element, settings.ranks, &tail_source) : 0.0;
+    step.allreduce_ms = step.exposed_comm_ms = collective_ms + tail_ms;
+    const double adam_share_ms = terms.adam_ms * double(shard + tail) / double(parameters);
+    step.optimizer_ms = std::max(adam_share_ms, rates_.graph_node_ms) + collective_ms;
+    optimizer_exposed_ms = step.optimizer_ms;
   } else if (!settings.overlap) {
     step.allreduce_ms = allreduce_ms(gradient_bytes, settings.ranks, &step.allreduce_source);
     step.exposed_comm_ms = step.allreduce_ms;

@@ -1,7 +1,8 @@
 // Purpose: a model of one data-parallel training step from measured rates (docs/model.md): per layer the step's own
 // units as the probe timed them (a preset in fp32), or the GEMMs at their shapes with our elementwise kernels and
 // Adam as bytes over the probe's copy bandwidth (never under its graph-node cost); and the gradient all-reduce
-// (allreduce_model.hpp), exposed or overlapped as the step runs it (docs/measurement.md, "Step execution").
+// (allreduce_model.hpp), exposed or overlapped as the step runs it, or the sharded optimizer's reduce-scatter and
+// all-gather in its place (docs/measurement.md, "Step execution").
 #pragma once
 
 #include <optional>
@@ -81,6 +82,7 @@ struct StepSettings {
   bool graph = true;
   bool fused_optimizer = false;        // 1 rank: weight gradients inside Adam
   bool overlap = false;                // bucketed reductions during backward
+  bool optimizer_sharding = false;     // > 1 rank: reduce-scatter, Adam on each rank's 1/N, all-gather
   double bucket_mb = 8.0;              // bucket cap with overlap on (10^6 bytes)
   int gradient_bytes_per_element = 4;  // fp32 gradient; 2 for bf16
   long long local_batch() const { return global_batch / ranks; }

@@ -120,16 +120,13 @@ TEST_F(PredictTest, CheckLeavesOutWhatTheModelDoesNotDescribe) {
     cpu.device = "cpu";
     ResultsWriter::Configuration c = writer.add_configuration(cpu);
     writer.append_run(c, {synthetic_record({{0, 0, 0, 0, 0, 1.0}, {0, 0, 0, 0, 0, 1.0}}, 0, 0, 0)});
-    // Steps the model has no terms for: two steps per update, and the sharded optimizer's collectives.
-    for (const char* kind : {"accumulated", "sharded"}) {
-      ConfigurationMetadata m = synthetic_metadata(kind, 2);
-      m.layer_widths = fixture::kWidths;
-      m.accumulate_steps = std::string(kind) == "accumulated" ? 2 : 1;
-      m.optimizer_sharding = std::string(kind) == "sharded" ? "on" : "off";
-      ResultsWriter::Configuration shown = writer.add_configuration(m);
-      const std::vector<double> phases = {0, 0, 0, 0, 0, 0.051};
-      writer.append_run(shown, std::vector<RunRecord>(2, synthetic_record({phases, phases}, 0, 0, 0)));
-    }
+    // A step the model has no terms for: two steps per update.
+    ConfigurationMetadata m = synthetic_metadata("accumulated", 2);
+    m.layer_widths = fixture::kWidths;
+    m.accumulate_steps = 2;
+    ResultsWriter::Configuration shown = writer.add_configuration(m);
+    const std::vector<double> phases = {0, 0, 0, 0, 0, 0.051};
+    writer.append_run(shown, std::vector<RunRecord>(2, synthetic_record({phases, phases}, 0, 0, 0)));
     writer.close();
   }
   testing::internal::CaptureStderr();
@@ -137,12 +134,37 @@ TEST_F(PredictTest, CheckLeavesOutWhatTheModelDoesNotDescribe) {
   const std::string notes = testing::internal::GetCapturedStderr();
   ASSERT_EQ(summary.rows.size(), 1u);
   EXPECT_EQ(summary.rows[0].name, "one");
-  EXPECT_NE(notes.find("'sharded' (mgpu_bench, cuda, accumulate 1, optimizer sharding on) is not an mgpu_bench CUDA "
-                       "step of one update with a replicated optimizer; left out"),
+  EXPECT_NE(notes.find("'accumulated' (mgpu_bench, cuda, accumulate 2) is not an mgpu_bench CUDA step of one update; "
+                       "left out"),
             std::string::npos)
       << notes;
-  EXPECT_NE(notes.find("'accumulated' (mgpu_bench, cuda, accumulate 2, optimizer sharding off)"), std::string::npos)
-      << notes;
+  EXPECT_NE(notes.find("'cpu' (mgpu_bench, cpu, accumulate 1)"), std::string::npos) << notes;
+}
+
+// The sharded optimizer's configurations are predicted with its collectives (test_step_model.cpp: 0.054 ms).
+TEST_F(PredictTest, CheckPredictsTheShardedOptimizersStep) {
+  const std::string results = dir_ + "/sharded.h5";
+  {
+    ResultsWriter writer(results, false);
+    add(writer, "replicated", 2, false, 0.051);
+    ConfigurationMetadata m = synthetic_metadata("sharded", 2);
+    m.layer_widths = fixture::kWidths;
+    m.global_batch = 32;
+    m.local_batch = 16;
+    m.graph = "on";
+    m.fused_optimizer = "off";
+    m.optimizer_sharding = "on";
+    ResultsWriter::Configuration c = writer.add_configuration(m);
+    const std::vector<double> phases = {0, 0, 0, 0, 0, 0.054};
+    writer.append_run(c, std::vector<RunRecord>(2, synthetic_record({phases, phases}, 0, 0, 0)));
+    writer.close();
+  }
+  const CheckSummary summary = check_predictions(options_, read_results_file(results));
+  ASSERT_EQ(summary.rows.size(), 2u);
+  EXPECT_NEAR(summary.rows[0].predicted_step_ms, 0.051, 1e-15);
+  EXPECT_EQ(summary.rows[1].name, "sharded");
+  EXPECT_NEAR(summary.rows[1].predicted_step_ms, 0.054, 1e-15);
+  EXPECT_NEAR(summary.worst_abs_step_error, 0, 1e-12);
 }
 
 TEST_F(PredictTest, CheckReportsTheRelativeErrorOfEachConfiguration) {

@@ -257,6 +257,31 @@ TEST_F(StepModelTest, OverlapOfOneBucketHidesNothingAndCostsBackwardNothing) {
   EXPECT_NEAR(p.step_ms, 0.016 + 0.0225 + 0.01 + 0.0005 + 0.002, 1e-15);
 }
 
+TEST_F(StepModelTest, ShardedOptimizerReducesScattersUpdatesItsShareAndGathers) {
+  StepSettings settings = default_step_settings(2, 32, "fp32");
+  settings.optimizer_sharding = true;
+  const StepPrediction p = model().predict(kMlp, settings);
+  // Each collective 0.65 of the 640-byte all-reduce's 0.01 ms; 160 parameters in two shards of 80, no rest.
+  EXPECT_NEAR(p.allreduce_ms, 0.0065, 1e-15);
+  EXPECT_NEAR(p.exposed_comm_ms, 0.0065, 1e-15);
+  EXPECT_EQ(p.allreduce_source, TermSource::estimated);
+  // Adam on half (0.00025 ms) is held at the graph node's 0.0005; then the all-gather.
+  EXPECT_NEAR(p.optimizer_ms, 0.0005 + 0.0065, 1e-15);
+  EXPECT_NEAR(p.step_ms, 0.016 + 0.0225 + 0.0065 + 0.0005 + 0.0065 + 0.002, 1e-15);
+}
+
+TEST_F(StepModelTest, ShardedOptimizerAllReducesTheParametersBeyondEqualShards) {
+  StepSettings settings = default_step_settings(3, 48, "fp32");  // local batch 16, as on 2 ranks at 32
+  settings.optimizer_sharding = true;
+  const StepModel m = model();
+  const StepPrediction p = m.predict(kMlp, settings);
+  TermSource source = TermSource::measured;
+  // 160 parameters in three shards of 53 and one more, all-reduced: 4 bytes.
+  const double expected = 0.65 * m.allreduce_ms(640, 3, &source) + m.allreduce_ms(4, 3, &source);
+  EXPECT_NEAR(p.exposed_comm_ms, expected, 1e-15);
+  EXPECT_NEAR(p.optimizer_ms, 0.0005 + 0.65 * m.allreduce_ms(640, 3, &source), 1e-15);
+}
+
 // --- The step's own units (probe version 8): a preset's step composed from them. ---
 
 namespace {
