@@ -243,6 +243,8 @@ TEST_F(AnalyzeCli, EfficiencyPlotWithThreeGpuCounts) {
   const std::string data = read_text(dir_ + "/plots/efficiency_vs_gpus.dat");
   EXPECT_NE(data.find("\n2 0.5 "), std::string::npos) << data;
   EXPECT_NE(data.find("\n4 0.25 "), std::string::npos) << data;
+  // Each error bar is the speedup's interval over N too (here degenerate: the steps are all equal).
+  EXPECT_NE(data.find("\n2 0.5 0.5 0.5\n4 0.25 0.25 0.25\n"), std::string::npos) << data;
 }
 
 TEST_F(AnalyzeCli, OutDirectoryWithPlots) {
@@ -320,6 +322,11 @@ TEST_F(AnalyzeCli, EfficiencyPlotWithMoreThanTwoGpuCounts) {
   // The batch-8 curve: 1 GPU at 1, 2 GPUs at 0.5 / 2, 4 GPUs at 2 / 4 (intervals after each).
   EXPECT_NE(data.find("# custom batch 8\n1 1 1 1\n2 0.25 "), std::string::npos) << data;
   EXPECT_NE(data.find("\n4 0.5 "), std::string::npos) << data;
+  // The error bars: the speedup's Fieller interval over N, both ends (2 GPUs: [0.4943, 0.5058] / 2).
+  EXPECT_NE(data.find("\n2 0.25 0.2471338203 0.2528994208\n4 0.5 0.4942676406 0.5057988415\n"), std::string::npos)
+      << data;
+  // Two blank lines end each curve's block, the first's too: gnuplot's `index` counts blocks so.
+  EXPECT_NE(data.find("0.5057988415\n\n\n# custom batch 32\n1 1 1 1\n"), std::string::npos) << data;
 }
 
 TEST_F(AnalyzeCli, WithoutGnuplotSaysSoOnceAndStillWritesTables) {

@@ -4,11 +4,13 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cmath>
 #include <filesystem>
 #include <string>
 #include <vector>
 
 #include "analysis/analysis_fixture.hpp"
+#include "stats/statistics.hpp"
 #include "stats/verdict.hpp"
 
 namespace fs = std::filesystem;
@@ -99,6 +101,23 @@ TEST(VerdictSentence, MoreTrialsSaysHowManyWouldDecide) {
   EXPECT_EQ(more_trials_note(s, 2), "; more than 1000 trials would be needed to tell faster or slower");
   s.has_interval = false;
   EXPECT_EQ(more_trials_note(s, 2), "");
+}
+
+// The most trials it names is 1000: an interval that 1000 trials would just narrow enough gets "about 1000", one that
+// needs 1001 the sentence without a count (each half-width set between two counts' t(0.975, T - 1) / sqrt(T)).
+TEST(VerdictSentence, MoreTrialsNamesAtMostAThousand) {
+  const auto width_per = [](int t) { return student_t_quantile(0.975, t - 1) / std::sqrt(static_cast<double>(t)); };
+  RatioInterval s;
+  s.has_interval = true;
+  s.ratio = 1.05;  // needs a half-width of 0.03
+  const auto set_spread = [&](double spread) {
+    s.low = s.ratio - spread * width_per(2);
+    s.high = s.ratio + spread * width_per(2);
+  };
+  set_spread(0.03 / ((width_per(999) + width_per(1000)) / 2));
+  EXPECT_EQ(more_trials_note(s, 2), "; about 1000 trials in all would tell faster or slower by more than 2%");
+  set_spread(0.03 / ((width_per(1000) + width_per(1001)) / 2));
+  EXPECT_EQ(more_trials_note(s, 2), "; more than 1000 trials would be needed to tell faster or slower");
 }
 
 TEST(VerdictLines, OneRankSaysAVerdictNeedsTwo) {
