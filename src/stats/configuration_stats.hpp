@@ -22,7 +22,7 @@ struct AnalysisOptions {
 // distributed step's, i.e. the maximum), so forward + backward + exposed_comm + optimizer + other = step exactly.
 // allreduce runs on the communication stream beside the others and is not a term of the sum (docs/statistics.md).
 enum class BreakdownPhase : int { forward = 0, backward, allreduce, exposed_comm, optimizer, other, step };
-inline constexpr int kBreakdownPhaseCount = 7;
+inline constexpr int kBreakdownPhaseCount = static_cast<int>(BreakdownPhase::step) + 1;  // step is the last
 inline constexpr std::array<const char*, kBreakdownPhaseCount> kBreakdownPhaseNames = {
     "forward", "backward", "allreduce", "exposed_comm", "optimizer", "other", "step"};
 // The phases whose sum is the step (the stacked bars and the shares).
