@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <map>
 #include <optional>
 
 #include "comm/fault_hooks.hpp"
@@ -540,6 +541,7 @@ class AdaptiveTrials {
     batch_start_ = i;
     stopped_ = false;
     stopping_ = TrialStopping(max_noise_percent_, max_time_seconds_);
+    first_throughput_.clear();
     began_ = std::chrono::steady_clock::now();
   }
 
@@ -547,7 +549,9 @@ class AdaptiveTrials {
   void finished(std::size_t i, const std::vector<RunSummary>& runs, const MpiContext& mpi) {
     if (!enabled_) return;
     const BenchConfiguration& configuration = plan_[i];
-    stopping_.add(configuration.gpus, trial_throughput(runs));
+    double throughput = trial_throughput(runs);
+    if (steady_trials_) throughput = first_throughput_.emplace(configuration.gpus, throughput).first->second;
+    stopping_.add(configuration.gpus, throughput);
     const bool ends_trial =
         i + 1 == plan_.size() || !same_batch(plan_[i + 1], configuration) || plan_[i + 1].trial != configuration.trial;
     if (!ends_trial) return;
@@ -566,6 +570,10 @@ class AdaptiveTrials {
   double max_noise_percent_;
   double max_time_seconds_;
   TrialStopping stopping_;
+  // Test-only fault hook (docs/reliability.md): MGPU_FAULT_STEADY_TRIALS=1 makes every trial of a configuration count
+  // its batch's first trial's throughput, so that the noise rule sees no spread whatever the host's timing noise.
+  bool steady_trials_ = std::getenv("MGPU_FAULT_STEADY_TRIALS") != nullptr;
+  std::map<int, double> first_throughput_;  // by GPU count, this batch's
   std::size_t batch_start_ = 0;
   bool stopped_ = false;
   std::chrono::steady_clock::time_point began_ = std::chrono::steady_clock::now();
