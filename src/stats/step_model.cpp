@@ -207,9 +207,19 @@ StepModel::StepModel(ProbeRates rates, std::vector<AllreduceCurve> curves, std::
       if (curve.ranks == 2) link_ = link_from_sweep(curve);
 }
 
+// A reduction inside the step takes longer than the sweep's, which times it alone between its own events: the
+// step's reduction of the whole gradient took 1.03-1.10 x the sweep's time for its bytes (large, batch 8 to 4096, 2
+// and 4 x H200; docs/model.md).
+constexpr double kInStepAllreduceSlowdown = 1.06;
+
 double StepModel::allreduce_ms(long long bytes, int ranks, TermSource* source) const {
   *source = TermSource::measured;
   if (ranks == 1) return 0;
+  return kInStepAllreduceSlowdown * alone_allreduce_ms(bytes, ranks, source);
+}
+
+double StepModel::alone_allreduce_ms(long long bytes, int ranks, TermSource* source) const {
+  *source = TermSource::measured;
   if (!link_overrides_curves_)
     for (const AllreduceCurve& curve : curves_)
       if (curve.ranks == ranks) {

@@ -124,7 +124,7 @@ class StepModel {
   StepModel(ProbeRates rates, std::vector<AllreduceCurve> curves, std::optional<Link> link, bool link_overrides_curves);
 
   StepPrediction predict(const MlpSpec& model, const StepSettings& settings) const;
-  // The all-reduce of `bytes` on `ranks` ranks; UsageError when no curve and no link can answer.
+  // The all-reduce of `bytes` on `ranks` ranks inside the step; UsageError when no curve and no link can answer.
   double allreduce_ms(long long bytes, int ranks, TermSource* source) const;
   // The link used for rank counts without a curve, if any.
   const std::optional<Link>& link() const { return link_; }
@@ -134,6 +134,8 @@ class StepModel {
   std::string probed_preset(const MlpSpec& model) const;
 
  private:
+  // The all-reduce timed alone, as the sweep (or the link's alpha-beta model fitted to one) gives it.
+  double alone_allreduce_ms(long long bytes, int ranks, TermSource* source) const;
   ProbeRates rates_;
   std::vector<AllreduceCurve> curves_;
   std::optional<Link> link_;

@@ -55,10 +55,10 @@ TEST_F(PredictTest, GridSpeedupIsTheOneGpuStepOverTheNGpuStep) {
   const auto grid = predict_grid(model, custom_model(fixture::kWidths, 0.0), {32}, {1, 2}, "fp32");
   ASSERT_EQ(grid.size(), 2u);
   EXPECT_NEAR(grid[0].speedup, 1.0, 1e-15);
-  // Hand-computed in test_step_model.cpp: 0.031 ms on 1 GPU, 0.051 ms on 2.
-  EXPECT_NEAR(grid[1].step.step_ms, 0.051, 1e-15);
-  EXPECT_NEAR(grid[1].speedup, 0.031 / 0.051, 1e-12);
-  EXPECT_NEAR(grid[1].throughput, 32 / 0.051e-3, 1e-6);
+  // Hand-computed in test_step_model.cpp: 0.031 ms on 1 GPU, 0.0516 ms on 2.
+  EXPECT_NEAR(grid[1].step.step_ms, 0.0516, 1e-15);
+  EXPECT_NEAR(grid[1].speedup, 0.031 / 0.0516, 1e-12);
+  EXPECT_NEAR(grid[1].throughput, 32 / 0.0516e-3, 1e-6);
 }
 
 // The grid's table gives each term's source a column of its own, headed, after the speedup's.
@@ -71,9 +71,9 @@ TEST_F(PredictTest, TheGridTableHasAColumnPerSource) {
   EXPECT_EQ(run_predict(options_), 0);
   const std::string text = testing::internal::GetCapturedStdout();
   EXPECT_NE(text.find("| speedup | GEMMs | all-reduce |"), std::string::npos) << text;
-  EXPECT_NE(text.find("| 0.608 | measured | extrapolated |"), std::string::npos) << text;
+  EXPECT_NE(text.find("| 0.601 | measured | extrapolated |"), std::string::npos) << text;
   // Every phase in ms to four places, the throughput whole, in the columns' order.
-  EXPECT_NE(text.find("\n| 2 | 32 | 0.0160 | 0.0225 | 0.0100 | 0.0100 | 0.0005 | 0.0510 | 627,451 | 0.608 |"),
+  EXPECT_NE(text.find("\n| 2 | 32 | 0.0160 | 0.0225 | 0.0106 | 0.0106 | 0.0005 | 0.0516 | 620,155 | 0.601 |"),
             std::string::npos)
       << text;
 }
@@ -107,19 +107,19 @@ TEST_F(PredictTest, CheckOfTheModelsOwnTimesHasNoError) {
   {
     ResultsWriter writer(results, false);
     add(writer, "one", 1, true, 0.031);
-    add(writer, "two", 2, false, 0.051);
+    add(writer, "two", 2, false, 0.0516);
     writer.close();
   }
   const CheckSummary summary = check_predictions(options_, read_results_file(results));
   ASSERT_EQ(summary.rows.size(), 2u);
   EXPECT_NEAR(summary.rows[0].predicted_step_ms, 0.031, 1e-15);
-  EXPECT_NEAR(summary.rows[1].measured_step_ms, 0.051, 1e-15);
+  EXPECT_NEAR(summary.rows[1].measured_step_ms, 0.0516, 1e-15);
   EXPECT_NEAR(summary.median_abs_step_error, 0, 1e-12);
   EXPECT_NEAR(summary.worst_abs_step_error, 0, 1e-12);
   EXPECT_FALSE(summary.rows[0].has_speedup);  // the baseline itself
   ASSERT_TRUE(summary.rows[1].has_speedup);
   EXPECT_EQ(summary.speedups, 1);
-  EXPECT_NEAR(summary.rows[1].measured_speedup, 0.031 / 0.051, 1e-12);
+  EXPECT_NEAR(summary.rows[1].measured_speedup, 0.031 / 0.0516, 1e-12);
   EXPECT_NEAR(summary.worst_abs_speedup_error, 0, 1e-12);
 }
 
@@ -153,12 +153,12 @@ TEST_F(PredictTest, CheckLeavesOutWhatTheModelDoesNotDescribe) {
   EXPECT_NE(notes.find("'cpu' (mgpu_bench, cpu, accumulate 1)"), std::string::npos) << notes;
 }
 
-// The sharded optimizer's configurations are predicted with its collectives (test_step_model.cpp: 0.054 ms).
+// The sharded optimizer's configurations are predicted with its collectives (test_step_model.cpp: 0.05478 ms).
 TEST_F(PredictTest, CheckPredictsTheShardedOptimizersStep) {
   const std::string results = dir_ + "/sharded.h5";
   {
     ResultsWriter writer(results, false);
-    add(writer, "replicated", 2, false, 0.051);
+    add(writer, "replicated", 2, false, 0.0516);
     ConfigurationMetadata m = synthetic_metadata("sharded", 2);
     m.layer_widths = fixture::kWidths;
     m.global_batch = 32;
@@ -167,15 +167,15 @@ TEST_F(PredictTest, CheckPredictsTheShardedOptimizersStep) {
     m.fused_optimizer = "off";
     m.optimizer_sharding = "on";
     ResultsWriter::Configuration c = writer.add_configuration(m);
-    const std::vector<double> phases = {0, 0, 0, 0, 0, 0.054};
+    const std::vector<double> phases = {0, 0, 0, 0, 0, 0.05478};
     writer.append_run(c, std::vector<RunRecord>(2, synthetic_record({phases, phases}, 0, 0, 0)));
     writer.close();
   }
   const CheckSummary summary = check_predictions(options_, read_results_file(results));
   ASSERT_EQ(summary.rows.size(), 2u);
-  EXPECT_NEAR(summary.rows[0].predicted_step_ms, 0.051, 1e-15);
+  EXPECT_NEAR(summary.rows[0].predicted_step_ms, 0.0516, 1e-15);
   EXPECT_EQ(summary.rows[1].name, "sharded");
-  EXPECT_NEAR(summary.rows[1].predicted_step_ms, 0.054, 1e-15);
+  EXPECT_NEAR(summary.rows[1].predicted_step_ms, 0.05478, 1e-15);
   EXPECT_NEAR(summary.worst_abs_step_error, 0, 1e-12);
 }
 
@@ -184,14 +184,14 @@ TEST_F(PredictTest, CheckReportsTheRelativeErrorOfEachConfiguration) {
   {
     ResultsWriter writer(results, false);
     add(writer, "one", 1, true, 0.03875);  // predicted 0.031: -20%
-    add(writer, "two", 2, false, 0.051);   // predicted 0.051: 0%
+    add(writer, "two", 2, false, 0.0516);  // predicted 0.0516: 0%
     writer.close();
   }
   const CheckSummary summary = check_predictions(options_, read_results_file(results));
   EXPECT_NEAR(summary.rows[0].step_error, -0.2, 1e-12);
   EXPECT_NEAR(summary.median_abs_step_error, 0.1, 1e-12);
   EXPECT_NEAR(summary.worst_abs_step_error, 0.2, 1e-12);
-  // Measured speedup 0.03875 / 0.051, predicted 0.031 / 0.051: -20%.
+  // Measured speedup 0.03875 / 0.0516, predicted 0.031 / 0.0516: -20%.
   EXPECT_NEAR(summary.rows[1].speedup_error, -0.2, 1e-12);
   // On the terminal the configuration's name is text, left-aligned under its header.
   const std::string text = render_terminal(check_table(summary));
@@ -199,8 +199,8 @@ TEST_F(PredictTest, CheckReportsTheRelativeErrorOfEachConfiguration) {
   EXPECT_NE(text.find("\n  one            "), std::string::npos) << text;
   // Steps to four places, errors to one, speedups to three, each under its header.
   EXPECT_NE(
-      text.find("\n  two               2     32          0.0510         0.0510      0.0              0.608             "
-                "0.760    -20.0\n"),
+      text.find("\n  two               2     32          0.0516         0.0516      0.0              0.601             "
+                "0.751    -20.0\n"),
       std::string::npos)
       << text;
   // One speedup is a summary too.
