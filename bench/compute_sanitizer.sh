@@ -452,6 +452,7 @@ if [[ "${LANES:-1}" -gt 1 && -z "${SHARD:-}" ]]; then
   ((gpu_count >= 1)) || { echo "compute_sanitizer: LANES=$lanes needs a GPU, none listed" >&2; exit 2; }
   work_items >"$out/queue"
   status=0
+  lane_pids=()
   for ((lane = 0; lane < lanes; ++lane)); do
     visible="${lane_gpus[lane % gpu_count]}"
     ((gpu_count > 1)) && visible+=",${lane_gpus[(lane + 1) % gpu_count]}"
@@ -459,8 +460,11 @@ if [[ "${LANES:-1}" -gt 1 && -z "${SHARD:-}" ]]; then
     ((lane == 0)) && lane_parts="$parts"
     CUDA_VISIBLE_DEVICES="$visible" LANES=1 QUEUE="$out/queue" PARTS="$lane_parts" OUT="$out/lane$lane" \
       bash "${BASH_SOURCE[0]}" >"$out/lane$lane.log" 2>&1 &
+    lane_pids+=($!)
   done
-  for ((lane = 0; lane < lanes; ++lane)); do wait -n || status=1; done
+  # Each lane waited for by its pid: `wait -n` can answer 127 (no job) once an ended lane has left bash's job table;
+  # `wait PID` still finds its status.
+  for pid in "${lane_pids[@]}"; do wait "$pid" || status=1; done
   cat "$out"/lane*/rows.md >"$out/rows.md"
   print_table
   exit "$status"

@@ -41,9 +41,12 @@ while [[ "$1" == -* ]]; do
   esac
 done
 echo "${options[*]}" >>"$FAKE_MPIRUN_ARGS"
+# Each rank waited for by its pid: `wait -n` can answer 127 (no job) once an ended rank has left bash's job table;
+# `wait PID` still finds its status.
 status=0
-for ((rank = 0; rank < ranks; ++rank)); do "$@" & done
-for ((rank = 0; rank < ranks; ++rank)); do wait -n || status=$?; done
+pids=()
+for ((rank = 0; rank < ranks; ++rank)); do "$@" & pids+=($!); done
+for pid in "${pids[@]}"; do wait "$pid" || status=$?; done
 exit "$status"
 EOF
 chmod +x "$WORK/sanitizer" "$WORK/mpirun"
