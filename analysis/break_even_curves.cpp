@@ -1,41 +1,9 @@
-// Purpose: break_even_curves and break_even_table (break_even_curves.hpp).
+// Purpose: break_even_table (break_even_curves.hpp).
 #include "break_even_curves.hpp"
 
-#include <algorithm>
 #include <optional>
 
-#include "series.hpp"
-
 namespace mgpu::analysis {
-
-std::vector<BreakEvenCurve> break_even_curves(const stats::ScalingTable& scaling) {
-  std::vector<BreakEvenCurve> curves;
-  for (const stats::ScalingPair& pair : scaling.pairs) {
-    const std::string series = series_name(*pair.multi);
-    auto curve =
-        std::find_if(curves.begin(), curves.end(), [&](const BreakEvenCurve& c) { return c.series == series; });
-    if (curve == curves.end()) {
-      curves.push_back({series, pair.multi->results->metadata.model, pair.multi->results->ranks()});
-      curve = curves.end() - 1;
-    }
-    const long long batch = pair.multi->results->metadata.global_batch;
-    // find_break_even needs distinct batches; the same configuration given twice (two files) counts once.
-    if (std::any_of(curve->points.begin(), curve->points.end(),
-                    [&](const stats::SpeedupPoint& p) { return p.global_batch == batch; })) {
-      curve->duplicates.push_back(pair.multi);
-      continue;
-    }
-    const stats::RatioInterval& r = pair.speedup;
-    curve->points.push_back({batch, r.ratio, r.has_interval, r.low, r.high});
-  }
-  for (BreakEvenCurve& curve : curves) {
-    std::sort(curve.points.begin(), curve.points.end(), [](const stats::SpeedupPoint& a, const stats::SpeedupPoint& b) {
-      return a.global_batch < b.global_batch;
-    });
-    curve.break_even = stats::find_break_even(curve.points);
-  }
-  return curves;
-}
 
 namespace {
 
@@ -71,7 +39,7 @@ void add_point_values(std::vector<Value>& row, const std::optional<stats::Speedu
 
 }  // namespace
 
-Table break_even_table(const std::vector<BreakEvenCurve>& curves) {
+Table break_even_table(const std::vector<stats::BreakEvenAnswer>& curves) {
   Table table;
   table.key = "break_even";
   table.title = "Break-even batch: from which global batch N GPUs are faster than 1 (speedup >= 1)";
@@ -85,9 +53,9 @@ Table break_even_table(const std::vector<BreakEvenCurve>& curves) {
                    text_column("statement", "statement")};
   add_point_columns(table.columns, "below");
   add_point_columns(table.columns, "above");
-  for (const BreakEvenCurve& curve : curves) {
+  for (const stats::BreakEvenAnswer& curve : curves) {
     const stats::BreakEven& b = curve.break_even;
-    std::vector<Value> row = {curve.model, static_cast<std::int64_t>(curve.gpus), curve.series,
+    std::vector<Value> row = {curve.model, static_cast<std::int64_t>(curve.gpus), curve.curve,
                               static_cast<std::int64_t>(curve.points.size()), std::string(kind_name(b.kind))};
     row.push_back(b.kind == stats::BreakEven::Kind::crossing || b.kind == stats::BreakEven::Kind::always
                       ? Value(b.batch)
@@ -101,13 +69,10 @@ Table break_even_table(const std::vector<BreakEvenCurve>& curves) {
   }
   table.notes.push_back(
       "break-even: the last crossing of speedup 1 from below, linear in log(batch) between the two measured "
-      "neighbours named (speedup [Fieller 95%]); N GPUs pay at every larger measured batch. 'never': the largest "
+      "neighbours named (speedup [95%], as in the scaling table: over the trial means where measured in trials); N "
+      "GPUs pay at every larger measured batch. 'never': the largest "
       "measured batch is below 1. significant from: the smallest measured batch whose interval lies wholly above 1, "
       "with every larger batch paying (— where none).");
-  for (const BreakEvenCurve& curve : curves)
-    for (const stats::ConfigurationStats* s : curve.duplicates)
-      table.notes.push_back("'" + s->file + "' " + s->label + ": not used for the break-even of " + curve.series +
-                            " (an earlier configuration has the same global batch)");
   return table;
 }
 

@@ -12,8 +12,8 @@
 #include "missing_baseline.hpp"
 #include "platform/build_info.hpp"
 #include "platform/error.hpp"
+#include "series.hpp"
 #include "stats/speedup_interval.hpp"
-#include "stats/statistics.hpp"
 
 namespace mgpu::analysis {
 namespace {
@@ -56,35 +56,6 @@ std::string read_file(const std::string& path) {
   return text.str();
 }
 
-std::string fixed(double value, int decimals) {
-  char text[64];
-  std::snprintf(text, sizeof text, "%.*f", decimals, value);
-  return text;
-}
-
-// "2 GPUs are 0.65× as fast as 1 [0.64, 0.66] (efficiency 0.33, Welch p 1.2e-05): adding GPUs slows this step down."
-std::string verdict_sentence(const stats::ScalingPair& pair) {
-  const stats::RatioInterval& r = pair.speedup;
-  const int n = pair.multi->results->ranks();
-  std::string sentence = std::to_string(n) + " GPUs are " + fixed(r.ratio, 3) + "× as fast as 1";
-  sentence += r.has_interval ? " [" + fixed(r.low, 3) + ", " + fixed(r.high, 3) + "]" : " (no 95% interval)";
-  char details[96];
-  if (pair.welch.valid)
-    std::snprintf(details, sizeof details, " (efficiency %.3f, Welch p %.2g)", pair.efficiency, pair.welch.p);
-  else
-    std::snprintf(details, sizeof details, " (efficiency %.3f)", pair.efficiency);
-  sentence += details;
-  // The interval decides, beyond the verdicts' minimum effect (stats/statistics.hpp); without one (under 5 kept runs on
-  // a side, or an unbounded Fieller set) Welch's test and the ratio do.
-  const double e = stats::kMinimumEffect;
-  const bool significant = pair.welch.valid && pair.welch.p < 0.05;
-  const bool slower = r.has_interval ? r.high < 1 - e : significant && r.ratio < 1 - e;
-  const bool faster = r.has_interval ? r.low > 1 + e : significant && r.ratio > 1 + e;
-  if (slower) return sentence + ": adding GPUs slows this step down.";
-  if (faster) return sentence + ": adding GPUs speeds this step up.";
-  return sentence + ": no difference of 2% or more shown at 95%.";
-}
-
 std::string html_table(const Table& table) {
   const ShownTable shown = shown_table(table);
   std::string out = "<h3>" + escape(table.title) + "</h3>\n<div class=\"wide\"><table>\n<thead><tr>";
@@ -113,7 +84,7 @@ std::string attribute_table(const std::map<std::string, std::string>& attributes
       "<div class=\"wide\"><table class=\"attributes\">\n<thead><tr><th class=\"text\">attribute</th>"
       "<th class=\"text\">value</th></tr></thead>\n<tbody>\n";
   for (const auto& [name, value] : attributes)
-    out += "<tr><td class=\"text\">" + escape(name) + "</td><td class=\"text value\">" + escape(value) + "</td></tr>\n";
+    out += "<tr><td>" + escape(name) + "</td><td>" + escape(value) + "</td></tr>\n";
   return out + "</tbody></table></div>\n";
 }
 
@@ -129,14 +100,63 @@ std::string conditions_section(const std::vector<stats::ConfigurationStats>& con
       "<h2 id=\"conditions\">Run conditions</h2>\n<p>Every attribute the results files record (GPUs, "
       "links, library versions, clocks, NCCL settings, command lines).</p>\n";
   if (!common.empty()) out += "<h3>Common to every configuration</h3>\n" + attribute_table(common);
-  for (const stats::ConfigurationStats& s : configurations) {
+  // A configuration's first trial shows its own attributes; its later trials only the names of those that differ
+  // from the first's (start time, GEMM choices, ...: the values are in the results file).
+  for (const std::vector<const stats::ConfigurationStats*>& group : trial_groups(configurations)) {
+    const stats::ConfigurationStats& first = *group.front();
     std::map<std::string, std::string> own;
-    for (const auto& [name, value] : s.results->attribute_text)
+    for (const auto& [name, value] : first.results->attribute_text)
       if (common.count(name) == 0) own[name] = value;
-    if (own.empty()) continue;
-    out += "<details><summary>" + escape(s.label) + " <span class=\"file\">(" + escape(s.file) +
-           ")</span></summary>\n" + attribute_table(own) + "</details>\n";
+    std::set<std::string> differing;
+    for (std::size_t k = 1; k < group.size(); ++k)
+      for (const auto& [name, value] : group[k]->results->attribute_text) {
+        const auto in_first = first.results->attribute_text.find(name);
+        if (in_first == first.results->attribute_text.end() || in_first->second != value) differing.insert(name);
+      }
+    if (own.empty() && differing.empty()) continue;
+    out += "<details><summary>" + escape(first.label) + " <span class=\"file\">(" + escape(first.file) + ")</span>";
+    if (group.size() >= 2) out += " and " + std::to_string(group.size() - 1) + " more trials";
+    out += "</summary>\n" + attribute_table(own);
+    if (!differing.empty()) {
+      std::string names;
+      for (const std::string& name : differing) names += (names.empty() ? "" : ", ") + name;
+      out += "<p class=\"notes\">Trials 2 to " + std::to_string(group.size()) +
+             " differ from the first in: " + escape(names) + ".</p>\n";
+    }
+    out += "</details>\n";
   }
+  return out;
+}
+
+// The answer as mgpu_bench's verdict says it: per pair, word for word, its sentence and its figures; per curve its
+// break-even; then what could not be paired.
+std::string answer_section(const stats::Answer& answer) {
+  const stats::ScalingTable& scaling = answer.scaling;
+  std::string out = "<h2 id=\"answer\">Answer</h2>\n";
+  if (answer.pairs.empty() && scaling.without_baseline.empty())
+    out += "<p>Only 1-GPU configurations were given: no speedup to report.</p>\n";
+  if (!answer.pairs.empty()) {
+    out += "<ul class=\"answer\">\n";
+    for (const stats::PairAnswer& a : answer.pairs)
+      out += "<li><b class=\"sentence\">" + escape(a.sentence) + "</b><br><span class=\"figures\">" +
+             escape(a.figures) + "</span></li>\n";
+    out += std::string(
+               "</ul>\n<p class=\"notes\">Speedup = mean throughput on N GPUs / on 1 GPU, same model, global "
+               "batch and settings; interval: ") +
+           escape(stats::kRatioIntervalMethod) +
+           ", 95%, over the runs of a pair measured once and over the trial means (paired by trial) of a pair measured "
+           "in trials.</p>\n";
+  }
+  if (!answer.break_evens.empty()) {
+    out += "<h3>Break-even batch</h3>\n<ul class=\"answer\">\n";
+    for (const stats::BreakEvenAnswer& curve : answer.break_evens)
+      out += "<li><b>" + escape(curve.curve) + "</b>: " + escape(curve.sentence) + "</li>\n";
+    out += "</ul>\n";
+  }
+  for (const stats::ConfigurationStats* s : scaling.without_baseline)
+    out += "<p class=\"missing\">" + escape(missing_baseline_note(*s)) + "</p>\n";
+  for (const stats::ConfigurationStats* s : scaling.wrong_steps)
+    out += "<p class=\"missing\">" + escape(s->results->metadata.name + ": not paired, " + s->wrong_step()) + "</p>\n";
   return out;
 }
 
@@ -146,7 +166,8 @@ body { font-family: system-ui, -apple-system, "Segoe UI", sans-serif; color: #1d
 h1 { font-size: 1.7em; margin-bottom: 0.2em; } h2 { margin-top: 2em; border-bottom: 1px solid #ddd; }
 h3 { font-size: 1.05em; margin-bottom: 0.4em; }
 .meta, .file, .notes { color: #555; font-size: 0.9em; }
-.answer li { margin: 0.3em 0; } .answer b { font-variant-numeric: tabular-nums; }
+.answer li { margin: 0.4em 0; } .answer b { font-variant-numeric: tabular-nums; }
+.figures { color: #555; font-size: 0.85em; }
 .missing { background: #fff6e0; border-left: 4px solid #f2a900; padding: 0.6em 1em; }
 code { background: #f3f3f3; padding: 0.1em 0.3em; border-radius: 3px; }
 figure { margin: 1.5em 0; } figure img { max-width: 100%; height: auto; border: 1px solid #eee; }
@@ -154,7 +175,8 @@ figcaption { color: #444; font-size: 0.95em; }
 .wide { overflow-x: auto; }
 table { border-collapse: collapse; font-size: 0.85em; font-variant-numeric: tabular-nums; margin: 0.3em 0; }
 th, td { padding: 0.3em 0.7em; border-bottom: 1px solid #e5e5e5; text-align: right; white-space: nowrap; }
-th { background: #f6f6f6; } .text { text-align: left; } .value { white-space: pre-wrap; word-break: break-all; }
+th { background: #f6f6f6; } .text { text-align: left; }
+.attributes td { text-align: left; } .attributes td + td { white-space: pre-wrap; word-break: break-all; }
 pre { background: #f8f8f8; padding: 1em; overflow-x: auto; font-size: 0.8em; line-height: 1.2; }
 details { margin: 0.4em 0; } summary { cursor: pointer; }
 )";
@@ -188,38 +210,7 @@ std::string render_html_report(const HtmlReportInput& in) {
   for (const std::string& file : in.files) page += " <code>" + escape(file) + "</code>";
   page += "</p>\n";
 
-  page += "<h2 id=\"answer\">Answer</h2>\n";
-  if (in.scaling.pairs.empty() && in.scaling.without_baseline.empty())
-    page += "<p>Only 1-GPU configurations were given: no speedup to report.</p>\n";
-  if (!in.scaling.pairs.empty()) {
-    page += "<ul class=\"answer\">\n";
-    for (const stats::ScalingPair& pair : in.scaling.pairs) {
-      const ConfigurationMetadata& m = pair.multi->results->metadata;
-      page += "<li><b>" + escape(m.model) + ", batch " + std::to_string(m.global_batch) +
-              "</b> <span class=\"file\">(" + escape(pair.multi->label) +
-              ")</span>: " + escape(verdict_sentence(pair)) + "</li>\n";
-    }
-    page +=
-        "</ul>\n<p class=\"notes\">Speedup = mean throughput on N GPUs / on 1 GPU, same model and global batch; "
-        "interval: " +
-        escape(stats::kRatioIntervalMethod) + ", 95%.</p>\n";
-  }
-  if (!in.break_evens.empty()) {
-    page += "<h3>Break-even batch</h3>\n<ul class=\"answer\">\n";
-    for (const BreakEvenCurve& curve : in.break_evens) {
-      page += "<li><b>" + escape(curve.series) + "</b>: " + escape(stats::describe_break_even(curve.break_even));
-      if (curve.break_even.smallest_significant)
-        page +=
-            "; significantly faster from batch " + std::to_string(curve.break_even.smallest_significant->global_batch);
-      page += ".</li>\n";
-    }
-    page += "</ul>\n";
-  }
-  for (const stats::ConfigurationStats* s : in.scaling.without_baseline)
-    page += "<p class=\"missing\">" + escape(missing_baseline_note(*s)) + "</p>\n";
-  for (const stats::ConfigurationStats* s : in.scaling.wrong_steps)
-    page += "<p class=\"missing\">" + escape(s->results->metadata.name + ": not paired, " + s->wrong_step()) + "</p>\n";
-
+  page += answer_section(in.answer);
   page += "<h2 id=\"plots\">Plots</h2>\n";
   for (const Plot& plot : in.plots.plots) {
     if (!plot.drawn) continue;

@@ -1,17 +1,16 @@
-// Purpose: report.html, the report as one self-contained page to share: the answer first (speedup per model, batch
-// and GPU count with its interval and a plain sentence, the break-even batches, missing baselines with the command that
-// measures them), then the plots (inline SVG data: URIs, no network), the tables with their notes, the timeline and
-// the run conditions (every attribute of every configuration). An inline script marks the page once it has loaded:
+// Purpose: report.html, the report as one self-contained page to share: the answer first, in mgpu_bench's words (each
+// pair's figures and sentence as its verdict prints them, the break-even batches, missing baselines with the command
+// that measures them), then the plots (inline SVG data: URIs, no network), the tables with their notes, the timeline
+// and the run conditions (every attribute of every configuration). An inline script marks the page once it has loaded:
 // data-check="ok" when every image decoded and every table has rows, which the page test reads back from a browser.
 #pragma once
 
 #include <string>
 #include <vector>
 
-#include "break_even_curves.hpp"
 #include "plots.hpp"
+#include "stats/answer.hpp"
 #include "stats/configuration_stats.hpp"
-#include "stats/scaling.hpp"
 #include "table.hpp"
 
 namespace mgpu::analysis {
@@ -19,8 +18,7 @@ namespace mgpu::analysis {
 struct HtmlReportInput {
   std::vector<std::string> files;
   const std::vector<stats::ConfigurationStats>& configurations;
-  const stats::ScalingTable& scaling;
-  const std::vector<BreakEvenCurve>& break_evens;
+  const stats::Answer& answer;
   const std::vector<Table>& tables;  // shown in this order when on screen and not empty
   std::string timeline;
   const PlotOutcome& plots;

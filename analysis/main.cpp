@@ -20,9 +20,10 @@
 #include "predict_options.hpp"
 #include "report_tables.hpp"
 #include "results/results_reader.hpp"
+#include "series.hpp"
+#include "stats/answer.hpp"
 #include "stats/compare.hpp"
 #include "stats/configuration_stats.hpp"
-#include "stats/scaling.hpp"
 #include "stats/speedup_interval.hpp"
 #include "table.hpp"
 #include "timeline.hpp"
@@ -39,7 +40,8 @@ constexpr int kExitNoBaseline = 3;
 
 const char kUsage[] =
     "usage: mgpu_analyze report FILE.h5 [FILE.h5 ...] [--format table|markdown|csv|json] [--out DIR]\n"
-    "                           [--outlier-threshold M] [--include-warmup] [--no-scaling] [--require-baseline]\n"
+    "                           [--outlier-threshold M] [--include-warmup] [--no-scaling] [--per-trial]\n"
+    "                           [--require-baseline]\n"
     "       mgpu_analyze compare BEFORE.h5 AFTER.h5 [--alpha A] [--min-effect E] [--ignore-nccl-settings]\n"
     "                           [--format table|markdown|csv|json]\n"
     "       mgpu_analyze predict --probe FILE.h5 [--allreduce FILE.h5 ...] (--model M | --layers W,...) --batch B,...\n"
@@ -61,8 +63,9 @@ const char kHelp[] =
     "\n"
     "report: per configuration, kept runs (outliers by modified z-score), throughput mean with its 95% Student-t\n"
     "  interval, median, sd, CV, the mean step and its phases, TFLOP/s, peak memory per GPU, throttled runs; the\n"
-    "  scaling table (each N-GPU configuration against the 1-GPU one of the same model, global batch and settings:\n"
-    "  speedup with Fieller's 95% interval, efficiency, Welch's t-test); per model and GPU count of a batch sweep,\n"
+    "  scaling table (one row per pair: N GPUs against 1 of the same model, global batch and settings, speedup with\n"
+    "  Fieller's 95% interval over the runs, or over the trial means paired by trial where measured in trials,\n"
+    "  efficiency, both variance components, Welch's t-test, the verdict); per model and GPU count of a batch sweep,\n"
     "  the break-even batch (where the speedup crosses 1) and the smallest batch whose speedup is significantly\n"
     "  above 1; the timeline of each mean step.\n"
     "  --format F            table (aligned text, default), markdown, csv or json\n"
@@ -73,6 +76,8 @@ const char kHelp[] =
     "  --outlier-threshold M exclude runs with |modified z| > M (default 3.5)\n"
     "  --include-warmup      count the warm-up steps as measured steps (excluded by default)\n"
     "  --no-scaling          leave the scaling table out\n"
+    "  --per-trial           show the per-trial table on screen too (each trial against the other side's trial of\n"
+    "                        the same number, over its runs; always in CSV and JSON)\n"
     "  --require-baseline    exit status 3 when an N-GPU configuration has no 1-GPU baseline (one error line each);\n"
     "                        without it the report notes the mgpu_bench command that measures the baseline, exit 0\n"
     "compare: configurations of BEFORE and AFTER paired by model, widths, batch, GPUs, NCCL settings and every other\n"
@@ -106,6 +111,7 @@ struct ReportOptions {
   std::string out_dir;
   stats::AnalysisOptions analysis;
   bool scaling = true;
+  bool per_trial = false;
   bool require_baseline = false;
 };
 
@@ -163,18 +169,16 @@ int run_report(const ReportOptions& options) {
   if (!options.out_dir.empty()) prepare_directory(options.out_dir);
   const std::vector<ResultsFile> files = load(options.files);
   const std::vector<stats::ConfigurationStats> stats = analyse(files, options.analysis);
-  std::vector<Table> tables = {configurations_table(stats, options.analysis), phases_table(stats)};
-  stats::ScalingTable scaling;
-  std::vector<BreakEvenCurve> break_evens;
+  // Where the step goes, one row per configuration (its trials merged); the runs' statistics per trial.
+  std::vector<Table> tables = {configurations_table(stats, options.analysis), phases_table(trials_merged(stats))};
+  // The answer, computed once: every table, plot and sentence below reads it.
+  const stats::Answer answer = stats::compute_answer(stats);
   bool multi_gpu = false;
   for (const stats::ConfigurationStats& s : stats) multi_gpu = multi_gpu || s.results->ranks() > 1;
   if (options.scaling && multi_gpu) {
-    scaling = stats::build_scaling_table(stats);
-    tables.push_back(scaling_table(scaling));
-    const std::vector<stats::TrialScalingPair> trials = stats::build_trial_scaling(stats);
-    if (!trials.empty()) tables.push_back(trial_scaling_table(trials));
-    break_evens = break_even_curves(scaling);
-    if (!break_evens.empty()) tables.push_back(break_even_table(break_evens));
+    tables.push_back(scaling_table(answer));
+    if (answer.any_trials()) tables.push_back(per_trial_table(answer, options.per_trial));
+    if (!answer.break_evens.empty()) tables.push_back(break_even_table(answer.break_evens));
   }
   tables.push_back(runs_table(stats));
   const nlohmann::json settings = {{"confidence", stats::kConfidence},
@@ -183,7 +187,7 @@ int run_report(const ReportOptions& options) {
                                    {"minimum_runs_for_interval", stats::kMinimumRunsForInterval},
                                    {"ratio_interval_method", stats::kRatioIntervalMethod},
                                    {"files", options.files}};
-  const std::string timeline = render_timeline(stats);
+  const std::string timeline = render_timeline(trials_merged(stats));
   const std::string report = render_report(tables, options.format, timeline, settings);
   std::fputs(report.c_str(), stdout);
   std::fflush(stdout);
@@ -193,9 +197,9 @@ int run_report(const ReportOptions& options) {
     write_text((dir / (std::string("report.") + format_extension(options.format))).string(), report);
     if (options.format == Format::csv)
       for (const Table& table : tables) write_text((dir / (table.key + ".csv")).string(), render_csv(table));
-    const PlotOutcome plots = write_plots(options.out_dir, stats, scaling, break_evens);
-    write_text((dir / "report.html").string(), render_html_report({options.files, stats, scaling, break_evens, tables,
-                                                                   timeline, plots, options.out_dir}));
+    const PlotOutcome plots = write_plots(options.out_dir, stats, answer);
+    write_text((dir / "report.html").string(),
+               render_html_report({options.files, stats, answer, tables, timeline, plots, options.out_dir}));
     if (!plots.gnuplot_found)
       std::fprintf(stderr,
                    "mgpu_analyze: note: gnuplot not found on PATH: plots not drawn (their data and scripts are in "
@@ -205,9 +209,9 @@ int run_report(const ReportOptions& options) {
   // A missing baseline is a note in the report (a user's first 2-GPU run has none); scripts that need every speedup
   // ask for the error with --require-baseline. The report stands either way.
   if (!options.require_baseline) return 0;
-  for (const stats::ConfigurationStats* s : scaling.without_baseline)
+  for (const stats::ConfigurationStats* s : answer.scaling.without_baseline)
     std::fprintf(stderr, "mgpu_analyze: error: %s\n", missing_baseline_note(*s).c_str());
-  return scaling.without_baseline.empty() ? 0 : kExitNoBaseline;
+  return answer.scaling.without_baseline.empty() ? 0 : kExitNoBaseline;
 }
 
 int run_compare(const std::string& before_path, const std::string& after_path, const stats::CompareOptions& options,
@@ -279,8 +283,8 @@ int run(int argc, char** argv) {
   if (command == "report")
     described.add_options()("out", po::value<std::string>()->default_value(""), "")(
         "outlier-threshold", po::value<double>()->default_value(stats::kDefaultOutlierThreshold), "")(
-        "include-warmup", po::bool_switch(), "")("no-scaling", po::bool_switch(), "")("require-baseline",
-                                                                                      po::bool_switch(), "");
+        "include-warmup", po::bool_switch(), "")("no-scaling", po::bool_switch(), "")(
+        "per-trial", po::bool_switch(), "")("require-baseline", po::bool_switch(), "");
   else
     described.add_options()("alpha", po::value<double>()->default_value(0.05), "")(
         "min-effect", po::value<double>()->default_value(0.02), "")("ignore-nccl-settings", po::bool_switch(), "");
@@ -312,6 +316,7 @@ int run(int argc, char** argv) {
                        ": expected a positive number");
     options.analysis.include_warmup = vm["include-warmup"].as<bool>();
     options.scaling = !vm["no-scaling"].as<bool>();
+    options.per_trial = vm["per-trial"].as<bool>();
     options.require_baseline = vm["require-baseline"].as<bool>();
     return run_report(options);
   }

@@ -103,8 +103,8 @@ std::string script(const std::string& stem_path, int width, int height, const st
 const char kLinePlotSettings[] = MGPU_LINE_PLOT_FRAME
     "set logscale x 2\nset xlabel 'global batch'\nset offsets graph 0.04, graph 0.04, graph 0.06, graph 0.06\n";
 
-// One series as a line with points; with_band: its 95% interval as a translucent band under it, else as error bars.
-std::string series_clauses(const std::string& data_file, const Series& series, bool with_band,
+// One series as a line with points and its 95% interval as error bars.
+std::string series_clauses(const std::string& data_file, const Series& series,
                            const std::map<std::string, std::string>& title_suffix = {}) {
   std::string clauses;
   for (std::size_t i = 0; i < series.names.size(); ++i) {
@@ -113,12 +113,7 @@ std::string series_clauses(const std::string& data_file, const Series& series, b
     const std::string title =
         gnuplot_string(series.names[i] + (suffix == title_suffix.end() ? std::string() : suffix->second));
     if (!clauses.empty()) clauses += ", \\\n     ";
-    if (with_band)
-      clauses += data + " using 1:3:4 with filledcurves lc " + colour(i) +
-                 " fs transparent solid 0.18 notitle, \\\n     " + data +
-                 " using 1:2 with linespoints lw 2 pt 7 ps 0.9 lc " + colour(i) + " title " + title;
-    else
-      clauses += data + " using 1:2:3:4 with yerrorlines lw 2 pt 7 ps 0.9 lc " + colour(i) + " title " + title;
+    clauses += data + " using 1:2:3:4 with yerrorlines lw 2 pt 7 ps 0.9 lc " + colour(i) + " title " + title;
   }
   return clauses;
 }
@@ -146,14 +141,15 @@ std::string throughput_script(const std::string& stem_path, const Series& series
       low = std::min(low, y_low > 0 ? y_low : y);
       high = std::max(high, y_high);
     }
-  return script(stem_path, 1000, 640,
-                std::string(kLinePlotSettings) +
-                    "set title 'Throughput vs global batch (mean over kept runs, 95% Student-t interval)'\n"
-                    "set ylabel 'samples/s'\nset logscale y 10\n"
-                    // Without this a log axis stretches to whole decades and the lines flatten.
-                    "set autoscale yfix\n" +
-                    log_tics(low, high),
-                series_clauses(stem_path + ".dat", series, false));
+  return script(
+      stem_path, 1000, 640,
+      std::string(kLinePlotSettings) +
+          "set title 'Throughput vs global batch (mean over kept runs, or of the trial means; 95% interval)'\n"
+          "set ylabel 'samples/s'\nset logscale y 10\n"
+          // Without this a log axis stretches to whole decades and the lines flatten.
+          "set autoscale yfix\n" +
+          log_tics(low, high),
+      series_clauses(stem_path + ".dat", series));
 }
 
 // Short words for a curve's break-even, added to its key entry.
@@ -172,12 +168,12 @@ std::string break_even_words(const stats::BreakEven& b) {
 }
 
 std::string speedup_script(const std::string& stem_path, const Series& series,
-                           const std::vector<BreakEvenCurve>& break_evens) {
+                           const std::vector<stats::BreakEvenAnswer>& break_evens) {
   std::map<std::string, std::string> suffix;
   std::string marks;
-  for (const BreakEvenCurve& curve : break_evens) {
-    suffix[curve.series] = break_even_words(curve.break_even);
-    const auto at = std::find(series.names.begin(), series.names.end(), curve.series);
+  for (const stats::BreakEvenAnswer& curve : break_evens) {
+    suffix[curve.curve] = break_even_words(curve.break_even);
+    const auto at = std::find(series.names.begin(), series.names.end(), curve.curve);
     if (curve.break_even.kind != stats::BreakEven::Kind::crossing || at == series.names.end()) continue;
     // The break-even batch: a dotted vertical line in the curve's colour and a ring where it meets speedup 1.
     const std::string c = colour(static_cast<std::size_t>(at - series.names.begin()));
@@ -190,10 +186,11 @@ std::string speedup_script(const std::string& stem_path, const Series& series,
   }
   return script(stem_path, 1000, 640,
                 std::string(kLinePlotSettings) +
-                    "set title 'Speedup vs global batch (N GPUs / 1 GPU; band: Fieller 95% interval)'\n"
+                    "set title 'Speedup vs global batch (N GPUs / 1 GPU; 95% interval, over the trial means where "
+                    "measured in trials)'\n"
                     "set ylabel 'speedup'\nset yrange [0:*]\n" +
                     marks,
-                series_clauses(stem_path + ".dat", series, true, suffix) +
+                series_clauses(stem_path + ".dat", series, suffix) +
                     ", \\\n     1 with lines dt 2 lw 1.5 lc rgb '#202020' title 'speedup 1 (as fast as 1 GPU)'");
 }
 
@@ -203,7 +200,7 @@ std::string efficiency_script(const std::string& stem_path, const Series& series
                 "set title 'Efficiency vs GPU count (speedup / N; 95% interval)'\nset xlabel 'GPUs'\n"
                 "set ylabel 'efficiency'\nset yrange [0:*]\nset xrange [0.5:*]\nset xtics 1\n"
                 "set offsets graph 0.04, graph 0.04, graph 0.06, 0\n",
-                series_clauses(stem_path + ".dat", series, false) +
+                series_clauses(stem_path + ".dat", series) +
                     ", \\\n     1 with lines dt 2 lw 1.5 lc rgb '#202020' title 'perfect scaling'");
 }
 
@@ -263,17 +260,18 @@ std::string phases_script(const std::string& stem_path, const std::vector<stats:
 }
 
 // Efficiency vs GPU count per model, batch and settings; empty when at most two GPU counts (1 and N) were measured.
-Series efficiency_series(const stats::ScalingTable& scaling) {
+Series efficiency_series(const stats::Answer& answer) {
   Series series;
   std::set<int> counts = {1};
-  for (const stats::ScalingPair& pair : scaling.pairs) counts.insert(pair.multi->results->ranks());
+  for (const stats::PairAnswer& a : answer.pairs) counts.insert(a.gpus);
   if (counts.size() <= 2) return series;
-  for (const stats::ScalingPair& pair : scaling.pairs) {
-    const ConfigurationMetadata& m = pair.multi->results->metadata;
-    const std::string settings = pair.multi->label.substr(std::min(pair.multi->label.size(), m.name.size()));
+  for (const stats::PairAnswer& a : answer.pairs) {
+    const stats::ScalingPair& pair = a.pair;
+    const ConfigurationMetadata& m = pair.multi().results->metadata;
+    const std::string settings = pair.multi().label.substr(std::min(pair.multi().label.size(), m.name.size()));
     const std::string name = m.model + " batch " + std::to_string(m.global_batch) + settings;
     if (series.points.count(name) == 0) series.add(name, 1, 1, 1, 1);
-    const double n = m.ranks;
+    const double n = a.gpus;
     const stats::RatioInterval& r = pair.speedup;
     series.add(name, n, pair.efficiency, (r.has_interval ? r.low : r.ratio) / n,
                (r.has_interval ? r.high : r.ratio) / n);
@@ -295,25 +293,74 @@ std::string find_on_path(const std::string& program) {
   return "";
 }
 
+namespace {
+
+// Throughput vs batch, one point per configuration: its trials (the configurations of one curve and batch, in the
+// order given) merged at the mean of their means with the interval over them, a configuration measured once over its
+// kept runs.
+Series throughput_series(const std::vector<stats::ConfigurationStats>& configurations) {
+  Series series;
+  for (const std::vector<const stats::ConfigurationStats*>& group : trial_groups(configurations)) {
+    std::vector<double> means;
+    for (const stats::ConfigurationStats* s : group) means.push_back(s->throughput.mean);
+    const stats::SampleSummary t = group.size() >= 2 ? stats::summarize_trial_means(means) : group.front()->throughput;
+    const double half = t.has_interval ? t.half_width : 0;
+    series.add(series_name(*group.front()), static_cast<double>(group.front()->results->metadata.global_batch), t.mean,
+               t.mean - half, t.mean + half);
+  }
+  return series;
+}
+
+// The bars' labels less the settings every bar shares (the run conditions list those): a study's labels otherwise
+// repeat its preset's settings on every bar.
+std::vector<stats::ConfigurationStats> without_common_settings(std::vector<stats::ConfigurationStats> bars) {
+  const auto words = [](const std::string& label) {
+    std::vector<std::string> out;
+    std::istringstream in(label);
+    // The trial count, "(3 trials)", is no setting: it stays.
+    for (std::string word; in >> word;)
+      if (word.front() != '(' && word.back() != ')') out.push_back(word);
+    return out;
+  };
+  std::set<std::string> common;
+  for (std::size_t i = 0; i < bars.size(); ++i) {
+    const std::vector<std::string> w = words(bars[i].label);
+    const std::set<std::string> settings(w.begin() + std::min<std::size_t>(1, w.size()), w.end());
+    if (i == 0) {
+      common = settings;
+      continue;
+    }
+    for (auto it = common.begin(); it != common.end();)
+      it = settings.count(*it) != 0 ? std::next(it) : common.erase(it);
+  }
+  if (bars.size() < 2 || common.empty()) return bars;
+  for (stats::ConfigurationStats& bar : bars) {
+    std::string label;
+    std::istringstream in(bar.label);
+    for (std::string word; in >> word;)
+      if (label.empty() || common.count(word) == 0) label += (label.empty() ? "" : " ") + word;
+    bar.label = label;
+  }
+  return bars;
+}
+
+}  // namespace
+
 PlotOutcome write_plots(const std::string& directory, const std::vector<stats::ConfigurationStats>& configurations,
-                        const stats::ScalingTable& scaling, const std::vector<BreakEvenCurve>& break_evens) {
+                        const stats::Answer& answer) {
   PlotOutcome outcome;
   const std::string gnuplot = find_on_path("gnuplot");
   outcome.gnuplot_found = !gnuplot.empty();
 
-  Series throughput;
-  for (const stats::ConfigurationStats& s : configurations) {
-    const stats::SampleSummary& t = s.throughput;
-    const double half = t.has_interval ? t.half_width : 0;
-    throughput.add(series_name(s), s.results->metadata.global_batch, t.mean, t.mean - half, t.mean + half);
-  }
+  const Series throughput = throughput_series(configurations);
+  const std::vector<stats::ConfigurationStats> bars = without_common_settings(trials_merged(configurations));
   Series speedup;
-  for (const stats::ScalingPair& pair : scaling.pairs) {
-    const stats::RatioInterval& r = pair.speedup;
-    speedup.add(series_name(*pair.multi), pair.multi->results->metadata.global_batch, r.ratio,
-                r.has_interval ? r.low : r.ratio, r.has_interval ? r.high : r.ratio);
+  for (const stats::PairAnswer& a : answer.pairs) {
+    const stats::RatioInterval& r = a.pair.speedup;
+    speedup.add(a.curve, static_cast<double>(a.global_batch), r.ratio, r.has_interval ? r.low : r.ratio,
+                r.has_interval ? r.high : r.ratio);
   }
-  const Series efficiency = efficiency_series(scaling);
+  const Series efficiency = efficiency_series(answer);
 
   struct Drawing {
     Plot plot;
@@ -322,12 +369,12 @@ PlotOutcome write_plots(const std::string& directory, const std::vector<stats::C
   const auto stem_path = [&](const std::string& stem) { return directory + "/" + stem; };
   std::vector<Drawing> drawings;
   drawings.push_back({{"phases", "Where the step goes: phases as a share of each configuration's own step"},
-                      phases_data(configurations),
-                      phases_script(stem_path("phases"), configurations)});
-  if (!scaling.pairs.empty())
+                      phases_data(bars),
+                      phases_script(stem_path("phases"), bars)});
+  if (!answer.pairs.empty())
     drawings.push_back({{"speedup_vs_batch", "Speedup of N GPUs over 1 vs global batch, with the break-even batch"},
                         speedup.data(),
-                        speedup_script(stem_path("speedup_vs_batch"), speedup, break_evens)});
+                        speedup_script(stem_path("speedup_vs_batch"), speedup, answer.break_evens)});
   drawings.push_back({{"throughput_vs_batch", "Throughput vs global batch (log axes)"},
                       throughput.data(),
                       throughput_script(stem_path("throughput_vs_batch"), throughput)});

@@ -1,16 +1,15 @@
 // Purpose: the report's plots, drawn by gnuplot into --out as PNG and SVG: the phase breakdown (one horizontal bar per
-// configuration, normalised to its own step, the step time beside it), speedup vs batch (95% interval as a band, the
-// line at 1, the break-even batch marked), throughput vs batch on log axes, and efficiency vs GPU count where more
-// than two counts were measured. The data (.dat) and scripts (.gp) are always written next to the images, so a plot
-// can be redrawn or restyled without mgpu_analyze.
+// configuration, its trials merged, normalised to its own step, the step time beside it), speedup vs batch (95%
+// interval as error bars, the line at 1, the break-even batch marked), throughput vs batch on log axes, and efficiency
+// vs GPU count where more than two counts were measured. The data (.dat) and scripts (.gp) are always written next to
+// the images, so a plot can be redrawn or restyled without mgpu_analyze.
 #pragma once
 
 #include <string>
 #include <vector>
 
-#include "break_even_curves.hpp"
+#include "stats/answer.hpp"
 #include "stats/configuration_stats.hpp"
-#include "stats/scaling.hpp"
 
 namespace mgpu::analysis {
 
@@ -27,8 +26,10 @@ struct PlotOutcome {
 
 // Writes data and scripts into directory and runs gnuplot on each script when it is on PATH. Throws Error when a file
 // cannot be written or gnuplot fails on a script.
+// Speedup and efficiency are the answer's pairs, one point each (over the trial means where measured in trials);
+// throughput is one point per configuration, its trials merged the same way.
 PlotOutcome write_plots(const std::string& directory, const std::vector<stats::ConfigurationStats>& configurations,
-                        const stats::ScalingTable& scaling, const std::vector<BreakEvenCurve>& break_evens);
+                        const stats::Answer& answer);
 
 // Writes text to path (created or truncated); throws UsageError "cannot write '<path>'" when that fails. The report
 // files in --out are written with it too.

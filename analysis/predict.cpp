@@ -11,6 +11,7 @@
 #include "platform/sample_median.hpp"
 #include "plots.hpp"
 #include "predict_plot.hpp"
+#include "stats/answer.hpp"
 #include "stats/break_even.hpp"
 #include "stats/configuration_stats.hpp"
 
@@ -149,11 +150,8 @@ CheckSummary check_predictions(const PredictOptions& options, const ResultsFile&
     if (found == models.end()) found = models.emplace(precision, build_step_model(options, precision)).first;
     return found->second;
   };
-  struct Measured {
-    const ConfigurationResults* results;
-    double step_ms, throughput, predicted_step_ms;
-  };
-  std::vector<Measured> measured;
+  std::vector<stats::ConfigurationStats> measured;
+  std::map<const ConfigurationResults*, double> predicted_ms;
   for (const ConfigurationResults& c : results.configurations) {
     if (c.runs() == 0) continue;
     // The model is of mgpu_bench's CUDA step, one update per step: other code, the CPU fallback and gradient
@@ -166,37 +164,36 @@ CheckSummary check_predictions(const PredictOptions& options, const ResultsFile&
                    m.name.c_str(), m.implementation.c_str(), m.device.c_str(), m.accumulate_steps);
       continue;
     }
-    const stats::ConfigurationStats stats =
-        stats::compute_configuration_stats(c, results.path, stats::AnalysisOptions{});
+    measured.push_back(stats::compute_configuration_stats(c, results.path, stats::AnalysisOptions{}));
     const MlpSpec mlp = custom_model(c.metadata.layer_widths, c.metadata.dropout);
-    const double predicted = model_for(c.metadata.precision).predict(mlp, settings_of(c.metadata)).step_ms;
-    measured.push_back({&c, stats.mean_step_ms, stats.throughput.mean, predicted});
+    predicted_ms[&c] = model_for(c.metadata.precision).predict(mlp, settings_of(c.metadata)).step_ms;
   }
   if (measured.empty())
     throw UsageError("--check '" + results.path + "': no mgpu_bench CUDA configuration with a completed run");
+  // The measured speedups are the answer's (over the trial means where measured in trials), one per pair, shown on
+  // the row of the pair's first N-GPU trial.
+  const stats::Answer answer = stats::compute_answer(measured);
+  std::map<const ConfigurationResults*, const stats::ScalingPair*> pair_of;
+  for (const stats::PairAnswer& a : answer.pairs) pair_of[a.pair.multi().results] = &a.pair;
   CheckSummary summary;
   std::vector<double> step_errors, speedup_errors;
-  for (const Measured& m : measured) {
+  for (const stats::ConfigurationStats& m : measured) {
     const ConfigurationMetadata& meta = m.results->metadata;
     CheckedConfiguration row;
     row.name = meta.name;
     row.gpus = meta.ranks;
     row.global_batch = meta.global_batch;
-    row.predicted_step_ms = m.predicted_step_ms;
-    row.measured_step_ms = m.step_ms;
-    row.step_error = (m.predicted_step_ms - m.step_ms) / m.step_ms;
+    row.predicted_step_ms = predicted_ms.at(m.results);
+    row.measured_step_ms = m.mean_step_ms;
+    row.step_error = (row.predicted_step_ms - row.measured_step_ms) / row.measured_step_ms;
     step_errors.push_back(std::fabs(row.step_error));
-    for (const Measured& base : measured) {
-      const ConfigurationMetadata& b = base.results->metadata;
-      if (meta.ranks == 1 || b.ranks != 1 || b.layer_widths != meta.layer_widths ||
-          b.global_batch != meta.global_batch || b.precision != meta.precision)
-        continue;
+    const auto pair = pair_of.find(m.results);
+    if (pair != pair_of.end()) {
       row.has_speedup = true;
-      row.predicted_speedup = base.predicted_step_ms / m.predicted_step_ms;
-      row.measured_speedup = m.throughput / base.throughput;
+      row.predicted_speedup = predicted_ms.at(pair->second->single().results) / row.predicted_step_ms;
+      row.measured_speedup = pair->second->speedup.ratio;
       row.speedup_error = (row.predicted_speedup - row.measured_speedup) / row.measured_speedup;
       speedup_errors.push_back(std::fabs(row.speedup_error));
-      break;
     }
     summary.rows.push_back(row);
   }

@@ -49,7 +49,7 @@ struct CheckedConfiguration {
   long long global_batch = 0;
   double predicted_step_ms = 0, measured_step_ms = 0;
   double step_error = 0;     // (predicted - measured) / measured
-  bool has_speedup = false;  // a 1-GPU configuration of the same model, batch and settings is in the file
+  bool has_speedup = false;  // the first N-GPU trial of an answer pair (stats/answer.hpp): its speedup is the pair's
   double predicted_speedup = 0, measured_speedup = 0, speedup_error = 0;
 };
 struct CheckSummary {

@@ -1,6 +1,7 @@
 // Purpose: builds the report's and compare's tables from computed statistics.
 #include "report_tables.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <string>
@@ -8,7 +9,6 @@
 
 #include "missing_baseline.hpp"
 #include "stats/speedup_interval.hpp"
-#include "stats/verdict.hpp"
 
 namespace mgpu::analysis {
 namespace {
@@ -242,41 +242,88 @@ Table phases_table(const std::vector<stats::ConfigurationStats>& configurations)
   return table;
 }
 
-Table scaling_table(const stats::ScalingTable& scaling) {
+namespace {
+
+void add_components(std::vector<Value>& row, const stats::ScalingPair& pair) {
+  if (!pair.in_trials()) {
+    row.insert(row.end(), {none(), none(), none(), none()});
+    return;
+  }
+  row.push_back(measured(pair.single_components.between_sd_percent()));
+  row.push_back(measured(pair.single_components.within_sd_percent()));
+  row.push_back(measured(pair.multi_components.between_sd_percent()));
+  row.push_back(measured(pair.multi_components.within_sd_percent()));
+}
+
+// The mean over a pair's trials of a per-configuration figure.
+template <typename Figure>
+double trial_mean(const std::vector<const stats::ConfigurationStats*>& trials, Figure figure) {
+  double sum = 0;
+  for (const stats::ConfigurationStats* s : trials) sum += figure(*s);
+  return sum / static_cast<double>(trials.size());
+}
+
+}  // namespace
+
+Table scaling_table(const stats::Answer& answer) {
+  const stats::ScalingTable& scaling = answer.scaling;
+  // Files of one trial per configuration keep the columns they always had; trials add their count, both variance
+  // components and the verdict.
+  const bool trials = answer.any_trials();
   Table table;
   table.key = "scaling";
   table.title = "Scaling: N GPUs against 1 GPU of the same model, global batch and settings";
-  table.columns = {text_column("model", "model"),
-                   {"global_batch", "batch"},
-                   {"gpus", "GPUs"},
-                   text_column("configuration", "N-GPU configuration")};
+  table.columns = {text_column("model", "model"), {"global_batch", "batch"}, {"gpus", "GPUs"}};
+  if (trials) table.columns.push_back({"trials", "trials"});
+  table.columns.push_back(text_column("configuration", "N-GPU configuration"));
   add_mean_with_interval(table.columns, "single_samples_per_s", "1-GPU samples/s");
   add_mean_with_interval(table.columns, "multi_samples_per_s", "N-GPU samples/s");
   add_ratio_with_interval(table.columns, "speedup", "speedup [95%]");
   table.columns.push_back({"efficiency", "efficiency", 3});
+  if (trials) {
+    table.columns.push_back({"single_between_sd_percent", "1-GPU sd % between", 2});
+    table.columns.push_back({"single_within_sd_percent", "within", 2});
+    table.columns.push_back({"multi_between_sd_percent", "N-GPU sd % between", 2});
+    table.columns.push_back({"multi_within_sd_percent", "within", 2});
+  }
   table.columns.push_back({"single_memory_mib", "MiB/GPU", 0, true});
   table.columns.push_back({"multi_memory_mib", "", 0, true, true, "→ "});
   table.columns.push_back({"single_step_ms", "step ms", 4});
   table.columns.push_back({"multi_step_ms", "", 4, false, true, "→ "});
   add_welch(table.columns);
-  for (const stats::ScalingPair& pair : scaling.pairs) {
-    const ConfigurationMetadata& m = pair.multi->results->metadata;
-    std::vector<Value> row = {text(m.model), integer(m.global_batch), integer(m.ranks), text(pair.multi->label)};
-    add_mean_with_interval(row, pair.single->throughput);
-    add_mean_with_interval(row, pair.multi->throughput);
+  if (trials) table.columns.push_back(text_column("verdict", "verdict"));
+  const auto memory = [](const stats::ConfigurationStats& s) { return s.peak_memory_mib; };
+  const auto step = [](const stats::ConfigurationStats& s) { return s.mean_step_ms; };
+  for (const stats::PairAnswer& a : answer.pairs) {
+    const stats::ScalingPair& pair = a.pair;
+    std::vector<Value> row = {text(pair.multi().results->metadata.model), integer(a.global_batch), integer(a.gpus)};
+    if (trials) row.push_back(integer(static_cast<long long>(pair.trials())));
+    row.push_back(text(pair.multi().label));
+    add_mean_with_interval(row, pair.single_throughput);
+    add_mean_with_interval(row, pair.multi_throughput);
     add_ratio_with_interval(row, pair.speedup);
     row.push_back(number(pair.efficiency));
-    row.push_back(number(pair.single->peak_memory_mib));
-    row.push_back(number(pair.multi->peak_memory_mib));
-    row.push_back(number(pair.single->mean_step_ms));
-    row.push_back(number(pair.multi->mean_step_ms));
+    if (trials) add_components(row, pair);
+    row.push_back(number(trial_mean(pair.singles, memory)));
+    row.push_back(number(trial_mean(pair.multis, memory)));
+    row.push_back(number(trial_mean(pair.singles, step)));
+    row.push_back(number(trial_mean(pair.multis, step)));
     add_welch(row, pair.welch);
+    if (trials) row.push_back(text(a.conclusion));
     table.add_row(std::move(row));
   }
   table.notes.push_back(kIntervalNote);
   table.notes.push_back(std::string("speedup = mean N-GPU / mean 1-GPU throughput; interval: ") +
                         stats::kRatioIntervalMethod + ", 95%; efficiency = speedup / N.");
   table.notes.push_back("Welch: two-sided t-test of N-GPU against 1-GPU run throughputs (Welch-Satterthwaite df).");
+  if (trials)
+    table.notes.push_back(
+        "A pair measured in trials (T independent processes: the trials of one job, or the files of several jobs of "
+        "one command; trial k of one side with trial k of the other): samples/s = the mean of the trial means ± "
+        "t(0.975, T-1)·s/√T over them; speedup over the trial means with Fieller's interval paired by trial, T-1 df, "
+        "and no Welch test (docs/statistics.md, \"Trials\"); sd % between / within: the variance components of the "
+        "kept runs' throughputs, trials as groups; MiB/GPU and step ms: means over the trials; verdict: the answer's, "
+        "as mgpu_bench says it. The per-trial table (--per-trial, CSV, JSON) has each trial on its own.");
   for (const stats::ConfigurationStats* s : scaling.without_baseline)
     table.notes.push_back("NO 1-GPU BASELINE: " + missing_baseline_note(*s));
   for (const stats::ConfigurationStats* s : scaling.wrong_steps)
@@ -284,61 +331,46 @@ Table scaling_table(const stats::ScalingTable& scaling) {
   for (const stats::ConfigurationStats* s : scaling.duplicate_baselines)
     table.notes.push_back("not used as a baseline (an earlier 1-GPU configuration has the same identity): " +
                           configuration_note_name(*s));
+  for (const stats::ConfigurationStats* s : scaling.unmatched_trials)
+    table.notes.push_back("not paired (the other side has no trial of the same number): " +
+                          configuration_note_name(*s));
   return table;
 }
 
-namespace {
-
-// The verdict's conclusion for a pair measured in trials, as mgpu_bench's verdict says it (without the figures the
-// row already has), and what more trials would do where it is not faster or slower.
-std::string trial_verdict(const stats::TrialScalingPair& pair) {
-  const int trials = static_cast<int>(pair.multis.size());
-  const std::string sentence = stats::speedup_sentence(pair.multis.front()->results->ranks(), pair.speedup,
-                                                       static_cast<int>(stats::kMinimumRunsForInterval));
-  // The conclusion follows the sentence's last ": " (stats::speedup_sentence; no conclusion holds one).
-  return sentence.substr(sentence.rfind(": ") + 2) + stats::more_trials_note(pair.speedup, trials);
-}
-
-}  // namespace
-
-Table trial_scaling_table(const std::vector<stats::TrialScalingPair>& pairs) {
+Table per_trial_table(const stats::Answer& answer, bool on_screen) {
   Table table;
-  table.key = "trials";
-  table.title = "Speedup over trials: the same pair measured by several jobs (trial k = the k-th of each side)";
+  table.key = "per_trial";
+  table.title = "Per trial: each N-GPU trial against the 1-GPU trial of the same number, over their runs";
+  table.on_screen = on_screen;
   table.columns = {text_column("model", "model"),
                    {"global_batch", "batch"},
                    {"gpus", "GPUs"},
-                   {"trials", "trials"},
-                   {"single_samples_per_s", "1-GPU samples/s", 0, true},
-                   {"multi_samples_per_s", "N-GPU samples/s", 0, true}};
-  add_ratio_with_interval(table.columns, "speedup", "speedup [95%, trials]");
-  table.columns.push_back({"single_between_sd_percent", "1-GPU sd % between", 2});
-  table.columns.push_back({"single_within_sd_percent", "within", 2});
-  table.columns.push_back({"multi_between_sd_percent", "N-GPU sd % between", 2});
-  table.columns.push_back({"multi_within_sd_percent", "within", 2});
-  table.columns.push_back(text_column("verdict", "verdict"));
-  for (const stats::TrialScalingPair& pair : pairs) {
-    const ConfigurationMetadata& m = pair.multis.front()->results->metadata;
-    const stats::VarianceComponents& one = pair.single_components;
-    const stats::VarianceComponents& many = pair.multi_components;
-    std::vector<Value> row = {text(m.model),          integer(m.global_batch),
-                              integer(m.ranks),       integer(static_cast<long long>(pair.multis.size())),
-                              number(one.grand_mean), number(many.grand_mean)};
-    add_ratio_with_interval(row, pair.speedup);
-    row.push_back(measured(one.between_sd_percent()));
-    row.push_back(measured(one.within_sd_percent()));
-    row.push_back(measured(many.between_sd_percent()));
-    row.push_back(measured(many.within_sd_percent()));
-    row.push_back(text(trial_verdict(pair)));
-    table.add_row(std::move(row));
+                   {"trial", "trial"},
+                   text_column("single_configuration", "1-GPU configuration"),
+                   text_column("configuration", "N-GPU configuration")};
+  add_mean_with_interval(table.columns, "single_samples_per_s", "1-GPU samples/s");
+  add_mean_with_interval(table.columns, "multi_samples_per_s", "N-GPU samples/s");
+  add_ratio_with_interval(table.columns, "speedup", "speedup [95%, runs]");
+  add_welch(table.columns);
+  for (const stats::PairAnswer& a : answer.pairs) {
+    const stats::ScalingPair& pair = a.pair;
+    if (!pair.in_trials()) continue;
+    for (std::size_t k = 0; k < pair.trials(); ++k) {
+      std::vector<Value> row = {
+          text(pair.multi().results->metadata.model), integer(a.global_batch),      integer(a.gpus),
+          integer(static_cast<long long>(k + 1)),     text(pair.singles[k]->label), text(pair.multis[k]->label)};
+      add_mean_with_interval(row, pair.singles[k]->throughput);
+      add_mean_with_interval(row, pair.multis[k]->throughput);
+      add_ratio_with_interval(row, pair.trial_speedups[k]);
+      add_welch(row, pair.trial_welch[k]);
+      table.add_row(std::move(row));
+    }
   }
   table.notes.push_back(
-      "speedup = mean of the N-GPU trial means / mean of the 1-GPU trial means; interval: Fieller's, paired by trial, "
-      "t with trials - 1 df (docs/statistics.md, \"Trials\"). It covers the variation between processes (set-up, "
-      "GEMM tuning) that the scaling table's interval over one job's runs does not.");
-  table.notes.push_back(
-      "sd % between / within: the variance components of the kept runs' throughputs, trials as groups, as a percentage "
-      "of the mean.");
+      "One process's runs cannot show how processes differ (set-up, GEMM tuning): these intervals are narrower than "
+      "the variation between trials, and are not the answer; the scaling table's pair row is (docs/statistics.md, "
+      "\"Trials\").");
+  table.notes.push_back(kIntervalNote);
   return table;
 }
 
@@ -350,6 +382,12 @@ Table comparison_table(const stats::Comparison& comparison, const stats::Compare
                    text_column("model", "model"),
                    {"global_batch", "batch"},
                    {"gpus", "GPUs"}};
+  const bool trials = std::any_of(comparison.pairs.begin(), comparison.pairs.end(),
+                                  [](const stats::ComparedPair& p) { return p.in_trials(); });
+  if (trials) {
+    table.columns.push_back({"before_trials", "trials"});
+    table.columns.push_back({"after_trials", "", 0, false, true, "/ "});
+  }
   add_mean_with_interval(table.columns, "before_samples_per_s", "before samples/s");
   add_mean_with_interval(table.columns, "after_samples_per_s", "after samples/s");
   add_ratio_with_interval(table.columns, "ratio", "after/before [95%]");
@@ -361,8 +399,12 @@ Table comparison_table(const stats::Comparison& comparison, const stats::Compare
     const std::string label =
         pair.before->label == pair.after->label ? pair.after->label : pair.before->label + " → " + pair.after->label;
     std::vector<Value> row = {text(label), text(m.model), integer(m.global_batch), integer(m.ranks)};
-    add_mean_with_interval(row, pair.before->throughput);
-    add_mean_with_interval(row, pair.after->throughput);
+    if (trials) {
+      row.push_back(integer(static_cast<long long>(pair.before_trials)));
+      row.push_back(integer(static_cast<long long>(pair.after_trials)));
+    }
+    add_mean_with_interval(row, pair.before_throughput);
+    add_mean_with_interval(row, pair.after_throughput);
     add_ratio_with_interval(row, pair.ratio);
     row.push_back(number(100 * (pair.ratio.ratio - 1)));
     add_welch(row, pair.welch);
@@ -380,6 +422,10 @@ Table comparison_table(const stats::Comparison& comparison, const stats::Compare
                             : "paired by model, widths, batch, GPUs and every other setting except the NCCL "
                               "algorithm/protocol (--ignore-nccl-settings)");
   table.notes.push_back(std::string("ratio interval: ") + stats::kRatioIntervalMethod + ", 95%.");
+  if (trials)
+    table.notes.push_back(
+        "trials before / after: where both sides hold two or more trials of a configuration, samples/s is the mean of "
+        "its trial means ± t(0.975, T-1)·s/√T, and the ratio, its interval and Welch's test are of the trial means.");
   table.notes.push_back(kIntervalNote);
   for (const stats::ConfigurationStats* s : comparison.only_before)
     table.notes.push_back("only in BEFORE: " + configuration_note_name(*s));

@@ -4,9 +4,9 @@
 
 #include <vector>
 
+#include "stats/answer.hpp"
 #include "stats/compare.hpp"
 #include "stats/configuration_stats.hpp"
-#include "stats/scaling.hpp"
 #include "table.hpp"
 
 namespace mgpu::analysis {
@@ -16,9 +16,12 @@ Table configurations_table(const std::vector<stats::ConfigurationStats>& configu
 // Every run of every configuration: throughput, modified z-score, kept or not (CSV and JSON only).
 Table runs_table(const std::vector<stats::ConfigurationStats>& configurations);
 Table phases_table(const std::vector<stats::ConfigurationStats>& configurations);
-Table scaling_table(const stats::ScalingTable& scaling);
-// Pairs measured by several jobs (stats::build_trial_scaling): the speedup over trials and the variance components.
-Table trial_scaling_table(const std::vector<stats::TrialScalingPair>& pairs);
+// One row per pair of the answer: each side's throughput, the speedup with its interval (over the trial means where
+// measured in trials), efficiency, both variance components, Welch's test (measured once) and the answer's verdict.
+Table scaling_table(const stats::Answer& answer);
+// Each trial of the pairs measured in trials, paired with the other side's trial of the same number, over its runs
+// (CSV and JSON always; on screen with --per-trial).
+Table per_trial_table(const stats::Answer& answer, bool on_screen);
 Table comparison_table(const stats::Comparison& comparison, const stats::CompareOptions& options);
 
 }  // namespace mgpu::analysis

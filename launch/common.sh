@@ -1,7 +1,8 @@
 # Purpose: what every launcher in launch/ shares (sourced, not run): the binary, the environment preset, and the
 # mpirun flags that carry it to every rank.
 #   mgpu_take_preset_option "$@"  -> sets MGPU_PRESET from a leading --preset NAME and leaves the rest in MGPU_ARGS
-#   mgpu_apply_preset             -> exports the preset's variables (NCCL_NVLS_ENABLE=0 always),
+#   mgpu_apply_preset             -> exports the preset's variables (NCCL_NVLS_ENABLE=0 always) over the caller's
+#                                    NCCL_* variables, keeping those that select the network (mgpu_is_network_selection),
 #                                    MGPU_ENVIRONMENT_PRESET, which mgpu_bench records, and MGPU_PROGRESS (line on a
 #                                    terminal, plain otherwise)
 #   mgpu_mpirun_env_flags         -> "-x NAME" for each of them (mpirun forwards only what -x names to remote nodes)
@@ -29,6 +30,16 @@ mgpu_take_preset_option() {
   done
 }
 
+# NCCL variables that select the network rather than how NCCL uses it: a preset keeps the caller's.
+mgpu_is_network_selection() {
+  case "$1" in
+    NCCL_SOCKET_IFNAME | NCCL_SOCKET_FAMILY | NCCL_IB_HCA | NCCL_IB_GID_INDEX | NCCL_IB_SL | NCCL_IB_TC | \
+      NCCL_IB_ROCE_VERSION_NUM | NCCL_IB_ADDR_FAMILY | NCCL_IB_ADDR_RANGE | NCCL_NET | NCCL_NET_PLUGIN | \
+      NCCL_IB_DISABLE | NCCL_CROSS_NIC | NCCL_COLLNET_ENABLE) return 0 ;;
+  esac
+  return 1
+}
+
 mgpu_preset_names() { (cd "$mgpu_root/launch/presets" && ls -1 *.env | sed 's/\.env$//' | tr '\n' ' '); }
 
 MGPU_FORWARDED_VARIABLES=()
@@ -36,9 +47,13 @@ mgpu_apply_preset() {
   if [[ "$MGPU_PRESET" != none ]]; then
     local file="$mgpu_root/launch/presets/$MGPU_PRESET.env"
     [[ -f "$file" ]] || mgpu_die "--preset '$MGPU_PRESET': unknown preset (choose from: none $(mgpu_preset_names))"
-    # A preset is the whole NCCL environment: what the caller had set would otherwise mix in unrecorded intent.
+    # A preset is NCCL's algorithm, protocol and transport choices: the caller's own choices of those would mix in
+    # unrecorded intent, so they go. The caller's network selection (which interface and HCA, the GID index, ...)
+    # stays: a preset cannot know a cluster's fabric, and a multi-node job needs it. mgpu_bench records both.
     local name
-    for name in $(compgen -e | grep '^NCCL_' || true); do unset "$name"; done
+    for name in $(compgen -e | grep '^NCCL_' || true); do
+      mgpu_is_network_selection "$name" || unset "$name"
+    done
     local line
     while IFS= read -r line || [[ -n "$line" ]]; do
       line="${line%%#*}"; line="${line//[[:space:]]/}"

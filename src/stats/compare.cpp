@@ -1,11 +1,13 @@
 // Purpose: pairs before with after and decides a verdict per configuration.
 #include "stats/compare.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 #include <set>
 
 #include "stats/pairing_identity.hpp"
+#include "stats/scaling.hpp"
 
 namespace mgpu::stats {
 
@@ -29,36 +31,92 @@ Verdict decide_verdict(double ratio, const WelchTest& welch, const CompareOption
   return ratio > 1 ? Verdict::faster : Verdict::slower;
 }
 
+namespace {
+
+using Group = std::vector<const ConfigurationStats*>;
+
+// The k-th member's mean throughput, for every k.
+std::vector<double> trial_means(const Group& trials) {
+  std::vector<double> means;
+  for (const ConfigurationStats* s : trials) means.push_back(s->throughput.mean);
+  return means;
+}
+
+ComparedPair compared(const Group& before, const Group& after, const CompareOptions& options) {
+  ComparedPair pair;
+  pair.before = before.front();
+  pair.after = after.front();
+  if (before.size() >= 2 && after.size() >= 2) {
+    pair.before_trials = before.size();
+    pair.after_trials = after.size();
+    const std::vector<double> x = trial_means(before), y = trial_means(after);
+    pair.before_throughput = summarize_trial_means(x);
+    pair.after_throughput = summarize_trial_means(y);
+    const SampleSummary& b = pair.before_throughput;
+    const SampleSummary& a = pair.after_throughput;
+    pair.ratio = fieller_ratio_interval(a.mean, a.sd * a.sd, a.n, b.mean, b.sd * b.sd, b.n, kConfidence, 2);
+    pair.welch = welch_test(y, x);
+  } else {
+    pair.before_throughput = pair.before->throughput;
+    pair.after_throughput = pair.after->throughput;
+    pair.ratio = fieller_ratio_interval(pair.after_throughput, pair.before_throughput);
+    pair.welch = welch_test_of_summaries(pair.after_throughput, pair.before_throughput);
+  }
+  pair.verdict = decide_verdict(pair.ratio.ratio, pair.welch, options);
+  return pair;
+}
+
+}  // namespace
+
 Comparison compare_results(const std::vector<ConfigurationStats>& before, const std::vector<ConfigurationStats>& after,
                            const CompareOptions& options) {
   Comparison comparison;
-  // Several configurations of one identity on one side (a repeated measurement): paired in order of appearance.
   std::vector<IdentityAttribute> attributes;
   for (const IdentityAttribute& attribute : comparison_identity_attributes())
     if (options.match_nccl_settings || !is_nccl_setting(attribute)) attributes.push_back(attribute);
-  std::multimap<std::vector<std::string>, const ConfigurationStats*> unmatched_after;
-  for (const ConfigurationStats& a : after) unmatched_after.emplace(identity_key(*a.results, attributes), &a);
-  for (const ConfigurationStats& b : before) {
-    const auto found = unmatched_after.find(identity_key(*b.results, attributes));
-    if (found == unmatched_after.end()) {
-      comparison.only_before.push_back(&b);
+  // Each side's configurations grouped by identity, the groups in the order of their first member.
+  const auto grouped = [&](const std::vector<ConfigurationStats>& side, std::vector<std::vector<std::string>>& order) {
+    std::map<std::vector<std::string>, Group> groups;
+    for (const ConfigurationStats& c : side) {
+      Group& group = groups[identity_key(*c.results, attributes)];
+      if (group.empty()) order.push_back(identity_key(*c.results, attributes));
+      group.push_back(&c);
+    }
+    return groups;
+  };
+  std::vector<std::vector<std::string>> before_order, after_order;
+  const auto before_groups = grouped(before, before_order);
+  const auto after_groups = grouped(after, after_order);
+  std::set<const ConfigurationStats*> used;
+  for (const std::vector<std::string>& key : before_order) {
+    const Group& b = before_groups.at(key);
+    const auto found = after_groups.find(key);
+    if (found == after_groups.end()) continue;
+    const Group& a = found->second;
+    ComparedPair pair = compared(b, a, options);
+    if (pair.in_trials()) {
+      used.insert(b.begin(), b.end());
+      used.insert(a.begin(), a.end());
+      comparison.pairs.push_back(pair);
       continue;
     }
-    ComparedPair pair;
-    pair.before = &b;
-    pair.after = found->second;
-    unmatched_after.erase(found);
-    const SampleSummary& x = pair.before->throughput;
-    const SampleSummary& y = pair.after->throughput;
-    pair.ratio = fieller_ratio_interval(y, x);
-    pair.welch = welch_test_of_summaries(y, x);
-    pair.verdict = decide_verdict(pair.ratio.ratio, pair.welch, options);
-    comparison.pairs.push_back(pair);
+    // Several configurations of one identity on a side with one on the other (a repeated measurement): paired in
+    // order of appearance, the rest found on one side only.
+    for (std::size_t k = 0; k < std::min(a.size(), b.size()); ++k) {
+      comparison.pairs.push_back(compared({b[k]}, {a[k]}, options));
+      used.insert(b[k]);
+      used.insert(a[k]);
+    }
   }
-  std::set<const ConfigurationStats*> left_after;
-  for (const auto& [key, stats] : unmatched_after) left_after.insert(stats);
+  // In the order of the before side's configurations, as before trials existed.
+  std::map<const ConfigurationStats*, std::size_t> rank;
+  for (const ConfigurationStats& b : before) rank[&b] = rank.size();
+  std::stable_sort(comparison.pairs.begin(), comparison.pairs.end(),
+                   [&](const ComparedPair& x, const ComparedPair& y) { return rank[x.before] < rank[y.before]; });
+  for (const ConfigurationStats& b : before)
+    if (used.count(&b) == 0) comparison.only_before.push_back(&b);
   for (const ConfigurationStats& a : after)
-    if (left_after.count(&a) != 0) comparison.only_after.push_back(&a);
+    if (used.count(&a) == 0) comparison.only_after.push_back(&a);
   return comparison;
 }
 

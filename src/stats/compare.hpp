@@ -25,12 +25,18 @@ enum class Verdict { same, faster, slower, none };
 const char* verdict_name(Verdict verdict);
 Verdict decide_verdict(double ratio, const WelchTest& welch, const CompareOptions& options);
 
+// One configuration of both sides. Where each side holds two or more trials of it (configurations of one identity, in
+// the order given), the ratio and Welch's test are of the trial means (independent processes on either side);
+// otherwise of the first configuration's runs on each side, the rest of a side listed as found on one side only.
 struct ComparedPair {
-  const ConfigurationStats* before = nullptr;
+  const ConfigurationStats* before = nullptr;  // the first trial's
   const ConfigurationStats* after = nullptr;
-  RatioInterval ratio;  // after / before
-  WelchTest welch;      // after − before
+  std::size_t before_trials = 1, after_trials = 1;
+  SampleSummary before_throughput, after_throughput;  // over the runs, or over the trial means
+  RatioInterval ratio;                                // after / before
+  WelchTest welch;                                    // after − before
   Verdict verdict = Verdict::none;
+  bool in_trials() const { return before_trials >= 2 && after_trials >= 2; }
 };
 
 struct Comparison {

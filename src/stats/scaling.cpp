@@ -1,89 +1,118 @@
-// Purpose: pairs N-GPU configurations with their 1-GPU baselines.
+// Purpose: pairs N-GPU configurations, in trials, with their 1-GPU baselines (scaling.hpp).
 #include "stats/scaling.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <string>
 
 #include "stats/pairing_identity.hpp"
 
 namespace mgpu::stats {
+namespace {
+
+using Group = std::vector<const ConfigurationStats*>;
+using Key = std::vector<std::string>;
+
+// Configurations grouped by a key, the groups in the order of their first member.
+struct Groups {
+  std::map<Key, Group> members;
+  std::vector<Key> order;
+  void add(const Key& key, const ConfigurationStats* c) {
+    Group& group = members[key];
+    if (group.empty()) order.push_back(key);
+    group.push_back(c);
+  }
+};
+
+// The figures of trials 1..T of a pair whose sides are already chosen.
+void measure(ScalingPair& pair) {
+  const std::size_t trials = pair.multis.size();
+  std::vector<double> single_means, multi_means;
+  std::vector<std::vector<double>> single_runs, multi_runs;
+  for (std::size_t k = 0; k < trials; ++k) {
+    const SampleSummary& one = pair.singles[k]->throughput;
+    const SampleSummary& many = pair.multis[k]->throughput;
+    pair.trial_speedups.push_back(fieller_ratio_interval(many, one));
+    pair.trial_welch.push_back(welch_test_of_summaries(many, one));
+    single_means.push_back(one.mean);
+    multi_means.push_back(many.mean);
+    single_runs.push_back(pair.singles[k]->kept_throughput);
+    multi_runs.push_back(pair.multis[k]->kept_throughput);
+  }
+  if (pair.in_trials()) {
+    pair.speedup = paired_trial_ratio_interval(multi_means, single_means);
+    pair.single_throughput = summarize_trial_means(single_means);
+    pair.multi_throughput = summarize_trial_means(multi_means);
+    pair.single_components = variance_components(single_runs);
+    pair.multi_components = variance_components(multi_runs);
+  } else {
+    pair.speedup = pair.trial_speedups.front();
+    pair.welch = pair.trial_welch.front();
+    pair.single_throughput = pair.single().throughput;
+    pair.multi_throughput = pair.multi().throughput;
+  }
+  pair.efficiency = pair.speedup.ratio / pair.gpus();
+}
+
+}  // namespace
+
+SampleSummary summarize_trial_means(const std::vector<double>& trial_means) {
+  SampleSummary s = summarize_sample(trial_means);
+  s.has_interval = trial_means.size() >= 2;
+  s.half_width = s.has_interval ? student_t_quantile(1 - (1 - kConfidence) / 2, double(trial_means.size() - 1)) * s.sd /
+                                      std::sqrt(double(trial_means.size()))
+                                : 0;
+  return s;
+}
 
 ScalingTable build_scaling_table(const std::vector<ConfigurationStats>& configurations) {
   ScalingTable table;
-  std::map<std::vector<std::string>, const ConfigurationStats*> baselines;
-  std::vector<const ConfigurationStats*> checked;
+  // 1-GPU groups by every compared setting (their trials), the first of each scaling identity its baseline; N-GPU
+  // groups by every compared setting and the GPU count.
+  Groups singles, multis;
+  std::map<Key, Key> baseline_of;  // scaling identity -> the compared identity of its baseline group
   for (const ConfigurationStats& c : configurations) {
-    if (!c.wrong_step().empty())
+    if (!c.wrong_step().empty()) {
       table.wrong_steps.push_back(&c);
-    else
-      checked.push_back(&c);
-  }
-  for (const ConfigurationStats* p : checked) {
-    const ConfigurationStats& c = *p;
-    if (c.results->ranks() != 1) continue;
-    const auto inserted = baselines.emplace(identity_key(*c.results, scaling_identity_attributes()), &c);
-    if (!inserted.second) table.duplicate_baselines.push_back(&c);
-  }
-  for (const ConfigurationStats* p : checked) {
-    const ConfigurationStats& c = *p;
-    if (c.results->ranks() == 1) continue;
-    const auto found = baselines.find(identity_key(*c.results, scaling_identity_attributes()));
-    if (found == baselines.end()) {
-      table.without_baseline.push_back(&c);
       continue;
     }
-    ScalingPair pair;
-    pair.single = found->second;
-    pair.multi = &c;
-    const SampleSummary& one = pair.single->throughput;
-    const SampleSummary& many = pair.multi->throughput;
-    pair.speedup = fieller_ratio_interval(many, one);
-    pair.efficiency = pair.speedup.ratio / c.results->ranks();
-    pair.welch = welch_test_of_summaries(many, one);
-    table.pairs.push_back(pair);
-  }
-  return table;
-}
-
-std::vector<TrialScalingPair> build_trial_scaling(const std::vector<ConfigurationStats>& configurations) {
-  using Group = std::vector<const ConfigurationStats*>;
-  std::map<std::vector<std::string>, Group> singles, multis;
-  std::vector<std::vector<std::string>> multi_order;
-  for (const ConfigurationStats& c : configurations) {
-    if (!c.wrong_step().empty()) continue;
-    std::vector<std::string> key = identity_key(*c.results, scaling_identity_attributes());
+    Key compared = identity_key(*c.results, comparison_identity_attributes());
     if (c.results->ranks() == 1) {
-      singles[key].push_back(&c);
+      baseline_of.emplace(identity_key(*c.results, scaling_identity_attributes()), compared);
+      singles.add(compared, &c);
+    } else {
+      multis.add(compared, &c);
+    }
+  }
+  for (const Key& key : singles.order) {
+    const Group& group = singles.members[key];
+    if (baseline_of.at(identity_key(*group.front()->results, scaling_identity_attributes())) != key)
+      table.duplicate_baselines.insert(table.duplicate_baselines.end(), group.begin(), group.end());
+  }
+  std::map<Key, std::size_t> singles_used;
+  for (const Key& key : multis.order) {
+    const Group& multi = multis.members[key];
+    const auto baseline = baseline_of.find(identity_key(*multi.front()->results, scaling_identity_attributes()));
+    if (baseline == baseline_of.end()) {
+      table.without_baseline.insert(table.without_baseline.end(), multi.begin(), multi.end());
       continue;
     }
-    key.push_back(std::to_string(c.results->ranks()));
-    if (multis[key].empty()) multi_order.push_back(key);
-    multis[key].push_back(&c);
-  }
-  std::vector<TrialScalingPair> pairs;
-  for (const std::vector<std::string>& key : multi_order) {
-    const Group& multi = multis[key];
-    const Group& single = singles[std::vector<std::string>(key.begin(), key.end() - 1)];
+    const Group& single = singles.members[baseline->second];
     const std::size_t trials = std::min(single.size(), multi.size());
-    if (trials < 2) continue;
-    TrialScalingPair pair;
+    ScalingPair pair;
     pair.singles.assign(single.begin(), single.begin() + trials);
     pair.multis.assign(multi.begin(), multi.begin() + trials);
-    std::vector<double> single_means, multi_means;
-    std::vector<std::vector<double>> single_runs, multi_runs;
-    for (std::size_t k = 0; k < trials; ++k) {
-      single_means.push_back(pair.singles[k]->throughput.mean);
-      multi_means.push_back(pair.multis[k]->throughput.mean);
-      single_runs.push_back(pair.singles[k]->kept_throughput);
-      multi_runs.push_back(pair.multis[k]->kept_throughput);
-    }
-    pair.speedup = paired_trial_ratio_interval(multi_means, single_means);
-    pair.single_components = variance_components(single_runs);
-    pair.multi_components = variance_components(multi_runs);
-    pairs.push_back(std::move(pair));
+    table.unmatched_trials.insert(table.unmatched_trials.end(), multi.begin() + trials, multi.end());
+    singles_used[baseline->second] = std::max(singles_used[baseline->second], trials);
+    measure(pair);
+    table.pairs.push_back(std::move(pair));
   }
-  return pairs;
+  for (const auto& [key, used] : singles_used) {
+    const Group& single = singles.members[key];
+    table.unmatched_trials.insert(table.unmatched_trials.end(), single.begin() + used, single.end());
+  }
+  return table;
 }
 
 }  // namespace mgpu::stats

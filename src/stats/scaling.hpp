@@ -1,6 +1,7 @@
-// Purpose: the scaling table's pairs (docs/measurement.md "Definitions"): each N-GPU configuration with the 1-GPU
-// configuration of the same scaling identity (pairing_identity.hpp); speedup = mean throughput(N) / mean
-// throughput(1) with its Fieller interval, efficiency = speedup / N, and Welch's test of the two run samples.
+// Purpose: the scaling pairs (docs/statistics.md "Scaling"): each N-GPU configuration, measured in one or more trials,
+// with the 1-GPU configuration of the same scaling identity (pairing_identity.hpp). A pair measured once is judged over
+// its runs (Fieller over the run means, Welch's test); a pair measured in trials over its trial means, paired by trial
+// (trial_interval.hpp), since processes of one configuration differ by more than one process's runs can show.
 #pragma once
 
 #include <vector>
@@ -12,39 +13,47 @@
 
 namespace mgpu::stats {
 
+// One (model, global batch, GPU count, compared settings) against its 1-GPU baseline. Trial k is the k-th N-GPU
+// configuration of that identity with the k-th 1-GPU one, in the order given (the trials of one job, or the files of
+// several jobs of one command): as many trials as the shorter side has.
 struct ScalingPair {
-  const ConfigurationStats* single = nullptr;  // 1 GPU
-  const ConfigurationStats* multi = nullptr;   // N GPUs
-  RatioInterval speedup;
-  double efficiency = 0;
-  WelchTest welch;  // multi − single
+  std::vector<const ConfigurationStats*> singles;  // trial k's 1-GPU configuration
+  std::vector<const ConfigurationStats*> multis;   // trial k's N-GPU configuration
+  // Each side's throughput: with trials, the mean of the trial means and its t interval over them (T - 1 df); measured
+  // once, the kept runs' summary.
+  SampleSummary single_throughput, multi_throughput;
+  RatioInterval speedup;  // N-GPU over 1-GPU throughput, at the level above
+  double efficiency = 0;  // speedup / N
+  WelchTest welch;        // of the two run samples, measured once; not valid with trials (the trial interval decides)
+  // With trials: the variance components of each side's kept runs, trials as groups.
+  VarianceComponents single_components, multi_components;
+  // Trial k alone, over its runs (the per-trial table): its speedup and Welch's test.
+  std::vector<RatioInterval> trial_speedups;
+  std::vector<WelchTest> trial_welch;
+
+  std::size_t trials() const { return multis.size(); }
+  bool in_trials() const { return multis.size() >= 2; }
+  const ConfigurationStats& single() const { return *singles.front(); }  // trial 1's
+  const ConfigurationStats& multi() const { return *multis.front(); }
+  int gpus() const { return multi().results->ranks(); }
 };
 
 struct ScalingTable {
-  std::vector<ScalingPair> pairs;
+  std::vector<ScalingPair> pairs;                           // in the order of their first N-GPU configuration
   std::vector<const ConfigurationStats*> without_baseline;  // N-GPU configurations no 1-GPU one matches
   // Configurations whose step is known wrong (ConfigurationStats::wrong_step: a failed math check, replicas that
   // differed after the runs): they are neither baselines nor paired.
   std::vector<const ConfigurationStats*> wrong_steps;
-  // A 1-GPU identity seen more than once: the first one (in the order given) is the baseline; these are not used.
+  // 1-GPU configurations of an identity whose baseline is an earlier 1-GPU configuration with other compared
+  // settings (the first one given is the baseline); these are not used.
   std::vector<const ConfigurationStats*> duplicate_baselines;
+  // Trials of one side beyond the other side's count: no trial of the same number to pair with.
+  std::vector<const ConfigurationStats*> unmatched_trials;
 };
 
 ScalingTable build_scaling_table(const std::vector<ConfigurationStats>& configurations);
 
-// A scaling pair measured more than once (the files of several jobs of one command, given together): the k-th 1-GPU
-// configuration of a scaling identity and the k-th N-GPU configuration of that identity and GPU count, in the order
-// given, are trial k. Their speedup interval comes from the trial means (trial_interval.hpp), so it covers the
-// variation between processes (set-up, GEMM tuning) that one job's runs cannot show.
-struct TrialScalingPair {
-  std::vector<const ConfigurationStats*> singles;  // trial k's 1-GPU configuration
-  std::vector<const ConfigurationStats*> multis;   // trial k's N-GPU configuration
-  RatioInterval speedup;                           // over the trials' mean throughputs (kept runs), paired by trial
-  VarianceComponents single_components;            // of the kept runs' throughputs, trials as groups
-  VarianceComponents multi_components;
-};
-// Every pair with two or more trials (as many as the shorter side has), in the order of the first N-GPU
-// configuration; configurations whose replicas differed take no part.
-std::vector<TrialScalingPair> build_trial_scaling(const std::vector<ConfigurationStats>& configurations);
+// Trial means as a sample: mean of the means, t(0.975, T - 1) · s / √T from two trials on (has_interval then).
+SampleSummary summarize_trial_means(const std::vector<double>& trial_means);
 
 }  // namespace mgpu::stats

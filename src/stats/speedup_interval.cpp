@@ -7,11 +7,11 @@
 namespace mgpu::stats {
 
 RatioInterval fieller_ratio_interval(double mean_a, double variance_a, std::size_t n_a, double mean_b,
-                                     double variance_b, std::size_t n_b, double confidence) {
+                                     double variance_b, std::size_t n_b, double confidence, std::size_t minimum_n) {
   RatioInterval r;
   if (mean_b == 0) return r;
   r.ratio = mean_a / mean_b;
-  if (n_a < kMinimumRunsForInterval || n_b < kMinimumRunsForInterval) return r;
+  if (n_a < minimum_n || n_b < minimum_n) return r;
   const double va = variance_a / static_cast<double>(n_a);  // variance of each mean
   const double vb = variance_b / static_cast<double>(n_b);
   const double q = r.ratio;

@@ -24,8 +24,10 @@ struct RatioInterval {
 // Numerator and denominator each given by mean, sample variance and n. The interval is
 // { θ : (m_a − θ m_b)² ≤ t² (v_a + θ² v_b) } with v = variance / n, which is bounded when the denominator mean is
 // significantly non-zero (m_b² > t² v_b); otherwise has_interval is false.
+// minimum_n: the fewest values a side needs for an interval (runs: kMinimumRunsForInterval; trial means: 2).
 RatioInterval fieller_ratio_interval(double mean_a, double variance_a, std::size_t n_a, double mean_b,
-                                     double variance_b, std::size_t n_b, double confidence = kConfidence);
+                                     double variance_b, std::size_t n_b, double confidence = kConfidence,
+                                     std::size_t minimum_n = kMinimumRunsForInterval);
 // The same from the numerator's and the denominator's sample summaries (mean, sd², n).
 RatioInterval fieller_ratio_interval(const SampleSummary& numerator, const SampleSummary& denominator,
                                      double confidence = kConfidence);

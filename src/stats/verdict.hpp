@@ -1,7 +1,5 @@
-// Purpose: the verdict mgpu_bench prints last (issue 20): per N-GPU configuration and its 1-GPU baseline, the speedup
-// with its Fieller interval, the efficiency, Welch's p and one plain sentence; per model and GPU count of a batch
-// sweep, the break-even batch (break_even.hpp). Computed with the analyzer's own statistics, so mgpu_bench's verdict
-// and mgpu_analyze report give the same numbers for the same file.
+// Purpose: the verdict's words: the plain sentence on a speedup and what more trials would do (answer.hpp puts them on
+// every pair), and the verdict mgpu_bench prints last: the answer (answer.hpp) of its results file.
 #pragma once
 
 #include <string>
@@ -29,8 +27,7 @@ std::string speedup_sentence(int gpus, const RatioInterval& speedup, int fewest_
 std::string more_trials_note(const RatioInterval& speedup, int trials);
 
 // The verdict of a results file as console lines (without a leading '#'), for a job of `job_ranks` ranks: with one
-// rank a single line saying that a verdict needs at least 2; otherwise per scaling pair (stats/scaling.hpp) a line of
-// figures and its sentence, and per model and GPU count measured at two or more batches the break-even batch.
+// rank a single line saying that a verdict needs at least 2; otherwise answer_lines of the file's answer.
 std::vector<std::string> verdict_lines(const ResultsFile& file, int job_ranks);
 
 }  // namespace mgpu::stats

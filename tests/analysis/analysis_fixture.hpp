@@ -161,6 +161,27 @@ inline void add_crossing_sweep(ResultsWriter& writer) {
   add_sweep_point(writer, 512, 16.0, 8.0);
 }
 
+// Two trials of batch 8 on 1 and 2 GPUs ("b8_n1_t1", "b8_n2_t1", "b8_n1_t2", "b8_n2_t2", in that order) whose speedups
+// disagree at run level: 0.99 in trial 1 and 1.02 in trial 2, each over 5 runs spread ±0.1% (run intervals about
+// ±0.1% wide, excluding each other). Over the two trial means the speedup is 1.005 with an interval containing 1.
+inline constexpr double kDisagreeingTrialSpeedups[] = {0.99, 1.02};
+inline void add_disagreeing_trials(ResultsWriter& writer) {
+  for (int trial = 1; trial <= 2; ++trial)
+    for (const int ranks : {1, 2}) {
+      ConfigurationMetadata metadata =
+          synthetic_metadata("b8_n" + std::to_string(ranks) + "_t" + std::to_string(trial), ranks);
+      metadata.trial = trial;
+      const double step = ranks == 1 ? 1.0 : 1.0 / kDisagreeingTrialSpeedups[trial - 1];
+      ResultsWriter::Configuration c = writer.add_configuration(metadata);
+      for (const double d : {-0.001, -0.0005, 0.0, 0.0005, 0.001}) {
+        const double s = step * (1 + d);
+        const std::vector<double> phases = {0.3 * s, 0.4 * s, 0.0, 0.0, 0.3 * s, s};
+        writer.append_run(c, std::vector<RunRecord>(ranks, synthetic_record({phases, phases}, 1024 * kMiB, 0.0, 0)));
+      }
+      writer.finish(c);
+    }
+}
+
 // A configuration of `metadata` whose `runs` runs each have two measured steps of `phases` on every rank.
 inline void add_steady(ResultsWriter& writer, const ConfigurationMetadata& metadata, const std::vector<double>& phases,
                        int runs) {

@@ -3,7 +3,10 @@
 is one self-contained file (every image a data: URI, nothing fetched from a network), opens it in headless Chromium,
 and fails when an image did not decode, a table is empty or a script failed (the page's own check, read back with
 --dump-dom); then the same check must catch a page broken on purpose. Leaves a screenshot, report_page.png, in DIR.
-Exits 77 (CTest's skip) when no Chromium is installed."""
+With --console LOG (mgpu_bench's output for FILE), the page's answer must be its verdict word for word: one sentence
+per pair, each equal to a sentence line of the verdict, and the same break-evens. Exits 77 (CTest's skip) when no
+Chromium is installed (after the checks that need no browser)."""
+import html as html_text
 import argparse
 import pathlib
 import re
@@ -41,10 +44,30 @@ def body_attributes(dom):
     return attributes
 
 
+def check_answer_against_console(html, console):
+    """The page's Answer holds the verdict's sentences and break-evens, each once, and nothing else."""
+    verdict = console[console.index("# verdict ("):]
+    sentences = [line[len("#     "):] for line in verdict.splitlines() if line.startswith("#     ")]
+    break_evens = [line[len("#   break-even, "):] for line in verdict.splitlines()
+                   if line.startswith("#   break-even, ")]
+    shown = [html_text.unescape(s) for s in re.findall(r'<b class="sentence">(.*?)</b>', html)]
+    if not sentences or shown != sentences:
+        raise SystemExit(f"the page's answer is not the verdict's:\npage: {shown}\nverdict: {sentences}")
+    answer = html[html.index('id="answer"'):html.index('id="plots"')]
+    for line in break_evens:
+        curve, sentence = line.split(": ", 1)
+        if f"<b>{html_text.escape(curve, quote=True)}</b>: {html_text.escape(sentence, quote=True)}" not in answer:
+            raise SystemExit(f"the page's break-even differs from the verdict's: {line}")
+    print(f"report.html's answer: {len(shown)} sentences and {len(break_evens)} break-evens, the verdict's word for "
+          "word")
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--analyze", required=True)
     parser.add_argument("--out", required=True)
+    parser.add_argument("--console", help="mgpu_bench's console output for the one FILE")
+    parser.add_argument("--max-bytes", type=int, default=300_000, help="the largest report.html accepted")
     parser.add_argument("files", nargs="+")
     options = parser.parse_args()
     out = pathlib.Path(options.out)
@@ -62,6 +85,11 @@ def main():
     images = html.count("<img ")
     if images < 2:
         raise SystemExit(f"report.html shows {images} plots; expected the phase, speedup and throughput plots")
+
+    if len(html.encode("utf-8")) > options.max_bytes:
+        raise SystemExit(f"report.html is {len(html.encode('utf-8'))} bytes, over {options.max_bytes}")
+    if options.console:
+        check_answer_against_console(html, pathlib.Path(options.console).read_text(encoding="utf-8"))
 
     browser = chromium_command()
     if browser is None:

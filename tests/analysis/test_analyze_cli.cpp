@@ -24,6 +24,7 @@
 #include "results/hdf5_handles.hpp"
 #include "results/results_schema.hpp"
 #include "stats/step_model_fixture.hpp"
+#include "stats/verdict.hpp"
 #include "table_parsers.hpp"
 
 namespace fs = std::filesystem;
@@ -151,7 +152,8 @@ TEST_F(AnalyzeCli, CsvReportReadsBack) {
       tables.back().push_back(row);
     }
   }
-  ASSERT_EQ(tables.size(), 5u);  // configurations, phases, scaling, break_even, runs
+  // configurations, phases, scaling, runs: one batch is no sweep, so no break-even (as mgpu_bench's verdict).
+  ASSERT_EQ(tables.size(), 4u);
   const Rows& configurations = tables[0];
   ASSERT_EQ(configurations.size(), 3u);
   EXPECT_EQ(configurations[0][0], "file");
@@ -162,7 +164,7 @@ TEST_F(AnalyzeCli, CsvReportReadsBack) {
   EXPECT_EQ(std::stod(configurations[2][column(configurations, "samples_per_s_mean")]), 3520);
   EXPECT_EQ(configurations[1][column(configurations, "throttled_runs")], "");  // no clocks recorded
   EXPECT_EQ(std::stod(tables[2][1][column(tables[2], "efficiency")]), 3520.0 / 1840.0 / 2);
-  const Rows& runs = tables[4];
+  const Rows& runs = tables[3];
   ASSERT_EQ(runs.size(), 12u);  // header + 6 + 5 runs
   EXPECT_EQ(runs[6][column(runs, "run")], "5");
   EXPECT_EQ(std::stod(runs[6][column(runs, "samples_per_s")]), 200);
@@ -173,8 +175,8 @@ TEST_F(AnalyzeCli, MarkdownReportReadsBack) {
   const Outcome o = run("report good.h5 --format markdown");
   ASSERT_EQ(o.exit_code, 0) << o.err;
   const Rows rows = parse_markdown_tables(o.out);
-  // Header + 2 rows (configurations), header + 2 (phases), header + 1 (scaling), header + 1 (break-even).
-  ASSERT_EQ(rows.size(), 10u);
+  // Header + 2 rows (configurations), header + 2 (phases), header + 1 (scaling).
+  ASSERT_EQ(rows.size(), 8u);
   EXPECT_EQ(rows[1][1], "single");
   EXPECT_EQ(rows[1][6], "1,840 ± 272");
   EXPECT_EQ(rows[7][6], "1.913 [1.599, 2.286]");
@@ -245,6 +247,49 @@ TEST_F(AnalyzeCli, EfficiencyPlotWithThreeGpuCounts) {
   EXPECT_NE(data.find("\n4 0.25 "), std::string::npos) << data;
   // Each error bar is the speedup's interval over N too (here degenerate: the steps are all equal).
   EXPECT_NE(data.find("\n2 0.5 0.5 0.5\n4 0.25 0.25 0.25\n"), std::string::npos) << data;
+}
+
+// Trials that disagree at run level (0.99 and 1.02, each with a narrow run interval) give one answer in every output,
+// mgpu_bench's verdict word for word: one scaling row, one sentence on the page, the same conclusion in JSON.
+TEST_F(AnalyzeCli, TrialsGiveOneAnswerEverywhere) {
+  const std::string path = dir_ + "/trials.h5";
+  {
+    ResultsWriter writer(path, false);
+    add_disagreeing_trials(writer);
+    writer.close();
+  }
+  std::string sentence;
+  for (const std::string& line : stats::verdict_lines(read_results_file(path), 2))
+    if (line.rfind("    ", 0) == 0) {
+      EXPECT_TRUE(sentence.empty()) << "a second sentence: " << line;
+      sentence = line.substr(4);
+    }
+  ASSERT_NE(sentence.find("no significant difference from 1 GPU"), std::string::npos) << sentence;
+  const Outcome text = run("report trials.h5 --out rep");
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  // The scaling table: one row for the pair, its verdict the sentence's conclusion; no per-trial rows on screen.
+  const std::size_t scaling = text.out.find("Scaling: N GPUs against 1 GPU");
+  ASSERT_NE(scaling, std::string::npos) << text.out;
+  const std::string table = text.out.substr(scaling, text.out.find("\n\n", scaling) - scaling);
+  EXPECT_EQ(lines_of(table).size(), 3u + 1u + 4u) << table;  // title, header, rule, one row, four notes
+  EXPECT_NE(table.find(sentence.substr(sentence.rfind(": ") + 2)), std::string::npos) << table;
+  EXPECT_EQ(text.out.find("Per trial"), std::string::npos) << text.out;
+  EXPECT_EQ(text.out.find("not used"), std::string::npos) << text.out;
+  const std::string html = read_text(dir_ + "/rep/report.html");
+  const std::string shown = "<b class=\"sentence\">" + sentence + "</b>";
+  EXPECT_NE(html.find(shown), std::string::npos) << html;
+  EXPECT_EQ(html.find("<b class=\"sentence\">", html.find(shown) + 1), std::string::npos) << "more than one sentence";
+  const nlohmann::json json = nlohmann::json::parse(run("report trials.h5 --format json").out);
+  const nlohmann::json& rows = json.at("tables").at("scaling").at("rows");
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0].at("trials"), 2);
+  EXPECT_EQ(rows[0].at("verdict"), sentence.substr(sentence.rfind(": ") + 2));
+  // Each trial on its own only in the per-trial table, paired with the other side's trial of the same number.
+  const nlohmann::json& trials = json.at("tables").at("per_trial").at("rows");
+  ASSERT_EQ(trials.size(), 2u);
+  EXPECT_EQ(trials[1].at("single_configuration"), "b8_n1_t2");
+  EXPECT_EQ(trials[1].at("configuration"), "b8_n2_t2");
+  EXPECT_NE(run("report trials.h5 --per-trial").out.find("Per trial"), std::string::npos);
 }
 
 TEST_F(AnalyzeCli, OutDirectoryWithPlots) {
@@ -387,7 +432,7 @@ TEST_F(AnalyzeCli, BreakEvenOfASweepInEveryFormat) {
   EXPECT_EQ(break_even[1][column - break_even[0].begin()], "128");
   const std::string markdown = run("report sweep.h5 --format markdown").out;
   EXPECT_NE(markdown.find("### Break-even batch"), std::string::npos) << markdown;
-  EXPECT_NE(markdown.find("| custom | 2 | custom 16,8,3 2 GPUs | 4 | 59 | 128 | break-even at global batch ~59"),
+  EXPECT_NE(markdown.find("| 16-8-3 | 2 | 16-8-3 on 2 GPUs | 4 | 59 | 128 | break-even at global batch ~59"),
             std::string::npos)
       << markdown;
 }

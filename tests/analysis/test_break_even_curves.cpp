@@ -9,7 +9,7 @@
 
 #include "analysis_fixture.hpp"
 #include "break_even_curves.hpp"
-#include "stats/scaling.hpp"
+#include "stats/answer.hpp"
 
 namespace fs = std::filesystem;
 using namespace mgpu;
@@ -29,20 +29,20 @@ class BreakEvenCurves : public ::testing::Test {
     file_ = read_results_file(path_);
     for (const ConfigurationResults& c : file_.configurations)
       stats_.push_back(compute_configuration_stats(c, "sweep.h5", {}));
-    scaling_ = build_scaling_table(stats_);
+    answer_ = compute_answer(stats_);
   }
   void TearDown() override { fs::remove(path_); }
   std::string path_;
   ResultsFile file_;
   std::vector<ConfigurationStats> stats_;
-  ScalingTable scaling_;
+  Answer answer_;
 };
 
 TEST_F(BreakEvenCurves, OneCurveWithTheKnownCrossing) {
-  const std::vector<BreakEvenCurve> curves = break_even_curves(scaling_);
+  const std::vector<BreakEvenAnswer>& curves = answer_.break_evens;
   ASSERT_EQ(curves.size(), 1u);
-  const BreakEvenCurve& curve = curves[0];
-  EXPECT_EQ(curve.series, "custom 16,8,3 2 GPUs");
+  const BreakEvenAnswer& curve = curves[0];
+  EXPECT_EQ(curve.curve, "16-8-3 on 2 GPUs");
   EXPECT_EQ(curve.gpus, 2);
   ASSERT_EQ(curve.points.size(), 4u);
   EXPECT_NEAR(curve.points[1].speedup, 0.8, 1e-12);
@@ -57,7 +57,7 @@ TEST_F(BreakEvenCurves, OneCurveWithTheKnownCrossing) {
 }
 
 TEST_F(BreakEvenCurves, TableStatesTheBatchAndItsNeighbours) {
-  const Table table = break_even_table(break_even_curves(scaling_));
+  const Table table = break_even_table(answer_.break_evens);
   ASSERT_EQ(table.rows.size(), 1u);
   const auto value = [&](const std::string& key) {
     for (std::size_t c = 0; c < table.columns.size(); ++c)
@@ -75,11 +75,11 @@ TEST_F(BreakEvenCurves, TableStatesTheBatchAndItsNeighbours) {
   EXPECT_EQ(statement.rfind("break-even at global batch ~59 (between 32: 0.8 [", 0), 0u) << statement;
   EXPECT_NE(statement.find("and 128: 1.25 ["), std::string::npos) << statement;
   const std::string text = render_terminal(table);
-  EXPECT_NE(text.find("custom 16,8,3 2 GPUs"), std::string::npos) << text;
+  EXPECT_NE(text.find("16-8-3 on 2 GPUs"), std::string::npos) << text;
 }
 
 // The curve of a sweep of (batch, 1-GPU step ms, 2-GPU step ms) points.
-std::vector<BreakEvenCurve> curves_of(const std::vector<std::tuple<int, double, double>>& sweep) {
+std::vector<BreakEvenAnswer> curves_of(const std::vector<std::tuple<int, double, double>>& sweep) {
   const std::string path =
       (fs::temp_directory_path() / ("mgpu_break_even_kinds_" + std::to_string(::getpid()) + ".h5")).string();
   {
@@ -93,17 +93,17 @@ std::vector<BreakEvenCurve> curves_of(const std::vector<std::tuple<int, double, 
   static std::vector<ConfigurationStats> stats;
   stats.clear();
   for (const ConfigurationResults& c : file.configurations) stats.push_back(compute_configuration_stats(c, "s.h5", {}));
-  return break_even_curves(build_scaling_table(stats));
+  return compute_answer(stats).break_evens;
 }
 
 TEST(BreakEvenCurvesKinds, NeverAndEveryBatch) {
-  EXPECT_TRUE(break_even_curves(ScalingTable{}).empty());                                // no pair: no curve
-  const std::vector<BreakEvenCurve> never = curves_of({{8, 1.0, 2.0}, {64, 2.0, 2.5}});  // 0.5, 0.8
+  EXPECT_TRUE(compute_answer({}).break_evens.empty());                                    // no pair: no curve
+  const std::vector<BreakEvenAnswer> never = curves_of({{8, 1.0, 2.0}, {64, 2.0, 2.5}});  // 0.5, 0.8
   ASSERT_EQ(never.size(), 1u);
   EXPECT_EQ(never[0].break_even.kind, BreakEven::Kind::never);
   const std::string never_text = render_terminal(break_even_table(never));
   EXPECT_NE(never_text.find("never in the measured range (largest batch 64: 0.8 ["), std::string::npos) << never_text;
-  const std::vector<BreakEvenCurve> always = curves_of({{8, 2.0, 1.0}, {64, 4.0, 2.5}});  // 2, 1.6
+  const std::vector<BreakEvenAnswer> always = curves_of({{8, 2.0, 1.0}, {64, 4.0, 2.5}});  // 2, 1.6
   ASSERT_EQ(always.size(), 1u);
   EXPECT_EQ(always[0].break_even.kind, BreakEven::Kind::always);
   EXPECT_EQ(always[0].break_even.smallest_significant->global_batch, 8);

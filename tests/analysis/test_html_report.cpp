@@ -12,6 +12,7 @@
 #include "analysis_fixture.hpp"
 #include "html_report.hpp"
 #include "report_tables.hpp"
+#include "stats/verdict.hpp"
 
 namespace fs = std::filesystem;
 using namespace mgpu;
@@ -37,11 +38,10 @@ class HtmlReport : public ::testing::Test {
   void TearDown() override { fs::remove(path_); }
 
   // Without plots by default, as without gnuplot.
-  std::string page(const ScalingTable& scaling, const PlotOutcome& plots = {},
+  std::string page(const Answer& answer, const PlotOutcome& plots = {},
                    const std::string& plot_directory = "/nonexistent") const {
-    const std::vector<BreakEvenCurve> curves = break_even_curves(scaling);
-    const std::vector<Table> tables = {configurations_table(stats_, {}), scaling_table(scaling)};
-    return render_html_report({{"s.h5"}, stats_, scaling, curves, tables, "timeline <text>", plots, plot_directory});
+    const std::vector<Table> tables = {configurations_table(stats_, {}), scaling_table(answer)};
+    return render_html_report({{"s.h5"}, stats_, answer, tables, "timeline <text>", plots, plot_directory});
   }
 
   std::string path_;
@@ -50,15 +50,16 @@ class HtmlReport : public ::testing::Test {
 };
 
 TEST_F(HtmlReport, AnswerTablesAndConditions) {
-  const std::string html = page(build_scaling_table(stats_));
+  const std::string html = page(compute_answer(stats_));
   EXPECT_EQ(html.rfind("<!DOCTYPE html>", 0), 0u);
-  // 3520 / 1840 with Fieller's interval (test_report_tables.cpp derives it).
-  EXPECT_NE(html.find("2 GPUs are 1.913× as fast as 1 [1.599, 2.286] (efficiency 0.957, Welch p 0.00028): adding "
-                      "GPUs speeds this step up."),
+  // 3520 / 1840 with Fieller's interval (test_report_tables.cpp derives it), in the verdict's words.
+  EXPECT_NE(html.find("<li><b class=\"sentence\">2 GPUs are 1.91x as fast as 1 [1.60, 2.29]: adding a GPU speeds this "
+                      "step up</b><br><span class=\"figures\">16-8-3, global batch 8, 2 GPUs: speedup 1.913 [1.599, "
+                      "2.286], efficiency 95.7%, Welch p 0.000283 (kept runs 5/5 on 2, 5/6 on 1)</span></li>"),
             std::string::npos)
       << html;
-  EXPECT_NE(html.find("custom 16,8,3 2 GPUs</b>: pays at every measured batch (from 8: 1.91 [1.6, 2.29])"),
-            std::string::npos);
+  // "lonely<2>" is a second trial of "double" with no second 1-GPU trial: one pair, one sentence.
+  EXPECT_EQ(html.find("<li><b class=\"sentence\">", html.find("<li><b class=\"sentence\">") + 1), std::string::npos);
   EXPECT_NE(html.find("<td class=\"text\">single</td>"), std::string::npos);
   EXPECT_NE(html.find("lonely&lt;2&gt;"), std::string::npos);
   EXPECT_EQ(html.find("lonely<2>"), std::string::npos);
@@ -66,32 +67,25 @@ TEST_F(HtmlReport, AnswerTablesAndConditions) {
   EXPECT_NE(html.find("gnuplot was not found"), std::string::npos);
   // Run conditions: an attribute all share once, one that differs under each configuration.
   EXPECT_NE(html.find("<h3>Common to every configuration</h3>"), std::string::npos);
-  EXPECT_NE(html.find("<td class=\"text\">adam_beta2</td><td class=\"text value\">0.999</td>"), std::string::npos);
-  EXPECT_NE(html.find("<td class=\"text\">ranks</td><td class=\"text value\">2</td>"), std::string::npos);
+  EXPECT_NE(html.find("<tr><td>adam_beta2</td><td>0.999</td></tr>"), std::string::npos);
+  EXPECT_NE(html.find("<tr><td>ranks</td><td>2</td></tr>"), std::string::npos);
   EXPECT_EQ(html.find("http://"), std::string::npos);
   EXPECT_EQ(html.find("https://"), std::string::npos);
 }
 
-// Without an interval (under 5 kept runs on a side) a significant Welch test and the ratio beyond the minimum effect
-// decide, either way; within it, no difference is claimed.
-TEST_F(HtmlReport, WithoutAnIntervalWelchAndTheRatioDecide) {
-  ScalingTable scaling = build_scaling_table(stats_);
-  ASSERT_FALSE(scaling.pairs.empty());
-  for (ScalingPair& pair : scaling.pairs) pair.speedup.has_interval = false;
-  EXPECT_NE(page(scaling).find("2 GPUs are 1.913× as fast as 1 (no 95% interval) (efficiency 0.957, Welch p 0.00028): "
-                               "adding GPUs speeds this step up."),
-            std::string::npos);
-  const std::tuple<double, std::string, std::string> cases[] = {
-      {1.021, "1.021", "adding GPUs speeds this step up."},
-      {1.019, "1.019", "no difference of 2% or more shown at 95%."},
-      {0.981, "0.981", "no difference of 2% or more shown at 95%."},
-      {0.979, "0.979", "adding GPUs slows this step down."}};
-  for (const auto& [ratio, shown, verdict] : cases) {
-    for (ScalingPair& pair : scaling.pairs) pair.speedup.ratio = ratio;
-    const std::string sentence =
-        "2 GPUs are " + shown + "× as fast as 1 (no 95% interval) (efficiency 0.957, Welch p 0.00028): " + verdict;
-    EXPECT_NE(page(scaling).find(sentence), std::string::npos) << sentence;
+// The page's answer is mgpu_bench's verdict, sentence for sentence: every pair's figures and sentence lines of
+// verdict_lines appear, escaped, in the answer's list, and no other sentence does.
+TEST_F(HtmlReport, TheAnswerIsTheVerdictWordForWord) {
+  const Answer answer = compute_answer(stats_);
+  const std::string html = page(answer);
+  const std::vector<std::string> lines = verdict_lines(file_, 2);
+  std::size_t sentences = 0;
+  for (const std::string& line : lines) {
+    if (line.rfind("    ", 0) != 0) continue;  // a pair's sentence is the indented line under its figures
+    ++sentences;
+    EXPECT_NE(html.find("<b class=\"sentence\">" + line.substr(4) + "</b>"), std::string::npos) << line;
   }
+  EXPECT_EQ(sentences, answer.pairs.size());
 }
 
 // Each drawn plot is embedded as its SVG in base64, padded to a multiple of 4 characters: files of 6, 7 and 8 bytes
@@ -108,7 +102,7 @@ TEST_F(HtmlReport, PlotsAreEmbeddedAsTheirSvgInBase64) {
     write_text((directory / (stem + ".svg")).string(), svg);
     plots.plots.push_back({stem, "title of " + stem, true});
   }
-  const std::string html = page(build_scaling_table(stats_), plots, directory.string());
+  const std::string html = page(compute_answer(stats_), plots, directory.string());
   fs::remove_all(directory);
   for (const auto& [svg, encoded] : svgs)
     EXPECT_NE(html.find("src=\"data:image/svg+xml;base64," + encoded + "\""), std::string::npos) << svg;
@@ -120,7 +114,7 @@ TEST_F(HtmlReport, PlotsAreEmbeddedAsTheirSvgInBase64) {
 // A browser drops a declaration with a length that has no unit (`margin: 0.3em 1`) and draws the element as if it
 // were not there: every number in the stylesheet but 0, a colour's digits and line-height's factor carries its unit.
 TEST_F(HtmlReport, EveryLengthInTheStyleSheetHasAUnit) {
-  const std::string html = page(build_scaling_table(stats_));
+  const std::string html = page(compute_answer(stats_));
   const std::size_t begin = html.find("<style>"), end = html.find("</style>");
   ASSERT_NE(begin, std::string::npos);
   ASSERT_NE(end, std::string::npos);
@@ -141,9 +135,9 @@ TEST_F(HtmlReport, EveryLengthInTheStyleSheetHasAUnit) {
 }
 
 TEST_F(HtmlReport, MissingBaselineIsANoteWithItsCommand) {
-  ScalingTable scaling;
-  scaling.without_baseline.push_back(&stats_[1]);
-  const std::string html = page(scaling);
+  Answer answer;
+  answer.scaling.without_baseline.push_back(&stats_[1]);
+  const std::string html = page(answer);
   EXPECT_NE(html.find("<p class=\"missing\">'s.h5' double (2 GPUs) has no 1-GPU baseline"), std::string::npos) << html;
   EXPECT_NE(html.find("mpirun -np 2 mgpu_bench --layers 16,8,3 --batch 8 --gpus 1,2"), std::string::npos);
 }

@@ -8,9 +8,9 @@
 
 #include "analysis_fixture.hpp"
 #include "report_tables.hpp"
+#include "stats/answer.hpp"
 #include "stats/compare.hpp"
 #include "stats/configuration_stats.hpp"
-#include "stats/scaling.hpp"
 #include "table.hpp"
 #include "timeline.hpp"
 
@@ -125,7 +125,7 @@ TEST_F(ReportTables, MathCheckColumnAndTheUnpairedConfiguration) {
   const std::string table = render_terminal(configurations_table(stats_, {}));
   EXPECT_NE(table.find("yes       passed      not checked\n"), std::string::npos) << table;
   EXPECT_NE(table.find("yes       FAILED      not checked\n"), std::string::npos) << table;
-  const std::string scaling = render_terminal(scaling_table(build_scaling_table(stats_)));
+  const std::string scaling = render_terminal(scaling_table(compute_answer(stats_)));
   EXPECT_NE(scaling.find("NOT PAIRED: 'synthetic.h5' double: its math check failed (FAILED: relative error 0.3"),
             std::string::npos)
       << scaling;
@@ -144,16 +144,26 @@ TEST_F(ReportTables, RepeatedPairsGiveATrialsRow) {
   std::vector<ConfigurationStats> all = stats_;
   for (const ConfigurationResults& c : second.configurations)
     all.push_back(compute_configuration_stats(c, "second.h5", {}));
-  const std::string table = render_terminal(trial_scaling_table(build_trial_scaling(all)));
+  const Answer answer = compute_answer(all);
+  const std::string table = render_terminal(scaling_table(answer));
   fs::remove(path);
-  // The same runs twice: both trial means equal, so the speedup is 3520 / 1840 and its interval has no width.
-  EXPECT_NE(table.find("  custom      8     2       2            1,840            3,520   1.913 [1.913, 1.913]"),
+  // One row for the pair; the same runs twice: both trial means equal, so the speedup is 3520 / 1840 and both its
+  // interval and the trial means' have no width.
+  EXPECT_NE(table.find("  custom      8     2       2  double                     1,840 ± 0        3,520 ± 0  1.913 "
+                       "[1.913, 1.913]"),
             std::string::npos)
       << table;
+  EXPECT_EQ(table.find("double_b"), std::string::npos) << table;
+  // Each trial on its own, paired with the other side's trial of the same number, in the per-trial table (off
+  // screen unless asked for).
+  EXPECT_FALSE(per_trial_table(answer, false).on_screen);
+  const std::string trials = render_terminal(per_trial_table(answer, true));
+  EXPECT_NE(trials.find("  custom      8     2      1  single               double"), std::string::npos) << trials;
+  EXPECT_NE(trials.find("  custom      8     2      2  single_b             double_b"), std::string::npos) << trials;
   // The verdict's conclusion ends the row, as mgpu_bench says it.
   EXPECT_NE(table.find("adding a GPU speeds this step up\n"), std::string::npos) << table;
   // Equal trial means leave nothing between trials; within, the runs' own spread (two decimals, in percent).
-  EXPECT_NE(table.find("1.913 [1.913, 1.913]                0.00   11.91                0.00   12.45  adding"),
+  EXPECT_NE(table.find("1.913 [1.913, 1.913]       0.957                0.00   11.91                0.00   12.45"),
             std::string::npos)
       << table;
 }
@@ -170,7 +180,7 @@ TEST_F(ReportTables, ReplicasColumnAndTheUnpairedConfiguration) {
       "rank 1's parameters differ from rank 0's (FNV-1a 64 0x2 against 0x1)";
   table = render_terminal(configurations_table(stats_, {}));
   EXPECT_NE(table.find("yes       not checked  DIFFER\n"), std::string::npos) << table;
-  const std::string scaling = render_terminal(scaling_table(build_scaling_table(stats_)));
+  const std::string scaling = render_terminal(scaling_table(compute_answer(stats_)));
   EXPECT_NE(scaling.find("NOT PAIRED: 'synthetic.h5' double: the ranks' parameters differed after its runs (rank 1's "
                          "parameters differ from rank 0's (FNV-1a 64 0x2 against 0x1))"),
             std::string::npos)
@@ -203,12 +213,14 @@ TEST_F(ReportTables, PhasesTableRowsExactly) {
 }
 
 TEST_F(ReportTables, ScalingTableExactly) {
-  const ScalingTable scaling = build_scaling_table(stats_);
+  const Answer answer = compute_answer(stats_);
+  const ScalingTable& scaling = answer.scaling;
   ASSERT_EQ(scaling.pairs.size(), 1u);
   EXPECT_NEAR(scaling.pairs[0].welch.p, 2.8291615e-4, 1e-10);
   EXPECT_NEAR(scaling.pairs[0].speedup.low, 1.59854074, 1e-7);
   EXPECT_NEAR(scaling.pairs[0].speedup.high, 2.28616164, 1e-7);
-  EXPECT_EQ(render_terminal(scaling_table(scaling)), kExpectedScaling);
+  // A file of one trial per configuration gives the table it always gave.
+  EXPECT_EQ(render_terminal(scaling_table(answer)), kExpectedScaling);
 }
 
 TEST_F(ReportTables, TimelineBarsSitWhereThePhasesHappen) {

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Purpose: launch/run-hostfile.sh for real with hostfiles/localhost: the smoke study on the CPU fallback on 2 ranks
 # with the nvlink-default preset, its results file checked with h5py alone (preset recorded, NCCL_NVLS_ENABLE=0), and
-# no process of the run left behind.
+# no process of the run left behind. The caller's NCCL_ALGO (a choice the preset makes) is dropped; the caller's
+# NCCL_SOCKET_IFNAME (the network, which a preset cannot know) is forwarded to every rank and recorded.
 # Usage: tests/end_to_end/hostfile_runner_test.sh BUILD_DIR
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
@@ -19,7 +20,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-MGPU_BENCH="$build/mgpu_bench" timeout 300 "$root/launch/run-hostfile.sh" "$root/hostfiles/localhost" \
+NCCL_ALGO=Ring NCCL_SOCKET_IFNAME=lo MGPU_BENCH="$build/mgpu_bench" timeout 300 "$root/launch/run-hostfile.sh" "$root/hostfiles/localhost" \
   --preset nvlink-default -- --config "$root/bench/smoke.ini" --device cpu --output "$tmp/smoke.h5" \
   > "$tmp/run.txt" 2>&1 &
 runner_pid=$!
@@ -28,8 +29,13 @@ runner_pid=""
 grep -q -- "--hostfile $root/hostfiles/localhost -np 2" "$tmp/run.txt" || { echo "the runner did not use the hostfile's 2 slots"; exit 1; }
 "$python" "$root/tests/end_to_end/check_results_h5py.py" "$tmp/smoke.h5" --expect-configurations 6 --expect-runs 3 \
   --expect-steps 5 --expect-complete --expect-preset nvlink-default
-# A preset clears every other NCCL_* variable: a stray one from the caller must not be recorded.
+# A preset replaces the caller's NCCL choices: the caller's NCCL_ALGO must not be recorded.
 if "$python" -c 'import h5py, sys; g = h5py.File(sys.argv[1])["configurations"]; sys.exit(any(any("NCCL_ALGO" in v for v in c.attrs["nccl_environment"]) for c in g.values()))' "$tmp/smoke.h5"; then :; else
   echo "a NCCL_ALGO from outside the preset was recorded"; exit 1
+fi
+# It keeps the caller's network: forwarded to every rank (-x) and recorded by every configuration.
+grep -q -- "-x NCCL_SOCKET_IFNAME" "$tmp/run.txt" || { echo "NCCL_SOCKET_IFNAME was not forwarded to the ranks"; exit 1; }
+if "$python" -c 'import h5py, sys; g = h5py.File(sys.argv[1])["configurations"]; sys.exit(not all(any("NCCL_SOCKET_IFNAME=lo" in v for v in c.attrs["nccl_environment"]) for c in g.values()))' "$tmp/smoke.h5"; then :; else
+  echo "the caller's NCCL_SOCKET_IFNAME was not kept by the preset"; exit 1
 fi
 echo PASSED

@@ -131,4 +131,36 @@ TEST(Compare, FusedOptimizerOnAndOffDoNotPair) {
   EXPECT_EQ(c.only_after[0]->label, "n1_fused fused_optimizer=on");
 }
 
+// Files with trials: each side's trials of a configuration are compared by their means, one row; each trial's runs
+// alone would call every change significant. A side with one configuration is paired as before trials existed.
+TEST(Compare, TrialsAreComparedByTheirMeans) {
+  Side before, after;
+  for (const double mean : {100.0, 104.0, 96.0})
+    before.add("b", 2, "default", {mean, mean + 0.1, mean - 0.1, mean, mean});
+  for (const double mean : {103.0, 99.0}) after.add("a", 2, "default", {mean, mean + 0.1, mean - 0.1, mean, mean});
+  const Comparison c = compare_results(before.stats, after.stats, {});
+  ASSERT_EQ(c.pairs.size(), 1u);
+  const ComparedPair& pair = c.pairs[0];
+  EXPECT_TRUE(pair.in_trials());
+  EXPECT_EQ(pair.before_trials, 3u);
+  EXPECT_EQ(pair.after_trials, 2u);
+  EXPECT_DOUBLE_EQ(pair.ratio.ratio, 101.0 / 100.0);
+  EXPECT_DOUBLE_EQ(pair.before_throughput.mean, 100.0);
+  ASSERT_TRUE(pair.ratio.has_interval);
+  EXPECT_LT(pair.ratio.low, 1.0);
+  EXPECT_TRUE(pair.welch.valid);
+  EXPECT_GT(pair.welch.p, 0.5);
+  EXPECT_EQ(pair.verdict, Verdict::same);
+  EXPECT_TRUE(c.only_before.empty());
+  EXPECT_TRUE(c.only_after.empty());
+  // Three trials before, one configuration after: the first before is compared, the other two listed.
+  Side once;
+  once.add("a", 2, "default", {103, 103.1, 102.9, 103, 103});
+  const Comparison single = compare_results(before.stats, once.stats, {});
+  ASSERT_EQ(single.pairs.size(), 1u);
+  EXPECT_FALSE(single.pairs[0].in_trials());
+  EXPECT_DOUBLE_EQ(single.pairs[0].ratio.ratio, 103.0 / 100.0);
+  EXPECT_EQ(single.only_before.size(), 2u);
+}
+
 }  // namespace

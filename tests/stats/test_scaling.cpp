@@ -66,13 +66,13 @@ TEST(Scaling, PairsOnIdentityIgnoringNcclHostsAndVersions) {
   const ScalingTable table = build_scaling_table(m.stats);
   ASSERT_EQ(table.pairs.size(), 2u);
   EXPECT_TRUE(table.without_baseline.empty());
-  EXPECT_EQ(table.pairs[0].single->results->metadata.name, "one");
-  EXPECT_EQ(table.pairs[0].multi->results->metadata.name, "two");
+  EXPECT_EQ(table.pairs[0].single().results->metadata.name, "one");
+  EXPECT_EQ(table.pairs[0].multi().results->metadata.name, "two");
   EXPECT_DOUBLE_EQ(table.pairs[0].speedup.ratio, 2.0);
   EXPECT_DOUBLE_EQ(table.pairs[0].efficiency, 1.0);
   EXPECT_TRUE(table.pairs[0].welch.valid);
   EXPECT_GT(table.pairs[0].welch.t, 0);  // N-GPU minus 1-GPU
-  EXPECT_EQ(table.pairs[1].multi->label, "two_tree nccl Tree/Simple");
+  EXPECT_EQ(table.pairs[1].multi().label, "two_tree nccl Tree/Simple");
 }
 
 TEST(Scaling, DifferentSettingsDoNotPair) {
@@ -113,20 +113,25 @@ TEST(Scaling, AFusedOptimizerBaselinePairsAndIsLabelled) {
   m.add("two", 2, {{"fused_optimizer", "off"}}, {200, 202, 198, 200, 200});
   m.add("two_v3", 2, {}, {200, 202, 198, 200, 200});
   const ScalingTable table = build_scaling_table(m.stats);
-  ASSERT_EQ(table.pairs.size(), 2u);
+  ASSERT_EQ(table.pairs.size(), 1u);
   EXPECT_TRUE(table.without_baseline.empty());
-  EXPECT_EQ(table.pairs[0].single->label, "one_fused fused_optimizer=on");
-  EXPECT_EQ(table.pairs[1].multi->label, "two_v3");
+  EXPECT_EQ(table.pairs[0].single().label, "one_fused fused_optimizer=on");
+  // The version-3 file's 2-GPU configuration is the same configuration as "two": its second trial, which has no
+  // second 1-GPU trial to pair with.
+  ASSERT_EQ(table.unmatched_trials.size(), 1u);
+  EXPECT_EQ(table.unmatched_trials[0]->label, "two_v3");
 }
 
+// Two 1-GPU configurations of one scaling identity with other compared settings (NCCL's, which one rank never uses):
+// the first is the baseline.
 TEST(Scaling, FirstOfRepeatedBaselinesIsUsedAndTheOthersListed) {
   Made m;
   m.add("one_a", 1);
-  m.add("one_b", 1, {}, {50, 51, 49, 50, 50});
+  m.add("one_b", 1, {{"nccl_algo", "Tree"}}, {50, 51, 49, 50, 50});
   m.add("two", 2);
   const ScalingTable table = build_scaling_table(m.stats);
   ASSERT_EQ(table.pairs.size(), 1u);
-  EXPECT_EQ(table.pairs[0].single->results->metadata.name, "one_a");
+  EXPECT_EQ(table.pairs[0].single().results->metadata.name, "one_a");
   ASSERT_EQ(table.duplicate_baselines.size(), 1u);
   EXPECT_EQ(table.duplicate_baselines[0]->results->metadata.name, "one_b");
 }
@@ -148,7 +153,7 @@ TEST(Scaling, ConfigurationsWhoseReplicasDifferedAreNotPaired) {
   m.results[2].progress.replica_check = "";
   ScalingTable table = build_scaling_table(m.stats);
   ASSERT_EQ(table.pairs.size(), 1u);
-  EXPECT_EQ(table.pairs[0].multi->results->metadata.name, "four");
+  EXPECT_EQ(table.pairs[0].multi().results->metadata.name, "four");
   ASSERT_EQ(table.wrong_steps.size(), 1u);
   EXPECT_EQ(table.wrong_steps[0]->results->metadata.name, "two_differ");
 
@@ -170,13 +175,13 @@ TEST(Scaling, ConfigurationsWhoseMathCheckFailedAreNotPaired) {
   m.results[1].metadata.math_check = "FAILED: relative error 0.3 on rank 1, the largest of 2 (tolerance 0.05, 3 steps)";
   ScalingTable table = build_scaling_table(m.stats);
   ASSERT_EQ(table.pairs.size(), 1u);
-  EXPECT_EQ(table.pairs[0].multi->results->metadata.name, "four");
+  EXPECT_EQ(table.pairs[0].multi().results->metadata.name, "four");
   ASSERT_EQ(table.wrong_steps.size(), 1u);
   EXPECT_EQ(table.wrong_steps[0]->wrong_step(), "its math check failed (" + m.results[1].metadata.math_check + ")");
 }
 
 // Two jobs' files of the same command: their pairs are trials 1 and 2, paired in the order given; a third 2-GPU
-// configuration without a third baseline is left out, and a pair measured once has no trial row.
+// configuration without a third baseline is left out, and a pair measured once is judged over its runs.
 TEST(Scaling, RepeatedPairsAreTrials) {
   Made m;
   m.add("one_a", 1, {}, {100, 102, 98, 100, 100});
@@ -186,23 +191,71 @@ TEST(Scaling, RepeatedPairsAreTrials) {
   m.add("two_c", 2, {}, {170, 170, 170, 170, 170});
   m.add("once_one", 1, {{"global_batch", "64"}});
   m.add("once_two", 2, {{"global_batch", "64"}});
-  const std::vector<TrialScalingPair> pairs = build_trial_scaling(m.stats);
-  ASSERT_EQ(pairs.size(), 1u);
-  const TrialScalingPair& pair = pairs[0];
-  ASSERT_EQ(pair.multis.size(), 2u);
+  const ScalingTable table = build_scaling_table(m.stats);
+  ASSERT_EQ(table.pairs.size(), 2u);
+  const ScalingPair& pair = table.pairs[0];
+  ASSERT_EQ(pair.trials(), 2u);
+  EXPECT_TRUE(pair.in_trials());
   EXPECT_EQ(pair.singles[0]->results->metadata.name, "one_a");
   EXPECT_EQ(pair.singles[1]->results->metadata.name, "one_b");
   EXPECT_EQ(pair.multis[1]->results->metadata.name, "two_b");
+  ASSERT_EQ(table.unmatched_trials.size(), 1u);
+  EXPECT_EQ(table.unmatched_trials[0]->results->metadata.name, "two_c");
   EXPECT_DOUBLE_EQ(pair.speedup.ratio, 155.0 / 105.0);
   EXPECT_DOUBLE_EQ(pair.speedup.df, 1.0);
+  EXPECT_DOUBLE_EQ(pair.efficiency, 155.0 / 105.0 / 2);
+  EXPECT_FALSE(pair.welch.valid);  // the trial interval decides, not a test of runs
   EXPECT_DOUBLE_EQ(pair.single_components.grand_mean, 105.0);
   // Within: squares 8 and 2 about the trial means, over 10 - 2 df; between: var(100, 110) = 50 less 1.25 / 5.
   EXPECT_DOUBLE_EQ(pair.single_components.within_trial, 1.25);
   EXPECT_DOUBLE_EQ(pair.single_components.between_trials, 49.75);
+  // Each side's throughput is the mean of its trial means with t(0.975, 1) s / sqrt(2): s = sqrt(50) for 100, 110.
+  EXPECT_DOUBLE_EQ(pair.single_throughput.mean, 105.0);
+  ASSERT_TRUE(pair.single_throughput.has_interval);
+  EXPECT_NEAR(pair.single_throughput.half_width, 12.706204736 * 5.0, 1e-6);
+  // Each trial on its own, over its runs: trial 2 is 160 / 110.
+  ASSERT_EQ(pair.trial_speedups.size(), 2u);
+  EXPECT_DOUBLE_EQ(pair.trial_speedups[1].ratio, 160.0 / 110.0);
+  EXPECT_TRUE(pair.trial_welch[1].valid);
   // The trial-level interval is wide where the trials differ (two trials, 1 df); the run-level one cannot see it.
   ASSERT_TRUE(pair.speedup.has_interval);
   EXPECT_LT(pair.speedup.low, 155.0 / 105.0);
   EXPECT_GT(pair.speedup.high, 155.0 / 105.0);
+  EXPECT_LT(pair.speedup.low, pair.trial_speedups[0].low);
+  const ScalingPair& once = table.pairs[1];
+  EXPECT_EQ(once.trials(), 1u);
+  EXPECT_FALSE(once.in_trials());
+  EXPECT_TRUE(once.welch.valid);
+  EXPECT_DOUBLE_EQ(once.single_throughput.mean, once.single().throughput.mean);
+}
+
+// Extra 1-GPU trials beyond every N-GPU count are listed; the N-GPU side of three trials pairs with three.
+TEST(Scaling, ExtraBaselineTrialsAreListed) {
+  Made m;
+  for (int trial = 1; trial <= 3; ++trial) m.add("one_t" + std::to_string(trial), 1);
+  m.add("two_t1", 2);
+  m.add("two_t2", 2);
+  for (int trial = 1; trial <= 3; ++trial) m.add("four_t" + std::to_string(trial), 4);
+  const ScalingTable table = build_scaling_table(m.stats);
+  ASSERT_EQ(table.pairs.size(), 2u);
+  EXPECT_EQ(table.pairs[0].trials(), 2u);
+  EXPECT_EQ(table.pairs[1].trials(), 3u);
+  EXPECT_TRUE(table.unmatched_trials.empty());
+  Made fewer;
+  for (int trial = 1; trial <= 3; ++trial) fewer.add("one_t" + std::to_string(trial), 1);
+  fewer.add("two_t1", 2);
+  fewer.add("two_t2", 2);
+  const ScalingTable two = build_scaling_table(fewer.stats);
+  ASSERT_EQ(two.unmatched_trials.size(), 1u);
+  EXPECT_EQ(two.unmatched_trials[0]->results->metadata.name, "one_t3");
+}
+
+TEST(Scaling, TrialMeansGiveAnIntervalFromTwo) {
+  EXPECT_FALSE(summarize_trial_means({100}).has_interval);
+  const SampleSummary two = summarize_trial_means({100, 110});
+  ASSERT_TRUE(two.has_interval);
+  EXPECT_DOUBLE_EQ(two.mean, 105.0);
+  EXPECT_NEAR(two.half_width, 12.706204736 * 5.0, 1e-6);
 }
 
 TEST(Scaling, IdentityListsAreTheDocumentedOnes) {

@@ -1,0 +1,152 @@
+// Purpose: compute_answer and answer_lines (answer.hpp).
+#include "stats/answer.hpp"
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <map>
+
+#include "stats/pairing_identity.hpp"
+#include "stats/verdict.hpp"
+
+namespace mgpu::stats {
+namespace {
+
+std::string formatted(const char* format, double a, double b = 0) {
+  char text[64];
+  std::snprintf(text, sizeof text, format, a, b);
+  return text;
+}
+
+std::string model_name(const ConfigurationResults& c) {
+  if (c.metadata.model != "custom") return c.metadata.model;
+  std::string widths;
+  for (const std::int32_t w : c.metadata.layer_widths) widths += (widths.empty() ? "" : "-") + std::to_string(w);
+  return widths;
+}
+
+// "large on 2 GPUs" plus the settings the label adds to the configuration's name ("nccl tree/simple", ...).
+std::string curve_name(const ConfigurationStats& multi) {
+  const std::string& name = multi.results->metadata.name;
+  const std::string settings = multi.label.substr(std::min(multi.label.size(), name.size()));
+  return model_name(*multi.results) + " on " + std::to_string(multi.results->ranks()) + " GPUs" + settings;
+}
+
+// The compared identity without the global batch: one speedup-versus-batch curve.
+std::vector<std::string> curve_key(const ConfigurationResults& multi) {
+  std::vector<IdentityAttribute> attributes;
+  for (const IdentityAttribute& a : comparison_identity_attributes())
+    if (std::strcmp(a.name, "global_batch") != 0) attributes.push_back(a);
+  return identity_key(multi, attributes);
+}
+
+std::string interval_text(const RatioInterval& r) {
+  return r.has_interval ? formatted(" [%.3f, %.3f]", r.low, r.high) : std::string(" (no interval)");
+}
+
+// A pair measured once: its figures over the kept runs.
+std::string run_figures(const PairAnswer& a) {
+  const ScalingPair& p = a.pair;
+  std::string figures = a.model + ", global batch " + std::to_string(a.global_batch) + ", " + std::to_string(a.gpus) +
+                        " GPUs: speedup " + formatted("%.3f", p.speedup.ratio) + interval_text(p.speedup) +
+                        ", efficiency " + formatted("%.1f%%", 100.0 * p.efficiency);
+  figures += p.welch.valid ? ", Welch p " + formatted("%.3g", p.welch.p) : std::string(", Welch p -");
+  return figures + " (kept runs " + std::to_string(p.multi().runs_kept) + "/" + std::to_string(p.multi().runs_total) +
+         " on " + std::to_string(a.gpus) + ", " + std::to_string(p.single().runs_kept) + "/" +
+         std::to_string(p.single().runs_total) + " on 1)";
+}
+
+// A pair measured in trials: its figures over the trial means, with both variance components.
+std::string trial_figures(const PairAnswer& a) {
+  const ScalingPair& p = a.pair;
+  const VarianceComponents& one = p.single_components;
+  const VarianceComponents& many = p.multi_components;
+  return a.model + ", global batch " + std::to_string(a.global_batch) + ", " + std::to_string(a.gpus) + " GPUs, " +
+         std::to_string(p.trials()) + " trials: speedup " + formatted("%.3f", p.speedup.ratio) +
+         interval_text(p.speedup) + " over the trial means, efficiency " + formatted("%.1f%%", 100.0 * p.efficiency) +
+         "; sd between trials " + formatted("%.2f%%", one.between_sd_percent()) + " on 1, " +
+         formatted("%.2f%%", many.between_sd_percent()) + " on " + std::to_string(a.gpus) + " (within a trial " +
+         formatted("%.2f%%", one.within_sd_percent()) + ", " + formatted("%.2f%%", many.within_sd_percent()) + ")";
+}
+
+PairAnswer answer_of(const ScalingPair& pair) {
+  PairAnswer a;
+  a.pair = pair;
+  a.model = model_name(*pair.multi().results);
+  a.global_batch = pair.multi().results->metadata.global_batch;
+  a.gpus = pair.gpus();
+  a.curve = curve_name(pair.multi());
+  // With trials the trial means decide, and two or more of them always give an interval unless the 1-GPU means are too
+  // noisy; measured once, the fewer kept runs of the two sides say why an interval is missing.
+  const int fewest_kept = pair.in_trials() ? static_cast<int>(kMinimumRunsForInterval)
+                                           : std::min(pair.single().runs_kept, pair.multi().runs_kept);
+  a.figures = pair.in_trials() ? trial_figures(a) : run_figures(a);
+  a.sentence = speedup_sentence(a.gpus, pair.speedup, fewest_kept) +
+               more_trials_note(pair.speedup, static_cast<int>(pair.trials()));
+  // The conclusion follows the sentence's last ": " (speedup_sentence; no conclusion holds one).
+  a.conclusion = a.sentence.substr(a.sentence.rfind(": ") + 2);
+  return a;
+}
+
+std::vector<BreakEvenAnswer> break_evens_of(const std::vector<PairAnswer>& pairs) {
+  std::vector<BreakEvenAnswer> curves;
+  std::map<std::vector<std::string>, std::size_t> index;
+  for (const PairAnswer& a : pairs) {
+    const auto [at, added] = index.emplace(curve_key(*a.pair.multi().results), curves.size());
+    if (added) curves.push_back({a.curve, a.model, a.gpus});
+    const RatioInterval& r = a.pair.speedup;
+    curves[at->second].points.push_back({a.global_batch, r.ratio, r.has_interval, r.low, r.high});
+  }
+  std::vector<BreakEvenAnswer> swept;
+  for (BreakEvenAnswer& curve : curves) {
+    if (curve.points.size() < 2) continue;  // a break-even needs a batch sweep
+    std::sort(curve.points.begin(), curve.points.end(),
+              [](const SpeedupPoint& x, const SpeedupPoint& y) { return x.global_batch < y.global_batch; });
+    curve.break_even = find_break_even(curve.points);
+    curve.sentence = describe_break_even(curve.break_even);
+    if (curve.break_even.smallest_significant)
+      curve.sentence += "; significantly faster than 1 GPU from global batch " +
+                        std::to_string(curve.break_even.smallest_significant->global_batch);
+    swept.push_back(std::move(curve));
+  }
+  return swept;
+}
+
+}  // namespace
+
+bool Answer::any_trials() const {
+  return std::any_of(pairs.begin(), pairs.end(), [](const PairAnswer& a) { return a.pair.in_trials(); });
+}
+
+Answer compute_answer(const std::vector<ConfigurationStats>& configurations) {
+  Answer answer;
+  answer.scaling = build_scaling_table(configurations);
+  for (const ScalingPair& pair : answer.scaling.pairs) answer.pairs.push_back(answer_of(pair));
+  answer.break_evens = break_evens_of(answer.pairs);
+  return answer;
+}
+
+std::vector<std::string> answer_lines(const Answer& answer, const std::string& file_path) {
+  std::vector<std::string> lines;
+  lines.push_back(
+      "verdict (mgpu_analyze's statistics: speedup = mean throughput(N) / mean throughput(1) over kept runs, "
+      "Fieller 95% interval, Welch's two-sided test" +
+      std::string(answer.any_trials() ? "; a pair measured in trials: Fieller over its trial means" : "") + "):");
+  for (const ConfigurationStats* c : answer.scaling.wrong_steps)
+    lines.push_back("  not paired: " + c->results->metadata.name + ": " + c->wrong_step());
+  if (answer.pairs.empty()) {
+    lines.push_back("  no N-GPU configuration with its 1-GPU baseline in " + file_path +
+                    " (an explicit --gpus without 1 measures no baseline)");
+    return lines;
+  }
+  for (const PairAnswer& a : answer.pairs) {
+    lines.push_back("  " + a.figures);
+    lines.push_back("    " + a.sentence);
+  }
+  for (const BreakEvenAnswer& curve : answer.break_evens)
+    lines.push_back("  break-even, " + curve.curve + ": " + curve.sentence);
+  return lines;
+}
+
+}  // namespace mgpu::stats

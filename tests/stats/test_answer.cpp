@@ -1,0 +1,114 @@
+// Purpose: the answer, computed once (answer.hpp): one pair per model, batch, GPU count and settings however many
+// trials it has, judged over its trial means where it has trials (one "no significant difference" for trials whose
+// run-level intervals exclude each other) and over its runs where measured once; the break-even of a sweep from the
+// pairs' own speedups; and the lines mgpu_bench prints.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "analysis/analysis_fixture.hpp"
+#include "stats/answer.hpp"
+
+namespace fs = std::filesystem;
+using namespace mgpu;
+using namespace mgpu::stats;
+using namespace mgpu::analysis_test;
+
+namespace {
+
+class AnswerOfAFile : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    path_ = (fs::temp_directory_path() / ("mgpu_answer_" + std::to_string(::getpid()) + ".h5")).string();
+  }
+  void TearDown() override { fs::remove(path_); }
+  template <typename Write>
+  Answer answer_of(Write write) {
+    {
+      ResultsWriter writer(path_, true);
+      write(writer);
+      writer.close();
+    }
+    file_ = read_results_file(path_);
+    stats_.clear();
+    for (const ConfigurationResults& c : file_.configurations)
+      stats_.push_back(compute_configuration_stats(c, path_, {}));
+    return compute_answer(stats_);
+  }
+  std::string path_;
+  ResultsFile file_;
+  std::vector<ConfigurationStats> stats_;
+};
+
+TEST_F(AnswerOfAFile, TrialsThatDisagreeAtRunLevelGiveOneAnswerWithoutADifference) {
+  const Answer answer = answer_of(add_disagreeing_trials);
+  ASSERT_EQ(answer.pairs.size(), 1u);
+  const PairAnswer& a = answer.pairs[0];
+  ASSERT_EQ(a.pair.trials(), 2u);
+  // Each trial alone is decided, the first slower and the second faster, with intervals that exclude each other.
+  ASSERT_TRUE(a.pair.trial_speedups[0].has_interval && a.pair.trial_speedups[1].has_interval);
+  EXPECT_LT(a.pair.trial_speedups[0].high, 0.995);
+  EXPECT_GT(a.pair.trial_speedups[1].low, 1.015);
+  EXPECT_LT(a.pair.trial_speedups[0].high, a.pair.trial_speedups[1].low);
+  // Over the trial means: about 1.005, its interval containing 1.
+  EXPECT_NEAR(a.pair.speedup.ratio, 1.005, 1e-3);
+  ASSERT_TRUE(a.pair.speedup.has_interval);
+  EXPECT_LT(a.pair.speedup.low, 1.0);
+  EXPECT_GT(a.pair.speedup.high, 1.0);
+  EXPECT_EQ(a.conclusion.rfind("no significant difference from 1 GPU (the 95% interval contains 1)", 0), 0u)
+      << a.sentence;
+  EXPECT_EQ(a.curve, "16-8-3 on 2 GPUs");
+  EXPECT_NE(a.figures.find("16-8-3, global batch 8, 2 GPUs, 2 trials: speedup 1.005 ["), std::string::npos)
+      << a.figures;
+  // The console says it once: one figures line and one sentence line for the pair.
+  const std::vector<std::string> lines = answer_lines(answer, path_);
+  ASSERT_EQ(lines.size(), 3u);
+  EXPECT_EQ(lines[1], "  " + a.figures);
+  EXPECT_EQ(lines[2], "    " + a.sentence);
+}
+
+TEST_F(AnswerOfAFile, ASweepGivesItsBreakEvenFromThePairs) {
+  const Answer answer = answer_of(add_crossing_sweep);
+  ASSERT_EQ(answer.pairs.size(), 4u);
+  ASSERT_EQ(answer.break_evens.size(), 1u);
+  const BreakEvenAnswer& curve = answer.break_evens[0];
+  ASSERT_EQ(curve.points.size(), 4u);
+  for (std::size_t i = 0; i < 4; ++i) EXPECT_DOUBLE_EQ(curve.points[i].speedup, answer.pairs[i].pair.speedup.ratio);
+  EXPECT_NEAR(curve.break_even.batch, kSweepBreakEven, 1e-4);
+  EXPECT_EQ(curve.sentence.rfind("break-even at global batch ~59 (between 32: 0.8 [", 0), 0u) << curve.sentence;
+  EXPECT_NE(curve.sentence.find("; significantly faster than 1 GPU from global batch 128"), std::string::npos)
+      << curve.sentence;
+  const std::vector<std::string> lines = answer_lines(answer, path_);
+  EXPECT_EQ(lines.back(), "  break-even, 16-8-3 on 2 GPUs: " + curve.sentence);
+  EXPECT_FALSE(answer.any_trials());
+}
+
+// One batch is no sweep: no break-even. A pair measured once says how many runs each side kept.
+TEST_F(AnswerOfAFile, OnePairMeasuredOnce) {
+  const Answer answer = answer_of([](ResultsWriter& writer) {
+    add_single(writer);
+    add_double(writer);
+  });
+  ASSERT_EQ(answer.pairs.size(), 1u);
+  EXPECT_TRUE(answer.break_evens.empty());
+  EXPECT_EQ(answer.pairs[0].figures,
+            "16-8-3, global batch 8, 2 GPUs: speedup 1.913 [1.599, 2.286], efficiency 95.7%, Welch p 0.000283 (kept "
+            "runs 5/5 on 2, 5/6 on 1)");
+  EXPECT_EQ(answer.pairs[0].sentence, "2 GPUs are 1.91x as fast as 1 [1.60, 2.29]: adding a GPU speeds this step up");
+  EXPECT_EQ(answer.pairs[0].conclusion, "adding a GPU speeds this step up");
+}
+
+TEST(Answer, NothingToPairSaysSo) {
+  const Answer answer = compute_answer({});
+  EXPECT_TRUE(answer.pairs.empty());
+  const std::vector<std::string> lines = answer_lines(answer, "f.h5");
+  ASSERT_EQ(lines.size(), 2u);
+  EXPECT_EQ(lines[1],
+            "  no N-GPU configuration with its 1-GPU baseline in f.h5 (an explicit --gpus without 1 measures "
+            "no baseline)");
+}
+
+}  // namespace
