@@ -6,6 +6,7 @@ then an error); prints every mutant and the kill rate. A mutant that does not co
 into '-') is not counted: the next site of the draw takes its place. Not run by CI (docs/testing.md).
 
 Usage: BUILD_DIR=build-sanitize python3 tests/mutation/mutation_sample.py [--count 40] [--seed 2026] [--list]
+           [--changed-since REV]   (only the files a change touched: git diff REV..HEAD)
 """
 import argparse
 import os
@@ -36,9 +37,14 @@ TEST_FOLDERS = {"platform": ["platform", "model"], "model": ["model", "train"], 
                 "analysis": ["analysis"]}
 
 
-def source_files():
+def source_files(changed_since=None):
+    """The sampled files; with `changed_since` (a git revision), only those changed between it and HEAD."""
     files = list((ROOT / "src").rglob("*.cpp")) + list((ROOT / "src").rglob("*.hpp")) + \
         list((ROOT / "analysis").glob("*.cpp")) + list((ROOT / "analysis").glob("*.hpp"))
+    if changed_since:
+        changed = subprocess.run(["git", "diff", "--name-only", changed_since, "HEAD"], cwd=ROOT, check=True,
+                                 stdout=subprocess.PIPE, text=True).stdout.split()
+        files = [f for f in files if str(f.relative_to(ROOT)) in changed]
     return sorted(f for f in files if not GPU_ONLY.search(f.name) and f.name != "main.cpp")
 
 
@@ -67,9 +73,9 @@ def cpu_build_lines(lines):
     return compiled
 
 
-def sites():
+def sites(changed_since=None):
     found = []
-    for path in source_files():
+    for path in source_files(changed_since):
         lines = path.read_text().splitlines()
         for number, (line, compiled) in enumerate(zip(lines, cpu_build_lines(lines)), 1):
             if not compiled:
@@ -174,13 +180,15 @@ def main():
     parser.add_argument("--count", type=int, default=40)
     parser.add_argument("--seed", type=int, default=2026)
     parser.add_argument("--list", action="store_true", help="print the sample without running it")
+    parser.add_argument("--changed-since", metavar="REV", help="sample only the files changed between REV and HEAD")
     args = parser.parse_args()
     build = Path(os.environ.get("BUILD_DIR", ROOT / "build-sanitize")).resolve()
     registered = registered_tests(build)
-    everything = sites()
+    everything = sites(args.changed_since)
     draw = everything[:]
     random.Random(args.seed).shuffle(draw)
-    print(f"{len(everything)} sites in {len(source_files())} files; drawing {args.count} with seed {args.seed}")
+    print(f"{len(everything)} sites in {len(source_files(args.changed_since))} files; "
+          f"drawing {args.count} with seed {args.seed}")
     mutants = (operator_mutant(*site) for site in draw)
     if args.list:
         for index, (path, _, where, changed) in zip(range(1, args.count + 1), mutants):
