@@ -2,10 +2,13 @@
 # Purpose: the watchdog's GPU check on one GPU (docs/reliability.md), in about 3 minutes: a rank blocked in a CUDA wait
 # (a kernel made to spin through the MGPU_FAULT_SPIN_KERNEL_RUN fault-injection hook) is stopped within --timeout +
 # 10 s with one line, its completed runs kept and --resume completing them; and a healthy 50-run default job of each
-# preset (`--model medium --runs 50`, `--model large --runs 50`, default --timeout) is never stopped by the watchdog.
+# preset (`--model medium --runs 50`, `--model large --runs 50`, default --timeout) is never stopped by the watchdog;
+# and on 2 and 4 GPUs, where the machine has them, the start-up fault matrix (tests/end_to_end/startup_faults_test.sh:
+# rank 0 and the last rank stopped at fork, in MPI start, in set-up, in the first run and 3 s after the launch).
 # Prints a summary table last; exits 1 when a check failed.
 # Usage: BIN_DIR=dir-with-mgpu_bench OUT=dir bash bench/reliability_gpu.sh
-# Knobs: SPIN_TIMEOUT (--timeout of the spinning job, default 10).
+# Knobs: SPIN_TIMEOUT (--timeout of the spinning job, default 10); CHECKS (default "spin healthy startup");
+# STARTUP_TIMEOUT (--timeout of the start-up cases, default 10).
 set -uo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 bin="$(cd "${BIN_DIR:-$root/build}" && pwd)"
@@ -38,7 +41,10 @@ row() {
   note "# $1: $verdict"
 }
 
+checks=" ${CHECKS:-spin healthy startup} "
+
 # 1. A kernel that never ends, in run 2 of a 1-GPU job: stopped within the bound, 2 runs kept, --resume completes.
+if [[ "$checks" == *" spin "* ]]; then
 spin_file="$out/spin.h5"
 rm -f "$spin_file"
 note "## spinning kernel (MGPU_FAULT_SPIN_KERNEL_RUN=2, --timeout $spin_timeout)"
@@ -68,9 +74,11 @@ fi
 python3 "$root/tests/end_to_end/check_results_h5py.py" "$spin_file" --expect-runs 6 --expect-complete >>"$log" 2>&1 ||
   problems+="h5py check failed; "
 row "spinning kernel, --timeout $spin_timeout" "$seconds" "$spin_status" "$runs" "$resumed" "$problems"
+fi
 
 # 2. Healthy default jobs of each preset: the derived timeout never fires.
-for model in medium large; do
+[[ "$checks" == *" healthy "* ]] || models=""
+for model in ${models-medium large}; do
   file="$out/healthy_$model.h5"
   rm -f "$file"
   note "## healthy: --model $model --runs 50 (default --timeout)"
@@ -91,8 +99,25 @@ for model in medium large; do
   row "healthy --model $model --runs 50" "$seconds" "$job_status" "$runs" "-" "$problems"
 done
 
+# 3. The start-up fault matrix on 2 and 4 GPUs (the first GPUs of the machine).
+gpus=$(nvidia-smi --query-gpu=name --format=csv,noheader | wc -l)
+for ranks in 2 4; do
+  [[ "$checks" == *" startup "* ]] && ((gpus >= ranks)) || continue
+  note "## start-up faults on $ranks GPUs"
+  : > "$out/startup_rows_$ranks"
+  CUDA_VISIBLE_DEVICES=$(seq -s, 0 $((ranks - 1))) MGPU_FAULT_DEVICE=cuda MGPU_FAULT_RANKS=$ranks \
+    MGPU_FAULT_TIMEOUT=${STARTUP_TIMEOUT:-10} MGPU_FAULT_POINTS="fork mpi-start setup first-run after:3" \
+    MGPU_FAULT_ROWS="$out/startup_rows_$ranks" MGPU_H5PY_PYTHON=python3 MPIEXEC="${mpirun[0]}" \
+    bash "$root/tests/end_to_end/startup_faults_test.sh" "$bin" "$out/startup_$ranks" >>"$log" 2>&1
+  while IFS='|' read -r name seconds job_status runs resumed verdict; do
+    problems=""
+    [[ "$verdict" == PASS ]] || problems="${verdict#FAIL: }"
+    row "$ranks GPUs: $name" "$seconds" "$job_status" "$runs" "$resumed" "$problems"
+  done < "$out/startup_rows_$ranks"
+done
+
 note ""
-note "# reliability on one GPU ($(nvidia-smi --query-gpu=name --format=csv,noheader | head -1))"
+note "# reliability ($gpus x $(nvidia-smi --query-gpu=name --format=csv,noheader | head -1))"
 printf '%-36s %8s %7s %5s  %-22s %s\n' check seconds status runs "--resume" verdict | tee -a "$log"
 for r in "${rows[@]}"; do
   IFS='|' read -r name seconds job_status runs resumed verdict <<<"$r"

@@ -5,7 +5,8 @@ set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 source "$root/launch/common.sh"
 "$root/launch/install-deps.sh"
-"$root/launch/build.sh"
+# The programs only: the test suite and its packages are tests/build-and-test.sh's.
+"$root/launch/build.sh" -DMGPU_BUILD_TESTS=OFF
 
 gpus=$(mgpu_nvidia_smi_gpus)
 ranks=$(( gpus > 0 ? gpus : 2 ))

@@ -1,14 +1,21 @@
 #!/usr/bin/env bash
-# Purpose: installs the Debian/Ubuntu packages mgpu_bench builds and tests with (only those missing); CUDA and NCCL
-# come from /usr/local/cuda (or the system) when present, otherwise the CPU fallback is built. slurm-wlm (with its
-# mpi/pmix plugin in slurm-wlm-basic-plugins) and munge are for the launch scripts and the Slurm test; chromium opens
-# mgpu_analyze's report page headless in its test; gcovr prints CI's coverage summary; clang-format checks the
-# formatting of every C++/CUDA file in the tests; iproute2 builds the two-node cluster of its test.
+# Purpose: installs the Debian/Ubuntu packages mgpu_bench needs (only those missing); CUDA and NCCL come from
+# /usr/local/cuda (or the system) when present, otherwise the CPU fallback is built. Without arguments: what building
+# and running need (launch/build-and-run.sh). With --tests, also what the test suite needs (tests/build-and-test.sh):
+# GoogleTest; hdf5-tools and h5py, which read the results files back; slurm-wlm (with its mpi/pmix plugin in
+# slurm-wlm-basic-plugins) and munge for the Slurm tests; chromium, which opens the report page headless; gcovr for
+# CI's coverage summary; clang-format for the format check; iproute2, which builds the two-node cluster of its test.
+# Usage: launch/install-deps.sh [--tests]
 set -euo pipefail
 
-packages=(build-essential cmake git pkg-config openmpi-bin libopenmpi-dev libhdf5-dev hdf5-tools
-  libboost-program-options-dev libboost-dev libopenblas-dev libgtest-dev python3 python3-h5py python3-numpy
-  nlohmann-json3-dev gnuplot-nox slurm-wlm munge chromium gcovr clang-format iproute2)
+packages=(build-essential cmake git pkg-config openmpi-bin libopenmpi-dev libhdf5-dev libboost-program-options-dev
+  libboost-dev libopenblas-dev nlohmann-json3-dev gnuplot-nox python3)
+case "${1:-}" in
+  "") ;;
+  --tests) packages+=(libgtest-dev hdf5-tools python3-h5py python3-numpy slurm-wlm munge chromium gcovr clang-format
+             iproute2) ;;
+  *) echo "install-deps: unknown argument '$1' (give nothing, or --tests)" >&2; exit 2 ;;
+esac
 missing=()
 for package in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")

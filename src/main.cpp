@@ -5,7 +5,9 @@
 
 #include "cli/options.hpp"
 #include "cli/tool_options.hpp"
+#include "comm/fault_hooks.hpp"
 #include "comm/mpi_context.hpp"
+#include "comm/startup_deadline.hpp"
 #include "platform/build_info.hpp"
 #include "platform/error.hpp"
 #include "probes/allreduce_benchmark.hpp"
@@ -13,13 +15,22 @@
 #include "study/benchmark_driver.hpp"
 
 int main(int argc, char** argv) {
+  // The deadline runs from the first instruction: MPI_Init itself waits for every rank of the job.
+  mgpu::startup_deadline::arm(mgpu::timeout_before_mpi(argc, argv));
+  // Fault injection (docs/reliability.md): MGPU_FAULT_STOP_BEFORE_MPI_INIT=R:0 stops rank R before MPI starts.
+  mgpu::stop_here_if_asked("MGPU_FAULT_STOP_BEFORE_MPI_INIT", mgpu::startup_deadline::rank_before_mpi());
+  mgpu::startup_deadline::begin("MPI start (MPI_Init)");
   try {
     mgpu::MpiSession session(&argc, &argv);
     mgpu::MpiContext mpi;
     try {
       mpi = mgpu::describe_mpi_job();
+      mgpu::startup_deadline::begin("the job's set-up (options, devices, results file)");
       // The measurement subcommands take the rest of the command line as their own.
       const char* const subcommand = argc > 1 ? argv[1] : "";
+      // The measurement subcommands bound their own waits.
+      if (std::strcmp(subcommand, "allreduce") == 0 || std::strcmp(subcommand, "probe") == 0)
+        mgpu::startup_deadline::finished();
       if (std::strcmp(subcommand, "allreduce") == 0) {
         const mgpu::AllreduceOptions options = mgpu::parse_allreduce_options(argc - 1, argv + 1);
         if (options.show_help) {

@@ -582,6 +582,26 @@ double parse_timeout_seconds(const std::string& text) {
   return parse_bounded("--timeout", text, 7 * 24 * 3600.0, "give seconds from 0 (no watchdog) to 604800");
 }
 
+double timeout_before_mpi(int argc, const char* const* argv) {
+  const std::string option = "--timeout";
+  for (int i = 1; i < argc; ++i) {
+    const std::string word = argv[i];
+    std::string value;
+    if (word == option && i + 1 < argc)
+      value = argv[i + 1];
+    else if (word.rfind(option + "=", 0) == 0)
+      value = word.substr(option.size() + 1);
+    else
+      continue;
+    try {
+      return parse_timeout_seconds(value);
+    } catch (const UsageError&) {
+      return -1;
+    }
+  }
+  return -1;
+}
+
 void validate_for_ranks(const BenchOptions& options, int ranks) {
   for (int k : options.gpus) {
     if (k > ranks) {

@@ -108,6 +108,9 @@ BenchOptions parse_options(int argc, const char* const* argv);
 // Throws UsageError.
 // --timeout's value: seconds from 0 to a week; UsageError naming the bad value otherwise.
 double parse_timeout_seconds(const std::string& text);
+// --timeout as the command line gives it, read before MPI starts (the start-up deadline, startup_deadline.hpp):
+// "--timeout S" or "--timeout=S"; -1 when absent or not valid (the full parse then reports it).
+double timeout_before_mpi(int argc, const char* const* argv);
 // --max-noise's value: a percentage from 0 (off) to 100; --max-time's: seconds from 0 (no limit) to a week.
 // UsageError naming the option and the bad value otherwise.
 // --trials: one whole number from 1 to 1000 (the word auto is read by the caller), or UsageError naming the text.

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <thread>
 
+#include "comm/startup_deadline.hpp"
 #include "comm/watchdog.hpp"
 #include "platform/error.hpp"
 #include "platform/mpi_check.hpp"
@@ -21,6 +22,8 @@ MpiSession::MpiSession(int* argc, char*** argv) {
 }
 
 MpiSession::~MpiSession() {
+  // MPI_Finalize waits for every rank: one stopped or lost holds it (startup_deadline.hpp bounds it).
+  startup_deadline::begin("MPI shutdown (MPI_Finalize)");
   int finalized = 0;
   MPI_Finalized(&finalized);
   if (!finalized) MPI_Finalize();

@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "comm/fault_hooks.hpp"
+#include "comm/startup_deadline.hpp"
 #include "comm/unique_id.hpp"
 #include "comm/watchdog.hpp"
 #include "platform/cuda_check.hpp"
@@ -23,6 +24,7 @@ NcclCommunicator::NcclCommunicator(MPI_Comm comm, int device_ordinal) {
   if (rank_ == 0) MGPU_NCCL_CHECK(ncclGetUniqueId(&id));
   id_check_ = broadcast_checked_id(&id, static_cast<int>(sizeof id), comm, "NCCL unique id");
   MGPU_CUDA_CHECK(cudaSetDevice(device_ordinal));
+  startup_deadline::begin("NCCL's initialisation");
   stop_here_if_asked("MGPU_FAULT_STOP_BEFORE_NCCL_INIT", rank_);
   // A stalled job ends without unwinding (watchdog.hpp); aborting first cancels this rank's queued reductions (or a
   // join in progress) so that NCCL's threads do not keep the process alive or its peers waiting.

@@ -9,6 +9,7 @@
 
 #include "comm/fault_hooks.hpp"
 #include "comm/replica_check.hpp"
+#include "comm/startup_deadline.hpp"
 #include "comm/watchdog.hpp"
 #include "platform/error.hpp"
 #include "platform/mpi_check.hpp"
@@ -29,6 +30,7 @@ std::string broadcast_checked_id(void* id, int size, MPI_Comm comm, const std::s
   int ranks = 1;
   MGPU_MPI_CHECK(MPI_Comm_rank(comm, &rank));
   MGPU_MPI_CHECK(MPI_Comm_size(comm, &ranks));
+  startup_deadline::begin("the " + what + "'s exchange");
   stop_here_if_asked("MGPU_FAULT_STOP_BEFORE_ID", rank);
   MPI_Request request = MPI_REQUEST_NULL;
   MGPU_MPI_CHECK(MPI_Ibcast(id, size, MPI_BYTE, 0, comm, &request));

@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "comm/mpi_context.hpp"
+#include "comm/startup_deadline.hpp"
 #include "platform/shutdown_signals.hpp"
 
 namespace mgpu {
@@ -132,6 +133,7 @@ void run_abort_hooks_bounded() {
 // Keeps what rank 0 can keep, prints the line (speaker only), ends the job. Never returns.
 [[noreturn]] void finish_stop(const StopReport& report, const std::string& line, bool speaker, bool root_alive) {
   State& s = state();
+  startup_deadline::stand_down();  // the stop below is bounded by its own steps
   std::string ending;
   if (s.stop_handler) {
     try {
@@ -198,7 +200,10 @@ StopReport located_report(StopReport::Kind kind) {
            " for " + waiting_for + ", which never finished";
     report.reason = "watchdog: " + rank_at_host(s.rank) + " waited " + waited + " for " + waiting_for;
   }
-  finish_stop(report, line, s.rank == lowest_alive, root_alive);
+  // Told by a peer, yet hearing from every rank: this rank is the one the peer found silent (stopped, then continued
+  // by the launcher's kill), and the peer has spoken.
+  const bool spoken_for = silent.empty() && notified_by >= 0;
+  finish_stop(report, line, s.rank == lowest_alive && !spoken_for, root_alive);
 }
 
 // A peer's error (kErrorNotice): rank 0 or the peer says it; this rank only ends with the job.
@@ -229,9 +234,13 @@ void set_world(const MpiContext& world) {
   s.rank = world.rank;
   s.size = world.size;
   s.hosts = world.hosts;
+  startup_deadline::set_rank_name(rank_at_host(s.rank));
 }
 
-void set_timeout_option(double seconds) { state().timeout_option = seconds; }
+void set_timeout_option(double seconds) {
+  state().timeout_option = seconds;
+  startup_deadline::set_limit(timeout_seconds());
+}
 
 double default_timeout_seconds(double longest_run_seconds) {
   return std::max(kDefaultFloorSeconds, kDefaultRunMultiple * longest_run_seconds);
@@ -249,6 +258,7 @@ void set_configuration(const std::string& name) {
   s.run = -1;
   s.step = -1;
   s.longest_run_seconds = 0;
+  startup_deadline::set_limit(timeout_seconds());
 }
 
 void set_run(int run) {
@@ -261,6 +271,7 @@ void set_step(int step) { state().step = step; }
 void record_run_seconds(double seconds) {
   State& s = state();
   s.longest_run_seconds = std::max(s.longest_run_seconds, seconds);
+  startup_deadline::set_limit(timeout_seconds());
 }
 
 void set_stop_handler(std::function<std::string(const StopReport&)> handler) {
@@ -280,7 +291,10 @@ void stop_for_signal(int signal_number) {
   report.reason = signal_name(signal_number);
   report.exit_status = 128 + signal_number;
   const std::string line = "stopped by " + signal_name(signal_number) + ": " + location_text(report);
-  finish_stop(report, line, s.rank == 0, true);
+  // A peer that stopped first (its notice is here) has said why the job ends; the signal is then the launcher ending
+  // this rank on its account (a rank stopped with SIGSTOP is continued and sent SIGTERM), not news to the user.
+  const bool peer_stopped_first = s.size > 1 && receive_notice() != kNoNotice;
+  finish_stop(report, line, s.rank == 0 && !peer_stopped_first, true);
 }
 
 void stop_for_error(const std::string& message) {
@@ -304,7 +318,10 @@ BoundedWait::BoundedWait(std::string waiting_for, bool bounded) : waiting_for_(s
   started_s_ = now_seconds();
   const double timeout = watchdog::timeout_seconds();
   if (bounded && timeout > 0) deadline_s_ = started_s_ + timeout;
+  startup_deadline::wait_started();
 }
+
+BoundedWait::~BoundedWait() { startup_deadline::wait_ended(); }
 
 void BoundedWait::check() {
   if (const int signal_number = pending_shutdown_signal()) watchdog::stop_for_signal(signal_number);

@@ -76,6 +76,9 @@ class BoundedWait {
   // waiting_for: what, in the user's terms ("the gradient all-reduce (MPI_Iallreduce)"). bounded = false: no deadline
   // (a rank idle while others run a configuration), still stopped by signals and notices.
   explicit BoundedWait(std::string waiting_for, bool bounded = true);
+  ~BoundedWait();
+  BoundedWait(const BoundedWait&) = delete;
+  BoundedWait& operator=(const BoundedWait&) = delete;
   // current_step: asked only when the job stops, for the step the wait was in (e.g. the first step whose end event
   // has not completed), where the set_step location does not know it.
   void set_step_source(std::function<int()> current_step) { current_step_ = std::move(current_step); }

@@ -13,6 +13,7 @@
 #include "comm/fault_hooks.hpp"
 #include "comm/replica_check.hpp"
 #include "comm/run_conditions.hpp"
+#include "comm/startup_deadline.hpp"
 #include "comm/watchdog.hpp"
 #include "platform/error.hpp"
 #include "platform/mpi_check.hpp"
@@ -260,7 +261,12 @@ MeasuredRuns measure_runs(const BenchConfiguration& configuration, const Trainin
     // Before a run starts is where a signal that arrived during rank 0's writing is acted on (watchdog.hpp).
     watchdog::stop_if_signalled();
     const auto run_start = std::chrono::steady_clock::now();
+    if (run == 0) startup_deadline::begin("the first run");
+    // Fault injection (docs/reliability.md): MGPU_FAULT_STOP_IN_RUN=R:K stops rank R as its K-th run starts.
+    stop_here_if_asked("MGPU_FAULT_STOP_IN_RUN", sub.rank);
     const std::vector<RunRecord> per_rank = gather_run(sub, trainer.run(run));
+    // Set-up is over: from here every wait of the configuration bounds itself (watchdog.hpp).
+    if (run == 0) startup_deadline::finished();
     watchdog::record_run_seconds(seconds_since(run_start));
     if (sub.rank == 0) {
       measured.summaries.push_back(summarize_run(per_rank, settings.warmup_steps, settings.global_batch));
@@ -491,6 +497,7 @@ SweepTableRow run_plan_entry(const std::vector<BenchConfiguration>& plan, std::s
   // over the whole job that follows, so nobody waits forever. Every rank first meets the others in a bounded
   // barrier: MPI_Comm_split has no non-blocking form, and a rank that never arrives must end the job, not hang it.
   watchdog::set_configuration(row.name);
+  startup_deadline::begin("the set-up of configuration '" + row.name + "'");
   // Fault injection (docs/reliability.md): MGPU_FAULT_STOP_BEFORE_CONFIGURATION=R:K stops rank R before the
   // sweep's configuration K (from 0), so that a test sees the others end the job at set-up.
   stop_here_if_asked("MGPU_FAULT_STOP_BEFORE_CONFIGURATION", mpi.rank, static_cast<long>(i));
@@ -630,6 +637,8 @@ void run_benchmark(const BenchOptions& given, const MpiContext& mpi) {
     // the file just written, so it is literally what mgpu_analyze report says of it.
     print_verdict(stdout, read_results_file(job.output_path), mpi.size);
   }
+  // The others wait here, not in MPI_Finalize, whose wait for rank 0 the start-up deadline bounds.
+  barrier(mpi, "rank 0 to write the summary and the verdict", false);
 }
 
 }  // namespace mgpu

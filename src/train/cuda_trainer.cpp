@@ -11,6 +11,7 @@
 #include <limits>
 #include <thread>
 
+#include "comm/startup_deadline.hpp"
 #include "comm/watchdog.hpp"
 #include "kernels/fault_injection.cuh"
 #include "kernels/output_head.cuh"
@@ -110,6 +111,7 @@ CudaTrainer::CudaTrainer(const TrainingSettings& settings, MPI_Comm comm, int de
   // (overwrite, reduce, update) whatever --accumulate says, so NCCL is set up too; then one of every other kind the run
   // uses: with the fused optimizer a step that only accumulates forms its weight gradients with GEMMs that an
   // updating step never runs (found by a test: their shapes were first seen while capturing, which is refused).
+  startup_deadline::begin("the step's set-up (warm-up steps, graph capture, GEMM tuning)");
   MGPU_REQUIRE(settings_.accumulate_steps >= 1, "--accumulate must be at least 1");
   // The fused optimizer forms the weight gradient where Adam applies it: nothing in between could all-reduce it.
   MGPU_REQUIRE(!settings_.fused_optimizer || (world_size_ == 1 && settings_.precision == Precision::fp32),

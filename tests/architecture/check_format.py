@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Checks that every C++/CUDA file git tracks is formatted as .clang-format says (clang-format --dry-run --Werror)
 and has no line over 120 characters outside a raw string literal (expected program output). Exits 1 listing each
-file that is not; 2 when clang-format is missing (launch/install-deps.sh installs it).
+file that is not; 2 when clang-format is missing (launch/install-deps.sh --tests installs it).
 Usage: check_format.py [ROOT] [CLANG_FORMAT]"""
 import pathlib
 import re
@@ -23,7 +23,7 @@ def main() -> int:
     root = pathlib.Path(sys.argv[1] if len(sys.argv) > 1 else pathlib.Path(__file__).resolve().parents[2])
     clang_format = sys.argv[2] if len(sys.argv) > 2 else shutil.which("clang-format")
     if clang_format is None:
-        print("check_format: clang-format not found (launch/install-deps.sh installs it)")
+        print("check_format: clang-format not found (launch/install-deps.sh --tests installs it)")
         return 2
     listed = subprocess.run(["git", "-C", str(root), "ls-files", "*.cpp", "*.hpp", "*.cu", "*.cuh"],
                             capture_output=True, text=True, check=True).stdout.split()

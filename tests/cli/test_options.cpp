@@ -50,6 +50,22 @@ TEST(Options, DefaultsFollowTheStudy) {
   EXPECT_EQ(options.default_output_path(1), "mgpu_bench_large_b32_n1.h5");
 }
 
+// --timeout read before MPI starts, for the start-up deadline: both spellings, the last word without a value and a bad
+// value read as "not given" (the full parse then names it).
+TEST(Options, TimeoutBeforeMpi) {
+  const auto read = [](std::vector<const char*> words) {
+    words.insert(words.begin(), "mgpu_bench");
+    return timeout_before_mpi(static_cast<int>(words.size()), words.data());
+  };
+  EXPECT_EQ(read({}), -1);
+  EXPECT_EQ(read({"--model", "large", "--timeout", "7.5"}), 7.5);
+  EXPECT_EQ(read({"--timeout=0"}), 0);
+  EXPECT_EQ(read({"--timeout"}), -1);
+  EXPECT_EQ(read({"--timeout", "-3"}), -1);
+  EXPECT_EQ(read({"--timeout", "soon"}), -1);
+  EXPECT_EQ(read({"--timeouts", "4"}), -1);
+}
+
 // By default a configuration stops once its interval is narrow enough for a 1% speedup interval or after 60 s of runs;
 // a --runs given asks for that many, so the noise rule then needs --max-noise too; 0 turns either rule off, and the
 // bounds themselves are accepted.

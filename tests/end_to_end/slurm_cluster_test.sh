@@ -2,7 +2,8 @@
 # Purpose: the Slurm path for real: a one-node Slurm cluster on localhost (Debian's slurm-wlm and munge; slurmctld,
 # slurmd and munged as root with their own key, socket, ports, state and logs in a temporary directory), the batch
 # script launch/slurm/mgpu_bench.sbatch submitted with the smoke study on the CPU fallback through each launcher it
-# offers (srun --mpi=pmix, mpirun), and every results file checked with h5py alone. The daemons are stopped by their
+# offers (srun --mpi=pmix, mpirun), and every results file checked with h5py alone; then the start-up fault matrix
+# (startup_faults_test.sh) under srun. The daemons are stopped by their
 # pid files on every exit, so none outlive the test.
 # Usage: tests/end_to_end/slurm_cluster_test.sh BUILD_DIR   (exit 77 = skipped: not root, or Slurm/munge not installed)
 set -euo pipefail
@@ -16,7 +17,7 @@ skip() { echo "SKIPPED: $*"; exit 77; }
 [[ $EUID -eq 0 ]] || skip "the daemons run as root here; run the suite as root (CI does)"
 for tool in slurmctld slurmd sbatch squeue scontrol sinfo munged mungekey; do
   command -v "$tool" >/dev/null 2>&1 || PATH="$PATH:/usr/sbin" command -v "$tool" >/dev/null 2>&1 ||
-    skip "$tool is not installed (launch/install-deps.sh installs slurmctld slurmd slurm-client munge)"
+    skip "$tool is not installed (launch/install-deps.sh --tests installs slurmctld slurmd slurm-client munge)"
 done
 export PATH="$PATH:/usr/sbin"
 
@@ -114,4 +115,11 @@ run_job() {
 
 if srun --mpi=list 2>&1 | grep -qw pmix; then run_job srun; else echo "# this Slurm offers no mpi/pmix: srun not tested"; fi
 run_job mpirun
+
+# The start-up fault matrix under srun as the batch script starts it (--kill-on-bad-exit): a stopped rank must not
+# hold the allocation (startup_faults_test.sh).
+if srun --mpi=list 2>&1 | grep -qw pmix; then
+  MGPU_FAULT_LAUNCH="srun --mpi=pmix --kill-on-bad-exit=1 --ntasks=2" MGPU_H5PY_PYTHON="$python" \
+    bash "$root/tests/end_to_end/startup_faults_test.sh" "$build" "$tmp/startup_faults"
+fi
 echo "PASSED"

@@ -18,7 +18,7 @@ export PATH="$PATH:/usr/sbin"
 skip() { echo "SKIPPED: $*"; exit 77; }
 [[ $EUID -eq 0 ]] || skip "network namespaces need root; run the suite as root (CI does)"
 for tool in ip nsenter unshare mpirun; do
-  command -v "$tool" >/dev/null 2>&1 || skip "$tool is not installed (launch/install-deps.sh installs iproute2)"
+  command -v "$tool" >/dev/null 2>&1 || skip "$tool is not installed (launch/install-deps.sh --tests installs iproute2)"
 done
 
 tag="mgpu$$"

@@ -1,0 +1,170 @@
+// Purpose: the start-up deadline's thread (startup_deadline.hpp).
+#include "comm/startup_deadline.hpp"
+
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <mutex>
+#include <thread>
+
+#include "comm/watchdog.hpp"
+#include "platform/shutdown_signals.hpp"
+
+namespace mgpu {
+namespace startup_deadline {
+namespace {
+
+// How often the thread looks: a tenth of the one-second resolution the stop line gives.
+constexpr auto kPollInterval = std::chrono::milliseconds(20);
+// A poll that comes this much later than asked means the process was stopped (SIGSTOP, a suspended machine): the time
+// it spent stopped is no evidence that this rank is stuck, so the stretch starts again (a stopped rank that is
+// continued by its launcher's kill must not report itself as the stalled one).
+constexpr double kStoppedGapSeconds = 1.0;
+
+double now_seconds() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+struct State {
+  std::atomic<bool> armed{false};
+  std::atomic<bool> active{false};  // between begin() and finished()
+  std::atomic<bool> down{false};    // stand_down(): for good
+  std::atomic<double> limit{kDefaultSeconds};
+  std::atomic<double> progress_s{0};  // the last begin, wait start or wait end
+  std::atomic<int> waits{0};
+  std::mutex names;  // guards the two strings
+  std::string phase;
+  std::string rank_name;
+};
+
+// Never destroyed: the thread may still read it while the process exits.
+State& state() {
+  static State* s = new State;
+  return *s;
+}
+
+std::string host_name() {
+  char host[256] = {};
+  return gethostname(host, sizeof host - 1) == 0 ? host : "unknown-host";
+}
+
+[[noreturn]] void end_process(const std::string& line, int status) {
+  std::fprintf(stderr, "mgpu_bench: %s\n", line.c_str());
+  std::fflush(stderr);
+  // Not MPI_Abort: MPI is initialised for one thread, and the main thread may be inside MPI. A rank that exits
+  // without MPI_Finalize ends the job: mpirun aborts it, srun does with --kill-on-bad-exit (launch/).
+  std::_Exit(status);
+}
+
+std::string stall_line(const std::string& who, const std::string& phase, double stalled, double limit) {
+  char figures[96];
+  std::snprintf(figures, sizeof figures, "%.1f s in ", stalled);
+  char limit_text[64];
+  std::snprintf(limit_text, sizeof limit_text, " (limit %g s, --timeout)", limit);
+  const bool mpi_start = phase.rfind("MPI start", 0) == 0;
+  return "watchdog stopped the job: " + who + " made no progress for " + figures + phase + limit_text +
+         (mpi_start ? "; a rank that never started, or ranks that cannot reach each other, keep MPI_Init waiting; "
+                      "nothing was measured"
+                    : "; the runs completed before are in the results file; --resume completes the job");
+}
+
+void watch() {
+  State& s = state();
+  double signal_seen_s = 0;
+  double last_poll_s = now_seconds();
+  for (;;) {
+    std::this_thread::sleep_for(kPollInterval);
+    const double polled_s = now_seconds();
+    if (polled_s - last_poll_s > kStoppedGapSeconds) s.progress_s.store(polled_s);
+    last_poll_s = polled_s;
+    if (s.down.load() || !s.active.load() || s.waits.load() > 0) {
+      signal_seen_s = 0;
+      continue;
+    }
+    const double now = now_seconds();
+    std::string phase;
+    std::string who;
+    {
+      std::lock_guard<std::mutex> lock(s.names);
+      phase = s.phase;
+      who = s.rank_name;
+    }
+    if (const int signal_number = pending_shutdown_signal()) {
+      if (signal_seen_s == 0) signal_seen_s = now;
+      if (now - signal_seen_s > kSignalGraceSeconds)
+        end_process("stopped by " + signal_name(signal_number) + ": " + who + " was in " + phase +
+                        ", which does not poll for signals; nothing of this phase is kept",
+                    128 + signal_number);
+      continue;
+    }
+    const double limit = s.limit.load();
+    const double stalled = now - s.progress_s.load();
+    if (limit > 0 && stalled > limit) end_process(stall_line(who, phase, stalled, limit), watchdog::kStallExitStatus);
+  }
+}
+
+}  // namespace
+
+int rank_before_mpi() {
+  for (const char* variable : {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK", "SLURM_PROCID"}) {
+    const char* value = std::getenv(variable);
+    char* end = nullptr;
+    if (value == nullptr || *value == '\0') continue;
+    const long rank = std::strtol(value, &end, 10);
+    if (*end == '\0' && rank >= 0) return static_cast<int>(rank);
+  }
+  return -1;
+}
+
+std::string rank_name_before_mpi() {
+  const int rank = rank_before_mpi();
+  return "rank " + (rank >= 0 ? std::to_string(rank) : std::string("?")) + "@" + host_name();
+}
+
+void arm(double limit_seconds) {
+  State& s = state();
+  if (s.armed.exchange(true)) return;
+  set_limit(limit_seconds < 0 ? kDefaultSeconds : limit_seconds);
+  set_rank_name(rank_name_before_mpi());
+  std::thread(watch).detach();
+}
+
+void set_limit(double seconds) { state().limit.store(seconds); }
+
+void set_rank_name(const std::string& name) {
+  State& s = state();
+  std::lock_guard<std::mutex> lock(s.names);
+  s.rank_name = name;
+}
+
+void begin(const std::string& phase) {
+  State& s = state();
+  {
+    std::lock_guard<std::mutex> lock(s.names);
+    s.phase = phase;
+  }
+  s.progress_s.store(now_seconds());
+  s.active.store(true);
+}
+
+void finished() { state().active.store(false); }
+
+void stand_down() { state().down.store(true); }
+
+void wait_started() {
+  State& s = state();
+  s.waits.fetch_add(1);
+  s.progress_s.store(now_seconds());
+}
+
+void wait_ended() {
+  State& s = state();
+  s.progress_s.store(now_seconds());
+  s.waits.fetch_sub(1);
+}
+
+}  // namespace startup_deadline
+}  // namespace mgpu

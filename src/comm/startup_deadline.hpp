@@ -1,0 +1,43 @@
+// Purpose: the start-up deadline: from main's first instruction to the end of a configuration's first run, a thread
+// bounds every stretch of this rank's work that no bounded wait covers (MPI_Init, device and library set-up, GEMM
+// tuning, MPI_Finalize), and acts on a SIGTERM/SIGINT that the main thread, blocked in such a call, cannot poll.
+#pragma once
+
+#include <string>
+
+namespace mgpu {
+namespace startup_deadline {
+
+// The limit when --timeout is not given and nothing was measured yet (the watchdog's floor, watchdog.hpp).
+inline constexpr double kDefaultSeconds = 60.0;
+// How long a pending SIGTERM/SIGINT may go unanswered by the main thread outside any wait before the thread ends
+// the process itself: a bounded wait answers within a millisecond, so this only catches a blocking call.
+inline constexpr double kSignalGraceSeconds = 2.0;
+
+// Starts the thread, before MPI_Init: `limit_seconds` > 0 bounds each stretch, 0 leaves only the signal check, < 0
+// means kDefaultSeconds. Idempotent.
+void arm(double limit_seconds);
+// The limit from now on (the watchdog's: --timeout, or the derived default once runs were measured).
+void set_limit(double seconds);
+// This rank's name in the stop line once MPI knows it ("rank 1@node3"); before, the launcher's environment names it.
+void set_rank_name(const std::string& name);
+
+// A phase of start-up begins, in the user's terms ("MPI start (MPI_Init)"): the deadline counts from here.
+void begin(const std::string& phase);
+// Start-up is over (the configuration's first run finished): the thread stands by until the next begin().
+void finished();
+// The watchdog's own stop is under way (watchdog.hpp bounds it): the thread stands down for good.
+void stand_down();
+
+// A bounded wait starts or ends on the main thread (BoundedWait): a wait bounds itself and names the ranks it
+// waited for, so the thread never acts while one runs; each start and end counts as progress.
+void wait_started();
+void wait_ended();
+
+// This rank before MPI is up, from the launcher's environment (Open MPI, PMIx, Slurm); -1 without one.
+int rank_before_mpi();
+// "rank R@host" (R from rank_before_mpi, "?" without one).
+std::string rank_name_before_mpi();
+
+}  // namespace startup_deadline
+}  // namespace mgpu

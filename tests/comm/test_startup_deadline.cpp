@@ -1,0 +1,99 @@
+// Purpose: tests of the start-up deadline on one process: a stretch outside any wait past the limit ends the process
+// (exit 124, one line naming the rank and the phase), a wait or the end of start-up holds it off, a limit of 0 never
+// fires, an unanswered SIGTERM ends the process after its grace, and the rank is read from the launcher's
+// environment before MPI. The job-level cases (a rank stopped at fork, in MPI_Init, in set-up, in its first run) run
+// in startup_faults_test.sh.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <csignal>
+#include <cstdlib>
+#include <thread>
+
+#include "comm/startup_deadline.hpp"
+#include "comm/watchdog.hpp"
+#include "platform/shutdown_signals.hpp"
+
+namespace mgpu {
+namespace {
+
+void sleep_seconds(double seconds) { std::this_thread::sleep_for(std::chrono::duration<double>(seconds)); }
+
+TEST(StartupDeadlineDeathTest, AStretchPastTheLimitEndsTheProcessNamingRankAndPhase) {
+  const auto stuck = [] {
+    setenv("OMPI_COMM_WORLD_RANK", "3", 1);
+    startup_deadline::arm(0.3);
+    startup_deadline::begin("MPI start (MPI_Init)");
+    sleep_seconds(5);
+    std::exit(0);
+  };
+  EXPECT_EXIT(stuck(), ::testing::ExitedWithCode(watchdog::kStallExitStatus),
+              "^mgpu_bench: watchdog stopped the job: rank 3@[^ ]+ made no progress for 0\\.[3-5] s in MPI start "
+              "\\(MPI_Init\\) \\(limit 0\\.3 s, --timeout\\); a rank that never started.*nothing was measured\n$");
+}
+
+TEST(StartupDeadlineDeathTest, AWaitHoldsTheDeadlineOffAndItsEndRestartsIt) {
+  const auto waiting = [] {
+    startup_deadline::arm(0.3);
+    startup_deadline::set_rank_name("rank 1@node");
+    startup_deadline::begin("NCCL's initialisation");
+    startup_deadline::wait_started();
+    sleep_seconds(0.8);  // inside a wait: the wait bounds itself
+    startup_deadline::wait_ended();
+    sleep_seconds(0.15);  // progress at the wait's end: still within the limit
+    std::fprintf(stderr, "survived the wait\n");
+    sleep_seconds(5);
+    std::exit(0);
+  };
+  EXPECT_EXIT(waiting(), ::testing::ExitedWithCode(watchdog::kStallExitStatus),
+              "^survived the wait\nmgpu_bench: watchdog stopped the job: rank 1@node made no progress for 0\\.[3-5] s "
+              "in NCCL's initialisation .*--resume completes the job\n$");
+}
+
+TEST(StartupDeadlineDeathTest, FinishedStartUpAndALimitOfZeroNeverFire) {
+  const auto finished = [] {
+    startup_deadline::arm(0.2);
+    startup_deadline::begin("the first run");
+    startup_deadline::finished();
+    sleep_seconds(0.6);
+    startup_deadline::set_limit(0);
+    startup_deadline::begin("the first run");
+    sleep_seconds(0.6);
+    std::exit(7);
+  };
+  EXPECT_EXIT(finished(), ::testing::ExitedWithCode(7), "^$");
+}
+
+TEST(StartupDeadlineDeathTest, AnUnansweredSignalEndsTheProcessAfterItsGrace) {
+  const auto blocked = [] {
+    install_shutdown_signal_handlers();
+    startup_deadline::arm(0);  // no deadline: only the signal
+    startup_deadline::set_rank_name("rank 0@node");
+    startup_deadline::begin("MPI shutdown (MPI_Finalize)");
+    std::raise(SIGTERM);
+    sleep_seconds(startup_deadline::kSignalGraceSeconds - 0.5);
+    std::fprintf(stderr, "within the grace\n");
+    sleep_seconds(5);
+    std::exit(0);
+  };
+  EXPECT_EXIT(blocked(), ::testing::ExitedWithCode(128 + SIGTERM),
+              "^within the grace\nmgpu_bench: stopped by SIGTERM: rank 0@node was in MPI shutdown \\(MPI_Finalize\\), "
+              "which does not poll for signals");
+}
+
+TEST(StartupDeadline, TheRankBeforeMpiComesFromTheLauncher) {
+  for (const char* variable : {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK", "SLURM_PROCID"}) unsetenv(variable);
+  EXPECT_EQ(startup_deadline::rank_before_mpi(), -1);
+  EXPECT_EQ(startup_deadline::rank_name_before_mpi().rfind("rank ?@", 0), 0u);
+  setenv("SLURM_PROCID", "5", 1);
+  EXPECT_EQ(startup_deadline::rank_before_mpi(), 5);
+  setenv("PMIX_RANK", "x2", 1);  // not a number: the next variable is asked
+  EXPECT_EQ(startup_deadline::rank_before_mpi(), 5);
+  setenv("OMPI_COMM_WORLD_RANK", "2", 1);  // Open MPI's first
+  EXPECT_EQ(startup_deadline::rank_before_mpi(), 2);
+  EXPECT_EQ(startup_deadline::rank_name_before_mpi().rfind("rank 2@", 0), 0u);
+  for (const char* variable : {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "SLURM_PROCID"}) unsetenv(variable);
+}
+
+}  // namespace
+}  // namespace mgpu
