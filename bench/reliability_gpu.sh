@@ -8,7 +8,8 @@
 # Prints a summary table last; exits 1 when a check failed.
 # Usage: BIN_DIR=dir-with-mgpu_bench OUT=dir bash bench/reliability_gpu.sh
 # Knobs: SPIN_TIMEOUT (--timeout of the spinning job, default 10); CHECKS (default "spin healthy startup");
-# STARTUP_TIMEOUT (--timeout of the start-up cases, default 10).
+# STARTUP_TIMEOUT (--timeout of the start-up cases, default 10); STARTUP_GPUS (default "2 4"); STARTUP_POINTS (default
+# "fork mpi-start setup first-run after:3").
 set -uo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 bin="$(cd "${BIN_DIR:-$root/build}" && pwd)"
@@ -101,12 +102,12 @@ done
 
 # 3. The start-up fault matrix on 2 and 4 GPUs (the first GPUs of the machine).
 gpus=$(nvidia-smi --query-gpu=name --format=csv,noheader | wc -l)
-for ranks in 2 4; do
+for ranks in ${STARTUP_GPUS:-2 4}; do
   [[ "$checks" == *" startup "* ]] && ((gpus >= ranks)) || continue
   note "## start-up faults on $ranks GPUs"
   : > "$out/startup_rows_$ranks"
   CUDA_VISIBLE_DEVICES=$(seq -s, 0 $((ranks - 1))) MGPU_FAULT_DEVICE=cuda MGPU_FAULT_RANKS=$ranks \
-    MGPU_FAULT_TIMEOUT=${STARTUP_TIMEOUT:-10} MGPU_FAULT_POINTS="fork mpi-start setup first-run after:3" \
+    MGPU_FAULT_TIMEOUT=${STARTUP_TIMEOUT:-10} MGPU_FAULT_POINTS="${STARTUP_POINTS:-fork mpi-start setup first-run after:3}" \
     MGPU_FAULT_ROWS="$out/startup_rows_$ranks" MGPU_H5PY_PYTHON=python3 MPIEXEC="${mpirun[0]}" \
     bash "$root/tests/end_to_end/startup_faults_test.sh" "$bin" "$out/startup_$ranks" >>"$log" 2>&1
   while IFS='|' read -r name seconds job_status runs resumed verdict; do

@@ -3,6 +3,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -35,6 +36,7 @@ struct State {
   std::atomic<double> limit{kDefaultSeconds};
   std::atomic<double> progress_s{0};  // the last begin, wait start or wait end
   std::atomic<int> waits{0};
+  std::atomic<int> rank{0};
   std::mutex names;  // guards the two strings
   std::string phase;
   std::string rank_name;
@@ -60,15 +62,19 @@ std::string host_name() {
 }
 
 std::string stall_line(const std::string& who, const std::string& phase, double stalled, double limit) {
-  char figures[96];
-  std::snprintf(figures, sizeof figures, "%.1f s in ", stalled);
+  char figures[128];
+  std::snprintf(figures, sizeof figures, " was held %.1f s in ", stalled);
   char limit_text[64];
   std::snprintf(limit_text, sizeof limit_text, " (limit %g s, --timeout)", limit);
   const bool mpi_start = phase.rfind("MPI start", 0) == 0;
-  return "watchdog stopped the job: " + who + " made no progress for " + figures + phase + limit_text +
-         (mpi_start ? "; a rank that never started, or ranks that cannot reach each other, keep MPI_Init waiting; "
-                      "nothing was measured"
-                    : "; the runs completed before are in the results file; --resume completes the job");
+  // Such a stretch is one call that waits for the other ranks inside a library (MPI_Init, NCCL's connection set-up at
+  // the first collective): the rank that holds it cannot be named from here.
+  return "watchdog stopped the job: " + who + figures + phase + limit_text +
+         (mpi_start ? " by MPI_Init, which waits for every rank: a rank that never started, or ranks that cannot reach "
+                      "each other, hold it; nothing was measured"
+                    : " by a call that no bounded wait covers, most often one that waits for the other ranks (a rank "
+                      "stopped or lost holds it); the runs completed before are in the results file; --resume "
+                      "completes the job");
 }
 
 void watch() {
@@ -102,7 +108,9 @@ void watch() {
     }
     const double limit = s.limit.load();
     const double stalled = now - s.progress_s.load();
-    if (limit > 0 && stalled > limit) end_process(stall_line(who, phase, stalled, limit), watchdog::kStallExitStatus);
+    const double stagger = kStaggerSeconds * std::min(std::max(s.rank.load(), 0), kMaxStaggeredRanks);
+    if (limit > 0 && stalled > limit + stagger)
+      end_process(stall_line(who, phase, stalled, limit), watchdog::kStallExitStatus);
   }
 }
 
@@ -128,14 +136,15 @@ void arm(double limit_seconds) {
   State& s = state();
   if (s.armed.exchange(true)) return;
   set_limit(limit_seconds < 0 ? kDefaultSeconds : limit_seconds);
-  set_rank_name(rank_name_before_mpi());
+  set_rank(rank_before_mpi(), rank_name_before_mpi());
   std::thread(watch).detach();
 }
 
 void set_limit(double seconds) { state().limit.store(seconds); }
 
-void set_rank_name(const std::string& name) {
+void set_rank(int rank, const std::string& name) {
   State& s = state();
+  s.rank.store(rank);
   std::lock_guard<std::mutex> lock(s.names);
   s.rank_name = name;
 }

@@ -19,8 +19,12 @@ inline constexpr double kSignalGraceSeconds = 2.0;
 void arm(double limit_seconds);
 // The limit from now on (the watchdog's: --timeout, or the derived default once runs were measured).
 void set_limit(double seconds);
-// This rank's name in the stop line once MPI knows it ("rank 1@node3"); before, the launcher's environment names it.
-void set_rank_name(const std::string& name);
+// This rank once MPI knows it, and its name in the stop line ("rank 1@node3"); before, the launcher's environment names
+// it. Ranks that all wait for one stopped rank see their limits pass together: rank r acts kStaggerSeconds x min(r,
+// kMaxStaggeredRanks) later, so that the lowest one speaks and its exit has the launcher end the others first.
+void set_rank(int rank, const std::string& name);
+inline constexpr double kStaggerSeconds = 1.0;
+inline constexpr int kMaxStaggeredRanks = 8;
 
 // A phase of start-up begins, in the user's terms ("MPI start (MPI_Init)"): the deadline counts from here.
 void begin(const std::string& phase);

@@ -234,7 +234,7 @@ void set_world(const MpiContext& world) {
   s.rank = world.rank;
   s.size = world.size;
   s.hosts = world.hosts;
-  startup_deadline::set_rank_name(rank_at_host(s.rank));
+  startup_deadline::set_rank(s.rank, rank_at_host(s.rank));
 }
 
 void set_timeout_option(double seconds) {
@@ -291,9 +291,11 @@ void stop_for_signal(int signal_number) {
   report.reason = signal_name(signal_number);
   report.exit_status = 128 + signal_number;
   const std::string line = "stopped by " + signal_name(signal_number) + ": " + location_text(report);
-  // A peer that stopped first (its notice is here) has said why the job ends; the signal is then the launcher ending
-  // this rank on its account (a rank stopped with SIGSTOP is continued and sent SIGTERM), not news to the user.
-  const bool peer_stopped_first = s.size > 1 && receive_notice() != kNoNotice;
+  // A peer that stopped first for a stall or an error (its notice is here) has said why the job ends; the signal is
+  // then the launcher ending this rank on its account (a rank stopped with SIGSTOP is continued and sent SIGTERM),
+  // not news to the user. A peer's signal notice is the same signal reaching every rank: rank 0 still speaks.
+  const int notice = s.size > 1 ? receive_notice() : kNoNotice;
+  const bool peer_stopped_first = notice == kStallNotice || notice == kErrorNotice;
   finish_stop(report, line, s.rank == 0 && !peer_stopped_first, true);
 }
 

@@ -21,21 +21,23 @@ void sleep_seconds(double seconds) { std::this_thread::sleep_for(std::chrono::du
 
 TEST(StartupDeadlineDeathTest, AStretchPastTheLimitEndsTheProcessNamingRankAndPhase) {
   const auto stuck = [] {
-    setenv("OMPI_COMM_WORLD_RANK", "3", 1);
+    setenv("OMPI_COMM_WORLD_RANK", "3", 1);  // rank 3: acts 3 staggers after its limit
     startup_deadline::arm(0.3);
     startup_deadline::begin("MPI start (MPI_Init)");
+    sleep_seconds(0.3 + 3 * startup_deadline::kStaggerSeconds - 0.2);
+    std::fprintf(stderr, "within its stagger\n");
     sleep_seconds(5);
     std::exit(0);
   };
   EXPECT_EXIT(stuck(), ::testing::ExitedWithCode(watchdog::kStallExitStatus),
-              "^mgpu_bench: watchdog stopped the job: rank 3@[^ ]+ made no progress for 0\\.[3-5] s in MPI start "
-              "\\(MPI_Init\\) \\(limit 0\\.3 s, --timeout\\); a rank that never started.*nothing was measured\n$");
+              "^within its stagger\nmgpu_bench: watchdog stopped the job: rank 3@[^ ]+ was held 3\\.[3-5] s in MPI "
+              "start \\(MPI_Init\\) \\(limit 0\\.3 s, --timeout\\) by MPI_Init.*nothing was measured\n$");
 }
 
 TEST(StartupDeadlineDeathTest, AWaitHoldsTheDeadlineOffAndItsEndRestartsIt) {
   const auto waiting = [] {
     startup_deadline::arm(0.3);
-    startup_deadline::set_rank_name("rank 1@node");
+    startup_deadline::set_rank(0, "rank 1@node");
     startup_deadline::begin("NCCL's initialisation");
     startup_deadline::wait_started();
     sleep_seconds(0.8);  // inside a wait: the wait bounds itself
@@ -46,8 +48,8 @@ TEST(StartupDeadlineDeathTest, AWaitHoldsTheDeadlineOffAndItsEndRestartsIt) {
     std::exit(0);
   };
   EXPECT_EXIT(waiting(), ::testing::ExitedWithCode(watchdog::kStallExitStatus),
-              "^survived the wait\nmgpu_bench: watchdog stopped the job: rank 1@node made no progress for 0\\.[3-5] s "
-              "in NCCL's initialisation .*--resume completes the job\n$");
+              "^survived the wait\nmgpu_bench: watchdog stopped the job: rank 1@node was held 0\\.[3-5] s in NCCL's "
+              "initialisation .*a rank stopped or lost holds it.*--resume completes the job\n$");
 }
 
 TEST(StartupDeadlineDeathTest, FinishedStartUpAndALimitOfZeroNeverFire) {
@@ -68,7 +70,7 @@ TEST(StartupDeadlineDeathTest, AnUnansweredSignalEndsTheProcessAfterItsGrace) {
   const auto blocked = [] {
     install_shutdown_signal_handlers();
     startup_deadline::arm(0);  // no deadline: only the signal
-    startup_deadline::set_rank_name("rank 0@node");
+    startup_deadline::set_rank(0, "rank 0@node");
     startup_deadline::begin("MPI shutdown (MPI_Finalize)");
     std::raise(SIGTERM);
     sleep_seconds(startup_deadline::kSignalGraceSeconds - 0.5);

@@ -58,6 +58,19 @@ job_rank_pids() {
   done
 }
 
+# When a rank of the job is seen stopped (state T): the bound counts from there, after the set-up before the point.
+stopped_since() {
+  local pid
+  while kill -0 "$JOB_PID" 2>/dev/null; do
+    for pid in $(job_rank_pids); do
+      case "$(ps -o stat= -p "$pid" 2>/dev/null)" in T*) now; return 0 ;; esac
+    done
+    sleep 0.05
+  done
+  now
+  return 1
+}
+
 # The launcher's way to hand a variable to every rank: Open MPI's -x; srun passes the whole environment.
 pass_variable() {  # NAME
   case "$(basename "${LAUNCH[0]}")" in mpirun | mpiexec | orterun) echo "-x $1" ;; esac
@@ -73,10 +86,10 @@ stop_case() {  # victim point
     fork)
       variable=MGPU_STOP_AT_FORK
       prefix=(sh -c 'if [ "${OMPI_COMM_WORLD_RANK:-${SLURM_PROCID:-}}" = "$MGPU_STOP_AT_FORK" ]; then kill -STOP $$; fi; exec "$@"' sh)
-      line="watchdog stopped the job: rank [0-9]+@[^ ]+ made no progress for [0-9.]+ s in MPI start \\(MPI_Init\\)" ;;
+      line="watchdog stopped the job: rank [0-9]+@[^ ]+ was held [0-9.]+ s in MPI start \\(MPI_Init\\)" ;;
     mpi-start)
       variable=MGPU_FAULT_STOP_BEFORE_MPI_INIT
-      line="watchdog stopped the job: rank [0-9]+@[^ ]+ made no progress for [0-9.]+ s in MPI start \\(MPI_Init\\)" ;;
+      line="watchdog stopped the job: rank [0-9]+@[^ ]+ was held [0-9.]+ s in MPI start \\(MPI_Init\\)" ;;
     setup)
       variable=MGPU_FAULT_STOP_BEFORE_ID
       line="watchdog stopped the job: .*rank $victim@[^ ]+ made no progress; rank [0-9]+@[^ ]+ waited [0-9.]+ s for .*unique id" ;;
@@ -85,7 +98,7 @@ stop_case() {  # victim point
       line="watchdog stopped the job: configuration '[^']+', run 0.*: rank $victim@[^ ]+ made no progress; rank [0-9]+@[^ ]+ waited [0-9.]+ s for " ;;
     after:*)
       variable=MGPU_FAULT_UNUSED
-      line="watchdog stopped the job: .*(rank $victim@[^ ]+ made no progress;|made no progress for [0-9.]+ s in )" ;;
+      line="watchdog stopped the job: .*(rank $victim@[^ ]+ made no progress;|was held [0-9.]+ s in )" ;;
     *) echo "startup_faults_test: unknown point '$point'" >&2; exit 2 ;;
   esac
   local value="$victim:0"
@@ -102,6 +115,9 @@ stop_case() {  # victim point
     local pid
     pid=$(rank_pid "$victim")
     if [ -n "$pid" ]; then kill -STOP "$pid"; else problem "rank $victim not found to stop"; fi
+    since=$(now)
+  else
+    since=$(stopped_since) || problem "no rank of the job stopped"
   fi
   wait_job "$since" $((TIMEOUT + 10))
   [ "$EXIT_STATUS" -ne 0 ] || problem "exit status 0"
