@@ -37,6 +37,7 @@ struct State {
   std::atomic<double> progress_s{0};  // the last begin, wait start or wait end
   std::atomic<int> waits{0};
   std::atomic<int> rank{0};
+  std::atomic<bool> was_stopped{false};
   std::mutex names;  // guards the two strings
   std::string phase;
   std::string rank_name;
@@ -84,7 +85,10 @@ void watch() {
   for (;;) {
     std::this_thread::sleep_for(kPollInterval);
     const double polled_s = now_seconds();
-    if (polled_s - last_poll_s > kStoppedGapSeconds) s.progress_s.store(polled_s);
+    if (polled_s - last_poll_s > kStoppedGapSeconds) {
+      s.progress_s.store(polled_s);
+      s.was_stopped.store(true);
+    }
     last_poll_s = polled_s;
     if (s.down.load() || !s.active.load() || s.waits.load() > 0) {
       signal_seen_s = 0;
@@ -160,6 +164,8 @@ void begin(const std::string& phase) {
 }
 
 void finished() { state().active.store(false); }
+
+bool was_stopped() { return state().was_stopped.load(); }
 
 void stand_down() { state().down.store(true); }
 

@@ -23,8 +23,9 @@ void set_limit(double seconds);
 // it. Ranks that all wait for one stopped rank see their limits pass together: rank r acts kStaggerSeconds x min(r,
 // kMaxStaggeredRanks) later, so that the lowest one speaks and its exit has the launcher end the others first.
 void set_rank(int rank, const std::string& name);
-inline constexpr double kStaggerSeconds = 1.0;
-inline constexpr int kMaxStaggeredRanks = 8;
+// Open MPI's mpirun took over a second (4 x H200) to end the others after the first rank's exit.
+inline constexpr double kStaggerSeconds = 2.5;
+inline constexpr int kMaxStaggeredRanks = 3;
 
 // A phase of start-up begins, in the user's terms ("MPI start (MPI_Init)"): the deadline counts from here.
 void begin(const std::string& phase);
@@ -42,6 +43,10 @@ void wait_ended();
 int rank_before_mpi();
 // "rank R@host" (R from rank_before_mpi, "?" without one).
 std::string rank_name_before_mpi();
+
+// Whether this process was stopped (SIGSTOP) for more than a second at some point: a stopped rank's peers stop the
+// job for it, and the SIGTERM that then continues it is the launcher's, not news for the user (watchdog.cpp).
+bool was_stopped();
 
 }  // namespace startup_deadline
 }  // namespace mgpu

@@ -291,11 +291,13 @@ void stop_for_signal(int signal_number) {
   report.reason = signal_name(signal_number);
   report.exit_status = 128 + signal_number;
   const std::string line = "stopped by " + signal_name(signal_number) + ": " + location_text(report);
-  // A peer that stopped first for a stall or an error (its notice is here) has said why the job ends; the signal is
-  // then the launcher ending this rank on its account (a rank stopped with SIGSTOP is continued and sent SIGTERM),
-  // not news to the user. A peer's signal notice is the same signal reaching every rank: rank 0 still speaks.
+  // A peer that stopped first for a stall or an error (its notice is here, or this rank was itself the stopped one)
+  // has said why the job ends; the signal is then the launcher ending this rank on its account (a stopped rank is
+  // continued and sent SIGTERM), not news to the user. A peer's signal notice is the same signal reaching every rank:
+  // rank 0 still speaks.
   const int notice = s.size > 1 ? receive_notice() : kNoNotice;
-  const bool peer_stopped_first = notice == kStallNotice || notice == kErrorNotice;
+  const bool peer_stopped_first =
+      notice == kStallNotice || notice == kErrorNotice || (s.size > 1 && startup_deadline::was_stopped());
   finish_stop(report, line, s.rank == 0 && !peer_stopped_first, true);
 }
 

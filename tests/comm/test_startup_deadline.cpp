@@ -24,13 +24,13 @@ TEST(StartupDeadlineDeathTest, AStretchPastTheLimitEndsTheProcessNamingRankAndPh
     setenv("OMPI_COMM_WORLD_RANK", "3", 1);  // rank 3: acts 3 staggers after its limit
     startup_deadline::arm(0.3);
     startup_deadline::begin("MPI start (MPI_Init)");
-    sleep_seconds(0.3 + 3 * startup_deadline::kStaggerSeconds - 0.2);
+    sleep_seconds(0.3 + 3 * startup_deadline::kStaggerSeconds - 0.3);
     std::fprintf(stderr, "within its stagger\n");
     sleep_seconds(5);
     std::exit(0);
   };
   EXPECT_EXIT(stuck(), ::testing::ExitedWithCode(watchdog::kStallExitStatus),
-              "^within its stagger\nmgpu_bench: watchdog stopped the job: rank 3@[^ ]+ was held 3\\.[3-5] s in MPI "
+              "^within its stagger\nmgpu_bench: watchdog stopped the job: rank 3@[^ ]+ was held 7\\.[8-9] s in MPI "
               "start \\(MPI_Init\\) \\(limit 0\\.3 s, --timeout\\) by MPI_Init.*nothing was measured\n$");
 }
 
