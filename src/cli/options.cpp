@@ -102,7 +102,8 @@ po::options_description describe_options() {
     ("resume", "continue the output file: skip configurations already complete, rerun an incomplete one")
     ("force", "overwrite an existing output file")
     ("timeout", po::value<std::string>(), "watchdog: stop the job with one line when any rank makes no progress for "
-     "this many seconds (0 = never); default max(60, 10 x the configuration's longest run) (docs/reliability.md)")
+     "this many seconds (0 = never), MPI_Init included; default max(60, 10 x the configuration's longest run), 60 "
+     "in start-up (docs/reliability.md)")
     ("help", "show this help")
     ("version", "show the version and git revision");
   // clang-format on
