@@ -9,6 +9,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstdlib>
@@ -223,7 +224,8 @@ TEST_F(AnalyzeCli, ThroughputTicsOverSeveralDecades) {
   const Outcome o = run("report wide.h5 --out plots --format csv");
   ASSERT_EQ(o.exit_code, 0) << o.err;
   const std::string script = read_text(dir_ + "/plots/throughput_vs_batch.gp");
-  for (const char* tic : {"\"0.2\" 0.2", "\"1\" 1,", "\"50\" 50,", "\"1k\" 1000,", "\"20k\" 20000,", "\"5M\" 5000000)"})
+  for (const char* tic : {"\"0.2\" 0.2", "\"1\" 1,", "\"50\" 50,", "\"1k\" 1000,", "\"20k\" 20000,", "\"1M\" 1000000,",
+                          "\"5M\" 5000000)"})
     EXPECT_NE(script.find(tic), std::string::npos) << tic << "\n" << script;
 }
 
@@ -315,6 +317,21 @@ TEST_F(AnalyzeCli, OutDirectoryWithPlots) {
         << script;
   }
   EXPECT_NE(script.find("using (101.5):1:9 with labels"), std::string::npos) << script;
+  // Bar k sits at y = k: the range reaches 0.6 past the last one and before the first, so no bar is cut.
+  std::size_t bars = 0;
+  std::size_t longest = 10;  // the margin's floor, in characters
+  std::istringstream rows(phases);
+  for (std::string row; std::getline(rows, row);) {
+    if (row.empty() || row[0] == '#') continue;
+    ++bars;
+    const std::size_t open = row.find('"');
+    longest = std::max(longest, row.find('"', open + 1) - open - 1);  // the bar's label, ASCII here
+  }
+  // Every label fits left of the bars: the margin is the longest label and 3 characters more.
+  EXPECT_NE(script.find("set lmargin " + std::to_string(longest + 3) + "\n"), std::string::npos) << script;
+  EXPECT_NE(script.find("set yrange [" + std::to_string(bars - 1) + ".6:-0.6]"), std::string::npos)
+      << bars << " bars:\n"
+      << script;
   // The line plots are 1000 x 640 pixels (and the SVG the same size).
   for (const char* plot : {"throughput_vs_batch.gp", "speedup_vs_batch.gp"}) {
     const std::string line_plot = read_text(dir_ + "/plots/" + plot);

@@ -71,6 +71,10 @@ TEST_F(HtmlReport, AnswerTablesAndConditions) {
   EXPECT_NE(html.find("<tr><td>ranks</td><td>2</td></tr>"), std::string::npos);
   EXPECT_EQ(html.find("http://"), std::string::npos);
   EXPECT_EQ(html.find("https://"), std::string::npos);
+  // The answer's scaling table opens the Tables section (page() passes it after the configurations table), once.
+  const std::string heading = "<h3>" + scaling_table(compute_answer(stats_)).title + "</h3>";
+  EXPECT_NE(html.find("<h2 id=\"tables\">Tables</h2>\n" + heading), std::string::npos) << html;
+  EXPECT_EQ(html.find(heading, html.find(heading) + 1), std::string::npos) << html;
 }
 
 // The page's answer is mgpu_bench's verdict, sentence for sentence: every pair's figures and sentence lines of

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <filesystem>
 
 #include "analysis_fixture.hpp"
@@ -121,6 +122,44 @@ TEST_F(PredictTest, CheckOfTheModelsOwnTimesHasNoError) {
   EXPECT_EQ(summary.speedups, 1);
   EXPECT_NEAR(summary.rows[1].measured_speedup, 0.031 / 0.0516, 1e-12);
   EXPECT_NEAR(summary.worst_abs_speedup_error, 0, 1e-12);
+}
+
+// A file of 1-GPU configurations only has no speedup to check: no speedup line under the table.
+TEST_F(PredictTest, CheckWithoutSpeedupsSummarisesStepsOnly) {
+  const std::string results = dir_ + "/single.h5";
+  {
+    ResultsWriter writer(results, false);
+    add(writer, "one", 1, true, 0.031);
+    writer.close();
+  }
+  const CheckSummary summary = check_predictions(options_, read_results_file(results));
+  EXPECT_EQ(summary.speedups, 0);
+  const std::string text = render_terminal(check_table(summary));
+  EXPECT_NE(text.find("step: median |error|"), std::string::npos) << text;
+  EXPECT_EQ(text.find("speedup: median"), std::string::npos) << text;
+}
+
+// Where the predicted speedup crosses 1 between two batches (0.601 at 32, above 1 at 4096), the break-even table
+// gives the batch; where it does not, the cell is empty.
+TEST_F(PredictTest, TheBreakEvenTableGivesTheCrossingsBatch) {
+  options_.layer_widths = fixture::kWidths;
+  options_.batches = {32, 4096};
+  options_.gpus = {1, 2};
+  options_.format = Format::markdown;
+  testing::internal::CaptureStdout();
+  EXPECT_EQ(run_predict(options_), 0);
+  const std::string text = testing::internal::GetCapturedStdout();
+  const std::size_t table = text.find("Break-even global batch per GPU count (predicted)");
+  ASSERT_NE(table, std::string::npos) << text;
+  const std::size_t row = text.find("\n| 2 | ", table);
+  ASSERT_NE(row, std::string::npos) << text;
+  EXPECT_TRUE(std::isdigit(static_cast<unsigned char>(text[row + 7]))) << text.substr(row, 80);
+  options_.batches = {4096, 8192};  // above 1 at both: no crossing, no batch (a dash)
+  testing::internal::CaptureStdout();
+  EXPECT_EQ(run_predict(options_), 0);
+  const std::string paying = testing::internal::GetCapturedStdout();
+  const std::size_t paying_row = paying.find("\n| 2 | — |", paying.find("Break-even global batch"));
+  EXPECT_NE(paying_row, std::string::npos) << paying;
 }
 
 TEST_F(PredictTest, CheckLeavesOutWhatTheModelDoesNotDescribe) {

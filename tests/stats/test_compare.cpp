@@ -153,6 +153,12 @@ TEST(Compare, TrialsAreComparedByTheirMeans) {
   EXPECT_EQ(pair.verdict, Verdict::same);
   EXPECT_TRUE(c.only_before.empty());
   EXPECT_TRUE(c.only_after.empty());
+  // Two trials are enough on either side.
+  const Comparison reversed = compare_results(after.stats, before.stats, {});
+  ASSERT_EQ(reversed.pairs.size(), 1u);
+  EXPECT_EQ(reversed.pairs[0].before_trials, 2u);
+  EXPECT_TRUE(reversed.pairs[0].in_trials());
+  EXPECT_DOUBLE_EQ(reversed.pairs[0].ratio.ratio, 100.0 / 101.0);
   // Three trials before, one configuration after: the first before is compared, the other two listed.
   Side once;
   once.add("a", 2, "default", {103, 103.1, 102.9, 103, 103});

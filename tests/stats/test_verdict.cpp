@@ -99,6 +99,14 @@ TEST(VerdictSentence, MoreTrialsSaysHowManyWouldDecide) {
   EXPECT_EQ(more_trials_note(s, 3), "");
   s.ratio = 1.021, s.low = 0.0, s.high = 2.042;  // needs a half-width of 0.001 from 1.021
   EXPECT_EQ(more_trials_note(s, 2), "; more than 1000 trials would be needed to tell faster or slower");
+  // An interval that ends exactly at the band's edge 1 -+ 2% does not yet tell: the sentence says "no clear
+  // difference" (speedup_sentence's strict comparisons), so the note still says what more trials would do.
+  s.ratio = 0.9, s.low = 0.8, s.high = 1 - kMinimumEffect;
+  EXPECT_EQ(speedup_sentence(2, s, 5).find("slows"), std::string::npos);
+  EXPECT_NE(more_trials_note(s, 3), "");
+  s.ratio = 1.1, s.low = 1 + kMinimumEffect, s.high = 1.2;
+  EXPECT_EQ(speedup_sentence(2, s, 5).find("speeds"), std::string::npos);
+  EXPECT_NE(more_trials_note(s, 3), "");
   s.has_interval = false;
   EXPECT_EQ(more_trials_note(s, 2), "");
 }
