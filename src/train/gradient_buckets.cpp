@@ -27,14 +27,12 @@ void append_layer_pieces(const DenseLayer& layer, int layer_index, int blocks, s
 }
 
 // The fewest near-equal row blocks that keep each of `layer`'s pieces within bucket_bytes, one row per block where even
-// that does not (a single row may exceed it). The layer's bytes over the cap is only a lower bound: blocks of
-// ceil(rows / blocks) rows, the largest one carrying the bias, can still exceed the cap.
+// that does not (a single row may exceed it): blocks of ceil(rows / blocks) rows, the largest one carrying the bias.
+// Searched from one block up (at most a layer's rows, a few thousand: no lower bound is worth its code).
 int blocks_within(const DenseLayer& layer, std::size_t bucket_bytes) {
   const std::size_t row_bytes = static_cast<std::size_t>(layer.fan_in) * kBytesPerElement;
   const std::size_t bias_bytes = layer.bias_count() * kBytesPerElement;
-  const std::size_t bytes = static_cast<std::size_t>(layer.fan_out) * row_bytes + bias_bytes;
-  const std::size_t lower_bound = std::max<std::size_t>((bytes + bucket_bytes - 1) / bucket_bytes, 1);
-  for (std::size_t blocks = lower_bound; blocks < static_cast<std::size_t>(layer.fan_out); ++blocks) {
+  for (std::size_t blocks = 1; blocks < static_cast<std::size_t>(layer.fan_out); ++blocks) {
     const std::size_t largest_block_rows = (layer.fan_out + blocks - 1) / blocks;
     if (largest_block_rows * row_bytes + bias_bytes <= bucket_bytes) return static_cast<int>(blocks);
   }

@@ -128,6 +128,12 @@ TEST(SweepPlan, ReductionSettingsApplyOnlyWithMoreThanOneGpu) {
   const TrainingSettings two = settings_of(args, 2);
   EXPECT_TRUE(two.overlap);
   EXPECT_EQ(two.grad_dtype, GradDtype::bf16);
+  // The sharded optimizer likewise: one GPU holds every shard, so its baseline is recorded unsharded.
+  const std::vector<BenchConfiguration> sharded =
+      plan_sweep(parse({"--overlap", "off", "--optimizer-sharding", "on"}), 2);
+  ASSERT_EQ(sharded.size(), 2u);
+  EXPECT_FALSE(sharded.front().training_settings(true).optimizer_sharding);
+  EXPECT_TRUE(sharded.back().training_settings(true).optimizer_sharding);
 }
 
 TEST(SweepPlan, OverlapAutoTakesItFromFourGpusAtALocalBatchOf1024) {
