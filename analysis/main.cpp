@@ -16,6 +16,7 @@
 #include "missing_baseline.hpp"
 #include "platform/build_info.hpp"
 #include "platform/error.hpp"
+#include "platform/exact_options.hpp"
 #include "plots.hpp"
 #include "predict_options.hpp"
 #include "report_tables.hpp"
@@ -44,10 +45,10 @@ const char kUsage[] =
     "                           [--require-baseline]\n"
     "       mgpu_analyze compare BEFORE.h5 AFTER.h5 [--alpha A] [--min-effect E] [--ignore-nccl-settings]\n"
     "                           [--format table|markdown|csv|json]\n"
-    "       mgpu_analyze predict --probe FILE.h5 [--allreduce FILE.h5 ...] (--model M | --layers W,...) --batch B,...\n"
-    "                           [--gpus N,...] [--precision P]\n"
-    "                           [--link NAME | --link-bandwidth GB/s --link-latency us]\n"
-    "                           [--check RESULTS.h5] [--format table|markdown|csv|json] [--out DIR]\n"
+    "       mgpu_analyze predict --probe FILE.h5 [--allreduce FILE.h5 ...]\n"
+    "                           ((--model M | --layers W,...) --batch B,... [--gpus N,...] | --check RESULTS.h5)\n"
+    "                           [--precision P] [--link NAME | --link-bandwidth GB/s --link-latency us]\n"
+    "                           [--format table|markdown|csv|json] [--out DIR]\n"
     "       mgpu_analyze --help | --version\n";
 
 // The usage lines of every command.
@@ -292,7 +293,12 @@ int run(int argc, char** argv) {
   positional.add("files", -1);
   po::variables_map vm;
   try {
-    po::store(po::command_line_parser(argc - 1, argv + 1).options(described).positional(positional).run(), vm);
+    po::store(po::command_line_parser(argc - 1, argv + 1)
+                  .options(described)
+                  .positional(positional)
+                  .style(kExactOptions)
+                  .run(),
+              vm);
     po::notify(vm);
   } catch (const po::error& e) {
     throw UsageError(command + ": " + e.what());

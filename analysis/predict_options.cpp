@@ -7,6 +7,7 @@
 
 #include "model/mlp_spec.hpp"
 #include "platform/error.hpp"
+#include "platform/exact_options.hpp"
 #include "results/attribute_text.hpp"
 
 namespace mgpu::analysis {
@@ -51,7 +52,8 @@ PredictOptions parse_predict_options(int argc, const char* const* argv, bool* he
   po::variables_map vm;
   try {
     po::positional_options_description none;
-    po::store(po::command_line_parser(argc, argv).options(described).positional(none).run(), vm);  // skips argv[0]
+    po::store(po::command_line_parser(argc, argv).options(described).positional(none).style(kExactOptions).run(),
+              vm);  // skips argv[0]
     po::notify(vm);
   } catch (const po::error& e) {
     throw UsageError(std::string("predict: ") + e.what());

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "platform/error.hpp"
+#include "platform/exact_options.hpp"
 
 namespace mgpu {
 namespace option_parsing {
@@ -26,7 +27,8 @@ inline void parse_strict(const boost::program_options::options_description& desc
     all.add_options()("stray", po::value<std::vector<std::string>>());
     po::positional_options_description stray;
     stray.add("stray", -1);
-    const po::parsed_options parsed = po::command_line_parser(argc, argv).options(all).positional(stray).run();
+    const po::parsed_options parsed =
+        po::command_line_parser(argc, argv).options(all).positional(stray).style(kExactOptions).run();
     po::store(parsed, vm);
     if (also != nullptr) po::store(parsed, *also);
     if (notify) po::notify(vm);

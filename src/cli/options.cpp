@@ -44,7 +44,7 @@ po::options_description describe_study_options() {
      "relative half-width (at least 10 runs; 0 = off; off by default when --runs is given)")
     ("max-time", po::value<std::string>()->default_value("60"),
      "seconds of runs per configuration, after which it stops (at least 5 runs; 0 = no limit)")
-    ("trials", po::value<std::string>()->default_value("1"),
+    ("trials", po::value<std::string>()->default_value("1", "auto"),
      "trials per configuration, each its own set-up and GEMM tuning; with 2 or more the speedup's interval comes from "
      "the trial means; auto: 5 to 10, until every speedup's trial interval is within --max-noise or --max-time is "
      "spent (left out: auto on GPUs where a batch runs on 1 GPU and on more, else 1; with --resume, the file's)")
@@ -85,8 +85,8 @@ po::options_description describe_study_options() {
      "them (--runs counts the unmarked runs) | events: every phase of every step | step: each step's start and end "
      "only | none: no mark inside the steps (the untimed reference)")
     ("output", po::value<std::string>(),
-     "results file (HDF5); default mgpu_bench_<model>_b<batch>_n<ranks>.h5 (one configuration) or "
-     "mgpu_bench_sweep_<count>configs.h5");
+     "results file (HDF5); default mgpu_bench_<model>_b<batch>_n<GPU counts>.h5 (one model and batch, e.g. "
+     "mgpu_bench_large_b32_n1-2.h5) or mgpu_bench_sweep_<count>configs.h5");
   // clang-format on
   return description;
 }
@@ -104,7 +104,7 @@ po::options_description describe_options() {
     ("timeout", po::value<std::string>(), "watchdog: stop the job with one line when any rank makes no progress for "
      "this many seconds (0 = never), MPI_Init included; default max(60, 10 x the configuration's longest run), 60 "
      "in start-up (docs/reliability.md)")
-    ("help", "show this help")
+    ("help,h", "show this help")
     ("version", "show the version and git revision");
   // clang-format on
   description.add(invocation);

@@ -44,7 +44,7 @@ po::options_description allreduce_description() {
     ("force", "replace an existing /allreduce group (the rest of the file is kept)")
     ("timeout", po::value<std::string>(), "watchdog: stop the sweep with one line when any rank makes no progress for "
      "this many seconds (0 = never; default 60), NCCL's set-up included (docs/reliability.md)")
-    ("help", "show this help");
+    ("help,h", "show this help");
   // clang-format on
   return description;
 }
@@ -62,7 +62,7 @@ po::options_description probe_description() {
     ("output", po::value<std::string>()->default_value("mgpu_bench_probe.h5"),
      "results file: created, or an existing one that gets a /probe group")
     ("force", "replace an existing /probe group (the rest of the file is kept)")
-    ("help", "show this help");
+    ("help,h", "show this help");
   // clang-format on
   return description;
 }

@@ -26,6 +26,17 @@ std::string error_of(std::vector<const char*> args) {
   return "";
 }
 
+// Options are matched exactly: a prefix is refused, not guessed ("--run 2" is not "--runs 2"); -h is --help; the
+// help shows what the defaults are (auto trials, the GPU counts in the file name).
+TEST(Options, OptionsAreExactAndHelpSaysTheDefaults) {
+  EXPECT_NE(error_of({"--run", "2"}).find("'--run'"), std::string::npos) << error_of({"--run", "2"});
+  EXPECT_NE(error_of({"--mod", "large"}).find("'--mod'"), std::string::npos);
+  EXPECT_EQ(parse({"--runs", "2"}).runs, 2);
+  EXPECT_TRUE(parse({"-h"}).show_help);
+  EXPECT_NE(help_text().find("--trials arg (=auto)"), std::string::npos) << help_text();
+  EXPECT_NE(help_text().find("mgpu_bench_large_b32_n1-2.h5"), std::string::npos);
+}
+
 TEST(Options, DefaultsFollowTheStudy) {
   const BenchOptions options = parse({});
   ASSERT_EQ(options.sweep.size(), 1u);

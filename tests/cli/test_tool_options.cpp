@@ -66,6 +66,11 @@ TEST(ToolOptions, AllreduceTimeoutIsTheWatchdogsDeadline) {
   EXPECT_THROW(parse({"--timeout", "-1"}), UsageError);
 }
 
+TEST(ToolOptions, HelpAndExactNames) {
+  EXPECT_TRUE(parse({"-h"}).show_help);
+  EXPECT_THROW(parse({"--time", "5"}), UsageError);  // not guessed as --timeout
+}
+
 TEST(ToolOptions, ProbeBatchesAndModels) {
   const char* words[] = {"probe", "--batches", "16,4096", "--model", "large", "--runs", "3"};
   const ProbeOptions options = parse_probe_options(7, words);
