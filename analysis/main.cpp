@@ -95,7 +95,8 @@ const char kHelp[] =
     "  --probe FILE          /probe of mgpu_bench probe (required)\n"
     "  --allreduce FILE      /allreduce of mgpu_bench allreduce (repeatable; a 2-rank sweep also gives the link)\n"
     "  --model M | --layers W,...  the MLP (a preset or its widths)\n"
-    "  --batch B,...         global batches; --gpus N,... GPU counts (default 1,2,4)\n"
+    "  --batch B,...         global batches\n"
+    "  --gpus N,...          GPU counts (default 1,2,4)\n"
     "  --precision P         fp32 (default), tf32 or bf16: which of the probe's GEMM times\n"
     "  --link NAME           the link between GPUs for every GPU count: ib100, ib200, ib400, ib800 (two nodes over\n"
     "                        InfiniBand); or --link-bandwidth GB/s with --link-latency us\n"
@@ -301,7 +302,7 @@ int run(int argc, char** argv) {
               vm);
     po::notify(vm);
   } catch (const po::error& e) {
-    throw UsageError(command + ": " + e.what());
+    throw UsageError(command + ": " + option_error_message(e, described));
   }
   if (vm.count("help") > 0) {
     print_usage();

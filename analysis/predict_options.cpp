@@ -56,7 +56,7 @@ PredictOptions parse_predict_options(int argc, const char* const* argv, bool* he
               vm);  // skips argv[0]
     po::notify(vm);
   } catch (const po::error& e) {
-    throw UsageError(std::string("predict: ") + e.what());
+    throw UsageError("predict: " + option_error_message(e, described));
   }
   PredictOptions options;
   *help = vm.count("help") > 0;

@@ -33,7 +33,7 @@ inline void parse_strict(const boost::program_options::options_description& desc
     if (also != nullptr) po::store(parsed, *also);
     if (notify) po::notify(vm);
   } catch (const po::error& e) {
-    throw UsageError(prefix + e.what());
+    throw UsageError(prefix + option_error_message(e, description));
   }
   if (vm.count("stray")) {
     throw UsageError(prefix + "unexpected argument '" + vm["stray"].as<std::vector<std::string>>().front() + "' (" +

@@ -578,7 +578,7 @@ TEST_F(AnalyzeCli, BadCommandLines) {
   expect_rejected(run("report"), {"no results file"});
   expect_rejected(run("report good.h5 --outlier-threshold -1"), {"--outlier-threshold"});
   expect_rejected(run("report good.h5 --bogus"), {"bogus"});
-  expect_rejected(run("report good.h5 --form csv"), {"'--form'"});  // no guessing of --format
+  expect_rejected(run("report good.h5 --form csv"), {"'--form' (did you mean --format?)"});  // no guessing of --format
   expect_rejected(run("predict --check good.h5 --prob p.h5"), {"'--prob'"});
   expect_rejected(run("compare good.h5"), {"BEFORE.h5 AFTER.h5"});
   expect_rejected(run("compare good.h5 good.h5 --alpha 2"), {"--alpha"});

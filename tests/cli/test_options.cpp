@@ -29,7 +29,8 @@ std::string error_of(std::vector<const char*> args) {
 // Options are matched exactly: a prefix is refused, not guessed ("--run 2" is not "--runs 2"); -h is --help; the
 // help shows what the defaults are (auto trials, the GPU counts in the file name).
 TEST(Options, OptionsAreExactAndHelpSaysTheDefaults) {
-  EXPECT_NE(error_of({"--run", "2"}).find("'--run'"), std::string::npos) << error_of({"--run", "2"});
+  EXPECT_NE(error_of({"--run", "2"}).find("'--run' (did you mean --runs?)"), std::string::npos)
+      << error_of({"--run", "2"});
   EXPECT_NE(error_of({"--mod", "large"}).find("'--mod'"), std::string::npos);
   EXPECT_EQ(parse({"--runs", "2"}).runs, 2);
   EXPECT_TRUE(parse({"-h"}).show_help);

@@ -1,9 +1,11 @@
 #!/usr/bin/python3
-"""Purpose: keeps the front door and the format reference true. Two checks, each exit 1 with one line per problem:
+"""Purpose: keeps the front door and the references true. Three checks, each exit 1 with one line per problem:
   readme ROOT              every repository path README.md and the docs name exists, and every --option a shell
                            command of README.md gives mgpu_bench, mgpu_analyze or a script is one their source defines;
   example ROOT FILE.h5     the h5py example of docs/results-format.md runs on FILE.h5 and prints one line per
-                           configuration of the file.
+                           configuration of the file;
+  cli ROOT BIN_DIR         every option each program's --help lists has a row in its section of docs/cli.md, and
+                           every row's option is one the help lists.
 """
 import pathlib
 import re
@@ -102,12 +104,45 @@ def check_example(root: pathlib.Path, results: str):
     return []
 
 
+# docs/cli.md's sections and the help commands whose options each one documents.
+CLI_SECTIONS = {"mgpu_bench": [["mgpu_bench", "--help"]],
+                "mgpu_bench allreduce": [["mgpu_bench", "allreduce", "--help"]],
+                "mgpu_bench probe": [["mgpu_bench", "probe", "--help"]],
+                "mgpu_analyze": [["mgpu_analyze", "--help"], ["mgpu_analyze", "trace", "--help"]]}
+
+
+def help_options(bin_dir: pathlib.Path, command):
+    """The options a help text defines: the --name that opens an indented line (after a short form, if any)."""
+    text = subprocess.run([str(bin_dir / command[0])] + command[1:], stdout=subprocess.PIPE, text=True).stdout
+    return {m.group(1) for m in re.finditer(r"^\s+(?:-\w(?:, | \[ ))?(--[a-z][a-z0-9-]*)", text, re.M)}
+
+
+def check_cli(root: pathlib.Path, bin_dir: pathlib.Path):
+    sections = {part.split("\n", 1)[0].strip(): part
+                for part in re.split(r"^## ", (root / "docs/cli.md").read_text(), flags=re.M)[1:]}
+    problems = []
+    for section, commands in CLI_SECTIONS.items():
+        documented = {option for line in sections.get(section, "").splitlines() if line.startswith("| `-")
+                      for option in OPTION.findall(line.split("|")[1])}
+        helped = set().union(*(help_options(bin_dir, command) for command in commands))
+        problems += [f"docs/cli.md, {section}: {o} is in --help but has no row" for o in sorted(helped - documented)]
+        problems += [f"docs/cli.md, {section}: {o} has a row but --help does not list it"
+                     for o in sorted(documented - helped)]
+    return problems
+
+
 def main(argv):
-    if len(argv) < 3 or argv[1] not in ("readme", "example") or (argv[1] == "example" and len(argv) != 4):
+    arity = {"readme": 3, "example": 4, "cli": 4}
+    if len(argv) < 2 or argv[1] not in arity or len(argv) != arity[argv[1]]:
         print(__doc__, file=sys.stderr)
         return 2
     root = pathlib.Path(argv[2])
-    problems = check_readme(root) if argv[1] == "readme" else check_example(root, argv[3])
+    if argv[1] == "readme":
+        problems = check_readme(root)
+    elif argv[1] == "example":
+        problems = check_example(root, argv[3])
+    else:
+        problems = check_cli(root, pathlib.Path(argv[3]))
     for problem in problems:
         print(problem)
     print(f"check_docs {argv[1]}: {len(problems)} problem(s)")
