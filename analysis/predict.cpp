@@ -69,16 +69,19 @@ Table prediction_table(const std::vector<PredictedConfiguration>& grid) {
                    {"step_ms", "step", 4},
                    {"throughput", "samples/s", 0, true},
                    {"speedup", "speedup", 3},
+                   {"ceiling", "ceiling", 3},
                    text_column("gemm_source", "GEMMs"),
                    text_column("allreduce_source", "all-reduce")};
   for (const PredictedConfiguration& p : grid)
     table.add_row({std::int64_t(p.gpus), std::int64_t(p.global_batch), p.step.forward_ms, p.step.backward_ms,
                    p.step.allreduce_ms, p.step.exposed_comm_ms, p.step.optimizer_ms, p.step.step_ms, p.throughput,
-                   p.speedup, std::string(stats::term_source_name(p.step.gemm_source)),
+                   p.speedup, p.ceiling > 0 ? Value(p.ceiling) : Value(),
+                   std::string(stats::term_source_name(p.step.gemm_source)),
                    p.gpus > 1 ? Value(std::string(stats::term_source_name(p.step.allreduce_source))) : Value()});
   table.notes.push_back(
-      "speedup = step(1 GPU) / step(N GPUs) at the same global batch; GEMMs and all-reduce: the weakest source of "
-      "their terms (measured, interpolated, extrapolated, estimated); docs/model.md states the equations");
+      "speedup = step(1 GPU) / step(N GPUs) at the same global batch; ceiling = step(1 GPU) / step(1 GPU at the "
+      "local batch, global / N), the speedup if communication cost nothing; GEMMs and all-reduce: the weakest source "
+      "of their terms (measured, interpolated, extrapolated, estimated); docs/model.md states the equations");
   return table;
 }
 
@@ -138,6 +141,8 @@ std::vector<PredictedConfiguration> predict_grid(const stats::StepModel& model, 
       p.step = model.predict(mlp, stats::default_step_settings(n, batch, precision));
       p.throughput = batch / (p.step.step_ms * 1e-3);
       p.speedup = one.step_ms / p.step.step_ms;
+      if (n > 1 && batch % n == 0)
+        p.ceiling = one.step_ms / model.predict(mlp, stats::default_step_settings(1, batch / n, precision)).step_ms;
       grid.push_back(p);
     }
   return grid;

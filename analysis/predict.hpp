@@ -37,6 +37,9 @@ struct PredictedConfiguration {
   stats::StepPrediction step;
   double throughput = 0;  // samples/s
   double speedup = 0;     // step(1 GPU) / step(N GPUs) at the same global batch
+  // The speedup's ceiling (docs/statistics.md, "The ceiling"): step(1 GPU, B) / step(1 GPU, B / N), what N GPUs would
+  // reach if communication cost nothing; 0 for one GPU or a batch N does not divide.
+  double ceiling = 0;
 };
 std::vector<PredictedConfiguration> predict_grid(const stats::StepModel& model, const MlpSpec& mlp,
                                                  const std::vector<long long>& batches, const std::vector<int>& gpus,

@@ -280,6 +280,13 @@ Table scaling_table(const stats::Answer& answer) {
   add_mean_with_interval(table.columns, "multi_samples_per_s", "N-GPU samples/s");
   add_ratio_with_interval(table.columns, "speedup", "speedup [95%]");
   table.columns.push_back({"efficiency", "efficiency", 3});
+  // Where the file holds 1-GPU configurations at the local batches: each speedup's ceiling and the share of it reached.
+  const bool ceilings = std::any_of(answer.pairs.begin(), answer.pairs.end(),
+                                    [](const stats::PairAnswer& a) { return a.pair.has_ceiling(); });
+  if (ceilings) {
+    add_ratio_with_interval(table.columns, "ceiling", "ceiling [95%]");
+    add_ratio_with_interval(table.columns, "ceiling_fraction", "of ceiling [95%]");
+  }
   if (trials) {
     table.columns.push_back({"single_between_sd_percent", "1-GPU sd % between", 2});
     table.columns.push_back({"single_within_sd_percent", "within", 2});
@@ -303,6 +310,12 @@ Table scaling_table(const stats::Answer& answer) {
     add_mean_with_interval(row, pair.multi_throughput);
     add_ratio_with_interval(row, pair.speedup);
     row.push_back(number(pair.efficiency));
+    if (ceilings && pair.has_ceiling()) {
+      add_ratio_with_interval(row, pair.ceiling);
+      add_ratio_with_interval(row, pair.ceiling_fraction);
+    } else if (ceilings) {
+      row.insert(row.end(), 6, none());
+    }
     if (trials) add_components(row, pair);
     row.push_back(number(trial_mean(pair.singles, memory)));
     row.push_back(number(trial_mean(pair.multis, memory)));
@@ -316,6 +329,12 @@ Table scaling_table(const stats::Answer& answer) {
   table.notes.push_back(std::string("speedup = mean N-GPU / mean 1-GPU throughput; interval: ") +
                         stats::kRatioIntervalMethod + ", 95%; efficiency = speedup / N.");
   table.notes.push_back("Welch: two-sided t-test of N-GPU against 1-GPU run throughputs (Welch-Satterthwaite df).");
+  if (ceilings)
+    table.notes.push_back(
+        "ceiling = N x 1-GPU samples/s at the local batch (global batch / N) / 1-GPU samples/s at the global batch: "
+        "the speedup if communication cost nothing; of ceiling = speedup / ceiling = N-GPU samples/s / (N x 1-GPU "
+        "samples/s at the local batch); both with Fieller's interval, at the pair's level (docs/statistics.md, \"The "
+        "ceiling\"). Empty where the file has no 1-GPU configuration at the local batch.");
   if (trials)
     table.notes.push_back(
         "A pair measured in trials (T independent processes: the trials of one job, or the files of several jobs of "

@@ -45,12 +45,22 @@ std::string interval_text(const RatioInterval& r) {
   return r.has_interval ? formatted(" [%.3f, %.3f]", r.low, r.high) : std::string(" (no interval)");
 }
 
+// Where the file holds the 1-GPU configuration at the local batch: the speedup's ceiling and the share of it reached,
+// ", ceiling 1.804 [1.798, 1.810], reached 91.5% [91.1%, 91.9%]".
+std::string ceiling_text(const ScalingPair& p) {
+  if (!p.has_ceiling()) return "";
+  const RatioInterval& f = p.ceiling_fraction;
+  return ", ceiling " + formatted("%.3f", p.ceiling.ratio) + interval_text(p.ceiling) + ", reached " +
+         formatted("%.1f%%", 100 * f.ratio) +
+         (f.has_interval ? formatted(" [%.1f%%, %.1f%%]", 100 * f.low, 100 * f.high) : std::string(" (no interval)"));
+}
+
 // A pair measured once: its figures over the kept runs.
 std::string run_figures(const PairAnswer& a) {
   const ScalingPair& p = a.pair;
   std::string figures = a.model + ", global batch " + std::to_string(a.global_batch) + ", " + std::to_string(a.gpus) +
                         " GPUs: speedup " + formatted("%.3f", p.speedup.ratio) + interval_text(p.speedup) +
-                        ", efficiency " + formatted("%.1f%%", 100.0 * p.efficiency);
+                        ", efficiency " + formatted("%.1f%%", 100.0 * p.efficiency) + ceiling_text(p);
   figures += p.welch.valid ? ", Welch p " + formatted("%.3g", p.welch.p) : std::string(", Welch p -");
   return figures + " (kept runs " + std::to_string(p.multi().runs_kept) + "/" + std::to_string(p.multi().runs_total) +
          " on " + std::to_string(a.gpus) + ", " + std::to_string(p.single().runs_kept) + "/" +
@@ -65,7 +75,7 @@ std::string trial_figures(const PairAnswer& a) {
   return a.model + ", global batch " + std::to_string(a.global_batch) + ", " + std::to_string(a.gpus) + " GPUs, " +
          std::to_string(p.trials()) + " trials: speedup " + formatted("%.3f", p.speedup.ratio) +
          interval_text(p.speedup) + " over the trial means, efficiency " + formatted("%.1f%%", 100.0 * p.efficiency) +
-         "; sd between trials " + formatted("%.2f%%", one.between_sd_percent()) + " on 1, " +
+         ceiling_text(p) + "; sd between trials " + formatted("%.2f%%", one.between_sd_percent()) + " on 1, " +
          formatted("%.2f%%", many.between_sd_percent()) + " on " + std::to_string(a.gpus) + " (within a trial " +
          formatted("%.2f%%", one.within_sd_percent()) + ", " + formatted("%.2f%%", many.within_sd_percent()) + ")";
 }

@@ -55,6 +55,59 @@ void measure(ScalingPair& pair) {
   pair.efficiency = pair.speedup.ratio / pair.gpus();
 }
 
+RatioInterval scaled(RatioInterval r, double factor) {
+  r.ratio *= factor;
+  r.low *= factor;
+  r.high *= factor;
+  return r;
+}
+
+// The ceiling and the fraction of it reached, at the pair's level: over the trial means, paired by trial, or over the
+// runs of a pair measured once.
+void measure_ceiling(ScalingPair& pair) {
+  const double gpus = pair.gpus();
+  if (!pair.in_trials()) {
+    const SampleSummary& local = pair.locals.front()->throughput;
+    pair.ceiling = scaled(fieller_ratio_interval(local, pair.single().throughput), gpus);
+    pair.ceiling_fraction = scaled(fieller_ratio_interval(pair.multi().throughput, local), 1 / gpus);
+    return;
+  }
+  std::vector<double> local_means, single_means, multi_means;
+  for (std::size_t k = 0; k < pair.locals.size(); ++k) {
+    local_means.push_back(pair.locals[k]->throughput.mean);
+    single_means.push_back(pair.singles[k]->throughput.mean);
+    multi_means.push_back(pair.multis[k]->throughput.mean);
+  }
+  pair.ceiling = scaled(paired_trial_ratio_interval(local_means, single_means), gpus);
+  pair.ceiling_fraction = scaled(paired_trial_ratio_interval(multi_means, local_means), 1 / gpus);
+}
+
+// The scaling identity without the global batch: 1-GPU configurations that differ only in their batch.
+Key batchless_key(const ConfigurationResults& c) {
+  std::vector<IdentityAttribute> attributes;
+  for (const IdentityAttribute& a : scaling_identity_attributes())
+    if (std::string(a.name) != "global_batch") attributes.push_back(a);
+  Key key = identity_key(c, attributes);
+  key.push_back(std::to_string(c.metadata.global_batch));
+  return key;
+}
+
+// Trial k's 1-GPU configuration at the pair's local batch, from the baselines' trials (`baselines`: the batchless key
+// and batch of each baseline group, to its trials).
+void attach_locals(ScalingPair& pair, const std::map<Key, const Group*>& baselines) {
+  const long long batch = pair.multi().results->metadata.global_batch;
+  const int gpus = pair.gpus();
+  if (batch % gpus != 0) return;
+  Key key = batchless_key(*pair.single().results);
+  key.back() = std::to_string(batch / gpus);
+  const auto found = baselines.find(key);
+  if (found == baselines.end()) return;
+  const Group& local = *found->second;
+  const std::size_t trials = std::min(local.size(), pair.trials());
+  if (pair.in_trials() && trials < 2) return;
+  pair.locals.assign(local.begin(), local.begin() + (pair.in_trials() ? trials : 1));
+}
+
 }  // namespace
 
 SampleSummary summarize_trial_means(const std::vector<double>& trial_means) {
@@ -85,10 +138,13 @@ ScalingTable build_scaling_table(const std::vector<ConfigurationStats>& configur
       multis.add(compared, &c);
     }
   }
+  std::map<Key, const Group*> baselines;  // by batchless key and batch: the local-batch baselines of the ceilings
   for (const Key& key : singles.order) {
     const Group& group = singles.members[key];
     if (baseline_of.at(identity_key(*group.front()->results, scaling_identity_attributes())) != key)
       table.duplicate_baselines.insert(table.duplicate_baselines.end(), group.begin(), group.end());
+    else
+      baselines.emplace(batchless_key(*group.front()->results), &group);
   }
   std::map<Key, std::size_t> singles_used;
   for (const Key& key : multis.order) {
@@ -106,6 +162,8 @@ ScalingTable build_scaling_table(const std::vector<ConfigurationStats>& configur
     table.unmatched_trials.insert(table.unmatched_trials.end(), multi.begin() + trials, multi.end());
     singles_used[baseline->second] = std::max(singles_used[baseline->second], trials);
     measure(pair);
+    attach_locals(pair, baselines);
+    if (pair.has_ceiling()) measure_ceiling(pair);
     table.pairs.push_back(std::move(pair));
   }
   for (const auto& [key, used] : singles_used) {

@@ -30,9 +30,17 @@ struct ScalingPair {
   // Trial k alone, over its runs (the per-trial table): its speedup and Welch's test.
   std::vector<RatioInterval> trial_speedups;
   std::vector<WelchTest> trial_welch;
+  // The speedup's ceiling (docs/statistics.md, "The ceiling"), where the file holds the 1-GPU configuration at the
+  // local batch B/N: what N GPUs would reach if communication cost nothing, N x throughput(1 GPU, B/N) / throughput(1
+  // GPU, B), and the fraction of it reached, throughput(N GPUs, B) / (N x throughput(1 GPU, B/N)). Trial k's
+  // local-batch configuration pairs with trial k of each side; a pair in trials needs two of them, and gets none
+  // otherwise.
+  std::vector<const ConfigurationStats*> locals;
+  RatioInterval ceiling, ceiling_fraction;
 
   std::size_t trials() const { return multis.size(); }
   bool in_trials() const { return multis.size() >= 2; }
+  bool has_ceiling() const { return !locals.empty(); }
   const ConfigurationStats& single() const { return *singles.front(); }  // trial 1's
   const ConfigurationStats& multi() const { return *multis.front(); }
   int gpus() const { return multi().results->ranks(); }

@@ -168,6 +168,35 @@ TEST_F(ReportTables, RepeatedPairsGiveATrialsRow) {
       << table;
 }
 
+// The ceiling's columns appear when any pair has its local batch measured, each its interval in brackets, and are
+// empty for the pairs without one; their definition is the table's note.
+TEST(ReportTablesCeiling, ColumnsWhereTheLocalBatchWasMeasured) {
+  const std::string path =
+      (fs::temp_directory_path() / ("mgpu_ceiling_" + std::to_string(::getpid()) + ".h5")).string();
+  {
+    ResultsWriter writer(path, true);
+    add_sweep_point(writer, 16, 1.0, 0.9);
+    add_sweep_point(writer, 32, 1.6, 1.25);
+    writer.close();
+  }
+  const ResultsFile file = read_results_file(path);
+  fs::remove(path);
+  std::vector<ConfigurationStats> stats;
+  for (const ConfigurationResults& c : file.configurations) stats.push_back(compute_configuration_stats(c, path, {}));
+  const Table table = scaling_table(compute_answer(stats));
+  const std::string csv = render_csv(table);
+  EXPECT_NE(csv.find(",ceiling,ceiling_low,ceiling_high,ceiling_fraction,ceiling_fraction_low,ceiling_fraction_high,"),
+            std::string::npos)
+      << csv;
+  EXPECT_NE(csv.find(",0.5555555555555556,,,,,,,"), std::string::npos) << csv;  // the pair at 16: none
+  const std::string screen = render_terminal(table);
+  EXPECT_NE(screen.find("1.600 [1.5"), std::string::npos) << screen;
+  EXPECT_NE(screen.find("0.800 [0.7"), std::string::npos) << screen;
+  EXPECT_NE(screen.find("ceiling [95%]"), std::string::npos) << screen;
+  EXPECT_NE(screen.find("of ceiling [95%]"), std::string::npos) << screen;
+  EXPECT_NE(screen.find("ceiling = N x 1-GPU samples/s at the local batch"), std::string::npos) << screen;
+}
+
 // The replicas column says what replica_check says, in one word; a configuration whose replicas differed is named in
 // the scaling table's notes and not paired.
 TEST_F(ReportTables, ReplicasColumnAndTheUnpairedConfiguration) {

@@ -86,6 +86,24 @@ TEST_F(AnswerOfAFile, ASweepGivesItsBreakEvenFromThePairs) {
   EXPECT_FALSE(answer.any_trials());
 }
 
+// With the 1-GPU configuration at the local batch in the file, the figures give the speedup's ceiling and the share
+// of it reached: steps 1.0 ms (1 GPU, batch 16), 1.6 ms (1 GPU, 32), 1.25 ms (2 GPUs, 32): speedup 1.28, ceiling
+// 1.6 / 1.0 = 1.6, reached 80%. The pair at 16 (local batch 8, not measured) has none.
+TEST_F(AnswerOfAFile, TheFiguresGiveTheCeilingWhereTheLocalBatchWasMeasured) {
+  const Answer answer = answer_of([](ResultsWriter& writer) {
+    add_sweep_point(writer, 16, 1.0, 0.9);
+    add_sweep_point(writer, 32, 1.6, 1.25);
+  });
+  ASSERT_EQ(answer.pairs.size(), 2u);
+  EXPECT_EQ(answer.pairs[0].figures.find("ceiling"), std::string::npos) << answer.pairs[0].figures;
+  const std::string& figures = answer.pairs[1].figures;
+  EXPECT_NE(figures.find("speedup 1.280 ["), std::string::npos) << figures;
+  EXPECT_NE(figures.find(", efficiency 64.0%, ceiling 1.600 ["), std::string::npos) << figures;
+  EXPECT_NE(figures.find("], reached 80.0% ["), std::string::npos) << figures;
+  EXPECT_NEAR(answer.pairs[1].pair.ceiling.ratio, 1.6, 1e-9);
+  EXPECT_NEAR(answer.pairs[1].pair.ceiling_fraction.ratio, 0.8, 1e-9);
+}
+
 // One batch is no sweep: no break-even. A pair measured once says how many runs each side kept.
 TEST_F(AnswerOfAFile, OnePairMeasuredOnce) {
   const Answer answer = answer_of([](ResultsWriter& writer) {

@@ -258,6 +258,74 @@ TEST(Scaling, TrialMeansGiveAnIntervalFromTwo) {
   EXPECT_NEAR(two.half_width, 12.706204736 * 5.0, 1e-6);
 }
 
+// The ceiling: with the 1-GPU configuration at the local batch 16 (100 samples/s) beside the one at 32 (160), two
+// GPUs at 32 could at most reach 2 x 100 / 160 = 1.25; at 150 samples/s (speedup 0.9375) they reach 0.75 of it.
+// Without the local batch, or where the global batch does not divide, there is no ceiling.
+TEST(Scaling, TheCeilingComesFromTheOneGpuConfigurationAtTheLocalBatch) {
+  const auto at_batch = [](Made& m, const std::string& name, int ranks, long long batch, double throughput) {
+    m.add(name, ranks, {{"global_batch", std::to_string(batch)}},
+          {throughput, throughput + 1, throughput - 1, throughput, throughput});
+    m.results.back().metadata.global_batch = batch;
+  };
+  Made m;
+  at_batch(m, "one_b16", 1, 16, 100);
+  at_batch(m, "one_b32", 1, 32, 160);
+  at_batch(m, "two_b32", 2, 32, 150);
+  at_batch(m, "two_b16", 2, 16, 90);  // local batch 8: not measured
+  const ScalingTable table = build_scaling_table(m.stats);
+  ASSERT_EQ(table.pairs.size(), 2u);
+  const ScalingPair& pair = table.pairs[0];
+  ASSERT_TRUE(pair.has_ceiling());
+  EXPECT_EQ(pair.locals.front()->results->metadata.name, "one_b16");
+  EXPECT_DOUBLE_EQ(pair.speedup.ratio, 150.0 / 160.0);
+  EXPECT_DOUBLE_EQ(pair.ceiling.ratio, 1.25);
+  EXPECT_DOUBLE_EQ(pair.ceiling_fraction.ratio, 0.75);
+  ASSERT_TRUE(pair.ceiling.has_interval);
+  EXPECT_LT(pair.ceiling.low, 1.25);
+  EXPECT_GT(pair.ceiling.high, 1.25);
+  EXPECT_LT(pair.ceiling_fraction.low, 0.75);
+  EXPECT_GT(pair.ceiling_fraction.high, 0.75);
+  EXPECT_FALSE(table.pairs[1].has_ceiling());
+  Made odd;
+  at_batch(odd, "one_b10", 1, 10, 100);
+  at_batch(odd, "one_b21", 1, 21, 100);
+  at_batch(odd, "two_b21", 2, 21, 100);  // 21 / 2 is no batch
+  EXPECT_FALSE(build_scaling_table(odd.stats).pairs[0].has_ceiling());
+}
+
+// In trials the ceiling pairs trial k of the local batch with trial k of each side, over the trial means; a pair in
+// trials with one local-batch trial gets no ceiling (one trial cannot give the interval the pair's level needs).
+TEST(Scaling, TheCeilingInTrialsIsOverTheTrialMeans) {
+  const auto at_batch = [](Made& m, const std::string& name, int ranks, long long batch, double throughput) {
+    m.add(name, ranks, {{"global_batch", std::to_string(batch)}},
+          {throughput, throughput + 1, throughput - 1, throughput, throughput});
+    m.results.back().metadata.global_batch = batch;
+  };
+  Made m;
+  at_batch(m, "one_b16_t1", 1, 16, 100);
+  at_batch(m, "one_b32_t1", 1, 32, 160);
+  at_batch(m, "two_b32_t1", 2, 32, 150);
+  at_batch(m, "one_b16_t2", 1, 16, 110);
+  at_batch(m, "one_b32_t2", 1, 32, 170);
+  at_batch(m, "two_b32_t2", 2, 32, 140);
+  const ScalingTable table = build_scaling_table(m.stats);
+  const ScalingPair& pair = table.pairs.back();
+  ASSERT_TRUE(pair.in_trials());
+  ASSERT_TRUE(pair.has_ceiling());
+  EXPECT_EQ(pair.locals.size(), 2u);
+  EXPECT_DOUBLE_EQ(pair.ceiling.ratio, 2 * 105.0 / 165.0);
+  EXPECT_DOUBLE_EQ(pair.ceiling_fraction.ratio, 145.0 / (2 * 105.0));
+  Made once;
+  at_batch(once, "one_b16", 1, 16, 100);
+  at_batch(once, "one_b32_t1", 1, 32, 160);
+  at_batch(once, "two_b32_t1", 2, 32, 150);
+  at_batch(once, "one_b32_t2", 1, 32, 170);
+  at_batch(once, "two_b32_t2", 2, 32, 140);
+  const ScalingTable single_local = build_scaling_table(once.stats);
+  ASSERT_TRUE(single_local.pairs.back().in_trials());
+  EXPECT_FALSE(single_local.pairs.back().has_ceiling());
+}
+
 TEST(Scaling, IdentityListsAreTheDocumentedOnes) {
   std::vector<std::string> names;
   for (const IdentityAttribute& a : scaling_identity_attributes()) names.push_back(a.name);
