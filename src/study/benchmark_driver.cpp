@@ -23,9 +23,12 @@
 #include "results/results_reader.hpp"
 #include "results/results_writer.hpp"
 #include "stats/verdict.hpp"
+#include "study/adaptive_trials.hpp"
 #include "study/backend.hpp"
 #include "study/console_report.hpp"
-#include "study/gemm_plan_file.hpp"
+#include "study/gemm_plan_attachment.hpp"
+#include "study/math_check_agreement.hpp"
+#include "study/resumed_file.hpp"
 #include "study/run_stopping.hpp"
 #include "study/run_summary.hpp"
 #include "study/stop_recorder.hpp"
@@ -159,53 +162,6 @@ SweepState open_results(const BenchOptions& options, const std::vector<BenchConf
   broadcast_from_root(mpi, state.actions, "rank 0's plan of what the results file already holds");
   broadcast_from_root(mpi, state.attempts, "rank 0's attempt numbers of the results file");
   return state;
-}
-
-// The math check of a configuration as every rank of it knows it (train/math_check.hpp): each rank's error, whether
-// all passed, the results file's text, and the one line that refuses the configuration when one did not.
-struct MathCheckRecord {
-  MathCheck mine;
-  std::vector<double> errors;  // per rank
-  double seconds = 0.0;        // the slowest rank's
-  bool passed = false;
-  std::string text;     // math_check attribute: "passed: ..." or "FAILED: ..."
-  std::string refusal;  // "" when passed
-};
-
-MathCheckRecord check_configuration_math(Trainer& trainer, const TrainingSettings& settings, const MpiContext& sub,
-                                         const std::string& name, ReferenceRuns& references) {
-  MathCheckRecord record;
-  record.mine = check_math(trainer, settings, references);
-  record.errors = allgather_doubles(sub, record.mine.error);
-  for (double seconds : allgather_doubles(sub, record.mine.seconds)) record.seconds = std::max(record.seconds, seconds);
-  int worst = 0;
-  for (int r = 0; r < sub.size; ++r) {
-    // NaN (a step that produced no number) is the worst of all.
-    if (!(record.errors[r] <= record.errors[worst])) worst = r;
-  }
-  record.passed = std::all_of(record.errors.begin(), record.errors.end(),
-                              [&](double error) { return record.mine.within_tolerance(error); });
-  char text[256];
-  std::snprintf(text, sizeof text, "%s: relative error %.2g on rank %d, the largest of %d (tolerance %.2g, %d steps)",
-                record.passed ? "passed" : "FAILED", record.errors[worst], worst, sub.size, record.mine.tolerance,
-                record.mine.steps);
-  record.text = text;
-  if (!record.passed) {
-    std::snprintf(text, sizeof text,
-                  ": the math check failed: after %d steps rank %d's parameters are %.2g of the reference's movement "
-                  "away from the reference's, beyond the tolerance %.2g; no run was measured",
-                  record.mine.steps, worst, record.errors[worst], record.mine.tolerance);
-    record.refusal = name + text;
-  }
-  return record;
-}
-
-void record_math_check(ConfigurationMetadata& metadata, const MathCheckRecord& math) {
-  metadata.math_check = math.text;
-  metadata.math_check_errors = math.errors;
-  metadata.math_check_tolerance = math.mine.tolerance;
-  metadata.math_check_steps = math.mine.steps;
-  metadata.math_check_seconds = math.seconds;
 }
 
 // Rank 0 creates the configuration's group only now, after every rank has its trainer and its math check, so that a
@@ -420,64 +376,6 @@ void check_plan_fits(const JobFacts& job, const std::vector<BenchConfiguration>&
                       configuration.gpus, mpi);
 }
 
-// --gemm-plan FILE: each configuration gets the plan its namesake in FILE ran. Rank 0 reads the file (it may be on
-// rank 0's node alone) and every rank receives the plans; a file that cannot give them ends the job on every rank.
-void attach_gemm_plans(std::vector<BenchConfiguration>& plan, const std::string& path, const JobFacts& job,
-                       const std::vector<RankHardware>& hardware, const MpiContext& mpi) {
-  std::vector<std::string> texts(plan.size());
-  std::string error;
-  if (mpi.rank == 0) {
-    try {
-      if (job.choice.backend != Backend::cuda) throw UsageError("--gemm-plan: the CPU fallback tunes no GEMMs");
-      std::vector<std::string> names;
-      for (const BenchConfiguration& configuration : plan) names.push_back(configuration.name("cuda"));
-      const PlanMachine here{hardware.front().gpu_name, job.versions.cuda_driver, job.versions.cublas};
-      const std::vector<GemmPlan> plans = gemm_plans_for(read_results_file(path), names, here);
-      for (std::size_t i = 0; i < plan.size(); ++i) texts[i] = plans[i].source + "\n" + gemm_choices_text(plans[i]);
-    } catch (const std::exception& e) {
-      error = e.what();
-    }
-  }
-  agree_or_throw(mpi, error);
-  for (std::size_t i = 0; i < plan.size(); ++i) {
-    const std::string text = allgather_strings(mpi, texts[i]).front();
-    const std::size_t end_of_source = text.find('\n');
-    plan[i].gemm_plan = parse_gemm_choices(text.substr(end_of_source + 1), text.substr(0, end_of_source));
-  }
-}
-
-// --resume of an existing file: rank 0 reads it, once, for the trials it holds and for matching the planned
-// configurations (open_results); a file that cannot be resumed ends the job on every rank. Empty elsewhere.
-std::optional<ResultsFile> read_resumed_file(const BenchOptions& options, const std::string& path,
-                                             const MpiContext& mpi) {
-  std::optional<ResultsFile> resumed;
-  std::string error;
-  std::error_code ignored;
-  if (mpi.rank == 0 && options.resume && std::filesystem::exists(path, ignored)) {
-    try {
-      resumed = read_results_file(path);
-    } catch (const UsageError& e) {
-      error = e.what();
-    }
-  }
-  agree_or_throw(mpi, error);
-  return resumed;
-}
-
-// The trials a --resume without --trials continues: those the resumed file holds (rank 0 counts; every rank learns).
-// A job with trials names its configurations ..._t1, ..._t2, so at least 2 where a name carries a trial; 0 where
-// there is no file yet (the job starts it as a new one).
-int trials_in_resumed_file(const std::optional<ResultsFile>& resumed, const MpiContext& mpi) {
-  int trials = resumed ? 1 : 0;
-  if (resumed) {
-    for (const ConfigurationResults& configuration : resumed->configurations) {
-      const bool named_as_trial = without_trial(configuration.metadata.name) != configuration.metadata.name;
-      trials = std::max({trials, static_cast<int>(configuration.metadata.trial), named_as_trial ? 2 : 1});
-    }
-  }
-  return static_cast<int>(allgather_doubles(mpi, trials).front());
-}
-
 // Plan entry i: skipped where --resume found it complete, else run by its ranks while the others wait.
 SweepTableRow run_plan_entry(const std::vector<BenchConfiguration>& plan, std::size_t i, const JobFacts& job,
                              const MpiContext& mpi, SweepRun& sweep) {
@@ -523,69 +421,6 @@ SweepTableRow run_plan_entry(const std::vector<BenchConfiguration>& plan, std::s
   return row;
 }
 
-// Whether two configurations are trials of the same batch: model and global batch.
-bool same_batch(const BenchConfiguration& a, const BenchConfiguration& b) {
-  return a.model.widths == b.model.widths && a.model.dropout == b.model.dropout && a.global_batch == b.global_batch;
-}
-
-// --trials auto: after each trial of a batch, whether the batch measures another (TrialStopping); rank 0 decides and
-// every rank learns. A stopped batch's later trials are left out of the job.
-class AdaptiveTrials {
- public:
-  AdaptiveTrials(const BenchOptions& options, const std::vector<BenchConfiguration>& plan)
-      : enabled_(options.adaptive_trials),
-        plan_(plan),
-        max_noise_percent_(options.max_noise_percent),
-        max_time_seconds_(options.max_time_seconds),
-        stopping_(max_noise_percent_, max_time_seconds_) {}
-
-  // Plan entry i is a later trial of a batch that has enough.
-  bool left_out(std::size_t i) const { return enabled_ && stopped_ && same_batch(plan_[i], plan_[batch_start_]); }
-
-  // Before plan entry i runs.
-  void starting(std::size_t i) {
-    if (!enabled_ || (i > 0 && same_batch(plan_[i], plan_[batch_start_]))) return;
-    batch_start_ = i;
-    stopped_ = false;
-    stopping_ = TrialStopping(max_noise_percent_, max_time_seconds_);
-    first_throughput_.clear();
-    began_ = std::chrono::steady_clock::now();
-  }
-
-  // After plan entry i ran, measuring `runs` (rank 0's summaries).
-  void finished(std::size_t i, const std::vector<RunSummary>& runs, const MpiContext& mpi) {
-    if (!enabled_) return;
-    const BenchConfiguration& configuration = plan_[i];
-    double throughput = trial_throughput(runs);
-    if (steady_trials_) throughput = first_throughput_.emplace(configuration.gpus, throughput).first->second;
-    stopping_.add(configuration.gpus, throughput);
-    const bool ends_trial =
-        i + 1 == plan_.size() || !same_batch(plan_[i + 1], configuration) || plan_[i + 1].trial != configuration.trial;
-    if (!ends_trial) return;
-    const double seconds = seconds_since(began_);
-    const std::string reason = mpi.rank == 0 ? stopping_.stop_reason(seconds) : std::string();
-    stopped_ = allgather_doubles(mpi, reason.empty() ? 0.0 : 1.0).front() != 0;
-    if (stopped_ && mpi.rank == 0) {
-      std::printf("# trials of %s, global batch %d: %d of at most %d, stopped: %s\n", configuration.model.name.c_str(),
-                  configuration.global_batch, stopping_.trials(), kMaxAutoTrials, reason.c_str());
-    }
-  }
-
- private:
-  bool enabled_;
-  const std::vector<BenchConfiguration>& plan_;
-  double max_noise_percent_;
-  double max_time_seconds_;
-  TrialStopping stopping_;
-  // Test-only fault hook (docs/reliability.md): MGPU_FAULT_STEADY_TRIALS=1 makes every trial of a configuration count
-  // its batch's first trial's throughput, so that the noise rule sees no spread whatever the host's timing noise.
-  bool steady_trials_ = std::getenv("MGPU_FAULT_STEADY_TRIALS") != nullptr;
-  std::map<int, double> first_throughput_;  // by GPU count, this batch's
-  std::size_t batch_start_ = 0;
-  bool stopped_ = false;
-  std::chrono::steady_clock::time_point began_ = std::chrono::steady_clock::now();
-};
-
 }  // namespace
 
 void run_benchmark(const BenchOptions& given, const MpiContext& mpi) {
@@ -602,7 +437,8 @@ void run_benchmark(const BenchOptions& given, const MpiContext& mpi) {
   check_plan_fits(job, plan, mpi);
   // Every rank's hardware, for matching a resumed file's configurations (their GPU models must be the same).
   const std::vector<RankHardware> job_hardware = gather_rank_hardware(mpi, describe_rank_hardware(job.choice, mpi));
-  if (!options.gemm_plan_path.empty()) attach_gemm_plans(plan, options.gemm_plan_path, job, job_hardware, mpi);
+  if (!options.gemm_plan_path.empty())
+    attach_gemm_plans(plan, options.gemm_plan_path, job.choice, job.versions, job_hardware, mpi);
   // Rank 0, the one that writes the file, read it where --resume found one.
   const bool creates_file = !resumed.has_value();
   SweepState state = open_results(options, plan, job, mpi, job_hardware, resumed);
