@@ -258,15 +258,17 @@ TEST(Scaling, TrialMeansGiveAnIntervalFromTwo) {
   EXPECT_NEAR(two.half_width, 12.706204736 * 5.0, 1e-6);
 }
 
+// A configuration at global batch `batch` whose runs' throughputs spread ±1 around `throughput`.
+void at_batch(Made& m, const std::string& name, int ranks, long long batch, double throughput) {
+  m.add(name, ranks, {{"global_batch", std::to_string(batch)}},
+        {throughput, throughput + 1, throughput - 1, throughput, throughput});
+  m.results.back().metadata.global_batch = batch;
+}
+
 // The ceiling: with the 1-GPU configuration at the local batch 16 (100 samples/s) beside the one at 32 (160), two
 // GPUs at 32 could at most reach 2 x 100 / 160 = 1.25; at 150 samples/s (speedup 0.9375) they reach 0.75 of it.
 // Without the local batch, or where the global batch does not divide, there is no ceiling.
 TEST(Scaling, TheCeilingComesFromTheOneGpuConfigurationAtTheLocalBatch) {
-  const auto at_batch = [](Made& m, const std::string& name, int ranks, long long batch, double throughput) {
-    m.add(name, ranks, {{"global_batch", std::to_string(batch)}},
-          {throughput, throughput + 1, throughput - 1, throughput, throughput});
-    m.results.back().metadata.global_batch = batch;
-  };
   Made m;
   at_batch(m, "one_b16", 1, 16, 100);
   at_batch(m, "one_b32", 1, 32, 160);
@@ -296,11 +298,6 @@ TEST(Scaling, TheCeilingComesFromTheOneGpuConfigurationAtTheLocalBatch) {
 // In trials the ceiling pairs trial k of the local batch with trial k of each side, over the trial means; a pair in
 // trials with one local-batch trial gets no ceiling (one trial cannot give the interval the pair's level needs).
 TEST(Scaling, TheCeilingInTrialsIsOverTheTrialMeans) {
-  const auto at_batch = [](Made& m, const std::string& name, int ranks, long long batch, double throughput) {
-    m.add(name, ranks, {{"global_batch", std::to_string(batch)}},
-          {throughput, throughput + 1, throughput - 1, throughput, throughput});
-    m.results.back().metadata.global_batch = batch;
-  };
   Made m;
   at_batch(m, "one_b16_t1", 1, 16, 100);
   at_batch(m, "one_b32_t1", 1, 32, 160);
