@@ -51,8 +51,7 @@ TEST(StartupDeadlineDeathTest, AWaitHoldsTheDeadlineOffAndItsEndRestartsIt) {
   EXPECT_EXIT(
       waiting(), ::testing::ExitedWithCode(watchdog::kStallExitStatus),
       "^survived the wait\nmgpu_bench: watchdog stopped the job: rank 1@node was held (0\\.[6-9]|1\\.[0-9]) s in "
-      "NCCL's "
-      "initialisation .*a rank stopped or lost holds it.*--resume completes the job\n$");
+      "NCCL's initialisation .*a rank stopped or lost holds it.*--resume completes the job\n$");
 }
 
 TEST(StartupDeadlineDeathTest, FinishedStartUpAndALimitOfZeroNeverFire) {
