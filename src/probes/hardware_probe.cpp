@@ -25,8 +25,8 @@
 #include "probes/standalone_conditions.hpp"
 #include "study/backend.hpp"
 #include "train/cuda_mlp.hpp"
+#include "train/gemm/tuned_gemm.hpp"
 #include "train/trainer.hpp"
-#include "train/tuned_gemm.hpp"
 #endif
 
 namespace mgpu {

@@ -16,7 +16,7 @@
 #include "platform/cuda_check.hpp"
 #include "platform/gpu_devices.hpp"
 #include "train/cuda_trainer.hpp"
-#include "train/tuned_gemm.hpp"
+#include "train/gemm/tuned_gemm.hpp"
 #endif
 
 namespace mgpu {

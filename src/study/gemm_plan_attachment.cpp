@@ -6,7 +6,7 @@
 #include "platform/error.hpp"
 #include "results/results_reader.hpp"
 #include "study/gemm_plan_file.hpp"
-#include "train/gemm_plan.hpp"
+#include "train/gemm/gemm_plan.hpp"
 
 namespace mgpu {
 

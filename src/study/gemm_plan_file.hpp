@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "results/results_reader.hpp"
-#include "train/gemm_plan.hpp"
+#include "train/gemm/gemm_plan.hpp"
 
 namespace mgpu {
 

@@ -16,9 +16,9 @@
 #include "model/mlp_spec.hpp"
 #include "platform/cuda_resources.hpp"
 #include "train/cpu_mlp.hpp"
+#include "train/gemm/tuned_gemm.hpp"
 #include "train/gradient_buckets.hpp"
 #include "train/trainer.hpp"
-#include "train/tuned_gemm.hpp"
 
 namespace mgpu {
 

@@ -18,8 +18,8 @@
 #include "platform/cuda_check.hpp"
 #include "platform/mpi_check.hpp"
 #include "train/cuda_reference_step.hpp"
+#include "train/gemm/step_gemm_search.hpp"
 #include "train/math_check.hpp"
-#include "train/step_gemm_search.hpp"
 
 namespace mgpu {
 namespace {

@@ -7,7 +7,7 @@
 
 #include "model/mlp_spec.hpp"
 #include "results/run_record.hpp"
-#include "train/gemm_plan.hpp"
+#include "train/gemm/gemm_plan.hpp"
 #include "train/gradient_buckets.hpp"
 
 namespace mgpu {

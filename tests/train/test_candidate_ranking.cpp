@@ -5,7 +5,7 @@
 #include <limits>
 #include <vector>
 
-#include "train/candidate_ranking.hpp"
+#include "train/gemm/candidate_ranking.hpp"
 
 namespace mgpu {
 namespace {

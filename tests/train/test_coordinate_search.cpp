@@ -5,7 +5,7 @@
 #include <map>
 #include <vector>
 
-#include "train/coordinate_search.hpp"
+#include "train/gemm/coordinate_search.hpp"
 
 namespace mgpu {
 namespace {

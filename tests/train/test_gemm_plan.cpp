@@ -6,7 +6,7 @@
 #include <string>
 
 #include "platform/error.hpp"
-#include "train/gemm_plan.hpp"
+#include "train/gemm/gemm_plan.hpp"
 
 namespace mgpu {
 namespace {

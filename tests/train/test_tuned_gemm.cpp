@@ -14,7 +14,7 @@
 #include "platform/error.hpp"
 #include "platform/gpu_devices.hpp"
 #include "train/cuda_mlp.hpp"
-#include "train/tuned_gemm.hpp"
+#include "train/gemm/tuned_gemm.hpp"
 
 namespace mgpu {
 namespace {

@@ -1,5 +1,5 @@
 // Purpose: step-level GEMM tuning (step_gemm_search.hpp).
-#include "train/step_gemm_search.hpp"
+#include "train/gemm/step_gemm_search.hpp"
 
 #include <chrono>
 #include <cstdio>
@@ -9,7 +9,7 @@
 #include "platform/error.hpp"
 #include "platform/mpi_check.hpp"
 #include "platform/wall_clock.hpp"
-#include "train/coordinate_search.hpp"
+#include "train/gemm/coordinate_search.hpp"
 
 namespace mgpu {
 

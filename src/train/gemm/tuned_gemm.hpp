@@ -19,7 +19,7 @@
 
 #include "kernels/skinny_gemm.cuh"
 #include "platform/cuda_resources.hpp"
-#include "train/gemm_plan.hpp"
+#include "train/gemm/gemm_plan.hpp"
 
 namespace mgpu {
 

@@ -1,5 +1,5 @@
 // Purpose: reading a GEMM plan back from a results file's gemm_choices (gemm_plan.hpp).
-#include "train/gemm_plan.hpp"
+#include "train/gemm/gemm_plan.hpp"
 
 #include <regex>
 #include <sstream>

@@ -2,7 +2,7 @@
 // (fp32, few columns) our split-K kernel's configurations, timed once with CUDA events on the caller's buffers. The
 // choice is shared by every TunedGemm of the process (same device, shape, alignment and compute type), so two models
 // of the same shapes compute bit-identical products.
-#include "train/tuned_gemm.hpp"
+#include "train/gemm/tuned_gemm.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -21,7 +21,7 @@
 #include "platform/cuda_check.hpp"
 #include "platform/cuda_resources.hpp"
 #include "platform/wall_clock.hpp"
-#include "train/candidate_ranking.hpp"
+#include "train/gemm/candidate_ranking.hpp"
 #include "train/gpu_clocks.hpp"
 #include "train/math_check.hpp"
 #include "train/trainer.hpp"

@@ -8,7 +8,7 @@
 #include <functional>
 #include <string>
 
-#include "train/tuned_gemm.hpp"
+#include "train/gemm/tuned_gemm.hpp"
 
 namespace mgpu {
 
