@@ -5,11 +5,11 @@
 
 #include "cli/options.hpp"
 #include "cli/tool_options.hpp"
-#include "comm/fault_hooks.hpp"
 #include "comm/mpi_context.hpp"
 #include "comm/startup_deadline.hpp"
 #include "platform/build_info.hpp"
 #include "platform/error.hpp"
+#include "platform/fault_hooks.hpp"
 #include "probes/allreduce_benchmark.hpp"
 #include "probes/hardware_probe.hpp"
 #include "study/benchmark_driver.hpp"

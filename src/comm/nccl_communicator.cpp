@@ -8,11 +8,11 @@
 #include <exception>
 #include <thread>
 
-#include "comm/fault_hooks.hpp"
 #include "comm/startup_deadline.hpp"
 #include "comm/unique_id.hpp"
 #include "comm/watchdog.hpp"
 #include "platform/cuda_check.hpp"
+#include "platform/fault_hooks.hpp"
 #include "platform/mpi_check.hpp"
 
 namespace mgpu {

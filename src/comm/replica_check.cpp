@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "comm/watchdog.hpp"
+#include "platform/fault_hooks.hpp"
 #include "platform/mpi_check.hpp"
 
 namespace mgpu {
@@ -14,8 +15,8 @@ namespace {
 // The test hook: this rank's parameters with the lowest bit of the first one flipped, when MGPU_FAULT_REPLICA_RANK
 // names this rank.
 std::uint64_t hash_of_this_rank(const MpiContext& mpi, const std::vector<float>& parameters) {
-  const char* faulty = std::getenv("MGPU_FAULT_REPLICA_RANK");
-  if (faulty == nullptr || std::atoi(faulty) != mpi.rank || parameters.empty()) return parameters_hash(parameters);
+  if (fault_hook_number("MGPU_FAULT_REPLICA_RANK") != mpi.rank || parameters.empty())
+    return parameters_hash(parameters);
   std::vector<float> changed = parameters;
   std::uint32_t bits = 0;
   std::memcpy(&bits, &changed[0], sizeof bits);

@@ -7,21 +7,18 @@
 #include <random>
 #include <vector>
 
-#include "comm/fault_hooks.hpp"
 #include "comm/replica_check.hpp"
 #include "comm/startup_deadline.hpp"
 #include "comm/watchdog.hpp"
 #include "platform/error.hpp"
+#include "platform/fault_hooks.hpp"
 #include "platform/mpi_check.hpp"
 
 namespace mgpu {
 namespace {
 
 // The test hook: MGPU_FAULT_ID_RANK names this rank (not rank 0, whose bytes are the id).
-bool corrupted_here(int rank) {
-  const char* faulty = std::getenv("MGPU_FAULT_ID_RANK");
-  return faulty != nullptr && rank != 0 && std::atoi(faulty) == rank;
-}
+bool corrupted_here(int rank) { return rank != 0 && fault_hook_number("MGPU_FAULT_ID_RANK") == rank; }
 
 }  // namespace
 

@@ -7,10 +7,10 @@
 #include <memory>
 #include <vector>
 
-#include "comm/fault_hooks.hpp"
 #include "comm/run_conditions.hpp"
 #include "comm/watchdog.hpp"
 #include "platform/error.hpp"
+#include "platform/fault_hooks.hpp"
 #include "platform/mpi_check.hpp"
 #include "platform/sample_median.hpp"
 #include "probes/mpi_allreduce_engine.hpp"

@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <string>
 
+#include "platform/fault_hooks.hpp"
 #include "platform/wall_clock.hpp"
 
 namespace mgpu {
@@ -23,7 +24,7 @@ AdaptiveTrials::AdaptiveTrials(const BenchOptions& options, const std::vector<Be
       max_noise_percent_(options.max_noise_percent),
       max_time_seconds_(options.max_time_seconds),
       stopping_(max_noise_percent_, max_time_seconds_),
-      steady_trials_(std::getenv("MGPU_FAULT_STEADY_TRIALS") != nullptr) {}
+      steady_trials_(fault_hook("MGPU_FAULT_STEADY_TRIALS") != nullptr) {}
 
 bool AdaptiveTrials::left_out(std::size_t i) const {
   return enabled_ && stopped_ && same_batch(plan_[i], plan_[batch_start_]);

@@ -10,12 +10,12 @@
 #include <map>
 #include <optional>
 
-#include "comm/fault_hooks.hpp"
 #include "comm/replica_check.hpp"
 #include "comm/run_conditions.hpp"
 #include "comm/startup_deadline.hpp"
 #include "comm/watchdog.hpp"
 #include "platform/error.hpp"
+#include "platform/fault_hooks.hpp"
 #include "platform/mpi_check.hpp"
 #include "platform/shutdown_signals.hpp"
 #include "platform/wall_clock.hpp"

@@ -16,6 +16,7 @@
 #include "kernels/fault_injection.cuh"
 #include "kernels/output_head.cuh"
 #include "platform/cuda_check.hpp"
+#include "platform/fault_hooks.hpp"
 #include "platform/mpi_check.hpp"
 #include "train/cuda_reference_step.hpp"
 #include "train/gemm/step_gemm_search.hpp"
@@ -267,8 +268,7 @@ RunRecord CudaTrainer::run(int run_index) {
   clock_sampler_.reset();
   // Fault injection (docs/reliability.md): MGPU_FAULT_SPIN_KERNEL_RUN=R makes run R's first step wait behind a kernel
   // that never ends, so the tests can see the watchdog catch a rank blocked in a CUDA wait. Read only when set.
-  if (const char* spin_run = std::getenv("MGPU_FAULT_SPIN_KERNEL_RUN");
-      spin_run != nullptr && std::atoi(spin_run) == run_index)
+  if (fault_hook_number("MGPU_FAULT_SPIN_KERNEL_RUN") == run_index)
     fault_injection::launch_never_ending_kernel(compute);
 
   // The whole run is enqueued without a single host synchronisation: a host wait between steps would idle the GPU

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "platform/error.hpp"
+#include "platform/fault_hooks.hpp"
 #include "platform/wall_clock.hpp"
 
 namespace mgpu {
@@ -81,7 +82,7 @@ MathCheck check_math(Trainer& trainer, const TrainingSettings& settings, Referen
 }
 
 bool gemm_corruption_requested() {
-  const char* wanted = std::getenv("MGPU_FAULT_CORRUPT_GEMM");
+  const char* wanted = fault_hook("MGPU_FAULT_CORRUPT_GEMM");
   return wanted != nullptr && std::strcmp(wanted, "1") == 0;
 }
 

@@ -20,6 +20,7 @@
 #include "kernels/skinny_gemm.cuh"
 #include "platform/cuda_check.hpp"
 #include "platform/cuda_resources.hpp"
+#include "platform/fault_hooks.hpp"
 #include "platform/wall_clock.hpp"
 #include "train/gemm/candidate_ranking.hpp"
 #include "train/gpu_clocks.hpp"
@@ -169,8 +170,8 @@ double verification_bound(cublasComputeType_t compute, int k) {
 // Test-only fault hook (docs/reliability.md): MGPU_FAULT_GEMM_CANDIDATE=TEXT corrupts the output of every candidate
 // whose name contains TEXT ("*": all) before it is compared, so a test can see verification reject it.
 bool named_by_fault_hook(const char* variable, const std::string& name) {
-  const char* target = std::getenv(variable);
-  if (target == nullptr || *target == '\0') return false;
+  const char* target = fault_hook(variable);
+  if (target == nullptr) return false;
   return std::strcmp(target, "*") == 0 || name.find(target) != std::string::npos;
 }
 bool corrupted_by_fault_hook(const std::string& name) { return named_by_fault_hook("MGPU_FAULT_GEMM_CANDIDATE", name); }
