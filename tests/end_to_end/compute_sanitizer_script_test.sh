@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Purpose: bench/compute_sanitizer.sh's product part without a GPU: a stand-in compute-sanitizer (writes a chosen log,
+# Purpose: tests/gpu/compute_sanitizer.sh's product part without a GPU: a stand-in compute-sanitizer (writes a chosen log,
 # records its arguments) and a stand-in mpirun (records its options, starts the command once a rank) check mpirun's
 # options (every rank unbound by default), the options each tool gets (the kernel filter and exclusion for racecheck and
 # synccheck only, racecheck's shorter runs and the batches a row gives it), the row's label, how errors are counted from
@@ -11,7 +11,7 @@
 set -u
 
 HERE=$(cd "$(dirname "$0")" && pwd)
-SCRIPT="$HERE/../../bench/compute_sanitizer.sh"
+SCRIPT="$HERE/../gpu/compute_sanitizer.sh"
 WORK=${1:-$(mktemp -d /tmp/mgpu_sanitizer_script_XXXXXX)}
 mkdir -p "$WORK"
 

@@ -3,11 +3,11 @@
 # first, each part bounded by its own time limit and packed as soon as it ends (a few archives are easier to copy
 # back than many files): the GPU unit tests, refusals of bad input, two identical grid sweeps for mgpu_analyze (report + compare),
 # the performance figures (bench/performance.sh) and the study's grid under both presets (bench/run_study.sh).
-# Usage: BIN_DIR=dir-with-mgpu_bench-and-tests OUT=dir bash bench/gpu_acceptance.sh
+# Usage: BIN_DIR=dir-with-mgpu_bench-and-tests OUT=dir bash tests/gpu/gpu_acceptance.sh
 # Knobs: GRID_RUNS (runs per grid configuration, default 10), PERF_RUNS (default 20), SKIP="tests grid perf study"
 # (parts to leave out).
 set -uo pipefail
-root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 bin="$(cd "${BIN_DIR:-$root/build}" && pwd)"
 out="${OUT:-/tmp/mgpu_acceptance}"
 skip=" ${SKIP:-} "

@@ -4,12 +4,12 @@
 # sentence, wall time), whether every pair of intervals of the same configuration pair overlaps, and the spread of the
 # speedups ((max - min) / mean). Pass: every pair overlaps and every job's verdict is the same (the sentence without
 # the note on what more trials would do, an extrapolation from each job's own interval); exits 1 otherwise.
-# Usage: BIN_DIR=dir-with-mgpu_bench OUT=dir RANKS=2 bash bench/reproducibility_check.sh [MGPU_BENCH_ARGS...]
+# Usage: BIN_DIR=dir-with-mgpu_bench OUT=dir RANKS=2 bash tests/gpu/reproducibility_check.sh [MGPU_BENCH_ARGS...]
 #   (default arguments: the user's command, --model large --batch 32)
 # Knobs: JOBS (default 6), RANKS (default 2), MPIRUN_ARGS (common.sh; e.g. --oversubscribe for a CPU rehearsal).
 set -uo pipefail
-here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-bin="${BIN_DIR:-$here/../build}"
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+bin="${BIN_DIR:-$root/build}"
 out="${OUT:-/tmp/mgpu_reproducibility}"
 jobs="${JOBS:-6}"
 ranks="${RANKS:-2}"
@@ -17,7 +17,7 @@ mkdir -p "$out"
 log="$out/reproducibility.log"
 : >"$log"
 # NCCL_NVLS_ENABLE=0, MGPU_PROGRESS=plain, the mpirun array and note().
-source "$here/common.sh"
+source "$root/bench/common.sh"
 args=("$@")
 ((${#args[@]})) || args=(--model large --batch 32)
 

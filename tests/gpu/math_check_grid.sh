@@ -4,11 +4,11 @@
 # defaults; then one row per configuration (its check, each rank's relative error, the tolerance, the check's seconds,
 # the GEMM candidates verified and rejected) in OUT/table.md. Each model and GPU count is one mgpu_bench sweep, so a
 # refused configuration ends only its own sweep. Passes when every configuration of the grid passed its check.
-# Usage: BENCH=build/mgpu_bench OUT=/tmp/math_check bash bench/math_check_grid.sh
+# Usage: BENCH=build/mgpu_bench OUT=/tmp/math_check bash tests/gpu/math_check_grid.sh
 # Knobs: MODELS (default "medium large"), BATCHES (default "8,32,128,1024,4096"), GPUS (default: 1, 2 and 4 of the
 # GPUs nvidia-smi lists), EXTRA (more mgpu_bench arguments, e.g. "--precision tf32").
 set -uo pipefail
-root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 bench="${BENCH:-$root/build/mgpu_bench}"
 out="${OUT:-/tmp/mgpu_math_check}"
 mkdir -p "$out"

@@ -5,7 +5,7 @@
 # 2 GPUs: the GPU test binaries, the user's `mpirun -np 2 mgpu_bench --model large --batch 32` and its report,
 # timing_overhead.sh, large_batch_performance.sh, predict_check.sh, fault_injection_test.sh (NCCL path). 4 GPUs: the
 # data-parallel test, the 1,2,4-GPU grid and its report's speedups, the all-reduce sweep, a rank of 4 killed or stopped.
-# Usage: GPUS=2 BIN_DIR=build OUT=/tmp/multi bash bench/multi_gpu_check.sh
+# Usage: GPUS=2 BIN_DIR=build OUT=/tmp/multi bash tests/gpu/multi_gpu_check.sh
 # Knobs: GPUS (2 or 4; default: the GPUs nvidia-smi lists), BUDGET_S (default 560, for a 600-second command; a part
 # that no longer fits says "not run: time"), SKIP (parts left out: tests user timing perf predict faults; with 4 GPUs
 # tests grid allreduce faults), RUNS (--runs of the user's command and the 4-GPU grid; default mgpu_bench's),
@@ -13,7 +13,7 @@
 # DEVICE=cpu (a dry run on the CPU fallback with tiny run counts, the default without enough GPUs: it exercises what a
 # CPU can run; GPU-only parts say "not run: no GPU"). Exit status 1 when a check failed.
 set -uo pipefail
-root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 bin="$(cd "${BIN_DIR:-$root/build}" && pwd)"
 out="${OUT:-/tmp/mgpu_multi_gpu_check}"
 mkdir -p "$out" && out="$(cd "$out" && pwd)"

@@ -11,7 +11,7 @@
 # and exits 0, every test passes and none is skipped. racecheck's hazards inside a library's kernel (one outside
 # namespace mgpu: cuBLAS's, NCCL's) are named in the row's verdict but not counted against it (docs/testing.md).
 # Usage (from the repository root): BIN_DIR=build/tests BENCH=build/mgpu_bench OUT=/tmp/sanitizer \
-#   bash bench/compute_sanitizer.sh
+#   bash tests/gpu/compute_sanitizer.sh
 # Knobs: PARTS (default "tests product"), TOOLS (default "memcheck initcheck synccheck racecheck"), LANES=N (that many
 # copies at once taking the product's work from one queue, 2-rank work first; lane i sees GPUs i and i+1 modulo the
 # GPU count, so lanes may share GPUs; one lane a GPU keeps racecheck's long kernels apart), SPLIT=configurations (one
@@ -31,7 +31,7 @@
 # "mpirun --allow-run-as-root --bind-to none"), COMPUTE_SANITIZER (the executable).
 # docs/testing.md says which tests racecheck runs and which of our shared-memory kernels each covers.
 set -uo pipefail
-root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 bin="$(cd "${BIN_DIR:-$root/build/tests}" && pwd)"
 bench="${BENCH:-$root/build/mgpu_bench}"
 out="${OUT:-/tmp/mgpu_compute_sanitizer}"

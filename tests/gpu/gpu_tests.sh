@@ -6,10 +6,10 @@
 # --batch 64 on 1, 2 (and 4) GPUs, whose per-step losses must agree; and the math check refusing a wrong GEMM
 # (MGPU_FAULT_CORRUPT_GEMM=1) on one GPU. One table (what ran, ranks, tests, failed, skipped, seconds, result) in
 # OUT/table.md.
-# Usage: BIN_DIR=build OUT=/tmp/gpu_tests bash bench/gpu_tests.sh
+# Usage: BIN_DIR=build OUT=/tmp/gpu_tests bash tests/gpu/gpu_tests.sh
 # Knobs: GPUS (default: the GPUs nvidia-smi lists), LIMIT (seconds per row, default 300).
 set -uo pipefail
-root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 bin="$(cd "${BIN_DIR:-$root/build}" && pwd)"
 out="${OUT:-/tmp/mgpu_gpu_tests}"
 limit="${LIMIT:-300}"

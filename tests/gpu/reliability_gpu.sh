@@ -6,12 +6,12 @@
 # and on 2 and 4 GPUs, where the machine has them, the start-up fault matrix (tests/end_to_end/startup_faults_test.sh:
 # rank 0 and the last rank stopped at fork, in MPI start, in set-up, in the first run and 3 s after the launch).
 # Prints a summary table last; exits 1 when a check failed.
-# Usage: BIN_DIR=dir-with-mgpu_bench OUT=dir bash bench/reliability_gpu.sh
+# Usage: BIN_DIR=dir-with-mgpu_bench OUT=dir bash tests/gpu/reliability_gpu.sh
 # Knobs: SPIN_TIMEOUT (--timeout of the spinning job, default 10); CHECKS (default "spin healthy startup");
 # STARTUP_TIMEOUT (--timeout of the start-up cases, default 10); STARTUP_GPUS (default "2 4"); STARTUP_POINTS (default
 # "fork mpi-start setup first-run after:3").
 set -uo pipefail
-root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 bin="$(cd "${BIN_DIR:-$root/build}" && pwd)"
 out="${OUT:-/tmp/mgpu_reliability}"
 mkdir -p "$out"
