@@ -24,6 +24,9 @@ constexpr auto kPollInterval = std::chrono::milliseconds(20);
 // it spent stopped is no evidence that this rank is stuck, so the stretch starts again (a stopped rank that is
 // continued by its launcher's kill must not report itself as the stalled one).
 constexpr double kStoppedGapSeconds = 1.0;
+// A gap this long is taken for a stop (was_stopped): longer than any scheduling delay of a sleeping thread on a loaded
+// machine, shorter than the watchdog's notices take to stop a job for a stopped peer.
+constexpr double kStoppedSeconds = 3.0;
 
 double now_seconds() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
@@ -85,10 +88,8 @@ void watch() {
   for (;;) {
     std::this_thread::sleep_for(kPollInterval);
     const double polled_s = now_seconds();
-    if (polled_s - last_poll_s > kStoppedGapSeconds) {
-      s.progress_s.store(polled_s);
-      s.was_stopped.store(true);
-    }
+    if (polled_s - last_poll_s > kStoppedGapSeconds) s.progress_s.store(polled_s);
+    if (polled_s - last_poll_s > kStoppedSeconds) s.was_stopped.store(true);
     last_poll_s = polled_s;
     if (s.down.load() || !s.active.load() || s.waits.load() > 0) {
       signal_seen_s = 0;

@@ -44,7 +44,7 @@ int rank_before_mpi();
 // "rank R@host" (R from rank_before_mpi, "?" without one).
 std::string rank_name_before_mpi();
 
-// Whether this process was stopped (SIGSTOP) for more than a second at some point: a stopped rank's peers stop the
+// Whether this process was stopped (SIGSTOP) for more than 3 s at some point: a stopped rank's peers stop the
 // job for it, and the SIGTERM that then continues it is the launcher's, not news for the user (watchdog.cpp).
 bool was_stopped();
 

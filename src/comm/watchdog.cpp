@@ -200,9 +200,10 @@ StopReport located_report(StopReport::Kind kind) {
            " for " + waiting_for + ", which never finished";
     report.reason = "watchdog: " + rank_at_host(s.rank) + " waited " + waited + " for " + waiting_for;
   }
-  // Told by a peer, yet hearing from every rank: this rank is the one the peer found silent (stopped, then continued
-  // by the launcher's kill), and the peer has spoken.
-  const bool spoken_for = silent.empty() && notified_by >= 0;
+  // Told by a peer, hearing from every rank, and stopped itself for a while: this rank is the one the peer found silent
+  // (stopped, then continued by the launcher's kill), and the peer has spoken. Ranks that all waited (none stopped)
+  // still say so, the lowest speaking.
+  const bool spoken_for = silent.empty() && notified_by >= 0 && startup_deadline::was_stopped();
   finish_stop(report, line, s.rank == lowest_alive && !spoken_for, root_alive);
 }
 
