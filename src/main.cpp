@@ -25,12 +25,10 @@ int main(int argc, char** argv) {
     mgpu::MpiContext mpi;
     try {
       mpi = mgpu::describe_mpi_job();
-      mgpu::startup_deadline::begin("the job's set-up (options, devices, results file)");
+      // MPI is up; what follows begins phases of its own (run_benchmark) or bounds its own waits (the subcommands).
+      mgpu::startup_deadline::finished();
       // The measurement subcommands take the rest of the command line as their own.
       const char* const subcommand = argc > 1 ? argv[1] : "";
-      // The measurement subcommands bound their own waits.
-      if (std::strcmp(subcommand, "allreduce") == 0 || std::strcmp(subcommand, "probe") == 0)
-        mgpu::startup_deadline::finished();
       if (std::strcmp(subcommand, "allreduce") == 0) {
         const mgpu::AllreduceOptions options = mgpu::parse_allreduce_options(argc - 1, argv + 1);
         if (options.show_help) {

@@ -1,8 +1,6 @@
 // Purpose: the start-up deadline's thread (startup_deadline.hpp).
 #include "comm/startup_deadline.hpp"
 
-#include <unistd.h>
-
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -11,6 +9,7 @@
 #include <mutex>
 #include <thread>
 
+#include "comm/mpi_context.hpp"
 #include "comm/watchdog.hpp"
 #include "platform/shutdown_signals.hpp"
 
@@ -52,11 +51,6 @@ State& state() {
   return *s;
 }
 
-std::string host_name() {
-  char host[256] = {};
-  return gethostname(host, sizeof host - 1) == 0 ? host : "unknown-host";
-}
-
 [[noreturn]] void end_process(const std::string& line, int status) {
   std::fprintf(stderr, "mgpu_bench: %s\n", line.c_str());
   std::fflush(stderr);
@@ -87,15 +81,14 @@ void watch() {
   double last_poll_s = now_seconds();
   for (;;) {
     std::this_thread::sleep_for(kPollInterval);
-    const double polled_s = now_seconds();
-    if (polled_s - last_poll_s > kStoppedGapSeconds) s.progress_s.store(polled_s);
-    if (polled_s - last_poll_s > kStoppedSeconds) s.was_stopped.store(true);
-    last_poll_s = polled_s;
+    const double now = now_seconds();
+    if (now - last_poll_s > kStoppedGapSeconds) s.progress_s.store(now);
+    if (now - last_poll_s > kStoppedSeconds) s.was_stopped.store(true);
+    last_poll_s = now;
     if (s.down.load() || !s.active.load() || s.waits.load() > 0) {
       signal_seen_s = 0;
       continue;
     }
-    const double now = now_seconds();
     std::string phase;
     std::string who;
     {

@@ -4,7 +4,6 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
-#include <cstring>
 #include <map>
 
 #include "stats/pairing_identity.hpp"
@@ -35,10 +34,7 @@ std::string curve_name(const ConfigurationStats& multi) {
 
 // The compared identity without the global batch: one speedup-versus-batch curve.
 std::vector<std::string> curve_key(const ConfigurationResults& multi) {
-  std::vector<IdentityAttribute> attributes;
-  for (const IdentityAttribute& a : comparison_identity_attributes())
-    if (std::strcmp(a.name, "global_batch") != 0) attributes.push_back(a);
-  return identity_key(multi, attributes);
+  return identity_key(multi, without_global_batch(comparison_identity_attributes()));
 }
 
 std::string interval_text(const RatioInterval& r) {

@@ -30,6 +30,13 @@ const std::vector<IdentityAttribute>& comparison_identity_attributes() {
   return attributes;
 }
 
+std::vector<IdentityAttribute> without_global_batch(const std::vector<IdentityAttribute>& attributes) {
+  std::vector<IdentityAttribute> kept;
+  for (const IdentityAttribute& a : attributes)
+    if (std::strcmp(a.name, "global_batch") != 0) kept.push_back(a);
+  return kept;
+}
+
 bool is_nccl_setting(const IdentityAttribute& attribute) {
   return std::strcmp(attribute.name, "nccl_algo") == 0 || std::strcmp(attribute.name, "nccl_proto") == 0;
 }

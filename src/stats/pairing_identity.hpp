@@ -24,6 +24,9 @@ const std::vector<IdentityAttribute>& scaling_identity_attributes();
 // gradients are reduced and the fused optimizer. What compare pairs before with after on.
 const std::vector<IdentityAttribute>& comparison_identity_attributes();
 
+// `attributes` less global_batch: the identity of a curve over batches, or of configurations that differ in batch only.
+std::vector<IdentityAttribute> without_global_batch(const std::vector<IdentityAttribute>& attributes);
+
 // nccl_algo or nccl_proto (compare --ignore-nccl-settings leaves them out).
 bool is_nccl_setting(const IdentityAttribute& attribute);
 

@@ -84,10 +84,7 @@ void measure_ceiling(ScalingPair& pair) {
 
 // The scaling identity without the global batch: 1-GPU configurations that differ only in their batch.
 Key batchless_key(const ConfigurationResults& c) {
-  std::vector<IdentityAttribute> attributes;
-  for (const IdentityAttribute& a : scaling_identity_attributes())
-    if (std::string(a.name) != "global_batch") attributes.push_back(a);
-  Key key = identity_key(c, attributes);
+  Key key = identity_key(c, without_global_batch(scaling_identity_attributes()));
   key.push_back(std::to_string(c.metadata.global_batch));
   return key;
 }

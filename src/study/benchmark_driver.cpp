@@ -424,6 +424,7 @@ SweepTableRow run_plan_entry(const std::vector<BenchConfiguration>& plan, std::s
 }  // namespace
 
 void run_benchmark(const BenchOptions& given, const MpiContext& mpi) {
+  startup_deadline::begin("the job's set-up (devices, results file)");
   validate_for_ranks(given, mpi.size);  // a bad grid is refused before anything else happens
   // From here on SIGTERM/SIGINT and stalls end the job through the watchdog, which keeps the completed runs.
   install_shutdown_signal_handlers();

@@ -78,8 +78,9 @@ row "spinning kernel, --timeout $spin_timeout" "$seconds" "$spin_status" "$runs"
 fi
 
 # 2. Healthy default jobs of each preset: the derived timeout never fires.
-[[ "$checks" == *" healthy "* ]] || models=""
-for model in ${models-medium large}; do
+models=""
+[[ "$checks" == *" healthy "* ]] && models="medium large"
+for model in $models; do
   file="$out/healthy_$model.h5"
   rm -f "$file"
   note "## healthy: --model $model --runs 50 (default --timeout)"
