@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
+#include <cstring>
 #include <map>
 
 #include "stats/pairing_identity.hpp"
@@ -35,6 +36,55 @@ std::string curve_name(const ConfigurationStats& multi) {
 // The compared identity without the global batch: one speedup-versus-batch curve.
 std::vector<std::string> curve_key(const ConfigurationResults& multi) {
   return identity_key(multi, without_global_batch(comparison_identity_attributes()));
+}
+
+// The step settings --overlap auto and --fuse-optimizer auto decide per local batch (stats/step_model.hpp): one
+// default job's batch sweep changes them along the way (overlap from a local batch of 1024 on 4 GPUs), so a curve
+// that split on them would end where the setting flips and miss the break-even beyond it.
+bool decided_per_batch(const char* attribute) {
+  for (const char* name : {"overlap", "overlap_order", "bucket_mb", "fused_optimizer"})
+    if (std::strcmp(attribute, name) == 0) return true;
+  return false;
+}
+
+std::vector<std::string> curve_key_across_batches(const ConfigurationResults& multi) {
+  std::vector<IdentityAttribute> kept;
+  for (const IdentityAttribute& a : without_global_batch(comparison_identity_attributes()))
+    if (!decided_per_batch(a.name)) kept.push_back(a);
+  return identity_key(multi, kept);
+}
+
+// A curve name without the settings decided per batch: "medium on 4 GPUs overlap=on bucket_mb=8" -> "medium on 4
+// GPUs".
+std::string without_per_batch_settings(const std::string& curve) {
+  std::string kept;
+  std::size_t start = 0;
+  while (start <= curve.size()) {
+    const std::size_t end = std::min(curve.find(' ', start), curve.size());
+    const std::string word = curve.substr(start, end - start);
+    const std::size_t equals = word.find('=');
+    if (equals == std::string::npos || !decided_per_batch(word.substr(0, equals).c_str()))
+      kept += (kept.empty() ? "" : " ") + word;
+    start = end + 1;
+  }
+  return kept;
+}
+
+// Each pair's curve: pairs that differ only in settings decided per batch form one curve, unless two of them share a
+// global batch (a file that compares those settings by hand), where each setting keeps a curve of its own. Sets
+// PairAnswer::curve and returns each pair's curve key.
+std::vector<std::vector<std::string>> assign_curves(std::vector<PairAnswer>& pairs) {
+  std::map<std::vector<std::string>, std::map<long long, std::size_t>> batches_across;  // key -> batch -> pairs
+  for (const PairAnswer& a : pairs) ++batches_across[curve_key_across_batches(*a.pair.multi().results)][a.global_batch];
+  std::vector<std::vector<std::string>> keys;
+  for (PairAnswer& a : pairs) {
+    const ConfigurationResults& multi = *a.pair.multi().results;
+    const auto& batches = batches_across[curve_key_across_batches(multi)];
+    const bool merged = std::all_of(batches.begin(), batches.end(), [](const auto& b) { return b.second == 1; });
+    if (merged) a.curve = without_per_batch_settings(a.curve);
+    keys.push_back(merged ? curve_key_across_batches(multi) : curve_key(multi));
+  }
+  return keys;
 }
 
 std::string interval_text(const RatioInterval& r) {
@@ -95,11 +145,13 @@ PairAnswer answer_of(const ScalingPair& pair) {
   return a;
 }
 
-std::vector<BreakEvenAnswer> break_evens_of(const std::vector<PairAnswer>& pairs) {
+std::vector<BreakEvenAnswer> break_evens_of(const std::vector<PairAnswer>& pairs,
+                                            const std::vector<std::vector<std::string>>& curve_keys) {
   std::vector<BreakEvenAnswer> curves;
   std::map<std::vector<std::string>, std::size_t> index;
-  for (const PairAnswer& a : pairs) {
-    const auto [at, added] = index.emplace(curve_key(*a.pair.multi().results), curves.size());
+  for (std::size_t i = 0; i < pairs.size(); ++i) {
+    const PairAnswer& a = pairs[i];
+    const auto [at, added] = index.emplace(curve_keys[i], curves.size());
     if (added) curves.push_back({a.curve, a.model, a.gpus});
     const RatioInterval& r = a.pair.speedup;
     curves[at->second].points.push_back({a.global_batch, r.ratio, r.has_interval, r.low, r.high});
@@ -129,7 +181,8 @@ Answer compute_answer(const std::vector<ConfigurationStats>& configurations) {
   Answer answer;
   answer.scaling = build_scaling_table(configurations);
   for (const ScalingPair& pair : answer.scaling.pairs) answer.pairs.push_back(answer_of(pair));
-  answer.break_evens = break_evens_of(answer.pairs);
+  const std::vector<std::vector<std::string>> curve_keys = assign_curves(answer.pairs);
+  answer.break_evens = break_evens_of(answer.pairs, curve_keys);
   return answer;
 }
 

@@ -133,12 +133,24 @@ inline void add_step_only(ResultsWriter& writer, const std::string& name = "step
 // narrow interval around it. Phases: forward 30%, backward 40%, all-reduce = exposed_comm 20% (0 on 1 GPU),
 // optimizer 10% of the step.
 // multi_ranks: the GPU count of the second configuration ("b<batch>_n<multi_ranks>").
+// multi_overlapped: the N-GPU configuration ran with overlap on (deferred, 8 MB buckets), as --overlap auto decides
+// from some local batch on; it is then named "..._overlap". with_baseline false: only the N-GPU configuration (its
+// 1-GPU baseline already written).
 inline void add_sweep_point(ResultsWriter& writer, int global_batch, double single_step_ms, double double_step_ms,
-                            int multi_ranks = 2) {
+                            int multi_ranks = 2, bool multi_overlapped = false, bool with_baseline = true) {
   for (const int ranks : {1, multi_ranks}) {
+    if (ranks == 1 && !with_baseline) continue;
     const double step = ranks == 1 ? single_step_ms : double_step_ms;
-    ResultsWriter::Configuration c = writer.add_configuration(
-        synthetic_metadata("b" + std::to_string(global_batch) + "_n" + std::to_string(ranks), ranks, global_batch));
+    const bool overlapped = ranks > 1 && multi_overlapped;
+    ConfigurationMetadata metadata = synthetic_metadata(
+        "b" + std::to_string(global_batch) + "_n" + std::to_string(ranks) + (overlapped ? "_overlap" : ""), ranks,
+        global_batch);
+    if (overlapped) {
+      metadata.overlap = "on";
+      metadata.overlap_order = "deferred";
+      metadata.bucket_mb = 8;
+    }
+    ResultsWriter::Configuration c = writer.add_configuration(metadata);
     for (const double d : {-0.01, -0.005, 0.0, 0.005, 0.01}) {
       const double s = step * (1 + d);
       const double comm = ranks == 1 ? 0.0 : 0.2 * s;

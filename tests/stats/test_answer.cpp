@@ -86,6 +86,39 @@ TEST_F(AnswerOfAFile, ASweepGivesItsBreakEvenFromThePairs) {
   EXPECT_FALSE(answer.any_trials());
 }
 
+// --overlap auto turns overlap on from some local batch on: the sweep stays one curve, so its break-even is found
+// across the batch where the setting flips (here 128 and 512 overlapped), and the curve's name leaves the setting out.
+TEST_F(AnswerOfAFile, SettingsDecidedPerBatchDoNotSplitACurve) {
+  const Answer answer = answer_of([](ResultsWriter& writer) {
+    add_sweep_point(writer, 8, 1.0, 2.0);
+    add_sweep_point(writer, 32, 2.0, 2.5);
+    add_sweep_point(writer, 128, 5.0, 4.0, 2, true);
+    add_sweep_point(writer, 512, 16.0, 8.0, 2, true);
+  });
+  ASSERT_EQ(answer.pairs.size(), 4u);
+  ASSERT_EQ(answer.break_evens.size(), 1u);
+  EXPECT_EQ(answer.break_evens[0].points.size(), 4u);
+  EXPECT_NEAR(answer.break_evens[0].break_even.batch, kSweepBreakEven, 1e-4);
+  EXPECT_EQ(answer.break_evens[0].curve, "16-8-3 on 2 GPUs");
+  for (const PairAnswer& a : answer.pairs) EXPECT_EQ(a.curve, "16-8-3 on 2 GPUs") << a.figures;
+}
+
+// A file that compares overlap on and off at the same batch keeps a curve for each setting.
+TEST_F(AnswerOfAFile, ASettingComparedAtOneBatchKeepsItsOwnCurve) {
+  const Answer answer = answer_of([](ResultsWriter& writer) {
+    add_crossing_sweep(writer);
+    add_sweep_point(writer, 128, 5.0, 3.0, 2, true, false);
+    add_sweep_point(writer, 512, 16.0, 7.0, 2, true, false);
+  });
+  ASSERT_EQ(answer.pairs.size(), 6u);
+  ASSERT_EQ(answer.break_evens.size(), 2u);
+  EXPECT_EQ(answer.break_evens[0].curve, "16-8-3 on 2 GPUs");
+  EXPECT_EQ(answer.break_evens[0].points.size(), 4u);
+  EXPECT_NEAR(answer.break_evens[0].break_even.batch, kSweepBreakEven, 1e-4);
+  EXPECT_NE(answer.break_evens[1].curve.find("overlap=on"), std::string::npos) << answer.break_evens[1].curve;
+  EXPECT_EQ(answer.break_evens[1].points.size(), 2u);
+}
+
 // With the 1-GPU configuration at the local batch in the file, the figures give the speedup's ceiling and the share
 // of it reached: steps 1.0 ms (1 GPU, batch 16), 1.6 ms (1 GPU, 32), 1.25 ms (2 GPUs, 32): speedup 1.28, ceiling
 // 1.6 / 1.0 = 1.6, reached 80%. The pair at 16 (local batch 8, not measured) has none.
