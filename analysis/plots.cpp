@@ -171,6 +171,7 @@ std::string speedup_script(const std::string& stem_path, const Series& series,
                            const std::vector<stats::BreakEvenAnswer>& break_evens) {
   std::map<std::string, std::string> suffix;
   std::string marks;
+  int crossings = 0;
   for (const stats::BreakEvenAnswer& curve : break_evens) {
     suffix[curve.curve] = break_even_words(curve.break_even);
     const auto at = std::find(series.names.begin(), series.names.end(), curve.curve);
@@ -180,9 +181,11 @@ std::string speedup_script(const std::string& stem_path, const Series& series,
     const std::string x = number_text(curve.break_even.batch);
     marks += "set arrow from " + x + ", graph 0 to " + x + ", graph 1 nohead dt 3 lw 1.5 lc " + c + " front\n";
     marks += "set object circle at " + x + ",1 size screen 0.008 fs empty border lc " + c + " lw 2 front\n";
-    // No tag: gnuplot numbers each label itself.
+    // No tag: gnuplot numbers each label itself. Each curve's label a line above the last, so that break-evens a few
+    // batches apart do not print over each other.
+    const std::string height = number_text(0.04 + 0.05 * crossings++, "%.2f");
     marks += "set label " + gnuplot_string("break-even ~" + number_text(curve.break_even.batch, "%.0f")) + " at " + x +
-             ", graph 0.04 offset char 0.6,0 left tc " + c + " front\n";
+             ", graph " + height + " offset char 0.6,0 left tc " + c + " front\n";
   }
   return script(stem_path, 1000, 640,
                 std::string(kLinePlotSettings) +

@@ -1,11 +1,13 @@
 #!/usr/bin/python3
-"""Purpose: keeps the front door and the references true. Three checks, each exit 1 with one line per problem:
-  readme ROOT              every repository path README.md and the docs name exists, and every --option a shell
-                           command of README.md gives mgpu_bench, mgpu_analyze or a script is one their source defines;
+"""Purpose: keeps the front door and the references true. Two checks, each exit 1 with one line per problem:
+  readme ROOT              every repository path README.md and the docs name exists, every relative link to a page
+                           and its section resolves, and every --option a shell command of README.md gives
+                           mgpu_bench, mgpu_analyze or a script is one their source defines; README.md within
+                           README_LINES lines, each page of docs/ within PAGE_LINES, all of them together within
+                           TOTAL_WORDS words, and no commit hash or date of a run outside the results archive's links;
   example ROOT FILE.h5     the h5py example of docs/results-format.md runs on FILE.h5 and prints one line per
-                           configuration of the file;
-  cli ROOT BIN_DIR         every option each program's --help lists has a row in its section of docs/cli.md, and
-                           every row's option is one the help lists.
+                           configuration of the file.
+(The --help blocks of docs/cli*.md and every measured figure are checked by bench/generate_docs.py --check.)
 """
 import pathlib
 import re
@@ -70,8 +72,54 @@ def check_page_paths(root: pathlib.Path):
     return problems
 
 
+README_LINES = 160  # the front door: its first screen holds the measured answer
+PAGE_LINES = 250  # a reference page read once, whole
+TOTAL_WORDS = 25000  # README.md and docs/ together
+# A run's trace in prose: a commit hash after "git", or a date. Paths into the results archive may name dated folders.
+RUN_TRACE = re.compile(r"\bgit [0-9a-f]{7,}\b|\b20\d\d-[01]\d-[0-3]\d\b")
+LINK = re.compile(r"\]\(([^)#\s]*)(?:#([^)\s]+))?\)")
+
+
+def anchors(page: pathlib.Path):
+    """GitHub's anchors of a page's headings."""
+    found = set()
+    for heading in re.findall(r"^#+ (.*)$", page.read_text(), re.M):
+        text = re.sub(r"[^\w\- ]", "", heading.lower().replace("`", "")).replace(" ", "-")
+        found.add(text)
+    found |= set(re.findall(r'<a id="([^"]+)"', page.read_text()))
+    return found
+
+
+def check_pages(root: pathlib.Path):
+    """Lengths, the word budget, relative links with their sections, and no run's date or hash outside links."""
+    problems = []
+    pages = [root / "README.md"] + sorted((root / "docs").glob("*.md"))
+    words = 0
+    for page in pages:
+        text = page.read_text()
+        lines = text.count("\n")
+        limit = README_LINES if page.name == "README.md" and page.parent == root else PAGE_LINES
+        if lines > limit:
+            problems.append(f"{page.relative_to(root)}: {lines} lines, over {limit}")
+        words += len(text.split())
+        for target, section in LINK.findall(text):
+            if target.startswith(("http:", "https:")):
+                continue
+            path = (page.parent / target) if target else page
+            if not path.exists():
+                problems.append(f"{page.relative_to(root)}: links to {target}, which is not in the repository")
+            elif section and path.suffix == ".md" and section not in anchors(path):
+                problems.append(f"{page.relative_to(root)}: links to {target}#{section}, a section {path.name} lacks")
+        for trace in RUN_TRACE.findall(re.sub(r"bench/results/[\w./-]*", "", LINK.sub("", text))):
+            problems.append(f"{page.relative_to(root)}: names '{trace}' (a run's date or revision belongs in "
+                            "bench/results/README.md)")
+    if words > TOTAL_WORDS:
+        problems.append(f"README.md and docs/: {words} words, over {TOTAL_WORDS}")
+    return problems
+
+
 def check_readme(root: pathlib.Path):
-    problems = check_page_paths(root)
+    problems = check_page_paths(root) + check_pages(root)
     readme = (root / "README.md").read_text()
     options = known_options(root)
     for command in readme_commands(readme):
@@ -104,45 +152,16 @@ def check_example(root: pathlib.Path, results: str):
     return []
 
 
-# docs/cli.md's sections and the help commands whose options each one documents.
-CLI_SECTIONS = {"mgpu_bench": [["mgpu_bench", "--help"]],
-                "mgpu_bench allreduce": [["mgpu_bench", "allreduce", "--help"]],
-                "mgpu_bench probe": [["mgpu_bench", "probe", "--help"]],
-                "mgpu_analyze": [["mgpu_analyze", "--help"], ["mgpu_analyze", "trace", "--help"]]}
-
-
-def help_options(bin_dir: pathlib.Path, command):
-    """The options a help text defines: the --name that opens an indented line (after a short form, if any)."""
-    text = subprocess.run([str(bin_dir / command[0])] + command[1:], stdout=subprocess.PIPE, text=True).stdout
-    return {m.group(1) for m in re.finditer(r"^\s+(?:-\w(?:, | \[ ))?(--[a-z][a-z0-9-]*)", text, re.M)}
-
-
-def check_cli(root: pathlib.Path, bin_dir: pathlib.Path):
-    sections = {part.split("\n", 1)[0].strip(): part
-                for part in re.split(r"^## ", (root / "docs/cli.md").read_text(), flags=re.M)[1:]}
-    problems = []
-    for section, commands in CLI_SECTIONS.items():
-        documented = {option for line in sections.get(section, "").splitlines() if line.startswith("| `-")
-                      for option in OPTION.findall(line.split("|")[1])}
-        helped = set().union(*(help_options(bin_dir, command) for command in commands))
-        problems += [f"docs/cli.md, {section}: {o} is in --help but has no row" for o in sorted(helped - documented)]
-        problems += [f"docs/cli.md, {section}: {o} has a row but --help does not list it"
-                     for o in sorted(documented - helped)]
-    return problems
-
-
 def main(argv):
-    arity = {"readme": 3, "example": 4, "cli": 4}
+    arity = {"readme": 3, "example": 4}
     if len(argv) < 2 or argv[1] not in arity or len(argv) != arity[argv[1]]:
         print(__doc__, file=sys.stderr)
         return 2
     root = pathlib.Path(argv[2])
     if argv[1] == "readme":
         problems = check_readme(root)
-    elif argv[1] == "example":
-        problems = check_example(root, argv[3])
     else:
-        problems = check_cli(root, pathlib.Path(argv[3]))
+        problems = check_example(root, argv[3])
     for problem in problems:
         print(problem)
     print(f"check_docs {argv[1]}: {len(problems)} problem(s)")
