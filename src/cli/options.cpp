@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "cli/option_parsing.hpp"
+#include "config/resolver.hpp"
 #include "platform/build_info.hpp"
 #include "platform/error.hpp"
 
@@ -187,8 +188,8 @@ Toggle parse_toggle(const char* option, const std::string& text) {
                                               {{"auto", Toggle::automatic}, {"on", Toggle::on}, {"off", Toggle::off}});
 }
 
-StepOptions parse_step_options(const po::variables_map& vm) {
-  StepOptions step;
+StepRequest parse_step_options(const po::variables_map& vm) {
+  StepRequest step;
   step.graph = parse_toggle("graph", vm["graph"].as<std::string>());
   step.overlap = parse_toggle("overlap", vm["overlap"].as<std::string>());
   step.fuse_optimizer = parse_toggle("fuse-optimizer", vm["fuse-optimizer"].as<std::string>());
@@ -218,50 +219,6 @@ StepOptions parse_step_options(const po::variables_map& vm) {
 }
 
 }  // namespace
-
-void apply_step_options(const StepOptions& step, bool cuda_backend, TrainingSettings& settings) {
-  if (!cuda_backend) {
-    // The CPU fallback has no graphs, no communication stream and only fp32 BLAS: refuse what it cannot do.
-    if (step.graph == Toggle::on) throw UsageError("--graph on: CUDA graphs need the CUDA back-end (device is cpu)");
-    if (step.overlap == Toggle::on) throw UsageError("--overlap on: the CPU fallback reduces after backward");
-    if (step.fuse_optimizer == Toggle::on)
-      throw UsageError("--fuse-optimizer on: the CPU fallback has no fused optimizer");
-    if (step.precision != Precision::fp32) {
-      throw UsageError("--precision " + std::string(precision_name(step.precision)) +
-                       ": the CPU fallback is fp32 only");
-    }
-    if (step.grad_dtype != GradDtype::fp32)
-      throw UsageError("--grad-dtype bf16: the CPU fallback reduces fp32 gradients only");
-    if (step.optimizer_sharding == Toggle::on)
-      throw UsageError("--optimizer-sharding on: the CPU fallback updates every parameter on every rank");
-  }
-  // The sharded optimizer reduce-scatters the whole fp32 gradient once backward is done.
-  if (step.optimizer_sharding == Toggle::on && step.overlap == Toggle::on)
-    throw UsageError("--optimizer-sharding on: needs --overlap off (it reduce-scatters after backward)");
-  if (step.optimizer_sharding == Toggle::on && step.grad_dtype != GradDtype::fp32)
-    throw UsageError("--optimizer-sharding on: needs --grad-dtype fp32");
-  // The fused optimizer computes fp32 weight gradients from fp32 activations; other precisions keep the GEMM path.
-  if (step.fuse_optimizer == Toggle::on && step.precision != Precision::fp32) {
-    throw UsageError("--fuse-optimizer on: needs --precision fp32 (got " + std::string(precision_name(step.precision)) +
-                     ")");
-  }
-  settings.graph = cuda_backend && step.graph != Toggle::off;
-  // auto needs the GPU count and the local batch: BenchConfiguration::training_settings resolves it
-  // (overlap_by_default).
-  settings.overlap = cuda_backend && step.overlap == Toggle::on;
-  // Needs the GPU count: BenchConfiguration::training_settings resolves it (fused_optimizer_by_default).
-  settings.fused_optimizer = false;
-  settings.bucket_mb = step.bucket_mb;
-  settings.overlap_order = step.overlap_order;
-  settings.precision = step.precision;
-  settings.timing = step.timing;
-  settings.accumulate_steps = step.accumulate_steps;
-  settings.grad_dtype = step.grad_dtype;
-  // auto = off: not yet measured faster than every rank updating everything (docs/measurement.md).
-  settings.optimizer_sharding = cuda_backend && step.optimizer_sharding == Toggle::on;
-  // Tuning in the step replays the captured step: without a graph (and on the CPU) the choices made alone stand.
-  settings.gemm_tuning = settings.graph && step.gemm_tuning == GemmTuning::step ? GemmTuning::step : GemmTuning::alone;
-}
 
 const char* device_choice_name(DeviceChoice choice) {
   switch (choice) {
@@ -320,11 +277,6 @@ SweepEntry parse_sweep_entry(const std::string& text, long long max_batch) {
   entry.model = preset_model(text.substr(0, colon));
   entry.global_batches = parse_int_list("--sweep " + text.substr(0, colon), text.substr(colon + 1), 1, max_batch);
   return entry;
-}
-
-std::string configuration_stem(const MlpSpec& model, int global_batch, int gpus) {
-  return (model.name == "custom" ? model.widths_string() : model.name) + "_b" + std::to_string(global_batch) + "_n" +
-         std::to_string(gpus);
 }
 
 std::vector<int> BenchOptions::gpu_counts(int ranks) const {
@@ -542,6 +494,7 @@ BenchOptions parse_options(int argc, const char* const* argv) {
         "--trials auto and --resume exclude each other: how many trials a batch still needs depends on "
         "the trials measured before; resume with the number of trials, e.g. --trials 3");
   options.step = parse_step_options(vm);
+  check_step_request(options.step);  // what no back-end runs, refused before any work
   if (vm.count("timeout")) options.timeout_seconds = parse_timeout_seconds(vm["timeout"].as<std::string>());
   return options;
 }

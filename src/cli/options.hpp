@@ -6,8 +6,9 @@
 #include <string>
 #include <vector>
 
+#include "config/configuration.hpp"
+#include "config/step_request.hpp"
 #include "model/mlp_spec.hpp"
-#include "train/trainer.hpp"
 
 namespace mgpu {
 
@@ -17,33 +18,6 @@ inline constexpr int kMaxAutoTrials = 10;
 
 enum class DeviceChoice { automatic, cuda, cpu };
 const char* device_choice_name(DeviceChoice choice);
-
-// --- Step execution options (--graph, --overlap, --overlap-order, --fuse-optimizer, --bucket-mb, --precision,
-// --grad-dtype, --optimizer-sharding, --timing, --accumulate, --gemm-tuning): how the step runs. ---
-// auto: graph on where the back-end can (CUDA), overlap and the fused optimizer where stats::overlap_by_default and
-// stats::fused_optimizer_by_default say (stats/step_model.hpp); all off on the CPU fallback.
-enum class Toggle { automatic, on, off };
-struct StepOptions {
-  Toggle graph = Toggle::automatic;
-  Toggle overlap = Toggle::automatic;
-  // Resolved per configuration (it needs the GPU count): BenchConfiguration::training_settings.
-  Toggle fuse_optimizer = Toggle::automatic;
-  double bucket_mb = 8.0;
-  WeightGradientOrder overlap_order = WeightGradientOrder::deferred;  // --overlap-order
-  Precision precision = Precision::fp32;
-  TimingMode timing = TimingMode::interleaved;
-  GradDtype grad_dtype = GradDtype::fp32;         // --grad-dtype
-  Toggle optimizer_sharding = Toggle::automatic;  // --optimizer-sharding (auto: off)
-  int accumulate_steps = 1;  // --accumulate K: reduce and update every K steps (1..kMaxAccumulateSteps)
-  GemmTuning gemm_tuning = GemmTuning::step;  // --gemm-tuning (step only where the step is a graph)
-};
-constexpr int kMaxAccumulateSteps = 1024;
-// Resolves `step` for the chosen back-end into `settings`; throws UsageError (one line) for what the CPU fallback
-// cannot honour (--graph on, --overlap on, --fuse-optimizer on, --precision tf32/bf16, --grad-dtype bf16,
-// --optimizer-sharding on), for --fuse-optimizer on with a precision other than fp32, and for --optimizer-sharding on
-// with --overlap on or --grad-dtype bf16. Leaves settings.fused_optimizer false: it depends on the GPU
-// count and is resolved by BenchConfiguration::training_settings.
-void apply_step_options(const StepOptions& step, bool cuda_backend, TrainingSettings& settings);
 
 // One model of the sweep with the global batches it runs (`--model M --batch B1,B2` or a `sweep = M:B1,B2` entry).
 struct SweepEntry {
@@ -81,7 +55,7 @@ struct BenchOptions {
   // --gemm-plan: a results file of an earlier job on this machine; each configuration runs the GEMM plan its
   // namesake there ran instead of tuning (study/gemm_plan_file.hpp). Empty: tune.
   std::string gemm_plan_path;
-  StepOptions step;
+  StepRequest step;
   bool force = false;
   bool resume = false;          // skip the configurations already complete in the output file, rerun incomplete ones
   double timeout_seconds = -1;  // --timeout: watchdog deadline of every wait; 0 = none; < 0 = derived (watchdog.hpp)
@@ -121,9 +95,6 @@ double parse_max_time(const std::string& text);
 void validate_for_ranks(const BenchOptions& options, int ranks);
 std::string help_text();
 
-// "large_b32_n2": the model (preset name, or the widths of any other MLP), global batch and GPU count; the default
-// output file name and the results group name are built on it.
-std::string configuration_stem(const MlpSpec& model, int global_batch, int gpus);
 // "auto" | "cuda" | "cpu" -> DeviceChoice; throws UsageError naming --device and the bad value.
 DeviceChoice parse_device_choice(const std::string& text);
 // A comma-separated list of whole numbers in [minimum, maximum], without duplicates, for option `option`

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "config/resolver.hpp"
 #include "platform/error.hpp"
 #include "platform/sample_median.hpp"
 
@@ -188,11 +189,19 @@ StepSettings default_step_settings(int ranks, long long global_batch, const std:
   if (global_batch % ranks != 0)
     throw UsageError("--batch " + std::to_string(global_batch) + ": not divisible by " + std::to_string(ranks) +
                      " GPUs (the global batch is split evenly)");
+  StepRequest request;
+  request.precision = precision == "bf16" ? Precision::bf16 : precision == "tf32" ? Precision::tf32 : Precision::fp32;
+  TrainingSettings resolved;
+  resolved.global_batch = static_cast<int>(global_batch);
+  resolve_step(request, true, ranks, resolved);
   StepSettings settings;
   settings.ranks = ranks;
   settings.global_batch = global_batch;
-  settings.fused_optimizer = fused_optimizer_by_default(ranks, precision == "fp32", global_batch / ranks);
-  settings.overlap = overlap_by_default(ranks, global_batch / ranks);
+  settings.graph = resolved.graph;
+  settings.fused_optimizer = resolved.fused_optimizer;
+  settings.overlap = resolved.overlap;
+  settings.optimizer_sharding = resolved.optimizer_sharding;
+  settings.bucket_mb = resolved.bucket_mb;
   return settings;
 }
 

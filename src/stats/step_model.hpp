@@ -88,26 +88,9 @@ struct StepSettings {
   long long local_batch() const { return global_batch / ranks; }
 };
 
-// The fused optimizer (weight gradients computed inside Adam) by default: one GPU, fp32 and a local batch up to
-// kFusedOptimizerMaxLocalBatch (measured on 2 x H200, docs/performance-history.md). The one rule, for mgpu_bench's
-// --fuse-optimizer auto (BenchConfiguration::training_settings) and for predict's default step.
-inline constexpr long long kFusedOptimizerMaxLocalBatch = 64;
-inline bool fused_optimizer_by_default(int gpus, bool fp32, long long local_batch) {
-  return gpus == 1 && fp32 && local_batch <= kFusedOptimizerMaxLocalBatch;
-}
-
-// Bucketed overlap (deferred order) by default: 4 GPUs or more and a local batch of at least
-// kOverlapMinLocalBatch. On 4 x H200 it made the step 2.0-2.5% shorter at a local batch of 1024 (both presets) and
-// 2.8% longer at 256; on 2 GPUs it gained nothing beyond the process-to-process spread (docs/measurement.md). The one
-// rule, for mgpu_bench's --overlap auto (BenchConfiguration::training_settings) and for predict's default step.
-inline constexpr int kOverlapMinGpus = 4;
-inline constexpr long long kOverlapMinLocalBatch = 1024;
-inline bool overlap_by_default(int gpus, long long local_batch) {
-  return gpus >= kOverlapMinGpus && local_batch >= kOverlapMinLocalBatch;
-}
-
-// mgpu_bench's defaults (docs/measurement.md): graph on, overlap as overlap_by_default says, the fused optimizer as
-// fused_optimizer_by_default says. UsageError for ranks < 1, batch < 1 or a batch not divisible by ranks.
+// mgpu_bench's defaults on GPUs: the step the resolver (config/resolver.hpp) makes of the default request for this GPU
+// count, global batch and precision ("fp32", "tf32", "bf16"). UsageError for ranks < 1, batch < 1 or a batch not
+// divisible by ranks.
 StepSettings default_step_settings(int ranks, long long global_batch, const std::string& precision);
 
 // The predicted step and its phases (the results file's phases), with where the weakest of its terms came from.

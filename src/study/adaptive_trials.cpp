@@ -12,13 +12,14 @@ namespace mgpu {
 namespace {
 
 // Whether two configurations are trials of the same batch: model and global batch.
-bool same_batch(const BenchConfiguration& a, const BenchConfiguration& b) {
-  return a.model.widths == b.model.widths && a.model.dropout == b.model.dropout && a.global_batch == b.global_batch;
+bool same_batch(const Configuration& a, const Configuration& b) {
+  return a.model().widths == b.model().widths && a.model().dropout == b.model().dropout &&
+         a.global_batch() == b.global_batch();
 }
 
 }  // namespace
 
-AdaptiveTrials::AdaptiveTrials(const BenchOptions& options, const std::vector<BenchConfiguration>& plan)
+AdaptiveTrials::AdaptiveTrials(const BenchOptions& options, const std::vector<Configuration>& plan)
     : enabled_(options.adaptive_trials),
       plan_(plan),
       max_noise_percent_(options.max_noise_percent),
@@ -41,7 +42,7 @@ void AdaptiveTrials::starting(std::size_t i) {
 
 void AdaptiveTrials::finished(std::size_t i, const std::vector<RunSummary>& runs, const MpiContext& mpi) {
   if (!enabled_) return;
-  const BenchConfiguration& configuration = plan_[i];
+  const Configuration& configuration = plan_[i];
   double throughput = trial_throughput(runs);
   if (steady_trials_) throughput = first_throughput_.emplace(configuration.gpus, throughput).first->second;
   stopping_.add(configuration.gpus, throughput);
@@ -52,8 +53,8 @@ void AdaptiveTrials::finished(std::size_t i, const std::vector<RunSummary>& runs
   const std::string reason = mpi.rank == 0 ? stopping_.stop_reason(seconds) : std::string();
   stopped_ = allgather_doubles(mpi, reason.empty() ? 0.0 : 1.0).front() != 0;
   if (stopped_ && mpi.rank == 0) {
-    std::printf("# trials of %s, global batch %d: %d of at most %d, stopped: %s\n", configuration.model.name.c_str(),
-                configuration.global_batch, stopping_.trials(), kMaxAutoTrials, reason.c_str());
+    std::printf("# trials of %s, global batch %d: %d of at most %d, stopped: %s\n", configuration.model().name.c_str(),
+                configuration.global_batch(), stopping_.trials(), kMaxAutoTrials, reason.c_str());
   }
 }
 

@@ -17,7 +17,7 @@ namespace mgpu {
 
 class AdaptiveTrials {
  public:
-  AdaptiveTrials(const BenchOptions& options, const std::vector<BenchConfiguration>& plan);
+  AdaptiveTrials(const BenchOptions& options, const std::vector<Configuration>& plan);
 
   // Plan entry i is a later trial of a batch that has enough.
   bool left_out(std::size_t i) const;
@@ -28,7 +28,7 @@ class AdaptiveTrials {
 
  private:
   bool enabled_;
-  const std::vector<BenchConfiguration>& plan_;
+  const std::vector<Configuration>& plan_;
   double max_noise_percent_;
   double max_time_seconds_;
   TrialStopping stopping_;

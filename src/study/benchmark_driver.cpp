@@ -61,10 +61,10 @@ struct JobFacts {
 };
 
 // What a configuration's group records. `hardware` and `hosts`: one entry per participating rank, in rank order.
-ConfigurationMetadata describe_configuration(const BenchConfiguration& configuration, const JobFacts& job,
+ConfigurationMetadata describe_configuration(const Configuration& configuration, const JobFacts& job,
                                              const std::vector<std::string>& hosts,
                                              const std::vector<RankHardware>& hardware) {
-  const TrainingSettings settings = configuration.training_settings(job.choice.backend == Backend::cuda);
+  const TrainingSettings& settings = configuration.training;
   ConfigurationMetadata meta;
   meta.name = configuration.name(backend_name(job.choice.backend));
   meta.implementation = results_schema::kImplementation;
@@ -123,7 +123,7 @@ struct SweepState {
 // planned configuration against the file's group of the same name by identity: complete -> skip, incomplete ->
 // replace (its group is rerun), absent -> run. A same-named group that measures something else, or a file of another
 // schema version, is refused.
-SweepState open_results(const BenchOptions& options, const std::vector<BenchConfiguration>& plan, const JobFacts& job,
+SweepState open_results(const BenchOptions& options, const std::vector<Configuration>& plan, const JobFacts& job,
                         const MpiContext& mpi, const std::vector<RankHardware>& job_hardware,
                         const std::optional<ResultsFile>& resumed) {
   SweepState state;
@@ -168,7 +168,7 @@ SweepState open_results(const BenchOptions& options, const std::vector<BenchConf
 // failed start leaves no group behind; a group whose math check failed keeps the check and no run, marked interrupted
 // with the reason (--resume reruns it). Rank 0 alone can fail here, so the ranks agree before anyone goes on, and a
 // failed math check then ends the configuration on every rank.
-ResultsWriter::Configuration create_group(const BenchConfiguration& configuration, const JobFacts& job,
+ResultsWriter::Configuration create_group(const Configuration& configuration, const JobFacts& job,
                                           const BannerFacts& facts, const Trainer& trainer, const MathCheckRecord& math,
                                           ResumeAction action, int attempt, ResultsWriter* results,
                                           const MpiContext& sub) {
@@ -204,15 +204,15 @@ struct MeasuredRuns {
 // The configuration's runs, each gathered to rank 0, appended to the file (flushed: the file is valid after every
 // run) and printed; they end early where the stopping rule says so (run_stopping.hpp): rank 0 decides, having every
 // rank's times, and every rank follows, outside any run. Collective over `sub`.
-MeasuredRuns measure_runs(const BenchConfiguration& configuration, const TrainingSettings& settings,
-                          const MpiContext& sub, Trainer& trainer, ResultsWriter* results,
-                          ResultsWriter::Configuration& group, SweepProgress* progress) {
+MeasuredRuns measure_runs(const Configuration& configuration, const MpiContext& sub, Trainer& trainer,
+                          ResultsWriter* results, ResultsWriter::Configuration& group, SweepProgress* progress) {
   MeasuredRuns measured;
+  const TrainingSettings& settings = configuration.training;
   const bool interleaved = settings.timing == TimingMode::interleaved;
   const StopRule stop_rule{configuration.max_noise_percent, configuration.max_time_seconds, interleaved};
   const bool may_stop_early = stop_rule.max_noise_percent > 0 || stop_rule.max_time_seconds > 0;
   const auto runs_start = std::chrono::steady_clock::now();
-  for (int run = 0; run < configuration.runs; ++run) {
+  for (int run = 0; run < configuration.runs(); ++run) {
     watchdog::set_run(run);
     // Before a run starts is where a signal that arrived during rank 0's writing is acted on (watchdog.hpp).
     watchdog::stop_if_signalled();
@@ -237,13 +237,13 @@ MeasuredRuns measure_runs(const BenchConfiguration& configuration, const Trainin
       print_run_line(stdout, run, measured.summaries.back(), interleaved);
       progress->finish_run();
     }
-    if (!may_stop_early || run + 1 == configuration.runs) continue;
+    if (!may_stop_early || run + 1 == configuration.runs()) continue;
     if (sub.rank == 0) {
       const double seconds = seconds_since(runs_start);
       measured.stopped_early = stop_reason(stop_rule, measured.summaries, seconds);
     }
     if (allgather_doubles(sub, measured.stopped_early.empty() ? 0.0 : 1.0)[0] == 0.0) continue;
-    if (sub.rank == 0) progress->drop_runs(configuration.runs - run - 1);
+    if (sub.rank == 0) progress->drop_runs(configuration.runs() - run - 1);
     break;
   }
   watchdog::set_run(-1);
@@ -290,12 +290,12 @@ struct SweepRun {
 
 // One configuration on the ranks of `sub` (the first configuration.gpus ranks of the job); collective over them:
 // trainer (set-up, tuning), math check, group, runs, replica check. Returns rank 0's run summaries.
-std::vector<RunSummary> run_configuration(const BenchConfiguration& configuration, const JobFacts& job,
+std::vector<RunSummary> run_configuration(const Configuration& configuration, const JobFacts& job,
                                           const MpiContext& sub, ResumeAction action, int attempt, SweepRun& sweep) {
   ResultsWriter* results = sweep.state.results.get();
   SweepProgress* progress = sweep.progress;
   StopRecorder* stop_recorder = sweep.stop_recorder;
-  const TrainingSettings settings = configuration.training_settings(job.choice.backend == Backend::cuda);
+  const TrainingSettings& settings = configuration.training;
   const std::string name = configuration.name(backend_name(job.choice.backend));
   watchdog::set_configuration(name);
   // A trainer per configuration, on this configuration's communicator: NCCL's is created over exactly these ranks.
@@ -313,7 +313,6 @@ std::vector<RunSummary> run_configuration(const BenchConfiguration& configuratio
   facts.nccl_environment = job.nccl_environment;
   facts.output_path = job.output_path;
   facts.environment_preset = job.environment_preset;
-  facts.settings = &settings;
   facts.math_check = math.text;
   facts.unique_id = trainer->unique_id_check();
   facts.setup = setup_text(setup_seconds, trainer->gemm_candidates_checked(), trainer->gemm_candidates_rejected(),
@@ -323,14 +322,14 @@ std::vector<RunSummary> run_configuration(const BenchConfiguration& configuratio
       create_group(configuration, job, facts, *trainer, math, action, attempt, results, sub);
   if (sub.rank == 0) {
     stop_recorder->set_current(&group);
-    progress->start_configuration(group.name(), configuration.runs);
+    progress->start_configuration(group.name(), configuration.runs());
     progress->clear();
     print_banner(stdout, facts);
     print_run_header(stdout);
     progress->redraw();
   }
-  const MeasuredRuns measured = measure_runs(configuration, settings, sub, *trainer, results, group, progress);
-  finish_configuration(name, sub, *trainer, measured, configuration.runs, job.output_path, results, group, progress,
+  const MeasuredRuns measured = measure_runs(configuration, sub, *trainer, results, group, progress);
+  finish_configuration(name, sub, *trainer, measured, configuration.runs(), job.output_path, results, group, progress,
                        stop_recorder);
   return measured.summaries;
 }
@@ -353,7 +352,7 @@ void check_output_writable(const BenchOptions& options, const std::string& path,
 
 // What every configuration of the job shares, once every rank agreed that the job can run: the results can be
 // written and the back-end is chosen. How each step runs (--graph, --overlap, ...) and how many trials a batch takes
-// depend on the back-end; the CPU fallback refuses with one line what it cannot honour (training_settings), and the
+// depend on the back-end; the CPU fallback refuses with one line what it cannot honour (resolve_step), and the
 // same on every rank.
 JobFacts prepare_job(const BenchOptions& options, const MpiContext& mpi) {
   JobFacts job;
@@ -370,23 +369,22 @@ JobFacts prepare_job(const BenchOptions& options, const MpiContext& mpi) {
 }
 
 // Every configuration fits before the first starts, so that a long sweep does not fail half-way.
-void check_plan_fits(const JobFacts& job, const std::vector<BenchConfiguration>& plan, const MpiContext& mpi) {
-  for (const BenchConfiguration& configuration : plan)
-    check_memory_fits(job.choice, configuration.training_settings(job.choice.backend == Backend::cuda),
-                      configuration.gpus, mpi);
+void check_plan_fits(const JobFacts& job, const std::vector<Configuration>& plan, const MpiContext& mpi) {
+  for (const Configuration& configuration : plan)
+    check_memory_fits(job.choice, configuration.training, configuration.gpus, mpi);
 }
 
 // Plan entry i: skipped where --resume found it complete, else run by its ranks while the others wait.
-SweepTableRow run_plan_entry(const std::vector<BenchConfiguration>& plan, std::size_t i, const JobFacts& job,
+SweepTableRow run_plan_entry(const std::vector<Configuration>& plan, std::size_t i, const JobFacts& job,
                              const MpiContext& mpi, SweepRun& sweep) {
-  const BenchConfiguration& configuration = plan[i];
+  const Configuration& configuration = plan[i];
   const ResumeAction action = ResumeAction(sweep.state.actions[i]);
   SweepTableRow row{&configuration, configuration.name(backend_name(job.choice.backend)), {}};
   if (action == ResumeAction::skip) {
     if (mpi.rank == 0) {
       sweep.progress->clear();
       std::printf("# %s: complete in %s, skipped (--resume)\n", row.name.c_str(), job.output_path.c_str());
-      sweep.progress->skip(configuration.runs);
+      sweep.progress->skip(configuration.runs());
     }
     return row;
   }
@@ -434,7 +432,7 @@ void run_benchmark(const BenchOptions& given, const MpiContext& mpi) {
   const int resumed_trials = given.resume && !given.trials_given ? trials_in_resumed_file(resumed, mpi) : 1;
   const BenchOptions options =
       with_default_trials(given, job.choice.backend == Backend::cuda, mpi.size, resumed_trials);
-  std::vector<BenchConfiguration> plan = plan_sweep(options, mpi.size);
+  std::vector<Configuration> plan = plan_sweep(options, mpi.size, job.choice.backend == Backend::cuda);
   check_plan_fits(job, plan, mpi);
   // Every rank's hardware, for matching a resumed file's configurations (their GPU models must be the same).
   const std::vector<RankHardware> job_hardware = gather_rank_hardware(mpi, describe_rank_hardware(job.choice, mpi));
@@ -446,7 +444,7 @@ void run_benchmark(const BenchOptions& given, const MpiContext& mpi) {
   StopRecorder stop_recorder(state.results.get(), job.output_path, creates_file);
 
   long long total_runs = 0;
-  for (const BenchConfiguration& configuration : plan) total_runs += configuration.runs;
+  for (const Configuration& configuration : plan) total_runs += configuration.runs();
   // On stdout, with the rest of rank 0's report: Open MPI gives a rank's stdout a pseudo-terminal but its stderr only a
   // pipe, so stdout is where the in-place line can work; whether it should is progress_in_place's call.
   SweepProgress progress(stdout, progress_in_place(stdout), static_cast<int>(plan.size()), total_runs);
@@ -460,7 +458,7 @@ void run_benchmark(const BenchOptions& given, const MpiContext& mpi) {
   for (std::size_t i = 0; i < plan.size(); ++i) {
     trials.starting(i);
     if (trials.left_out(i)) {
-      if (mpi.rank == 0) progress.skip(plan[i].runs);
+      if (mpi.rank == 0) progress.skip(plan[i].runs());
       continue;
     }
     table.push_back(run_plan_entry(plan, i, job, mpi, sweep));

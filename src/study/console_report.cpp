@@ -31,8 +31,9 @@ std::string setup_text(double setup_seconds, int candidates_checked, int candida
 }
 
 void print_banner(std::FILE* out, const BannerFacts& facts) {
-  const BenchConfiguration& configuration = *facts.configuration;
-  const MlpSpec& model = configuration.model;
+  const Configuration& configuration = *facts.configuration;
+  const TrainingSettings& st = configuration.training;
+  const MlpSpec& model = st.model;
   const unsigned long long bytes = model.parameter_count() * 4ull;  // fp32
   std::fprintf(out, "# mgpu_bench %s (git %s)\n", project_version(), git_revision());
   std::fprintf(out, "# model %s %s: %s parameters, dropout %.2f\n", model.name.c_str(), model.widths_string().c_str(),
@@ -40,11 +41,9 @@ void print_banner(std::FILE* out, const BannerFacts& facts) {
   std::fprintf(out, "#   fp32 bytes: parameters %s, gradients %s, Adam state %s\n", with_thousands(bytes).c_str(),
                with_thousands(bytes).c_str(), with_thousands(2 * bytes).c_str());
   std::fprintf(out, "# device %s, ranks %d, global batch %d (%d per rank), warm-up %d, steps %d, runs %d, seed %llu\n",
-               backend_name(facts.backend), facts.ranks, configuration.global_batch,
-               configuration.global_batch / facts.ranks, configuration.warmup_steps, configuration.measured_steps,
-               configuration.runs, static_cast<unsigned long long>(configuration.seed));
-  if (facts.settings != nullptr) {
-    const TrainingSettings& st = *facts.settings;
+               backend_name(facts.backend), facts.ranks, st.global_batch, st.global_batch / facts.ranks,
+               st.warmup_steps, st.measured_steps, st.runs, static_cast<unsigned long long>(st.seed));
+  {
     std::fprintf(out, "# step: graph %s, overlap %s", st.graph ? "on" : "off", st.overlap ? "on" : "off");
     if (st.overlap) {
       const bool deferred = st.overlap_order == WeightGradientOrder::deferred;
@@ -157,10 +156,10 @@ void print_sweep_table(std::FILE* out, const std::vector<SweepTableRow>& rows) {
     if (!rows[r].runs.empty()) row_means[r] = means_of(rows[r].runs);
   for (std::size_t r = 0; r < rows.size(); ++r) {
     const SweepTableRow& row = rows[r];
-    const BenchConfiguration& c = *row.configuration;
+    const Configuration& c = *row.configuration;
     if (row.runs.empty()) {
       std::fprintf(out, "  %-28s %6s %7d %4d %5s   (complete in the file: skipped by --resume)\n", row.name.c_str(),
-                   c.model.name.c_str(), c.global_batch, c.gpus, "-");
+                   c.model().name.c_str(), c.global_batch(), c.gpus, "-");
       continue;
     }
     const Means& m = row_means[r];
@@ -168,7 +167,7 @@ void print_sweep_table(std::FILE* out, const std::vector<SweepTableRow>& rows) {
     const std::string runs = m.phase_runs > 0 ? std::to_string(m.throughput_runs) + "+" + std::to_string(m.phase_runs)
                                               : std::to_string(row.runs.size());
     std::fprintf(out, "  %-28s %6s %7d %4d %5s %12.1f %9.4f %9.4f %9.4f %9.4f %9.4f\n", row.name.c_str(),
-                 c.model.name.c_str(), c.global_batch, c.gpus, runs.c_str(), m.samples_per_second,
+                 c.model().name.c_str(), c.global_batch(), c.gpus, runs.c_str(), m.samples_per_second,
                  m.phase_ms[int(Phase::step)], m.phase_ms[int(Phase::forward)], m.phase_ms[int(Phase::backward)],
                  m.phase_ms[int(Phase::allreduce)], m.phase_ms[int(Phase::optimizer)]);
   }

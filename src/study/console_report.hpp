@@ -13,7 +13,7 @@
 namespace mgpu {
 
 struct BannerFacts {
-  const BenchConfiguration* configuration = nullptr;
+  const Configuration* configuration = nullptr;  // resolved: its step settings are what the banner prints
   Backend backend = Backend::cpu;
   int ranks = 1;
   LibraryVersions versions;
@@ -22,10 +22,9 @@ struct BannerFacts {
   std::vector<std::string> nccl_environment;  // "NAME=value"
   std::string output_path;
   std::string environment_preset = "none";
-  const TrainingSettings* settings = nullptr;  // the resolved step execution (graph, overlap, ...)
-  std::string math_check;                      // the configuration's math_check attribute
-  std::string unique_id;                       // how rank 0's unique id reached the ranks (Trainer::unique_id_check)
-  std::string setup;                           // setup_text() of rank 0's trainer
+  std::string math_check;  // the configuration's math_check attribute
+  std::string unique_id;   // how rank 0's unique id reached the ranks (Trainer::unique_id_check)
+  std::string setup;       // setup_text() of rank 0's trainer
 };
 
 // Rank 0's set-up of a configuration (its trainer: communicator, buffers, warm-up steps, GEMM tuning, graph capture)
@@ -36,7 +35,7 @@ std::string setup_text(double setup_seconds, int candidates_checked, int candida
 
 // One configuration's result for the closing table of a sweep.
 struct SweepTableRow {
-  const BenchConfiguration* configuration = nullptr;
+  const Configuration* configuration = nullptr;
   std::string name;
   std::vector<RunSummary> runs;  // warm-up excluded; empty for a configuration --resume skipped
 };

@@ -13,7 +13,7 @@ namespace mgpu {
 
 // --gemm-plan FILE: each configuration gets the plan its namesake in FILE ran. Rank 0 reads the file (it may be on
 // rank 0's node alone) and every rank receives the plans; a file that cannot give them ends the job on every rank.
-void attach_gemm_plans(std::vector<BenchConfiguration>& plan, const std::string& path, const BackendChoice& choice,
+void attach_gemm_plans(std::vector<Configuration>& plan, const std::string& path, const BackendChoice& choice,
                        const LibraryVersions& versions, const std::vector<RankHardware>& hardware,
                        const MpiContext& mpi);
 

@@ -60,7 +60,6 @@ CpuTrainer::CpuTrainer(const TrainingSettings& settings, MPI_Comm comm) : settin
   inputs_.resize(std::size_t(local_batch_) * settings_.model.input_width());
   targets_.resize(std::size_t(local_batch_) * settings_.model.output_width());
   grad_output_.resize(targets_.size());
-  MGPU_REQUIRE(settings_.accumulate_steps >= 1, "--accumulate must be at least 1");
   if (settings_.accumulate_steps > 1) step_gradients_.resize(count);
   share_blas_threads(comm_);
   // The math check's fault hook: the first sample's output-layer product zeroed in every step. Read once.

@@ -98,10 +98,9 @@ CudaTrainer::CudaTrainer(const TrainingSettings& settings, MPI_Comm comm, int de
       timeline_(settings_),
       clock_sampler_(describe_gpu(device_ordinal_).pci_bus_id) {
   for (std::size_t b = 0; b < plan_.buckets.size(); ++b) bucket_reduced_.emplace_back(cudaEventDisableTiming);
+  // The resolver (config/resolver.hpp) gives the sharded optimizer overlap off and an fp32 reduction, and the fused
+  // optimizer one rank and fp32: the trainer takes its settings as given.
   if (settings_.optimizer_sharding && nccl_) {
-    MGPU_REQUIRE(!settings_.overlap && settings_.grad_dtype == GradDtype::fp32,
-                 "the sharded optimizer reduce-scatters fp32 gradients after backward: it needs overlap off and "
-                 "--grad-dtype fp32");
     shards_.shard = model_.parameter_count() / static_cast<std::size_t>(world_size_);
     shards_.tail_begin = shards_.shard * static_cast<std::size_t>(world_size_);
     shards_.tail = model_.parameter_count() - shards_.tail_begin;
@@ -113,11 +112,6 @@ CudaTrainer::CudaTrainer(const TrainingSettings& settings, MPI_Comm comm, int de
   // uses: with the fused optimizer a step that only accumulates forms its weight gradients with GEMMs that an
   // updating step never runs (found by a test: their shapes were first seen while capturing, which is refused).
   startup_deadline::begin("the step's set-up (warm-up steps, graph capture, GEMM tuning)");
-  MGPU_REQUIRE(settings_.accumulate_steps >= 1, "--accumulate must be at least 1");
-  // The fused optimizer forms the weight gradient where Adam applies it: nothing in between could all-reduce it.
-  MGPU_REQUIRE(!settings_.fused_optimizer || (world_size_ == 1 && settings_.precision == Precision::fp32),
-               "the fused optimizer needs one rank and fp32 (" + std::to_string(world_size_) + " ranks, " +
-                   precision_name(settings_.precision) + ")");
   // Before the first product: each shape runs the plan's choice instead of a tuned one (--gemm-plan).
   if (settings_.gemm_tuning == GemmTuning::plan) model_.gemm().follow_plan(settings_.gemm_plan);
   model_.initialize(settings_.seed, 0);

@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <vector>
 
+#include "config/step_settings.hpp"
 #include "model/mlp_spec.hpp"
 
 namespace mgpu {
@@ -26,17 +27,6 @@ struct GradientBucket {
   std::size_t end = 0;
   int last_piece = 0;
 };
-
-// When backward forms the weight gradients (--overlap-order):
-//  - layerwise: each layer's right after its dL/dZ, last layer first (PyTorch DDP's order). The first layer's, the
-//    largest by far in both presets, is then backward's last write, and its reduction cannot overlap anything.
-//  - deferred: the chain of input gradients first (every layer's dL/dZ), then the weight gradients from the first
-//    layer up. The first layer's is reduced behind the weight-gradient GEMMs of the layers above it, the last bucket is
-//    small, and since backward reads no weight after the chain, Adam may update a bucket as soon as it is reduced.
-enum class WeightGradientOrder { layerwise, deferred };
-inline const char* weight_gradient_order_name(WeightGradientOrder order) {
-  return order == WeightGradientOrder::deferred ? "deferred" : "layerwise";
-}
 
 struct BucketPlan {
   // Backward order. layerwise: last layer first, each layer's rows from the last block; deferred: first layer first,

@@ -281,72 +281,12 @@ TEST(Options, StepExecutionDefaultsAndValues) {
   EXPECT_EQ(defaults.step.grad_dtype, GradDtype::fp32);
   EXPECT_EQ(parse({"--timing", "step"}).step.timing, TimingMode::step);
   EXPECT_STREQ(timing_name(TimingMode::step), "step");
-  // Accumulation works on both back-ends and reaches the trainer's settings.
-  for (bool cuda_backend : {true, false}) {
-    TrainingSettings settings;
-    apply_step_options(parse({"--accumulate", "4"}).step, cuda_backend, settings);
-    EXPECT_EQ(settings.accumulate_steps, 4);
-    EXPECT_TRUE(settings.starts_accumulation(4) && settings.ends_accumulation(7) && !settings.ends_accumulation(4));
-  }
 }
 
-TEST(Options, StepExecutionResolvesPerBackend) {
-  TrainingSettings cuda;
-  apply_step_options(parse({}).step, true, cuda);
-  EXPECT_TRUE(cuda.graph);
-  EXPECT_FALSE(cuda.overlap);  // auto: resolved per configuration (BenchConfiguration::training_settings)
-  apply_step_options(parse({"--overlap", "on"}).step, true, cuda);
-  EXPECT_TRUE(cuda.overlap);
-  EXPECT_EQ(cuda.overlap_order, WeightGradientOrder::deferred);
-  apply_step_options(parse({"--overlap", "on", "--overlap-order", "layerwise"}).step, true, cuda);
-  EXPECT_EQ(cuda.overlap_order, WeightGradientOrder::layerwise);
-  TrainingSettings cpu;
-  cpu.graph = cpu.overlap = true;
-  apply_step_options(parse({}).step, false, cpu);  // auto: off on the CPU, no error
-  EXPECT_FALSE(cpu.graph);
-  EXPECT_FALSE(cpu.overlap);
-  // Every timing mode works on both back-ends (the CPU fallback times with the steady clock).
-  for (const char* timing : {"interleaved", "events", "step", "none"}) {
-    EXPECT_NO_THROW(apply_step_options(parse({"--timing", timing}).step, false, cpu)) << timing;
-    EXPECT_STREQ(timing_name(cpu.timing), timing);
-  }
-  apply_step_options(parse({"--graph", "off", "--overlap", "off"}).step, true, cuda);
-  EXPECT_FALSE(cuda.graph);
-  EXPECT_FALSE(cuda.overlap);
-  const std::vector<std::pair<std::vector<const char*>, std::string>> refused_on_cpu = {
-      {{"--graph", "on"}, "--graph on"},
-      {{"--overlap", "on"}, "--overlap on"},
-      {{"--fuse-optimizer", "on"}, "--fuse-optimizer on: the CPU fallback"},
-      {{"--precision", "tf32"}, "--precision tf32"},
-      {{"--precision", "bf16"}, "--precision bf16"},
-      {{"--grad-dtype", "bf16"}, "--grad-dtype bf16"},
-      {{"--optimizer-sharding", "on"}, "--optimizer-sharding on: the CPU fallback"}};
-  for (const auto& [args, needle] : refused_on_cpu) {
-    TrainingSettings settings;
-    try {
-      apply_step_options(parse(args).step, false, settings);
-      ADD_FAILURE() << args[0] << " accepted on the CPU";
-    } catch (const UsageError& e) {
-      EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
-      EXPECT_NO_THROW(apply_step_options(parse(args).step, true, settings)) << args[0];
-    }
-  }
-}
-
-TEST(Options, GemmTuningInTheStepOnlyWhereTheStepIsAGraph) {
+TEST(Options, GemmTuningParses) {
   EXPECT_EQ(parse({}).step.gemm_tuning, GemmTuning::step);
   EXPECT_EQ(parse({"--gemm-tuning", "alone"}).step.gemm_tuning, GemmTuning::alone);
   EXPECT_NE(help_text().find("--gemm-tuning"), std::string::npos);
-  const auto resolved = [](std::vector<const char*> args, bool cuda_backend) {
-    TrainingSettings settings;
-    apply_step_options(parse(args).step, cuda_backend, settings);
-    return settings.gemm_tuning;
-  };
-  EXPECT_EQ(resolved({}, true), GemmTuning::step);
-  EXPECT_EQ(resolved({"--gemm-tuning", "alone"}, true), GemmTuning::alone);
-  // Eager steps (and the CPU fallback, which has no graphs) keep the choices made alone.
-  EXPECT_EQ(resolved({"--graph", "off"}, true), GemmTuning::alone);
-  EXPECT_EQ(resolved({}, false), GemmTuning::alone);
   EXPECT_STREQ(gemm_tuning_name(GemmTuning::step), "step");
   EXPECT_STREQ(gemm_tuning_name(GemmTuning::alone), "alone");
 }
@@ -360,53 +300,20 @@ TEST(Options, FuseOptimizerParsesAutoOnOff) {
   EXPECT_NE(help_text().find("--fuse-optimizer"), std::string::npos);
 }
 
-TEST(Options, FuseOptimizerOnNeedsFp32AndTheGpuCountToResolve) {
-  // on + a precision other than fp32 is refused on CUDA with one line naming the precision; auto and off accept it
-  // (they resolve to off there).
-  for (const char* precision : {"tf32", "bf16"}) {
-    TrainingSettings settings;
-    try {
-      apply_step_options(parse({"--fuse-optimizer", "on", "--precision", precision}).step, true, settings);
-      ADD_FAILURE() << "--fuse-optimizer on accepted with --precision " << precision;
-    } catch (const UsageError& e) {
-      EXPECT_EQ(std::string(e.what()),
-                std::string("--fuse-optimizer on: needs --precision fp32 (got ") + precision + ")");
-    }
-    for (const char* toggle : {"auto", "off"})
-      EXPECT_NO_THROW(
-          apply_step_options(parse({"--fuse-optimizer", toggle, "--precision", precision}).step, true, settings))
-          << toggle << " " << precision;
-  }
-  // apply_step_options does not know the GPU count: it leaves the setting off (training_settings resolves it).
-  TrainingSettings settings;
-  settings.fused_optimizer = true;
-  apply_step_options(parse({"--fuse-optimizer", "on"}).step, true, settings);
-  EXPECT_FALSE(settings.fused_optimizer);
-}
-
-TEST(Options, OptimizerShardingIsOffByDefaultAndNeedsAWholeFp32GradientAfterBackward) {
-  const auto resolved = [](std::vector<const char*> args) {
-    TrainingSettings settings;
-    apply_step_options(parse(args).step, true, settings);
-    return settings.optimizer_sharding;
-  };
-  EXPECT_FALSE(resolved({}));  // auto: off
-  EXPECT_FALSE(resolved({"--optimizer-sharding", "off"}));
-  EXPECT_TRUE(resolved({"--optimizer-sharding", "on"}));
-  EXPECT_TRUE(resolved({"--optimizer-sharding", "on", "--overlap", "off", "--grad-dtype", "fp32"}));
+// What no back-end runs is refused while parsing, with the resolver's one line (config/resolver.hpp).
+TEST(Options, CombinationsNoBackEndRunsAreRefusedWhileParsing) {
+  EXPECT_EQ(error_of({"--fuse-optimizer", "on", "--precision", "bf16"}),
+            "--fuse-optimizer on: needs --precision fp32 (got bf16)");
+  EXPECT_EQ(error_of({"--optimizer-sharding", "on", "--overlap", "on"})
+                .rfind("--optimizer-sharding on: needs "
+                       "--overlap off",
+                       0),
+            0u);
+  EXPECT_EQ(error_of({"--optimizer-sharding", "on", "--grad-dtype", "bf16"}),
+            "--optimizer-sharding on: needs --grad-dtype fp32");
+  EXPECT_EQ(parse({"--optimizer-sharding", "on"}).step.optimizer_sharding, Toggle::on);
+  EXPECT_EQ(parse({}).step.optimizer_sharding, Toggle::automatic);
   EXPECT_NE(help_text().find("--optimizer-sharding"), std::string::npos);
-  const std::vector<std::pair<std::vector<const char*>, std::string>> refused = {
-      {{"--optimizer-sharding", "on", "--overlap", "on"}, "--optimizer-sharding on: needs --overlap off"},
-      {{"--optimizer-sharding", "on", "--grad-dtype", "bf16"}, "--optimizer-sharding on: needs --grad-dtype fp32"}};
-  for (const auto& [args, message] : refused) {
-    TrainingSettings settings;
-    try {
-      apply_step_options(parse(args).step, true, settings);
-      ADD_FAILURE() << message << ": accepted";
-    } catch (const UsageError& e) {
-      EXPECT_EQ(std::string(e.what()).rfind(message, 0), 0u) << e.what();
-    }
-  }
 }
 
 TEST(Options, BatchMustSplitEvenlyAcrossRanks) {

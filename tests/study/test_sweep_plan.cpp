@@ -6,8 +6,8 @@
 #include <vector>
 
 #include "cli/options.hpp"
+#include "config/resolver.hpp"
 #include "platform/error.hpp"
-#include "stats/step_model.hpp"
 #include "study/sweep_plan.hpp"
 
 namespace mgpu {
@@ -21,24 +21,24 @@ BenchOptions parse(std::vector<const char*> args) {
 // The settings of the last configuration `args` plan on `job_ranks` ranks (one batch: without --gpus, the one on
 // all ranks, after the 1-GPU baseline), on the CUDA back-end or the CPU fallback.
 TrainingSettings settings_of(std::vector<const char*> args, int job_ranks, bool cuda_backend = true) {
-  const std::vector<BenchConfiguration> plan = plan_sweep(parse(args), job_ranks);
+  const std::vector<Configuration> plan = plan_sweep(parse(args), job_ranks, cuda_backend);
   EXPECT_FALSE(plan.empty());
-  return plan.back().training_settings(cuda_backend);
+  return plan.back().training;
 }
 
 // --trials T: each batch's GPU counts trial by trial, so that a trial's 1-GPU and N-GPU configurations are neighbours
 // in time; the names carry the trial only when there are several.
 TEST(SweepPlan, TrialsAlternateTheGpuCountsOfEachBatch) {
-  const std::vector<BenchConfiguration> plan = plan_sweep(parse({"--batch", "32,64", "--trials", "2"}), 2);
+  const std::vector<Configuration> plan = plan_sweep(parse({"--batch", "32,64", "--trials", "2"}), 2, true);
   std::vector<std::string> names;
-  for (const BenchConfiguration& configuration : plan) names.push_back(configuration.name("cpu"));
+  for (const Configuration& configuration : plan) names.push_back(configuration.name("cpu"));
   EXPECT_EQ(names, (std::vector<std::string>{"large_b32_n1_cpu_t1", "large_b32_n2_cpu_t1", "large_b32_n1_cpu_t2",
                                              "large_b32_n2_cpu_t2", "large_b64_n1_cpu_t1", "large_b64_n2_cpu_t1",
                                              "large_b64_n1_cpu_t2", "large_b64_n2_cpu_t2"}));
   EXPECT_EQ(plan[2].trial, 2);
   EXPECT_EQ(plan[2].trials, 2);
   EXPECT_EQ(parse({"--batch", "32,64", "--trials", "2"}).configuration_count(2), 4u);  // of one trial
-  EXPECT_EQ(plan_sweep(parse({"--batch", "32"}), 2).front().name("cpu"), "large_b32_n1_cpu");
+  EXPECT_EQ(plan_sweep(parse({"--batch", "32"}), 2, true).front().name("cpu"), "large_b32_n1_cpu");
 }
 
 // --trials left out: auto on GPUs where a batch pairs 1 GPU with more (each process tunes its own GEMM plan); one
@@ -78,7 +78,7 @@ TEST(SweepPlan, TrialsLeftOutAreAutoOnGpusWhereABatchPairsGpuCounts) {
 }
 
 TEST(SweepPlan, FuseOptimizerAutoIsOnForOneGpuFp32UpToTheLocalBatchLimit) {
-  EXPECT_EQ(stats::kFusedOptimizerMaxLocalBatch, 64);
+  EXPECT_EQ(kFusedOptimizerMaxLocalBatch, 64);
   EXPECT_TRUE(settings_of({"--batch", "32"}, 1).fused_optimizer);  // the default is auto
   EXPECT_TRUE(settings_of({"--batch", "32", "--fuse-optimizer", "auto"}, 1).fused_optimizer);
   EXPECT_TRUE(settings_of({"--batch", "64"}, 1).fused_optimizer);  // the limit itself
@@ -104,20 +104,17 @@ TEST(SweepPlan, FuseOptimizerIsOffWithMoreThanOneGpu) {
 
 TEST(SweepPlan, FuseOptimizerAutoUsesTheLocalBatchOfEachConfiguration) {
   // One sweep, 1 and 2 GPUs per batch: only the 1-GPU configurations with local batch <= 64 fuse.
-  const std::vector<BenchConfiguration> plan = plan_sweep(parse({"--batch", "32,128", "--gpus", "1,2"}), 2);
+  const std::vector<Configuration> plan = plan_sweep(parse({"--batch", "32,128", "--gpus", "1,2"}), 2, true);
   ASSERT_EQ(plan.size(), 4u);
   std::vector<std::string> fused;
-  for (const BenchConfiguration& configuration : plan)
-    if (configuration.training_settings(true).fused_optimizer) fused.push_back(configuration.name("cuda"));
+  for (const Configuration& configuration : plan)
+    if (configuration.training.fused_optimizer) fused.push_back(configuration.name("cuda"));
   EXPECT_EQ(fused, std::vector<std::string>{"large_b32_n1_cuda"});
 }
 
-TEST(SweepPlan, FuseOptimizerOnIsRefusedOnTheCpuAndWithoutFp32) {
-  const BenchConfiguration cpu_on = plan_sweep(parse({"--fuse-optimizer", "on"}), 1).front();
-  EXPECT_THROW(cpu_on.training_settings(false), UsageError);
-  EXPECT_NO_THROW(cpu_on.training_settings(true));
-  const BenchConfiguration bf16_on = plan_sweep(parse({"--fuse-optimizer", "on", "--precision", "bf16"}), 1).front();
-  EXPECT_THROW(bf16_on.training_settings(true), UsageError);
+TEST(SweepPlan, FuseOptimizerOnIsRefusedOnTheCpu) {
+  EXPECT_THROW(plan_sweep(parse({"--fuse-optimizer", "on"}), 1, false), UsageError);
+  EXPECT_NO_THROW(plan_sweep(parse({"--fuse-optimizer", "on"}), 1, true));
 }
 
 TEST(SweepPlan, ReductionSettingsApplyOnlyWithMoreThanOneGpu) {
@@ -129,18 +126,18 @@ TEST(SweepPlan, ReductionSettingsApplyOnlyWithMoreThanOneGpu) {
   EXPECT_TRUE(two.overlap);
   EXPECT_EQ(two.grad_dtype, GradDtype::bf16);
   // The sharded optimizer likewise: one GPU holds every shard, so its baseline is recorded unsharded.
-  const std::vector<BenchConfiguration> sharded =
-      plan_sweep(parse({"--overlap", "off", "--optimizer-sharding", "on"}), 2);
+  const std::vector<Configuration> sharded =
+      plan_sweep(parse({"--overlap", "off", "--optimizer-sharding", "on"}), 2, true);
   ASSERT_EQ(sharded.size(), 2u);
-  EXPECT_FALSE(sharded.front().training_settings(true).optimizer_sharding);
-  EXPECT_TRUE(sharded.back().training_settings(true).optimizer_sharding);
+  EXPECT_FALSE(sharded.front().training.optimizer_sharding);
+  EXPECT_TRUE(sharded.back().training.optimizer_sharding);
 }
 
 TEST(SweepPlan, OverlapAutoTakesItFromFourGpusAtALocalBatchOf1024) {
-  const std::vector<BenchConfiguration> plan = plan_sweep(parse({"--batch", "4096"}), 4);
+  const std::vector<Configuration> plan = plan_sweep(parse({"--batch", "4096"}), 4, true);
   ASSERT_EQ(plan.size(), 2u);
-  EXPECT_FALSE(plan.front().training_settings(true).overlap);  // the 1-GPU baseline: nothing to reduce
-  const TrainingSettings four = plan.back().training_settings(true);
+  EXPECT_FALSE(plan.front().training.overlap);  // the 1-GPU baseline: nothing to reduce
+  const TrainingSettings& four = plan.back().training;
   EXPECT_TRUE(four.overlap);
   EXPECT_EQ(four.overlap_order, WeightGradientOrder::deferred);
   EXPECT_FALSE(settings_of({"--batch", "4092"}, 4).overlap);  // local batch 1023
@@ -162,20 +159,20 @@ TEST(SweepPlan, OverlapAutoStaysOffWhereItWasNotMeasuredOrCannotRun) {
 // Without --gpus a job of N > 1 ranks measures the 1-GPU baseline too; --timing interleaved (the default) adds its
 // phase-marked runs to the --runs unmarked ones, every fifth run or the last of fewer than five.
 TEST(SweepPlan, DefaultPlanHasTheBaselineAndInterleavedRuns) {
-  const std::vector<BenchConfiguration> plan = plan_sweep(parse({"--runs", "10"}), 2);
+  const std::vector<Configuration> plan = plan_sweep(parse({"--runs", "10"}), 2, true);
   ASSERT_EQ(plan.size(), 2u);
   EXPECT_EQ(plan[0].gpus, 1);
   EXPECT_EQ(plan[1].gpus, 2);
-  for (const BenchConfiguration& c : plan) {
-    EXPECT_EQ(c.runs, 12);
+  for (const Configuration& c : plan) {
+    EXPECT_EQ(c.runs(), 12);
     EXPECT_EQ(c.runs_requested, 10);  // recorded as the user typed it, so --resume compares like with like
-    const TrainingSettings settings = c.training_settings(false);
+    const TrainingSettings& settings = c.training;
     EXPECT_EQ(settings.timing, TimingMode::interleaved);
     EXPECT_EQ(settings.runs, 12);
   }
-  EXPECT_EQ(plan_sweep(parse({"--runs", "10", "--timing", "events"}), 2)[0].runs, 10);
-  EXPECT_EQ(plan_sweep(parse({"--runs", "10", "--timing", "events"}), 2)[0].runs_requested, 10);
-  EXPECT_EQ(plan_sweep(parse({"--gpus", "2"}), 2).size(), 1u);
+  EXPECT_EQ(plan_sweep(parse({"--runs", "10", "--timing", "events"}), 2, true)[0].runs(), 10);
+  EXPECT_EQ(plan_sweep(parse({"--runs", "10", "--timing", "events"}), 2, true)[0].runs_requested, 10);
+  EXPECT_EQ(plan_sweep(parse({"--gpus", "2"}), 2, true).size(), 1u);
 
   for (int unmarked = 1; unmarked <= 60; ++unmarked) {
     const int total = interleaved_run_count(unmarked);

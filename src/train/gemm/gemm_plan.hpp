@@ -2,20 +2,11 @@
 // records as gemm_choices, so that a later job can run the same plan instead of tuning its own (--gemm-plan).
 #pragma once
 
-#include <map>
 #include <string>
 
+#include "config/step_settings.hpp"
+
 namespace mgpu {
-
-struct GemmPlan {
-  // Shape, as tuned_gemm names it ("TN m=1024 n=32 k=4800"), to the candidate that ran it ("skinny (32 columns, 8
-  // splits, cluster sum)", "cuBLASLt (algorithm 21, tile 18, stages 8, K in 4 parts)"). Empty: tune.
-  std::map<std::string, std::string> option_of_shape;
-  std::string source;  // where it came from, for messages: "FILE, configuration NAME"
-
-  bool empty() const { return option_of_shape.empty(); }
-  bool operator==(const GemmPlan& other) const { return option_of_shape == other.option_of_shape; }
-};
 
 // A GEMM as plans and reports name it: "TN m=1024 n=32 k=4800" (op_a, op_b as cuBLAS's operations), followed by what
 // else sets it apart from another GEMM of the same sizes, so that no two GEMMs a step tunes apart share a name: a

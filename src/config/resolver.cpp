@@ -1,0 +1,88 @@
+// Purpose: resolve_step and the default rules (resolver.hpp).
+#include "config/resolver.hpp"
+
+#include <string>
+
+#include "platform/error.hpp"
+
+namespace mgpu {
+
+bool fused_optimizer_by_default(int gpus, bool fp32, long long local_batch) {
+  return gpus == 1 && fp32 && local_batch <= kFusedOptimizerMaxLocalBatch;
+}
+
+bool overlap_by_default(int gpus, long long local_batch) {
+  return gpus >= kOverlapMinGpus && local_batch >= kOverlapMinLocalBatch;
+}
+
+void check_step_request(const StepRequest& request) {
+  // The sharded optimizer reduce-scatters the whole fp32 gradient once backward is done.
+  if (request.optimizer_sharding == Toggle::on && request.overlap == Toggle::on)
+    throw UsageError("--optimizer-sharding on: needs --overlap off (it reduce-scatters after backward)");
+  if (request.optimizer_sharding == Toggle::on && request.grad_dtype != GradDtype::fp32)
+    throw UsageError("--optimizer-sharding on: needs --grad-dtype fp32");
+  // The fused optimizer computes fp32 weight gradients from fp32 activations; other precisions keep the GEMM path.
+  if (request.fuse_optimizer == Toggle::on && request.precision != Precision::fp32) {
+    throw UsageError("--fuse-optimizer on: needs --precision fp32 (got " +
+                     std::string(precision_name(request.precision)) + ")");
+  }
+}
+
+namespace {
+
+// The CPU fallback has no graphs, no communication stream and only fp32 BLAS: it refuses what it cannot do.
+void check_cpu_can_honour(const StepRequest& request) {
+  if (request.graph == Toggle::on) throw UsageError("--graph on: CUDA graphs need the CUDA back-end (device is cpu)");
+  if (request.overlap == Toggle::on) throw UsageError("--overlap on: the CPU fallback reduces after backward");
+  if (request.fuse_optimizer == Toggle::on)
+    throw UsageError("--fuse-optimizer on: the CPU fallback has no fused optimizer");
+  if (request.precision != Precision::fp32) {
+    throw UsageError("--precision " + std::string(precision_name(request.precision)) +
+                     ": the CPU fallback is fp32 only");
+  }
+  if (request.grad_dtype != GradDtype::fp32)
+    throw UsageError("--grad-dtype bf16: the CPU fallback reduces fp32 gradients only");
+  if (request.optimizer_sharding == Toggle::on)
+    throw UsageError("--optimizer-sharding on: the CPU fallback updates every parameter on every rank");
+}
+
+}  // namespace
+
+void resolve_step(const StepRequest& request, bool cuda_backend, int gpus, TrainingSettings& settings) {
+  if (!cuda_backend) check_cpu_can_honour(request);
+  check_step_request(request);
+  const long long local_batch = settings.global_batch / gpus;
+  const bool reduces = gpus > 1;  // one rank has nothing to reduce: nothing to overlap, shard or narrow
+  settings.graph = cuda_backend && request.graph != Toggle::off;
+  settings.precision = request.precision;
+  settings.timing = request.timing;
+  settings.accumulate_steps = request.accumulate_steps;
+  settings.bucket_mb = request.bucket_mb;
+  settings.overlap_order = request.overlap_order;
+  // auto = off: the sharded optimizer has not measured faster than every rank updating everything.
+  settings.optimizer_sharding = cuda_backend && reduces && request.optimizer_sharding == Toggle::on;
+  // --overlap auto: where overlap_by_default says, in the order that was measured (deferred), never with the sharded
+  // optimizer, which reduce-scatters after backward.
+  const bool overlap_by_auto = request.overlap == Toggle::automatic &&
+                               request.overlap_order == WeightGradientOrder::deferred &&
+                               request.optimizer_sharding != Toggle::on && overlap_by_default(gpus, local_batch);
+  settings.overlap = cuda_backend && reduces && (request.overlap == Toggle::on || overlap_by_auto);
+  settings.grad_dtype = reduces ? request.grad_dtype : GradDtype::fp32;
+  // The fused optimizer needs the whole gradient on this GPU (nothing to all-reduce between the weight gradient and
+  // Adam) and fp32.
+  const bool fused_requested = request.fuse_optimizer == Toggle::on ||
+                               (request.fuse_optimizer == Toggle::automatic &&
+                                fused_optimizer_by_default(gpus, request.precision == Precision::fp32, local_batch));
+  settings.fused_optimizer = cuda_backend && !reduces && request.precision == Precision::fp32 && fused_requested;
+  // Tuning in the step replays the captured step: without a graph (and on the CPU) the choices made alone stand.
+  settings.gemm_tuning =
+      settings.graph && request.gemm_tuning == GemmTuning::step ? GemmTuning::step : GemmTuning::alone;
+}
+
+void adopt_gemm_plan(TrainingSettings& settings, const GemmPlan& plan, bool cuda_backend) {
+  if (!cuda_backend || plan.empty()) return;
+  settings.gemm_tuning = GemmTuning::plan;
+  settings.gemm_plan = plan;
+}
+
+}  // namespace mgpu

@@ -1,0 +1,41 @@
+// Purpose: the one resolver: every "auto" of the step options, and what each back-end can honour, decided once per
+// configuration from the request, the back-end and the GPU count. mgpu_bench's sweep and predict's default step both
+// read it.
+#pragma once
+
+#include "config/step_request.hpp"
+#include "config/step_settings.hpp"
+
+namespace mgpu {
+
+// The fused optimizer (weight gradients computed inside Adam) by default: one GPU, fp32 and a local batch up to
+// kFusedOptimizerMaxLocalBatch, where its single pass beat the unfused step on H200.
+inline constexpr long long kFusedOptimizerMaxLocalBatch = 64;
+bool fused_optimizer_by_default(int gpus, bool fp32, long long local_batch);
+
+// Bucketed overlap (deferred order) by default: 4 GPUs or more and a local batch of at least kOverlapMinLocalBatch,
+// where it made the step 2.0-2.5% shorter on 4 x H200; on 2 GPUs it gained nothing beyond the spread between
+// processes (docs/measurement.md, "Defaults").
+inline constexpr int kOverlapMinGpus = 4;
+inline constexpr long long kOverlapMinLocalBatch = 1024;
+bool overlap_by_default(int gpus, long long local_batch);
+
+// Fills every step setting of `settings` from `request` for a configuration of `gpus` ranks on the chosen back-end;
+// settings.global_batch must be set (the local batch decides the autos). Rules: graph on where the back-end is CUDA;
+// overlap, the sharded optimizer and a bf16 reduction only with more than one GPU, the fused optimizer only with one
+// and fp32; auto as overlap_by_default and fused_optimizer_by_default say (overlap only in the measured deferred
+// order, never with the sharded optimizer); step-level GEMM tuning only where the step is a graph. Throws UsageError
+// (one line naming the option) for what the CPU fallback cannot honour (--graph on, --overlap on, --fuse-optimizer
+// on, --precision tf32/bf16, --grad-dtype bf16, --optimizer-sharding on) and for combinations no back-end runs
+// (--fuse-optimizer on with a precision other than fp32, --optimizer-sharding on with --overlap on or a bf16
+// reduction).
+void resolve_step(const StepRequest& request, bool cuda_backend, int gpus, TrainingSettings& settings);
+
+// Checks that the request can be honoured on some back-end, before the back-end is known (the command line's own
+// check): the combinations resolve_step refuses on every back-end.
+void check_step_request(const StepRequest& request);
+
+// --gemm-plan: the configuration runs `plan` instead of tuning (CUDA only; the CPU fallback tunes nothing).
+void adopt_gemm_plan(TrainingSettings& settings, const GemmPlan& plan, bool cuda_backend);
+
+}  // namespace mgpu

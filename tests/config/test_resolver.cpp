@@ -1,0 +1,172 @@
+// Purpose: tests of the resolver (config/resolver.hpp): what each back-end can honour, the combinations no back-end
+// runs, every "auto" from the GPU count and the local batch, and the settings that only exist with more than one GPU.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "config/resolver.hpp"
+#include "platform/error.hpp"
+
+namespace mgpu {
+namespace {
+
+// The step `request` resolves to for `gpus` GPUs at `global_batch` on CUDA or the CPU fallback.
+TrainingSettings resolved(const StepRequest& request, bool cuda_backend = true, int gpus = 2, int global_batch = 64) {
+  TrainingSettings settings;
+  settings.global_batch = global_batch;
+  resolve_step(request, cuda_backend, gpus, settings);
+  return settings;
+}
+
+std::string refusal(const StepRequest& request, bool cuda_backend) {
+  try {
+    resolved(request, cuda_backend);
+  } catch (const UsageError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(Resolver, GraphOnCudaAndEveryTimingOnBothBackEnds) {
+  EXPECT_TRUE(resolved({}).graph);
+  EXPECT_FALSE(resolved({}, false).graph);  // auto: off on the CPU, no error
+  StepRequest eager;
+  eager.graph = Toggle::off;
+  EXPECT_FALSE(resolved(eager).graph);
+  for (TimingMode timing : {TimingMode::interleaved, TimingMode::events, TimingMode::step, TimingMode::none}) {
+    StepRequest request;
+    request.timing = timing;
+    EXPECT_EQ(resolved(request, false).timing, timing) << timing_name(timing);
+  }
+  StepRequest accumulating;
+  accumulating.accumulate_steps = 4;
+  for (bool cuda : {true, false}) {
+    const TrainingSettings settings = resolved(accumulating, cuda);
+    EXPECT_EQ(settings.accumulate_steps, 4);
+    EXPECT_TRUE(settings.starts_accumulation(4) && settings.ends_accumulation(7) && !settings.ends_accumulation(4));
+  }
+}
+
+TEST(Resolver, TheCpuFallbackRefusesWhatItCannotHonourWithOneLine) {
+  const auto with = [](auto change) {
+    StepRequest request;
+    change(request);
+    return request;
+  };
+  const std::vector<std::pair<StepRequest, std::string>> refused = {
+      {with([](StepRequest& r) { r.graph = Toggle::on; }), "--graph on"},
+      {with([](StepRequest& r) { r.overlap = Toggle::on; }), "--overlap on"},
+      {with([](StepRequest& r) { r.fuse_optimizer = Toggle::on; }), "--fuse-optimizer on: the CPU fallback"},
+      {with([](StepRequest& r) { r.precision = Precision::tf32; }), "--precision tf32"},
+      {with([](StepRequest& r) { r.precision = Precision::bf16; }), "--precision bf16"},
+      {with([](StepRequest& r) { r.grad_dtype = GradDtype::bf16; }), "--grad-dtype bf16"},
+      {with([](StepRequest& r) { r.optimizer_sharding = Toggle::on; }), "--optimizer-sharding on: the CPU fallback"}};
+  for (const auto& [request, needle] : refused) {
+    EXPECT_EQ(refusal(request, false).rfind(needle, 0), 0u) << needle << ": " << refusal(request, false);
+    EXPECT_EQ(refusal(request, true), "") << needle;
+  }
+}
+
+TEST(Resolver, CombinationsNoBackEndRunsAreRefusedEverywhere) {
+  StepRequest sharded_overlap;
+  sharded_overlap.optimizer_sharding = sharded_overlap.overlap = Toggle::on;
+  StepRequest sharded_bf16;
+  sharded_bf16.optimizer_sharding = Toggle::on;
+  sharded_bf16.grad_dtype = GradDtype::bf16;
+  StepRequest fused_bf16;
+  fused_bf16.fuse_optimizer = Toggle::on;
+  fused_bf16.precision = Precision::bf16;
+  EXPECT_EQ(refusal(sharded_overlap, true),
+            "--optimizer-sharding on: needs --overlap off (it reduce-scatters after "
+            "backward)");
+  EXPECT_EQ(refusal(sharded_bf16, true), "--optimizer-sharding on: needs --grad-dtype fp32");
+  EXPECT_EQ(refusal(fused_bf16, true), "--fuse-optimizer on: needs --precision fp32 (got bf16)");
+  EXPECT_THROW(check_step_request(fused_bf16), UsageError);
+  // auto and off accept another precision: they resolve to off there.
+  for (Toggle toggle : {Toggle::automatic, Toggle::off}) {
+    StepRequest request = fused_bf16;
+    request.fuse_optimizer = toggle;
+    EXPECT_NO_THROW(check_step_request(request));
+    EXPECT_FALSE(resolved(request, true, 1, 32).fused_optimizer);
+  }
+}
+
+TEST(Resolver, OverlapAutoFromFourGpusAtALocalBatchOf1024InTheDeferredOrder) {
+  EXPECT_EQ(kOverlapMinGpus, 4);
+  EXPECT_EQ(kOverlapMinLocalBatch, 1024);
+  EXPECT_TRUE(resolved({}, true, 4, 4096).overlap);
+  EXPECT_EQ(resolved({}, true, 4, 4096).overlap_order, WeightGradientOrder::deferred);
+  EXPECT_FALSE(resolved({}, true, 4, 4092).overlap);  // local batch 1023
+  EXPECT_FALSE(resolved({}, true, 3, 3072).overlap);
+  EXPECT_FALSE(resolved({}, true, 2, 2048).overlap);
+  EXPECT_FALSE(resolved({}, false, 4, 4096).overlap);  // the CPU fallback: auto is off, not refused
+  StepRequest layerwise;
+  layerwise.overlap_order = WeightGradientOrder::layerwise;
+  EXPECT_FALSE(resolved(layerwise, true, 4, 4096).overlap);  // auto takes only the measured order
+  layerwise.overlap = Toggle::on;
+  EXPECT_TRUE(resolved(layerwise, true, 4, 4096).overlap);
+  EXPECT_EQ(resolved(layerwise, true, 4, 4096).overlap_order, WeightGradientOrder::layerwise);
+  StepRequest sharded;
+  sharded.optimizer_sharding = Toggle::on;
+  EXPECT_FALSE(resolved(sharded, true, 4, 4096).overlap);
+  EXPECT_TRUE(resolved(sharded, true, 4, 4096).optimizer_sharding);
+}
+
+TEST(Resolver, FusedOptimizerAutoOnOneGpuInFp32UpToTheLocalBatchLimit) {
+  EXPECT_EQ(kFusedOptimizerMaxLocalBatch, 64);
+  EXPECT_TRUE(resolved({}, true, 1, 64).fused_optimizer);
+  EXPECT_FALSE(resolved({}, true, 1, 65).fused_optimizer);
+  EXPECT_FALSE(resolved({}, true, 2, 64).fused_optimizer);
+  StepRequest tf32;
+  tf32.precision = Precision::tf32;
+  EXPECT_FALSE(resolved(tf32, true, 1, 32).fused_optimizer);
+  StepRequest on;
+  on.fuse_optimizer = Toggle::on;
+  EXPECT_TRUE(resolved(on, true, 1, 1024).fused_optimizer);  // on overrides the batch limit
+  EXPECT_FALSE(resolved(on, true, 2, 64).fused_optimizer);   // more GPUs: recorded off, also when asked for
+  StepRequest off;
+  off.fuse_optimizer = Toggle::off;
+  EXPECT_FALSE(resolved(off, true, 1, 32).fused_optimizer);
+}
+
+// One GPU has nothing to reduce: no overlap, no sharding, no bf16 reduction, so its baseline is recorded plainly.
+TEST(Resolver, ReductionSettingsOnlyWithMoreThanOneGpu) {
+  StepRequest request;
+  request.overlap = Toggle::on;
+  request.grad_dtype = GradDtype::bf16;
+  EXPECT_FALSE(resolved(request, true, 1, 64).overlap);
+  EXPECT_EQ(resolved(request, true, 1, 64).grad_dtype, GradDtype::fp32);
+  EXPECT_TRUE(resolved(request, true, 2, 64).overlap);
+  EXPECT_EQ(resolved(request, true, 2, 64).grad_dtype, GradDtype::bf16);
+  StepRequest sharded;
+  sharded.optimizer_sharding = Toggle::on;
+  EXPECT_FALSE(resolved(sharded, true, 1, 64).optimizer_sharding);
+  EXPECT_TRUE(resolved(sharded, true, 2, 64).optimizer_sharding);
+  EXPECT_FALSE(resolved({}, true, 2, 64).optimizer_sharding);  // auto: off
+}
+
+TEST(Resolver, GemmTuningInTheStepOnlyWhereTheStepIsAGraphAndPlansOnlyOnCuda) {
+  EXPECT_EQ(resolved({}).gemm_tuning, GemmTuning::step);
+  StepRequest alone;
+  alone.gemm_tuning = GemmTuning::alone;
+  EXPECT_EQ(resolved(alone).gemm_tuning, GemmTuning::alone);
+  StepRequest eager;
+  eager.graph = Toggle::off;
+  EXPECT_EQ(resolved(eager).gemm_tuning, GemmTuning::alone);
+  EXPECT_EQ(resolved({}, false).gemm_tuning, GemmTuning::alone);
+  GemmPlan plan;
+  plan.option_of_shape["TN m=1 n=1 k=1"] = "skinny";
+  TrainingSettings settings = resolved({});
+  adopt_gemm_plan(settings, plan, false);
+  EXPECT_EQ(settings.gemm_tuning, GemmTuning::step);
+  adopt_gemm_plan(settings, GemmPlan{}, true);
+  EXPECT_EQ(settings.gemm_tuning, GemmTuning::step);
+  adopt_gemm_plan(settings, plan, true);
+  EXPECT_EQ(settings.gemm_tuning, GemmTuning::plan);
+  EXPECT_EQ(settings.gemm_plan, plan);
+}
+
+}  // namespace
+}  // namespace mgpu
