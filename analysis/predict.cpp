@@ -11,6 +11,7 @@
 #include "platform/sample_median.hpp"
 #include "plots.hpp"
 #include "predict_plot.hpp"
+#include "results/configuration_record.hpp"
 #include "stats/answer.hpp"
 #include "stats/break_even.hpp"
 #include "stats/configuration_stats.hpp"
@@ -20,15 +21,17 @@ namespace {
 
 // The settings a configuration of a results file ran with, in the model's terms.
 stats::StepSettings settings_of(const ConfigurationMetadata& m) {
+  const Configuration configuration = configuration_from(m);
+  const TrainingSettings& t = configuration.training;
   stats::StepSettings settings;
-  settings.ranks = m.ranks;
-  settings.global_batch = m.global_batch;
-  settings.graph = m.graph == "on";
-  settings.fused_optimizer = m.fused_optimizer == "on";
-  settings.overlap = m.overlap == "on";
-  settings.optimizer_sharding = m.optimizer_sharding == "on";
-  settings.bucket_mb = m.bucket_mb;
-  settings.gradient_bytes_per_element = m.grad_dtype == "bf16" ? 2 : 4;
+  settings.ranks = configuration.gpus;
+  settings.global_batch = t.global_batch;
+  settings.graph = t.graph;
+  settings.fused_optimizer = t.fused_optimizer;
+  settings.overlap = t.overlap;
+  settings.optimizer_sharding = t.optimizer_sharding;
+  settings.bucket_mb = t.overlap ? t.bucket_mb : 0.0;
+  settings.gradient_bytes_per_element = t.grad_dtype == GradDtype::bf16 ? 2 : 4;
   return settings;
 }
 

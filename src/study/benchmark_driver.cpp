@@ -20,6 +20,7 @@
 #include "platform/shutdown_signals.hpp"
 #include "platform/wall_clock.hpp"
 #include "results/configuration_identity.hpp"
+#include "results/configuration_record.hpp"
 #include "results/results_reader.hpp"
 #include "results/results_writer.hpp"
 #include "stats/verdict.hpp"
@@ -64,41 +65,10 @@ struct JobFacts {
 ConfigurationMetadata describe_configuration(const Configuration& configuration, const JobFacts& job,
                                              const std::vector<std::string>& hosts,
                                              const std::vector<RankHardware>& hardware) {
-  const TrainingSettings& settings = configuration.training;
   ConfigurationMetadata meta;
-  meta.name = configuration.name(backend_name(job.choice.backend));
+  record_configuration(configuration, backend_name(job.choice.backend), meta);
   meta.implementation = results_schema::kImplementation;
-  meta.model = settings.model.name;
-  meta.layer_widths.assign(settings.model.widths.begin(), settings.model.widths.end());
-  meta.dropout = settings.model.dropout;
-  meta.parameter_count = static_cast<std::int64_t>(settings.model.parameter_count());
-  meta.dense_weight_count = static_cast<std::int64_t>(settings.model.dense_weight_count());
-  meta.global_batch = settings.global_batch;
-  meta.local_batch = settings.global_batch / configuration.gpus;
-  meta.device = backend_name(job.choice.backend);
   meta.environment_preset = job.environment_preset;
-  meta.precision = precision_name(settings.precision);
-  meta.graph = settings.graph ? "on" : "off";
-  meta.overlap = settings.overlap ? "on" : "off";
-  meta.optimizer_sharding = settings.optimizer_sharding ? "on" : "off";
-  meta.fused_optimizer = settings.fused_optimizer ? "on" : "off";
-  meta.gemm_tuning =
-      job.choice.backend == Backend::cuda ? gemm_tuning_name(settings.gemm_tuning) : results_schema::kNotApplicable;
-  meta.bucket_mb = settings.overlap ? settings.bucket_mb : 0.0;
-  meta.overlap_order =
-      settings.overlap ? weight_gradient_order_name(settings.overlap_order) : results_schema::kNotApplicable;
-  meta.timing = timing_name(settings.timing);
-  meta.accumulate_steps = settings.accumulate_steps;
-  meta.grad_dtype = grad_dtype_name(settings.grad_dtype);
-  meta.warmup_steps = settings.warmup_steps;
-  meta.measured_steps = settings.measured_steps;
-  meta.runs_requested = configuration.runs_requested;
-  meta.trial = configuration.trial;
-  meta.seed = settings.seed;
-  meta.adam_learning_rate = settings.adam.learning_rate;
-  meta.adam_beta1 = settings.adam.beta1;
-  meta.adam_beta2 = settings.adam.beta2;
-  meta.adam_epsilon = settings.adam.epsilon;
   meta.nccl_environment = job.nccl_environment;
   meta.command_line = job.command_line;
   record_ranks_and_libraries(meta, job.versions, hosts, hardware, configuration.gpus);
