@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "cli/option_values.hpp"
 #include "config/configuration.hpp"
 #include "config/step_request.hpp"
 #include "model/mlp_spec.hpp"
@@ -80,32 +81,12 @@ struct BenchOptions {
 BenchOptions parse_options(int argc, const char* const* argv);
 // Checks what depends on the number of ranks: every GPU count fits in the job and divides every global batch.
 // Throws UsageError.
-// --timeout's value: seconds from 0 to a week; UsageError naming the bad value otherwise.
-double parse_timeout_seconds(const std::string& text);
-// --timeout as the command line gives it, read before MPI starts (the start-up deadline, startup_deadline.hpp):
-// "--timeout S" or "--timeout=S"; -1 when absent or not valid (the full parse then reports it).
-double timeout_before_mpi(int argc, const char* const* argv);
-// --max-noise's value: a percentage from 0 (off) to 100; --max-time's: seconds from 0 (no limit) to a week.
-// UsageError naming the option and the bad value otherwise.
-// --trials: one whole number from 1 to 1000 (the word auto is read by the caller), or UsageError naming the text.
-int parse_trial_count(const std::string& text);
-double parse_max_noise(const std::string& text);
-double parse_max_time(const std::string& text);
-
 void validate_for_ranks(const BenchOptions& options, int ranks);
 std::string help_text();
 
 // "auto" | "cuda" | "cpu" -> DeviceChoice; throws UsageError naming --device and the bad value.
 DeviceChoice parse_device_choice(const std::string& text);
-// A comma-separated list of whole numbers in [minimum, maximum], without duplicates, for option `option`
-// ("--batch 8,16,32"). Throws UsageError naming the option and the bad item.
-std::vector<int> parse_int_list(const std::string& option, const std::string& text, long long minimum,
-                                long long maximum);
 // A study file's `sweep = MODEL:B1,B2,...` entry (MODEL a preset name). Throws UsageError naming the entry.
 SweepEntry parse_sweep_entry(const std::string& text, long long max_batch);
-
-// NCCL's spelling of a validated --nccl-algo / --nccl-proto value list (e.g. "tree" -> "Tree", "^ring" kept).
-std::string nccl_algo_env_value(const std::string& option_value);
-std::string nccl_proto_env_value(const std::string& option_value);
 
 }  // namespace mgpu

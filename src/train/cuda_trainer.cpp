@@ -13,7 +13,6 @@
 
 #include "comm/startup_deadline.hpp"
 #include "comm/watchdog.hpp"
-#include "kernels/fault_injection.cuh"
 #include "kernels/output_head.cuh"
 #include "platform/cuda_check.hpp"
 #include "platform/fault_hooks.hpp"
@@ -21,18 +20,10 @@
 #include "train/cuda_reference_step.hpp"
 #include "train/gemm/step_gemm_search.hpp"
 #include "train/math_check.hpp"
+#include "train/run_harness.hpp"
 
 namespace mgpu {
 namespace {
-
-// The step's marks, by the names enqueue_step records them with (step_timeline.hpp).
-constexpr StepTimeline::Mark kStart = StepTimeline::kStart;
-constexpr StepTimeline::Mark kForwardEnd = StepTimeline::kForwardEnd;
-constexpr StepTimeline::Mark kBackwardEnd = StepTimeline::kBackwardEnd;
-constexpr StepTimeline::Mark kAllreduceStart = StepTimeline::kAllreduceStart;
-constexpr StepTimeline::Mark kAllreduceEnd = StepTimeline::kAllreduceEnd;
-constexpr StepTimeline::Mark kOptimizerStart = StepTimeline::kOptimizerStart;
-constexpr StepTimeline::Mark kEnd = StepTimeline::kEnd;
 
 int comm_rank(MPI_Comm comm) {
   int rank = 0;
@@ -65,20 +56,6 @@ std::unique_ptr<NcclCommunicator> make_communicator(MPI_Comm comm, int world_siz
   return std::make_unique<NcclCommunicator>(comm, device_ordinal);
 }
 
-BucketPlan make_bucket_plan(const TrainingSettings& settings, int world_size) {
-  // One rank reduces nothing, and without overlap everything goes in one call after backward: no piece splitting.
-  if (world_size == 1 || !settings.overlap) return whole_buffer_plan(settings.model);
-  MGPU_REQUIRE(settings.bucket_mb > 0, "--bucket-mb must be positive");
-  const auto bucket_bytes = static_cast<std::size_t>(std::max(4.0, settings.bucket_mb * 1e6));
-  constexpr std::size_t kSmallBucketBytes = 1000000;
-  const std::size_t small_bucket_bytes = std::min(bucket_bytes, kSmallBucketBytes);
-  // Deferred: a small last bucket, the one reduction nothing is left to hide. Layerwise: a small first bucket (the last
-  // layers, written first) gets the communication stream going early, as PyTorch DDP's 1 MB first bucket does.
-  if (settings.overlap_order == WeightGradientOrder::deferred)
-    return deferred_overlap_plan(settings.model, bucket_bytes, small_bucket_bytes);
-  return overlap_plan(settings.model, bucket_bytes, small_bucket_bytes);
-}
-
 }  // namespace
 
 CudaTrainer::CudaTrainer(const TrainingSettings& settings, MPI_Comm comm, int device_ordinal)
@@ -91,7 +68,7 @@ CudaTrainer::CudaTrainer(const TrainingSettings& settings, MPI_Comm comm, int de
       // One rank reduces nothing: --grad-dtype does not apply.
       model_(settings.model, local_batch_, compute_stream_.get(), settings.precision,
              world_size_ > 1 ? settings.grad_dtype : GradDtype::fp32),
-      plan_(make_bucket_plan(settings, world_size_)),
+      plan_(bucket_plan_for(settings, world_size_)),
       comm_(comm),
       output_head_(settings.fused_optimizer && model_.output_head_fusable() && kernels::output_head_enabled()),
       losses_(settings.total_steps(), compute_stream_.get()),
@@ -172,37 +149,19 @@ int CudaTrainer::enqueue_generation_alone() {
 }
 
 double CudaTrainer::time_step_replays() {
-  // Enough steps per repeat that the two events' resolution (0.5 us) and the first replay's start are small beside
-  // the span; the lowest of the repeats, as the GPU's clocks and the L2's contents settle over the first.
-  constexpr int kWarmSteps = 5;
-  constexpr int kTimedSteps = 20;
-  constexpr int kRepeats = 3;
-  const cudaStream_t compute = compute_stream_.get();
   // Fresh parameters each time: thousands of tuning steps from one initialisation could drift anywhere.
   model_.initialize(settings_.seed, 0);
   // The graphs the throughput is measured with: the unmarked ones where runs without marks exist.
   const std::array<CapturedStep, kStepKinds>& graphs =
       step_graphs(settings_.timing == TimingMode::events || settings_.timing == TimingMode::step);
-  const auto replay = [&](int count) {
-    for (int step = 0; step < count; ++step) graphs[kind_of(step).index()].graph.launch(compute, 0);
-  };
-  replay(kWarmSteps);
-  CudaEvent start;
-  CudaEvent stop;
-  double best = std::numeric_limits<double>::infinity();
-  for (int repeat = 0; repeat < kRepeats; ++repeat) {
-    start.record(compute);
-    replay(kTimedSteps);
-    stop.record(compute);
-    // Bounded: the replayed steps hold the all-reduce, which never ends when a peer stalled in its own set-up.
-    wait_bounded_for(stop, "the step replays of GEMM tuning on the GPU");
-    best = std::min(best, elapsed_ms(start, stop) / kTimedSteps);
-  }
-  // A distributed step is as slow as its slowest rank (docs/measurement.md); every rank then decides alike.
-  MPI_Request request = MPI_REQUEST_NULL;
-  MGPU_MPI_CHECK(MPI_Iallreduce(MPI_IN_PLACE, &best, 1, MPI_DOUBLE, MPI_MAX, comm_, &request));
-  MGPU_MPI_CHECK(wait_bounded(request, "every rank's step replay time of GEMM tuning (MPI_Iallreduce)"));
-  return best;
+  const cudaStream_t compute = compute_stream_.get();
+  return slowest_replay_ms(
+      compute,
+      [&](int count) {
+        for (int step = 0; step < count; ++step) graphs[kind_of(step).index()].graph.launch(compute, 0);
+      },
+      // Bounded: the replayed steps hold the all-reduce, which never ends when a peer stalled in its own set-up.
+      [&](const CudaEvent& event) { wait_bounded_for(event, "the step replays of GEMM tuning on the GPU"); }, comm_);
 }
 
 std::string CudaTrainer::gemm_choices() const { return model_.gemm().choices_text(); }
@@ -260,10 +219,7 @@ RunRecord CudaTrainer::run(int run_index) {
   model_.initialize(settings_.seed, static_cast<std::uint64_t>(run_index));
 
   clock_sampler_.reset();
-  // Fault injection (docs/reliability.md): MGPU_FAULT_SPIN_KERNEL_RUN=R makes run R's first step wait behind a kernel
-  // that never ends, so the tests can see the watchdog catch a rank blocked in a CUDA wait. Read only when set.
-  if (fault_hook_number("MGPU_FAULT_SPIN_KERNEL_RUN") == run_index)
-    fault_injection::launch_never_ending_kernel(compute);
+  stall_run_if_asked(run_index, compute);
 
   // The whole run is enqueued without a single host synchronisation: a host wait between steps would idle the GPU
   // and put host latency into the step times. The host blocks at most when the launch queue is full, which does not
@@ -278,7 +234,10 @@ RunRecord CudaTrainer::run(int run_index) {
     generations = enqueue_generation_alone();
   }
 
-  wait_sampling_clocks(timeline_.last_event(marked));
+  // The last event on the compute stream completes after everything of the run: the compute stream waited for every
+  // all-reduce before its optimizer.
+  wait_sampling_clocks(timeline_.last_event(marked), clock_sampler_, nccl_.get(),
+                       [this] { return timeline_.first_unfinished_step(); });
   record.measured_wall_ms = timeline_.measured_wall_ms(marked);
   record.phases_marked = settings_.marks_phases(run_index);
   if (!marked) record.batch_generation_ms = timeline_.generation_alone_ms(generations);
@@ -286,14 +245,7 @@ RunRecord CudaTrainer::run(int run_index) {
 
   const std::vector<float> losses = losses_.read(compute, "run " + std::to_string(run_index));
   record.loss.assign(losses.begin(), losses.end());
-  // Device memory in use now: includes the CUDA context, cuBLAS's workspace and NCCL's buffers. Nothing is freed
-  // during a run, so this is also its peak.
-  std::size_t free_bytes = 0, total_bytes = 0;
-  MGPU_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
-  record.memory_peak_bytes = static_cast<double>(total_bytes - free_bytes);
-  record.sm_clock_mhz = clock_sampler_.mean_sm_mhz();
-  record.memory_clock_mhz = clock_sampler_.mean_memory_mhz();
-  record.clock_samples = clock_sampler_.samples();
+  record_run_conditions(record, clock_sampler_);
   return record;
 }
 
@@ -338,216 +290,6 @@ int CudaTrainer::gemm_candidates_checked() const { return model_.gemm().candidat
 int CudaTrainer::gemm_candidates_rejected() const { return model_.gemm().candidates_rejected(); }
 
 double CudaTrainer::gemm_verification_seconds() const { return model_.gemm().verification_seconds(); }
-
-void CudaTrainer::enqueue_step(const StepEvents* events, StepKind kind) {
-  const cudaStream_t compute = compute_stream_.get();
-  // Data loading is not part of the step (docs/measurement.md: forward starts with the batch in place). The batch is
-  // generated on the compute stream before `start` is recorded, so `start` fires only once it is there.
-  enqueue_bookkeeping_and_batch();
-  const StepPlan step{kind, settings_.fused_optimizer && kind.update, nccl_ && settings_.overlap && kind.update,
-                      nccl_ && settings_.optimizer_sharding && kind.update};
-
-  mark(events, kStart, compute);
-  enqueue_forward(step);
-  mark(events, kForwardEnd, compute);  // forward phase = start -> here, loss and dL/dy included
-  // backward phase = forward_end -> backward_end: every gradient written (fused: every input and bias gradient; with
-  // the output head, all but the output layer's input gradient, which the head wrote in the forward phase).
-  if (step.overlap) {
-    enqueue_backward_reducing_buckets(events, kind);
-  } else if (step.fused) {
-    enqueue_backward_for_fused_update(kind);
-    mark(events, kBackwardEnd, compute);
-  } else {
-    model_.backward(plan_, {}, kind.accumulate);
-    // A step that only accumulates ends here: its end mark is backward's (a second mark right after it would add
-    // the cost of an event-record node, about 3 us, to the step and to no phase).
-    mark(events, kind.update ? kBackwardEnd : kEnd, compute);
-  }
-  // A step that does not end an accumulation only adds its gradient: no reduction, no update (its allreduce,
-  // exposed_comm and optimizer phases are 0).
-  if (!kind.update) return;
-  if (step.sharded) {
-    reduce_scatter_gradients(events);
-    enqueue_sharded_update(events);
-  } else {
-    if (nccl_ && !step.overlap) reduce_bucket(0, events);
-    enqueue_update(events, step);
-  }
-  mark(events, kEnd, compute);  // step = start -> here
-}
-
-void CudaTrainer::enqueue_forward(const StepPlan& step) {
-  if (step.fused && output_head_) {
-    // The output layer's forward, the loss and backward's first input gradient in one kernel (CudaMlp::
-    // forward_with_output_head): two fewer links in the step's chain of dependent kernels. That input gradient, one
-    // small product, is then timed in the forward phase.
-    model_.forward_with_output_head(losses_.slots());
-    return;
-  }
-  model_.forward();
-  model_.loss_and_gradient(losses_.slots());
-}
-
-void CudaTrainer::enqueue_backward_reducing_buckets(const StepEvents* events, StepKind kind) {
-  // Each bucket is handed to the communication stream as soon as backward has written its last piece.
-  const cudaStream_t compute = compute_stream_.get();
-  const int buckets = static_cast<int>(plan_.buckets.size());
-  int next_bucket = 0;
-  model_.backward(
-      plan_,
-      [&](int piece) {
-        if (plan_.buckets[next_bucket].last_piece != piece) return;
-        // The last bucket's last piece is backward's last write: backward_end is marked before that bucket is
-        // handed over. Marked after it, an eager launch would stamp it only once the host had launched the NCCL
-        // call, possibly after a small bucket's reduction had finished (measured: exposed_comm -2.8 us).
-        if (next_bucket + 1 == buckets) mark(events, kBackwardEnd, compute);
-        reduce_bucket(next_bucket++, events);
-      },
-      kind.accumulate);
-}
-
-void CudaTrainer::enqueue_backward_for_fused_update(StepKind kind) {
-  // Where it pays (CudaMlp::early_updates_pay), every layer above the first is updated as soon as backward is done
-  // with its weights, beside the rest of backward (CudaMlp::EarlyUpdate); the first layer's update, which only
-  // backward's last kernel makes possible, is then the optimizer phase, with the wait for the early ones.
-  CudaMlp::EarlyUpdate early;
-  early.adam = settings_.adam;
-  early.gradient_scale = gradient_scale();
-  early.accumulated = kind.accumulate;
-  model_.backward_without_weight_gradients(model_.early_updates_pay() ? &early : nullptr);
-}
-
-void CudaTrainer::enqueue_update(const StepEvents* events, const StepPlan& step) {
-  // One rank: nothing to reduce, nothing is enqueued or recorded, so the single-GPU baseline carries no cost a real
-  // single-GPU run would not have (the optimizer phase starts at backward_end).
-  if (step.fused) {
-    // optimizer phase = weight gradients + Adam (with accumulation: added to the earlier steps' sum first).
-    model_.adam_with_weight_gradients(settings_.adam, gradient_scale(), step.kind.accumulate);
-  } else if (!nccl_) {
-    model_.adam(settings_.adam, 0, model_.parameter_count(), gradient_scale());
-  } else {
-    enqueue_update_per_reduced_bucket(events, step);
-  }
-}
-
-void CudaTrainer::enqueue_update_per_reduced_bucket(const StepEvents* events, const StepPlan& step) {
-  // Adam updates each bucket once its reduction is complete: the updating stream waits for bucket b only (a GPU-side
-  // wait), so updating early buckets overlaps reducing later ones. Deferred overlap: backward reads no weight once it
-  // hands its first bucket over (CudaMlp::backward), so each bucket is updated on the optimizer stream as soon as it
-  // is reduced, beside the weight-gradient GEMMs still running, and the compute stream joins that stream before the
-  // step ends. Otherwise the compute stream updates them in turn.
-  const bool beside_backward = step.overlap && plan_.order == WeightGradientOrder::deferred;
-  CudaStream& updates = beside_backward ? optimizer_stream_ : compute_stream_;
-  for (std::size_t b = 0; b < plan_.buckets.size(); ++b) {
-    updates.wait(bucket_reduced_[b].get());
-    // Recorded on the updating stream after its first wait: the optimizer phase starts when that stream could
-    // actually proceed, not when the communication stream finished.
-    if (b == 0) mark(events, kOptimizerStart, updates.get());
-    const GradientBucket& bucket = plan_.buckets[b];
-    model_.adam(settings_.adam, bucket.begin, bucket.end - bucket.begin, gradient_scale(), updates.get());
-  }
-  if (beside_backward) {
-    updates_done_.record(optimizer_stream_.get());
-    compute_stream_.wait(updates_done_.get());
-  }
-}
-
-void CudaTrainer::reduce_scatter_gradients(const StepEvents* events) {
-  // As reduce_bucket does for the whole buffer, but each rank receives the average of its own shard only (in place:
-  // the shard's slot of the flat buffer); the tail, fewer elements than ranks, is all-reduced.
-  const cudaStream_t comm = comm_stream_.get();
-  gradients_ready_.record(compute_stream_.get());
-  comm_stream_.wait(gradients_ready_.get());
-  mark(events, kAllreduceStart, comm);
-  float* gradients = model_.gradients();
-  const std::size_t mine = static_cast<std::size_t>(rank_) * shards_.shard;
-  if (shards_.shard > 0) {
-    MGPU_NCCL_CHECK(
-        ncclReduceScatter(gradients, gradients + mine, shards_.shard, ncclFloat, ncclAvg, nccl_->get(), comm));
-  }
-  if (shards_.tail > 0) {
-    float* tail = gradients + shards_.tail_begin;
-    MGPU_NCCL_CHECK(ncclAllReduce(tail, tail, shards_.tail, ncclFloat, ncclAvg, nccl_->get(), comm));
-  }
-  mark(events, kAllreduceEnd, comm);
-  bucket_reduced_[0].record(comm);
-}
-
-void CudaTrainer::enqueue_sharded_update(const StepEvents* events) {
-  // Adam on this rank's shard (and the tail every rank holds whole), then every rank's updated shard to every rank
-  // (in place), before anything reads the parameters again: optimizer phase = the update and the all-gather.
-  const cudaStream_t compute = compute_stream_.get();
-  const cudaStream_t comm = comm_stream_.get();
-  compute_stream_.wait(bucket_reduced_[0].get());
-  mark(events, kOptimizerStart, compute);
-  const std::size_t mine = static_cast<std::size_t>(rank_) * shards_.shard;
-  if (shards_.shard > 0) model_.adam(settings_.adam, mine, shards_.shard, gradient_scale(), compute);
-  if (shards_.tail > 0) model_.adam(settings_.adam, shards_.tail_begin, shards_.tail, gradient_scale(), compute);
-  shard_updated_.record(compute);
-  comm_stream_.wait(shard_updated_.get());
-  float* parameters = model_.parameters();
-  if (shards_.shard > 0)
-    MGPU_NCCL_CHECK(ncclAllGather(parameters + mine, parameters, shards_.shard, ncclFloat, nccl_->get(), comm));
-  parameters_gathered_.record(comm);
-  compute_stream_.wait(parameters_gathered_.get());
-}
-
-void CudaTrainer::enqueue_bookkeeping_and_batch() {
-  // The step's values (index, first sample, Adam corrections) are advanced in device memory, so a replay of the same
-  // captured work trains step s + 1 after step s. Rank r's slice of global batch s starts at s*B + r*B/N: the same
-  // samples whatever the number of ranks.
-  model_.advance_step(settings_.global_batch, static_cast<std::uint64_t>(rank_) * local_batch_, settings_.adam,
-                      settings_.accumulate_steps);
-  model_.generate_batch();
-}
-
-void CudaTrainer::reduce_bucket(int bucket, const StepEvents* events) {
-  const cudaStream_t comm = comm_stream_.get();
-  const GradientBucket& range = plan_.buckets[bucket];
-  // The communication stream starts a bucket only once the compute stream has written it (a GPU-side wait, no host
-  // involvement). allreduce_start is recorded after the first such wait, so the allreduce phase runs from the first
-  // reduction's launch to the last one's completion, including any time NCCL waits for a slower rank and, with
-  // overlap, the gaps in which the next bucket is still being computed.
-  gradients_ready_.record(compute_stream_.get());
-  comm_stream_.wait(gradients_ready_.get());
-  if (bucket == 0) mark(events, kAllreduceStart, comm);
-  // In-place average: each rank's gradient is the mean over its local batch, so their average is the gradient of the
-  // mean over the global batch, as on one GPU. Buckets are contiguous ranges of the one flat gradient buffer.
-  const std::size_t count = range.end - range.begin;
-  if (settings_.grad_dtype == GradDtype::bf16) {
-    // --grad-dtype bf16: the bucket is rounded to bf16 on the communication stream (part of the allreduce phase),
-    // averaged by NCCL in bf16 (half the bytes on the wire), and Adam widens it back to fp32 as it reads it.
-    model_.cast_gradients_to_bf16(range.begin, count, comm);
-    __nv_bfloat16* first = model_.reduced_gradients_bf16() + range.begin;
-    MGPU_NCCL_CHECK(ncclAllReduce(first, first, count, ncclBfloat16, ncclAvg, nccl_->get(), comm));
-  } else {
-    float* first = model_.gradients() + range.begin;
-    MGPU_NCCL_CHECK(ncclAllReduce(first, first, count, ncclFloat, ncclAvg, nccl_->get(), comm));
-  }
-  if (bucket + 1 == static_cast<int>(plan_.buckets.size())) mark(events, kAllreduceEnd, comm);
-  bucket_reduced_[bucket].record(comm);
-}
-
-void CudaTrainer::wait_sampling_clocks(const CudaEvent& last) {
-  // Poll instead of blocking in cudaEventSynchronize, so the clocks can be sampled while the GPU works. The last
-  // step's end event on the compute stream completes after everything of the run: the compute stream waited for
-  // every all-reduce before its optimizer. At least one reading is taken, while the GPU still works on the run or
-  // right after (clocks fall only after idle time); a reading taken before the run was enqueued could catch an idle
-  // clock and flag a run as throttled that was not.
-  // Bounded (watchdog.hpp): a kernel that never ends or an all-reduce whose peer is gone stops the job with the step
-  // it was in, instead of holding this rank forever. NCCL's asynchronous errors (a peer's failure seen by the
-  // network) surface here too, since nothing else would wake this loop.
-  BoundedWait wait(nccl_ ? "the run's steps on the GPU (CUDA events; NCCL all-reduce)"
-                         : "the run's steps on the GPU (CUDA events)");
-  wait.set_step_source([this] { return timeline_.first_unfinished_step(); });
-  for (;;) {
-    clock_sampler_.sample();
-    if (last.query()) break;
-    if (nccl_) nccl_->check_async_error();
-    wait.check();
-    std::this_thread::sleep_for(std::chrono::microseconds(200));
-  }
-}
 
 void CudaTrainer::wait_bounded_for(const CudaEvent& event, const std::string& waiting_for) const {
   mgpu::wait_bounded_for(event, nccl_.get(), waiting_for);

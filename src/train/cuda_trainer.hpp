@@ -129,7 +129,6 @@ class CudaTrainer final : public Trainer {
   // The mean time per step of replayed step graphs (kinds as a run's steps 0, 1, ...), the lowest of a few repeats,
   // from freshly initialised parameters.
   double time_step_replays();
-  void wait_sampling_clocks(const CudaEvent& last);
   // Polls `event` to completion under a BoundedWait (watchdog.hpp), NCCL's asynchronous errors included.
   void wait_bounded_for(const CudaEvent& event, const std::string& waiting_for) const;
   // Both streams' work so far, waited for as wait_bounded_for does.

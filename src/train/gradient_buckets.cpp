@@ -116,4 +116,18 @@ BucketPlan deferred_overlap_plan(const MlpSpec& model, std::size_t bucket_bytes,
   return plan;
 }
 
+BucketPlan bucket_plan_for(const TrainingSettings& settings, int world_size) {
+  // One rank reduces nothing, and without overlap everything goes in one call after backward: no piece splitting.
+  if (world_size == 1 || !settings.overlap) return whole_buffer_plan(settings.model);
+  MGPU_REQUIRE(settings.bucket_mb > 0, "--bucket-mb must be positive");
+  const auto bucket_bytes = static_cast<std::size_t>(std::max(4.0, settings.bucket_mb * 1e6));
+  constexpr std::size_t kSmallBucketBytes = 1000000;
+  const std::size_t small_bucket_bytes = std::min(bucket_bytes, kSmallBucketBytes);
+  // Deferred: a small last bucket, the one reduction nothing is left to hide. Layerwise: a small first bucket (the last
+  // layers, written first) gets the communication stream going early, as PyTorch DDP's 1 MB first bucket does.
+  if (settings.overlap_order == WeightGradientOrder::deferred)
+    return deferred_overlap_plan(settings.model, bucket_bytes, small_bucket_bytes);
+  return overlap_plan(settings.model, bucket_bytes, small_bucket_bytes);
+}
+
 }  // namespace mgpu

@@ -48,4 +48,9 @@ BucketPlan overlap_plan(const MlpSpec& model, std::size_t bucket_bytes, std::siz
 // so that the last bucket, the one whose reduction nothing can hide, closes at last_bucket_bytes.
 BucketPlan deferred_overlap_plan(const MlpSpec& model, std::size_t bucket_bytes, std::size_t last_bucket_bytes);
 
+// The plan a configuration's step reduces with on `world_size` ranks: one bucket of everything with one rank or
+// without overlap; otherwise buckets of at most --bucket-mb in the overlap order, the one reduced first (layerwise) or
+// last (deferred) at most 1 MB.
+BucketPlan bucket_plan_for(const TrainingSettings& settings, int world_size);
+
 }  // namespace mgpu

@@ -23,6 +23,8 @@
 #include "platform/fault_hooks.hpp"
 #include "platform/wall_clock.hpp"
 #include "train/gemm/candidate_ranking.hpp"
+#include "train/gemm/cublaslt_candidates.hpp"
+#include "train/gemm/gemm_verification.hpp"
 #include "train/gpu_clocks.hpp"
 #include "train/math_check.hpp"
 #include "train/trainer.hpp"
@@ -46,44 +48,6 @@ constexpr int kMinimumSplitDepth = 32;  // no split leaves fewer than this many 
 // kernel takes), and its tile counters. Shapes that need more are left to the configurations without it.
 constexpr std::size_t kSkinnyPartialFloats = std::size_t{4} << 20;
 constexpr std::size_t kSkinnyTileCounters = 4096;
-
-// `algo` with its K split in `splits` parts, when the algorithm supports it and cuBLASLt accepts the result for
-// this problem within the workspace; the reduction goes through the workspace in the compute type (deterministic).
-bool split_variant(cublasLtHandle_t handle, cublasLtMatmulDesc_t operation, cublasLtMatrixLayout_t a,
-                   cublasLtMatrixLayout_t b, cublasLtMatrixLayout_t c, const cublasLtMatmulAlgo_t& algo, int splits,
-                   std::size_t workspace_bytes, cublasLtMatmulAlgo_t& variant) {
-  std::int32_t supported = 0;
-  std::uint32_t schemes = 0;
-  std::size_t written = 0;
-  if (cublasLtMatmulAlgoCapGetAttribute(&algo, CUBLASLT_ALGO_CAP_SPLITK_SUPPORT, &supported, sizeof supported,
-                                        &written) != CUBLAS_STATUS_SUCCESS ||
-      supported == 0)
-    return false;
-  if (cublasLtMatmulAlgoCapGetAttribute(&algo, CUBLASLT_ALGO_CAP_REDUCTION_SCHEME_MASK, &schemes, sizeof schemes,
-                                        &written) != CUBLAS_STATUS_SUCCESS ||
-      (schemes & CUBLASLT_REDUCTION_SCHEME_COMPUTE_TYPE) == 0)
-    return false;
-  variant = algo;
-  const std::int32_t parts = splits;
-  const std::uint32_t scheme = CUBLASLT_REDUCTION_SCHEME_COMPUTE_TYPE;
-  if (cublasLtMatmulAlgoConfigSetAttribute(&variant, CUBLASLT_ALGO_CONFIG_SPLITK_NUM, &parts, sizeof parts) !=
-          CUBLAS_STATUS_SUCCESS ||
-      cublasLtMatmulAlgoConfigSetAttribute(&variant, CUBLASLT_ALGO_CONFIG_REDUCTION_SCHEME, &scheme, sizeof scheme) !=
-          CUBLAS_STATUS_SUCCESS)
-    return false;
-  cublasLtMatmulHeuristicResult_t check{};
-  return cublasLtMatmulAlgoCheck(handle, operation, a, b, c, c, &variant, &check) == CUBLAS_STATUS_SUCCESS &&
-         check.workspaceSize <= workspace_bytes;
-}
-
-// The largest power of two up to 16 that divides the address: cuBLASLt's vectorised kernels need it. (bf16 operands
-// may sit at any element, so 2 bytes.)
-int alignment_of(const void* pointer) {
-  const auto address = reinterpret_cast<std::uintptr_t>(pointer);
-  int alignment = 16;
-  while (alignment > 2 && address % alignment != 0) alignment /= 2;
-  return alignment;
-}
 
 }  // namespace
 
@@ -125,101 +89,6 @@ std::string shape_label(const std::tuple<int, int, int, int, int, int, int, int,
   return gemm_shape_label(op_a != CUBLAS_OP_N, op_b != CUBLAS_OP_N, m, n, k, lda, ldb, ldc, alignment);
 }
 
-// An unsigned configuration attribute of `algo` (of the type the attribute has: uint16_t or uint32_t).
-template <typename T>
-unsigned config_attribute(const cublasLtMatmulAlgo_t& algo, cublasLtMatmulAlgoConfigAttributes_t attribute) {
-  T value = 0;
-  std::size_t written = 0;
-  MGPU_CUBLAS_CHECK(cublasLtMatmulAlgoConfigGetAttribute(&algo, attribute, &value, sizeof value, &written));
-  return value;
-}
-
-// "cuBLASLt (algorithm 21, tile 18, stages 8, K in 4 parts)": for reports, and the name a GEMM plan gives a candidate
-// (gemm_plan.hpp), so every setting in which two of cuBLASLt's candidates may differ is in it (the rarely set ones
-// only where they are not 0).
-std::string describe_algo(const cublasLtMatmulAlgo_t& algo) {
-  std::int32_t id = 0, parts = 1;
-  std::size_t written = 0;
-  MGPU_CUBLAS_CHECK(cublasLtMatmulAlgoConfigGetAttribute(&algo, CUBLASLT_ALGO_CONFIG_ID, &id, sizeof id, &written));
-  MGPU_CUBLAS_CHECK(
-      cublasLtMatmulAlgoConfigGetAttribute(&algo, CUBLASLT_ALGO_CONFIG_SPLITK_NUM, &parts, sizeof parts, &written));
-  std::string text = "cuBLASLt (algorithm " + std::to_string(id) + ", tile " +
-                     std::to_string(config_attribute<std::uint32_t>(algo, CUBLASLT_ALGO_CONFIG_TILE_ID)) + ", stages " +
-                     std::to_string(config_attribute<std::uint32_t>(algo, CUBLASLT_ALGO_CONFIG_STAGES_ID));
-  const std::pair<const char*, unsigned> rare[] = {
-      {"swizzle", config_attribute<std::uint32_t>(algo, CUBLASLT_ALGO_CONFIG_CTA_SWIZZLING)},
-      {"option", config_attribute<std::uint32_t>(algo, CUBLASLT_ALGO_CONFIG_CUSTOM_OPTION)},
-      {"inner shape", config_attribute<std::uint16_t>(algo, CUBLASLT_ALGO_CONFIG_INNER_SHAPE_ID)},
-      {"cluster shape", config_attribute<std::uint16_t>(algo, CUBLASLT_ALGO_CONFIG_CLUSTER_SHAPE_ID)}};
-  for (const auto& [name, value] : rare) {
-    if (value != 0) text += std::string(", ") + name + " " + std::to_string(value);
-  }
-  return text + (parts > 1 ? ", K in " + std::to_string(parts) + " parts)" : ")");
-}
-
-// The rounding an fp32-accumulated product may show against float64, per element and relative to sum_l |a_il b_lj|:
-// the accumulation's, 8 sqrt(K) u (u = 2^-24; a K-term sum in any order whose rounding errors add up as a random walk
-// stays within about 3 sqrt(K) u even when every term has the same sign), plus, with TF32, the rounding of both
-// operands (2 x 2^-11). bf16 operands are exact in the reference, which reads the same bf16 values. A wrong candidate
-// (a part of K lost or counted twice, a tile written to the wrong place) is off by a sizeable part of |c| instead.
-double verification_bound(cublasComputeType_t compute, int k) {
-  const double accumulation = 8.0 * std::sqrt(static_cast<double>(k)) * std::ldexp(1.0, -24);
-  return accumulation + (compute == CUBLAS_COMPUTE_32F_FAST_TF32 ? 2.0 * std::ldexp(1.0, -11) : 0.0);
-}
-
-// Test-only fault hook (docs/reliability.md): MGPU_FAULT_GEMM_CANDIDATE=TEXT corrupts the output of every candidate
-// whose name contains TEXT ("*": all) before it is compared, so a test can see verification reject it.
-bool named_by_fault_hook(const char* variable, const std::string& name) {
-  const char* target = fault_hook(variable);
-  if (target == nullptr) return false;
-  return std::strcmp(target, "*") == 0 || name.find(target) != std::string::npos;
-}
-bool corrupted_by_fault_hook(const std::string& name) { return named_by_fault_hook("MGPU_FAULT_GEMM_CANDIDATE", name); }
-// Test-only fault hook: MGPU_FAULT_GEMM_UNWRITTEN=TEXT makes every candidate whose name contains TEXT launch nothing,
-// a kernel that leaves its output unwritten, so that a test sees verification reject it.
-bool unwritten_by_fault_hook(const std::string& name) { return named_by_fault_hook("MGPU_FAULT_GEMM_UNWRITTEN", name); }
-
-// ": 3 of 2048 elements beyond the float64 bound (worst 12.5 x the bound)": what a failed comparison found.
-std::string mismatch_text(const kernels::GemmComparison& found, int m, int n) {
-  char text[160];
-  std::snprintf(text, sizeof text, ": %llu of %lld elements beyond the float64 bound (worst %.3g x the bound)",
-                found.mismatches, static_cast<long long>(m) * n, found.worst_ratio);
-  return text;
-}
-
-bool verify_mode_is(const char* wanted) {
-  const char* mode = std::getenv("MGPU_GEMM_VERIFY");
-  return mode != nullptr && std::strcmp(mode, wanted) == 0;
-}
-// MGPU_GEMM_VERIFY=fatal: a rejected candidate stops the program (for kernel development) instead of being skipped.
-bool rejection_is_fatal() { return verify_mode_is("fatal"); }
-
-// MGPU_GEMM_VERIFY=calls (a diagnostic, slow: a float64 product and a synchronisation per call): every call made
-// outside a capture is compared, as stored (epilogue included, except dropout's), with the float64 product of its own
-// operands, and a mismatch is printed with the shape and what ran it.
-void check_call(cudaStream_t stream, const std::string& shape, const std::string& choice, bool ta, bool tb, int m,
-                int n, int k, const void* a, int lda, const void* b, int ldb, bool bf16, float* c, int ldc,
-                double bound, const kernels::SkinnyEpilogue* folded) {
-  cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
-  MGPU_CUDA_CHECK(cudaStreamIsCapturing(stream, &capture));
-  if (capture != cudaStreamCaptureStatusNone) return;
-  kernels::ReferenceEpilogue epilogue;
-  if (folded != nullptr) {
-    using Kind = kernels::SkinnyEpilogue::Kind;
-    if (folded->kind == Kind::bias_relu_dropout && folded->drop_probability > 0.0f) return;  // the mask is unknown
-    epilogue.kind = folded->kind == Kind::relu_dropout_backward ? kernels::ReferenceEpilogue::Kind::relu_backward
-                                                                : kernels::ReferenceEpilogue::Kind::bias_relu;
-    epilogue.bias = folded->bias;
-    epilogue.activation = folded->activation;
-    epilogue.keep_scale = folded->keep_scale;
-  }
-  const kernels::GemmReference reference({ta, tb, m, n, k, a, lda, b, ldb, bf16}, stream);
-  const kernels::GemmComparison found = reference.compare(c, ldc, bound, stream, epilogue);
-  if (found.mismatches == 0) return;
-  std::fprintf(stderr, "gemm call %s by %s%s%s\n", shape.c_str(), choice.c_str(),
-               folded != nullptr ? " with its epilogue" : "", mismatch_text(found, m, n).c_str());
-}
-
 }  // namespace
 
 struct TunedGemm::Plan {
@@ -249,7 +118,7 @@ TunedGemm::TunedGemm(cudaStream_t stream, cublasComputeType_t compute, cudaDataT
       workspace_(workspace),
       workspace_bytes_(workspace_bytes),
       selection_(selection),
-      check_every_call_(verify_mode_is("calls")),
+      check_every_call_(every_call_is_checked()),
       corrupt_outputs_(selection == GemmSelection::tuned && gemm_corruption_requested()),
       skinny_workspace_(kSkinnyPartialFloats, kSkinnyTileCounters, stream) {
   MGPU_REQUIRE(operands == CUDA_R_32F || (operands == CUDA_R_16BF && compute == CUBLAS_COMPUTE_32F),
@@ -387,32 +256,8 @@ std::unique_ptr<TunedGemm::Plan> TunedGemm::describe_shape(const Key& key) const
 }
 
 std::vector<cublasLtMatmulAlgo_t> TunedGemm::heuristic_algorithms(const Plan& plan, int alignment) const {
-  cublasLtMatmulPreference_t preference = nullptr;
-  MGPU_CUBLAS_CHECK(cublasLtMatmulPreferenceCreate(&preference));
-  std::vector<cublasLtMatmulHeuristicResult_t> results(kCandidates);
-  int returned = 0;
-  try {
-    const std::uint64_t workspace = workspace_bytes_;
-    const auto bytes = static_cast<std::uint32_t>(alignment);
-    MGPU_CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(preference, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
-                                                           &workspace, sizeof workspace));
-    for (auto attribute : {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES,
-                           CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES}) {
-      MGPU_CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(preference, attribute, &bytes, sizeof bytes));
-    }
-    MGPU_CUBLAS_CHECK(cublasLtMatmulAlgoGetHeuristic(handle_, plan.operation, plan.a, plan.b, plan.c, plan.c,
-                                                     preference, kCandidates, results.data(), &returned));
-  } catch (...) {
-    MGPU_CUBLAS_WARN(cublasLtMatmulPreferenceDestroy(preference));
-    throw;
-  }
-  MGPU_CUBLAS_CHECK(cublasLtMatmulPreferenceDestroy(preference));
-  std::vector<cublasLtMatmulAlgo_t> algorithms;  // in the heuristic's order
-  for (int i = 0; i < returned; ++i) {
-    if (results[i].state == CUBLAS_STATUS_SUCCESS && results[i].workspaceSize <= workspace_bytes_)
-      algorithms.push_back(results[i].algo);
-  }
-  return algorithms;
+  return heuristic_candidates(handle_, plan.operation, plan.a, plan.b, plan.c, alignment, workspace_bytes_,
+                              kCandidates);
 }
 
 std::vector<TunedGemm::Candidate> TunedGemm::candidates_for(const Plan& plan, const Operands& product,
