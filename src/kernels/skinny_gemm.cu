@@ -33,7 +33,7 @@ namespace {
 // idle (Nsight Compute, 1024 x 32 x 4800: SMs active 57% of the kernel's time). Without a cluster (last_block) every
 // block is placed on its own; the partial tiles then go through a small workspace in L2 and the last part of a tile
 // to finish adds them. Wide blocks (16 warps per SM, stages of 128 K values) hide more latency still.
-// docs/performance-history.md keeps the probe's figures for each variant.
+// bench/results/performance-history.md keeps the probe's figures for each variant.
 constexpr int kTileRows = 64;  // rows of C (and of op(A)) per block
 constexpr int kStages = 3;     // 2 stages in flight while one is used: measured on H200 as fast as 4 to 8 stages of 32
 constexpr int kRowsPerThread = 8;
@@ -43,13 +43,13 @@ constexpr int kMaxClusterSplits = 8;  // the portable cluster size
 constexpr int kMaxSplits = 16;        // last_block: more parts than this measured no faster
 // Wide blocks only for products at least this deep. A wide block takes a whole SM's registers, so the next kernel of
 // the step cannot start its blocks beside it (dependent launch): timed alone, a wide block won on large's 1024-row
-// products of depth 1024 too, but in the step it made them slower (large batch 32 on H200: 0.1293-0.1408 ms offered
-// at every depth, 0.1240-0.1241 ms with this threshold).
+// products of depth 1024 too, but in the step it made them slower (large batch 32 on H200: 4 to 13% slower offered
+// at every depth than with this threshold).
 constexpr int kWideMinDepth = 2048;
 // Narrow blocks are offered with cluster sums only (the launcher also takes them with last-block sums). Timed alone,
 // a narrow last-block sum came within 2% of the cluster's at large's 1024 x 32 x 1024 forward product, and chosen
-// there it made the step slower (large batch 32 on H200: 0.1319-0.1321 ms against 0.1239-0.1243 ms with the cluster
-// sum). Wide blocks, which cannot form clusters, are summed by the last block.
+// there it made the step 6% slower (large batch 32 on H200). Wide blocks, which cannot form clusters, are summed by
+// the last block.
 constexpr int kMaxColumns = 64;
 
 // Threads per block and K values per pipeline stage: the narrow block, or the wide one (twice both: more warps per

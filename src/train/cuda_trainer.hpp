@@ -143,7 +143,7 @@ class CudaTrainer final : public Trainer {
   // Highest priority: in eager steps a reduction launched during backward gets SMs as soon as a GEMM's blocks retire,
   // instead of queueing behind the rest of backward. A graph replay runs every node at the priority of the stream it
   // is launched into (node priorities apply only with cudaGraphInstantiateFlagUseNodePriority, which measured no
-  // different on 2 x H200: docs/performance-history.md).
+  // different on 2 x H200).
   CudaStream comm_stream_ = CudaStream::highest_priority();
   std::unique_ptr<NcclCommunicator> nccl_;  // only with more than one rank
   CudaMlp model_;

@@ -75,7 +75,7 @@ def check_page_paths(root: pathlib.Path):
 README_LINES = 160  # the front door: its first screen holds the measured answer
 PAGE_LINES = 250  # a reference page read once, whole
 TOTAL_WORDS = 25000  # README.md and docs/ together
-# A run's trace in prose: a commit hash after "git", or a date. Paths into the results archive may name dated folders.
+# A run's trace: a commit hash after "git", or a date (the archive's folders that pages cite are named without one).
 RUN_TRACE = re.compile(r"\bgit [0-9a-f]{7,}\b|\b20\d\d-[01]\d-[0-3]\d\b")
 LINK = re.compile(r"\]\(([^)#\s]*)(?:#([^)\s]+))?\)")
 
@@ -110,7 +110,7 @@ def check_pages(root: pathlib.Path):
                 problems.append(f"{page.relative_to(root)}: links to {target}, which is not in the repository")
             elif section and path.suffix == ".md" and section not in anchors(path):
                 problems.append(f"{page.relative_to(root)}: links to {target}#{section}, a section {path.name} lacks")
-        for trace in RUN_TRACE.findall(re.sub(r"bench/results/[\w./-]*", "", LINK.sub("", text))):
+        for trace in RUN_TRACE.findall(LINK.sub("", text)):
             problems.append(f"{page.relative_to(root)}: names '{trace}' (a run's date or revision belongs in "
                             "bench/results/README.md)")
     if words > TOTAL_WORDS:

@@ -311,9 +311,8 @@ double TunedGemm::time_on_gpu(const Plan& plan, const Candidate& candidate, cons
   const auto run = [&] { return !launches || run_candidate(plan, candidate.choice, product); };
   // The GPU's time, not the host's: a small product takes less time on the GPU than its call on the host, so the
   // calls are queued behind fixed work long enough that the host has enqueued them all before the first starts; where
-  // it had not (the start event had completed by then), the fixed work doubles and the timing is repeated. Measured
-  // on H200 before this: one small shape's fastest candidate took 6.8 to 10.2 us a call in three processes with
-  // settled clocks, the host's pace.
+  // it had not (the start event had completed by then), the fixed work doubles and the timing is repeated. Timed at
+  // the host's pace, one small shape's fastest candidate differed by 50% between processes on one H200.
   if (!run()) return std::numeric_limits<double>::infinity();  // untimed: kernel load
   for (int doubled = 0;; ++doubled) {
     probe_kernels::fixed_work(sms_, queue_filler_iterations_, nullptr, stream_);
@@ -331,8 +330,7 @@ double TunedGemm::time_on_gpu(const Plan& plan, const Candidate& candidate, cons
 
 void TunedGemm::tune(Plan& plan, const Operands& product, const std::vector<cublasLtMatmulAlgo_t>& heuristic) {
   const std::vector<Candidate> candidates = candidates_for(plan, product, heuristic);
-  // Measured on H100 before this: the same shape's fastest candidate took 9.3 to 12.0 us in four processes, each
-  // tuning from an idle GPU, and 8 processes chose 8 plans.
+  // Clocks settled first: tuning from an idle GPU, 8 processes on one H100 chose 8 plans.
   const ClockSettling clocks = settle_gpu_clocks(stream_);
   // Every candidate's product is compared with the float64 one of the same operands before it may be chosen
   // (CUTLASS's profiler and XLA's autotuner verify theirs likewise): a wrong candidate must not win on speed.
