@@ -8,6 +8,7 @@
 #include "comm/mpi_context.hpp"
 #include "results/results_schema.hpp"
 #include "study/backend.hpp"
+#include "study/rank_facts.hpp"
 
 namespace mgpu {
 

@@ -1,5 +1,5 @@
 // Purpose: which back-end this job trains on (CUDA + NCCL or the CPU fallback) and on which GPU, agreed by every
-// rank; the trainer for it; and the hardware and library facts of each rank that the results record.
+// rank; whether a configuration fits; the trainer for it; the reset between configurations.
 #pragma once
 
 #include <memory>
@@ -8,7 +8,6 @@
 
 #include "cli/options.hpp"
 #include "comm/mpi_context.hpp"
-#include "comm/run_conditions.hpp"
 #include "train/trainer.hpp"
 
 namespace mgpu {
@@ -36,53 +35,10 @@ void check_memory_fits(const BackendChoice& choice, const TrainingSettings& sett
 std::unique_ptr<Trainer> make_trainer(const BackendChoice& choice, const TrainingSettings& settings,
                                       const MpiContext& mpi);
 
-struct RankHardware {
-  std::string gpu_name = "n/a";
-  std::string gpu_uuid = "n/a";
-  std::string pci_bus_id = "n/a";
-  std::string peer_topology = "n/a";
-  double max_sm_clock_mhz = 0;  // 0: unknown
-  double max_memory_clock_mhz = 0;
-};
-// Collective: every rank learns the others' hosts and bus ids to describe its links to them.
-RankHardware describe_rank_hardware(const BackendChoice& choice, const MpiContext& mpi);
 // Between the configurations of a sweep, once this rank's trainer is gone: ends the CUDA context of its GPU
 // (cudaDeviceReset), so the next configuration allocates on a fresh context as the first one does, and forgets the
 // process's GEMM tunings, so that it tunes its own (each trial is its own set-up and tuning). Without the reset every
 // configuration after the first ran 4-8% slower (docs/measurement.md, "Configuration order"). No-op on the CPU
 // fallback.
 void reset_device_between_configurations(const BackendChoice& choice);
-// Collective: every rank learns every rank's description, in rank order.
-std::vector<RankHardware> gather_rank_hardware(const MpiContext& mpi, const RankHardware& mine);
-
-struct LibraryVersions {
-  std::string cuda_runtime = "n/a", cuda_driver = "n/a", cublas = "n/a", nccl = "n/a", mpi;
-};
-LibraryVersions library_versions(Backend backend);
-
-// Fills what a training configuration (results_schema::ConfigurationMetadata) and a standalone measurement
-// (results_schema::MeasurementConditions) both record under the same attribute names: the rank count, library
-// versions, NCCL_ALGO / NCCL_PROTO as recorded, and the host, GPU and peer topology of each of the first `ranks` ranks
-// (`hosts` and `hardware` in rank order, at least `ranks` long).
-template <typename Recorded>
-void record_ranks_and_libraries(Recorded& recorded, const LibraryVersions& versions,
-                                const std::vector<std::string>& hosts, const std::vector<RankHardware>& hardware,
-                                int ranks) {
-  recorded.ranks = ranks;
-  recorded.nccl_algo = nccl_variable_or_default("NCCL_ALGO");
-  recorded.nccl_proto = nccl_variable_or_default("NCCL_PROTO");
-  recorded.cuda_runtime_version = versions.cuda_runtime;
-  recorded.cuda_driver_version = versions.cuda_driver;
-  recorded.cublas_version = versions.cublas;
-  recorded.nccl_version = versions.nccl;
-  recorded.mpi_library_version = versions.mpi;
-  recorded.hosts.assign(hosts.begin(), hosts.begin() + ranks);
-  for (int r = 0; r < ranks; ++r) {
-    recorded.gpu_names.push_back(hardware[r].gpu_name);
-    recorded.gpu_uuids.push_back(hardware[r].gpu_uuid);
-    recorded.gpu_pci_bus_ids.push_back(hardware[r].pci_bus_id);
-    recorded.peer_topology.push_back(hardware[r].peer_topology);
-  }
-}
-
 }  // namespace mgpu

@@ -29,6 +29,7 @@
 #include "study/console_report.hpp"
 #include "study/gemm_plan_attachment.hpp"
 #include "study/math_check_agreement.hpp"
+#include "study/rank_facts.hpp"
 #include "study/resumed_file.hpp"
 #include "study/run_stopping.hpp"
 #include "study/run_summary.hpp"

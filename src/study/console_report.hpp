@@ -7,6 +7,7 @@
 
 #include "results/results_reader.hpp"
 #include "study/backend.hpp"
+#include "study/rank_facts.hpp"
 #include "study/run_summary.hpp"
 #include "study/sweep_plan.hpp"
 

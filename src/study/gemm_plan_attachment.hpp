@@ -7,6 +7,7 @@
 
 #include "comm/mpi_context.hpp"
 #include "study/backend.hpp"
+#include "study/rank_facts.hpp"
 #include "study/sweep_plan.hpp"
 
 namespace mgpu {
