@@ -8,7 +8,7 @@
 # Usage: GPUS=2 BIN_DIR=build OUT=/tmp/multi bash tests/gpu/multi_gpu_check.sh
 # Knobs: GPUS (2 or 4; default: the GPUs nvidia-smi lists), BUDGET_S (default 560, for a 600-second command; a part
 # that no longer fits says "not run: time"), SKIP (parts left out: tests user timing perf predict faults; with 4 GPUs
-# tests grid allreduce faults), RUNS (--runs of the user's command and the 4-GPU grid; default mgpu_bench's),
+# tests grid allreduce faults), RUNS (--runs of the default command and the 4-GPU grid; default mgpu_bench's),
 # TIMING_RUNS (10), PERF_RUNS (5), PEER_RUNS (3), PREDICT_RUNS (10), FAULT_CASES (fault_injection_test.sh's names),
 # DEVICE=cpu (a dry run on the CPU fallback with tiny run counts, the default without enough GPUs: it exercises what a
 # CPU can run; GPU-only parts say "not run: no GPU"). Exit status 1 when a check failed.
@@ -127,7 +127,7 @@ part_user() {
     ((rc == 0)) && [[ -n $text ]]; verdict r1 $? "$(ended)${text:-, no verdict}"
     verdict r2 "$report_rc" "exit $report_rc"
   fi
-  row "user's command" "$what" "$f1" "exit 0, a verdict" "${r1:-$why}"
+  row "default command" "$what" "$f1" "exit 0, a verdict" "${r1:-$why}"
   row "its report" "mgpu_analyze report FILE" "${report_rc:+exit $report_rc}" "exit 0" "${r2:-$why}"
 }
 

@@ -5,7 +5,7 @@
 # speedups ((max - min) / mean). Pass: every pair overlaps and every job's verdict is the same (the sentence without
 # the note on what more trials would do, an extrapolation from each job's own interval); exits 1 otherwise.
 # Usage: BIN_DIR=dir-with-mgpu_bench OUT=dir RANKS=2 bash tests/gpu/reproducibility_check.sh [MGPU_BENCH_ARGS...]
-#   (default arguments: the user's command, --model large --batch 32)
+#   (default arguments: the default command, --model large --batch 32)
 # Knobs: JOBS (default 6), RANKS (default 2), MPIRUN_ARGS (common.sh; e.g. --oversubscribe for a CPU rehearsal).
 set -uo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"

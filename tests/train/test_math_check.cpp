@@ -85,7 +85,7 @@ TEST(MathCheck, ToleranceFollowsTheGemmsAndTheAllReducesPrecision) {
   EXPECT_DOUBLE_EQ(math_check_tolerance(settings), kBf16GradientTolerance);
 }
 
-// The user's command: the 1- and 2-GPU configurations of one global batch, five trials each, one reference.
+// The default command: the 1- and 2-GPU configurations of one global batch, five trials each, one reference.
 TEST(ReferenceRuns, ConfigurationsOfOneGlobalBatchShareOneReference) {
   ReferenceRuns references;
   for (int trial = 0; trial < 5; ++trial) {
