@@ -40,7 +40,8 @@ struct State {
   std::atomic<int> waits{0};
   std::atomic<int> rank{0};
   std::atomic<bool> was_stopped{false};
-  std::mutex names;  // guards the two strings
+  std::atomic<double> last_poll_s{0};  // the watching thread's last look; 0 before it first looks
+  std::mutex names;                    // guards the two strings
   std::string phase;
   std::string rank_name;
 };
@@ -85,6 +86,7 @@ void watch() {
     if (now - last_poll_s > kStoppedGapSeconds) s.progress_s.store(now);
     if (now - last_poll_s > kStoppedSeconds) s.was_stopped.store(true);
     last_poll_s = now;
+    s.last_poll_s.store(now);
     if (s.down.load() || !s.active.load() || s.waits.load() > 0) {
       signal_seen_s = 0;
       continue;
@@ -159,7 +161,13 @@ void begin(const std::string& phase) {
 
 void finished() { state().active.store(false); }
 
-bool was_stopped() { return state().was_stopped.load(); }
+bool was_stopped() {
+  // Also a stop the thread has not looked at yet: after SIGCONT the main thread may reach its decision before the
+  // thread's next look, and then the thread's last look lies as far back as the stop began.
+  const State& s = state();
+  const double last_poll_s = s.last_poll_s.load();
+  return s.was_stopped.load() || (last_poll_s > 0 && now_seconds() - last_poll_s > kStoppedSeconds);
+}
 
 void stand_down() { state().down.store(true); }
 

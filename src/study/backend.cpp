@@ -16,7 +16,6 @@
 #include "platform/cuda_check.hpp"
 #include "platform/gpu_devices.hpp"
 #include "train/cuda_trainer.hpp"
-#include "train/gemm/tuned_gemm.hpp"
 #endif
 
 namespace mgpu {
@@ -120,21 +119,24 @@ void check_memory_fits(const BackendChoice& choice, const TrainingSettings& sett
 }
 
 std::unique_ptr<Trainer> make_trainer(const BackendChoice& choice, const TrainingSettings& settings,
-                                      const MpiContext& mpi) {
+                                      const MpiContext& mpi, GemmTunings& gemm_tunings) {
 #if MGPU_HAVE_CUDA
-  if (choice.backend == Backend::cuda) return std::make_unique<CudaTrainer>(settings, mpi.comm, choice.device_ordinal);
+  if (choice.backend == Backend::cuda)
+    return std::make_unique<CudaTrainer>(settings, mpi.comm, choice.device_ordinal, &gemm_tunings);
+#else
+  (void)gemm_tunings;
 #endif
   MGPU_REQUIRE(choice.backend == Backend::cpu, "this build has no CUDA support");
   return std::make_unique<CpuTrainer>(settings, mpi.comm);
 }
 
-void reset_device_between_configurations(const BackendChoice& choice) {
+void reset_device_between_configurations(const BackendChoice& choice, GemmTunings& gemm_tunings) {
+  gemm_tunings.clear();
   if (choice.backend != Backend::cuda) return;
 #if MGPU_HAVE_CUDA
   MGPU_CUDA_CHECK(cudaSetDevice(choice.device_ordinal));
   MGPU_CUDA_CHECK(cudaDeviceSynchronize());
   MGPU_CUDA_CHECK(cudaDeviceReset());
-  forget_gemm_tunings();
 #endif
 }
 

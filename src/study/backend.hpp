@@ -8,6 +8,7 @@
 
 #include "cli/options.hpp"
 #include "comm/mpi_context.hpp"
+#include "train/gemm/gemm_tunings.hpp"
 #include "train/trainer.hpp"
 
 namespace mgpu {
@@ -31,14 +32,14 @@ BackendChoice choose_backend(DeviceChoice requested, const MpiContext& mpi);
 // the global batch (a sweep checks every configuration up front over the whole job).
 void check_memory_fits(const BackendChoice& choice, const TrainingSettings& settings, int ranks, const MpiContext& mpi);
 
-// Collective (the CUDA path creates the NCCL communicator).
+// Collective (the CUDA path creates the NCCL communicator). The trainer's GEMMs tune into the job's `gemm_tunings`.
 std::unique_ptr<Trainer> make_trainer(const BackendChoice& choice, const TrainingSettings& settings,
-                                      const MpiContext& mpi);
+                                      const MpiContext& mpi, GemmTunings& gemm_tunings);
 
 // Between the configurations of a sweep, once this rank's trainer is gone: ends the CUDA context of its GPU
-// (cudaDeviceReset), so the next configuration allocates on a fresh context as the first one does, and forgets the
-// process's GEMM tunings, so that it tunes its own (each trial is its own set-up and tuning). Without the reset every
+// (cudaDeviceReset), so the next configuration allocates on a fresh context as the first one does, and clears the
+// job's GEMM tunings, so that it tunes its own (each trial is its own set-up and tuning). Without the reset every
 // configuration after the first ran 4-8% slower (docs/measurement.md, "Configuration order"). No-op on the CPU
 // fallback.
-void reset_device_between_configurations(const BackendChoice& choice);
+void reset_device_between_configurations(const BackendChoice& choice, GemmTunings& gemm_tunings);
 }  // namespace mgpu

@@ -251,12 +251,13 @@ void finish_configuration(const std::string& name, const MpiContext& sub, const 
   progress->finish_configuration();
 }
 
-// Where the job keeps its results, reports its progress and keeps the math check's last reference.
+// Where the job keeps its results, reports its progress, keeps the math check's last reference and its GEMM tunings.
 struct SweepRun {
   SweepState state;
   StopRecorder* stop_recorder;
   SweepProgress* progress;
   ReferenceRuns references;
+  GemmTunings gemm_tunings;  // cleared between configurations: each tunes its own
 };
 
 // One configuration on the ranks of `sub` (the first configuration.gpus ranks of the job); collective over them:
@@ -271,7 +272,7 @@ std::vector<RunSummary> run_configuration(const Configuration& configuration, co
   watchdog::set_configuration(name);
   // A trainer per configuration, on this configuration's communicator: NCCL's is created over exactly these ranks.
   const auto setup_start = std::chrono::steady_clock::now();
-  const std::unique_ptr<Trainer> trainer = make_trainer(job.choice, settings, sub);
+  const std::unique_ptr<Trainer> trainer = make_trainer(job.choice, settings, sub, sweep.gemm_tunings);
   const double setup_seconds = seconds_since(setup_start);
   const MathCheckRecord math = check_configuration_math(*trainer, settings, sub, name, sweep.references);
   BannerFacts facts;
@@ -383,7 +384,7 @@ SweepTableRow run_plan_entry(const std::vector<Configuration>& plan, std::size_t
     }
   }
   // The trainer is gone (run_configuration returned): the next configuration starts on a fresh CUDA context.
-  if (i + 1 < plan.size()) reset_device_between_configurations(job.choice);
+  if (i + 1 < plan.size()) reset_device_between_configurations(job.choice, sweep.gemm_tunings);
   // Bounded for the configuration's own ranks, which finish it together; the others waited for it unbounded.
   barrier(mpi, "the other ranks to finish configuration '" + row.name + "'", member);
   agree_or_throw(mpi, error, "after configuration '" + row.name + "'");
@@ -423,7 +424,7 @@ void run_benchmark(const BenchOptions& given, const MpiContext& mpi) {
     std::printf("# sweep: %s%zu configurations, %lld runs, results %s\n", options.adaptive_trials ? "at most " : "",
                 plan.size(), total_runs, job.output_path.c_str());
   }
-  SweepRun sweep{std::move(state), &stop_recorder, &progress, {}};
+  SweepRun sweep{std::move(state), &stop_recorder, &progress, {}, {}};
   AdaptiveTrials trials(options, plan);
   std::vector<SweepTableRow> table;
   for (std::size_t i = 0; i < plan.size(); ++i) {

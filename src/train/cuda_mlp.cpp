@@ -57,7 +57,7 @@ std::size_t bias_gradient_workspace_counters(const std::vector<DenseLayer>& laye
 }  // namespace
 
 CudaMlp::CudaMlp(const MlpSpec& model, int batch, cudaStream_t stream, Precision precision, GradDtype reduce_dtype,
-                 GemmSelection gemm_selection)
+                 GemmSelection gemm_selection, GemmTunings* gemm_tunings)
     : model_(model),
       layers_(model.layers()),
       whole_plan_(whole_buffer_plan(model)),
@@ -65,7 +65,7 @@ CudaMlp::CudaMlp(const MlpSpec& model, int batch, cudaStream_t stream, Precision
       stream_(stream),
       gemm_workspace_(kGemmWorkspaceBytes),
       gemm_(stream, compute_type_for(precision), operand_type_for(precision), gemm_workspace_.data(),
-            gemm_workspace_.bytes(), gemm_selection),
+            gemm_workspace_.bytes(), gemm_selection, gemm_tunings),
       step_params_(1),
       bias_gradient_workspace_(bias_gradient_workspace_floats(layers_, batch),
                                bias_gradient_workspace_counters(layers_, batch), stream),

@@ -34,9 +34,10 @@ class CudaMlp {
   // kernels producing them write in the same pass; products, gradients and Adam stay fp32).
   // reduce_dtype bf16 (--grad-dtype bf16): a bf16 gradient buffer for the all-reduce, which adam() then reads.
   // gemm_selection: how the GEMMs' algorithms are chosen (tuned_gemm.hpp; library_default for the math check's
-  // reference step).
+  // reference step); gemm_tunings: the job's tunings, shared with its other models (none: the process's).
   CudaMlp(const MlpSpec& model, int batch, cudaStream_t stream, Precision precision = Precision::fp32,
-          GradDtype reduce_dtype = GradDtype::fp32, GemmSelection gemm_selection = GemmSelection::tuned);
+          GradDtype reduce_dtype = GradDtype::fp32, GemmSelection gemm_selection = GemmSelection::tuned,
+          GemmTunings* gemm_tunings = nullptr);
   CudaMlp(const CudaMlp&) = delete;
   CudaMlp& operator=(const CudaMlp&) = delete;
 

@@ -58,7 +58,7 @@ std::unique_ptr<NcclCommunicator> make_communicator(MPI_Comm comm, int world_siz
 
 }  // namespace
 
-CudaTrainer::CudaTrainer(const TrainingSettings& settings, MPI_Comm comm, int device_ordinal)
+CudaTrainer::CudaTrainer(const TrainingSettings& settings, MPI_Comm comm, int device_ordinal, GemmTunings* gemm_tunings)
     : settings_(settings),
       rank_(comm_rank(comm)),
       world_size_(comm_size(comm)),
@@ -67,7 +67,7 @@ CudaTrainer::CudaTrainer(const TrainingSettings& settings, MPI_Comm comm, int de
       nccl_(make_communicator(comm, world_size_, device_ordinal_)),
       // One rank reduces nothing: --grad-dtype does not apply.
       model_(settings.model, local_batch_, compute_stream_.get(), settings.precision,
-             world_size_ > 1 ? settings.grad_dtype : GradDtype::fp32),
+             world_size_ > 1 ? settings.grad_dtype : GradDtype::fp32, GemmSelection::tuned, gemm_tunings),
       plan_(bucket_plan_for(settings, world_size_)),
       comm_(comm),
       output_head_(settings.fused_optimizer && model_.output_head_fusable() && kernels::output_head_enabled()),

@@ -28,7 +28,8 @@ class CudaTrainer final : public Trainer {
   // Collective over `comm` (NCCL set-up, and with settings.graph one eager step and its capture) when it has more
   // than one rank. Rank r of N trains on the contiguous slice [r*B/N, (r+1)*B/N) of every global batch B on GPU
   // `device_ordinal`; B must be divisible by N.
-  CudaTrainer(const TrainingSettings& settings, MPI_Comm comm, int device_ordinal);
+  // gemm_tunings: the job's (gemm_tunings.hpp), cleared by the job between configurations; none: the process's.
+  CudaTrainer(const TrainingSettings& settings, MPI_Comm comm, int device_ordinal, GemmTunings* gemm_tunings = nullptr);
   ~CudaTrainer() override;
   CudaTrainer(const CudaTrainer&) = delete;
   CudaTrainer& operator=(const CudaTrainer&) = delete;

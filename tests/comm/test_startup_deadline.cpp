@@ -4,6 +4,8 @@
 // environment before MPI. The job-level cases (a rank stopped at fork, in MPI_Init, in set-up, in its first run) run
 // in startup_faults_test.sh.
 #include <gtest/gtest.h>
+#include <sys/types.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <csignal>
@@ -83,6 +85,27 @@ TEST(StartupDeadlineDeathTest, AnUnansweredSignalEndsTheProcessAfterItsGrace) {
   EXPECT_EXIT(blocked(), ::testing::ExitedWithCode(128 + SIGTERM),
               "^within the grace\nmgpu_bench: stopped by SIGTERM: rank 0@node was in MPI shutdown \\(MPI_Finalize\\), "
               "which does not poll for signals");
+}
+
+// A process stopped (SIGSTOP) and continued knows it was stopped once it runs again: a stopped rank that its launcher
+// continues, to kill it, must not report itself as the stalled one. (was_stopped also reads the time since the
+// watching thread's last look, so it holds before that thread runs again; which thread runs first is the scheduler's
+// choice, so this test pins the answer, not that order.)
+TEST(StartupDeadlineDeathTest, AStopIsKnownTheMomentTheProcessRunsAgain) {
+  const auto stopped = [] {
+    startup_deadline::arm(0);
+    sleep_seconds(0.2);  // the thread has looked at least once
+    if (startup_deadline::was_stopped()) std::exit(2);
+    const pid_t self = getpid();
+    if (fork() == 0) {  // continues this process 3.5 s after it stopped itself
+      sleep_seconds(3.5);
+      kill(self, SIGCONT);
+      _exit(0);
+    }
+    raise(SIGSTOP);
+    std::exit(startup_deadline::was_stopped() ? 0 : 1);
+  };
+  EXPECT_EXIT(stopped(), ::testing::ExitedWithCode(0), "");
 }
 
 TEST(StartupDeadline, TheRankBeforeMpiComesFromTheLauncher) {

@@ -110,9 +110,12 @@ struct Product {
 };
 
 struct Fp32Gemm {
+  explicit Fp32Gemm(GemmTunings* tunings = nullptr)
+      : gemm(stream.get(), CUBLAS_COMPUTE_32F, CUDA_R_32F, workspace.data(), workspace.size(), GemmSelection::tuned,
+             tunings) {}
   CudaStream stream;
   DeviceBuffer<char> workspace{std::size_t{32} << 20};
-  TunedGemm gemm{stream.get(), CUBLAS_COMPUTE_32F, CUDA_R_32F, workspace.data(), workspace.size()};
+  TunedGemm gemm;
 };
 
 // Tunes the product's shape, the only one `g` has seen, with every skinny candidate made wrong by a fault hook, and
@@ -239,6 +242,40 @@ TEST_F(TunedGemmTest, APlanIsFollowedAndOneThatDoesNotFitIsRefused) {
     const std::string message = refusal(product, refused.gemm);
     EXPECT_NE(message.find(expected), std::string::npos) << "refused with: '" << message << "'";
     forget_gemm_tunings();
+  }
+}
+
+// A job's tunings are shared by the TunedGemms given them, and only by those: a choice selected in one is what the
+// next of the same tunings runs, another job's (or the process's) tunes afresh, and cleared tunings tune afresh.
+TEST_F(TunedGemmTest, TheJobsTuningsAreSharedByItsGemmsAndClearedBetweenConfigurations) {
+  CudaStream setup;
+  Product product(512, 20, 1536, setup.get());
+  setup.synchronize();
+  GemmTunings job;
+  int options = 0;
+  {
+    Fp32Gemm first(&job);
+    product.multiply(first.gemm);
+    options = static_cast<int>(first.gemm.shape_options().at(0).options.size());
+    if (options < 2) GTEST_SKIP() << "the shape has one option here: nothing to select";
+    first.gemm.select(0, options - 1);
+  }
+  {
+    Fp32Gemm second(&job);
+    product.multiply(second.gemm);
+    EXPECT_EQ(second.gemm.shape_options().at(0).selected, options - 1);
+  }
+  GemmTunings another_job;
+  {
+    Fp32Gemm other(&another_job);
+    product.multiply(other.gemm);
+    EXPECT_EQ(other.gemm.shape_options().at(0).selected, 0);
+  }
+  job.clear();
+  {
+    Fp32Gemm afresh(&job);
+    product.multiply(afresh.gemm);
+    EXPECT_EQ(afresh.gemm.shape_options().at(0).selected, 0);
   }
 }
 

@@ -25,6 +25,7 @@
 #include "train/gemm/candidate_ranking.hpp"
 #include "train/gemm/cublaslt_candidates.hpp"
 #include "train/gemm/gemm_verification.hpp"
+#include "train/gemm/tuning_store.hpp"
 #include "train/gpu_clocks.hpp"
 #include "train/math_check.hpp"
 #include "train/trainer.hpp"
@@ -51,12 +52,15 @@ constexpr std::size_t kSkinnyTileCounters = 4096;
 
 }  // namespace
 
-// What runs a shape: a cuBLASLt algorithm, or our skinny kernel in one configuration.
-struct TunedGemm::Choice {
-  cublasLtMatmulAlgo_t algo{};
-  bool skinny = false;
-  kernels::SkinnyGemmConfig skinny_config{};
-};
+namespace {
+
+// The tunings of TunedGemms given none: the process's (tests, the probe).
+GemmTunings& process_gemm_tunings() {
+  static GemmTunings tunings;
+  return tunings;
+}
+
+}  // namespace
 
 struct TunedGemm::Candidate {
   Choice choice;
@@ -65,23 +69,6 @@ struct TunedGemm::Candidate {
 };
 
 namespace {
-
-// A shape's options (TunedGemm::shape_options), the choice made alone first, and the one that runs it.
-struct Tuning {
-  std::vector<TunedGemm::Choice> choices;
-  std::vector<double> alone_us;
-  std::vector<std::string> names;
-  int selected = 0;
-  int checked = 0;                    // candidates that ran and were compared with the float64 reference
-  std::vector<std::string> rejected;  // those beyond its bound, with what was found
-  double verification_seconds = 0.0;  // wall time of the float64 reference and of every comparison with it
-};
-
-using ChoiceKey = std::tuple<int, int, int, std::tuple<int, int, int, int, int, int, int, int, int>>;
-
-// Process-wide tunings: (device, compute type, operand type, shape key) -> its options and choice.
-std::mutex tunings_mutex;
-std::map<ChoiceKey, Tuning> tunings;
 
 // A shape's name in reports and plans (gemm_plan.hpp), from its key (TunedGemm::Key): the key's every part.
 std::string shape_label(const std::tuple<int, int, int, int, int, int, int, int, int>& key) {
@@ -95,7 +82,7 @@ struct TunedGemm::Plan {
   cublasLtMatmulDesc_t operation = nullptr;
   cublasLtMatrixLayout_t a = nullptr, b = nullptr, c = nullptr;
   ChoiceKey choice_key;
-  Tuning tuning;
+  ShapeTuning tuning;
   const Choice& choice() const { return tuning.choices.at(tuning.selected); }
   ~Plan() {
     if (c != nullptr) MGPU_CUBLAS_WARN(cublasLtMatrixLayoutDestroy(c));
@@ -111,8 +98,9 @@ TunedGemm::Key TunedGemm::Operands::key() const {
 }
 
 TunedGemm::TunedGemm(cudaStream_t stream, cublasComputeType_t compute, cudaDataType_t operands, void* workspace,
-                     std::size_t workspace_bytes, GemmSelection selection)
-    : stream_(stream),
+                     std::size_t workspace_bytes, GemmSelection selection, GemmTunings* tunings)
+    : store_(&(tunings != nullptr ? *tunings : process_gemm_tunings()).store()),
+      stream_(stream),
       compute_(compute),
       operands_(operands),
       workspace_(workspace),
@@ -193,8 +181,8 @@ void TunedGemm::select(std::size_t shape, int option) {
       option >= 0 && option < static_cast<int>(plan.tuning.choices.size()),
       "TunedGemm::select: option " + std::to_string(option) + " of " + std::to_string(plan.tuning.choices.size()));
   plan.tuning.selected = option;
-  std::lock_guard<std::mutex> lock(tunings_mutex);
-  tunings[plan.choice_key].selected = option;
+  std::lock_guard<std::mutex> lock(store_->mutex);
+  store_->tunings[plan.choice_key].selected = option;
 }
 
 TunedGemm::Plan& TunedGemm::plan_for(const Key& key, const Operands& product) {
@@ -202,9 +190,9 @@ TunedGemm::Plan& TunedGemm::plan_for(const Key& key, const Operands& product) {
   if (found != plans_.end()) return *found->second;
   std::unique_ptr<Plan> plan = describe_shape(key);
   if (selection_ == GemmSelection::tuned) {
-    std::lock_guard<std::mutex> lock(tunings_mutex);
-    const auto tuned = tunings.find(plan->choice_key);
-    if (tuned != tunings.end()) {
+    std::lock_guard<std::mutex> lock(store_->mutex);
+    const auto tuned = store_->tunings.find(plan->choice_key);
+    if (tuned != store_->tunings.end()) {
       plan->tuning = tuned->second;
       return *plans_.emplace(key, std::move(plan)).first->second;
     }
@@ -229,8 +217,8 @@ TunedGemm::Plan& TunedGemm::plan_for(const Key& key, const Operands& product) {
     adopt_planned(*plan, product, heuristic);
   }
   {
-    std::lock_guard<std::mutex> lock(tunings_mutex);
-    tunings.emplace(plan->choice_key, plan->tuning);
+    std::lock_guard<std::mutex> lock(store_->mutex);
+    store_->tunings.emplace(plan->choice_key, plan->tuning);
   }
   return *plans_.emplace(key, std::move(plan)).first->second;
 }
@@ -335,7 +323,7 @@ void TunedGemm::tune(Plan& plan, const Operands& product, const std::vector<cubl
   // Every candidate's product is compared with the float64 one of the same operands before it may be chosen
   // (CUTLASS's profiler and XLA's autotuner verify theirs likewise): a wrong candidate must not win on speed.
   const kernels::GemmReference reference = reference_of(plan, product);
-  Tuning& tuning = plan.tuning;
+  ShapeTuning& tuning = plan.tuning;
   const std::string shape = shape_label(product.key());
   const auto time_candidate = [&](const Candidate& candidate) { return time_on_gpu(plan, candidate, product); };
   // Every candidate once, verified on its last call's product (infinity if rejected); then those that could be ties
@@ -400,7 +388,7 @@ bool TunedGemm::verified(Plan& plan, const kernels::GemmReference& reference, co
   const auto start = std::chrono::steady_clock::now();
   const kernels::GemmComparison found =
       reference.compare(product.c, product.ldc, verification_bound(compute_, product.k), stream_);
-  Tuning& tuning = plan.tuning;
+  ShapeTuning& tuning = plan.tuning;
   tuning.verification_seconds += seconds_since(start);
   ++tuning.checked;
   if (found.mismatches == 0) return true;
@@ -435,10 +423,7 @@ void TunedGemm::adopt_planned(Plan& plan, const Operands& product, const std::ve
   plan.tuning.names = {named->name};
 }
 
-void forget_gemm_tunings() {
-  std::lock_guard<std::mutex> lock(tunings_mutex);
-  tunings.clear();
-}
+void forget_gemm_tunings() { process_gemm_tunings().clear(); }
 
 bool gemm_report_enabled() {
   static const bool enabled = std::getenv("MGPU_GEMM_REPORT") != nullptr;

@@ -20,6 +20,7 @@
 #include "kernels/skinny_gemm.cuh"
 #include "platform/cuda_resources.hpp"
 #include "train/gemm/gemm_plan.hpp"
+#include "train/gemm/gemm_tunings.hpp"
 
 namespace mgpu {
 
@@ -27,18 +28,19 @@ enum class Precision;  // trainer.hpp
 namespace kernels {
 class GemmReference;  // reference_gemm.cuh
 }
+struct GemmChoice;  // tuning_store.hpp
 
 // The TunedGemm arguments of a --precision: compute type and operand (A and B) element type.
 cublasComputeType_t compute_type_for(Precision precision);
 cudaDataType_t operand_type_for(Precision precision);
 
 // How a TunedGemm picks each shape's algorithm: tuned (every candidate verified against float64 and timed; the
-// choice is shared by the process's other TunedGemms), or library_default (cuBLASLt's first heuristic answer, neither
-// timed nor shared, never our kernel: the plain reference step of the math check, math_check.hpp).
+// choice is shared by the TunedGemms of the same GemmTunings), or library_default (cuBLASLt's first heuristic answer,
+// neither timed nor shared, never our kernel: the plain reference step of the math check, math_check.hpp).
 enum class GemmSelection { tuned, library_default };
 
-// Drops the process's tunings (TunedGemm::select): the next TunedGemm tunes every shape afresh. For a new CUDA context
-// (a sweep's next configuration or trial is its own set-up and tuning); no TunedGemm may be alive.
+// Drops the process's tunings, those of TunedGemms given no GemmTunings (tests): the next such TunedGemm tunes every
+// shape afresh. No TunedGemm using them may be alive.
 void forget_gemm_tunings();
 
 // MGPU_GEMM_REPORT set: the tuner and the step-level search print what they chose (and rejected) to stderr. Read once
@@ -50,8 +52,10 @@ class TunedGemm {
   // All work goes to `stream`; `workspace` (device memory, `workspace_bytes`) is used by every call, so no call
   // allocates (a requirement of stream capture). compute: CUBLAS_COMPUTE_32F or CUBLAS_COMPUTE_32F_FAST_TF32.
   // operands: the element type of A and B, CUDA_R_32F or CUDA_R_16BF (bf16 inputs, fp32 accumulation); C is fp32.
+  // `tunings`: the job's (gemm_tunings.hpp), shared with its other TunedGemms; none: the process's.
   TunedGemm(cudaStream_t stream, cublasComputeType_t compute, cudaDataType_t operands, void* workspace,
-            std::size_t workspace_bytes, GemmSelection selection = GemmSelection::tuned);
+            std::size_t workspace_bytes, GemmSelection selection = GemmSelection::tuned,
+            GemmTunings* tunings = nullptr);
   ~TunedGemm();
   TunedGemm(const TunedGemm&) = delete;
   TunedGemm& operator=(const TunedGemm&) = delete;
@@ -68,7 +72,7 @@ class TunedGemm {
                 const void* b, int ldb, float* c, int ldc, bool accumulate = false, bool a_is_stable = false,
                 const kernels::SkinnyEpilogue* epilogue = nullptr);
 
-  struct Choice;  // what runs a shape (tuned_gemm.cpp)
+  using Choice = GemmChoice;  // what runs a shape (tuning_store.hpp)
 
   // The shapes this TunedGemm has run, in a fixed order, each with its options: the candidates that took at most
   // kOptionsWithin times the fastest's time alone, at most kMostOptions. Option 0, the choice until select() says
@@ -99,7 +103,7 @@ class TunedGemm {
   // set-up that verifying the candidates adds.
   double verification_seconds() const;
   // Later calls and captures of shape `shape` (an index into shape_options()) run its option `option`. Other
-  // TunedGemms of the process that meet the shape later take the same (the process-wide choice).
+  // TunedGemms of the same GemmTunings that meet the shape later take the same.
   void select(std::size_t shape, int option);
   // Every shape met from now on runs the candidate `plan` names for it (--gemm-plan), verified against the float64
   // product like any candidate but not timed against the others; its only option. UsageError naming the plan's
@@ -144,6 +148,7 @@ class TunedGemm {
   // The float64 reference of the product's operands, its wall time counted in the shape's verification time.
   kernels::GemmReference reference_of(Plan& plan, const Operands& product);
 
+  GemmTunings::Store* store_;  // the tunings shared with other TunedGemms (the job's, or the process's)
   cudaStream_t stream_;
   cublasComputeType_t compute_;
   cudaDataType_t operands_;
