@@ -4,7 +4,7 @@
                            and its section resolves, and every --option a shell command of README.md gives
                            mgpu_bench, mgpu_analyze or a script is one their source defines; README.md within
                            README_LINES lines, each page of docs/ within PAGE_LINES, all of them together within
-                           TOTAL_WORDS words, and no commit hash or date of a run outside the results archive's links;
+                           TOTAL_WORDS words, no commit hash or date of a run, and bench/results/ within ARCHIVE_BYTES;
   example ROOT FILE.h5     the h5py example of docs/results-format.md runs on FILE.h5 and prints one line per
                            configuration of the file.
 (The --help blocks of docs/cli*.md and every measured figure are checked by bench/generate_docs.py --check.)
@@ -75,6 +75,7 @@ def check_page_paths(root: pathlib.Path):
 README_LINES = 160  # the front door: its first screen holds the measured answer
 PAGE_LINES = 250  # a reference page read once, whole
 TOTAL_WORDS = 25000  # README.md and docs/ together
+ARCHIVE_BYTES = 5_000_000  # bench/results/: what the docs cite, not every run ever made (git keeps those)
 # A run's trace: a commit hash after "git", or a date (the archive's folders that pages cite are named without one).
 RUN_TRACE = re.compile(r"\bgit [0-9a-f]{7,}\b|\b20\d\d-[01]\d-[0-3]\d\b")
 LINK = re.compile(r"\]\(([^)#\s]*)(?:#([^)\s]+))?\)")
@@ -115,6 +116,9 @@ def check_pages(root: pathlib.Path):
                             "bench/results/README.md)")
     if words > TOTAL_WORDS:
         problems.append(f"README.md and docs/: {words} words, over {TOTAL_WORDS}")
+    archive = sum(path.stat().st_size for path in (root / "bench" / "results").rglob("*") if path.is_file())
+    if archive > ARCHIVE_BYTES:
+        problems.append(f"bench/results/: {archive:,} bytes, over {ARCHIVE_BYTES:,}")
     return problems
 
 
