@@ -22,17 +22,7 @@ namespace {
 // The settings a configuration of a results file ran with, in the model's terms.
 stats::StepSettings settings_of(const ConfigurationMetadata& m) {
   const Configuration configuration = configuration_from(m);
-  const TrainingSettings& t = configuration.training;
-  stats::StepSettings settings;
-  settings.ranks = configuration.gpus;
-  settings.global_batch = t.global_batch;
-  settings.graph = t.graph;
-  settings.fused_optimizer = t.fused_optimizer;
-  settings.overlap = t.overlap;
-  settings.optimizer_sharding = t.optimizer_sharding;
-  settings.bucket_mb = t.overlap ? t.bucket_mb : 0.0;
-  settings.gradient_bytes_per_element = t.grad_dtype == GradDtype::bf16 ? 2 : 4;
-  return settings;
+  return stats::step_settings_of(configuration.training, configuration.gpus);
 }
 
 std::string thousands(long long value) {

@@ -74,15 +74,19 @@ std::string without_per_batch_settings(const std::string& curve) {
 // global batch (a file that compares those settings by hand), where each setting keeps a curve of its own. Sets
 // PairAnswer::curve and returns each pair's curve key.
 std::vector<std::vector<std::string>> assign_curves(std::vector<PairAnswer>& pairs) {
+  std::vector<std::vector<std::string>> keys;  // each pair's key across batches, then its curve's key
   std::map<std::vector<std::string>, std::map<long long, std::size_t>> batches_across;  // key -> batch -> pairs
-  for (const PairAnswer& a : pairs) ++batches_across[curve_key_across_batches(*a.pair.multi().results)][a.global_batch];
-  std::vector<std::vector<std::string>> keys;
-  for (PairAnswer& a : pairs) {
-    const ConfigurationResults& multi = *a.pair.multi().results;
-    const auto& batches = batches_across[curve_key_across_batches(multi)];
+  for (const PairAnswer& a : pairs) {
+    keys.push_back(curve_key_across_batches(*a.pair.multi().results));
+    ++batches_across[keys.back()][a.global_batch];
+  }
+  for (std::size_t i = 0; i < pairs.size(); ++i) {
+    const auto& batches = batches_across.at(keys[i]);
     const bool merged = std::all_of(batches.begin(), batches.end(), [](const auto& b) { return b.second == 1; });
-    if (merged) a.curve = without_per_batch_settings(a.curve);
-    keys.push_back(merged ? curve_key_across_batches(multi) : curve_key(multi));
+    if (merged)
+      pairs[i].curve = without_per_batch_settings(pairs[i].curve);
+    else
+      keys[i] = curve_key(*pairs[i].pair.multi().results);
   }
   return keys;
 }

@@ -194,14 +194,19 @@ StepSettings default_step_settings(int ranks, long long global_batch, const std:
   TrainingSettings resolved;
   resolved.global_batch = static_cast<int>(global_batch);
   resolve_step(request, true, ranks, resolved);
+  return step_settings_of(resolved, ranks);
+}
+
+StepSettings step_settings_of(const TrainingSettings& training, int ranks) {
   StepSettings settings;
   settings.ranks = ranks;
-  settings.global_batch = global_batch;
-  settings.graph = resolved.graph;
-  settings.fused_optimizer = resolved.fused_optimizer;
-  settings.overlap = resolved.overlap;
-  settings.optimizer_sharding = resolved.optimizer_sharding;
-  settings.bucket_mb = resolved.bucket_mb;
+  settings.global_batch = training.global_batch;
+  settings.graph = training.graph;
+  settings.fused_optimizer = training.fused_optimizer;
+  settings.overlap = training.overlap;
+  settings.optimizer_sharding = training.optimizer_sharding;
+  settings.bucket_mb = training.bucket_mb;
+  settings.gradient_bytes_per_element = training.grad_dtype == GradDtype::bf16 ? 2 : 4;
   return settings;
 }
 

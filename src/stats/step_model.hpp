@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "config/step_settings.hpp"
 #include "model/mlp_spec.hpp"
 #include "results/results_schema.hpp"
 #include "stats/allreduce_model.hpp"
@@ -92,6 +93,8 @@ struct StepSettings {
 // count, global batch and precision ("fp32", "tf32", "bf16"). UsageError for ranks < 1, batch < 1 or a batch not
 // divisible by ranks.
 StepSettings default_step_settings(int ranks, long long global_batch, const std::string& precision);
+// A resolved step on `ranks` GPUs in the model's terms (the bucket cap counts only with overlap on).
+StepSettings step_settings_of(const TrainingSettings& training, int ranks);
 
 // The predicted step and its phases (the results file's phases), with where the weakest of its terms came from.
 struct StepPrediction {

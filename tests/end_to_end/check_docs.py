@@ -9,6 +9,7 @@
                            configuration of the file.
 (The --help blocks of docs/cli*.md and every measured figure are checked by bench/generate_docs.py --check.)
 """
+import functools
 import pathlib
 import re
 import subprocess
@@ -81,14 +82,13 @@ RUN_TRACE = re.compile(r"\bgit [0-9a-f]{7,}\b|\b20\d\d-[01]\d-[0-3]\d\b")
 LINK = re.compile(r"\]\(([^)#\s]*)(?:#([^)\s]+))?\)")
 
 
+@functools.lru_cache(maxsize=None)
 def anchors(page: pathlib.Path):
     """GitHub's anchors of a page's headings."""
-    found = set()
-    for heading in re.findall(r"^#+ (.*)$", page.read_text(), re.M):
-        text = re.sub(r"[^\w\- ]", "", heading.lower().replace("`", "")).replace(" ", "-")
-        found.add(text)
-    found |= set(re.findall(r'<a id="([^"]+)"', page.read_text()))
-    return found
+    text = page.read_text()
+    found = {re.sub(r"[^\w\- ]", "", heading.lower().replace("`", "")).replace(" ", "-")
+             for heading in re.findall(r"^#+ (.*)$", text, re.M)}
+    return found | set(re.findall(r'<a id="([^"]+)"', text))
 
 
 def check_pages(root: pathlib.Path):
