@@ -272,7 +272,7 @@ Series efficiency_series(const stats::Answer& answer) {
     const stats::ScalingPair& pair = a.pair;
     const ConfigurationMetadata& m = pair.multi().results->metadata;
     const std::string settings = pair.multi().label.substr(std::min(pair.multi().label.size(), m.name.size()));
-    const std::string name = m.model + " batch " + std::to_string(m.global_batch) + settings;
+    const std::string name = m.training().model.name + " batch " + std::to_string(m.global_batch()) + settings;
     if (series.points.count(name) == 0) series.add(name, 1, 1, 1, 1);
     const double n = a.gpus;
     const stats::RatioInterval& r = pair.speedup;
@@ -308,8 +308,8 @@ Series throughput_series(const std::vector<stats::ConfigurationStats>& configura
     for (const stats::ConfigurationStats* s : group) means.push_back(s->throughput.mean);
     const stats::SampleSummary t = group.size() >= 2 ? stats::summarize_trial_means(means) : group.front()->throughput;
     const double half = t.has_interval ? t.half_width : 0;
-    series.add(series_name(*group.front()), static_cast<double>(group.front()->results->metadata.global_batch), t.mean,
-               t.mean - half, t.mean + half);
+    series.add(series_name(*group.front()), static_cast<double>(group.front()->results->metadata.global_batch()),
+               t.mean, t.mean - half, t.mean + half);
   }
   return series;
 }

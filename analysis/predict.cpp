@@ -21,8 +21,7 @@ namespace {
 
 // The settings a configuration of a results file ran with, in the model's terms.
 stats::StepSettings settings_of(const ConfigurationMetadata& m) {
-  const Configuration configuration = configuration_from(m);
-  return stats::step_settings_of(configuration.training, configuration.gpus);
+  return stats::step_settings_of(m.training(), m.ranks());
 }
 
 std::string thousands(long long value) {
@@ -155,16 +154,18 @@ CheckSummary check_predictions(const PredictOptions& options, const ResultsFile&
     // The model is of mgpu_bench's CUDA step, one update per step: other code, the CPU fallback and gradient
     // accumulation are not what it predicts.
     const ConfigurationMetadata& m = c.metadata;
-    if (m.device != "cuda" || m.implementation != results_schema::kImplementation || m.accumulate_steps != 1) {
+    if (m.device != "cuda" || m.implementation != results_schema::kImplementation ||
+        m.training().accumulate_steps != 1) {
       std::fprintf(stderr,
                    "mgpu_analyze: note: --check: configuration '%s' (%s, %s, accumulate %d) is not an mgpu_bench CUDA "
                    "step of one update; left out\n",
-                   m.name.c_str(), m.implementation.c_str(), m.device.c_str(), m.accumulate_steps);
+                   m.name.c_str(), m.implementation.c_str(), m.device.c_str(), m.training().accumulate_steps);
       continue;
     }
     measured.push_back(stats::compute_configuration_stats(c, results.path, stats::AnalysisOptions{}));
-    const MlpSpec mlp = custom_model(c.metadata.layer_widths, c.metadata.dropout);
-    predicted_ms[&c] = model_for(c.metadata.precision).predict(mlp, settings_of(c.metadata)).step_ms;
+    const MlpSpec mlp = custom_model(c.metadata.training().model.widths, c.metadata.training().model.dropout);
+    predicted_ms[&c] =
+        model_for(setting_name(c.metadata.training().precision)).predict(mlp, settings_of(c.metadata)).step_ms;
   }
   if (measured.empty())
     throw UsageError("--check '" + results.path + "': no mgpu_bench CUDA configuration with a completed run");
@@ -179,8 +180,8 @@ CheckSummary check_predictions(const PredictOptions& options, const ResultsFile&
     const ConfigurationMetadata& meta = m.results->metadata;
     CheckedConfiguration row;
     row.name = meta.name;
-    row.gpus = meta.ranks;
-    row.global_batch = meta.global_batch;
+    row.gpus = meta.ranks();
+    row.global_batch = meta.global_batch();
     row.predicted_step_ms = predicted_ms.at(m.results);
     row.measured_step_ms = m.mean_step_ms;
     row.step_error = (row.predicted_step_ms - row.measured_step_ms) / row.measured_step_ms;

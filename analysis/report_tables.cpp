@@ -31,7 +31,7 @@ std::vector<Column> identity_columns() {
 }
 std::vector<Value> identity_values(const stats::ConfigurationStats& s) {
   const ConfigurationMetadata& m = s.results->metadata;
-  return {text(s.file), text(s.label), text(m.model), integer(m.global_batch), integer(m.ranks)};
+  return {text(s.file), text(s.label), text(m.training().model.name), integer(m.global_batch()), integer(m.ranks())};
 }
 
 // mean ± half-width as two columns; the half-width is empty (no interval) below kMinimumRunsForInterval runs.
@@ -303,7 +303,8 @@ Table scaling_table(const stats::Answer& answer) {
   const auto step = [](const stats::ConfigurationStats& s) { return s.mean_step_ms; };
   for (const stats::PairAnswer& a : answer.pairs) {
     const stats::ScalingPair& pair = a.pair;
-    std::vector<Value> row = {text(pair.multi().results->metadata.model), integer(a.global_batch), integer(a.gpus)};
+    std::vector<Value> row = {text(pair.multi().results->metadata.training().model.name), integer(a.global_batch),
+                              integer(a.gpus)};
     if (trials) row.push_back(integer(static_cast<long long>(pair.trials())));
     row.push_back(text(pair.multi().label));
     add_mean_with_interval(row, pair.single_throughput);
@@ -375,9 +376,12 @@ Table per_trial_table(const stats::Answer& answer, bool on_screen) {
     const stats::ScalingPair& pair = a.pair;
     if (!pair.in_trials()) continue;
     for (std::size_t k = 0; k < pair.trials(); ++k) {
-      std::vector<Value> row = {
-          text(pair.multi().results->metadata.model), integer(a.global_batch),      integer(a.gpus),
-          integer(static_cast<long long>(k + 1)),     text(pair.singles[k]->label), text(pair.multis[k]->label)};
+      std::vector<Value> row = {text(pair.multi().results->metadata.training().model.name),
+                                integer(a.global_batch),
+                                integer(a.gpus),
+                                integer(static_cast<long long>(k + 1)),
+                                text(pair.singles[k]->label),
+                                text(pair.multis[k]->label)};
       add_mean_with_interval(row, pair.singles[k]->throughput);
       add_mean_with_interval(row, pair.multis[k]->throughput);
       add_ratio_with_interval(row, pair.trial_speedups[k]);
@@ -417,7 +421,8 @@ Table comparison_table(const stats::Comparison& comparison, const stats::Compare
     const ConfigurationMetadata& m = pair.after->results->metadata;
     const std::string label =
         pair.before->label == pair.after->label ? pair.after->label : pair.before->label + " → " + pair.after->label;
-    std::vector<Value> row = {text(label), text(m.model), integer(m.global_batch), integer(m.ranks)};
+    std::vector<Value> row = {text(label), text(m.training().model.name), integer(m.global_batch()),
+                              integer(m.ranks())};
     if (trials) {
       row.push_back(integer(static_cast<long long>(pair.before_trials)));
       row.push_back(integer(static_cast<long long>(pair.after_trials)));

@@ -10,11 +10,11 @@ namespace mgpu::analysis {
 
 std::string series_name(const stats::ConfigurationStats& s) {
   const ConfigurationMetadata& m = s.results->metadata;
-  std::string model = m.model;
+  std::string model = m.training().model.name;
   if (model == "custom") {
     model += " ";
-    for (std::size_t i = 0; i < m.layer_widths.size(); ++i)
-      model += (i > 0 ? "," : "") + std::to_string(m.layer_widths[i]);
+    for (std::size_t i = 0; i < m.training().model.widths.size(); ++i)
+      model += (i > 0 ? "," : "") + std::to_string(m.training().model.widths[i]);
   }
   // The label is the group name plus the non-default settings; the name itself carries the batch, which a curve
   // over batch must not.
@@ -28,7 +28,7 @@ std::vector<std::vector<const stats::ConfigurationStats*>> trial_groups(
   std::vector<std::pair<std::string, long long>> order;
   std::map<std::pair<std::string, long long>, std::vector<const stats::ConfigurationStats*>> trials;
   for (const stats::ConfigurationStats& s : configurations) {
-    const std::pair<std::string, long long> key{series_name(s), s.results->metadata.global_batch};
+    const std::pair<std::string, long long> key{series_name(s), s.results->metadata.global_batch()};
     if (trials[key].empty()) order.push_back(key);
     trials[key].push_back(&s);
   }

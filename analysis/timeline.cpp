@@ -20,12 +20,12 @@ std::string render_timeline(const std::vector<stats::ConfigurationStats>& config
   for (const stats::ConfigurationStats& s : configurations) {
     std::snprintf(line, sizeof line, "  %s  ['%s', %d GPU%s, batch %d]: step %.4f ms\n", s.label.c_str(),
                   s.file.c_str(), s.results->ranks(), s.results->ranks() > 1 ? "s" : "",
-                  s.results->metadata.global_batch, s.mean_step_ms);
+                  s.results->metadata.global_batch(), s.mean_step_ms);
     out += line;
     // --timing step or none, or a peer that times its step as one unit (a CUDA-graph replay): no phase to draw.
     if (std::isnan(s.phase(stats::BreakdownPhase::forward))) {
       out += "    phases not measured, only the step (" + s.results->metadata.implementation + ", timing " +
-             s.results->metadata.timing + ")\n";
+             setting_name(s.results->metadata.training().timing) + ")\n";
       continue;
     }
     // Where each bar starts, in ms from the step's start.

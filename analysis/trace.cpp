@@ -138,10 +138,10 @@ void describe_process(TraceBuilder& trace, int pid, const stats::ConfigurationSt
   const int ranks = c.ranks();
   trace.metadata("process_name", pid, 0,
                  {{"name", s.label + " (" + std::to_string(ranks) + (ranks == 1 ? " GPU" : " GPUs") + ", batch " +
-                               std::to_string(m.global_batch) + ", " + s.file + ")"}});
+                               std::to_string(m.global_batch()) + ", " + s.file + ")"}});
   trace.metadata("process_sort_index", pid, 0, {{"sort_index", pid}});
   // Every attribute of the configuration, as the file holds it; Perfetto shows them as the process's arguments.
-  trace.metadata("process_labels", pid, 0, {{"labels", m.device + ", timing " + m.timing}});
+  trace.metadata("process_labels", pid, 0, {{"labels", m.device + ", timing " + setting_name(m.training().timing)}});
   trace.events.push_back({{"ph", "i"},
                           {"s", "p"},
                           {"name", "configuration settings"},

@@ -10,7 +10,7 @@
 
 namespace mgpu {
 
-// The all-reduce element type: the training step's --grad-dtype type (named by grad_dtype_name).
+// The all-reduce element type: the training step's --grad-dtype type (named by setting_name).
 using AllreduceDtype = GradDtype;
 std::size_t allreduce_dtype_bytes(AllreduceDtype dtype);
 

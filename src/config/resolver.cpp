@@ -24,7 +24,7 @@ void check_step_request(const StepRequest& request) {
   // The fused optimizer computes fp32 weight gradients from fp32 activations; other precisions keep the GEMM path.
   if (request.fuse_optimizer == Toggle::on && request.precision != Precision::fp32) {
     throw UsageError("--fuse-optimizer on: needs --precision fp32 (got " +
-                     std::string(precision_name(request.precision)) + ")");
+                     std::string(setting_name(request.precision)) + ")");
   }
 }
 
@@ -37,8 +37,7 @@ void check_cpu_can_honour(const StepRequest& request) {
   if (request.fuse_optimizer == Toggle::on)
     throw UsageError("--fuse-optimizer on: the CPU fallback has no fused optimizer");
   if (request.precision != Precision::fp32) {
-    throw UsageError("--precision " + std::string(precision_name(request.precision)) +
-                     ": the CPU fallback is fp32 only");
+    throw UsageError("--precision " + std::string(setting_name(request.precision)) + ": the CPU fallback is fp32 only");
   }
   if (request.grad_dtype != GradDtype::fp32)
     throw UsageError("--grad-dtype bf16: the CPU fallback reduces fp32 gradients only");

@@ -21,14 +21,14 @@ struct AdamSettings {
 // GEMM arithmetic: fp32 (true fp32 products), tf32 (CUBLAS_COMPUTE_32F_FAST_TF32: tensor cores, fp32 accumulation),
 // bf16 (bf16 operands, fp32 accumulation and fp32 master weights).
 enum class Precision { fp32, tf32, bf16 };
-inline const char* precision_name(Precision p) {
+inline const char* setting_name(Precision p) {
   return p == Precision::tf32 ? "tf32" : p == Precision::bf16 ? "bf16" : "fp32";
 }
 
 // Element type of the gradient all-reduce: fp32, or bf16 (cast before the reduction, ncclBfloat16 + ncclAvg, read
 // back to fp32 by Adam). Only the CUDA back-end with more than one rank reduces in bf16.
 enum class GradDtype { fp32, bf16 };
-inline const char* grad_dtype_name(GradDtype d) { return d == GradDtype::bf16 ? "bf16" : "fp32"; }
+inline const char* setting_name(GradDtype d) { return d == GradDtype::bf16 ? "bf16" : "fp32"; }
 
 // How a run's steps are timed (docs/measurement.md, "Timing"). events: marks bound every phase of every step (CUDA
 // events, or the steady clock on the CPU). step: only each step's start and end (every step timed with the fewest
@@ -38,7 +38,7 @@ inline const char* grad_dtype_name(GradDtype d) { return d == GradDtype::bf16 ? 
 // throughput and speedup come from the unmarked runs, which each mark would otherwise slow (about 3 us per mark on
 // H200), the phase breakdown from the marked ones.
 enum class TimingMode { events, step, none, interleaved };
-inline const char* timing_name(TimingMode t) {
+inline const char* setting_name(TimingMode t) {
   return t == TimingMode::none          ? "none"
          : t == TimingMode::step        ? "step"
          : t == TimingMode::interleaved ? "interleaved"
@@ -60,7 +60,7 @@ inline int interleaved_run_count(int unmarked_runs) {
 // step = then, among the candidates nearly as fast alone, the ones with which the replayed step is fastest (CUDA
 // graphs only; docs/measurement.md, "GEMM tuning"); plan = what an earlier job's plan names (--gemm-plan), untimed.
 enum class GemmTuning { alone, step, plan };
-inline const char* gemm_tuning_name(GemmTuning t) {
+inline const char* setting_name(GemmTuning t) {
   return t == GemmTuning::step ? "step" : t == GemmTuning::plan ? "plan" : "alone";
 }
 
@@ -71,7 +71,7 @@ inline const char* gemm_tuning_name(GemmTuning t) {
 //    layer up. The first layer's is reduced behind the weight-gradient GEMMs of the layers above it, the last bucket is
 //    small, and since backward reads no weight after the chain, Adam may update a bucket as soon as it is reduced.
 enum class WeightGradientOrder { layerwise, deferred };
-inline const char* weight_gradient_order_name(WeightGradientOrder order) {
+inline const char* setting_name(WeightGradientOrder order) {
   return order == WeightGradientOrder::deferred ? "deferred" : "layerwise";
 }
 

@@ -69,7 +69,7 @@ results_schema::AllreduceSweep empty_sweep(const AllreduceOptions& options, cons
   results_schema::AllreduceSweep sweep;
   sweep.conditions = describe_standalone_conditions(choice, mpi, options.command_line);
   sweep.conditions.started_utc = utc_timestamp_now();
-  sweep.dtype = grad_dtype_name(options.dtype);
+  sweep.dtype = setting_name(options.dtype);
   sweep.timed_operation = engine.timed_operation();
   sweep.data_check = engine.data_check();
   sweep.iterations = options.iterations;

@@ -144,7 +144,7 @@ class Probe {
     std::vector<std::vector<double>> median_ms(precisions, std::vector<double>(shapes.size()));
     for (std::size_t p = 0; p < precisions; ++p) {
       const Precision precision = kPrecisions[p];
-      probe.gemm_precisions.push_back(precision_name(precision));
+      probe.gemm_precisions.push_back(setting_name(precision));
       const cudaDataType_t type = operand_type_for(precision);
       const cublasComputeType_t compute = compute_type_for(precision);
       const bool bf16 = type == CUDA_R_16BF;
@@ -172,7 +172,7 @@ class Probe {
         "with fp32 accumulation)\n",
         options_.iterations);
     std::printf("#  %-24s", "GEMMs");
-    for (const Precision precision : kPrecisions) std::printf(" %9s_us %7s", precision_name(precision), "TFLOP/s");
+    for (const Precision precision : kPrecisions) std::printf(" %9s_us %7s", setting_name(precision), "TFLOP/s");
     std::printf("\n");
     std::size_t first = 0;
     while (first < shapes.size()) {

@@ -96,7 +96,7 @@ class NcclAllreduceEngine final : public AllreduceEngine {
   }
 
   std::string timed_operation() const override {
-    return std::string("ncclAllReduce ncclAvg ") + grad_dtype_name(dtype_) + ", in place (the training step's)";
+    return std::string("ncclAllReduce ncclAvg ") + setting_name(dtype_) + ", in place (the training step's)";
   }
   std::string data_check() const override {
     return "ncclSum out of place and ncclAvg in place on small integers per rank (the sum is exact; so is the "

@@ -13,6 +13,7 @@ results_schema::MeasurementConditions describe_standalone_conditions(const Backe
   c.device = backend_name(choice.backend);
   c.nccl_environment = nccl_environment();
   c.command_line = command_line;
+  c.ranks = mpi.size;
   record_ranks_and_libraries(c, library_versions(choice.backend), mpi.hosts,
                              gather_rank_hardware(mpi, describe_rank_hardware(choice, mpi)), mpi.size);
   return c;

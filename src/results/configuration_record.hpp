@@ -1,5 +1,5 @@
-// Purpose: a resolved Configuration as its results group records it, and the Configuration a group describes: the one
-// place where settings become the file's texts ("on"/"off", names) and those texts become settings again.
+// Purpose: a resolved Configuration as its results group records it: the configuration itself (the schema writes each
+// setting in the file's vocabulary, setting_attribute.hpp), its group name, device and the model's and batch's facts.
 #pragma once
 
 #include <string>
@@ -9,15 +9,10 @@
 
 namespace mgpu {
 
-// Writes every setting attribute of `meta` (model, batch, GPU count, trial, every step setting, steps, runs, seed,
-// Adam) and its name, for a configuration run on `device` ("cuda" or "cpu"). Where, when and how fast it ran (hosts,
-// libraries, GEMM choices, progress) are not settings: the caller records them.
+// Puts `configuration`, its group name and the facts derived from it (parameter counts, local batch) into `meta`, for
+// a configuration run on `device` ("cuda" or "cpu"). Where, when and how fast it ran (hosts, libraries, GEMM choices,
+// progress) are not settings: the caller records them.
 void record_configuration(const Configuration& configuration, const std::string& device,
                           results_schema::ConfigurationMetadata& meta);
-
-// The configuration a group describes, as far as its attributes say: everything record_configuration writes but the
-// stopping rules (--max-noise, --max-time: in command_line only) and the GEMM plan (what ran is gemm_choices).
-// Throws UsageError naming the attribute and its text for a value no setting has.
-Configuration configuration_from(const results_schema::ConfigurationMetadata& meta);
 
 }  // namespace mgpu

@@ -87,18 +87,24 @@ ConfigurationResults read_configuration(const std::string& path, hid_t configura
   ConfigurationResults result;
   result.metadata.name = name;
   const AttributeReader read{where, group.get(), file_version};
-  schema::for_each_attribute_of_configuration(result.metadata, read);
+  try {
+    schema::for_each_attribute_of_configuration(result.metadata, read);
+  } catch (const schema::SettingTextError& error) {
+    where.fail(error.what());
+  }
   result.attribute_text = all_attributes_as_text(where, group.get());
   schema::for_each_attribute_of_progress(result.progress, read);
-  // Before version 5 the only overlap there was reduced layer by layer (the attribute's default is "n/a").
-  if (file_version < schema::attribute_added_in("overlap_order") && result.metadata.overlap == "on")
-    result.metadata.overlap_order = "layerwise";
+  TrainingSettings& training = result.metadata.configuration.training;
+  // Before version 5 the only overlap there was reduced layer by layer.
+  if (file_version < schema::attribute_added_in("overlap_order") && training.overlap)
+    training.overlap_order = WeightGradientOrder::layerwise;
+  training.runs = runs_made(result.metadata.configuration.runs_requested, training.timing);
   const ConfigurationMetadata& m = result.metadata;
-  if (m.ranks < 1 || m.warmup_steps < 0 || m.measured_steps < 0 || m.total_steps() < 1 ||
+  if (m.ranks() < 1 || training.warmup_steps < 0 || training.measured_steps < 0 || m.total_steps() < 1 ||
       result.progress.runs_completed < 0)
     where.fail("ranks, warmup_steps, measured_steps or runs_completed out of range");
   const auto runs = static_cast<std::size_t>(result.progress.runs_completed);
-  const auto ranks = static_cast<std::size_t>(m.ranks);
+  const auto ranks = static_cast<std::size_t>(m.ranks());
   const auto steps = static_cast<std::size_t>(m.total_steps());
   ResultArray<std::uint8_t> is_warmup;
   read_dataset(where, group.get(), schema::is_warmup_dataset(), runs, ranks, steps, is_warmup);

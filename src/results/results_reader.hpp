@@ -33,7 +33,7 @@ struct ConfigurationResults {
   std::map<std::string, std::string> attribute_text;
 
   int runs() const { return progress.runs_completed; }
-  int ranks() const { return metadata.ranks; }
+  int ranks() const { return metadata.ranks(); }
   int steps() const { return metadata.total_steps(); }
   // docs/measurement.md: the time of a distributed step is the maximum over ranks of step_ms.
   double distributed_step_ms(int run, int step) const;

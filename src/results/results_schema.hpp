@@ -11,7 +11,9 @@
 #include <string_view>
 #include <vector>
 
+#include "config/configuration.hpp"
 #include "results/run_record.hpp"
+#include "results/setting_attribute.hpp"
 
 namespace mgpu::results_schema {
 
@@ -21,37 +23,6 @@ inline constexpr std::int32_t kVersion = 11;
 struct AddedName {
   const char* name;
   std::int32_t since_version;
-};
-// Attributes added after version 1, with the version that added them: a reader of an older file that lacks one keeps
-// the struct's default (v1 files read as all defaults). Every attribute added to a for_each_* list gets a row here.
-inline constexpr AddedName kAddedAttributes[] = {
-    {"environment_preset", 2},
-    {"attempt", 2},
-    {"implementation", 2},
-    {"graph", 2},
-    {"overlap", 2},
-    {"bucket_mb", 2},
-    {"grad_dtype", 2},
-    {"accumulate_steps", 2},
-    {"timing", 2},
-    {"fused_optimizer", 4},
-    {"overlap_order", 5},
-    {"gemm_tuning", 6},
-    {"gemm_choices", 6},
-    {"interrupted", 7},
-    {"interrupted_utc", 7},
-    {"step_labels", 8},
-    {"replica_check", 9},
-    {"trial", 9},
-    {"math_check", 10},
-    {"math_check_errors", 10},
-    {"math_check_tolerance", 10},
-    {"math_check_steps", 10},
-    {"math_check_seconds", 10},
-    {"gemm_candidates_checked", 10},
-    {"gemm_candidates_rejected", 10},
-    {"stopped_early", 10},
-    {"optimizer_sharding", 11},
 };
 // Per-run datasets added after version 1 (for_each_dataset), with the version that added them: a reader of an older
 // file that lacks one gets an array of the right shape filled with NaN ("not measured"). Every dataset added to
@@ -74,8 +45,8 @@ inline constexpr char kConfigurationsGroup[] = "configurations";
 // Every dataset carries these two string attributes.
 inline constexpr char kUnitsAttribute[] = "units";
 inline constexpr char kDescriptionAttribute[] = "description";
-// Values of string attributes that mean "not applicable" (CPU runs) and "the library decides" (NCCL algo/proto).
-inline constexpr char kNotApplicable[] = "n/a";
+// The value of the NCCL algo/proto attributes that means "the library decides" ("n/a", not applicable, is
+// kNotApplicable of setting_attribute.hpp).
 inline constexpr char kNcclDefault[] = "default";
 // docs/measurement.md: a run whose mean SM clock is below this fraction of the rank's maximum SM clock is throttled.
 inline constexpr double kThrottleFraction = 0.75;
@@ -91,9 +62,6 @@ std::int32_t added_in(const AddedName (&added)[N], std::string_view name) {
     if (name == entry.name) return entry.since_version;
   return 1;
 }
-
-// The schema version that added attribute `name` (1 for the original ones).
-inline std::int32_t attribute_added_in(std::string_view name) { return added_in(kAddedAttributes, name); }
 
 // The schema version that added per-run dataset `name` (1 for the original ones).
 inline std::int32_t dataset_added_in(std::string_view name) { return added_in(kAddedDatasets, name); }
@@ -117,37 +85,33 @@ void for_each_attribute_of_root(Root& root, Visitor&& visit) {
   visit("created_utc", root.created_utc);
 }
 
+// The settings a file of schema version 1 implies for every attribute it lacks: the defaults of a resolved
+// configuration, but the step not captured as a graph (graphs came in version 2).
+inline Configuration version_one_configuration() {
+  Configuration configuration;
+  configuration.training.graph = false;
+  return configuration;
+}
+
 // What a configuration is and where it ran; written once when its group is created.
 struct ConfigurationMetadata {
   std::string name;                              // the group name under /configurations (not an attribute)
   std::string implementation = kImplementation;  // which code measured it (v2)
-  std::string model;                             // "medium", "large" or "custom"
-  std::vector<std::int32_t> layer_widths;
-  double dropout = 0.0;
+  // Every setting of the configuration, typed: the model, batch, GPU count, trial and every step setting, steps, runs
+  // and Adam (config/configuration.hpp, for_each_recorded_setting), each one attribute of its name in the file's
+  // vocabulary (setting_attribute.hpp). What the file does not record (the stopping rules, the GEMM plan) reads as
+  // its default; the reader fills in training.runs.
+  Configuration configuration = version_one_configuration();
+  // Facts of the model and batch, recorded for readers of the file (record_configuration fills them).
   std::int64_t parameter_count = 0;
   std::int64_t dense_weight_count = 0;  // weights of the dense layers, no biases (the W of 6·W·B FLOPs)
-  std::int32_t global_batch = 0;
   std::int32_t local_batch = 0;
   std::string batch_mode = "global";        // "global": --batch split across ranks (docs/measurement.md)
   std::string environment_preset = "none";  // launch/presets name the launcher applied (MGPU_ENVIRONMENT_PRESET)
   std::int32_t attempt = 1;  // 1; n + 1 when --resume replaced an incomplete n-th attempt of this configuration
-  std::int32_t trial = 1;    // which trial of the configuration (--trials; docs/statistics.md, "Trials") (v9)
-  std::int32_t ranks = 0;
-  std::string device;              // "cuda" or "cpu"
-  std::string precision = "fp32";  // "fp32", "tf32" or "bf16" (GEMM arithmetic)
-  // How the step ran (docs/measurement.md, "Step execution"); the defaults are what a version-1 file's runs did.
-  std::string graph = "off";            // "on": each step one CUDA graph replay
-  std::string overlap = "off";          // "on": bucketed reductions during backward, Adam per bucket (ranks > 1 only)
-  std::string fused_optimizer = "off";  // "on": weight gradients computed inside Adam (1 rank, fp32 only) (v4)
-  // "on": the gradient reduce-scattered, Adam on each rank's 1/N, the parameters all-gathered (ranks > 1 only) (v11)
-  std::string optimizer_sharding = "off";
-  // With overlap on: "deferred" or "layerwise" (--overlap-order, gradient_buckets.hpp); "n/a" with overlap off (v5; a
-  // file of version 2 to 4 with overlap on ran layerwise, which read_results_file fills in).
-  std::string overlap_order = kNotApplicable;
-  // How each GEMM shape's algorithm was chosen (--gemm-tuning, trainer.hpp): "alone" (timed alone: what files of
-  // versions 1 to 5 did), "step" (then in the replayed step), "n/a" on the CPU fallback (v6). gemm_choices: what ran
-  // each shape on rank 0, one line per shape, empty on the CPU fallback (v6; a condition, not part of the identity).
-  std::string gemm_tuning = "alone";
+  std::string device;        // "cuda" or "cpu"
+  // What ran each GEMM shape on rank 0 (configuration.training.gemm_tuning says how it was chosen), one line per
+  // shape, empty on the CPU fallback (v6; a condition, not part of the identity).
   std::string gemm_choices;
   // GEMM candidates rank 0's set-up compared with the float64 product before timing them, and those it rejected
   // (never chosen); 0 on the CPU fallback (v10).
@@ -161,18 +125,6 @@ struct ConfigurationMetadata {
   double math_check_tolerance = 0.0;
   std::int32_t math_check_steps = 0;
   double math_check_seconds = 0.0;
-  double bucket_mb = 0.0;             // bucket cap in MB with overlap on; 0 = one bucket of everything
-  std::string grad_dtype = "fp32";    // element type of the all-reduced gradient
-  std::int32_t accumulate_steps = 1;  // 1 = gradients reduced and applied every step
-  std::string timing = "events";      // "events": every phase timed; "none": only per-run step means, phases NaN
-  std::int32_t warmup_steps = 0;
-  std::int32_t measured_steps = 0;
-  std::int32_t runs_requested = 0;
-  std::uint64_t seed = 0;
-  double adam_learning_rate = 0.0;
-  double adam_beta1 = 0.0;
-  double adam_beta2 = 0.0;
-  double adam_epsilon = 0.0;
   std::string nccl_algo = kNcclDefault;
   std::string nccl_proto = kNcclDefault;
   std::vector<std::string> nccl_environment;  // "NAME=value" for every NCCL_* variable in effect
@@ -192,7 +144,10 @@ struct ConfigurationMetadata {
   std::vector<double> max_sm_clock_mhz;      // 0 = unknown
   std::vector<double> max_memory_clock_mhz;  // 0 = unknown
 
-  int total_steps() const { return warmup_steps + measured_steps; }
+  const TrainingSettings& training() const { return configuration.training; }
+  int ranks() const { return configuration.gpus; }
+  int global_batch() const { return configuration.training.global_batch; }
+  int total_steps() const { return configuration.training.total_steps(); }
 };
 
 // The library versions and the per-rank identity, recorded both with a configuration and with a standalone group: one
@@ -214,26 +169,20 @@ void for_each_library_and_rank_attribute(Record& r, Visitor&& visit) {
 template <typename Metadata, typename Visitor>  // Metadata: ConfigurationMetadata, const or not
 void for_each_attribute_of_configuration(Metadata& m, Visitor&& visit) {
   visit("implementation", m.implementation);
-  visit("model", m.model);
-  visit("layer_widths", m.layer_widths);
-  visit("dropout", m.dropout);
+  for_each_recorded_setting(m.configuration, [&](const char* name, auto& setting, bool applies) {
+    visit_setting(name, setting, applies, visit);
+  });
   visit("parameter_count", m.parameter_count);
   visit("dense_weight_count", m.dense_weight_count);
-  visit("global_batch", m.global_batch);
   visit("local_batch", m.local_batch);
   visit("batch_mode", m.batch_mode);
   visit("environment_preset", m.environment_preset);
   visit("attempt", m.attempt);
-  visit("trial", m.trial);
-  visit("ranks", m.ranks);
   visit("device", m.device);
-  visit("precision", m.precision);
-  visit("graph", m.graph);
-  visit("overlap", m.overlap);
-  visit("overlap_order", m.overlap_order);
-  visit("fused_optimizer", m.fused_optimizer);
-  visit("optimizer_sharding", m.optimizer_sharding);
-  visit("gemm_tuning", m.gemm_tuning);
+  // How the GEMMs were chosen means something only where this program chose them (CUDA; the peer's framework chooses
+  // its own). After device and implementation: a reader has read them by then.
+  visit_setting("gemm_tuning", m.configuration.training.gemm_tuning,
+                m.device == "cuda" && m.implementation == kImplementation, visit);
   visit("gemm_choices", m.gemm_choices);
   visit("gemm_candidates_checked", m.gemm_candidates_checked);
   visit("gemm_candidates_rejected", m.gemm_candidates_rejected);
@@ -242,18 +191,6 @@ void for_each_attribute_of_configuration(Metadata& m, Visitor&& visit) {
   visit("math_check_tolerance", m.math_check_tolerance);
   visit("math_check_steps", m.math_check_steps);
   visit("math_check_seconds", m.math_check_seconds);
-  visit("bucket_mb", m.bucket_mb);
-  visit("grad_dtype", m.grad_dtype);
-  visit("accumulate_steps", m.accumulate_steps);
-  visit("timing", m.timing);
-  visit("warmup_steps", m.warmup_steps);
-  visit("measured_steps", m.measured_steps);
-  visit("runs_requested", m.runs_requested);
-  visit("seed", m.seed);
-  visit("adam_learning_rate", m.adam_learning_rate);
-  visit("adam_beta1", m.adam_beta1);
-  visit("adam_beta2", m.adam_beta2);
-  visit("adam_epsilon", m.adam_epsilon);
   visit("nccl_algo", m.nccl_algo);
   visit("nccl_proto", m.nccl_proto);
   visit("nccl_environment", m.nccl_environment);
@@ -274,80 +211,97 @@ enum class AttributeRole { condition, setting, compared, scaled };
 struct AttributeRoleEntry {
   std::string_view name;
   AttributeRole role;
+  std::int32_t since_version;  // the schema version that added it (1: an original one)
 };
-// Every attribute of for_each_attribute_of_configuration, exactly once (tests/results/test_results_schema.cpp checks
-// it, so an attribute added to the format must be given a role here). The pairing identities list their attributes
-// in this order.
+// Every attribute of for_each_attribute_of_configuration, exactly once, with its role and the version that added it
+// (tests/results/test_results_schema.cpp checks it, so an attribute added to the format must be given a row here: a
+// new setting costs its row and a kVersion bump in this file). A reader of an older file that lacks an attribute added
+// later keeps the default (version_one_configuration and the struct's defaults). The pairing identities list their
+// attributes in this order; a row's version never changes.
 inline constexpr AttributeRoleEntry kConfigurationAttributeRoles[] = {
     // What the model computes and how it is trained and timed, on any GPU count.
-    {"model", AttributeRole::scaled},
-    {"layer_widths", AttributeRole::scaled},
-    {"dropout", AttributeRole::scaled},
-    {"global_batch", AttributeRole::scaled},
-    {"batch_mode", AttributeRole::scaled},
-    {"device", AttributeRole::scaled},
-    {"precision", AttributeRole::scaled},
-    {"warmup_steps", AttributeRole::scaled},
-    {"measured_steps", AttributeRole::scaled},
-    {"seed", AttributeRole::scaled},
-    {"adam_learning_rate", AttributeRole::scaled},
-    {"adam_beta1", AttributeRole::scaled},
-    {"adam_beta2", AttributeRole::scaled},
-    {"adam_epsilon", AttributeRole::scaled},
-    {"graph", AttributeRole::scaled},  // added in version 2; the defaults are what a version-1 run did
-    {"accumulate_steps", AttributeRole::scaled},
-    {"timing", AttributeRole::scaled},
-    {"implementation", AttributeRole::scaled},
+    {"model", AttributeRole::scaled, 1},
+    {"layer_widths", AttributeRole::scaled, 1},
+    {"dropout", AttributeRole::scaled, 1},
+    {"global_batch", AttributeRole::scaled, 1},
+    {"batch_mode", AttributeRole::scaled, 1},
+    {"device", AttributeRole::scaled, 1},
+    {"precision", AttributeRole::scaled, 1},
+    {"warmup_steps", AttributeRole::scaled, 1},
+    {"measured_steps", AttributeRole::scaled, 1},
+    {"seed", AttributeRole::scaled, 1},
+    {"adam_learning_rate", AttributeRole::scaled, 1},
+    {"adam_beta1", AttributeRole::scaled, 1},
+    {"adam_beta2", AttributeRole::scaled, 1},
+    {"adam_epsilon", AttributeRole::scaled, 1},
+    {"graph", AttributeRole::scaled, 2},  // a version-1 file lacks it: its runs were not graphs
+    {"accumulate_steps", AttributeRole::scaled, 2},
+    {"timing", AttributeRole::scaled, 2},
+    {"implementation", AttributeRole::scaled, 2},
     // The GPU count and the NCCL settings pair N-GPU configurations with each other, never with their baseline.
-    {"ranks", AttributeRole::compared},
-    {"nccl_algo", AttributeRole::compared},
-    {"nccl_proto", AttributeRole::compared},
-    {"environment_preset", AttributeRole::compared},
+    {"ranks", AttributeRole::compared, 1},
+    {"nccl_algo", AttributeRole::compared, 1},
+    {"nccl_proto", AttributeRole::compared, 1},
+    {"environment_preset", AttributeRole::compared, 2},
     // How the gradients are reduced: meaningless on 1 GPU (recorded there as off / n/a / 0 / fp32).
-    {"overlap", AttributeRole::compared},
-    {"overlap_order", AttributeRole::compared},
-    {"bucket_mb", AttributeRole::compared},
-    {"grad_dtype", AttributeRole::compared},
-    {"optimizer_sharding", AttributeRole::compared},
+    {"overlap", AttributeRole::compared, 2},
+    {"overlap_order", AttributeRole::compared, 5},
+    {"bucket_mb", AttributeRole::compared, 2},
+    {"grad_dtype", AttributeRole::compared, 2},
+    {"optimizer_sharding", AttributeRole::compared, 11},
     // The reverse: a 1-GPU-only way of running the step (recorded off with more GPUs), so a 1-GPU baseline run either
     // way still pairs with its N-GPU configurations.
-    {"fused_optimizer", AttributeRole::compared},
+    {"fused_optimizer", AttributeRole::compared, 4},
     // Settings that pair nothing apart: how the GEMM algorithms were chosen is what a comparison of two builds may
     // well be about; the others follow from the scaled ones or describe the software and hardware, which compare
     // reports rather than pairs on.
-    {"gemm_tuning", AttributeRole::setting},
-    {"parameter_count", AttributeRole::setting},
-    {"dense_weight_count", AttributeRole::setting},
-    {"local_batch", AttributeRole::setting},
-    {"runs_requested", AttributeRole::setting},
-    {"nccl_environment", AttributeRole::setting},
-    {"cuda_runtime_version", AttributeRole::setting},
-    {"cuda_driver_version", AttributeRole::setting},
-    {"cublas_version", AttributeRole::setting},
-    {"nccl_version", AttributeRole::setting},
-    {"mpi_library_version", AttributeRole::setting},
-    {"gpu_names", AttributeRole::setting},
-    {"gemm_choices", AttributeRole::condition},
-    {"gemm_candidates_checked", AttributeRole::condition},
-    {"gemm_candidates_rejected", AttributeRole::condition},
-    {"math_check", AttributeRole::condition},
-    {"math_check_errors", AttributeRole::condition},
-    {"math_check_tolerance", AttributeRole::condition},
-    {"math_check_steps", AttributeRole::condition},
-    {"math_check_seconds", AttributeRole::condition},
-    {"attempt", AttributeRole::condition},
+    {"gemm_tuning", AttributeRole::setting, 6},
+    {"parameter_count", AttributeRole::setting, 1},
+    {"dense_weight_count", AttributeRole::setting, 1},
+    {"local_batch", AttributeRole::setting, 1},
+    {"runs_requested", AttributeRole::setting, 1},
+    {"nccl_environment", AttributeRole::setting, 1},
+    {"cuda_runtime_version", AttributeRole::setting, 1},
+    {"cuda_driver_version", AttributeRole::setting, 1},
+    {"cublas_version", AttributeRole::setting, 1},
+    {"nccl_version", AttributeRole::setting, 1},
+    {"mpi_library_version", AttributeRole::setting, 1},
+    {"gpu_names", AttributeRole::setting, 1},
+    {"gemm_choices", AttributeRole::condition, 6},
+    {"gemm_candidates_checked", AttributeRole::condition, 10},
+    {"gemm_candidates_rejected", AttributeRole::condition, 10},
+    {"math_check", AttributeRole::condition, 10},
+    {"math_check_errors", AttributeRole::condition, 10},
+    {"math_check_tolerance", AttributeRole::condition, 10},
+    {"math_check_steps", AttributeRole::condition, 10},
+    {"math_check_seconds", AttributeRole::condition, 10},
+    {"attempt", AttributeRole::condition, 2},
     // Trials of one configuration must pair as trials (stats::build_trial_scaling), so no identity holds it; each
     // trial is a group of its own name.
-    {"trial", AttributeRole::condition},
-    {"command_line", AttributeRole::condition},
-    {"started_utc", AttributeRole::condition},
-    {"hosts", AttributeRole::condition},
-    {"gpu_uuids", AttributeRole::condition},
-    {"gpu_pci_bus_ids", AttributeRole::condition},
-    {"peer_topology", AttributeRole::condition},
-    {"max_sm_clock_mhz", AttributeRole::condition},
-    {"max_memory_clock_mhz", AttributeRole::condition},
+    {"trial", AttributeRole::condition, 9},
+    {"command_line", AttributeRole::condition, 1},
+    {"started_utc", AttributeRole::condition, 1},
+    {"hosts", AttributeRole::condition, 1},
+    {"gpu_uuids", AttributeRole::condition, 1},
+    {"gpu_pci_bus_ids", AttributeRole::condition, 1},
+    {"peer_topology", AttributeRole::condition, 1},
+    {"max_sm_clock_mhz", AttributeRole::condition, 1},
+    {"max_memory_clock_mhz", AttributeRole::condition, 1},
 };
+// Attributes of the other groups (a configuration's progress, a probe) added after version 1, with the version that
+// added them; configuration attributes carry theirs in kConfigurationAttributeRoles.
+inline constexpr AddedName kAddedOtherAttributes[] = {
+    {"interrupted", 7}, {"interrupted_utc", 7}, {"step_labels", 8}, {"replica_check", 9}, {"stopped_early", 10},
+};
+
+// The schema version that added attribute `name` (1 for the original ones): a reader of an older file that lacks it
+// keeps the default.
+inline std::int32_t attribute_added_in(std::string_view name) {
+  for (const AttributeRoleEntry& entry : kConfigurationAttributeRoles)
+    if (entry.name == name) return entry.since_version;
+  return added_in(kAddedOtherAttributes, name);
+}
+
 // The role of configuration attribute `name`; std::logic_error for a name the table lacks.
 inline AttributeRole configuration_attribute_role(std::string_view name) {
   for (const AttributeRoleEntry& entry : kConfigurationAttributeRoles)

@@ -125,13 +125,14 @@ void check_metadata(const ConfigurationMetadata& m) {
   const std::string& name = m.name;
   MGPU_REQUIRE(!name.empty() && name != "." && name != ".." && name.find('/') == std::string::npos,
                "configuration name '" + name + "' is not a valid HDF5 group name");
-  MGPU_REQUIRE(m.ranks >= 1, "configuration '" + name + "': ranks must be at least 1");
-  MGPU_REQUIRE(m.warmup_steps >= 0 && m.measured_steps >= 0 && m.total_steps() >= 1,
+  MGPU_REQUIRE(m.ranks() >= 1, "configuration '" + name + "': ranks must be at least 1");
+  MGPU_REQUIRE(m.configuration.training.warmup_steps >= 0 && m.configuration.training.measured_steps >= 0 &&
+                   m.total_steps() >= 1,
                "configuration '" + name + "': needs at least one step");
   const auto check_per_rank = [&](const char* field, std::size_t size) {
-    MGPU_REQUIRE(size == static_cast<std::size_t>(m.ranks),
+    MGPU_REQUIRE(size == static_cast<std::size_t>(m.ranks()),
                  "configuration '" + name + "': " + field + " has " + std::to_string(size) +
-                     " entries, expected one per rank (" + std::to_string(m.ranks) + ")");
+                     " entries, expected one per rank (" + std::to_string(m.ranks()) + ")");
   };
   check_per_rank("hosts", m.hosts.size());
   check_per_rank("gpu_names", m.gpu_names.size());
@@ -313,9 +314,9 @@ ResultsWriter::Configuration ResultsWriter::add_configuration(const Configuratio
     Configuration configuration;
     configuration.writer_ = &impl;
     configuration.name_ = metadata.name;
-    configuration.ranks_ = metadata.ranks;
+    configuration.ranks_ = metadata.ranks();
     configuration.steps_ = metadata.total_steps();
-    configuration.measured_steps_ = metadata.measured_steps;
+    configuration.measured_steps_ = metadata.configuration.training.measured_steps;
     configuration.max_sm_clock_mhz_ = metadata.max_sm_clock_mhz;
 
     const H5Group group(MGPU_H5_CHECK(
@@ -327,11 +328,11 @@ ResultsWriter::Configuration ResultsWriter::add_configuration(const Configuratio
     schema::for_each_attribute_of_progress(configuration.progress_, write);
 
     std::vector<std::uint8_t> is_warmup(static_cast<std::size_t>(metadata.total_steps()), 0);
-    std::fill_n(is_warmup.begin(), metadata.warmup_steps, 1);
+    std::fill_n(is_warmup.begin(), metadata.configuration.training.warmup_steps, 1);
     write_fixed_dataset(group.get(), schema::is_warmup_dataset(), is_warmup);
     const Measurements prototype;  // only its element types matter here
     schema::for_each_dataset(prototype, [&](const DatasetSpec& spec, const auto& array) {
-      create_run_dataset<ElementOf<decltype(array)>>(group.get(), spec, metadata.ranks, metadata.total_steps());
+      create_run_dataset<ElementOf<decltype(array)>>(group.get(), spec, metadata.ranks(), metadata.total_steps());
     });
     MGPU_H5_CHECK(H5Fflush(impl.file.get(), H5F_SCOPE_GLOBAL));
     return configuration;

@@ -20,9 +20,10 @@ std::string formatted(const char* format, double a, double b = 0) {
 }
 
 std::string model_name(const ConfigurationResults& c) {
-  if (c.metadata.model != "custom") return c.metadata.model;
+  if (c.metadata.training().model.name != "custom") return c.metadata.training().model.name;
   std::string widths;
-  for (const std::int32_t w : c.metadata.layer_widths) widths += (widths.empty() ? "" : "-") + std::to_string(w);
+  for (const std::int32_t w : c.metadata.training().model.widths)
+    widths += (widths.empty() ? "" : "-") + std::to_string(w);
   return widths;
 }
 
@@ -134,7 +135,7 @@ PairAnswer answer_of(const ScalingPair& pair) {
   PairAnswer a;
   a.pair = pair;
   a.model = model_name(*pair.multi().results);
-  a.global_batch = pair.multi().results->metadata.global_batch;
+  a.global_batch = pair.multi().results->metadata.global_batch();
   a.gpus = pair.gpus();
   a.curve = curve_name(pair.multi());
   // With trials the trial means decide, and two or more of them always give an interval unless the 1-GPU means are too

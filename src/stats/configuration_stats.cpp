@@ -100,7 +100,7 @@ ConfigurationStats compute_configuration_stats(const ConfigurationResults& c, co
   std::vector<double> all_throughput;  // of every run, in run order
   for (const PhaseSums& run : sums) {
     const double seconds = run[static_cast<int>(BreakdownPhase::step)] / 1000.0;
-    all_throughput.push_back(seconds > 0 ? c.metadata.global_batch * double(s.steps_per_run) / seconds : 0);
+    all_throughput.push_back(seconds > 0 ? c.metadata.global_batch() * double(s.steps_per_run) / seconds : 0);
   }
 
   // Which runs carry phase marks (rank 0 says for its run; every rank's run is timed alike). A configuration with both
@@ -143,7 +143,8 @@ ConfigurationStats compute_configuration_stats(const ConfigurationResults& c, co
   if (std::fabs(other) < 1e-6 * s.phase(BreakdownPhase::step)) other = 0;
   s.throughput = summarize_sample(s.kept_throughput);
   if (s.mean_step_ms > 0)
-    s.tflops = 6.0 * double(c.metadata.dense_weight_count) * c.metadata.global_batch / (s.mean_step_ms / 1000.0) / 1e12;
+    s.tflops =
+        6.0 * double(c.metadata.dense_weight_count) * c.metadata.global_batch() / (s.mean_step_ms / 1000.0) / 1e12;
   return s;
 }
 

@@ -85,14 +85,14 @@ void measure_ceiling(ScalingPair& pair) {
 // The scaling identity without the global batch: 1-GPU configurations that differ only in their batch.
 Key batchless_key(const ConfigurationResults& c) {
   Key key = identity_key(c, without_global_batch(scaling_identity_attributes()));
-  key.push_back(std::to_string(c.metadata.global_batch));
+  key.push_back(std::to_string(c.metadata.global_batch()));
   return key;
 }
 
 // Trial k's 1-GPU configuration at the pair's local batch, from the baselines' trials (`baselines`: the batchless key
 // and batch of each baseline group, to its trials).
 void attach_locals(ScalingPair& pair, const std::map<Key, const Group*>& baselines) {
-  const long long batch = pair.multi().results->metadata.global_batch;
+  const long long batch = pair.multi().results->metadata.global_batch();
   const int gpus = pair.gpus();
   if (batch % gpus != 0) return;
   Key key = batchless_key(*pair.single().results);

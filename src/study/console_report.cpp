@@ -46,15 +46,15 @@ void print_banner(std::FILE* out, const BannerFacts& facts) {
   std::fprintf(out, "# step: graph %s, overlap %s", st.graph ? "on" : "off", st.overlap ? "on" : "off");
   if (st.overlap) {
     const bool deferred = st.overlap_order == WeightGradientOrder::deferred;
-    std::fprintf(out, " (%s: buckets of <= %g MB, %s <= 1 MB)", weight_gradient_order_name(st.overlap_order),
-                 st.bucket_mb, deferred ? "last" : "first");
+    std::fprintf(out, " (%s: buckets of <= %g MB, %s <= 1 MB)", setting_name(st.overlap_order), st.bucket_mb,
+                 deferred ? "last" : "first");
   }
   if (st.fused_optimizer) std::fprintf(out, ", fused optimizer on");
   if (st.optimizer_sharding) std::fprintf(out, ", optimizer sharded over the ranks");
   if (st.gemm_tuning == GemmTuning::step) std::fprintf(out, ", GEMMs tuned in the step");
   if (st.gemm_tuning == GemmTuning::plan) std::fprintf(out, ", GEMMs from %s", st.gemm_plan.source.c_str());
-  std::fprintf(out, ", precision %s, timing %s", precision_name(st.precision), timing_name(st.timing));
-  if (st.grad_dtype != GradDtype::fp32) std::fprintf(out, ", all-reduce in %s", grad_dtype_name(st.grad_dtype));
+  std::fprintf(out, ", precision %s, timing %s", setting_name(st.precision), setting_name(st.timing));
+  if (st.grad_dtype != GradDtype::fp32) std::fprintf(out, ", all-reduce in %s", setting_name(st.grad_dtype));
   if (st.accumulate_steps > 1) std::fprintf(out, ", reduce + update every %d steps", st.accumulate_steps);
   std::fprintf(out, "\n");
   const LibraryVersions& v = facts.versions;

@@ -31,7 +31,8 @@ GemmPlan most_common_plan(const ResultsFile& file, const std::string& wanted, co
     const std::string source = file.path + ", configuration " + metadata.name;
     if (metadata.gemm_choices.empty())
       throw UsageError("--gemm-plan " + source + ": no GEMM plan recorded (" + metadata.device + ", gemm_tuning " +
-                       metadata.gemm_tuning + ")");
+                       results_schema::stored_setting(metadata.training().gemm_tuning, metadata.device == "cuda") +
+                       ")");
     const PlanMachine there = machine_of(metadata);
     if (there.gpu_name != here.gpu_name || there.cuda_driver_version != here.cuda_driver_version ||
         there.cublas_version != here.cublas_version)

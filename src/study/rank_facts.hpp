@@ -30,14 +30,13 @@ struct LibraryVersions {
 LibraryVersions library_versions(Backend backend);
 
 // Fills what a training configuration (results_schema::ConfigurationMetadata) and a standalone measurement
-// (results_schema::MeasurementConditions) both record under the same attribute names: the rank count, library
-// versions, NCCL_ALGO / NCCL_PROTO as recorded, and the host, GPU and peer topology of each of the first `ranks` ranks
+// (results_schema::MeasurementConditions) both record under the same attribute names: library versions, NCCL_ALGO /
+// NCCL_PROTO as recorded, and the host, GPU and peer topology of each of the first `ranks` ranks
 // (`hosts` and `hardware` in rank order, at least `ranks` long).
 template <typename Recorded>
 void record_ranks_and_libraries(Recorded& recorded, const LibraryVersions& versions,
                                 const std::vector<std::string>& hosts, const std::vector<RankHardware>& hardware,
                                 int ranks) {
-  recorded.ranks = ranks;
   recorded.nccl_algo = nccl_variable_or_default("NCCL_ALGO");
   recorded.nccl_proto = nccl_variable_or_default("NCCL_PROTO");
   recorded.cuda_runtime_version = versions.cuda_runtime;

@@ -31,7 +31,7 @@ int trials_in_resumed_file(const std::optional<ResultsFile>& resumed, const MpiC
   if (resumed) {
     for (const ConfigurationResults& configuration : resumed->configurations) {
       const bool named_as_trial = without_trial(configuration.metadata.name) != configuration.metadata.name;
-      trials = std::max({trials, static_cast<int>(configuration.metadata.trial), named_as_trial ? 2 : 1});
+      trials = std::max({trials, static_cast<int>(configuration.metadata.configuration.trial), named_as_trial ? 2 : 1});
     }
   }
   return static_cast<int>(allgather_doubles(mpi, trials).front());

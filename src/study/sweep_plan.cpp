@@ -21,8 +21,7 @@ std::vector<Configuration> plan_sweep(const BenchOptions& options, int job_ranks
           training.measured_steps = options.measured_steps;
           training.seed = options.seed;
           // --runs counts the runs throughput is computed from; interleaved timing adds its phase-marked runs.
-          training.runs =
-              options.step.timing == TimingMode::interleaved ? interleaved_run_count(options.runs) : options.runs;
+          training.runs = runs_made(options.runs, options.step.timing);
           resolve_step(options.step, cuda_backend, gpus, training);
           configuration.gpus = gpus;
           configuration.runs_requested = options.runs;

@@ -223,7 +223,7 @@ bool CudaMlp::output_head_fusable() const {
 
 void CudaMlp::forward_with_output_head(kernels::LossSlots losses) {
   MGPU_REQUIRE(output_head_fusable(), "the fused output head does not serve model " + model_.widths_string() +
-                                          " at batch " + std::to_string(batch_) + " in " + precision_name(precision_));
+                                          " at batch " + std::to_string(batch_) + " in " + setting_name(precision_));
   forward_layers(layers_.size() - 1);
   output_head(losses);
 }
@@ -358,7 +358,7 @@ void CudaMlp::adam(const AdamSettings& adam, std::size_t begin, std::size_t coun
 void CudaMlp::adam_with_weight_gradients(const AdamSettings& adam, float gradient_scale, bool accumulated) {
   // fp32 only: with tf32 or bf16 the unfused weight gradient is a reduced-precision GEMM, which this is not.
   MGPU_REQUIRE(precision_ == Precision::fp32,
-               std::string("the fused optimizer is fp32 only, not ") + precision_name(precision_));
+               std::string("the fused optimizer is fp32 only, not ") + setting_name(precision_));
   MGPU_REQUIRE(gradients_bf16_.size() == 0,
                "the fused optimizer reads fp32 gradients (one rank), not --grad-dtype bf16");
   // Nothing else runs now: the update may hold every SM.

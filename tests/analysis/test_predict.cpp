@@ -34,11 +34,11 @@ class PredictTest : public ::testing::Test {
   // A configuration of the test model at global batch 32 whose every step takes step_ms.
   static void add(ResultsWriter& writer, const std::string& name, int ranks, bool fused, double step_ms) {
     ConfigurationMetadata m = synthetic_metadata(name, ranks);
-    m.layer_widths = fixture::kWidths;
-    m.global_batch = 32;
+    m.configuration.training.model.widths = fixture::kWidths;
+    m.configuration.training.global_batch = 32;
     m.local_batch = 32 / ranks;
-    m.graph = "on";
-    m.fused_optimizer = fused ? "on" : "off";
+    m.configuration.training.graph = true;
+    m.configuration.training.fused_optimizer = fused;
     ResultsWriter::Configuration c = writer.add_configuration(m);
     const std::vector<double> phases = {0, 0, 0, 0, 0, step_ms};
     for (int run = 0; run < 2; ++run)
@@ -175,8 +175,8 @@ TEST_F(PredictTest, CheckLeavesOutWhatTheModelDoesNotDescribe) {
     writer.append_run(c, {synthetic_record({{0, 0, 0, 0, 0, 1.0}, {0, 0, 0, 0, 0, 1.0}}, 0, 0, 0)});
     // A step the model has no terms for: two steps per update.
     ConfigurationMetadata m = synthetic_metadata("accumulated", 2);
-    m.layer_widths = fixture::kWidths;
-    m.accumulate_steps = 2;
+    m.configuration.training.model.widths = fixture::kWidths;
+    m.configuration.training.accumulate_steps = 2;
     ResultsWriter::Configuration shown = writer.add_configuration(m);
     const std::vector<double> phases = {0, 0, 0, 0, 0, 0.051};
     writer.append_run(shown, std::vector<RunRecord>(2, synthetic_record({phases, phases}, 0, 0, 0)));
@@ -201,12 +201,12 @@ TEST_F(PredictTest, CheckPredictsTheShardedOptimizersStep) {
     ResultsWriter writer(results, false);
     add(writer, "replicated", 2, false, 0.0516);
     ConfigurationMetadata m = synthetic_metadata("sharded", 2);
-    m.layer_widths = fixture::kWidths;
-    m.global_batch = 32;
+    m.configuration.training.model.widths = fixture::kWidths;
+    m.configuration.training.global_batch = 32;
     m.local_batch = 16;
-    m.graph = "on";
-    m.fused_optimizer = "off";
-    m.optimizer_sharding = "on";
+    m.configuration.training.graph = true;
+    m.configuration.training.fused_optimizer = false;
+    m.configuration.training.optimizer_sharding = true;
     ResultsWriter::Configuration c = writer.add_configuration(m);
     const std::vector<double> phases = {0, 0, 0, 0, 0, 0.05478};
     writer.append_run(c, std::vector<RunRecord>(2, synthetic_record({phases, phases}, 0, 0, 0)));

@@ -280,15 +280,15 @@ TEST(Options, StepExecutionDefaultsAndValues) {
   EXPECT_EQ(set.step.grad_dtype, GradDtype::bf16);
   EXPECT_EQ(defaults.step.grad_dtype, GradDtype::fp32);
   EXPECT_EQ(parse({"--timing", "step"}).step.timing, TimingMode::step);
-  EXPECT_STREQ(timing_name(TimingMode::step), "step");
+  EXPECT_STREQ(setting_name(TimingMode::step), "step");
 }
 
 TEST(Options, GemmTuningParses) {
   EXPECT_EQ(parse({}).step.gemm_tuning, GemmTuning::step);
   EXPECT_EQ(parse({"--gemm-tuning", "alone"}).step.gemm_tuning, GemmTuning::alone);
   EXPECT_NE(help_text().find("--gemm-tuning"), std::string::npos);
-  EXPECT_STREQ(gemm_tuning_name(GemmTuning::step), "step");
-  EXPECT_STREQ(gemm_tuning_name(GemmTuning::alone), "alone");
+  EXPECT_STREQ(setting_name(GemmTuning::step), "step");
+  EXPECT_STREQ(setting_name(GemmTuning::alone), "alone");
 }
 
 TEST(Options, FuseOptimizerParsesAutoOnOff) {

@@ -38,7 +38,7 @@ TEST(Resolver, GraphOnCudaAndEveryTimingOnBothBackEnds) {
   for (TimingMode timing : {TimingMode::interleaved, TimingMode::events, TimingMode::step, TimingMode::none}) {
     StepRequest request;
     request.timing = timing;
-    EXPECT_EQ(resolved(request, false).timing, timing) << timing_name(timing);
+    EXPECT_EQ(resolved(request, false).timing, timing) << setting_name(timing);
   }
   StepRequest accumulating;
   accumulating.accumulate_steps = 4;

@@ -320,9 +320,9 @@ TEST_F(Cli, TwoRankSweepRunsOneGpuConfigurationsOnTheFirstRank) {
     const int ranks = i % 2 == 0 ? 1 : 2;
     EXPECT_EQ(c.ranks(), ranks);
     EXPECT_EQ(c.metadata.hosts.size(), std::size_t(ranks));
-    EXPECT_EQ(c.metadata.local_batch, c.metadata.global_batch / ranks);
+    EXPECT_EQ(c.metadata.local_batch, c.metadata.global_batch() / ranks);
     EXPECT_EQ(c.runs(), 3);
-    EXPECT_EQ(c.metadata.runs_requested, 2);  // what --runs said, not the runs the file holds
+    EXPECT_EQ(c.metadata.configuration.runs_requested, 2);  // what --runs said, not the runs the file holds
     EXPECT_EQ(c.progress.complete, 1);
     EXPECT_EQ(c.metadata.environment_preset, "none");
   }
@@ -357,7 +357,7 @@ TEST_F(Cli, TrialsAlternateAndTheVerdictUsesTheirMeans) {
                                                              {"medium_b16_n2_cpu_t2", 2}};
   for (std::size_t i = 0; i < expected.size(); ++i) {
     EXPECT_EQ(results.configurations[i].metadata.name, expected[i].first);
-    EXPECT_EQ(results.configurations[i].metadata.trial, expected[i].second);
+    EXPECT_EQ(results.configurations[i].metadata.configuration.trial, expected[i].second);
   }
   const std::size_t verdict = outcome.out.find("# verdict (");
   ASSERT_NE(verdict, std::string::npos) << outcome.out;
@@ -498,7 +498,7 @@ TEST_F(Cli, TwoRanksWithoutGpusMeasureTheBaselineAndEndWithTheVerdict) {
   EXPECT_EQ(results.configurations[0].metadata.name, "medium_b16_n1_cpu");
   EXPECT_EQ(results.configurations[1].metadata.name, "medium_b16_n2_cpu");
   for (const mgpu::ConfigurationResults& c : results.configurations) {
-    EXPECT_EQ(c.metadata.timing, "interleaved");
+    EXPECT_EQ(c.metadata.configuration.training.timing, mgpu::TimingMode::interleaved);
     ASSERT_EQ(c.runs(), 12);  // 10 unmarked + 2 phase-marked (runs 4 and 9)
     for (int run = 0; run < c.runs(); ++run) {
       const bool marked = run == 4 || run == 9;
@@ -510,7 +510,7 @@ TEST_F(Cli, TwoRanksWithoutGpusMeasureTheBaselineAndEndWithTheVerdict) {
   // Each configuration's step passed the math check against float64 on every rank before its runs.
   for (const mgpu::ConfigurationResults& c : results.configurations) {
     EXPECT_EQ(c.metadata.math_check.rfind("passed: relative error ", 0), 0u) << c.metadata.math_check;
-    ASSERT_EQ(c.metadata.math_check_errors.size(), static_cast<std::size_t>(c.metadata.ranks));
+    ASSERT_EQ(c.metadata.math_check_errors.size(), static_cast<std::size_t>(c.metadata.ranks()));
     for (double error : c.metadata.math_check_errors) {
       EXPECT_GE(error, 0.0);
       EXPECT_LE(error, c.metadata.math_check_tolerance);

@@ -25,7 +25,7 @@ TEST(PeerResults, ThePeerWriterProducesAFileOurReaderAccepts) {
   ASSERT_EQ(results.configurations.size(), 1u);
   const mgpu::ConfigurationResults& c = results.configurations.front();
   EXPECT_EQ(c.metadata.implementation, "pytorch-ddp");
-  EXPECT_EQ(c.metadata.ranks, 2);
+  EXPECT_EQ(c.metadata.ranks(), 2);
   EXPECT_EQ(c.runs(), 2);
   EXPECT_EQ(c.progress.complete, 1);
   EXPECT_EQ(c.steps(), 4);

@@ -9,18 +9,18 @@ namespace {
 results_schema::ConfigurationMetadata sample() {
   results_schema::ConfigurationMetadata m;
   m.name = "large_b32_n2_cuda";
-  m.model = "large";
-  m.layer_widths = {4800, 1024, 3};
-  m.dropout = 0.3;
-  m.global_batch = 32;
+  m.configuration.training.model.name = "large";
+  m.configuration.training.model.widths = {4800, 1024, 3};
+  m.configuration.training.model.dropout = 0.3;
+  m.configuration.training.global_batch = 32;
   m.local_batch = 16;
-  m.ranks = 2;
+  m.configuration.gpus = 2;
   m.device = "cuda";
-  m.warmup_steps = 10;
-  m.measured_steps = 100;
-  m.runs_requested = 50;
-  m.seed = 1;
-  m.adam_learning_rate = 1e-3f;
+  m.configuration.training.warmup_steps = 10;
+  m.configuration.training.measured_steps = 100;
+  m.configuration.runs_requested = 50;
+  m.configuration.training.seed = 1;
+  m.configuration.training.adam.learning_rate = 1e-3f;
   m.nccl_environment = {"NCCL_ALGO=Tree", "NCCL_NVLS_ENABLE=0"};
   m.environment_preset = "pcie-host-bridge";
   m.hosts = {"node1", "node1"};
@@ -65,8 +65,9 @@ TEST(ConfigurationIdentity, EverySettingCounts) {
   EXPECT_EQ(differs([](auto& m) { m.implementation = "pytorch-graph"; }),
             "implementation is 'pytorch-graph' in the file, '" + std::string(results_schema::kImplementation) +
                 "' in this command");
-  EXPECT_EQ(differs([](auto& m) { m.seed = 2; }), "seed is 2 in the file, 1 in this command");
-  EXPECT_EQ(differs([](auto& m) { m.runs_requested = 20; }), "runs_requested is 20 in the file, 50 in this command");
+  EXPECT_EQ(differs([](auto& m) { m.configuration.training.seed = 2; }), "seed is 2 in the file, 1 in this command");
+  EXPECT_EQ(differs([](auto& m) { m.configuration.runs_requested = 20; }),
+            "runs_requested is 20 in the file, 50 in this command");
   EXPECT_NE(differs([](auto& m) { m.environment_preset = "nvlink-default"; }).find("environment_preset"),
             std::string::npos);
   EXPECT_NE(differs([](auto& m) { m.nccl_environment = {"NCCL_NVLS_ENABLE=0"}; }).find("nccl_environment"),
@@ -75,14 +76,16 @@ TEST(ConfigurationIdentity, EverySettingCounts) {
               m.gpu_names = {"NVIDIA H100", "NVIDIA H100"};
             }).find("gpu_names"),
             std::string::npos);
-  EXPECT_NE(differs([](auto& m) { m.dropout = 0.0; }).find("dropout"), std::string::npos);
+  EXPECT_NE(differs([](auto& m) { m.configuration.training.model.dropout = 0.0; }).find("dropout"), std::string::npos);
   // Step options: a resumed configuration must have run the step the same way.
-  EXPECT_EQ(differs([](auto& m) { m.overlap = "on"; }), "overlap is 'on' in the file, 'off' in this command");
-  EXPECT_EQ(differs([](auto& m) { m.fused_optimizer = "on"; }),
+  EXPECT_EQ(differs([](auto& m) { m.configuration.training.overlap = true; }),
+            "overlap is 'on' in the file, 'off' in this command");
+  EXPECT_EQ(differs([](auto& m) { m.configuration.training.fused_optimizer = true; }),
             "fused_optimizer is 'on' in the file, 'off' in this command");
-  EXPECT_EQ(differs([](auto& m) { m.gemm_tuning = "step"; }),
+  EXPECT_EQ(differs([](auto& m) { m.configuration.training.gemm_tuning = GemmTuning::step; }),
             "gemm_tuning is 'step' in the file, 'alone' in this command");
-  EXPECT_NE(differs([](auto& m) { m.adam_learning_rate = 1e-4; }).find("adam_learning_rate"), std::string::npos);
+  EXPECT_NE(differs([](auto& m) { m.configuration.training.adam.learning_rate = 1e-4; }).find("adam_learning_rate"),
+            std::string::npos);
 }
 
 }  // namespace

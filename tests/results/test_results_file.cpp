@@ -78,31 +78,32 @@ const char* const kConfigurationNames[] = {"small_b8_n2_cpu", "large_b32_n2_cuda
 ConfigurationMetadata synthetic_metadata(int config) {
   ConfigurationMetadata m;
   m.name = kConfigurationNames[config];
-  m.model = config == 0 ? "medium" : "large";
-  m.layer_widths = config == 0 ? std::vector<std::int32_t>{847, 256, 128, 64, 3}
-                               : std::vector<std::int32_t>{4800, 1024, 1024, 512, 512, 256, 3};
-  m.dropout = config == 0 ? 0.2 : 0.3;
+  m.configuration.training.model.name = config == 0 ? "medium" : "large";
+  m.configuration.training.model.widths = config == 0 ? std::vector<std::int32_t>{847, 256, 128, 64, 3}
+                                                      : std::vector<std::int32_t>{4800, 1024, 1024, 512, 512, 256, 3};
+  m.configuration.training.model.dropout = config == 0 ? 0.2 : 0.3;
   m.parameter_count = config == 0 ? 258432 : 6885376;
   m.dense_weight_count = m.parameter_count - 1000;
-  m.global_batch = config == 0 ? 8 : 32;
-  m.local_batch = m.global_batch / kRanks;
-  m.ranks = kRanks;
+  m.configuration.training.global_batch = config == 0 ? 8 : 32;
+  m.local_batch = m.global_batch() / kRanks;
+  m.configuration.gpus = kRanks;
   m.device = config == 0 ? "cpu" : "cuda";
-  m.warmup_steps = kWarmup;
-  m.measured_steps = kMeasured;
-  m.runs_requested = kRuns;
-  m.seed = 0xFEDCBA9876543210ULL;  // above INT64_MAX: must survive as unsigned
-  m.adam_learning_rate = 1e-3;
-  m.adam_beta1 = 0.9;
-  m.adam_beta2 = 0.999;
-  m.adam_epsilon = 1e-7;
+  m.configuration.training.warmup_steps = kWarmup;
+  m.configuration.training.measured_steps = kMeasured;
+  m.configuration.runs_requested = kRuns;
+  m.configuration.training.seed = 0xFEDCBA9876543210ULL;  // above INT64_MAX: must survive as unsigned
+  m.configuration.training.adam.learning_rate = 1e-3;
+  m.configuration.training.adam.beta1 = 0.9;
+  m.configuration.training.adam.beta2 = 0.999;
+  m.configuration.training.adam.epsilon = 1e-7;
   if (config == 1) {
     m.nccl_algo = "Ring";
     m.nccl_environment = {"NCCL_ALGO=Ring", "NCCL_DEBUG=WARN"};
     m.cuda_runtime_version = "12.4";
     m.nccl_version = "2.21.5";
   }
-  m.command_line = "mgpu_bench --model " + m.model + " --batch " + std::to_string(m.global_batch);
+  m.command_line =
+      "mgpu_bench --model " + m.configuration.training.model.name + " --batch " + std::to_string(m.global_batch());
   m.started_utc = "2025-01-31T12:00:0" + std::to_string(config) + "Z";
   m.mpi_library_version = "Open MPI v4.1.4";
   for (int rank = 0; rank < kRanks; ++rank) {
@@ -282,14 +283,15 @@ TEST_F(ResultsFileTest, ConfigurationAttributes) {
     const std::string group = group_of(config);
     const hid_t f = file.get();
     EXPECT_EQ(raw_string(f, group, "implementation"), "mgpu_bench");
-    EXPECT_EQ(raw_string(f, group, "model"), m.model);
+    EXPECT_EQ(raw_string(f, group, "model"), m.configuration.training.model.name);
     EXPECT_EQ(attribute_type(f, group, "layer_widths"), "i4");
-    EXPECT_EQ(raw_numbers(f, group, "layer_widths"), std::vector<double>(m.layer_widths.begin(), m.layer_widths.end()));
-    EXPECT_EQ(raw_number(f, group, "dropout"), m.dropout);
+    EXPECT_EQ(raw_numbers(f, group, "layer_widths"), std::vector<double>(m.configuration.training.model.widths.begin(),
+                                                                         m.configuration.training.model.widths.end()));
+    EXPECT_EQ(raw_number(f, group, "dropout"), m.configuration.training.model.dropout);
     EXPECT_EQ(attribute_type(f, group, "parameter_count"), "i8");
     EXPECT_EQ(raw_number(f, group, "parameter_count"), m.parameter_count);
     EXPECT_EQ(raw_number(f, group, "dense_weight_count"), m.dense_weight_count);
-    EXPECT_EQ(raw_number(f, group, "global_batch"), m.global_batch);
+    EXPECT_EQ(raw_number(f, group, "global_batch"), m.global_batch());
     EXPECT_EQ(raw_number(f, group, "local_batch"), m.local_batch);
     EXPECT_EQ(raw_string(f, group, "batch_mode"), "global");
     EXPECT_EQ(raw_number(f, group, "ranks"), kRanks);
@@ -305,12 +307,12 @@ TEST_F(ResultsFileTest, ConfigurationAttributes) {
       const H5Attribute seed = open_raw_attribute(f, group, "seed");
       std::uint64_t value = 0;
       MGPU_H5_CHECK(H5Aread(seed.get(), H5T_NATIVE_UINT64, &value));
-      EXPECT_EQ(value, m.seed);
+      EXPECT_EQ(value, m.configuration.training.seed);
     }
-    EXPECT_EQ(raw_number(f, group, "adam_learning_rate"), 1e-3);
-    EXPECT_EQ(raw_number(f, group, "adam_beta1"), 0.9);
-    EXPECT_EQ(raw_number(f, group, "adam_beta2"), 0.999);
-    EXPECT_EQ(raw_number(f, group, "adam_epsilon"), 1e-7);
+    EXPECT_EQ(raw_number(f, group, "adam_learning_rate"), double{1e-3f});  // the float setting, widened
+    EXPECT_EQ(raw_number(f, group, "adam_beta1"), double{0.9f});
+    EXPECT_EQ(raw_number(f, group, "adam_beta2"), double{0.999f});
+    EXPECT_EQ(raw_number(f, group, "adam_epsilon"), double{1e-7f});
     EXPECT_EQ(raw_string(f, group, "nccl_algo"), config == 0 ? "default" : "Ring");
     EXPECT_EQ(raw_string(f, group, "nccl_proto"), "default");
     EXPECT_EQ(attribute_type(f, group, "nccl_environment"), "str");
@@ -559,8 +561,8 @@ TEST_F(ResultsFileTest, WriterTakesZeroWarmupOrZeroMeasuredStepsButNotNoStepsAtA
   const auto with_steps = [](int index, int warmup, int measured) {
     ConfigurationMetadata m = synthetic_metadata(0);
     m.name = "steps_" + std::to_string(index);
-    m.warmup_steps = warmup;
-    m.measured_steps = measured;
+    m.configuration.training.warmup_steps = warmup;
+    m.configuration.training.measured_steps = measured;
     return m;
   };
   ResultsWriter::Configuration no_warmup = writer.add_configuration(with_steps(0, 0, kSteps));
@@ -680,8 +682,8 @@ TEST_F(ResultsFileTest, ReaderAcceptsZeroWarmupSteps) {
   const std::string file = write_sample();
   set_step_counts(file, 0, kSteps);
   const ResultsFile read = read_results_file(file);
-  EXPECT_EQ(read.configurations.at(0).metadata.warmup_steps, 0);
-  EXPECT_EQ(read.configurations.at(0).metadata.measured_steps, kSteps);
+  EXPECT_EQ(read.configurations.at(0).metadata.configuration.training.warmup_steps, 0);
+  EXPECT_EQ(read.configurations.at(0).metadata.configuration.training.measured_steps, kSteps);
 }
 
 TEST_F(ResultsFileTest, ReaderKeepsEveryAttributeAsText) {
@@ -828,14 +830,14 @@ TEST_F(ResultsFileTest, FusedOptimizerRoundTrips) {
   // A 1-GPU configuration that ran with the fused optimizer (the only GPU count it runs on).
   ConfigurationMetadata metadata = synthetic_metadata(1);
   metadata.name = "large_b32_n1_cuda";
-  metadata.ranks = 1;
-  metadata.local_batch = metadata.global_batch;
+  metadata.configuration.gpus = 1;
+  metadata.local_batch = metadata.global_batch();
   for (auto* per_rank :
        {&metadata.hosts, &metadata.gpu_names, &metadata.gpu_uuids, &metadata.gpu_pci_bus_ids, &metadata.peer_topology})
     per_rank->resize(1);
   metadata.max_sm_clock_mhz.resize(1);
   metadata.max_memory_clock_mhz.resize(1);
-  metadata.fused_optimizer = "on";
+  metadata.configuration.training.fused_optimizer = true;
   const std::string file = path("fused.h5");
   write_one_configuration(file, metadata, {synthetic_record(1, 0, 0)});
   {
@@ -845,7 +847,7 @@ TEST_F(ResultsFileTest, FusedOptimizerRoundTrips) {
   const ResultsFile read = read_results_file(file);
   ASSERT_EQ(read.configurations.size(), 1u);
   const ConfigurationResults& c = read.configurations[0];
-  EXPECT_EQ(c.metadata.fused_optimizer, "on");
+  EXPECT_EQ(c.metadata.configuration.training.fused_optimizer, true);
   EXPECT_EQ(c.attribute_text.at("fused_optimizer"), "on");
   EXPECT_EQ(attribute_texts(c.metadata), attribute_texts(metadata));
 }
@@ -855,7 +857,11 @@ TEST_F(ResultsFileTest, FusedOptimizerRoundTrips) {
 // is pinned here, whichever test also looks at what its default means.
 TEST_F(ResultsFileTest, EachAddedAttributeIsOptionalBeforeItsVersionAndRequiredFrom) {
   int pinned = 0;
-  for (const results_schema::AddedName& added : results_schema::kAddedAttributes) {
+  std::vector<results_schema::AddedName> added_names(std::begin(results_schema::kAddedOtherAttributes),
+                                                     std::end(results_schema::kAddedOtherAttributes));
+  for (const results_schema::AttributeRoleEntry& entry : results_schema::kConfigurationAttributeRoles)
+    if (entry.since_version > 1) added_names.push_back({entry.name.data(), entry.since_version});
+  for (const results_schema::AddedName& added : added_names) {
     SCOPED_TRACE(added.name);
     const std::string file = write_sample(std::string(added.name) + ".h5");
     if (MGPU_H5_CHECK(H5Aexists_by_name(open_read_only(file).get(), group_of(0).c_str(), added.name, H5P_DEFAULT)) <= 0)
@@ -878,9 +884,9 @@ TEST_F(ResultsFileTest, AVersion3FileReadsFusedOptimizerAsOff) {
   EXPECT_EQ(read.root.schema_version, 3);
   ASSERT_EQ(read.configurations.size(), 2u);
   for (const ConfigurationResults& c : read.configurations) {
-    EXPECT_EQ(c.metadata.fused_optimizer, "off");
-    EXPECT_EQ(c.attribute_text.count("fused_optimizer"), 0u);  // absent: analysis takes the default
-    EXPECT_EQ(c.metadata.overlap, "off");                      // the version-2 attributes still read
+    EXPECT_EQ(c.metadata.configuration.training.fused_optimizer, false);
+    EXPECT_EQ(c.attribute_text.count("fused_optimizer"), 0u);     // absent: analysis takes the default
+    EXPECT_EQ(c.metadata.configuration.training.overlap, false);  // the version-2 attributes still read
   }
   make_older(file, 4);  // a version-4 file must have it
   EXPECT_EQ(reader_error(file), "'" + file + "': " + group_of(0) + ": missing attribute 'fused_optimizer'");
@@ -890,15 +896,17 @@ TEST_F(ResultsFileTest, OverlapOrderRoundTripsAndAVersion4FileWithOverlapReadsLa
   EXPECT_EQ(results_schema::attribute_added_in("overlap_order"), 5);
   EXPECT_EQ(mgpu::attribute_texts(ConfigurationMetadata{}).at("overlap_order"), "n/a");  // overlap off
   ConfigurationMetadata metadata = synthetic_metadata(0);
-  metadata.overlap = "on";
-  metadata.overlap_order = "deferred";
+  metadata.configuration.training.overlap = true;
+  metadata.configuration.training.overlap_order = WeightGradientOrder::deferred;
   const std::string file = path("order.h5");
   write_one_configuration(file, metadata, synthetic_run(0, 0));
   EXPECT_EQ(raw_string(open_read_only(file).get(), group_of(0), "overlap_order"), "deferred");
-  EXPECT_EQ(read_results_file(file).configurations.at(0).metadata.overlap_order, "deferred");
+  EXPECT_EQ(read_results_file(file).configurations.at(0).metadata.configuration.training.overlap_order,
+            WeightGradientOrder::deferred);
   // What a schema_version 4 file with overlap looks like: no overlap_order; its overlap was layerwise, the only one.
   make_older(file, 4, {"overlap_order"});
-  EXPECT_EQ(read_results_file(file).configurations.at(0).metadata.overlap_order, "layerwise");
+  EXPECT_EQ(read_results_file(file).configurations.at(0).metadata.configuration.training.overlap_order,
+            WeightGradientOrder::layerwise);
   make_older(file, 5);  // a version 5 file must have it
   EXPECT_EQ(reader_error(file), "'" + file + "': " + group_of(0) + ": missing attribute 'overlap_order'");
 }
@@ -907,18 +915,19 @@ TEST_F(ResultsFileTest, GemmTuningAndChoicesRoundTripAndAVersion5FileReadsAlone)
   EXPECT_EQ(results_schema::attribute_added_in("gemm_tuning"), 6);
   EXPECT_EQ(results_schema::attribute_added_in("gemm_choices"), 6);
   ConfigurationMetadata metadata = synthetic_metadata(0);
-  metadata.gemm_tuning = "step";
+  metadata.device = "cuda";  // only this program's CUDA step chooses GEMMs: "n/a" elsewhere
+  metadata.configuration.training.gemm_tuning = GemmTuning::step;
   metadata.gemm_choices = "gemm TN m=1024 n=32 k=4800: skinny (32 columns, 8 splits, cluster sum) (19.35 us alone)\n";
   const std::string file = path("tuning.h5");
   write_one_configuration(file, metadata, synthetic_run(0, 0));
   EXPECT_EQ(raw_string(open_read_only(file).get(), group_of(0), "gemm_tuning"), "step");
   const ConfigurationMetadata read = read_results_file(file).configurations.at(0).metadata;
-  EXPECT_EQ(read.gemm_tuning, "step");
+  EXPECT_EQ(read.configuration.training.gemm_tuning, GemmTuning::step);
   EXPECT_EQ(read.gemm_choices, metadata.gemm_choices);
   // What a schema_version 5 file looks like: neither attribute; its GEMMs were chosen alone.
   make_older(file, 5, {"gemm_tuning", "gemm_choices"});
   const ConfigurationMetadata older = read_results_file(file).configurations.at(0).metadata;
-  EXPECT_EQ(older.gemm_tuning, "alone");
+  EXPECT_EQ(older.configuration.training.gemm_tuning, GemmTuning::alone);
   EXPECT_EQ(older.gemm_choices, "");
   make_older(file, 6);  // a version 6 file must have them
   EXPECT_EQ(reader_error(file), "'" + file + "': " + group_of(0) + ": missing attribute 'gemm_tuning'");

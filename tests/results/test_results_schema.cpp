@@ -71,44 +71,48 @@ TEST(ResultsSchema, AnAttributeWithoutARoleIsRefusedByName) {
 }
 
 // The versions that added each name are history: files of those versions exist, so a row's version never changes
-// (test_results_file.cpp pins the reader to the table; this pins the table). A new name gets a row here too.
+// (test_results_file.cpp pins the reader to the table; this pins the table). A new name gets its version here too.
 TEST(ResultsSchema, AddedNamesKeepTheVersionsThatAddedThem) {
-  using Added = std::vector<std::pair<std::string, int>>;
-  const auto rows = [](const auto& table) {
-    Added out;
-    for (const results_schema::AddedName& added : table) out.emplace_back(added.name, added.since_version);
-    return out;
-  };
-  const Added attributes = {{"environment_preset", 2},
-                            {"attempt", 2},
-                            {"implementation", 2},
-                            {"graph", 2},
-                            {"overlap", 2},
-                            {"bucket_mb", 2},
-                            {"grad_dtype", 2},
-                            {"accumulate_steps", 2},
-                            {"timing", 2},
-                            {"fused_optimizer", 4},
-                            {"overlap_order", 5},
-                            {"gemm_tuning", 6},
-                            {"gemm_choices", 6},
-                            {"interrupted", 7},
-                            {"interrupted_utc", 7},
-                            {"step_labels", 8},
-                            {"replica_check", 9},
-                            {"trial", 9},
-                            {"math_check", 10},
-                            {"math_check_errors", 10},
-                            {"math_check_tolerance", 10},
-                            {"math_check_steps", 10},
-                            {"math_check_seconds", 10},
-                            {"gemm_candidates_checked", 10},
-                            {"gemm_candidates_rejected", 10},
-                            {"stopped_early", 10},
-                            {"optimizer_sharding", 11}};
-  EXPECT_EQ(rows(results_schema::kAddedAttributes), attributes);
-  EXPECT_EQ(rows(results_schema::kAddedDatasets),
-            (Added{{"wall_per_step_ms", 3}, {"phases_marked", 7}, {"batch_generation_ms", 7}}));
+  std::map<std::string, int> added;
+  for (const results_schema::AttributeRoleEntry& entry : results_schema::kConfigurationAttributeRoles)
+    if (entry.since_version > 1) added[std::string(entry.name)] = entry.since_version;
+  for (const results_schema::AddedName& entry : results_schema::kAddedOtherAttributes)
+    added[entry.name] = entry.since_version;
+  const std::map<std::string, int> history = {{"environment_preset", 2},
+                                              {"attempt", 2},
+                                              {"implementation", 2},
+                                              {"graph", 2},
+                                              {"overlap", 2},
+                                              {"bucket_mb", 2},
+                                              {"grad_dtype", 2},
+                                              {"accumulate_steps", 2},
+                                              {"timing", 2},
+                                              {"fused_optimizer", 4},
+                                              {"overlap_order", 5},
+                                              {"gemm_tuning", 6},
+                                              {"gemm_choices", 6},
+                                              {"interrupted", 7},
+                                              {"interrupted_utc", 7},
+                                              {"step_labels", 8},
+                                              {"replica_check", 9},
+                                              {"trial", 9},
+                                              {"math_check", 10},
+                                              {"math_check_errors", 10},
+                                              {"math_check_tolerance", 10},
+                                              {"math_check_steps", 10},
+                                              {"math_check_seconds", 10},
+                                              {"gemm_candidates_checked", 10},
+                                              {"gemm_candidates_rejected", 10},
+                                              {"stopped_early", 10},
+                                              {"optimizer_sharding", 11}};
+  EXPECT_EQ(added, history);
+  for (const auto& [name, version] : history) EXPECT_EQ(results_schema::attribute_added_in(name), version) << name;
+  EXPECT_EQ(results_schema::attribute_added_in("seed"), 1);
+  std::vector<std::pair<std::string, int>> datasets;
+  for (const results_schema::AddedName& entry : results_schema::kAddedDatasets)
+    datasets.emplace_back(entry.name, entry.since_version);
+  EXPECT_EQ(datasets, (std::vector<std::pair<std::string, int>>{
+                          {"wall_per_step_ms", 3}, {"phases_marked", 7}, {"batch_generation_ms", 7}}));
 }
 
 }  // namespace

@@ -22,7 +22,7 @@ struct Side {
            const std::map<std::string, std::string>& changes = {}) {
     ConfigurationResults& c = results.emplace_back();
     c.metadata.name = name;
-    c.metadata.ranks = ranks;
+    c.metadata.configuration.gpus = ranks;
     c.attribute_text = {{"model", "medium"},
                         {"global_batch", "32"},
                         {"ranks", std::to_string(ranks)},

@@ -26,9 +26,9 @@ struct Made {
            std::vector<double> throughput = {100, 101, 99, 100, 100}) {
     ConfigurationResults& c = results.emplace_back();
     c.metadata.name = name;
-    c.metadata.model = "large";
-    c.metadata.ranks = ranks;
-    c.metadata.global_batch = 32;
+    c.metadata.configuration.training.model.name = "large";
+    c.metadata.configuration.gpus = ranks;
+    c.metadata.configuration.training.global_batch = 32;
     c.attribute_text = {{"model", "large"},
                         {"layer_widths", "4800,1024,3"},
                         {"dropout", "0.3"},
@@ -262,7 +262,7 @@ TEST(Scaling, TrialMeansGiveAnIntervalFromTwo) {
 void at_batch(Made& m, const std::string& name, int ranks, long long batch, double throughput) {
   m.add(name, ranks, {{"global_batch", std::to_string(batch)}},
         {throughput, throughput + 1, throughput - 1, throughput, throughput});
-  m.results.back().metadata.global_batch = batch;
+  m.results.back().metadata.configuration.training.global_batch = batch;
 }
 
 // The ceiling: with the 1-GPU configuration at the local batch 16 (100 samples/s) beside the one at 32 (160), two

@@ -147,7 +147,7 @@ class VerdictFile : public ::testing::Test {
   static void add_scaled(ResultsWriter& writer, const std::string& name, int ranks, int batch, double scale,
                          int runs = 5) {
     ConfigurationMetadata metadata = synthetic_metadata(name, ranks);
-    metadata.global_batch = batch;
+    metadata.configuration.training.global_batch = batch;
     metadata.local_batch = batch / ranks;
     ResultsWriter::Configuration c = writer.add_configuration(metadata);
     const std::vector<double> bases = {4.0, 4.1, 3.9, 4.0, 4.05};

@@ -20,7 +20,7 @@ ConfigurationResults configuration(const std::string& name, const std::string& o
   ConfigurationResults c;
   c.metadata.name = name;
   c.metadata.device = "cuda";
-  c.metadata.gemm_tuning = "step";
+  c.metadata.configuration.training.gemm_tuning = GemmTuning::step;
   c.metadata.gemm_choices = "gemm NN m=8 n=8 k=8: " + option + " (1.00 us alone; 3 candidates verified)\n";
   c.metadata.gpu_names = {machine.gpu_name, machine.gpu_name};
   c.metadata.cuda_driver_version = machine.cuda_driver_version;
@@ -65,7 +65,6 @@ TEST(GemmPlanFile, AFileThatCannotGiveThePlanIsRefusedInOneLine) {
   ConfigurationResults cpu = configuration("large_b32_n1_cpu", "a");
   cpu.metadata.gemm_choices.clear();
   cpu.metadata.device = "cpu";
-  cpu.metadata.gemm_tuning = "n/a";
   const PlanMachine h200{"NVIDIA H200", "13.0", "13.1.0"};
   const PlanMachine other_driver{"NVIDIA H100 80GB HBM3", "12.9", "13.1.0"};
   const PlanMachine other_cublas{"NVIDIA H100 80GB HBM3", "13.0", "13.0.2"};

@@ -204,11 +204,11 @@ TEST_P(CudaDataParallel, RanksMatchOneGpuOnTheWholeBatch) {
 
   const double difference = relative_difference(distributed, whole_batch);
   std::cout << "rank " << layout.world_rank << ": " << data_case.name << " (graph " << execution.graph << ", overlap "
-            << execution.overlap << " " << weight_gradient_order_name(execution.order) << ", sharded "
-            << execution.sharded << ", " << all_ranks.bucket_plan().buckets.size() << " buckets; "
-            << settings.model.widths_string() << ", dropout " << settings.model.dropout << "), "
-            << settings.total_steps() << " steps, global batch " << settings.global_batch << ": ||params("
-            << ranks_text(layout) << ") - params(1 GPU)|| / ||params(1 GPU)|| = " << difference << std::endl;
+            << execution.overlap << " " << setting_name(execution.order) << ", sharded " << execution.sharded << ", "
+            << all_ranks.bucket_plan().buckets.size() << " buckets; " << settings.model.widths_string() << ", dropout "
+            << settings.model.dropout << "), " << settings.total_steps() << " steps, global batch "
+            << settings.global_batch << ": ||params(" << ranks_text(layout)
+            << ") - params(1 GPU)|| / ||params(1 GPU)|| = " << difference << std::endl;
   EXPECT_LE(difference, data_case.tolerance);
   if (difference > data_case.tolerance) explain_difference(layout, settings, kRun, distributed, whole_batch);
 
@@ -264,7 +264,7 @@ INSTANTIATE_TEST_SUITE_P(
     [](const ::testing::TestParamInfo<std::tuple<DataParallelCase, Execution>>& info) {
       const Execution execution = std::get<1>(info.param);
       return std::get<0>(info.param).name + (execution.graph ? "_graph" : "_eager") +
-             (execution.overlap ? std::string("_") + weight_gradient_order_name(execution.order) : "_serial") +
+             (execution.overlap ? std::string("_") + setting_name(execution.order) : "_serial") +
              (execution.sharded ? "_sharded" : "");
     });
 
@@ -283,8 +283,8 @@ TEST(CudaAccumulation, RanksMatchOneGpuOnTheWholeBatch) {
     one_gpu.run(3);
     const double difference = relative_difference(all_ranks.parameters(), one_gpu.parameters());
     std::cout << "rank " << layout.world_rank << ": accumulate 2 (graph " << execution.graph << ", overlap "
-              << execution.overlap << " " << weight_gradient_order_name(execution.order) << "): ||params("
-              << ranks_text(layout) << ") - params(1 GPU)|| / ||params(1 GPU)|| = " << difference << std::endl;
+              << execution.overlap << " " << setting_name(execution.order) << "): ||params(" << ranks_text(layout)
+              << ") - params(1 GPU)|| / ||params(1 GPU)|| = " << difference << std::endl;
     EXPECT_LE(difference, 1e-5);  // medium without accumulation stays at 5e-7 over 20 steps (see above)
     for (int step = 0; step < record.total_steps; ++step) {
       if (settings.ends_accumulation(step)) {

@@ -396,7 +396,7 @@ TEST_P(CudaMlpReference, BackwardInBucketPiecesMatchesFloat64Reference) {
   const std::size_t cap = std::size_t(4) * rc.model.model.max_width() * 3;
   for (const BucketPlan& plan :
        {overlap_plan(rc.model.model, cap, cap / 2), deferred_overlap_plan(rc.model.model, cap, cap / 2)}) {
-    const std::string order = weight_gradient_order_name(plan.order);
+    const std::string order = setting_name(plan.order);
     GpuFixture gpu(rc.model);
     gpu.mlp.fill_work_buffers_with_nan();  // a piece that is never written shows as NaN
     const cpu::DropoutKey key = dropout_key(rc.drop_probability);

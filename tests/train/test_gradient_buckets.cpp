@@ -172,8 +172,8 @@ TEST(GradientBuckets, PiecesStayWithinTheCapWhereRowsAllowWhatTheLayersBytesOver
 }
 
 TEST(GradientBuckets, OrderNamesAreTheCommandLineWords) {
-  EXPECT_STREQ(weight_gradient_order_name(WeightGradientOrder::deferred), "deferred");
-  EXPECT_STREQ(weight_gradient_order_name(WeightGradientOrder::layerwise), "layerwise");
+  EXPECT_STREQ(setting_name(WeightGradientOrder::deferred), "deferred");
+  EXPECT_STREQ(setting_name(WeightGradientOrder::layerwise), "layerwise");
 }
 
 TEST(GradientBuckets, ABucketExactlyFullTakesThePieceThatFillsIt) {

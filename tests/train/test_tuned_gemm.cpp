@@ -63,8 +63,7 @@ TEST_F(TunedGemmTest, EveryCandidateAtEveryStepShapeMatchesFloat64) {
         CudaMlp mlp(model, batch, stream.get(), precision);
         run_every_step_kind(mlp, adam);
         MGPU_CUDA_CHECK(cudaStreamSynchronize(stream.get()));
-        const std::string label =
-            model.widths_string() + " b" + std::to_string(batch) + " " + precision_name(precision);
+        const std::string label = model.widths_string() + " b" + std::to_string(batch) + " " + setting_name(precision);
         for (const TunedGemm::ShapeOptions& shape : mlp.gemm().shape_options()) {
           ++shapes;
           candidates += shape.checked;
