@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Purpose: writes mgpu_bench's results format (docs/results-format.md, schema_version 11) with h5py alone, for the
+"""Purpose: writes mgpu_bench's results format (docs/results-format.md, schema_version 12) with h5py alone, for the
 framework peers in bench/peers/: the same groups, attributes, types, shapes, units and flush-after-every-run
 behaviour as src/results/results_writer.cpp, so `mgpu_analyze`, tests/end_to_end/check_results_h5py.py and read_results_file read a peer's
 file like ours. Needs h5py and numpy, not torch.
@@ -17,7 +17,7 @@ import sys
 import h5py
 import numpy as np
 
-SCHEMA_VERSION = 11
+SCHEMA_VERSION = 12
 # mgpu_bench's model presets (src/model/mlp_spec.cpp): layer widths, input to output, and dropout.
 PRESETS = {"medium": ([847, 256, 128, 64, 3], 0.2), "large": ([4800, 1024, 1024, 512, 512, 256, 3], 0.3)}
 PRODUCER = "mgpu_bench"  # the format's name; `implementation` says which code measured (results_schema.hpp)
@@ -38,7 +38,8 @@ STRING = h5py.string_dtype("utf-8")  # variable-length UTF-8, as the C++ writer 
 # v2 attributes of the step and sweep work: graph, overlap, bucket_mb, grad_dtype, accumulate_steps, timing,
 # environment_preset, attempt, v4's fused_optimizer, which a peer always writes "off", and v5's overlap_order: DDP's
 # buckets follow backward layer by layer, "layerwise"; "n/a" without overlap; v6's gemm_tuning, "n/a" for a peer, whose
-# GEMMs are the framework's, and gemm_choices, ""). A value missing from the caller's dict is an error: every attribute is written.
+# GEMMs are the framework's, and gemm_choices, ""; v12's overlap_update: DDP's optimizer steps once backward and
+# every bucket's reduction are done, "after-last"; "n/a" without overlap). A value missing from the caller's dict is an error: every attribute is written.
 CONFIGURATION_ATTRIBUTES = {
     "implementation": "str", "model": "str", "layer_widths": "i4[]", "dropout": "f8", "parameter_count": "i8",
     "dense_weight_count": "i8", "global_batch": "i4", "local_batch": "i4", "batch_mode": "str", "ranks": "i4",
@@ -51,7 +52,7 @@ CONFIGURATION_ATTRIBUTES = {
     "max_memory_clock_mhz": "f8[]",
     "graph": "str", "overlap": "str", "bucket_mb": "f8", "grad_dtype": "str", "accumulate_steps": "i4",
     "timing": "str", "environment_preset": "str", "attempt": "i4", "trial": "i4", "fused_optimizer": "str",
-    "overlap_order": "str", "optimizer_sharding": "str",
+    "overlap_order": "str", "optimizer_sharding": "str", "overlap_update": "str",
     "gemm_tuning": "str", "gemm_choices": "str",
 }
 PER_RANK = ["hosts", "gpu_names", "gpu_uuids", "gpu_pci_bus_ids", "peer_topology", "max_sm_clock_mhz",
@@ -223,6 +224,7 @@ def self_test(path):
             "gpu_uuids": ["GPU-0", "GPU-1"], "gpu_pci_bus_ids": ["0000:00:06.0", "0000:00:07.0"],
             "peer_topology": ["rank 1", "rank 0"], "max_sm_clock_mhz": [1980.0, 0.0],
             "max_memory_clock_mhz": [3201.0, 3201.0], "graph": "off", "overlap": "on", "overlap_order": "layerwise",
+            "overlap_update": "after-last",
             "bucket_mb": 25.0,
             "grad_dtype": "fp32", "accumulate_steps": 1, "timing": "events", "environment_preset": "none", "attempt": 1,
             "trial": 1,

@@ -357,6 +357,8 @@ def run_configuration(job, arguments, model_name, global_batch, output, clocks, 
             "overlap": "on" if arguments.mode == "ddp" and job.world > 1 else "off",
             # DDP reduces its buckets as backward writes them, last layer first: mgpu_bench's layerwise order.
             "overlap_order": "layerwise" if arguments.mode == "ddp" and job.world > 1 else "n/a",
+            # DDP's optimizer steps once every bucket is reduced: mgpu_bench's --overlap-update after-last.
+            "overlap_update": "after-last" if arguments.mode == "ddp" and job.world > 1 else "n/a",
             "bucket_mb": DDP_BUCKET_MB if arguments.mode == "ddp" else 0.0, "grad_dtype": "fp32",
             "accumulate_steps": 1, "timing": "events", "environment_preset": "none", "attempt": 1, "trial": 1,
             "fused_optimizer": "off",  # PyTorch's Adam reads a stored gradient: never mgpu_bench's fused optimizer

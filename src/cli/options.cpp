@@ -64,6 +64,9 @@ po::options_description describe_study_options() {
     ("overlap-order", po::value<std::string>()->default_value("deferred"),
      "with --overlap on: deferred (input gradients first, then weight gradients first layer up; Adam per bucket as "
      "soon as it is reduced) | layerwise (each layer's weight gradient with its input gradient, last layer first)")
+    ("overlap-update", po::value<std::string>()->default_value("per-bucket"),
+     "with --overlap on: per-bucket (Adam on each bucket as soon as it is reduced) | after-last (Adam on every "
+     "parameter once the last bucket is reduced)")
     ("bucket-mb", po::value<double>()->default_value(8.0),
      "all-reduce bucket cap in MB with --overlap on (the bucket reduced first (layerwise) or last (deferred): 1 MB)")
     ("precision", po::value<std::string>()->default_value("fp32"),
@@ -134,6 +137,9 @@ StepRequest parse_step_options(const po::variables_map& vm) {
   step.overlap_order = option_parsing::parse_choice<WeightGradientOrder>(
       "overlap-order", vm["overlap-order"].as<std::string>(),
       {{"deferred", WeightGradientOrder::deferred}, {"layerwise", WeightGradientOrder::layerwise}});
+  step.overlap_update = option_parsing::parse_choice<OverlapUpdate>(
+      "overlap-update", vm["overlap-update"].as<std::string>(),
+      {{"per-bucket", OverlapUpdate::per_bucket}, {"after-last", OverlapUpdate::after_last}});
   step.bucket_mb = vm["bucket-mb"].as<double>();
   // A bucket smaller than one float or larger than any GPU's memory is a typo, not a configuration.
   if (!(step.bucket_mb >= 1e-6 && step.bucket_mb <= 1e6)) {

@@ -15,6 +15,16 @@ std::string configuration_stem(const MlpSpec& model, int global_batch, int gpus)
          std::to_string(gpus);
 }
 
+bool applies_only_with_overlap(const std::string& name) {
+  Configuration without_overlap;
+  without_overlap.training.overlap = false;
+  bool only_with_overlap = false;
+  for_each_recorded_setting(without_overlap, [&](const char* setting, const auto&, bool applies) {
+    if (!applies && name == setting) only_with_overlap = true;
+  });
+  return only_with_overlap;
+}
+
 std::string without_trial(const std::string& configuration_name) {
   static const std::regex trial_suffix("_t[0-9]+$");
   return std::regex_replace(configuration_name, trial_suffix, "");

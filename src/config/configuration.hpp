@@ -46,6 +46,7 @@ void for_each_recorded_setting(C& c, Visit&& visit) {
   visit("overlap", t.overlap, true);
   visit("overlap_order", t.overlap_order, t.overlap);
   visit("bucket_mb", t.bucket_mb, t.overlap);
+  visit("overlap_update", t.overlap_update, t.overlap);
   visit("fused_optimizer", t.fused_optimizer, true);
   visit("optimizer_sharding", t.optimizer_sharding, true);
   visit("grad_dtype", t.grad_dtype, true);
@@ -65,6 +66,10 @@ void for_each_recorded_setting(C& c, Visit&& visit) {
 inline int runs_made(int runs_requested, TimingMode timing) {
   return timing == TimingMode::interleaved ? interleaved_run_count(runs_requested) : runs_requested;
 }
+
+// Whether recorded setting `name` means something only with overlap on (for_each_recorded_setting's applies):
+// overlap_order, bucket_mb, overlap_update.
+bool applies_only_with_overlap(const std::string& name);
 
 // "large_b32_n2": the model (preset name, or the widths of any other MLP), global batch and GPU count; the default
 // output file name and the results group name are built on it.

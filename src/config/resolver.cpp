@@ -58,6 +58,7 @@ void resolve_step(const StepRequest& request, bool cuda_backend, int gpus, Train
   settings.accumulate_steps = request.accumulate_steps;
   settings.bucket_mb = request.bucket_mb;
   settings.overlap_order = request.overlap_order;
+  settings.overlap_update = request.overlap_update;
   // auto = off: the sharded optimizer has not measured faster than every rank updating everything.
   settings.optimizer_sharding = cuda_backend && reduces && request.optimizer_sharding == Toggle::on;
   // --overlap auto: where overlap_by_default says, in the order that was measured (deferred), never with the sharded

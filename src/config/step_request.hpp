@@ -5,7 +5,8 @@
 
 namespace mgpu {
 
-// What the user asked of the step (--graph, --overlap, --overlap-order, --fuse-optimizer, --bucket-mb, --precision,
+// What the user asked of the step (--graph, --overlap, --overlap-order, --overlap-update, --fuse-optimizer,
+// --bucket-mb, --precision,
 // --grad-dtype, --optimizer-sharding, --timing, --accumulate, --gemm-tuning), unresolved: cli/ parses into it, and
 // resolve_step (config/resolver.hpp) turns it into each configuration's TrainingSettings.
 enum class Toggle { automatic, on, off };
@@ -15,6 +16,7 @@ struct StepRequest {
   Toggle fuse_optimizer = Toggle::automatic;
   double bucket_mb = 8.0;
   WeightGradientOrder overlap_order = WeightGradientOrder::deferred;  // --overlap-order
+  OverlapUpdate overlap_update = OverlapUpdate::per_bucket;           // --overlap-update
   Precision precision = Precision::fp32;
   TimingMode timing = TimingMode::interleaved;
   GradDtype grad_dtype = GradDtype::fp32;         // --grad-dtype

@@ -75,6 +75,15 @@ inline const char* setting_name(WeightGradientOrder order) {
   return order == WeightGradientOrder::deferred ? "deferred" : "layerwise";
 }
 
+// With overlap: when Adam updates the reduced gradient (--overlap-update). per-bucket: each bucket as soon as its
+// reduction completes (deferred order: on a stream of its own, beside the rest of backward; layerwise: after
+// backward, in bucket order). after-last: the whole buffer at once, on the compute stream, once the last bucket is
+// reduced: nothing of Adam runs beside backward's GEMMs and NCCL's kernels.
+enum class OverlapUpdate { per_bucket, after_last };
+inline const char* setting_name(OverlapUpdate update) {
+  return update == OverlapUpdate::after_last ? "after-last" : "per-bucket";
+}
+
 // A GEMM plan: what runs each GEMM shape of a configuration's step (--gemm-plan; train/gemm/gemm_plan.hpp reads and
 // writes it as text).
 struct GemmPlan {
@@ -106,6 +115,7 @@ struct TrainingSettings {
   // With overlap: when backward forms the weight gradients (gradient_buckets.hpp); deferred also updates each bucket
   // as soon as it is reduced, beside the rest of backward.
   WeightGradientOrder overlap_order = WeightGradientOrder::deferred;
+  OverlapUpdate overlap_update = OverlapUpdate::per_bucket;  // with overlap: when Adam runs
   TimingMode timing = TimingMode::events;
   // The configuration's runs (--timing interleaved: which of them mark phases, interleaved_run_marks_phases).
   int runs = 1;

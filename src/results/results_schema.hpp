@@ -18,7 +18,7 @@
 namespace mgpu::results_schema {
 
 // Bumped on every change to the format (names, types, shapes, meanings, additions); readers refuse newer files.
-inline constexpr std::int32_t kVersion = 11;
+inline constexpr std::int32_t kVersion = 12;
 // A name added after version 1 and the version that added it.
 struct AddedName {
   const char* name;
@@ -249,6 +249,7 @@ inline constexpr AttributeRoleEntry kConfigurationAttributeRoles[] = {
     {"bucket_mb", AttributeRole::compared, 2},
     {"grad_dtype", AttributeRole::compared, 2},
     {"optimizer_sharding", AttributeRole::compared, 11},
+    {"overlap_update", AttributeRole::compared, 12},
     // The reverse: a 1-GPU-only way of running the step (recorded off with more GPUs), so a 1-GPU baseline run either
     // way still pairs with its N-GPU configurations.
     {"fused_optimizer", AttributeRole::compared, 4},

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <map>
 
+#include "config/configuration.hpp"
 #include "stats/pairing_identity.hpp"
 #include "stats/verdict.hpp"
 
@@ -39,13 +40,13 @@ std::vector<std::string> curve_key(const ConfigurationResults& multi) {
   return identity_key(multi, without_global_batch(comparison_identity_attributes()));
 }
 
-// The step settings --overlap auto and --fuse-optimizer auto decide per local batch (stats/step_model.hpp): one
-// default job's batch sweep changes them along the way (overlap from a local batch of 1024 on 4 GPUs), so a curve
-// that split on them would end where the setting flips and miss the break-even beyond it.
+// The step settings --overlap auto and --fuse-optimizer auto decide per local batch (config/resolver.hpp), and those
+// that exist only with overlap on: one default job's batch sweep changes them along the way (overlap from a local
+// batch of 1024 on 4 GPUs), so a curve that split on them would end where the setting flips and miss the break-even
+// beyond it.
 bool decided_per_batch(const char* attribute) {
-  for (const char* name : {"overlap", "overlap_order", "bucket_mb", "fused_optimizer"})
-    if (std::strcmp(attribute, name) == 0) return true;
-  return false;
+  return std::strcmp(attribute, "overlap") == 0 || std::strcmp(attribute, "fused_optimizer") == 0 ||
+         applies_only_with_overlap(attribute);
 }
 
 std::vector<std::string> curve_key_across_batches(const ConfigurationResults& multi) {

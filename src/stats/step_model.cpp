@@ -206,6 +206,7 @@ StepSettings step_settings_of(const TrainingSettings& training, int ranks) {
   settings.overlap = training.overlap;
   settings.optimizer_sharding = training.optimizer_sharding;
   settings.bucket_mb = training.bucket_mb;
+  settings.update_after_last = training.overlap_update == OverlapUpdate::after_last;
   settings.gradient_bytes_per_element = training.grad_dtype == GradDtype::bf16 ? 2 : 4;
   return settings;
 }
@@ -398,7 +399,8 @@ StepPrediction StepModel::predict(const MlpSpec& model, const StepSettings& sett
     step.allreduce_source = weaker(step.allreduce_source, last_source);
     step.exposed_comm_ms = std::max(last_ms, step.allreduce_ms - terms.weight_gradients_ms);
     step.backward_ms += kOverlapContention * std::max(0.0, step.allreduce_ms - step.exposed_comm_ms);
-    optimizer_exposed_ms = terms.adam_ms * double(last_bytes) / double(gradient_bytes);
+    // --overlap-update after-last: the whole update follows the last reduction.
+    if (!settings.update_after_last) optimizer_exposed_ms = terms.adam_ms * double(last_bytes) / double(gradient_bytes);
   }
   step.step_ms = step.forward_ms + step.backward_ms + step.exposed_comm_ms + optimizer_exposed_ms +
                  (settings.graph ? rates_.graph_launch_ms : 0);

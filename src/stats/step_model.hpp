@@ -85,6 +85,7 @@ struct StepSettings {
   bool overlap = false;                // bucketed reductions during backward
   bool optimizer_sharding = false;     // > 1 rank: reduce-scatter, Adam on each rank's 1/N, all-gather
   double bucket_mb = 8.0;              // bucket cap with overlap on (10^6 bytes)
+  bool update_after_last = false;      // with overlap: Adam on every parameter after the last reduction
   int gradient_bytes_per_element = 4;  // fp32 gradient; 2 for bf16
   long long local_batch() const { return global_batch / ranks; }
 };

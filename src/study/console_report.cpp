@@ -46,8 +46,9 @@ void print_banner(std::FILE* out, const BannerFacts& facts) {
   std::fprintf(out, "# step: graph %s, overlap %s", st.graph ? "on" : "off", st.overlap ? "on" : "off");
   if (st.overlap) {
     const bool deferred = st.overlap_order == WeightGradientOrder::deferred;
-    std::fprintf(out, " (%s: buckets of <= %g MB, %s <= 1 MB)", setting_name(st.overlap_order), st.bucket_mb,
-                 deferred ? "last" : "first");
+    std::fprintf(out, " (%s: buckets of <= %g MB, %s <= 1 MB; Adam %s)", setting_name(st.overlap_order), st.bucket_mb,
+                 deferred ? "last" : "first",
+                 st.overlap_update == OverlapUpdate::after_last ? "after the last bucket" : "per bucket");
   }
   if (st.fused_optimizer) std::fprintf(out, ", fused optimizer on");
   if (st.optimizer_sharding) std::fprintf(out, ", optimizer sharded over the ranks");

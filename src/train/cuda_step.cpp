@@ -105,6 +105,8 @@ void CudaTrainer::enqueue_update(const StepEvents* events, const StepPlan& step)
     model_.adam_with_weight_gradients(settings_.adam, gradient_scale(), step.kind.accumulate);
   } else if (!nccl_) {
     model_.adam(settings_.adam, 0, model_.parameter_count(), gradient_scale());
+  } else if (step.overlap && settings_.overlap_update == OverlapUpdate::after_last) {
+    enqueue_update_after_last_bucket(events);
   } else {
     enqueue_update_per_reduced_bucket(events, step);
   }
@@ -130,6 +132,16 @@ void CudaTrainer::enqueue_update_per_reduced_bucket(const StepEvents* events, co
     updates_done_.record(optimizer_stream_.get());
     compute_stream_.wait(updates_done_.get());
   }
+}
+
+void CudaTrainer::enqueue_update_after_last_bucket(const StepEvents* events) {
+  // --overlap-update after-last: one Adam over every parameter on the compute stream once the last bucket is reduced
+  // (the communication stream reduces the buckets in order, so the last one's event follows them all); nothing of
+  // Adam runs beside backward's GEMMs and NCCL's kernels.
+  const cudaStream_t compute = compute_stream_.get();
+  compute_stream_.wait(bucket_reduced_[plan_.buckets.size() - 1].get());
+  mark(events, kOptimizerStart, compute);
+  model_.adam(settings_.adam, 0, model_.parameter_count(), gradient_scale(), compute);
 }
 
 void CudaTrainer::reduce_scatter_gradients(const StepEvents* events) {

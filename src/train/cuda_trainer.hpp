@@ -91,6 +91,7 @@ class CudaTrainer final : public Trainer {
   void enqueue_backward_for_fused_update(StepKind kind);
   void enqueue_update(const StepEvents* events, const StepPlan& step);
   void enqueue_update_per_reduced_bucket(const StepEvents* events, const StepPlan& step);
+  void enqueue_update_after_last_bucket(const StepEvents* events);
   // --optimizer-sharding: the gradient reduce-scattered (each rank's shard averaged over the ranks), then Adam on this
   // rank's shard and the parameters all-gathered.
   void reduce_scatter_gradients(const StepEvents* events);

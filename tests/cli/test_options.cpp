@@ -266,6 +266,8 @@ TEST(Options, StepExecutionDefaultsAndValues) {
   EXPECT_EQ(defaults.step.accumulate_steps, 1);
   EXPECT_EQ(defaults.step.overlap_order, WeightGradientOrder::deferred);
   EXPECT_EQ(parse({"--overlap-order", "layerwise"}).step.overlap_order, WeightGradientOrder::layerwise);
+  EXPECT_EQ(defaults.step.overlap_update, OverlapUpdate::per_bucket);
+  EXPECT_EQ(parse({"--overlap-update", "after-last"}).step.overlap_update, OverlapUpdate::after_last);
   const BenchOptions set = parse({"--graph", "off", "--overlap", "on", "--bucket-mb", "0.5", "--precision", "tf32",
                                   "--timing", "none", "--accumulate", "4", "--grad-dtype", "bf16"});
   EXPECT_EQ(set.step.graph, Toggle::off);

@@ -108,6 +108,9 @@ TEST(Resolver, OverlapAutoFromFourGpusAtALocalBatchOf1024InTheDeferredOrder) {
   layerwise.overlap = Toggle::on;
   EXPECT_TRUE(resolved(layerwise, true, 4, 4096).overlap);
   EXPECT_EQ(resolved(layerwise, true, 4, 4096).overlap_order, WeightGradientOrder::layerwise);
+  EXPECT_EQ(resolved(layerwise, true, 4, 4096).overlap_update, OverlapUpdate::per_bucket);
+  layerwise.overlap_update = OverlapUpdate::after_last;
+  EXPECT_EQ(resolved(layerwise, true, 4, 4096).overlap_update, OverlapUpdate::after_last);
   StepRequest sharded;
   sharded.optimizer_sharding = Toggle::on;
   EXPECT_FALSE(resolved(sharded, true, 4, 4096).overlap);

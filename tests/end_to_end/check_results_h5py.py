@@ -19,7 +19,7 @@ import sys
 import h5py
 import numpy as np
 
-SUPPORTED_SCHEMA_VERSION = 11
+SUPPORTED_SCHEMA_VERSION = 12
 IMPLEMENTATIONS = ("mgpu_bench", "pytorch-ddp", "pytorch-graph")
 PHASES = ["forward", "backward", "allreduce", "exposed_comm", "optimizer", "step"]
 THROTTLE_FRACTION = 0.75  # docs/measurement.md: mean SM clock below 75% of the maximum
@@ -109,6 +109,17 @@ def check_configuration(name, group, expected_sizes, flags, problems, version):
             problem("missing attribute 'overlap_order'")
         elif overlap_order not in expected:
             problem(f"overlap_order is {overlap_order!r} with overlap {group.attrs.get('overlap')!r}, expected one of "
+                    f"{expected}")
+
+    # schema_version 12 added overlap_update: "per-bucket" or "after-last" with overlap on, "n/a" with it off; an older
+    # file lacks it (its overlap, if any, updated per bucket).
+    if version >= 12:
+        overlap_update = group.attrs.get("overlap_update")
+        expected = ("per-bucket", "after-last") if group.attrs.get("overlap") == "on" else ("n/a",)
+        if overlap_update is None:
+            problem("missing attribute 'overlap_update'")
+        elif overlap_update not in expected:
+            problem(f"overlap_update is {overlap_update!r} with overlap {group.attrs.get('overlap')!r}, expected one of "
                     f"{expected}")
 
     # schema_version 6 added gemm_tuning ("step" or "alone" on CUDA, "n/a" on the CPU fallback and for a framework

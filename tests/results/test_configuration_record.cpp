@@ -82,6 +82,7 @@ TEST(ConfigurationRecord, EveryRecordedSettingComesBackAsItWas) {
   everything.graph = Toggle::off;
   everything.overlap = Toggle::on;
   everything.overlap_order = WeightGradientOrder::layerwise;
+  everything.overlap_update = OverlapUpdate::after_last;
   everything.bucket_mb = 2.5;
   everything.precision = Precision::bf16;
   everything.timing = TimingMode::step;
@@ -122,6 +123,7 @@ TEST(ConfigurationRecord, EveryRecordedSettingComesBackAsItWas) {
   EXPECT_EQ(text("graph"), "off");
   EXPECT_EQ(text("overlap"), "on");
   EXPECT_EQ(text("overlap_order"), "layerwise");
+  EXPECT_EQ(text("overlap_update"), "after-last");
   EXPECT_EQ(text("precision"), "bf16");
   EXPECT_EQ(text("grad_dtype"), "bf16");
   EXPECT_EQ(text("timing"), "step");
@@ -131,6 +133,7 @@ TEST(ConfigurationRecord, EveryRecordedSettingComesBackAsItWas) {
   EXPECT_EQ(meta.local_batch, 32);
   record_configuration(cases[0].c, "cuda", meta);
   EXPECT_EQ(text("overlap_order"), "n/a");
+  EXPECT_EQ(text("overlap_update"), "n/a");
   EXPECT_EQ(number("bucket_mb"), 0.0);
   record_configuration(cases[5].c, "cpu", meta);
   EXPECT_EQ(text("gemm_tuning"), "n/a");

@@ -248,6 +248,16 @@ TEST_F(StepModelTest, OverlapHidesTheReductionsBehindTheWeightGradientsAtACostTo
   EXPECT_NEAR(p.step_ms, 0.016 + 0.0225 + 0.85 * 0.018 + 0.0244 + 0.0005 / 4 + 0.002, 1e-15);
 }
 
+TEST_F(StepModelTest, OverlapWithTheUpdateAfterTheLastBucketExposesAllOfAdam) {
+  StepSettings settings = default_step_settings(2, 32, "fp32");
+  settings.overlap = true;
+  settings.bucket_mb = 0.0002;  // as above: 4 buckets of 160 bytes
+  settings.update_after_last = true;
+  const StepPrediction p = model().predict(kMlp, settings);
+  EXPECT_NEAR(p.exposed_comm_ms, 0.0244, 1e-15);
+  EXPECT_NEAR(p.step_ms, 0.016 + 0.0225 + 0.85 * 0.018 + 0.0244 + 0.0005 + 0.002, 1e-15);
+}
+
 TEST_F(StepModelTest, OverlapOfOneBucketHidesNothingAndCostsBackwardNothing) {
   StepSettings settings = default_step_settings(2, 32, "fp32");
   settings.overlap = true;

@@ -144,6 +144,7 @@ struct Execution {
   bool overlap;
   WeightGradientOrder order = WeightGradientOrder::deferred;  // with overlap
   bool sharded = false;                                       // --optimizer-sharding (without overlap)
+  OverlapUpdate update = OverlapUpdate::per_bucket;           // with overlap
 };
 
 TrainingSettings data_parallel_settings(const DataParallelCase& c, Execution execution = {true, true}) {
@@ -157,6 +158,7 @@ TrainingSettings data_parallel_settings(const DataParallelCase& c, Execution exe
   settings.overlap = execution.overlap;
   settings.overlap_order = execution.order;
   settings.optimizer_sharding = execution.sharded;
+  settings.overlap_update = execution.update;
   settings.bucket_mb = c.bucket_mb;
   return settings;
 }
@@ -260,12 +262,15 @@ INSTANTIATE_TEST_SUITE_P(
                           Execution{true, false}, Execution{false, true},
                           Execution{false, true, WeightGradientOrder::layerwise}, Execution{false, false},
                           Execution{true, false, WeightGradientOrder::deferred, true},
-                          Execution{false, false, WeightGradientOrder::deferred, true})),
+                          Execution{false, false, WeightGradientOrder::deferred, true},
+                          Execution{true, true, WeightGradientOrder::deferred, false, OverlapUpdate::after_last},
+                          Execution{false, true, WeightGradientOrder::layerwise, false, OverlapUpdate::after_last})),
     [](const ::testing::TestParamInfo<std::tuple<DataParallelCase, Execution>>& info) {
       const Execution execution = std::get<1>(info.param);
       return std::get<0>(info.param).name + (execution.graph ? "_graph" : "_eager") +
              (execution.overlap ? std::string("_") + setting_name(execution.order) : "_serial") +
-             (execution.sharded ? "_sharded" : "");
+             (execution.sharded ? "_sharded" : "") +
+             (execution.update == OverlapUpdate::after_last ? "_update_after_last" : "");
     });
 
 // Gradient accumulation (K = 2: every other step reduces and updates) on the ranks against one GPU, every execution.
