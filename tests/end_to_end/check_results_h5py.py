@@ -100,27 +100,18 @@ def check_configuration(name, group, expected_sizes, flags, problems, version):
         problem(f"fused_optimizer is {fused_optimizer!r}, expected 'on' or 'off'")
     elif fused_optimizer == "on" and ranks != 1:
         problem(f"fused_optimizer is 'on' with {ranks} ranks (one rank only)")
-    # schema_version 5 added overlap_order: "deferred" or "layerwise" with overlap on, "n/a" with it off; an older file
-    # lacks it (its overlap, if any, was layerwise).
-    if version >= 5:
-        overlap_order = group.attrs.get("overlap_order")
-        expected = ("deferred", "layerwise") if group.attrs.get("overlap") == "on" else ("n/a",)
-        if overlap_order is None:
-            problem("missing attribute 'overlap_order'")
-        elif overlap_order not in expected:
-            problem(f"overlap_order is {overlap_order!r} with overlap {group.attrs.get('overlap')!r}, expected one of "
-                    f"{expected}")
-
-    # schema_version 12 added overlap_update: "per-bucket" or "after-last" with overlap on, "n/a" with it off; an older
-    # file lacks it (its overlap, if any, updated per bucket).
-    if version >= 12:
-        overlap_update = group.attrs.get("overlap_update")
-        expected = ("per-bucket", "after-last") if group.attrs.get("overlap") == "on" else ("n/a",)
-        if overlap_update is None:
-            problem("missing attribute 'overlap_update'")
-        elif overlap_update not in expected:
-            problem(f"overlap_update is {overlap_update!r} with overlap {group.attrs.get('overlap')!r}, expected one of "
-                    f"{expected}")
+    # Settings that exist only with overlap on, and the schema_version that added each: one of its values with overlap
+    # on, "n/a" with it off; an older file lacks it (its overlap, if any, was layerwise and updated per bucket).
+    for attribute, added, values in (("overlap_order", 5, ("deferred", "layerwise")),
+                                     ("overlap_update", 12, ("per-bucket", "after-last"))):
+        if version < added:
+            continue
+        value = group.attrs.get(attribute)
+        expected = values if group.attrs.get("overlap") == "on" else ("n/a",)
+        if value is None:
+            problem(f"missing attribute '{attribute}'")
+        elif value not in expected:
+            problem(f"{attribute} is {value!r} with overlap {group.attrs.get('overlap')!r}, expected one of {expected}")
 
     # schema_version 6 added gemm_tuning ("step" or "alone" on CUDA, "n/a" on the CPU fallback and for a framework
     # peer) and gemm_choices (what ran each GEMM shape on rank 0; empty where nothing was chosen).
