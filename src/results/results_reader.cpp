@@ -92,13 +92,15 @@ ConfigurationResults read_configuration(const std::string& path, hid_t configura
   } catch (const schema::SettingTextError& error) {
     where.fail(error.what());
   }
-  result.attribute_text = all_attributes_as_text(where, group.get());
   schema::for_each_attribute_of_progress(result.progress, read);
   TrainingSettings& training = result.metadata.configuration.training;
   // Before version 5 the only overlap there was reduced layer by layer.
   if (file_version < schema::attribute_added_in("overlap_order") && training.overlap)
     training.overlap_order = WeightGradientOrder::layerwise;
   training.runs = runs_made(result.metadata.configuration.runs_requested, training.timing);
+  result.attribute_text = all_attributes_as_text(where, group.get());
+  for (auto& [attribute, implied] : attribute_texts(result.metadata))
+    result.attribute_text.emplace(attribute, std::move(implied));  // the file's own text, where it has one
   const ConfigurationMetadata& m = result.metadata;
   if (m.ranks() < 1 || training.warmup_steps < 0 || training.measured_steps < 0 || m.total_steps() < 1 ||
       result.progress.runs_completed < 0)

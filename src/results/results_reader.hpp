@@ -29,7 +29,9 @@ struct ConfigurationResults {
   std::vector<std::uint8_t> is_warmup;  // [steps]
   Measurements measurements;
   // Every attribute of the group as text (integers exactly, floats in shortest round-trip form, arrays joined by ","),
-  // also those this build's ConfigurationMetadata does not name: mgpu_analyze keys configurations on them.
+  // also those this build's ConfigurationMetadata does not name: mgpu_analyze keys configurations on them. An
+  // attribute of this build's schema that an older file lacks reads as what the file implies (the metadata's text:
+  // overlap_update "per-bucket" where an older file's overlap is on).
   std::map<std::string, std::string> attribute_text;
 
   int runs() const { return progress.runs_completed; }

@@ -885,7 +885,7 @@ TEST_F(ResultsFileTest, AVersion3FileReadsFusedOptimizerAsOff) {
   ASSERT_EQ(read.configurations.size(), 2u);
   for (const ConfigurationResults& c : read.configurations) {
     EXPECT_EQ(c.metadata.configuration.training.fused_optimizer, false);
-    EXPECT_EQ(c.attribute_text.count("fused_optimizer"), 0u);     // absent: analysis takes the default
+    EXPECT_EQ(c.attribute_text.at("fused_optimizer"), "off");     // absent: the text the file implies
     EXPECT_EQ(c.metadata.configuration.training.overlap, false);  // the version-2 attributes still read
   }
   make_older(file, 4);  // a version-4 file must have it
@@ -905,10 +905,29 @@ TEST_F(ResultsFileTest, OverlapOrderRoundTripsAndAVersion4FileWithOverlapReadsLa
             WeightGradientOrder::deferred);
   // What a schema_version 4 file with overlap looks like: no overlap_order; its overlap was layerwise, the only one.
   make_older(file, 4, {"overlap_order"});
-  EXPECT_EQ(read_results_file(file).configurations.at(0).metadata.configuration.training.overlap_order,
-            WeightGradientOrder::layerwise);
-  make_older(file, 5);  // a version 5 file must have it
+  const ConfigurationResults older = read_results_file(file).configurations.at(0);
+  EXPECT_EQ(older.metadata.configuration.training.overlap_order, WeightGradientOrder::layerwise);
+  EXPECT_EQ(older.attribute_text.at("overlap_order"), "layerwise");  // what the analyzer pairs on says so too
+  make_older(file, 5);                                               // a version 5 file must have it
   EXPECT_EQ(reader_error(file), "'" + file + "': " + group_of(0) + ": missing attribute 'overlap_order'");
+}
+
+TEST_F(ResultsFileTest, OverlapUpdateRoundTripsAndAVersion11FileWithOverlapReadsPerBucket) {
+  EXPECT_EQ(results_schema::attribute_added_in("overlap_update"), 12);
+  ConfigurationMetadata metadata = synthetic_metadata(0);
+  metadata.configuration.training.overlap = true;
+  metadata.configuration.training.overlap_update = OverlapUpdate::after_last;
+  const std::string file = path("update.h5");
+  write_one_configuration(file, metadata, synthetic_run(0, 0));
+  EXPECT_EQ(raw_string(open_read_only(file).get(), group_of(0), "overlap_update"), "after-last");
+  EXPECT_EQ(read_results_file(file).configurations.at(0).metadata.training().overlap_update, OverlapUpdate::after_last);
+  // A schema_version 11 file with overlap: no overlap_update; each bucket was updated once reduced. The text the
+  // analyzer pairs on is the implied one, so an older file pairs with a newer one of the same step.
+  make_older(file, 11, {"overlap_update"});
+  const ConfigurationResults older = read_results_file(file).configurations.at(0);
+  EXPECT_EQ(older.metadata.training().overlap_update, OverlapUpdate::per_bucket);
+  EXPECT_EQ(older.attribute_text.at("overlap_update"), "per-bucket");
+  EXPECT_EQ(older.attribute_text.at("overlap"), "on");  // the file's own texts stay as they are
 }
 
 TEST_F(ResultsFileTest, GemmTuningAndChoicesRoundTripAndAVersion5FileReadsAlone) {

@@ -104,7 +104,8 @@ TEST(ResultsSchema, AddedNamesKeepTheVersionsThatAddedThem) {
                                               {"gemm_candidates_checked", 10},
                                               {"gemm_candidates_rejected", 10},
                                               {"stopped_early", 10},
-                                              {"optimizer_sharding", 11}, {"overlap_update", 12}};
+                                              {"optimizer_sharding", 11},
+                                              {"overlap_update", 12}};
   EXPECT_EQ(added, history);
   for (const auto& [name, version] : history) EXPECT_EQ(results_schema::attribute_added_in(name), version) << name;
   EXPECT_EQ(results_schema::attribute_added_in("seed"), 1);
