@@ -11,7 +11,6 @@
 #include "platform/sample_median.hpp"
 #include "plots.hpp"
 #include "predict_plot.hpp"
-#include "results/configuration_record.hpp"
 #include "stats/answer.hpp"
 #include "stats/break_even.hpp"
 #include "stats/configuration_stats.hpp"

@@ -2,6 +2,7 @@
 #include "config/configuration.hpp"
 
 #include <regex>
+#include <set>
 
 namespace mgpu {
 
@@ -16,13 +17,17 @@ std::string configuration_stem(const MlpSpec& model, int global_batch, int gpus)
 }
 
 bool applies_only_with_overlap(const std::string& name) {
-  Configuration without_overlap;
-  without_overlap.training.overlap = false;
-  bool only_with_overlap = false;
-  for_each_recorded_setting(without_overlap, [&](const char* setting, const auto&, bool applies) {
-    if (!applies && name == setting) only_with_overlap = true;
-  });
-  return only_with_overlap;
+  // Read from the list once: the answer asks for every attribute of every pair.
+  static const std::set<std::string> only_with_overlap = [] {
+    Configuration without_overlap;
+    without_overlap.training.overlap = false;
+    std::set<std::string> names;
+    for_each_recorded_setting(without_overlap, [&](const char* setting, const auto&, bool applies) {
+      if (!applies) names.insert(setting);
+    });
+    return names;
+  }();
+  return only_with_overlap.count(name) > 0;
 }
 
 std::string without_trial(const std::string& configuration_name) {

@@ -99,8 +99,10 @@ ConfigurationResults read_configuration(const std::string& path, hid_t configura
     training.overlap_order = WeightGradientOrder::layerwise;
   training.runs = runs_made(result.metadata.configuration.runs_requested, training.timing);
   result.attribute_text = all_attributes_as_text(where, group.get());
-  for (auto& [attribute, implied] : attribute_texts(result.metadata))
-    result.attribute_text.emplace(attribute, std::move(implied));  // the file's own text, where it has one
+  if (file_version < schema::kVersion) {  // a file of this version has every attribute (the reader requires them)
+    for (auto& [attribute, implied] : attribute_texts(result.metadata))
+      result.attribute_text.emplace(attribute, std::move(implied));  // the file's own text, where it has one
+  }
   const ConfigurationMetadata& m = result.metadata;
   if (m.ranks() < 1 || training.warmup_steps < 0 || training.measured_steps < 0 || m.total_steps() < 1 ||
       result.progress.runs_completed < 0)

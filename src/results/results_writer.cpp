@@ -126,8 +126,7 @@ void check_metadata(const ConfigurationMetadata& m) {
   MGPU_REQUIRE(!name.empty() && name != "." && name != ".." && name.find('/') == std::string::npos,
                "configuration name '" + name + "' is not a valid HDF5 group name");
   MGPU_REQUIRE(m.ranks() >= 1, "configuration '" + name + "': ranks must be at least 1");
-  MGPU_REQUIRE(m.configuration.training.warmup_steps >= 0 && m.configuration.training.measured_steps >= 0 &&
-                   m.total_steps() >= 1,
+  MGPU_REQUIRE(m.training().warmup_steps >= 0 && m.training().measured_steps >= 0 && m.total_steps() >= 1,
                "configuration '" + name + "': needs at least one step");
   const auto check_per_rank = [&](const char* field, std::size_t size) {
     MGPU_REQUIRE(size == static_cast<std::size_t>(m.ranks()),
@@ -316,7 +315,7 @@ ResultsWriter::Configuration ResultsWriter::add_configuration(const Configuratio
     configuration.name_ = metadata.name;
     configuration.ranks_ = metadata.ranks();
     configuration.steps_ = metadata.total_steps();
-    configuration.measured_steps_ = metadata.configuration.training.measured_steps;
+    configuration.measured_steps_ = metadata.training().measured_steps;
     configuration.max_sm_clock_mhz_ = metadata.max_sm_clock_mhz;
 
     const H5Group group(MGPU_H5_CHECK(
@@ -328,7 +327,7 @@ ResultsWriter::Configuration ResultsWriter::add_configuration(const Configuratio
     schema::for_each_attribute_of_progress(configuration.progress_, write);
 
     std::vector<std::uint8_t> is_warmup(static_cast<std::size_t>(metadata.total_steps()), 0);
-    std::fill_n(is_warmup.begin(), metadata.configuration.training.warmup_steps, 1);
+    std::fill_n(is_warmup.begin(), metadata.training().warmup_steps, 1);
     write_fixed_dataset(group.get(), schema::is_warmup_dataset(), is_warmup);
     const Measurements prototype;  // only its element types matter here
     schema::for_each_dataset(prototype, [&](const DatasetSpec& spec, const auto& array) {

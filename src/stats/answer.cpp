@@ -2,7 +2,6 @@
 #include "stats/answer.hpp"
 
 #include <algorithm>
-#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <map>
@@ -21,11 +20,8 @@ std::string formatted(const char* format, double a, double b = 0) {
 }
 
 std::string model_name(const ConfigurationResults& c) {
-  if (c.metadata.training().model.name != "custom") return c.metadata.training().model.name;
-  std::string widths;
-  for (const std::int32_t w : c.metadata.training().model.widths)
-    widths += (widths.empty() ? "" : "-") + std::to_string(w);
-  return widths;
+  const MlpSpec& model = c.metadata.training().model;
+  return model.name == "custom" ? model.widths_string() : model.name;
 }
 
 // "large on 2 GPUs" plus the settings the label adds to the configuration's name ("nccl tree/simple", ...).
