@@ -13,9 +13,9 @@ ranks=$(( gpus > 0 ? gpus : 2 ))
 mpirun_flags=(-np "$ranks" $(mgpu_mpirun_root_flags))
 mgpu_default_shared_memory_transport
 export OMPI_MCA_rmaps_base_oversubscribe=${OMPI_MCA_rmaps_base_oversubscribe:-1}
-# Open MPI gives rank 0 a pseudo-terminal even when this script's output goes to a file: redraw the progress line in
-# place only when it really is a terminal (src/study/sweep_progress.hpp).
-[[ -t 1 ]] || export MGPU_PROGRESS=${MGPU_PROGRESS:-plain}
+# The progress goes to stderr, a pipe under Open MPI whatever this script's is: redraw the progress line in place
+# when this script's stderr is a terminal (src/platform/console_line.hpp).
+if [[ -t 2 ]]; then export MGPU_PROGRESS=${MGPU_PROGRESS:-line}; else export MGPU_PROGRESS=${MGPU_PROGRESS:-plain}; fi
 # The main job (the study's large model, global batch 32) unless arguments say otherwise; a new, time-stamped
 # results file unless --output is given, so earlier results are never overwritten.
 args=("$@")

@@ -64,10 +64,10 @@ mgpu_apply_preset() {
     done < "$file"
   fi
   export NCCL_NVLS_ENABLE=0 MGPU_ENVIRONMENT_PRESET="$MGPU_PRESET"
-  # Open MPI gives rank 0's stdout a pseudo-terminal even when ours goes to a log (open-mpi/ompi#7868): tell
-  # mgpu_bench which it is, so a log gets plain progress lines and a terminal the line redrawn in place.
+  # mgpu_bench draws its progress on stderr, which Open MPI hands a rank as a pipe whatever ours is: tell it whether
+  # ours is a terminal, so a terminal gets the line redrawn in place and a log plain progress lines.
   if [[ -z "${MGPU_PROGRESS:-}" ]]; then
-    if [[ -t 1 ]]; then export MGPU_PROGRESS=line; else export MGPU_PROGRESS=plain; fi
+    if [[ -t 2 ]]; then export MGPU_PROGRESS=line; else export MGPU_PROGRESS=plain; fi
   fi
   MGPU_FORWARDED_VARIABLES+=(NCCL_NVLS_ENABLE MGPU_ENVIRONMENT_PRESET MGPU_PROGRESS)
   # Variables the caller set (no preset) travel too, so every rank sees what rank 0 records.

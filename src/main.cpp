@@ -8,6 +8,7 @@
 #include "comm/mpi_context.hpp"
 #include "comm/startup_deadline.hpp"
 #include "platform/build_info.hpp"
+#include "platform/console_line.hpp"
 #include "platform/error.hpp"
 #include "platform/fault_hooks.hpp"
 #include "probes/allreduce_benchmark.hpp"
@@ -61,12 +62,12 @@ int main(int argc, char** argv) {
       return 0;
     } catch (const mgpu::UsageError& e) {
       // Every rank saw the same bad input (or agreed on it): one line from rank 0, and all exit together.
-      if (mpi.rank == 0) std::fprintf(stderr, "mgpu_bench: error: %s\n", e.what());
+      if (mpi.rank == 0) std::fprintf(stderr, "%smgpu_bench: error: %s\n", mgpu::message_start(), e.what());
       return 1;
     } catch (const std::exception& e) {
       // Only this rank may know; the others could be waiting in a collective, so a multi-rank job is aborted.
       // The world size is asked again: `mpi` is still unset if describing the job was what failed.
-      std::fprintf(stderr, "mgpu_bench: error: %s\n", e.what());
+      std::fprintf(stderr, "%smgpu_bench: error: %s\n", mgpu::message_start(), e.what());
       std::fflush(stderr);
       int world_size = 1;
       MPI_Comm_size(MPI_COMM_WORLD, &world_size);
@@ -74,7 +75,7 @@ int main(int argc, char** argv) {
       return 1;
     }
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "mgpu_bench: error: %s\n", e.what());
+    std::fprintf(stderr, "%smgpu_bench: error: %s\n", mgpu::message_start(), e.what());
     return 1;
   }
 }

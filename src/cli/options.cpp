@@ -107,7 +107,7 @@ po::options_description describe_options() {
     ("force", "overwrite an existing output file")
     ("timeout", po::value<std::string>(), "watchdog: stop the job with one line when any rank makes no progress for "
      "this many seconds (0 = never), MPI_Init included; default max(60, 10 x the configuration's longest run), 60 "
-     "in start-up (docs/reliability.md)")
+     "in start-up; 600 for a job of one rank, which waits for no other (docs/reliability.md)")
     ("help,h", "show this help")
     ("version", "show the version and git revision");
   // clang-format on

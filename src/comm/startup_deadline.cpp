@@ -11,6 +11,7 @@
 
 #include "comm/mpi_context.hpp"
 #include "comm/watchdog.hpp"
+#include "platform/console_line.hpp"
 #include "platform/shutdown_signals.hpp"
 
 namespace mgpu {
@@ -39,6 +40,7 @@ struct State {
   std::atomic<double> progress_s{0};  // the last begin, wait start or wait end
   std::atomic<int> waits{0};
   std::atomic<int> rank{0};
+  std::atomic<int> ranks{0};  // the job's; 0 before arm()
   std::atomic<bool> was_stopped{false};
   std::atomic<double> last_poll_s{0};  // the watching thread's last look; 0 before it first looks
   std::mutex names;                    // guards the two strings
@@ -53,18 +55,36 @@ State& state() {
 }
 
 [[noreturn]] void end_process(const std::string& line, int status) {
-  std::fprintf(stderr, "mgpu_bench: %s\n", line.c_str());
+  std::fprintf(stderr, "%smgpu_bench: %s\n", message_start(), line.c_str());
   std::fflush(stderr);
   // Not MPI_Abort: MPI is initialised for one thread, and the main thread may be inside MPI. A rank that exits
   // without MPI_Finalize ends the job: mpirun aborts it, srun does with --kill-on-bad-exit (launch/).
   std::_Exit(status);
 }
 
-std::string stall_line(const std::string& who, const std::string& phase, double stalled, double limit) {
+// A CUDA tool (compute-sanitizer, Nsight Compute) is attached through the driver's injection library, which it names
+// in this variable; such a tool slows set-up many times over.
+bool under_cuda_tool() {
+  const char* injection = std::getenv("CUDA_INJECTION64_PATH");
+  return injection != nullptr && *injection != '\0';
+}
+
+// A job of one rank: no call it makes waits for another rank, so the stretch is this rank's own work, slow or stuck.
+std::string one_rank_stall_ending(const std::string& phase) {
+  const bool mpi_start = phase.rfind("MPI start", 0) == 0;
+  return std::string(": the job has one rank, so nothing waits for another; its own work took this long") +
+         (under_cuda_tool() ? " under a CUDA tool (CUDA_INJECTION64_PATH is set), which slows set-up many times" : "") +
+         "; give a longer --timeout (0: none)" +
+         (mpi_start ? "; nothing was measured" : "; the runs completed before are in the results file");
+}
+
+std::string stall_line(const std::string& who, const std::string& phase, double stalled, double limit, int ranks) {
   char figures[128];
   std::snprintf(figures, sizeof figures, " was held %.1f s in ", stalled);
   char limit_text[64];
   std::snprintf(limit_text, sizeof limit_text, " (limit %g s, --timeout)", limit);
+  if (ranks == 1)
+    return "watchdog stopped the job: " + who + figures + phase + limit_text + one_rank_stall_ending(phase);
   const bool mpi_start = phase.rfind("MPI start", 0) == 0;
   // Such a stretch is one call that waits for the other ranks inside a library (MPI_Init, NCCL's connection set-up at
   // the first collective): the rank that holds it cannot be named from here.
@@ -110,7 +130,7 @@ void watch() {
     const double stalled = now - s.progress_s.load();
     const double stagger = kStaggerSeconds * std::min(std::max(s.rank.load(), 0), kMaxStaggeredRanks);
     if (limit > 0 && stalled > limit + stagger)
-      end_process(stall_line(who, phase, stalled, limit), watchdog::kStallExitStatus);
+      end_process(stall_line(who, phase, stalled, limit, s.ranks.load()), watchdog::kStallExitStatus);
   }
 }
 
@@ -127,6 +147,17 @@ int rank_before_mpi() {
   return -1;
 }
 
+int ranks_before_mpi() {
+  for (const char* variable : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "SLURM_NTASKS"}) {
+    const char* value = std::getenv(variable);
+    char* end = nullptr;
+    if (value == nullptr || *value == '\0') continue;
+    const long ranks = std::strtol(value, &end, 10);
+    if (*end == '\0' && ranks >= 1) return static_cast<int>(ranks);
+  }
+  return 1;
+}
+
 std::string rank_name_before_mpi() {
   const int rank = rank_before_mpi();
   return "rank " + (rank >= 0 ? std::to_string(rank) : std::string("?")) + "@" + host_name();
@@ -135,16 +166,21 @@ std::string rank_name_before_mpi() {
 void arm(double limit_seconds) {
   State& s = state();
   if (s.armed.exchange(true)) return;
-  set_limit(limit_seconds < 0 ? kDefaultSeconds : limit_seconds);
-  set_rank(rank_before_mpi(), rank_name_before_mpi());
+  const int ranks = ranks_before_mpi();
+  const double default_seconds = ranks == 1 ? watchdog::kOneRankFloorSeconds : kDefaultSeconds;
+  set_limit(limit_seconds < 0 ? default_seconds : limit_seconds);
+  set_rank(rank_before_mpi(), ranks, rank_name_before_mpi());
   std::thread(watch).detach();
 }
 
 void set_limit(double seconds) { state().limit.store(seconds); }
 
-void set_rank(int rank, const std::string& name) {
+double limit_seconds() { return state().limit.load(); }
+
+void set_rank(int rank, int ranks, const std::string& name) {
   State& s = state();
   s.rank.store(rank);
+  s.ranks.store(ranks);
   std::lock_guard<std::mutex> lock(s.names);
   s.rank_name = name;
 }

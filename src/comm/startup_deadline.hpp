@@ -15,14 +15,18 @@ inline constexpr double kDefaultSeconds = 60.0;
 inline constexpr double kSignalGraceSeconds = 2.0;
 
 // Starts the thread, before MPI_Init: `limit_seconds` > 0 bounds each stretch, 0 leaves only the signal check, < 0
-// means kDefaultSeconds. Idempotent.
+// means the default: kDefaultSeconds, or watchdog::kOneRankFloorSeconds for a job of one rank (ranks_before_mpi()),
+// which waits for no peer. Idempotent.
 void arm(double limit_seconds);
 // The limit from now on (the watchdog's: --timeout, or the derived default once runs were measured).
 void set_limit(double seconds);
-// This rank once MPI knows it, and its name in the stop line ("rank 1@node3"); before, the launcher's environment names
-// it. Ranks that all wait for one stopped rank see their limits pass together: rank r acts kStaggerSeconds x min(r,
-// kMaxStaggeredRanks) later, so that the lowest one speaks and its exit has the launcher end the others first.
-void set_rank(int rank, const std::string& name);
+double limit_seconds();
+// This rank and the job's number of ranks once MPI knows them, and the rank's name in the stop line ("rank 1@node3");
+// before, the launcher's environment names them. Ranks that all wait for one stopped rank see their limits pass
+// together: rank r acts kStaggerSeconds x min(r, kMaxStaggeredRanks) later, so that the lowest one speaks and its exit
+// has the launcher end the others first. A job of one rank is told apart in the stop line: nothing it does waits for
+// another rank, so a stretch past the limit is its own work's.
+void set_rank(int rank, int ranks, const std::string& name);
 // Open MPI's mpirun took over a second (4 x H200) to end the others after the first rank's exit.
 inline constexpr double kStaggerSeconds = 2.5;
 inline constexpr int kMaxStaggeredRanks = 3;
@@ -41,6 +45,9 @@ void wait_ended();
 
 // This rank before MPI is up, from the launcher's environment (Open MPI, PMIx, Slurm); -1 without one.
 int rank_before_mpi();
+// The job's number of ranks before MPI is up, from the launcher's environment (Open MPI, PMI, Slurm); 1 without one
+// (a process started without a launcher is a job of one rank).
+int ranks_before_mpi();
 // "rank R@host" (R from rank_before_mpi, "?" without one).
 std::string rank_name_before_mpi();
 

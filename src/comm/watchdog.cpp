@@ -13,6 +13,7 @@
 
 #include "comm/mpi_context.hpp"
 #include "comm/startup_deadline.hpp"
+#include "platform/console_line.hpp"
 #include "platform/shutdown_signals.hpp"
 
 namespace mgpu {
@@ -145,7 +146,8 @@ void run_abort_hooks_bounded() {
     ending = "rank 0 writes the results file: the runs it completed before are in it";
   }
   if (speaker && !line.empty()) {
-    std::fprintf(stderr, "mgpu_bench: %s%s%s\n", line.c_str(), ending.empty() ? "" : "; ", ending.c_str());
+    std::fprintf(stderr, "%smgpu_bench: %s%s%s\n", message_start(), line.c_str(), ending.empty() ? "" : "; ",
+                 ending.c_str());
   }
   std::fflush(stdout);
   std::fflush(stderr);
@@ -235,7 +237,7 @@ void set_world(const MpiContext& world) {
   s.rank = world.rank;
   s.size = world.size;
   s.hosts = world.hosts;
-  startup_deadline::set_rank(s.rank, rank_at_host(s.rank));
+  startup_deadline::set_rank(s.rank, s.size, rank_at_host(s.rank));
 }
 
 void set_timeout_option(double seconds) {
@@ -243,14 +245,15 @@ void set_timeout_option(double seconds) {
   startup_deadline::set_limit(timeout_seconds());
 }
 
-double default_timeout_seconds(double longest_run_seconds) {
-  return std::max(kDefaultFloorSeconds, kDefaultRunMultiple * longest_run_seconds);
+double default_timeout_seconds(double longest_run_seconds, int ranks) {
+  const double floor = ranks == 1 ? kOneRankFloorSeconds : kDefaultFloorSeconds;
+  return std::max(floor, kDefaultRunMultiple * longest_run_seconds);
 }
 
 double timeout_seconds() {
   const State& s = state();
   if (s.timeout_option >= 0) return s.timeout_option;
-  return default_timeout_seconds(s.longest_run_seconds);
+  return default_timeout_seconds(s.longest_run_seconds, s.size);
 }
 
 void set_configuration(const std::string& name) {

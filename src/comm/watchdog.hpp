@@ -34,15 +34,19 @@ inline constexpr int kStallExitStatus = 124;
 // The floor of the derived default timeout, and how many times its longest run a configuration may wait at once.
 inline constexpr double kDefaultFloorSeconds = 60.0;
 inline constexpr double kDefaultRunMultiple = 10.0;
+// The floor for a job of one rank: it waits for no peer, so the floor only has to end a rank whose own work is stuck,
+// and must not stop a slow set-up (under compute-sanitizer the GEMM tuning of one rank took over 60 s on an H200).
+inline constexpr double kOneRankFloorSeconds = 600.0;
 
 // Called once per process, after MPI is up: the world's ranks and hosts, for the stall message and the notices.
 void set_world(const MpiContext& world);
 // --timeout: seconds > 0 bounds every wait by that; 0 disables the deadline (signals and notices still stop the job);
 // negative (the default) derives it from the configuration's runs (default_timeout_seconds).
 void set_timeout_option(double seconds);
-// max(kDefaultFloorSeconds, kDefaultRunMultiple x the longest run seen). Never fires on a healthy run: no single wait
-// of a run lasts longer than the run itself.
-double default_timeout_seconds(double longest_run_seconds);
+// max(floor, kDefaultRunMultiple x the longest run seen), the floor kOneRankFloorSeconds for a job of one rank and
+// kDefaultFloorSeconds otherwise. Never fires on a healthy run: no single wait of a run lasts longer than the run
+// itself.
+double default_timeout_seconds(double longest_run_seconds, int ranks);
 // The deadline of a wait that starts now; 0 = unbounded.
 double timeout_seconds();
 

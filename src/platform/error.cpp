@@ -4,6 +4,8 @@
 #include <cstdio>
 #include <cstring>
 
+#include "platform/console_line.hpp"
+
 namespace mgpu {
 namespace {
 std::string& origin_storage() {
@@ -40,7 +42,8 @@ void throw_call_error(const char* library, const char* file, int line, const cha
 }
 
 void warn_call_error(const char* library, const char* file, int line, const char* call, const std::string& message) {
-  std::fprintf(stderr, "warning: %s\n", format_call_error(library, file, line, call, message).c_str());
+  std::fprintf(stderr, "%swarning: %s\n", message_start(),
+               format_call_error(library, file, line, call, message).c_str());
 }
 
 }  // namespace mgpu

@@ -417,9 +417,8 @@ void run_benchmark(const BenchOptions& given, const MpiContext& mpi) {
 
   long long total_runs = 0;
   for (const Configuration& configuration : plan) total_runs += configuration.runs();
-  // On stdout, with the rest of rank 0's report: Open MPI gives a rank's stdout a pseudo-terminal but its stderr only a
-  // pipe, so stdout is where the in-place line can work; whether it should is progress_in_place's call.
-  SweepProgress progress(stdout, progress_in_place(stdout), static_cast<int>(plan.size()), total_runs);
+  // On stderr, so that a log of stdout (the report, the tables, the verdict) never holds it, as curl and pip do.
+  SweepProgress progress(stderr, progress_in_place(stderr), static_cast<int>(plan.size()), total_runs);
   if (mpi.rank == 0 && plan.size() > 1) {
     std::printf("# sweep: %s%zu configurations, %lld runs, results %s\n", options.adaptive_trials ? "at most " : "",
                 plan.size(), total_runs, job.output_path.c_str());

@@ -1,11 +1,8 @@
 // Purpose: formatting and drawing of the sweep's progress line.
 #include "study/sweep_progress.hpp"
 
-#include <unistd.h>
-
 #include <algorithm>
 #include <cmath>
-#include <cstdlib>
 
 #include "platform/wall_clock.hpp"
 
@@ -21,14 +18,6 @@ std::string format_duration(double seconds) {
   else
     std::snprintf(text, sizeof text, "%llds", total);
   return text;
-}
-
-bool progress_in_place(std::FILE* out) {
-  const char* chosen = std::getenv("MGPU_PROGRESS");
-  const std::string mode = chosen != nullptr ? chosen : "";
-  if (mode == "line") return true;
-  if (mode == "plain") return false;
-  return isatty(fileno(out)) != 0;
 }
 
 SweepProgress::SweepProgress(std::FILE* out, bool terminal, int configurations, long long total_runs)

@@ -1,21 +1,18 @@
 // Purpose: rank 0's progress through a sweep (configurations done / total, the current one, elapsed time, estimated
-// time left): one line redrawn in place on a terminal, plain lines at each configuration's start and end otherwise.
+// time left), on stderr: one line redrawn in place on a terminal, plain lines at each configuration's start and end
+// otherwise.
 #pragma once
 
 #include <chrono>
 #include <cstdio>
 #include <string>
 
+#include "platform/console_line.hpp"
+
 namespace mgpu {
 
 // "45s", "12m05s", "3h02m07s".
 std::string format_duration(double seconds);
-
-// Whether the progress goes to `out` as one line redrawn in place. MGPU_PROGRESS=line or =plain decides when set (the
-// launch/ scripts set it from whether their own stdout is a terminal); otherwise isatty(out). Open MPI's mpirun gives
-// a rank's stdout a pseudo-terminal even when mpirun's own output goes to a file (open-mpi/ompi#7868), so isatty alone
-// would put the redrawn line's escape sequences into logs.
-bool progress_in_place(std::FILE* out);
 
 class SweepProgress {
  public:

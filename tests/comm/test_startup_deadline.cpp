@@ -23,7 +23,8 @@ void sleep_seconds(double seconds) { std::this_thread::sleep_for(std::chrono::du
 
 TEST(StartupDeadlineDeathTest, AStretchPastTheLimitEndsTheProcessNamingRankAndPhase) {
   const auto stuck = [] {
-    setenv("OMPI_COMM_WORLD_RANK", "3", 1);  // rank 3: acts 3 staggers after its limit
+    setenv("OMPI_COMM_WORLD_RANK", "3", 1);  // rank 3 of 4: acts 3 staggers after its limit
+    setenv("OMPI_COMM_WORLD_SIZE", "4", 1);
     startup_deadline::arm(0.3);
     startup_deadline::begin("MPI start (MPI_Init)");
     sleep_seconds(0.3 + 3 * startup_deadline::kStaggerSeconds - 1.0);
@@ -40,7 +41,7 @@ TEST(StartupDeadlineDeathTest, AStretchPastTheLimitEndsTheProcessNamingRankAndPh
 TEST(StartupDeadlineDeathTest, AWaitHoldsTheDeadlineOffAndItsEndRestartsIt) {
   const auto waiting = [] {
     startup_deadline::arm(0.6);
-    startup_deadline::set_rank(0, "rank 1@node");
+    startup_deadline::set_rank(0, 2, "rank 1@node");
     startup_deadline::begin("NCCL's initialisation");
     startup_deadline::wait_started();
     sleep_seconds(1.5);  // inside a wait: the wait bounds itself
@@ -74,7 +75,7 @@ TEST(StartupDeadlineDeathTest, AnUnansweredSignalEndsTheProcessAfterItsGrace) {
   const auto blocked = [] {
     install_shutdown_signal_handlers();
     startup_deadline::arm(0);  // no deadline: only the signal
-    startup_deadline::set_rank(0, "rank 0@node");
+    startup_deadline::set_rank(0, 2, "rank 0@node");
     startup_deadline::begin("MPI shutdown (MPI_Finalize)");
     std::raise(SIGTERM);
     sleep_seconds(startup_deadline::kSignalGraceSeconds - 0.5);
@@ -106,6 +107,55 @@ TEST(StartupDeadlineDeathTest, AStopIsKnownTheMomentTheProcessRunsAgain) {
     std::exit(startup_deadline::was_stopped() ? 0 : 1);
   };
   EXPECT_EXIT(stopped(), ::testing::ExitedWithCode(0), "");
+}
+
+// A job of one rank waits for no peer: the line says the stretch was its own work's and names --timeout, and a CUDA
+// tool attached to it is named as the likely cause.
+TEST(StartupDeadlineDeathTest, AJobOfOneRankIsNotStoppedAsIfItWaitedForAnother) {
+  const auto alone = [](bool under_tool) {
+    if (under_tool) setenv("CUDA_INJECTION64_PATH", "/opt/tool/libinjection.so", 1);
+    startup_deadline::arm(0.3);
+    startup_deadline::set_rank(0, 1, "rank 0@node");
+    startup_deadline::begin("the step's set-up (warm-up steps, graph capture, GEMM tuning)");
+    sleep_seconds(5);
+    std::exit(0);
+  };
+  EXPECT_EXIT(alone(false), ::testing::ExitedWithCode(watchdog::kStallExitStatus),
+              "^mgpu_bench: watchdog stopped the job: rank 0@node was held 0\\.[3-9] s in the step's set-up \\(warm-up "
+              "steps, graph capture, GEMM tuning\\) \\(limit 0\\.3 s, --timeout\\): the job has one rank, so nothing "
+              "waits for another; its own work took this long; give a longer --timeout \\(0: none\\); the runs "
+              "completed before are in the results file\n$");
+  EXPECT_EXIT(alone(true), ::testing::ExitedWithCode(watchdog::kStallExitStatus),
+              "its own work took this long under a CUDA tool \\(CUDA_INJECTION64_PATH is set\\), which slows set-up "
+              "many times; give a longer --timeout");
+}
+
+// Without --timeout the default bounds every stretch: 60 s where other ranks may hold it, 600 s for one rank alone.
+TEST(StartupDeadlineDeathTest, TheDefaultLimitOfAJobOfOneRankIsLonger) {
+  const auto limit_of = [](const char* ranks) {
+    if (ranks != nullptr)
+      setenv("OMPI_COMM_WORLD_SIZE", ranks, 1);
+    else
+      unsetenv("OMPI_COMM_WORLD_SIZE");
+    for (const char* variable : {"PMI_SIZE", "SLURM_NTASKS"}) unsetenv(variable);
+    startup_deadline::arm(-1);
+    std::exit(static_cast<int>(startup_deadline::limit_seconds() / 10));
+  };
+  EXPECT_EXIT(limit_of("2"), ::testing::ExitedWithCode(6), "");
+  EXPECT_EXIT(limit_of("1"), ::testing::ExitedWithCode(60), "");
+  EXPECT_EXIT(limit_of(nullptr), ::testing::ExitedWithCode(60), "");  // started without a launcher
+}
+
+TEST(StartupDeadline, TheRanksBeforeMpiComeFromTheLauncher) {
+  for (const char* variable : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "SLURM_NTASKS"}) unsetenv(variable);
+  EXPECT_EQ(startup_deadline::ranks_before_mpi(), 1);
+  setenv("SLURM_NTASKS", "8", 1);
+  EXPECT_EQ(startup_deadline::ranks_before_mpi(), 8);
+  setenv("PMI_SIZE", "0", 1);  // not a job size: the next variable is asked
+  EXPECT_EQ(startup_deadline::ranks_before_mpi(), 8);
+  setenv("OMPI_COMM_WORLD_SIZE", "4", 1);  // Open MPI's first
+  EXPECT_EQ(startup_deadline::ranks_before_mpi(), 4);
+  for (const char* variable : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "SLURM_NTASKS"}) unsetenv(variable);
 }
 
 TEST(StartupDeadline, TheRankBeforeMpiComesFromTheLauncher) {

@@ -14,17 +14,22 @@ namespace mgpu {
 namespace {
 
 TEST(Watchdog, DefaultTimeoutHasAFloorAndFollowsTheLongestRun) {
-  EXPECT_EQ(watchdog::default_timeout_seconds(0), 60.0);
-  EXPECT_EQ(watchdog::default_timeout_seconds(5.9), 60.0);
-  EXPECT_EQ(watchdog::default_timeout_seconds(30), 300.0);
+  EXPECT_EQ(watchdog::default_timeout_seconds(0, 2), 60.0);
+  EXPECT_EQ(watchdog::default_timeout_seconds(5.9, 2), 60.0);
+  EXPECT_EQ(watchdog::default_timeout_seconds(30, 2), 300.0);
+  // A job of one rank waits for no peer: its floor only ends work of its own that is stuck.
+  EXPECT_EQ(watchdog::default_timeout_seconds(0, 1), 600.0);
+  EXPECT_EQ(watchdog::default_timeout_seconds(30, 1), 600.0);
+  EXPECT_EQ(watchdog::default_timeout_seconds(70, 1), 700.0);
+  // This process is a job of one rank (no set_world).
   watchdog::set_timeout_option(-1);
   watchdog::set_configuration("c");
-  EXPECT_EQ(watchdog::timeout_seconds(), 60.0);
-  watchdog::record_run_seconds(12);
+  EXPECT_EQ(watchdog::timeout_seconds(), 600.0);
+  watchdog::record_run_seconds(70);
   watchdog::record_run_seconds(7);
-  EXPECT_EQ(watchdog::timeout_seconds(), 120.0);
+  EXPECT_EQ(watchdog::timeout_seconds(), 700.0);
   watchdog::set_configuration("next");  // a new configuration's runs start the history again
-  EXPECT_EQ(watchdog::timeout_seconds(), 60.0);
+  EXPECT_EQ(watchdog::timeout_seconds(), 600.0);
   watchdog::set_timeout_option(0);
   EXPECT_EQ(watchdog::timeout_seconds(), 0.0);
   watchdog::set_timeout_option(2.5);

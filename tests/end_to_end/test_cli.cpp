@@ -145,6 +145,24 @@ TEST_F(Cli, KilledRunKeepsItsFinishedRuns) {
     EXPECT_GT(configuration.distributed_step_ms(run, configuration.steps() - 1), 0.0);
 }
 
+// The progress line goes to stderr, so a log of stdout never holds it; drawn in place (MGPU_PROGRESS=line, as the
+// launchers set it on a terminal), a message such as the stop line erases it first and so starts on its own line.
+TEST_F(Cli, ProgressStaysOutOfStdoutAndAStopLineStartsItsOwnLine) {
+  const std::string out = dir_ + "/progress.h5";
+  const std::string command =
+      "cd '" + dir_ + "' && { MGPU_PROGRESS=line '" + std::string(MGPU_BENCH_BINARY) +
+      "' --device cpu --model medium --batch 8 --warmup 1 --steps 20 --runs 100000 --output '" + out +
+      "' > out.txt 2> err.txt & pid=$!; for i in $(seq 1 600); do grep -q 'run 2/' err.txt && break; sleep 0.05; "
+      "done; kill -TERM $pid; wait $pid; true; }";
+  ASSERT_EQ(std::system(command.c_str()), 0);
+  const std::string stdout_text = read_file(dir_ + "/out.txt");
+  const std::string stderr_text = read_file(dir_ + "/err.txt");
+  EXPECT_EQ(stdout_text.find('\r'), std::string::npos) << stdout_text;
+  EXPECT_EQ(stdout_text.find("done]"), std::string::npos) << stdout_text;
+  EXPECT_NE(stderr_text.find("\r\033[K[0/1 done] medium_b8_n1_cpu run 2/"), std::string::npos) << stderr_text;
+  EXPECT_NE(stderr_text.find("\r\033[Kmgpu_bench: stopped by SIGTERM: "), std::string::npos) << stderr_text;
+}
+
 TEST_F(Cli, UnwritableOutputDirectoryIsRefused) {
   const std::string missing = dir_ + "/no/such/dir/r.h5";
   expect_rejected(run("--device cpu --model medium --steps 1 --runs 1 --output '" + missing + "'"), missing, missing);
@@ -309,6 +327,9 @@ TEST_F(Cli, TwoRankSweepRunsOneGpuConfigurationsOnTheFirstRank) {
   ASSERT_EQ(outcome.exit_code, 0) << outcome.err;
   // --runs 2 unmarked runs and, interleaved, one phase-marked run per configuration.
   EXPECT_NE(outcome.out.find("# sweep: 4 configurations, 12 runs"), std::string::npos) << outcome.out;
+  // Off a terminal the progress comes as plain lines, on stderr: the report on stdout is the same with or without it.
+  EXPECT_EQ(outcome.out.find("# progress:"), std::string::npos) << outcome.out;
+  EXPECT_NE(outcome.err.find("# progress: medium_b16_n2_cpu finished; [4/4 done]"), std::string::npos) << outcome.err;
   EXPECT_NE(outcome.out.find("medium_b16_n2_cpu"), std::string::npos) << outcome.out;
   const mgpu::ResultsFile results = mgpu::read_results_file(out);
   const std::vector<std::string> names = {"medium_b8_n1_cpu", "medium_b8_n2_cpu", "medium_b16_n1_cpu",
