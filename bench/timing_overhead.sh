@@ -3,10 +3,9 @@
 # global batch 8, 32, 128, 1024 and 4096, the default run's step time (--timing interleaved: its runs without marks
 # inside the step) against the untimed reference (--timing none: no mark inside any step), the same work (the batch
 # generation timed alone and subtracted in both), as overhead = default / untimed - 1; beside it the step of the
-# default's phase-marked runs (what marking every phase would have cost). With RANKS > 1 it also prints the default
-# run's N-over-1 speedups (its verdict) against those of --timing step, which must agree within their intervals.
-# Prints a Markdown table last. Pass: every overhead within +-2% (and, with RANKS > 1, every pair of speedup intervals
-# overlapping); exits 1 otherwise.
+# default's phase-marked runs (what marking every phase would have cost). Whether the modes give the same N-GPU
+# speedups is bench/timing_speedups.sh's table. Prints a Markdown table last. Pass: every overhead within +-2%; exits 1
+# otherwise.
 # Usage: BIN_DIR=dir-with-mgpu_bench OUT=dir RANKS=1 RUNS=10 bash bench/timing_overhead.sh
 # Knobs for a rehearsal (the table of the docs uses the defaults): MODELS, BATCHES, WARMUP (10), STEPS (100),
 # BENCH_ARGS (more mgpu_bench options, e.g. "--device cpu").
@@ -42,24 +41,14 @@ sweep() {
   note "# $name: rc=$rc ($*)"
   ((rc == 0)) || { tail -n 5 "$out/$name.txt" | tee -a "$log"; exit 1; }
 }
-# The default first and the untimed reference second, as a user would run them; with RANKS > 1 the default already
-# measures 1 GPU beside N (--gpus 1,N), and so does --timing step here for its speedups.
+# The default first and the untimed reference second, as a user would run them.
 sweep default
 sweep untimed --timing none
-((ranks > 1)) && sweep step_only --timing step --gpus "1,$ranks"
 
 # step_ms NAME: "configuration step_ms" from the sweep's closing table (the throughput runs' mean step).
 step_ms() { awk '/^# configuration/ {t = 1; next} t && NF >= 8 && $1 !~ /^#/ {print $1, $7}' "$out/$1.txt"; }
 # The default's phase-marked runs' step, in the order of the configurations.
 marked_ms() { grep -oP 'phases from the [0-9]+ phase-marked runs, step \K[0-9.]+' "$out/default.txt"; }
-# speedups NAME: "model batch speedup low high" from the verdict ("- -" for low and high without an interval).
-speedups() {
-  grep -oP '^#   \K\S+, global batch [0-9]+, [0-9]+ GPUs: speedup [0-9.]+ (\[[0-9.]+, [0-9.]+\]|\(no interval\))' \
-    "$out/$1.txt" |
-    sed -E -e 's/^(\S+), global batch ([0-9]+), [0-9]+ GPUs: speedup ([0-9.]+) \[([0-9.]+), ([0-9.]+)\]/\1 \2 \3 \4 \5/' \
-      -e 's/^(\S+), global batch ([0-9]+), [0-9]+ GPUs: speedup ([0-9.]+) \(no interval\)/\1 \2 \3 - -/'
-}
-
 failed=0
 {
   echo
@@ -80,23 +69,6 @@ paste -d' ' <(step_ms default) <(step_ms untimed | awk '{print $2}') <(
   ((within)) || echo "FAIL $name: overhead $overhead beyond +-$limit_percent%" >>"$out/failures.txt"
   echo "| $name | $default | $untimed | $overhead | $marked_overhead |" >>"$out/table.md"
 done
-
-if ((ranks > 1)); then
-  {
-    echo
-    echo "## $ranks-over-1 speedups: default run vs --timing step (Fieller 95% intervals)"
-    echo
-    echo "| model | batch | default | step-only | intervals overlap |"
-    echo "|---|---|---|---|---|"
-  } >>"$out/table.md"
-  paste -d' ' <(speedups default) <(speedups step_only | awk '{print $3, $4, $5}') |
-    while read -r model batch s lo hi s2 lo2 hi2; do
-      overlap=$(awk -v a="$lo" -v b="$hi" -v c="$lo2" -v d="$hi2" \
-        'BEGIN {print (a == "-" || c == "-") ? "no interval" : (a <= d && c <= b) ? "yes" : "no"}')
-      [[ $overlap == yes ]] || echo "FAIL $model b$batch: speedup intervals apart" >>"$out/failures.txt"
-      echo "| $model | $batch | $s [$lo, $hi] | $s2 [$lo2, $hi2] | $overlap |" >>"$out/table.md"
-    done
-fi
 
 [[ -s "$out/failures.txt" ]] && failed=1 && cat "$out/failures.txt" | tee -a "$log"
 echo "# result: $([[ $failed == 0 ]] && echo PASS || echo FAIL)" >>"$out/table.md"
