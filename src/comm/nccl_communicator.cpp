@@ -17,7 +17,8 @@
 
 namespace mgpu {
 
-NcclCommunicator::NcclCommunicator(MPI_Comm comm, int device_ordinal) {
+NcclCommunicator::NcclCommunicator(MPI_Comm comm, int device_ordinal, int max_ctas) {
+  MGPU_REQUIRE(max_ctas >= 0, "NCCL CTA cap " + std::to_string(max_ctas) + " is negative");
   MGPU_MPI_CHECK(MPI_Comm_rank(comm, &rank_));
   MGPU_MPI_CHECK(MPI_Comm_size(comm, &size_));
   ncclUniqueId id{};
@@ -36,7 +37,7 @@ NcclCommunicator::NcclCommunicator(MPI_Comm comm, int device_ordinal) {
   // collectives run on a blocking communicator split from the joined one, sharing its resources; the split is polled
   // the same way.
   try {
-    join_and_split(id);
+    join_and_split(id, max_ctas);
   } catch (...) {
     // No destructor runs for a constructor that throws: the half-made communicators go here.
     abort_all();
@@ -45,9 +46,16 @@ NcclCommunicator::NcclCommunicator(MPI_Comm comm, int device_ordinal) {
   }
 }
 
-void NcclCommunicator::join_and_split(const ncclUniqueId& id) {
+void NcclCommunicator::join_and_split(const ncclUniqueId& id, int max_ctas) {
+  // The CTA cap on both: the split communicator shares the joined one's resources (its channels among them).
+  const auto cap = [max_ctas](ncclConfig_t& config) {
+    if (max_ctas == 0) return;
+    config.maxCTAs = max_ctas;
+    config.minCTAs = 1;  // NCCL starts with at least minCTAs: a cap below its default must bound both
+  };
   ncclConfig_t join = NCCL_CONFIG_INITIALIZER;
   join.blocking = 0;
+  cap(join);
   ncclResult_t started = ncclCommInitRankConfig(&joined_, size_, id, rank_, &join);
   if (started != ncclSuccess && started != ncclInProgress)
     throw_call_error("NCCL", __FILE__, __LINE__, "ncclCommInitRankConfig", nccl_error_message(started));
@@ -56,6 +64,7 @@ void NcclCommunicator::join_and_split(const ncclUniqueId& id) {
   ncclConfig_t collectives = NCCL_CONFIG_INITIALIZER;
   collectives.blocking = 1;
   collectives.splitShare = 1;
+  cap(collectives);
   started = ncclCommSplit(joined_, 0, rank_, &comm_, &collectives);
   if (started != ncclSuccess && started != ncclInProgress)
     throw_call_error("NCCL", __FILE__, __LINE__, "ncclCommSplit", nccl_error_message(started));

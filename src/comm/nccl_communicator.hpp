@@ -16,8 +16,10 @@ class NcclCommunicator {
  public:
   // Collective over `comm`: every rank must construct it at the same point. Makes `device_ordinal` the current
   // device first (the communicator is bound to the device current at initialisation). Returns once every rank has
-  // joined; a rank that never joins stops the job at the watchdog's deadline, naming it.
-  NcclCommunicator(MPI_Comm comm, int device_ordinal);
+  // joined; a rank that never joins stops the job at the watchdog's deadline, naming it. `max_ctas` > 0: the
+  // collectives run on at most that many CTAs (ncclConfig_t::maxCTAs), leaving the other SMs to the work beside them;
+  // 0: NCCL's own choice.
+  NcclCommunicator(MPI_Comm comm, int device_ordinal, int max_ctas = 0);
   ~NcclCommunicator();
   NcclCommunicator(const NcclCommunicator&) = delete;
   NcclCommunicator& operator=(const NcclCommunicator&) = delete;
@@ -35,7 +37,7 @@ class NcclCommunicator {
  private:
   // The non-blocking join of every rank, then the blocking communicator split from it; each polled under a bounded
   // wait.
-  void join_and_split(const ncclUniqueId& id);
+  void join_and_split(const ncclUniqueId& id, int max_ctas);
   // Polls `communicator` while NCCL reports it in progress, under a bounded wait; throws NCCL's error if it failed.
   void wait_until_ready(ncclComm_t communicator, const std::string& waiting_for, const char* call) const;
   // The same poll, returning the state the communicator settled in (or the query's own failure) instead of throwing.

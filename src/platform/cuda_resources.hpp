@@ -1,5 +1,6 @@
-// Purpose: RAII owners of CUDA resources (device memory, streams, events, graphs, a cuBLAS handle, the current
-// device): non-copyable, movable, every call checked; destructors warn instead of throwing.
+// Purpose: RAII owners of CUDA resources (device memory, a host flag the device reads, streams, events, graphs, a
+// cuBLAS handle, the current device): non-copyable, movable, every call checked; destructors warn instead of
+// throwing.
 #pragma once
 
 #include <cublas_v2.h>
@@ -49,6 +50,33 @@ class DeviceBuffer {
   }
   T* data_ = nullptr;
   std::size_t count_ = 0;
+};
+
+// One int in pinned host memory that the device reads while kernels run (cudaHostAllocMapped): the host's word to a
+// kernel that waits for it (probe_kernels::hold_sms). Starts at 0.
+class HostMappedFlag {
+ public:
+  HostMappedFlag() {
+    void* host = nullptr;
+    void* device = nullptr;
+    MGPU_CUDA_CHECK(cudaHostAlloc(&host, sizeof(int), cudaHostAllocMapped));
+    host_ = static_cast<volatile int*>(host);
+    *host_ = 0;
+    MGPU_CUDA_CHECK(cudaHostGetDevicePointer(&device, host, 0));
+    device_ = static_cast<volatile int*>(device);
+  }
+  ~HostMappedFlag() {
+    if (host_ != nullptr) MGPU_CUDA_WARN(cudaFreeHost(const_cast<int*>(host_)));
+  }
+  HostMappedFlag(const HostMappedFlag&) = delete;
+  HostMappedFlag& operator=(const HostMappedFlag&) = delete;
+
+  void set(int value) noexcept { *host_ = value; }
+  const volatile int* device_pointer() const noexcept { return device_; }
+
+ private:
+  volatile int* host_ = nullptr;
+  volatile int* device_ = nullptr;
 };
 
 // Synchronous copies for set-up, tests and results (never inside a timed run). They go through `stream`, not the
@@ -164,7 +192,9 @@ class CudaGraph {
   static void capture_begin(cudaStream_t stream) {
     MGPU_CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
   }
-  void capture_end(cudaStream_t stream, int copies = 1) {
+  // node_priorities: each instance runs every kernel node at the priority of the stream that captured it
+  // (cudaGraphInstantiateFlagUseNodePriority); otherwise at the priority of the stream it is launched into.
+  void capture_end(cudaStream_t stream, int copies = 1, bool node_priorities = false) {
     // The capture ends before an earlier graph is destroyed: destroying one is refused while a capture is open.
     cudaGraph_t captured = nullptr;
     MGPU_CUDA_CHECK(cudaStreamEndCapture(stream, &captured));
@@ -172,7 +202,8 @@ class CudaGraph {
     graph_ = captured;
     for (int c = 0; c < copies; ++c) {
       cudaGraphExec_t exec = nullptr;
-      MGPU_CUDA_CHECK(cudaGraphInstantiate(&exec, graph_, 0));
+      const unsigned long long flags = node_priorities ? cudaGraphInstantiateFlagUseNodePriority : 0;
+      MGPU_CUDA_CHECK(cudaGraphInstantiate(&exec, graph_, flags));
       execs_.push_back(exec);
     }
   }

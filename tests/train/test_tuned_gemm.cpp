@@ -1,7 +1,8 @@
 // Purpose: TunedGemm's verification (GPU): every candidate the tuner produces at every GEMM shape a training step runs
 // (both presets and an odd-width model, local batch 1 to 4096 around every kernel threshold, each precision) matches
 // the float64 product before it may be timed, and a corrupted candidate (the MGPU_FAULT_GEMM_CANDIDATE hook) is
-// rejected, reported and never chosen; with MGPU_GEMM_VERIFY=fatal it stops the program; a GEMM plan is followed.
+// rejected, reported and never chosen; with MGPU_GEMM_VERIFY=fatal it stops the program; a GEMM plan is followed; an
+// SM count target keeps the product right and its own tuning.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -15,6 +16,7 @@
 #include "platform/gpu_devices.hpp"
 #include "train/cuda_mlp.hpp"
 #include "train/gemm/tuned_gemm.hpp"
+#include "train/gemm/tuning_store.hpp"
 
 namespace mgpu {
 namespace {
@@ -276,6 +278,30 @@ TEST_F(TunedGemmTest, TheJobsTuningsAreSharedByItsGemmsAndClearedBetweenConfigur
     product.multiply(afresh.gemm);
     EXPECT_EQ(afresh.gemm.shape_options().at(0).selected, 0);
   }
+}
+
+// An SM count target: the product stays right, a target the device cannot meet is refused, and a shape tuned for
+// every SM is tuned again for the target (a tuning is kept per target, in the job's tunings too).
+TEST_F(TunedGemmTest, AnSmCountTargetKeepsTheProductRightAndItsOwnTuning) {
+  CudaStream setup;
+  Product product(1024, 512, 2048, setup.get());
+  setup.synchronize();
+  GemmTunings job;
+  Fp32Gemm g(&job);
+  int sms = 0;
+  MGPU_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
+  EXPECT_THROW(g.gemm.set_sm_count_target(-1), Error);
+  EXPECT_THROW(g.gemm.set_sm_count_target(sms + 1), Error);
+  product.multiply(g.gemm);
+  const int checked_for_all = g.gemm.candidates_checked();
+  g.gemm.set_sm_count_target(sms - 16);
+  EXPECT_EQ(g.gemm.sm_count_target(), sms - 16);
+  product.multiply(g.gemm);
+  EXPECT_LE(product.worst_error(g.stream.get()), 1e-3);
+  EXPECT_EQ(g.gemm.shape_options().size(), 1u);  // the shapes met for the old target are forgotten here
+  EXPECT_GT(g.gemm.candidates_checked(), 0);
+  EXPECT_GT(checked_for_all, 0);
+  EXPECT_EQ(job.store().tunings.size(), 2u);  // one tuning for every SM, one for the target
 }
 
 }  // namespace

@@ -173,6 +173,13 @@ std::vector<TunedGemm::ShapeOptions> TunedGemm::shape_options() const {
   return shapes;
 }
 
+void TunedGemm::set_sm_count_target(int sms) {
+  MGPU_REQUIRE(sms >= 0 && sms <= sms_, "SM count target " + std::to_string(sms) + " outside 0.." +
+                                            std::to_string(sms_) + " (the device's multiprocessors)");
+  sm_count_target_ = sms;
+  plans_.clear();  // the shapes met so far were described for the old target
+}
+
 void TunedGemm::select(std::size_t shape, int option) {
   MGPU_REQUIRE(shape < plans_.size(),
                "TunedGemm::select: shape " + std::to_string(shape) + " of " + std::to_string(plans_.size()));
@@ -239,7 +246,11 @@ std::unique_ptr<TunedGemm::Plan> TunedGemm::describe_shape(const Key& key) const
   MGPU_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&plan->c, CUDA_R_32F, m, n, ldc));
   int device = 0;
   MGPU_CUDA_CHECK(cudaGetDevice(&device));
-  plan->choice_key = std::make_tuple(device, int(compute_), int(operands_), key);
+  // cuBLASLt chooses its kernels and sizes their grids for the target's SMs; a shape tuned for all of them is another.
+  if (sm_count_target_ > 0)
+    MGPU_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(plan->operation, CUBLASLT_MATMUL_DESC_SM_COUNT_TARGET,
+                                                     &sm_count_target_, sizeof sm_count_target_));
+  plan->choice_key = std::make_tuple(device, int(compute_), int(operands_), sm_count_target_, key);
   return plan;
 }
 

@@ -110,6 +110,12 @@ class TunedGemm {
   // source when the plan has no choice for a shape, names a candidate this GPU and library do not offer, or names one
   // whose product is wrong here. An empty plan: tune (the default).
   void follow_plan(GemmPlan plan) { followed_plan_ = std::move(plan); }
+  // Every shape met from now on is chosen and launched by cuBLASLt for `sms` multiprocessors instead of all of them
+  // (CUBLASLT_MATMUL_DESC_SM_COUNT_TARGET): GEMMs that overlap a collective whose CTAs hold the rest, where a kernel
+  // sized for every SM would wait for them or run a second, nearly empty wave. 0: all of them (the default). Our own
+  // kernel's candidates are not affected.
+  void set_sm_count_target(int sms);
+  int sm_count_target() const noexcept { return sm_count_target_; }
 
  private:
   struct Plan;
@@ -167,7 +173,8 @@ class TunedGemm {
   CudaEvent timing_start_;                           // around the timed calls of time_on_gpu()
   CudaEvent timing_stop_;
   std::map<Key, std::unique_ptr<Plan>> plans_;
-  GemmPlan followed_plan_;  // follow_plan(); empty: tune
+  GemmPlan followed_plan_;            // follow_plan(); empty: tune
+  std::int32_t sm_count_target_ = 0;  // set_sm_count_target(); 0: every SM
 };
 
 }  // namespace mgpu
