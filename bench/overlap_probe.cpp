@@ -8,7 +8,8 @@
 //       highest-priority stream: when it ends after the step's start, with the graph instantiated plainly and with
 //       node priorities (cudaGraphInstantiateFlagUseNodePriority).
 // Each figure is the median over replays of a graph of kStepsPerGraph steps (ms per step), timed with events.
-// Usage: overlap_probe [--quick]   (one GPU, the current device; prints Markdown tables)
+// Usage: overlap_probe [--quick | --phases]   (one GPU, the current device; prints Markdown tables; --quick: the
+// first cell only; --phases: which phase of the step a hold slows)
 #include <algorithm>
 #include <cstdio>
 #include <exception>
@@ -84,6 +85,22 @@ class Step {
     }
     graph.capture_end(stream_, 1, node_priorities);
   }
+  // After a warm step, kStepsPerGraph repetitions of one phase of the step alone: 0 batch, 1 forward and loss,
+  // 2 backward, 3 Adam.
+  void capture_phase(CudaGraph& graph, int phase) {
+    mlp_.initialize(7, 0);
+    enqueue_step({});
+    MGPU_CUDA_CHECK(cudaStreamSynchronize(stream_));
+    graph.capture(stream_, [&] {
+      for (int s = 0; s < kStepsPerGraph; ++s) {
+        if (phase == 0) mlp_.generate_batch();
+        if (phase == 1) mlp_.forward();
+        if (phase == 1) mlp_.loss_and_gradient(loss_slots(losses_));
+        if (phase == 2) mlp_.backward();
+        if (phase == 3) mlp_.adam(adam_);
+      }
+    });
+  }
   // The step's stream waits for `event` after backward, before Adam (once, in the step being captured).
   void defer_join(const CudaEvent* event) { join_ = event; }
   TunedGemm& gemm() { return mlp_.gemm(); }
@@ -123,7 +140,7 @@ int device_sms() {
 double step_ms_beside_hold(const CudaGraph& graph, cudaStream_t stream, int held) {
   if (held == 0) return time_replays(graph, stream);
   CudaStream holding;
-  HostMappedFlag release;
+  DeviceFlag release;
   probe_kernels::hold_sms(held, release.device_pointer(), kHoldLimitNs, holding.get());
   const double ms = time_replays(graph, stream);
   release.set(1);
@@ -174,7 +191,7 @@ void held_sms(const Cell& cell, cudaStream_t stream, int sms) {
 // joins a bucket's reduction.
 void priorities(const Cell& cell, cudaStream_t stream, int blocks) {
   CudaStream side = CudaStream::highest_priority();
-  HostMappedFlag released;
+  DeviceFlag released;
   released.set(1);
   CudaEvent fork{cudaEventDisableTiming}, join{cudaEventDisableTiming};
   CudaEvent forked, ended;  // timed: the fork and the stand-in's end, recorded as nodes of the graph
@@ -204,7 +221,23 @@ void priorities(const Cell& cell, cudaStream_t stream, int blocks) {
               latency_ms[1], step_ms[0], step_ms[1]);
 }
 
-int run(bool quick) {
+// Which phase of the step a hold slows: each phase alone, beside nothing and beside K held SMs (large, local batch
+// 2048).
+void phases_beside_hold(cudaStream_t stream) {
+  std::printf(
+      "\n## which phase a hold slows (large, local batch 2048)\n\n| phase | alone | beside 8 | beside 24 |\n"
+      "|---|---|---|---|\n");
+  Step step({"large", 2048}, stream);
+  const char* names[] = {"batch", "forward and loss", "backward", "Adam"};
+  for (int phase = 0; phase < 4; ++phase) {
+    CudaGraph graph;
+    step.capture_phase(graph, phase);
+    std::printf("| %s | %.4f | %.4f | %.4f |\n", names[phase], step_ms_beside_hold(graph, stream, 0),
+                step_ms_beside_hold(graph, stream, 8), step_ms_beside_hold(graph, stream, 24));
+  }
+}
+
+int run(bool quick, bool phases) {
   if (visible_cuda_device_count() == 0) {
     std::fprintf(stderr, "overlap_probe: error: no CUDA device visible\n");
     return 1;
@@ -213,6 +246,10 @@ int run(bool quick) {
   const int sms = device_sms();
   std::printf("# overlap_probe on %d SMs; ms per step or per call, median of %d replays of %d\n\n", sms, kReplays,
               kStepsPerGraph);
+  if (phases) {
+    phases_beside_hold(stream.get());
+    return 0;
+  }
   std::printf(
       "## (a) Adam over every parameter\n\n| model | buckets | one launch | one per bucket |\n|---|---|---|---|\n");
   for (const char* model : {"large", "medium"}) {
@@ -244,7 +281,8 @@ int run(bool quick) {
 
 int main(int argc, char** argv) {
   try {
-    return run(argc > 1 && std::string(argv[1]) == "--quick");
+    const std::string mode = argc > 1 ? argv[1] : "";
+    return run(mode == "--quick", mode == "--phases");
   } catch (const std::exception& e) {
     std::fprintf(stderr, "overlap_probe: error: %s\n", e.what());
     return 1;

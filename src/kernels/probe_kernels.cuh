@@ -22,7 +22,7 @@ void fill_random_bf16(std::uint16_t* values, std::size_t count, std::uint64_t se
 // never reaches, which keeps the compiler from removing the work.
 void fixed_work(int blocks, int iterations, float* sink, cudaStream_t stream);
 
-// Holds `sms` multiprocessors of the current device until `*release` (host-mapped memory the host sets) is non-zero,
+// Holds `sms` multiprocessors of the current device until `*release` (device memory, DeviceFlag) is non-zero,
 // or `limit_ns` has passed: `sms` blocks, each taking all the shared memory a block may have (more than half an SM's),
 // so no two land on one SM and no kernel that needs shared memory (a GEMM's tiles) runs beside one. What a collective's
 // CTAs take from the GEMMs that overlap it, reproduced on one GPU; every block sleeps between looks at the flag, so the

@@ -1,5 +1,5 @@
-// Purpose: RAII owners of CUDA resources (device memory, a host flag the device reads, streams, events, graphs, a
-// cuBLAS handle, the current device): non-copyable, movable, every call checked; destructors warn instead of
+// Purpose: RAII owners of CUDA resources (device memory, streams, events, a flag a kernel waits on, graphs, a cuBLAS
+// handle, the current device): non-copyable, movable, every call checked; destructors warn instead of
 // throwing.
 #pragma once
 
@@ -50,33 +50,6 @@ class DeviceBuffer {
   }
   T* data_ = nullptr;
   std::size_t count_ = 0;
-};
-
-// One int in pinned host memory that the device reads while kernels run (cudaHostAllocMapped): the host's word to a
-// kernel that waits for it (probe_kernels::hold_sms). Starts at 0.
-class HostMappedFlag {
- public:
-  HostMappedFlag() {
-    void* host = nullptr;
-    void* device = nullptr;
-    MGPU_CUDA_CHECK(cudaHostAlloc(&host, sizeof(int), cudaHostAllocMapped));
-    host_ = static_cast<volatile int*>(host);
-    *host_ = 0;
-    MGPU_CUDA_CHECK(cudaHostGetDevicePointer(&device, host, 0));
-    device_ = static_cast<volatile int*>(device);
-  }
-  ~HostMappedFlag() {
-    if (host_ != nullptr) MGPU_CUDA_WARN(cudaFreeHost(const_cast<int*>(host_)));
-  }
-  HostMappedFlag(const HostMappedFlag&) = delete;
-  HostMappedFlag& operator=(const HostMappedFlag&) = delete;
-
-  void set(int value) noexcept { *host_ = value; }
-  const volatile int* device_pointer() const noexcept { return device_; }
-
- private:
-  volatile int* host_ = nullptr;
-  volatile int* device_ = nullptr;
 };
 
 // Synchronous copies for set-up, tests and results (never inside a timed run). They go through `stream`, not the
@@ -177,6 +150,35 @@ inline double elapsed_ms(const CudaEvent& start, const CudaEvent& end) {
   MGPU_CUDA_CHECK(cudaEventElapsedTime(&milliseconds, start.get(), end.get()));
   return milliseconds;
 }
+
+// One int in device memory that a kernel waits on (probe_kernels::hold_sms), set by the host through the copy engine
+// on a stream of its own, so it can be set while every SM is held; starts at 0. (A kernel polling pinned host memory
+// instead slowed every other kernel on the GPU: its reads crossed PCIe.)
+class DeviceFlag {
+ public:
+  DeviceFlag() : value_(1) {
+    MGPU_CUDA_CHECK(cudaMallocHost(reinterpret_cast<void**>(&staging_), sizeof(int)));
+    set(0);
+  }
+  ~DeviceFlag() {
+    if (staging_ != nullptr) MGPU_CUDA_WARN(cudaFreeHost(staging_));
+  }
+  DeviceFlag(const DeviceFlag&) = delete;
+  DeviceFlag& operator=(const DeviceFlag&) = delete;
+
+  // Returns once the device holds `value`.
+  void set(int value) {
+    *staging_ = value;
+    MGPU_CUDA_CHECK(cudaMemcpyAsync(value_.data(), staging_, sizeof(int), cudaMemcpyHostToDevice, copies_.get()));
+    copies_.synchronize();
+  }
+  const volatile int* device_pointer() const noexcept { return value_.data(); }
+
+ private:
+  DeviceBuffer<int> value_;
+  int* staging_ = nullptr;  // pinned: the copy is the copy engine's alone
+  CudaStream copies_;
+};
 
 // A graph made by stream capture and `copies` executable instances of it. capture_begin/capture_end bracket the
 // enqueueing on `stream` (and on any stream that joined it through events); launch(copy) replays the whole of it on

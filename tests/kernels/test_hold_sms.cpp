@@ -29,7 +29,7 @@ constexpr unsigned long long kSecond = 1000000000ull;
 
 TEST_F(HoldSmsTest, KernelsThatNeedSharedMemoryWaitUntilTheHoldIsReleased) {
   CudaStream holding, beside;
-  HostMappedFlag release, released_already;
+  DeviceFlag release, released_already;
   released_already.set(1);
   CudaEvent beside_done;
   probe_kernels::hold_sms(sms_, release.device_pointer(), 10 * kSecond, holding.get());
@@ -46,7 +46,7 @@ TEST_F(HoldSmsTest, KernelsThatNeedSharedMemoryWaitUntilTheHoldIsReleased) {
 
 TEST_F(HoldSmsTest, AHoldNeverReleasedEndsAtItsLimit) {
   CudaStream holding;
-  HostMappedFlag release;
+  DeviceFlag release;
   const auto start = std::chrono::steady_clock::now();
   probe_kernels::hold_sms(1, release.device_pointer(), kSecond / 10, holding.get());
   MGPU_CUDA_CHECK(cudaStreamSynchronize(holding.get()));
@@ -57,7 +57,7 @@ TEST_F(HoldSmsTest, AHoldNeverReleasedEndsAtItsLimit) {
 
 TEST_F(HoldSmsTest, ACountOutsideTheDevicesSmsIsRefused) {
   CudaStream holding;
-  HostMappedFlag release;
+  DeviceFlag release;
   EXPECT_THROW(probe_kernels::hold_sms(0, release.device_pointer(), kSecond, holding.get()), Error);
   EXPECT_THROW(probe_kernels::hold_sms(sms_ + 1, release.device_pointer(), kSecond, holding.get()), Error);
 }
