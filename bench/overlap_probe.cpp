@@ -8,8 +8,9 @@
 //       highest-priority stream: when it ends after the step's start, with the graph instantiated plainly and with
 //       node priorities (cudaGraphInstantiateFlagUseNodePriority).
 // Each figure is the median over replays of a graph of kStepsPerGraph steps (ms per step), timed with events.
-// Usage: overlap_probe [--quick | --phases]   (one GPU, the current device; prints Markdown tables; --quick: the
-// first cell only; --phases: which phase of the step a hold slows)
+// Usage: overlap_probe [--quick | --phases | --targets]   (one GPU, the current device; prints Markdown tables;
+// --quick: the first cell only; --phases: which phase of the step a hold slows; --targets: which SM count target
+// suits a hold)
 #include <algorithm>
 #include <cstdio>
 #include <exception>
@@ -237,7 +238,30 @@ void phases_beside_hold(cudaStream_t stream) {
   }
 }
 
-int run(bool quick, bool phases) {
+// Which SM count target suits K held SMs: the step beside K with GEMMs chosen for SMs - K, SMs - 2K, SMs - 3K and
+// half the SMs (large and medium, local batch 2048). A thread block cluster needs free SMs side by side, so a hold
+// may take more SMs from a clustered GEMM than it holds.
+void targets_beside_hold(cudaStream_t stream, int sms) {
+  std::printf(
+      "\n## the step beside K held SMs by SM count target (local batch 2048)\n\n"
+      "| model | K | all SMs | SMs - K | SMs - 2K | SMs - 3K | SMs / 2 |\n|---|---|---|---|---|---|---|\n");
+  for (const char* model : {"large", "medium"}) {
+    Step step({model, 2048}, stream);
+    for (int held : {8, 16, 24}) {
+      std::printf("| %s | %d |", model, held);
+      for (int target : {0, sms - held, sms - 2 * held, sms - 3 * held, sms / 2}) {
+        step.gemm().set_sm_count_target(target);
+        CudaGraph graph;
+        step.capture(graph);
+        std::printf(" %.4f |", step_ms_beside_hold(graph, stream, held));
+      }
+      std::printf("\n");
+    }
+    step.gemm().set_sm_count_target(0);
+  }
+}
+
+int run(bool quick, bool phases, bool targets) {
   if (visible_cuda_device_count() == 0) {
     std::fprintf(stderr, "overlap_probe: error: no CUDA device visible\n");
     return 1;
@@ -246,8 +270,9 @@ int run(bool quick, bool phases) {
   const int sms = device_sms();
   std::printf("# overlap_probe on %d SMs; ms per step or per call, median of %d replays of %d\n\n", sms, kReplays,
               kStepsPerGraph);
-  if (phases) {
-    phases_beside_hold(stream.get());
+  if (phases || targets) {
+    if (phases) phases_beside_hold(stream.get());
+    if (targets) targets_beside_hold(stream.get(), sms);
     return 0;
   }
   std::printf(
@@ -282,7 +307,7 @@ int run(bool quick, bool phases) {
 int main(int argc, char** argv) {
   try {
     const std::string mode = argc > 1 ? argv[1] : "";
-    return run(mode == "--quick", mode == "--phases");
+    return run(mode == "--quick", mode == "--phases", mode == "--targets");
   } catch (const std::exception& e) {
     std::fprintf(stderr, "overlap_probe: error: %s\n", e.what());
     return 1;
