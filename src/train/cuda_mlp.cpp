@@ -258,6 +258,12 @@ void CudaMlp::backward_pass(const BucketPlan* plan, const std::function<void(int
                             const EarlyUpdate* early) {
   MGPU_REQUIRE(early == nullptr || plan == nullptr, "early updates belong to the fused optimizer's backward");
   layers_updated_early_ = 0;
+  // Backward's GEMMs for the SMs a concurrent reduction leaves them; every other product for all of them.
+  gemm_.set_sm_count_target(backward_sm_count_target_);
+  struct AllSmsAfterwards {
+    TunedGemm& gemm;
+    ~AllSmsAfterwards() { gemm.set_sm_count_target(0); }
+  } all_sms_afterwards{gemm_};
   // After forward_with_output_head the output layer's dL/dX is written, through the mask: the fused optimizer's
   // backward (no plan) starts below it. With a plan the bias gradient of the layer below is needed too: recomputed.
   const bool head_wrote_input_gradient = plan == nullptr && output_head_wrote_input_gradient_;

@@ -100,6 +100,9 @@ class CudaMlp {
   // and the forked graph cost more than the overlap gives.
   static constexpr std::size_t kEarlyUpdateMinWeights = std::size_t{1} << 20;
   bool early_updates_pay() const;
+  // The SM count target of backward's GEMMs (TunedGemm::set_sm_count_target), for a step whose buckets are reduced
+  // while backward runs: NCCL's CTAs then hold some SMs. 0 (the default): every SM; forward's GEMMs always use every SM.
+  void set_backward_sm_count_target(int sms) { backward_sm_count_target_ = sms; }
   // One Adam step with the step's corrections over elements [begin, begin + count) (default: all), on the gradient
   // times gradient_scale (1 / K: the mean of K accumulated gradients). With reduce_dtype bf16 the gradient is read from
   // reduced_gradients_bf16().
@@ -233,6 +236,7 @@ class CudaMlp {
   CudaEvent layer_released_{cudaEventDisableTiming};
   CudaEvent updates_done_{cudaEventDisableTiming};
   std::size_t layers_updated_early_ = 0;
+  int backward_sm_count_target_ = 0;  // set_backward_sm_count_target()
   // Set by forward_with_output_head, cleared by forward() and by the backward that uses it: the output layer's input
   // gradient (the last hidden layer's dL/dZ) is already written.
   bool output_head_wrote_input_gradient_ = false;

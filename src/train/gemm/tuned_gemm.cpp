@@ -71,9 +71,10 @@ struct TunedGemm::Candidate {
 namespace {
 
 // A shape's name in reports and plans (gemm_plan.hpp), from its key (TunedGemm::Key): the key's every part.
-std::string shape_label(const std::tuple<int, int, int, int, int, int, int, int, int>& key) {
-  const auto [op_a, op_b, m, n, k, lda, ldb, ldc, alignment] = key;
-  return gemm_shape_label(op_a != CUBLAS_OP_N, op_b != CUBLAS_OP_N, m, n, k, lda, ldb, ldc, alignment);
+std::string shape_label(const std::tuple<int, int, int, int, int, int, int, int, int, int>& key) {
+  const auto [op_a, op_b, m, n, k, lda, ldb, ldc, alignment, sm_count_target] = key;
+  return gemm_shape_label(op_a != CUBLAS_OP_N, op_b != CUBLAS_OP_N, m, n, k, lda, ldb, ldc, alignment) +
+         (sm_count_target > 0 ? " for " + std::to_string(sm_count_target) + " SMs" : "");
 }
 
 }  // namespace
@@ -92,9 +93,9 @@ struct TunedGemm::Plan {
   }
 };
 
-TunedGemm::Key TunedGemm::Operands::key() const {
+TunedGemm::Key TunedGemm::Operands::key(int sm_count_target) const {
   const int alignment = std::min({alignment_of(a), alignment_of(b), alignment_of(c)});
-  return Key{int(op_a), int(op_b), m, n, k, lda, ldb, ldc, alignment};
+  return Key{int(op_a), int(op_b), m, n, k, lda, ldb, ldc, alignment, sm_count_target};
 }
 
 TunedGemm::TunedGemm(cudaStream_t stream, cublasComputeType_t compute, cudaDataType_t operands, void* workspace,
@@ -131,7 +132,7 @@ bool TunedGemm::multiply(cublasOperation_t op_a, cublasOperation_t op_b, int m, 
                          const kernels::SkinnyEpilogue* epilogue) {
   MGPU_REQUIRE(epilogue == nullptr || !accumulate, "TunedGemm: an epilogue cannot be combined with accumulation");
   const Operands product{op_a, op_b, m, n, k, a, lda, b, ldb, c, ldc};
-  const Key key = product.key();
+  const Key key = product.key(sm_count_target_);
   const Plan& plan = plan_for(key, product);
   const Choice& choice = plan.choice();
   bool folded = false;
@@ -177,7 +178,6 @@ void TunedGemm::set_sm_count_target(int sms) {
   MGPU_REQUIRE(sms >= 0 && sms <= sms_, "SM count target " + std::to_string(sms) + " outside 0.." +
                                             std::to_string(sms_) + " (the device's multiprocessors)");
   sm_count_target_ = sms;
-  plans_.clear();  // the shapes met so far were described for the old target
 }
 
 void TunedGemm::select(std::size_t shape, int option) {
@@ -231,7 +231,7 @@ TunedGemm::Plan& TunedGemm::plan_for(const Key& key, const Operands& product) {
 }
 
 std::unique_ptr<TunedGemm::Plan> TunedGemm::describe_shape(const Key& key) const {
-  const auto [op_a, op_b, m, n, k, lda, ldb, ldc, alignment] = key;
+  const auto [op_a, op_b, m, n, k, lda, ldb, ldc, alignment, sm_count_target] = key;
   auto plan = std::make_unique<Plan>();
   const auto ta = static_cast<cublasOperation_t>(op_a);
   const auto tb = static_cast<cublasOperation_t>(op_b);
@@ -246,11 +246,12 @@ std::unique_ptr<TunedGemm::Plan> TunedGemm::describe_shape(const Key& key) const
   MGPU_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&plan->c, CUDA_R_32F, m, n, ldc));
   int device = 0;
   MGPU_CUDA_CHECK(cudaGetDevice(&device));
-  // cuBLASLt chooses its kernels and sizes their grids for the target's SMs; a shape tuned for all of them is another.
-  if (sm_count_target_ > 0)
-    MGPU_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(plan->operation, CUBLASLT_MATMUL_DESC_SM_COUNT_TARGET,
-                                                     &sm_count_target_, sizeof sm_count_target_));
-  plan->choice_key = std::make_tuple(device, int(compute_), int(operands_), sm_count_target_, key);
+  // cuBLASLt chooses its kernels and sizes their grids for the target's SMs.
+  const std::int32_t target = sm_count_target;
+  if (target > 0)
+    MGPU_CUBLAS_CHECK(
+        cublasLtMatmulDescSetAttribute(plan->operation, CUBLASLT_MATMUL_DESC_SM_COUNT_TARGET, &target, sizeof target));
+  plan->choice_key = std::make_tuple(device, int(compute_), int(operands_), key);
   return plan;
 }
 
@@ -335,7 +336,7 @@ void TunedGemm::tune(Plan& plan, const Operands& product, const std::vector<cubl
   // (CUTLASS's profiler and XLA's autotuner verify theirs likewise): a wrong candidate must not win on speed.
   const kernels::GemmReference reference = reference_of(plan, product);
   ShapeTuning& tuning = plan.tuning;
-  const std::string shape = shape_label(product.key());
+  const std::string shape = shape_label(product.key(sm_count_target_));
   const auto time_candidate = [&](const Candidate& candidate) { return time_on_gpu(plan, candidate, product); };
   // Every candidate once, verified on its last call's product (infinity if rejected); then those that could be ties
   // again, in turn, each keeping its lowest time, so that which of them are ties depends less on one timing's noise.
@@ -403,7 +404,7 @@ bool TunedGemm::verified(Plan& plan, const kernels::GemmReference& reference, co
   tuning.verification_seconds += seconds_since(start);
   ++tuning.checked;
   if (found.mismatches == 0) return true;
-  const std::string shape = shape_label(product.key());
+  const std::string shape = shape_label(product.key(sm_count_target_));
   tuning.rejected.push_back(name + mismatch_text(found, product.m, product.n));
   if (gemm_report_enabled())
     std::fprintf(stderr, "gemm %s: rejected %s\n", shape.c_str(), tuning.rejected.back().c_str());
@@ -413,7 +414,7 @@ bool TunedGemm::verified(Plan& plan, const kernels::GemmReference& reference, co
 }
 
 void TunedGemm::adopt_planned(Plan& plan, const Operands& product, const std::vector<cublasLtMatmulAlgo_t>& heuristic) {
-  const std::string shape = shape_label(product.key());
+  const std::string shape = shape_label(product.key(sm_count_target_));
   const std::string where = "--gemm-plan " + followed_plan_.source + ": GEMM " + shape;
   const auto wanted = followed_plan_.option_of_shape.find(shape);
   if (wanted == followed_plan_.option_of_shape.end())

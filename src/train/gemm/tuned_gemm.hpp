@@ -110,16 +110,18 @@ class TunedGemm {
   // source when the plan has no choice for a shape, names a candidate this GPU and library do not offer, or names one
   // whose product is wrong here. An empty plan: tune (the default).
   void follow_plan(GemmPlan plan) { followed_plan_ = std::move(plan); }
-  // Every shape met from now on is chosen and launched by cuBLASLt for `sms` multiprocessors instead of all of them
+  // The calls from now on are chosen and launched by cuBLASLt for `sms` multiprocessors instead of all of them
   // (CUBLASLT_MATMUL_DESC_SM_COUNT_TARGET): GEMMs that overlap a collective whose CTAs hold the rest, where a kernel
-  // sized for every SM would wait for them or run a second, nearly empty wave. 0: all of them (the default). Our own
-  // kernel's candidates are not affected.
+  // sized for every SM would wait for them or run a second, nearly empty wave. 0: all of them (the default). A shape
+  // under a target is a shape of its own (tuned and listed apart, its label ending "for N SMs"); switching back and
+  // forth costs nothing once each was met. Our own kernel's candidates are not affected.
   void set_sm_count_target(int sms);
   int sm_count_target() const noexcept { return sm_count_target_; }
 
  private:
   struct Plan;
-  using Key = std::tuple<int, int, int, int, int, int, int, int, int>;  // ops, m, n, k, lds, alignment
+  // ops, m, n, k, lds, alignment, SM count target (0: every SM)
+  using Key = std::tuple<int, int, int, int, int, int, int, int, int, int>;
   // One product's arguments, as multiply() was given them.
   struct Operands {
     cublasOperation_t op_a, op_b;
@@ -130,7 +132,7 @@ class TunedGemm {
     int ldb;
     float* c;
     int ldc;
-    Key key() const;  // its sizes, leading dimensions and the operands' alignment
+    Key key(int sm_count_target) const;  // its sizes, leading dimensions, the operands' alignment and the target
   };
   struct Candidate;  // a Choice and its name in reports (tuned_gemm.cpp)
   // The shape's plan: the process's tuning where one exists, else tuned on these operands (GemmSelection::tuned) or

@@ -33,10 +33,10 @@ struct ShapeTuning {
   double verification_seconds = 0.0;  // wall time of the float64 reference and of every comparison with it
 };
 
-using ChoiceKey = std::tuple<int, int, int, int, std::tuple<int, int, int, int, int, int, int, int, int>>;
+using ChoiceKey = std::tuple<int, int, int, std::tuple<int, int, int, int, int, int, int, int, int, int>>;
 
-// The tunings a GemmTunings holds: (device, compute type, operand type, SM count target, shape key) -> its options and
-// choice.
+// The tunings a GemmTunings holds: (device, compute type, operand type, shape key with its SM count target) -> its
+// options and choice.
 struct GemmTunings::Store {
   std::mutex mutex;
   std::map<ChoiceKey, ShapeTuning> tunings;
