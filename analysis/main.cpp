@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "answer_json.hpp"
 #include "break_even_curves.hpp"
 #include "html_report.hpp"
 #include "left_out.hpp"
@@ -144,14 +145,15 @@ std::vector<stats::ConfigurationStats> analyse(const std::vector<ResultsFile>& f
   return stats;
 }
 
-// The whole output in one format; JSON also carries the settings and methods.
+// The whole output in one format; JSON also carries the settings and methods, and the report's answer in words.
 std::string render_report(const std::vector<Table>& tables, Format format, const std::string& timeline,
-                          const nlohmann::json& settings) {
+                          const nlohmann::json& settings, const nlohmann::json& answer = nullptr) {
   if (format == Format::json) {
     nlohmann::json json = {{"tool", "mgpu_analyze"},
                            {"version", project_version()},
                            {"settings", settings},
                            {"tables", tables_to_json(tables)}};
+    if (!answer.is_null()) json["answer"] = answer;
     return json.dump(2) + "\n";
   }
   std::string text = render_tables(tables, format);
@@ -180,7 +182,11 @@ int run_report(const ReportOptions& options) {
   if (options.scaling && multi_gpu) {
     tables.push_back(scaling_table(answer));
     if (answer.any_trials()) tables.push_back(per_trial_table(answer, options.per_trial));
-    if (!answer.break_evens.empty()) tables.push_back(break_even_table(answer.break_evens));
+    if (!answer.break_evens.empty()) {
+      tables.push_back(break_even_table(answer.break_evens));
+      tables.push_back(crossings_table(answer.break_evens));
+      tables.push_back(bands_table(answer.break_evens));
+    }
   }
   tables.push_back(runs_table(stats));
   const nlohmann::json settings = {{"confidence", stats::kConfidence},
@@ -190,7 +196,10 @@ int run_report(const ReportOptions& options) {
                                    {"ratio_interval_method", stats::kRatioIntervalMethod},
                                    {"files", options.files}};
   const std::string timeline = render_timeline(trials_merged(stats));
-  const std::string report = render_report(tables, options.format, timeline, settings);
+  std::string files_text;
+  for (const std::string& file : options.files) files_text += (files_text.empty() ? "" : " ") + file;
+  const std::string report =
+      render_report(tables, options.format, timeline, settings, answer_to_json(answer, files_text));
   std::fputs(report.c_str(), stdout);
   std::fflush(stdout);
 
