@@ -339,7 +339,8 @@ Table scaling_table(const stats::Answer& answer) {
   if (trials)
     table.notes.push_back(
         "A pair measured in trials (T independent processes: the trials of one job, or the files of several jobs of "
-        "one command; trial k of one side with trial k of the other): samples/s = the mean of the trial means ± "
+        "one command; each N-GPU trial with a 1-GPU trial of its own file, in order, where its file has one, else "
+        "with those of the files given without N-GPU ones): samples/s = the mean of the trial means ± "
         "t(0.975, T-1)·s/√T over them; speedup over the trial means with Fieller's interval paired by trial, T-1 df, "
         "and no Welch test (docs/statistics.md, \"Trials\"); sd % between / within: the variance components of the "
         "kept runs' throughputs, trials as groups; MiB/GPU and step ms: means over the trials; verdict: the answer's, "
@@ -352,15 +353,17 @@ Table scaling_table(const stats::Answer& answer) {
     table.notes.push_back("not used as a baseline (an earlier 1-GPU configuration has the same identity): " +
                           configuration_note_name(*s));
   for (const stats::ConfigurationStats* s : scaling.unmatched_trials)
-    table.notes.push_back("not paired (the other side has no trial of the same number): " +
-                          configuration_note_name(*s));
+    table.notes.push_back(
+        "not paired (no trial of the other side is left for it, in its own file or in a file given without this "
+        "side): " +
+        configuration_note_name(*s));
   return table;
 }
 
 Table per_trial_table(const stats::Answer& answer, bool on_screen) {
   Table table;
   table.key = "per_trial";
-  table.title = "Per trial: each N-GPU trial against the 1-GPU trial of the same number, over their runs";
+  table.title = "Per trial: each N-GPU trial against the 1-GPU trial it pairs with, over their runs";
   table.on_screen = on_screen;
   table.columns = {text_column("model", "model"),
                    {"global_batch", "batch"},

@@ -18,6 +18,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "analysis_fixture.hpp"
@@ -286,7 +287,7 @@ TEST_F(AnalyzeCli, TrialsGiveOneAnswerEverywhere) {
   ASSERT_EQ(rows.size(), 1u);
   EXPECT_EQ(rows[0].at("trials"), 2);
   EXPECT_EQ(rows[0].at("verdict"), sentence.substr(sentence.rfind(": ") + 2));
-  // Each trial on its own only in the per-trial table, paired with the other side's trial of the same number.
+  // Each trial on its own only in the per-trial table, paired with the other side's trial of its file.
   const nlohmann::json& trials = json.at("tables").at("per_trial").at("rows");
   ASSERT_EQ(trials.size(), 2u);
   EXPECT_EQ(trials[1].at("single_configuration"), "b8_n1_t2");
@@ -494,6 +495,28 @@ TEST_F(AnalyzeCli, TheSpeedupPlotShadesTheBandsAndDrawsEachCrossingsInterval) {
   EXPECT_NE(script.find("(break-even ~32 ["), std::string::npos) << script;
   if (o.err.find("gnuplot not found") == std::string::npos)
     EXPECT_NE(read_text(dir_ + "/flat_plots/speedup_vs_batch.svg").find("<svg"), std::string::npos);
+}
+
+// `report 2gpu.h5 4gpu.h5`: each N-GPU configuration pairs with the baseline of its own file (1-GPU steps of 1 ms
+// and 1.5 ms; 2 GPUs at 2 ms, 4 at 0.5 ms: speedups 0.5 and 3, not 1 / 0.5 = 2 against the first file's), and no
+// configuration is left "not paired".
+TEST_F(AnalyzeCli, SeveralFilesPairEachConfigurationWithItsOwnFilesBaseline) {
+  for (const auto& [name, single_ms, multi_ms, ranks] :
+       {std::tuple<const char*, double, double, int>{"2gpu.h5", 1.0, 2.0, 2}, {"4gpu.h5", 1.5, 0.5, 4}}) {
+    ResultsWriter writer(dir_ + "/" + name, false);
+    add_sweep_point(writer, 8, single_ms, multi_ms, ranks);
+    writer.close();
+  }
+  const Outcome o = run("report 2gpu.h5 4gpu.h5 --format json");
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  const nlohmann::json json = nlohmann::json::parse(o.out);
+  const nlohmann::json& rows = json.at("tables").at("scaling").at("rows");
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[1].at("gpus"), 4);
+  EXPECT_NEAR(rows[0].at("speedup").get<double>(), 0.5, 1e-9);
+  EXPECT_NEAR(rows[1].at("speedup").get<double>(), 3.0, 1e-9);
+  for (const nlohmann::json& note : json.at("tables").at("scaling").at("notes"))
+    EXPECT_EQ(note.get<std::string>().find("not paired"), std::string::npos) << note;
 }
 
 TEST_F(AnalyzeCli, TraceWritesChromeTraceJson) {
