@@ -386,9 +386,11 @@ PlotOutcome write_plots(const std::string& directory, const std::vector<stats::C
                       phases_data(bars),
                       phases_script(stem_path("phases"), bars)});
   if (!answer.pairs.empty())
-    drawings.push_back({{"speedup_vs_batch", "Speedup of N GPUs over 1 vs global batch, with the break-even batch"},
-                        speedup.data(),
-                        speedup_script(stem_path("speedup_vs_batch"), speedup, answer.break_evens)});
+    drawings.push_back(
+        {{"speedup_vs_batch",
+          "Speedup of N GPUs over 1 vs global batch, with the break-even and the bands of no clear difference"},
+         speedup.data(),
+         speedup_script(stem_path("speedup_vs_batch"), speedup, answer.break_evens)});
   drawings.push_back({{"throughput_vs_batch", "Throughput vs global batch (log axes)"},
                       throughput.data(),
                       throughput_script(stem_path("throughput_vs_batch"), throughput)});

@@ -1,8 +1,8 @@
 // Purpose: the answer, computed once (docs/statistics.md "The answer"): from a results file's configurations, every
 // scaling pair (scaling.hpp) with its speedup, interval, efficiency, figures and plain sentence, and per model, GPU
-// count and settings measured at two or more batches the break-even batch. mgpu_bench's verdict, every format of
-// mgpu_analyze report, its page, plots and break-even table, and predict --check all read this; none judges a speedup
-// of its own.
+// count and settings measured at two or more batches the break-even (break_even.hpp). mgpu_bench's verdict, every
+// format of mgpu_analyze report, its page, plots and break-even table, and predict --check all read this; none judges a
+// speedup of its own.
 #pragma once
 
 #include <string>

@@ -217,8 +217,9 @@ std::string verdicts_by_batch(const BreakEven& b) {
       lowest = std::min(lowest, b.points[j].speedup);
       highest = std::max(highest, b.points[j].speedup);
     }
-    text += (text.empty() ? "" : ", ") + words + " " + span_text(b.points[i], b.points[j]) + " " +
-            range_text(lowest, highest);
+    // A speedup without an interval is said so, not shown bare.
+    text += (text.empty() ? "" : ", ") + words + " " + span_text(b.points[i], b.points[j]) +
+            (b.verdicts[i] == SpeedupVerdict::no_interval ? "" : " " + range_text(lowest, highest));
     // The last run says where the measured range ends: no claim goes beyond it.
     if (j + 1 == b.points.size())
       text += b.points.size() == 1 ? ", the only batch measured"

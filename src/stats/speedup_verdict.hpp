@@ -1,4 +1,4 @@
-// Purpose: the verdict's rule, defined once (docs/statistics.md "The verdict"): where a speedup's 95% interval lies
+// Purpose: the verdict's rule, defined once (docs/verdict.md "The sentence"): where a speedup's 95% interval lies
 // against 1 and the 2% minimum effect decides faster, slower or neither. The sentence (verdict.hpp), the break-even's
 // bands of no clear difference (break_even.hpp) and every output that says faster or slower read this.
 #pragma once
