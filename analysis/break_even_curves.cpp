@@ -49,6 +49,18 @@ void add_crossing_values(std::vector<Value>& row, const stats::Crossing* c) {
   row.push_back(c->has_interval ? yes_no(c->high_open) : Value(std::monostate{}));
 }
 
+// A table with a row per item of a curve (crossing, band), in CSV and JSON: the curve's columns first, the method
+// under it.
+Table per_curve_table(const char* key, const char* title) {
+  Table table;
+  table.key = key;
+  table.title = title;
+  table.on_screen = false;
+  table.columns = curve_columns();
+  table.notes.push_back(stats::kBreakEvenMethod);
+  return table;
+}
+
 }  // namespace
 
 Table break_even_table(const std::vector<stats::BreakEvenAnswer>& curves) {
@@ -94,11 +106,7 @@ Table break_even_table(const std::vector<stats::BreakEvenAnswer>& curves) {
 }
 
 Table crossings_table(const std::vector<stats::BreakEvenAnswer>& curves) {
-  Table table;
-  table.key = "break_even_crossings";
-  table.title = "Every crossing of speedup 1, with its 95% interval";
-  table.on_screen = false;
-  table.columns = curve_columns();
+  Table table = per_curve_table("break_even_crossings", "Every crossing of speedup 1, with its 95% interval");
   table.columns.push_back({"crossing", "crossing"});
   table.columns.push_back(text_column("direction", "direction"));
   add_crossing_columns(table.columns, "");
@@ -117,16 +125,12 @@ Table crossings_table(const std::vector<stats::BreakEvenAnswer>& curves) {
       add_point_values(row, &c.after);
       table.add_row(std::move(row));
     }
-  table.notes.push_back(stats::kBreakEvenMethod);
   return table;
 }
 
 Table bands_table(const std::vector<stats::BreakEvenAnswer>& curves) {
-  Table table;
-  table.key = "no_clear_difference";
-  table.title = "Bands of no clear difference: consecutive measured batches neither faster nor slower";
-  table.on_screen = false;
-  table.columns = curve_columns();
+  Table table = per_curve_table("no_clear_difference",
+                                "Bands of no clear difference: consecutive measured batches neither faster nor slower");
   table.columns.push_back({"band", "band"});
   table.columns.push_back({"from_batch", "from"});
   table.columns.push_back({"to_batch", "to"});
@@ -145,7 +149,6 @@ Table bands_table(const std::vector<stats::BreakEvenAnswer>& curves) {
       row.push_back(band.highest_speedup);
       table.add_row(std::move(row));
     }
-  table.notes.push_back(stats::kBreakEvenMethod);
   return table;
 }
 
