@@ -12,8 +12,11 @@ namespace {
 
 double log_batch(const SpeedupPoint& p) { return std::log(static_cast<double>(p.global_batch)); }
 
-// Where the line through (x0, v0) and (x1, v1) reaches 1; the caller knows that 1 lies between v0 and v1.
-double where_one(double x0, double v0, double x1, double v1) { return x0 + (1 - v0) / (v1 - v0) * (x1 - x0); }
+// Where the line through (x0, v0) and (x1, v1) reaches 1; the caller knows that 1 lies between v0 and v1 (a level
+// line, which an interval that holds its own estimate never gives there, reads as reaching it at x0).
+double where_one(double x0, double v0, double x1, double v1) {
+  return v1 == v0 ? x0 : x0 + (1 - v0) / (v1 - v0) * (x1 - x0);
+}
 
 std::string formatted(const char* format, double value) {
   char text[64];
