@@ -312,8 +312,8 @@ def compare_example(root, context):
     """README: compare's output on two runs of one command on the CPU fallback, as it printed it."""
     lines = (root / COMPARE).read_text().rstrip("\n").splitlines()
     return (prose(f"Two runs of one build on the CPU fallback, whose timings say nothing about GPUs "
-                  f"(`{lines[0].lstrip('$ ')}`; [{COMPARE}]({COMPARE})):") + "\n\n```\n" + "\n".join(lines[1:]) +
-            "\n```")
+                  f"(`{lines[0].lstrip('$ ')}`, then the same with `--output after.h5`; [{COMPARE}]({COMPARE})):") +
+            "\n\n```\n" + "\n".join(lines[1:]) + "\n```")
 
 
 def help_text(*command):
