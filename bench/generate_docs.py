@@ -124,13 +124,16 @@ def speedup_table(curves):
     batches = sorted({r["global_batch"] for measured, gpus in curves for r in measured.scaling if r["gpus"] == gpus})
     lines = ["| model | GPUs | " + " | ".join(f"batch {b}" for b in batches) +
              " | break-even [95%] | no clear difference |", "|---" * (len(batches) + 4) + "|"]
+    counts = [gpus for _, gpus in curves]
     for measured, gpus in curves:
+        # A GPU count measured on two machines says which row is whose.
+        label = f"{gpus} ({pathlib.PurePosixPath(measured.path).parent.name})" if counts.count(gpus) > 1 else gpus
         for model in measured.models(gpus):
             cells = {r["global_batch"]: cell(r) for r in measured.scaling if r["gpus"] == gpus and r["model"] == model}
             curve = measured.curve(model, gpus)
             break_even = curve["break_even"] if curve else "one batch: no curve"
             bands = curve["no_clear_difference"] if curve else "—"
-            lines.append(f"| {model_name(measured, model)} | {gpus} | " +
+            lines.append(f"| {model_name(measured, model)} | {label} | " +
                          " | ".join(cells.get(b, "—") for b in batches) + f" | {break_even} | {bands} |")
     return "\n".join(lines)
 
