@@ -148,7 +148,7 @@ std::string answer_section(const stats::Answer& answer) {
            "in trials.</p>\n";
   }
   if (!answer.break_evens.empty()) {
-    out += "<h3>Break-even batch</h3>\n<ul class=\"answer\">\n";
+    out += "<h3>Break-even</h3>\n<ul class=\"answer\">\n";
     for (const stats::BreakEvenAnswer& curve : answer.break_evens)
       out += "<li><b>" + escape(curve.curve) + "</b>: " + escape(curve.sentence) + "</li>\n";
     out += "</ul>\n";

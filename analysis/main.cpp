@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "answer_json.hpp"
 #include "break_even_curves.hpp"
 #include "html_report.hpp"
 #include "left_out.hpp"
@@ -67,8 +68,8 @@ const char kHelp[] =
     "  scaling table (one row per pair: N GPUs against 1 of the same model, global batch and settings, speedup with\n"
     "  Fieller's 95% interval over the runs, or over the trial means paired by trial where measured in trials,\n"
     "  efficiency, both variance components, Welch's t-test, the verdict); per model and GPU count of a batch sweep,\n"
-    "  the break-even batch (where the speedup crosses 1) and the smallest batch whose speedup is significantly\n"
-    "  above 1; the timeline of each mean step.\n"
+    "  the break-even: every batch where the speedup crosses 1 with its 95% interval, the batches of no clear\n"
+    "  difference and the batch from which N GPUs are faster; the timeline of each mean step.\n"
     "  --format F            table (aligned text, default), markdown, csv or json\n"
     "  --out DIR             also write report.<txt|md|csv|json> there (and one CSV per table with --format csv),\n"
     "                        report.html (one self-contained page: answer, plots, tables, run conditions),\n"
@@ -77,8 +78,8 @@ const char kHelp[] =
     "  --outlier-threshold M exclude runs with |modified z| > M (default 3.5)\n"
     "  --include-warmup      count the warm-up steps as measured steps (excluded by default)\n"
     "  --no-scaling          leave the scaling table out\n"
-    "  --per-trial           show the per-trial table on screen too (each trial against the other side's trial of\n"
-    "                        the same number, over its runs; always in CSV and JSON)\n"
+    "  --per-trial           show the per-trial table on screen too (each trial against the other side's trial it\n"
+    "                        pairs with, from its own file where it has one, over its runs; always in CSV and JSON)\n"
     "  --require-baseline    exit status 3 when an N-GPU configuration has no 1-GPU baseline (one error line each);\n"
     "                        without it the report notes the mgpu_bench command that measures the baseline, exit 0\n"
     "compare: configurations of BEFORE and AFTER paired by model, widths, batch, GPUs, NCCL settings and every other\n"
@@ -144,14 +145,15 @@ std::vector<stats::ConfigurationStats> analyse(const std::vector<ResultsFile>& f
   return stats;
 }
 
-// The whole output in one format; JSON also carries the settings and methods.
+// The whole output in one format; JSON also carries the settings and methods, and the report's answer in words.
 std::string render_report(const std::vector<Table>& tables, Format format, const std::string& timeline,
-                          const nlohmann::json& settings) {
+                          const nlohmann::json& settings, const nlohmann::json& answer = nullptr) {
   if (format == Format::json) {
     nlohmann::json json = {{"tool", "mgpu_analyze"},
                            {"version", project_version()},
                            {"settings", settings},
                            {"tables", tables_to_json(tables)}};
+    if (!answer.is_null()) json["answer"] = answer;
     return json.dump(2) + "\n";
   }
   std::string text = render_tables(tables, format);
@@ -180,7 +182,11 @@ int run_report(const ReportOptions& options) {
   if (options.scaling && multi_gpu) {
     tables.push_back(scaling_table(answer));
     if (answer.any_trials()) tables.push_back(per_trial_table(answer, options.per_trial));
-    if (!answer.break_evens.empty()) tables.push_back(break_even_table(answer.break_evens));
+    if (!answer.break_evens.empty()) {
+      tables.push_back(break_even_table(answer.break_evens));
+      tables.push_back(crossings_table(answer.break_evens));
+      tables.push_back(bands_table(answer.break_evens));
+    }
   }
   tables.push_back(runs_table(stats));
   const nlohmann::json settings = {{"confidence", stats::kConfidence},
@@ -190,7 +196,10 @@ int run_report(const ReportOptions& options) {
                                    {"ratio_interval_method", stats::kRatioIntervalMethod},
                                    {"files", options.files}};
   const std::string timeline = render_timeline(trials_merged(stats));
-  const std::string report = render_report(tables, options.format, timeline, settings);
+  std::string files_text;
+  for (const std::string& file : options.files) files_text += (files_text.empty() ? "" : " ") + file;
+  const std::string report =
+      render_report(tables, options.format, timeline, settings, answer_to_json(answer, files_text));
   std::fputs(report.c_str(), stdout);
   std::fflush(stdout);
 

@@ -13,6 +13,7 @@
 #include <set>
 #include <sstream>
 #include <tuple>
+#include <utility>
 
 #include "platform/error.hpp"
 #include "series.hpp"
@@ -152,19 +153,13 @@ std::string throughput_script(const std::string& stem_path, const Series& series
       series_clauses(stem_path + ".dat", series));
 }
 
-// Short words for a curve's break-even, added to its key entry.
-std::string break_even_words(const stats::BreakEven& b) {
-  switch (b.kind) {
-    case stats::BreakEven::Kind::crossing:
-      return " (break-even at batch ~" + number_text(b.batch, "%.0f") + ")";
-    case stats::BreakEven::Kind::always:
-      return " (faster at every measured batch)";
-    case stats::BreakEven::Kind::never:
-      return " (never faster in the measured range)";
-    case stats::BreakEven::Kind::no_data:
-      return "";
-  }
-  return "";
+// A band's or a single batch's extent on the log-2 batch axis: a band of one batch is drawn a quarter of a doubling
+// either side of it, so that it shows.
+std::pair<double, double> band_extent(const stats::NoDifferenceBand& band) {
+  if (band.batches > 1)
+    return {static_cast<double>(band.first.global_batch), static_cast<double>(band.last.global_batch)};
+  const double x = static_cast<double>(band.first.global_batch);
+  return {x / std::pow(2.0, 0.25), x * std::pow(2.0, 0.25)};
 }
 
 std::string speedup_script(const std::string& stem_path, const Series& series,
@@ -173,24 +168,40 @@ std::string speedup_script(const std::string& stem_path, const Series& series,
   std::string marks;
   int crossings = 0;
   for (const stats::BreakEvenAnswer& curve : break_evens) {
-    suffix[curve.curve] = break_even_words(curve.break_even);
+    suffix[curve.curve] = " (break-even " + stats::break_even_summary(curve.break_even) + ")";
     const auto at = std::find(series.names.begin(), series.names.end(), curve.curve);
-    if (curve.break_even.kind != stats::BreakEven::Kind::crossing || at == series.names.end()) continue;
-    // The break-even batch: a dotted vertical line in the curve's colour and a ring where it meets speedup 1.
+    if (at == series.names.end()) continue;
     const std::string c = colour(static_cast<std::size_t>(at - series.names.begin()));
-    const std::string x = number_text(curve.break_even.batch);
-    marks += "set arrow from " + x + ", graph 0 to " + x + ", graph 1 nohead dt 3 lw 1.5 lc " + c + " front\n";
-    marks += "set object circle at " + x + ",1 size screen 0.008 fs empty border lc " + c + " lw 2 front\n";
-    // No tag: gnuplot numbers each label itself. Each curve's label a line above the last, so that break-evens a few
-    // batches apart do not print over each other.
-    const std::string height = number_text(0.04 + 0.05 * crossings++, "%.2f");
-    marks += "set label " + gnuplot_string("break-even ~" + number_text(curve.break_even.batch, "%.0f")) + " at " + x +
-             ", graph " + height + " offset char 0.6,0 left tc " + c + " front\n";
+    // Each band of no clear difference: the batches it spans shaded in the curve's colour, behind the lines.
+    for (const stats::NoDifferenceBand& band : curve.break_even.bands) {
+      const auto [from, to] = band_extent(band);
+      marks += "set object rect from " + number_text(from) + ", graph 0 to " + number_text(to) + ", graph 1 fc " + c +
+               " fs transparent solid 0.13 noborder behind\n";
+    }
+    for (const stats::Crossing& crossing : curve.break_even.crossings) {
+      // Each crossing: a dotted vertical line in the curve's colour, a ring where it meets speedup 1, and its 95%
+      // interval as a bar along speedup 1.
+      const std::string x = number_text(crossing.batch);
+      marks += "set arrow from " + x + ", graph 0 to " + x + ", graph 1 nohead dt 3 lw 1.5 lc " + c + " front\n";
+      marks += "set object circle at " + x + ",1 size screen 0.008 fs empty border lc " + c + " lw 2 front\n";
+      if (crossing.has_interval && crossing.high > crossing.low)
+        marks += "set arrow from " + number_text(crossing.low) + ",1 to " + number_text(crossing.high) +
+                 ",1 heads size screen 0.006,90 lw 3 lc " + c + " front\n";
+      // No tag: gnuplot numbers each label itself. Each label a line above the last, so that crossings a few batches
+      // apart do not print over each other; right of its line in the left half of the batches, left of it in the
+      // right half, so that it stays inside the plot.
+      const std::string height = number_text(0.04 + 0.05 * crossings++, "%.2f");
+      const double middle = std::sqrt(static_cast<double>(curve.points.front().global_batch) *
+                                      static_cast<double>(curve.points.back().global_batch));
+      marks += "set label " + gnuplot_string(stats::crossing_text(crossing)) + " at " + x + ", graph " + height +
+               (crossing.batch <= middle ? " offset char 0.6,0 left" : " offset char -0.6,0 right") + " tc " + c +
+               " front\n";
+    }
   }
   return script(stem_path, 1000, 640,
                 std::string(kLinePlotSettings) +
-                    "set title 'Speedup vs global batch (N GPUs / 1 GPU; 95% interval, over the trial means where "
-                    "measured in trials)'\n"
+                    "set title 'Speedup vs global batch (N GPUs / 1 GPU, 95% interval; shaded: no clear "
+                    "difference)'\n"
                     "set ylabel 'speedup'\nset yrange [0:*]\n" +
                     marks,
                 series_clauses(stem_path + ".dat", series, suffix) +
@@ -375,9 +386,11 @@ PlotOutcome write_plots(const std::string& directory, const std::vector<stats::C
                       phases_data(bars),
                       phases_script(stem_path("phases"), bars)});
   if (!answer.pairs.empty())
-    drawings.push_back({{"speedup_vs_batch", "Speedup of N GPUs over 1 vs global batch, with the break-even batch"},
-                        speedup.data(),
-                        speedup_script(stem_path("speedup_vs_batch"), speedup, answer.break_evens)});
+    drawings.push_back(
+        {{"speedup_vs_batch",
+          "Speedup of N GPUs over 1 vs global batch, with the break-even and the bands of no clear difference"},
+         speedup.data(),
+         speedup_script(stem_path("speedup_vs_batch"), speedup, answer.break_evens)});
   drawings.push_back({{"throughput_vs_batch", "Throughput vs global batch (log axes)"},
                       throughput.data(),
                       throughput_script(stem_path("throughput_vs_batch"), throughput)});

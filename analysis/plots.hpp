@@ -1,6 +1,7 @@
 // Purpose: the report's plots, drawn by gnuplot into --out as PNG and SVG: the phase breakdown (one horizontal bar per
 // configuration, its trials merged, normalised to its own step, the step time beside it), speedup vs batch (95%
-// interval as error bars, the line at 1, the break-even batch marked), throughput vs batch on log axes, and efficiency
+// interval as error bars, the line at 1, the bands of no clear difference shaded, each crossing of 1 marked with its
+// interval), throughput vs batch on log axes, and efficiency
 // vs GPU count where more than two counts were measured. The data (.dat) and scripts (.gp) are always written next to
 // the images, so a plot can be redrawn or restyled without mgpu_analyze.
 #pragma once

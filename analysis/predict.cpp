@@ -23,31 +23,6 @@ stats::StepSettings settings_of(const ConfigurationMetadata& m) {
   return stats::step_settings_of(m.training(), m.ranks());
 }
 
-std::string thousands(long long value) {
-  std::string digits = std::to_string(value), out;
-  for (std::size_t i = 0; i < digits.size(); ++i) {
-    if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
-    out += digits[i];
-  }
-  return out;
-}
-
-// "2 GPUs pay from global batch ≈ 310" and its kin, for the recommendation.
-std::string pays_from(int gpus, const stats::BreakEven& break_even, const std::string& over) {
-  const std::string who = std::to_string(gpus) + " GPUs" + over;
-  switch (break_even.kind) {
-    case stats::BreakEven::Kind::crossing:
-      return who + " pay from global batch ≈ " + thousands(std::llround(break_even.batch));
-    case stats::BreakEven::Kind::always:
-      return who + " pay at every batch given (from " + thousands(break_even.above->global_batch) + ")";
-    case stats::BreakEven::Kind::never:
-      return who + " do not pay up to global batch " + thousands(break_even.below->global_batch);
-    case stats::BreakEven::Kind::no_data:
-      break;
-  }
-  return who + ": no batch given";
-}
-
 Table prediction_table(const std::vector<PredictedConfiguration>& grid) {
   Table table{"prediction", "Predicted step (ms) per GPU count and global batch", {}, {}, {}, true};
   table.columns = {{"gpus", "GPUs"},
@@ -227,11 +202,12 @@ int run_predict(const PredictOptions& options) {
       PredictedCurve curve{n, {}};
       for (const PredictedConfiguration& p : grid)
         if (p.gpus == n) curve.points.push_back({p.global_batch, p.speedup});
-      const stats::BreakEven found = stats::find_break_even(curve.points);
-      break_even.add_row({std::int64_t(n),
-                          found.kind == stats::BreakEven::Kind::crossing ? Value(found.batch) : Value(),
+      const stats::BreakEven found = stats::estimate_break_even(curve.points);
+      const bool rises_once = found.crossings.size() == 1 && found.crossings.front().rising;
+      break_even.add_row({std::int64_t(n), rises_once ? Value(found.crossings.front().batch) : Value(),
                           stats::describe_break_even(found)});
-      recommendation += (recommendation.empty() ? "" : "; ") + pays_from(n, found, over);
+      recommendation += (recommendation.empty() ? "" : "; ") + std::to_string(n) + " GPUs" + over +
+                        ", break-even: " + stats::break_even_summary(found);
       curves.push_back(curve);
     }
     if (!recommendation.empty()) {

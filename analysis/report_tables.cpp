@@ -115,6 +115,10 @@ std::string math_check_word(const stats::ConfigurationStats& s) {
   return "FAILED";
 }
 
+// The configuration's attributes the configurations table carries for scripts (bench/generate_docs.py checks the
+// method and names the machine from them).
+constexpr const char* kRecordedAttributes[] = {"parameter_count", "device", "gpu_names", "timing", "trial"};
+
 const char* kIntervalNote = "± is the 95% Student-t interval t(0.975, n-1)·s/√n over the kept runs (none below 5 runs)";
 
 }  // namespace
@@ -138,6 +142,8 @@ Table configurations_table(const std::vector<stats::ConfigurationStats>& configu
   table.columns.push_back(text_column("complete", "complete"));
   table.columns.push_back(text_column("math_check", "math check"));
   table.columns.push_back(text_column("replicas", "replicas"));
+  // For scripts (CSV, JSON): the attributes that say what a configuration is and how it was measured, as recorded.
+  for (const char* attribute : kRecordedAttributes) table.columns.push_back(data_column(attribute, attribute));
   for (const stats::ConfigurationStats& s : configurations) {
     std::vector<Value> row = identity_values(s);
     row.push_back(integer(s.runs_kept));
@@ -153,6 +159,10 @@ Table configurations_table(const std::vector<stats::ConfigurationStats>& configu
     row.push_back(text(s.results->progress.complete != 0 ? "yes" : "no"));
     row.push_back(text(math_check_word(s)));
     row.push_back(text(replicas_word(s)));
+    for (const char* attribute : kRecordedAttributes) {
+      const auto found = s.results->attribute_text.find(attribute);
+      row.push_back(found == s.results->attribute_text.end() ? none() : text(found->second));
+    }
     table.add_row(std::move(row));
   }
   table.notes.push_back(kIntervalNote);
@@ -279,6 +289,8 @@ Table scaling_table(const stats::Answer& answer) {
   add_mean_with_interval(table.columns, "single_samples_per_s", "1-GPU samples/s");
   add_mean_with_interval(table.columns, "multi_samples_per_s", "N-GPU samples/s");
   add_ratio_with_interval(table.columns, "speedup", "speedup [95%]");
+  // Why a speedup has no interval ("too few runs", "too noisy"), for scripts that print a cell in its place.
+  table.columns.push_back(data_column("speedup_missing_interval", "speedup_missing_interval"));
   table.columns.push_back({"efficiency", "efficiency", 3});
   // Where the file holds 1-GPU configurations at the local batches: each speedup's ceiling and the share of it reached.
   const bool ceilings = std::any_of(answer.pairs.begin(), answer.pairs.end(),
@@ -310,6 +322,7 @@ Table scaling_table(const stats::Answer& answer) {
     add_mean_with_interval(row, pair.single_throughput);
     add_mean_with_interval(row, pair.multi_throughput);
     add_ratio_with_interval(row, pair.speedup);
+    row.push_back(a.missing_interval.empty() ? none() : text(a.missing_interval));
     row.push_back(number(pair.efficiency));
     if (ceilings && pair.has_ceiling()) {
       add_ratio_with_interval(row, pair.ceiling);
@@ -339,7 +352,8 @@ Table scaling_table(const stats::Answer& answer) {
   if (trials)
     table.notes.push_back(
         "A pair measured in trials (T independent processes: the trials of one job, or the files of several jobs of "
-        "one command; trial k of one side with trial k of the other): samples/s = the mean of the trial means ± "
+        "one command; each N-GPU trial with a 1-GPU trial of its own file, in order, where its file has one, else "
+        "with those of the files given without N-GPU ones): samples/s = the mean of the trial means ± "
         "t(0.975, T-1)·s/√T over them; speedup over the trial means with Fieller's interval paired by trial, T-1 df, "
         "and no Welch test (docs/statistics.md, \"Trials\"); sd % between / within: the variance components of the "
         "kept runs' throughputs, trials as groups; MiB/GPU and step ms: means over the trials; verdict: the answer's, "
@@ -352,15 +366,17 @@ Table scaling_table(const stats::Answer& answer) {
     table.notes.push_back("not used as a baseline (an earlier 1-GPU configuration has the same identity): " +
                           configuration_note_name(*s));
   for (const stats::ConfigurationStats* s : scaling.unmatched_trials)
-    table.notes.push_back("not paired (the other side has no trial of the same number): " +
-                          configuration_note_name(*s));
+    table.notes.push_back(
+        "not paired (no trial of the other side is left for it, in its own file or in a file given without this "
+        "side): " +
+        configuration_note_name(*s));
   return table;
 }
 
 Table per_trial_table(const stats::Answer& answer, bool on_screen) {
   Table table;
   table.key = "per_trial";
-  table.title = "Per trial: each N-GPU trial against the 1-GPU trial of the same number, over their runs";
+  table.title = "Per trial: each N-GPU trial against the 1-GPU trial it pairs with, over their runs";
   table.on_screen = on_screen;
   table.columns = {text_column("model", "model"),
                    {"global_batch", "batch"},

@@ -19,7 +19,7 @@ Table phases_table(const std::vector<stats::ConfigurationStats>& configurations)
 // One row per pair of the answer: each side's throughput, the speedup with its interval (over the trial means where
 // measured in trials), efficiency, both variance components, Welch's test (measured once) and the answer's verdict.
 Table scaling_table(const stats::Answer& answer);
-// Each trial of the pairs measured in trials, paired with the other side's trial of the same number, over its runs
+// Each trial of the pairs measured in trials against the 1-GPU trial matched to it (its own file's), over its runs
 // (CSV and JSON always; on screen with --per-trial).
 Table per_trial_table(const stats::Answer& answer, bool on_screen);
 Table comparison_table(const stats::Comparison& comparison, const stats::CompareOptions& options);

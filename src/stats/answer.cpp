@@ -8,6 +8,7 @@
 
 #include "config/configuration.hpp"
 #include "stats/pairing_identity.hpp"
+#include "stats/speedup_verdict.hpp"
 #include "stats/verdict.hpp"
 
 namespace mgpu::stats {
@@ -140,6 +141,7 @@ PairAnswer answer_of(const ScalingPair& pair) {
   const int fewest_kept = pair.in_trials() ? static_cast<int>(kMinimumRunsForInterval)
                                            : std::min(pair.single().runs_kept, pair.multi().runs_kept);
   a.figures = pair.in_trials() ? trial_figures(a) : run_figures(a);
+  if (!pair.speedup.has_interval) a.missing_interval = missing_interval_reason(fewest_kept);
   a.sentence = speedup_sentence(a.gpus, pair.speedup, fewest_kept) +
                more_trials_note(pair.speedup, static_cast<int>(pair.trials()));
   // The conclusion follows the sentence's last ": " (speedup_sentence; no conclusion holds one).
@@ -156,18 +158,14 @@ std::vector<BreakEvenAnswer> break_evens_of(const std::vector<PairAnswer>& pairs
     const auto [at, added] = index.emplace(curve_keys[i], curves.size());
     if (added) curves.push_back({a.curve, a.model, a.gpus});
     const RatioInterval& r = a.pair.speedup;
-    curves[at->second].points.push_back({a.global_batch, r.ratio, r.has_interval, r.low, r.high});
+    curves[at->second].points.push_back({a.global_batch, r.ratio, r.has_interval, r.low, r.high, a.missing_interval});
   }
   std::vector<BreakEvenAnswer> swept;
   for (BreakEvenAnswer& curve : curves) {
     if (curve.points.size() < 2) continue;  // a break-even needs a batch sweep
-    std::sort(curve.points.begin(), curve.points.end(),
-              [](const SpeedupPoint& x, const SpeedupPoint& y) { return x.global_batch < y.global_batch; });
-    curve.break_even = find_break_even(curve.points);
+    curve.break_even = estimate_break_even(curve.points);
+    curve.points = curve.break_even.points;  // by global batch
     curve.sentence = describe_break_even(curve.break_even);
-    if (curve.break_even.smallest_significant)
-      curve.sentence += "; significantly faster than 1 GPU from global batch " +
-                        std::to_string(curve.break_even.smallest_significant->global_batch);
     swept.push_back(std::move(curve));
   }
   return swept;
@@ -201,13 +199,16 @@ std::vector<std::string> answer_lines(const Answer& answer, const std::string& f
                     " (an explicit --gpus without 1 measures no baseline)");
     return lines;
   }
-  for (const PairAnswer& a : answer.pairs) {
-    lines.push_back("  " + a.figures);
-    lines.push_back("    " + a.sentence);
-  }
-  for (const BreakEvenAnswer& curve : answer.break_evens)
-    lines.push_back("  break-even, " + curve.curve + ": " + curve.sentence);
+  for (const PairAnswer& a : answer.pairs)
+    for (const std::string& line : pair_lines(a)) lines.push_back(line);
+  for (const BreakEvenAnswer& curve : answer.break_evens) lines.push_back(break_even_line(curve));
   return lines;
+}
+
+std::vector<std::string> pair_lines(const PairAnswer& a) { return {"  " + a.figures, "    " + a.sentence}; }
+
+std::string break_even_line(const BreakEvenAnswer& curve) {
+  return "  break-even, " + curve.curve + ": " + curve.sentence;
 }
 
 }  // namespace mgpu::stats

@@ -1,51 +1,104 @@
-// Purpose: the break-even batch of a speedup-versus-batch curve (the study's question: from which global batch do N
-// GPUs pay?), for measured speedups with intervals (mgpu_analyze report, mgpu_bench's verdict) and for predicted ones
-// without (mgpu_analyze predict). docs/statistics.md states the convention.
+// Purpose: the break-even of a speedup-versus-batch curve as an estimate, not a point (docs/statistics.md
+// "Break-even"): every batch where the speedup crosses 1 with its 95% interval, and the bands of measured batches
+// with no clear difference, for measured curves (mgpu_analyze report, mgpu_bench's verdict) and predicted ones
+// (mgpu_analyze predict, no intervals). Every word any output says about a break-even is written here.
 #pragma once
 
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "stats/speedup_verdict.hpp"
+
 namespace mgpu::stats {
 
 // One batch of the curve: speedup = throughput(N GPUs) / throughput(1 GPU) at that global batch, with its 95%
-// interval when one exists (measured points; predictions have none).
+// interval when one exists.
 struct SpeedupPoint {
   long long global_batch = 0;
   double speedup = 0;
   bool has_interval = false;
   double low = 0, high = 0;
+  // Why a measured point has no interval (missing_interval_reason: "too few runs", "too noisy"); "" for a predicted
+  // point, which has none by nature.
+  std::string missing_interval;
+};
+
+// A batch where the curve, linear in log(batch) between measured points, reaches 1.
+struct Crossing {
+  bool rising = true;  // from below 1 to 1 or above (N GPUs start to pay); false: from 1 or above to below
+  double batch = 0;
+  // The measured neighbours: the last point before the crossing and the first after it (one of them is the crossing
+  // where its speedup is exactly 1).
+  SpeedupPoint before, after;
+  // The 95% interval of the batch: the stretch around it where the speedup interval, interpolated the same way,
+  // contains 1; its ends are where the interval's bounds cross 1, so a flat curve gives a wide interval and a steep
+  // one a narrow interval. An end that reaches the edge of the measured batches is open (low_open: the stretch goes
+  // on below the smallest batch measured, high_open: above the largest): no claim reaches beyond them.
+  bool has_interval = false;
+  double low = 0, high = 0;
+  bool low_open = false, high_open = false;
+  // Why a measured crossing has no interval: "no interval at 32 (too few runs)"; "" for a predicted curve.
+  std::string missing_interval;
+};
+
+// Consecutive measured batches whose verdict is neither faster nor slower (speedup_verdict.hpp): the band of no
+// clear difference, from `first` to `last`.
+struct NoDifferenceBand {
+  SpeedupPoint first, last;
+  int batches = 0;
+  double lowest_speedup = 0, highest_speedup = 0;
 };
 
 struct BreakEven {
-  enum class Kind {
-    crossing,  // the speedup rises through 1 between two measured batches (or reaches exactly 1 at one)
-    always,    // speedup >= 1 at every measured batch
-    never,     // speedup < 1 at the largest measured batch: N GPUs do not pay in the measured range
-    no_data,   // no point
-  };
-  Kind kind = Kind::no_data;
-  // For crossing: the batch where the curve reaches 1, interpolated linearly in log(batch) between its two
-  // neighbours; `below` is the last point under 1 and `above` the first at or over it. A point at exactly 1 is its
-  // own break-even (below and above are both that point). For never, `below` is the largest measured batch; for
-  // always, `above` is the smallest.
-  double batch = 0;
-  std::optional<SpeedupPoint> below, above;
-  // The smallest measured batch whose interval lies wholly above 1.02 (low > 1 + kMinimumEffect), from which every
-  // larger measured batch also has speedup >= 1; empty when there is none (or no point has an interval).
-  std::optional<SpeedupPoint> smallest_significant;
+  std::vector<SpeedupPoint> points;      // by global batch
+  std::vector<SpeedupVerdict> verdicts;  // each point's
+  std::vector<Crossing> crossings;       // by batch
+  std::vector<NoDifferenceBand> bands;   // by batch
+  // The smallest measured batch from which every measured batch is faster; none where the largest is not.
+  std::optional<SpeedupPoint> faster_from;
+
+  bool predicted() const;  // no point has an interval or a reason for lacking one
 };
 
-// The curve's points may come in any order and must have distinct global batches > 0 and finite speedups > 0
-// (throws UsageError otherwise). Convention: the break-even is the batch from which N GPUs pay at every larger
-// measured batch, i.e. the last crossing from below 1 to at or above 1; when the largest measured batch is below 1 the
-// answer is `never`, even if some smaller batch was above 1 (a curve that pays only in the middle does not pay "from
-// a batch on").
-BreakEven find_break_even(std::vector<SpeedupPoint> points);
+// Said under every table of break-evens: how the batch, its interval and the bands are found.
+inline constexpr char kBreakEvenMethod[] =
+    "break-even: where the speedup crosses 1, linear in log(batch) between the measured neighbours (speedup [95%] "
+    "as in the scaling table: over the trial means where measured in trials); its 95% interval: where the speedup "
+    "interval's bounds cross 1 on the same interpolation ('<' or '>': the interval goes on beyond the measured "
+    "batches); every crossing is listed. no clear difference: measured batches whose verdict is neither faster nor "
+    "slower (interval not wholly beyond 1 +- 2%). faster from: the smallest batch from which every measured batch is "
+    "faster. No claim reaches beyond the measured batches.";
 
-// One plain sentence: "break-even at global batch ≈ 310 (between 256: 0.93 [0.91, 0.95] and 512: 1.12 [1.10, 1.14])",
-// "N GPUs pay at every measured batch (from 8)", "never in the measured range (largest batch 4096: 0.81 [...])".
+// The points may come in any order and must have distinct global batches > 0 and finite speedups > 0 (throws
+// UsageError otherwise); no point is valid too.
+BreakEven estimate_break_even(std::vector<SpeedupPoint> points);
+
+// The curve's shape in one word, for data columns: "rising" or "falling" (one crossing), "several_crossings",
+// "above_1" (speedup >= 1 at every batch), "below_1" (at none), "no_data".
+std::string break_even_kind(const BreakEven& break_even);
+
+// A crossing's batch with its interval, for a cell: "~59 [45, 80]", "~120 [<32, 125]" (an open end), "~59 (no
+// interval: too few runs at 32)", "~310" (predicted).
+std::string crossing_text(const Crossing& crossing);
+
+// The break-even for a cell, a plot's key and a recommendation: "~59 [45, 80]" (one rising crossing), "falls below 1
+// at ~300 [250, 400]", "rises at ~120 [<32, 125], falls at ~200 [150, 260], rises at ~1654 [1203, 2310]", "none
+// (speedup >= 1 from 8 to 4096)", "none (speedup < 1 at 128, the only batch measured)".
+std::string break_even_summary(const BreakEven& break_even);
+
+// The bands for a cell: "128 to 1024 (0.97 to 1.01)", "128 (1.01); 4096 (0.99)", "none" (or "n/a: predicted").
+std::string bands_summary(const BreakEven& break_even);
+
+// The measured batches by verdict, in batch order, every claim inside the measured range: "slower from 8 to 32
+// (0.43 to 0.52), no clear difference from 128 to 1024 (0.97 to 1.01), faster at 4096 (1.17), the largest batch
+// measured"; "" for a predicted curve.
+std::string verdicts_by_batch(const BreakEven& break_even);
+
+// The whole statement: every crossing with its interval and measured neighbours (or why there is none in the
+// measured range), then verdicts_by_batch: "break-even at global batch ~59 [45, 80], where the speedup rises
+// through 1 between 32: 0.8 [0.78, 0.82] and 128: 1.25 [1.2, 1.3]; slower from 8 to 32 (...), faster from 128 to
+// 512 (...), the largest batch measured".
 std::string describe_break_even(const BreakEven& break_even);
 
 }  // namespace mgpu::stats

@@ -3,7 +3,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <deque>
 #include <map>
+#include <set>
 #include <string>
 
 #include "stats/pairing_identity.hpp"
@@ -24,6 +26,26 @@ struct Groups {
     group.push_back(c);
   }
 };
+
+// For each of `left`, in order, its partner from `right`: the next unused one of its own file where its file holds any
+// (the same process, its neighbour in time), else the next unused one of the files that hold none of `left`, as given;
+// nullptr where none is left. A job's trials pair within the job, several files of one command file by file, and a
+// file of N-GPU configurations alone with a baseline file given beside it.
+Group match_by_file(const Group& left, const Group& right) {
+  std::set<std::string> left_files;
+  for (const ConfigurationStats* c : left) left_files.insert(c->file);
+  std::map<std::string, std::deque<const ConfigurationStats*>> own;
+  std::deque<const ConfigurationStats*> foreign;
+  for (const ConfigurationStats* c : right) (left_files.count(c->file) != 0 ? own[c->file] : foreign).push_back(c);
+  Group partners;
+  for (const ConfigurationStats* c : left) {
+    const auto found = own.find(c->file);
+    std::deque<const ConfigurationStats*>& pool = found != own.end() ? found->second : foreign;
+    partners.push_back(pool.empty() ? nullptr : pool.front());
+    if (!pool.empty()) pool.pop_front();
+  }
+  return partners;
+}
 
 // The figures of trials 1..T of a pair whose sides are already chosen.
 void measure(ScalingPair& pair) {
@@ -90,7 +112,8 @@ Key batchless_key(const ConfigurationResults& c) {
 }
 
 // Trial k's 1-GPU configuration at the pair's local batch, from the baselines' trials (`baselines`: the batchless key
-// and batch of each baseline group, to its trials).
+// and batch of each baseline group, to its trials), matched by file as the sides are: the trials from the first on
+// that have one.
 void attach_locals(ScalingPair& pair, const std::map<Key, const Group*>& baselines) {
   const long long batch = pair.multi().results->metadata.global_batch();
   const int gpus = pair.gpus();
@@ -99,9 +122,9 @@ void attach_locals(ScalingPair& pair, const std::map<Key, const Group*>& baselin
   key.back() = std::to_string(batch / gpus);
   const auto found = baselines.find(key);
   if (found == baselines.end()) return;
-  const Group& local = *found->second;
-  const std::size_t trials = std::min(local.size(), pair.trials());
-  if (pair.in_trials() && trials < 2) return;
+  const Group local = match_by_file(pair.multis, *found->second);
+  const std::size_t trials = std::find(local.begin(), local.end(), nullptr) - local.begin();
+  if (trials == 0 || (pair.in_trials() && trials < 2)) return;
   pair.locals.assign(local.begin(), local.begin() + (pair.in_trials() ? trials : 1));
 }
 
@@ -143,7 +166,7 @@ ScalingTable build_scaling_table(const std::vector<ConfigurationStats>& configur
     else
       baselines.emplace(batchless_key(*group.front()->results), &group);
   }
-  std::map<Key, std::size_t> singles_used;
+  std::map<Key, std::set<const ConfigurationStats*>> singles_used;  // baseline group -> the trials some pair used
   for (const Key& key : multis.order) {
     const Group& multi = multis.members[key];
     const auto baseline = baseline_of.find(identity_key(*multi.front()->results, scaling_identity_attributes()));
@@ -151,22 +174,27 @@ ScalingTable build_scaling_table(const std::vector<ConfigurationStats>& configur
       table.without_baseline.insert(table.without_baseline.end(), multi.begin(), multi.end());
       continue;
     }
-    const Group& single = singles.members[baseline->second];
-    const std::size_t trials = std::min(single.size(), multi.size());
+    const Group partners = match_by_file(multi, singles.members[baseline->second]);
+    std::set<const ConfigurationStats*>& used = singles_used[baseline->second];
     ScalingPair pair;
-    pair.singles.assign(single.begin(), single.begin() + trials);
-    pair.multis.assign(multi.begin(), multi.begin() + trials);
-    table.unmatched_trials.insert(table.unmatched_trials.end(), multi.begin() + trials, multi.end());
-    singles_used[baseline->second] = std::max(singles_used[baseline->second], trials);
+    for (std::size_t k = 0; k < multi.size(); ++k) {
+      if (partners[k] == nullptr) {
+        table.unmatched_trials.push_back(multi[k]);
+        continue;
+      }
+      pair.singles.push_back(partners[k]);
+      pair.multis.push_back(multi[k]);
+      used.insert(partners[k]);
+    }
+    if (pair.multis.empty()) continue;
     measure(pair);
     attach_locals(pair, baselines);
     if (pair.has_ceiling()) measure_ceiling(pair);
     table.pairs.push_back(std::move(pair));
   }
-  for (const auto& [key, used] : singles_used) {
-    const Group& single = singles.members[key];
-    table.unmatched_trials.insert(table.unmatched_trials.end(), single.begin() + used, single.end());
-  }
+  for (const auto& [key, used] : singles_used)
+    for (const ConfigurationStats* c : singles.members[key])
+      if (used.count(c) == 0) table.unmatched_trials.push_back(c);
   return table;
 }
 

@@ -14,8 +14,9 @@
 namespace mgpu::stats {
 
 // One (model, global batch, GPU count, compared settings) against its 1-GPU baseline. Trial k is the k-th N-GPU
-// configuration of that identity with the k-th 1-GPU one, in the order given (the trials of one job, or the files of
-// several jobs of one command): as many trials as the shorter side has.
+// configuration of that identity with a 1-GPU one of its own file, in the order given, where its file holds any (the
+// same process, its neighbour in time: the trials of one job, or the files of several jobs of one command), else
+// with the next of the files given without N-GPU configurations of the identity; a trial left without one is named.
 struct ScalingPair {
   std::vector<const ConfigurationStats*> singles;  // trial k's 1-GPU configuration
   std::vector<const ConfigurationStats*> multis;   // trial k's N-GPU configuration
@@ -55,7 +56,7 @@ struct ScalingTable {
   // 1-GPU configurations of an identity whose baseline is an earlier 1-GPU configuration with other compared
   // settings (the first one given is the baseline); these are not used.
   std::vector<const ConfigurationStats*> duplicate_baselines;
-  // Trials of one side beyond the other side's count: no trial of the same number to pair with.
+  // Trials of one side that found no trial of the other to pair with (match_by_file in scaling.cpp).
   std::vector<const ConfigurationStats*> unmatched_trials;
 };
 

@@ -6,6 +6,7 @@
 
 #include "stats/answer.hpp"
 #include "stats/configuration_stats.hpp"
+#include "stats/speedup_verdict.hpp"
 #include "stats/statistics.hpp"
 
 namespace mgpu::stats {
@@ -22,24 +23,29 @@ std::string formatted(const char* format, double a, double b = 0, double c = 0) 
 std::string speedup_sentence(int gpus, const RatioInterval& speedup, int fewest_kept_runs) {
   const std::string head = std::to_string(gpus) + " GPUs are " + formatted("%.2fx", speedup.ratio) + " as fast as 1";
   const std::string adding = gpus == 2 ? "adding a GPU" : "adding GPUs";
-  if (!speedup.has_interval) {
-    if (fewest_kept_runs < static_cast<int>(kMinimumRunsForInterval))
-      return head + " (no interval: fewer than " + std::to_string(kMinimumRunsForInterval) +
-             " kept runs): too few runs to tell";
-    return head + " (no bounded interval: the 1-GPU throughput is too noisy): too noisy to tell";
-  }
   const std::string interval = formatted(" [%.2f, %.2f]", speedup.low, speedup.high);
-  if (speedup.high < 1 - kMinimumEffect) return head + interval + ": " + adding + " slows this step down";
-  if (speedup.low > 1 + kMinimumEffect) return head + interval + ": " + adding + " speeds this step up";
-  if (speedup.low <= 1 && 1 <= speedup.high)
-    return head + interval + ": no significant difference from 1 GPU (the 95% interval contains 1)";
+  switch (speedup_verdict(speedup.has_interval, speedup.low, speedup.high)) {
+    case SpeedupVerdict::no_interval:
+      return head +
+             (fewest_kept_runs < static_cast<int>(kMinimumRunsForInterval)
+                  ? " (no interval: fewer than " + std::to_string(kMinimumRunsForInterval) + " kept runs): "
+                  : std::string(" (no bounded interval: the 1-GPU throughput is too noisy): ")) +
+             missing_interval_reason(fewest_kept_runs) + " to tell";
+    case SpeedupVerdict::slower:
+      return head + interval + ": " + adding + " slows this step down";
+    case SpeedupVerdict::faster:
+      return head + interval + ": " + adding + " speeds this step up";
+    case SpeedupVerdict::no_significant_difference:
+      return head + interval + ": no significant difference from 1 GPU (the 95% interval contains 1)";
+    case SpeedupVerdict::no_clear_difference:
+      break;
+  }
   return head + interval + ": no clear difference from 1 GPU (the 95% interval excludes 1, not the " +
          formatted("%.0f%%", 100 * kMinimumEffect) + " either side of it)";
 }
 
 std::string more_trials_note(const RatioInterval& speedup, int trials) {
-  if (!speedup.has_interval || trials < 2) return "";
-  if (speedup.high < 1 - kMinimumEffect || speedup.low > 1 + kMinimumEffect) return "";
+  if (trials < 2 || !is_no_difference(speedup_verdict(speedup.has_interval, speedup.low, speedup.high))) return "";
   // The half-width the interval needs: from the speedup to the near edge of the band 1 +- kMinimumEffect.
   const double needed = std::abs(speedup.ratio - 1) - kMinimumEffect;
   if (needed <= 0) return "; more trials would narrow the interval around a speedup within 2% of 1";

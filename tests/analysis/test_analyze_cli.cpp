@@ -18,6 +18,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "analysis_fixture.hpp"
@@ -286,7 +287,7 @@ TEST_F(AnalyzeCli, TrialsGiveOneAnswerEverywhere) {
   ASSERT_EQ(rows.size(), 1u);
   EXPECT_EQ(rows[0].at("trials"), 2);
   EXPECT_EQ(rows[0].at("verdict"), sentence.substr(sentence.rfind(": ") + 2));
-  // Each trial on its own only in the per-trial table, paired with the other side's trial of the same number.
+  // Each trial on its own only in the per-trial table, paired with the other side's trial of its file.
   const nlohmann::json& trials = json.at("tables").at("per_trial").at("rows");
   ASSERT_EQ(trials.size(), 2u);
   EXPECT_EQ(trials[1].at("single_configuration"), "b8_n1_t2");
@@ -432,26 +433,90 @@ TEST_F(AnalyzeCli, BreakEvenOfASweepInEveryFormat) {
   }
   const Outcome o = run("report sweep.h5");
   ASSERT_EQ(o.exit_code, 0) << o.err;
-  EXPECT_NE(o.out.find("Break-even batch"), std::string::npos) << o.out;
-  EXPECT_NE(o.out.find("break-even at global batch ~59 (between 32: 0.8 ["), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("Break-even: where N GPUs start (or stop) being faster than 1"), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("break-even at global batch ~59 ["), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("faster from 128 to 512 (1.25 to 2), up to the largest batch measured"), std::string::npos)
+      << o.out;
   const nlohmann::json json = nlohmann::json::parse(run("report sweep.h5 --format json").out);
   const nlohmann::json& row = json.at("tables").at("break_even").at("rows").at(0);
   EXPECT_NEAR(row.at("break_even_batch").get<double>(), kSweepBreakEven, 1e-4);
-  EXPECT_EQ(row.at("below_batch"), 32);
-  EXPECT_EQ(row.at("above_batch"), 128);
-  EXPECT_EQ(row.at("smallest_significant_batch"), 128);
+  EXPECT_LT(row.at("break_even_low").get<double>(), kSweepBreakEven);
+  EXPECT_GT(row.at("break_even_high").get<double>(), kSweepBreakEven);
+  EXPECT_EQ(row.at("break_even_low_open"), "no");
+  EXPECT_EQ(row.at("kind"), "rising");
+  EXPECT_EQ(row.at("crossings"), 1);
+  EXPECT_EQ(row.at("before_batch"), 32);
+  EXPECT_EQ(row.at("after_batch"), 128);
+  EXPECT_EQ(row.at("faster_from_batch"), 128);
+  EXPECT_EQ(row.at("no_clear_difference"), "none");
+  const nlohmann::json& crossing = json.at("tables").at("break_even_crossings").at("rows").at(0);
+  EXPECT_EQ(crossing.at("direction"), "rising");
+  EXPECT_EQ(crossing.at("low"), row.at("break_even_low"));
+  EXPECT_TRUE(json.at("tables").at("no_clear_difference").at("rows").empty());
+  // The answer's own lines, by pair and curve: what mgpu_bench's verdict prints.
+  const nlohmann::json& answer = json.at("answer");
+  EXPECT_EQ(answer.at("pairs").size(), 4u);
+  EXPECT_EQ(answer.at("pairs").at(0).at("lines").size(), 2u);
+  EXPECT_EQ(answer.at("break_evens").at(0).at("line").get<std::string>().rfind("  break-even, 16-8-3 on 2 GPUs: ", 0),
+            0u);
+  EXPECT_EQ(answer.at("lines").back(), answer.at("break_evens").at(0).at("line"));
   ASSERT_EQ(run("report sweep.h5 --out csv --format csv").exit_code, 0);
   ASSERT_TRUE(fs::exists(dir_ + "/csv/break_even.csv"));
+  ASSERT_TRUE(fs::exists(dir_ + "/csv/break_even_crossings.csv"));
+  ASSERT_TRUE(fs::exists(dir_ + "/csv/no_clear_difference.csv"));
   const Rows break_even = parse_csv(read_text(dir_ + "/csv/break_even.csv"));
   ASSERT_EQ(break_even.size(), 2u);
-  const auto column = std::find(break_even[0].begin(), break_even[0].end(), "smallest_significant_batch");
+  const auto column = std::find(break_even[0].begin(), break_even[0].end(), "faster_from_batch");
   ASSERT_NE(column, break_even[0].end());
   EXPECT_EQ(break_even[1][column - break_even[0].begin()], "128");
   const std::string markdown = run("report sweep.h5 --format markdown").out;
-  EXPECT_NE(markdown.find("### Break-even batch"), std::string::npos) << markdown;
-  EXPECT_NE(markdown.find("| 16-8-3 | 2 | 16-8-3 on 2 GPUs | 4 | 59 | 128 | break-even at global batch ~59"),
+  EXPECT_NE(markdown.find("### Break-even: where N GPUs start"), std::string::npos) << markdown;
+  EXPECT_NE(markdown.find("| 16-8-3 | 2 | 16-8-3 on 2 GPUs | 4 | 1 | ~59 ["), std::string::npos) << markdown;
+}
+
+// The speedup plot shades each band of no clear difference (here 32 to 128, speedup 1 with ±1% intervals) in its
+// curve's colour and draws each crossing with its 95% interval as a bar along speedup 1; gnuplot draws the script.
+TEST_F(AnalyzeCli, TheSpeedupPlotShadesTheBandsAndDrawsEachCrossingsInterval) {
+  {
+    ResultsWriter writer(dir_ + "/flat.h5", false);
+    add_sweep_point(writer, 8, 1.0, 2.0);
+    add_sweep_point(writer, 32, 2.0, 2.0);
+    add_sweep_point(writer, 128, 4.0, 4.0);
+    add_sweep_point(writer, 512, 16.0, 8.0);
+    writer.close();
+  }
+  const Outcome o = run("report flat.h5 --out flat_plots");
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  const std::string script = read_text(dir_ + "/flat_plots/speedup_vs_batch.gp");
+  EXPECT_NE(script.find("set object rect from 32, graph 0 to 128, graph 1 fc rgb '#4e79a7' fs transparent solid"),
             std::string::npos)
-      << markdown;
+      << script;
+  EXPECT_NE(script.find(",1 heads size screen 0.006,90 lw 3 lc rgb '#4e79a7' front"), std::string::npos) << script;
+  EXPECT_NE(script.find("(break-even ~32 ["), std::string::npos) << script;
+  if (o.err.find("gnuplot not found") == std::string::npos)
+    EXPECT_NE(read_text(dir_ + "/flat_plots/speedup_vs_batch.svg").find("<svg"), std::string::npos);
+}
+
+// `report 2gpu.h5 4gpu.h5`: each N-GPU configuration pairs with the baseline of its own file (1-GPU steps of 1 ms
+// and 1.5 ms; 2 GPUs at 2 ms, 4 at 0.5 ms: speedups 0.5 and 3, not 1 / 0.5 = 2 against the first file's), and no
+// configuration is left "not paired".
+TEST_F(AnalyzeCli, SeveralFilesPairEachConfigurationWithItsOwnFilesBaseline) {
+  for (const auto& [name, single_ms, multi_ms, ranks] :
+       {std::tuple<const char*, double, double, int>{"2gpu.h5", 1.0, 2.0, 2}, {"4gpu.h5", 1.5, 0.5, 4}}) {
+    ResultsWriter writer(dir_ + "/" + name, false);
+    add_sweep_point(writer, 8, single_ms, multi_ms, ranks);
+    writer.close();
+  }
+  const Outcome o = run("report 2gpu.h5 4gpu.h5 --format json");
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  const nlohmann::json json = nlohmann::json::parse(o.out);
+  const nlohmann::json& rows = json.at("tables").at("scaling").at("rows");
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[1].at("gpus"), 4);
+  EXPECT_NEAR(rows[0].at("speedup").get<double>(), 0.5, 1e-9);
+  EXPECT_NEAR(rows[1].at("speedup").get<double>(), 3.0, 1e-9);
+  for (const nlohmann::json& note : json.at("tables").at("scaling").at("notes"))
+    EXPECT_EQ(note.get<std::string>().find("not paired"), std::string::npos) << note;
 }
 
 TEST_F(AnalyzeCli, TraceWritesChromeTraceJson) {

@@ -93,15 +93,16 @@ TEST_F(PredictTest, TheGridTableGroupsTheBatchsThousands) {
   EXPECT_NE(text.find("\n| 1 | 4,096 | "), std::string::npos) << text;
 }
 
-// The recommendation groups a batch's thousands too, the first group of one digit included.
-TEST_F(PredictTest, TheRecommendationGroupsTheBatchsThousands) {
+// The recommendation says each GPU count's break-even in the measured curves' words (stats/break_even.hpp).
+TEST_F(PredictTest, TheRecommendationSaysTheBreakEven) {
   options_.layer_widths = fixture::kWidths;
   options_.batches = {1024, 4096};
   options_.gpus = {1, 2};
   testing::internal::CaptureStdout();
   EXPECT_EQ(run_predict(options_), 0);
   const std::string text = testing::internal::GetCapturedStdout();
-  EXPECT_NE(text.find("for 16-8-3 on this machine, 2 GPUs pay at every batch given (from 1,024)\n"), std::string::npos)
+  EXPECT_NE(text.find("for 16-8-3 on this machine, 2 GPUs, break-even: none (speedup >= 1 from 1024 to 4096)\n"),
+            std::string::npos)
       << text;
 }
 

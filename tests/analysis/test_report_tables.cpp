@@ -154,7 +154,7 @@ TEST_F(ReportTables, RepeatedPairsGiveATrialsRow) {
             std::string::npos)
       << table;
   EXPECT_EQ(table.find("double_b"), std::string::npos) << table;
-  // Each trial on its own, paired with the other side's trial of the same number, in the per-trial table (off
+  // Each trial on its own, paired with the other side's trial of its file, in the per-trial table (off
   // screen unless asked for).
   EXPECT_FALSE(per_trial_table(answer, false).on_screen);
   const std::string trials = render_terminal(per_trial_table(answer, true));

@@ -1,15 +1,23 @@
 #!/usr/bin/python3
 """Purpose: keeps the front door and the references true. Two checks, each exit 1 with one line per problem:
   readme ROOT              every repository path README.md and the docs name exists, every relative link to a page
-                           and its section resolves, and every --option a shell command of README.md gives
-                           mgpu_bench, mgpu_analyze or a script is one their source defines; README.md within
-                           README_LINES lines, each page of docs/ within PAGE_LINES, all of them together within
-                           TOTAL_WORDS words, no commit hash or date of a run, and bench/results/ within ARCHIVE_BYTES;
+                           and its section resolves (README.md, docs/, bench/README.md, analysis/README.md,
+                           tests/gpu/README.md and every page of bench/results/), every section a page cites by name
+                           ('statistics.md, "Trials"') exists, and every test the docs name (a CTest, a GoogleTest
+                           Suite.Name) is defined; every --option a shell command of README.md gives mgpu_bench,
+                           mgpu_analyze or a script is one their source defines; no measured figure outside a
+                           generated block (an interval, a break-even batch anywhere; in README.md also a speedup,
+                           a time or a decimal figure), and every generated block one bench/generate_docs.py fills;
+                           README.md within README_LINES lines, each page of docs/ within PAGE_LINES, the prose of
+                           all of them (outside generated blocks) within TOTAL_WORDS words, no commit hash or date
+                           of a run, and bench/results/ within ARCHIVE_BYTES;
   example ROOT FILE.h5     the h5py example of docs/results-format.md runs on FILE.h5 and prints one line per
                            configuration of the file.
-(The --help blocks of docs/cli*.md and every measured figure are checked by bench/generate_docs.py --check.)
+(Whether every generated block and the README's plot are what the archive gives now is bench/generate_docs.py --check,
+CTest docs_figures_are_generated: it needs the binaries.)
 """
 import functools
+import importlib.util
 import pathlib
 import re
 import subprocess
@@ -75,7 +83,7 @@ def check_page_paths(root: pathlib.Path):
 
 README_LINES = 160  # the front door: its first screen holds the measured answer
 PAGE_LINES = 250  # a reference page read once, whole
-TOTAL_WORDS = 25000  # README.md and docs/ together
+TOTAL_WORDS = 25000  # README.md and docs/ together, outside their generated blocks
 ARCHIVE_BYTES = 5_000_000  # bench/results/: what the docs cite, not every run ever made (git keeps those)
 # A run's trace: a commit hash after "git", or a date (the archive's folders that pages cite are named without one).
 RUN_TRACE = re.compile(r"\bgit [0-9a-f]{7,}\b|\b20\d\d-[01]\d-[0-3]\d\b")
@@ -91,26 +99,39 @@ def anchors(page: pathlib.Path):
     return found | set(re.findall(r'<a id="([^"]+)"', text))
 
 
+def link_problems(root: pathlib.Path, page: pathlib.Path):
+    """Every relative link of a page resolves, and its section where it names one."""
+    problems = []
+    for target, section in LINK.findall(page.read_text()):
+        if target.startswith(("http:", "https:")):
+            continue
+        path = (page.parent / target) if target else page
+        if not path.exists():
+            problems.append(f"{page.relative_to(root)}: links to {target}, which is not in the repository")
+        elif section and path.suffix == ".md" and section not in anchors(path):
+            problems.append(f"{page.relative_to(root)}: links to {target}#{section}, a section {path.name} lacks")
+    return problems
+
+
 def check_pages(root: pathlib.Path):
-    """Lengths, the word budget, relative links with their sections, and no run's date or hash outside links."""
+    """Lengths, the word budget, relative links with their sections (also of the archive's and folders' pages), and
+    no run's date or hash outside links."""
     problems = []
     pages = [root / "README.md"] + sorted((root / "docs").glob("*.md"))
     words = 0
+    for page in [root / "bench" / "README.md", root / "analysis" / "README.md", root / "tests" / "gpu" / "README.md"]:
+        problems += link_problems(root, page)
+    for page in sorted((root / "bench" / "results").rglob("*.md")):
+        problems += link_problems(root, page)
     for page in pages:
         text = page.read_text()
         lines = text.count("\n")
         limit = README_LINES if page.name == "README.md" and page.parent == root else PAGE_LINES
         if lines > limit:
             problems.append(f"{page.relative_to(root)}: {lines} lines, over {limit}")
-        words += len(text.split())
-        for target, section in LINK.findall(text):
-            if target.startswith(("http:", "https:")):
-                continue
-            path = (page.parent / target) if target else page
-            if not path.exists():
-                problems.append(f"{page.relative_to(root)}: links to {target}, which is not in the repository")
-            elif section and path.suffix == ".md" and section not in anchors(path):
-                problems.append(f"{page.relative_to(root)}: links to {target}#{section}, a section {path.name} lacks")
+        # The budget is the prose's: generated blocks (tables, --help, outputs) are bounded by their generator.
+        words += len(GENERATED.sub("", text).split())
+        problems += link_problems(root, page)
         for trace in RUN_TRACE.findall(LINK.sub("", text)):
             problems.append(f"{page.relative_to(root)}: names '{trace}' (a run's date or revision belongs in "
                             "bench/results/README.md)")
@@ -122,8 +143,115 @@ def check_pages(root: pathlib.Path):
     return problems
 
 
+def reference_pages(root: pathlib.Path):
+    return ([root / "README.md", root / "bench" / "README.md", root / "analysis" / "README.md",
+             root / "tests" / "gpu" / "README.md"] + sorted((root / "docs").glob("*.md")))
+
+
+# A section cited by name after its page: `[statistics.md](statistics.md), "Trials"` or `docs/statistics.md, "The
+# ceiling"`; the name must begin a heading of that page.
+CITED_SECTION = re.compile(r"(?:\]\(([\w./-]+\.md)\)|([\w./-]+\.md)`?),? \"([^\"]+)\"")
+
+
+def check_cited_sections(root: pathlib.Path):
+    problems = []
+    for page in reference_pages(root):
+        for linked, named, section in CITED_SECTION.findall(page.read_text().replace("\n", " ")):
+            target = linked or named
+            candidates = [page.parent / target, root / target, root / "docs" / pathlib.Path(target).name]
+            path = next((c for c in candidates if c.is_file()), None)
+            if path is None:
+                continue  # a missing page is the path check's
+            headings = [h.strip().lower() for h in re.findall(r"^#+ (.*)$", path.read_text(), re.M)]
+            if not any(h.replace("`", "").startswith(section.lower()) for h in headings):
+                problems.append(f"{page.relative_to(root)} cites section \"{section}\" of {target}, which it lacks")
+    return problems
+
+
+@functools.lru_cache(maxsize=None)
+def defined_tests(root: pathlib.Path):
+    """The CTest names the CMake files define, and the GoogleTest Suite.Name of every test source."""
+    ctest, gtest = set(), set()
+    for cmake in list(root.glob("tests/**/CMakeLists.txt")) + [root / "CMakeLists.txt"]:
+        text = cmake.read_text()
+        ctest |= set(re.findall(r"add_test\(\s*NAME\s+([\w-]+)", text))
+        ctest |= set(re.findall(r"^\s*mgpu_\w*test\((\w+)", text, re.M))
+    for source in list(root.glob("tests/**/*.cpp")) + list(root.glob("tests/**/*.cu")):
+        gtest |= {f"{suite}.{name}" for suite, name in
+                  re.findall(r"^\s*TEST(?:_F|_P)?\(\s*(\w+),\s*(\w+)\)", source.read_text(), re.M)}
+    return ctest, gtest
+
+
+def check_test_names(root: pathlib.Path):
+    """Every test the docs name is defined: `test_*` and "CTest `name`" anywhere, `(`name`)` in docs/testing.md (its
+    list of the suite's checks), and `Suite.Name` GoogleTest names (a trailing * matches a prefix)."""
+    ctest, gtest = defined_tests(root)
+    problems = []
+    for page in reference_pages(root):
+        text = page.read_text().replace("\n", " ")
+        named = set(re.findall(r"`(test_\w+)`", text)) | set(re.findall(r"CTest `([\w-]+)`", text))
+        if page.name == "testing.md":
+            named |= set(re.findall(r"\(`([a-z][\w-]*)`\)", text))
+        for name in sorted(named - ctest):
+            problems.append(f"{page.relative_to(root)} names the test {name}, which no CMakeLists.txt defines")
+        for suite, name in re.findall(r"`([A-Z]\w*)\.([A-Z][\w*]*)`", text):
+            prefix = f"{suite}.{name}".rstrip("*")
+            if not any(t == prefix or (name.endswith("*") and t.startswith(prefix)) for t in gtest):
+                problems.append(f"{page.relative_to(root)} names the test {suite}.{name}, which no test source defines")
+    return problems
+
+
+GENERATED = re.compile(r"<!-- generated: (\S+) -->\n.*?<!-- generated: end -->", re.S)
+# The answer's figures: a value with its interval or an interval, a break-even batch ("~1,654"); in README.md, the
+# front door, also a speedup, a time and any decimal figure.
+ANSWER_FIGURES = [re.compile(r"\[\d+(?:\.\d+)?%?, \d+(?:\.\d+)?%?\]"), re.compile(r"~\d[\d,.]*")]
+README_FIGURES = [re.compile(r"speedups? (?:of |is |was )?\d\.\d+"), re.compile(r"\b\d+(?:\.\d+)? ?(?:µs|ms)\b"),
+                  re.compile(r"\b\d\.\d{2,}\b")]
+
+
+def prose_outside_generated(text: str):
+    """A page's prose outside its generated blocks: code (fenced, indented, inline) is output or commands, not a
+    statement."""
+    text = GENERATED.sub("", text)
+    text = re.sub(r"```.*?```", "", text, flags=re.S)
+    text = "\n".join(line for line in text.splitlines() if not line.startswith("    "))
+    return re.sub(r"`[^`]*`", "", text, flags=re.S)
+
+
+def check_measured_figures(root: pathlib.Path):
+    """No page states a measured figure that bench/generate_docs.py does not draw from the archive."""
+    problems = []
+    for page in [root / "README.md"] + sorted((root / "docs").glob("*.md")):
+        text = prose_outside_generated(page.read_text())
+        patterns = ANSWER_FIGURES + (README_FIGURES if page.name == "README.md" and page.parent == root else [])
+        for pattern in patterns:
+            for figure in pattern.findall(text):
+                problems.append(f"{page.relative_to(root)}: states '{figure}' outside a generated block (measured "
+                                "figures come from bench/generate_docs.py)")
+    return problems
+
+
+def check_generated_blocks(root: pathlib.Path):
+    """Every generated block of README.md and docs/ is one bench/generate_docs.py fills, and every one it fills is
+    there (what they hold is its --check)."""
+    spec = importlib.util.spec_from_file_location("generate_docs", root / "bench" / "generate_docs.py")
+    generator = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(generator)
+    problems = []
+    for page in [root / "README.md"] + sorted((root / "docs").glob("*.md")):
+        page_name = str(page.relative_to(root))
+        known = set(generator.BLOCKS.get(page_name, {}))
+        found = set(re.findall(r"<!-- generated: (\S+) -->", page.read_text())) - {"end"}
+        for name in sorted(found - known):
+            problems.append(f"{page_name}: a generated block '{name}' that bench/generate_docs.py does not fill")
+        for name in sorted(known - found):
+            problems.append(f"{page_name}: no block '{name}', which bench/generate_docs.py fills")
+    return problems
+
+
 def check_readme(root: pathlib.Path):
-    problems = check_page_paths(root) + check_pages(root)
+    problems = check_page_paths(root) + check_pages(root) + check_cited_sections(root) + check_test_names(root)
+    problems += check_measured_figures(root) + check_generated_blocks(root)
     readme = (root / "README.md").read_text()
     options = known_options(root)
     for command in readme_commands(readme):

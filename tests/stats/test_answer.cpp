@@ -77,9 +77,21 @@ TEST_F(AnswerOfAFile, ASweepGivesItsBreakEvenFromThePairs) {
   const BreakEvenAnswer& curve = answer.break_evens[0];
   ASSERT_EQ(curve.points.size(), 4u);
   for (std::size_t i = 0; i < 4; ++i) EXPECT_DOUBLE_EQ(curve.points[i].speedup, answer.pairs[i].pair.speedup.ratio);
-  EXPECT_NEAR(curve.break_even.batch, kSweepBreakEven, 1e-4);
-  EXPECT_EQ(curve.sentence.rfind("break-even at global batch ~59 (between 32: 0.8 [", 0), 0u) << curve.sentence;
-  EXPECT_NE(curve.sentence.find("; significantly faster than 1 GPU from global batch 128"), std::string::npos)
+  ASSERT_EQ(curve.break_even.crossings.size(), 1u);
+  EXPECT_NEAR(curve.break_even.crossings[0].batch, kSweepBreakEven, 1e-4);
+  // The runs spread ±1% on both sides: a narrow interval around the crossing, closed at both ends.
+  const Crossing& c = curve.break_even.crossings[0];
+  ASSERT_TRUE(c.has_interval);
+  EXPECT_LT(c.low, kSweepBreakEven);
+  EXPECT_GT(c.high, kSweepBreakEven);
+  EXPECT_GT(c.low, 32);
+  EXPECT_LT(c.high, 128);
+  EXPECT_EQ(curve.sentence.rfind("break-even at global batch ~59 [", 0), 0u) << curve.sentence;
+  EXPECT_NE(curve.sentence.find("], where the speedup rises through 1 between 32: 0.8 ["), std::string::npos)
+      << curve.sentence;
+  EXPECT_NE(curve.sentence.find("; slower from 8 to 32 (0.5 to 0.8), faster from 128 to 512 (1.25 to 2), up to the "
+                                "largest batch measured"),
+            std::string::npos)
       << curve.sentence;
   const std::vector<std::string> lines = answer_lines(answer, path_);
   EXPECT_EQ(lines.back(), "  break-even, 16-8-3 on 2 GPUs: " + curve.sentence);
@@ -98,7 +110,7 @@ TEST_F(AnswerOfAFile, SettingsDecidedPerBatchDoNotSplitACurve) {
   ASSERT_EQ(answer.pairs.size(), 4u);
   ASSERT_EQ(answer.break_evens.size(), 1u);
   EXPECT_EQ(answer.break_evens[0].points.size(), 4u);
-  EXPECT_NEAR(answer.break_evens[0].break_even.batch, kSweepBreakEven, 1e-4);
+  EXPECT_NEAR(answer.break_evens[0].break_even.crossings.at(0).batch, kSweepBreakEven, 1e-4);
   EXPECT_EQ(answer.break_evens[0].curve, "16-8-3 on 2 GPUs");
   for (const PairAnswer& a : answer.pairs) EXPECT_EQ(a.curve, "16-8-3 on 2 GPUs") << a.figures;
 }
@@ -114,7 +126,7 @@ TEST_F(AnswerOfAFile, ASettingComparedAtOneBatchKeepsItsOwnCurve) {
   ASSERT_EQ(answer.break_evens.size(), 2u);
   EXPECT_EQ(answer.break_evens[0].curve, "16-8-3 on 2 GPUs");
   EXPECT_EQ(answer.break_evens[0].points.size(), 4u);
-  EXPECT_NEAR(answer.break_evens[0].break_even.batch, kSweepBreakEven, 1e-4);
+  EXPECT_NEAR(answer.break_evens[0].break_even.crossings.at(0).batch, kSweepBreakEven, 1e-4);
   EXPECT_NE(answer.break_evens[1].curve.find("overlap=on"), std::string::npos) << answer.break_evens[1].curve;
   EXPECT_EQ(answer.break_evens[1].points.size(), 2u);
 }

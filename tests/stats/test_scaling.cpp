@@ -250,6 +250,69 @@ TEST(Scaling, ExtraBaselineTrialsAreListed) {
   EXPECT_EQ(two.unmatched_trials[0]->results->metadata.name, "one_t3");
 }
 
+// Several files: an N-GPU configuration pairs with the 1-GPU baseline of its own file where that file has one (the
+// same process, its neighbour in time), not with the first file's: `report 2gpu.h5 4gpu.h5` pairs 2 GPUs with
+// 2gpu.h5's baseline and 4 GPUs with 4gpu.h5's, and leaves no trial unpaired. A file without a baseline pairs with
+// the baseline of a file given beside it that has no N-GPU configuration of that identity.
+TEST(Scaling, EachNGpuConfigurationPairsWithTheBaselineOfItsOwnFile) {
+  Made m;
+  m.add("one", 1, {}, {100, 101, 99, 100, 100});
+  m.stats.back().file = "2gpu.h5";
+  m.add("two", 2, {}, {150, 151, 149, 150, 150});
+  m.stats.back().file = "2gpu.h5";
+  m.add("one", 1, {}, {200, 201, 199, 200, 200});
+  m.stats.back().file = "4gpu.h5";
+  m.add("four", 4, {}, {600, 601, 599, 600, 600});
+  m.stats.back().file = "4gpu.h5";
+  const ScalingTable table = build_scaling_table(m.stats);
+  ASSERT_EQ(table.pairs.size(), 2u);
+  EXPECT_EQ(table.pairs[0].single().file, "2gpu.h5");
+  EXPECT_EQ(table.pairs[1].gpus(), 4);
+  EXPECT_EQ(table.pairs[1].single().file, "4gpu.h5");
+  EXPECT_DOUBLE_EQ(table.pairs[1].speedup.ratio, 3.0);
+  EXPECT_TRUE(table.unmatched_trials.empty());
+
+  // Two jobs of one command (each with its baseline) and a 2-GPU file whose baseline is a file of its own: trials pair
+  // job by job, the lone 2-GPU file with the lone baseline, whatever the order they are given in.
+  Made jobs;
+  const auto add = [&jobs](const std::string& name, int ranks, const std::string& file, double throughput) {
+    jobs.add(name, ranks, {}, {throughput, throughput + 1, throughput - 1, throughput, throughput});
+    jobs.stats.back().file = file;
+  };
+  add("one", 1, "baseline.h5", 90);
+  add("two", 2, "job1.h5", 150);
+  add("one", 1, "job1.h5", 100);
+  add("two", 2, "alone.h5", 170);
+  add("one", 1, "job2.h5", 110);
+  add("two", 2, "job2.h5", 160);
+  const ScalingTable trials = build_scaling_table(jobs.stats);
+  ASSERT_EQ(trials.pairs.size(), 1u);
+  const ScalingPair& pair = trials.pairs[0];
+  ASSERT_EQ(pair.trials(), 3u);
+  EXPECT_EQ(pair.singles[0]->file, "job1.h5");
+  EXPECT_EQ(pair.singles[1]->file, "baseline.h5");
+  EXPECT_EQ(pair.multis[1]->file, "alone.h5");
+  EXPECT_EQ(pair.singles[2]->file, "job2.h5");
+  EXPECT_TRUE(trials.unmatched_trials.empty());
+
+  // A file whose own baselines are used up leaves its extra N-GPU trial unpaired rather than borrowing another's.
+  Made extra;
+  extra.add("one", 1);
+  extra.stats.back().file = "a.h5";
+  extra.add("two", 2);
+  extra.stats.back().file = "a.h5";
+  extra.add("two", 2);
+  extra.stats.back().file = "a.h5";
+  extra.add("one", 1);
+  extra.stats.back().file = "b.h5";
+  extra.add("two", 2);
+  extra.stats.back().file = "b.h5";
+  const ScalingTable unpaired = build_scaling_table(extra.stats);
+  ASSERT_EQ(unpaired.pairs.at(0).trials(), 2u);
+  ASSERT_EQ(unpaired.unmatched_trials.size(), 1u);
+  EXPECT_EQ(unpaired.unmatched_trials[0], &extra.stats[2]);
+}
+
 TEST(Scaling, TrialMeansGiveAnIntervalFromTwo) {
   EXPECT_FALSE(summarize_trial_means({100}).has_interval);
   const SampleSummary two = summarize_trial_means({100, 110});

@@ -1,0 +1,24 @@
+// Purpose: speedup_verdict and its helpers (speedup_verdict.hpp).
+#include "stats/speedup_verdict.hpp"
+
+#include "stats/statistics.hpp"
+
+namespace mgpu::stats {
+
+SpeedupVerdict speedup_verdict(bool has_interval, double low, double high) {
+  if (!has_interval) return SpeedupVerdict::no_interval;
+  if (high < 1 - kMinimumEffect) return SpeedupVerdict::slower;
+  if (low > 1 + kMinimumEffect) return SpeedupVerdict::faster;
+  if (low <= 1 && 1 <= high) return SpeedupVerdict::no_significant_difference;
+  return SpeedupVerdict::no_clear_difference;
+}
+
+bool is_no_difference(SpeedupVerdict verdict) {
+  return verdict == SpeedupVerdict::no_significant_difference || verdict == SpeedupVerdict::no_clear_difference;
+}
+
+std::string missing_interval_reason(int fewest_kept_runs) {
+  return fewest_kept_runs < static_cast<int>(kMinimumRunsForInterval) ? "too few runs" : "too noisy";
+}
+
+}  // namespace mgpu::stats

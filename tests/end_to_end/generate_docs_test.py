@@ -1,0 +1,124 @@
+#!/usr/bin/python3
+"""Purpose: bench/generate_docs.py end to end on a copy of the pages: with no grid archived the README's answer says so
+and gives the command, and no plot is kept; with a CPU-fallback grid in trials archived where the headline grid goes,
+every cell, break-even, band and sentence comes from mgpu_analyze's JSON of it (a cell without an interval says why),
+docs/study.md shows the same cells, docs/verdict.md the verdict's own lines, the plot is drawn, and --check passes,
+then fails once a generated cell is edited; a file measured in one trial is refused; check_docs' measured-figure
+check passes on the generated pages and names a figure written by hand.
+
+Usage: generate_docs_test.py ROOT MGPU_ANALYZE MGPU_BENCH GRID_IN_TRIALS.h5 ONE_TRIAL.h5 WORK_DIR
+"""
+import importlib.util
+import pathlib
+import re
+import shutil
+import subprocess
+import sys
+
+# What the generator reads besides the grid (the pages and the archive's tables and console texts).
+COPIED = ["README.md", "docs", "bench/results/cpu-first-run.txt", "bench/results/cpu-compare.txt",
+          "bench/results/grid-h200x4/large_batch_table_1.md", "bench/results/grid-h200x4/large_batch_table_2.md",
+          "bench/results/grid-h200x4/large_batch_table_4.md"]
+GRID = "bench/results/grid-h200x2/grid.h5"
+CELL = r"(?:\d\.\d{3} \[\d\.\d{3}, \d\.\d{3}\]|too few runs|too noisy)"
+
+
+def fail(message):
+    print(f"FAILED: {message}")
+    sys.exit(1)
+
+
+def block(text, name):
+    found = re.search(rf"<!-- generated: {name} -->\n(.*?)<!-- generated: end -->", text, re.S)
+    if found is None:
+        fail(f"no block {name}")
+    return found.group(1)
+
+
+def main(argv):
+    if len(argv) != 7:
+        print(__doc__, file=sys.stderr)
+        return 2
+    source, analyze, bench, grid, one_trial, work = (pathlib.Path(a).resolve() for a in argv[1:])
+    root = work / "root"
+    shutil.rmtree(work, ignore_errors=True)
+    for path in COPIED:
+        (root / path).parent.mkdir(parents=True, exist_ok=True)
+        (shutil.copytree if (source / path).is_dir() else shutil.copy)(source / path, root / path)
+    generator = [sys.executable, str(source / "bench/generate_docs.py"), "--analyze", str(analyze), "--bench",
+                 str(bench), str(root)]
+
+    def generate(*extra):
+        return subprocess.run(generator[:2] + list(extra) + generator[2:], capture_output=True, text=True)
+
+    # No grid archived: the answer says so and gives the command; no plot.
+    (root / "docs/figures").mkdir(parents=True, exist_ok=True)
+    (root / "docs/figures/speedup_vs_batch.svg").write_text("<svg>an old plot</svg>")
+    if generate().returncode != 0 or generate("--check").returncode != 0:
+        fail("the generator on the pages without a grid")
+    answer = block((root / "README.md").read_text(), "grid-answer")
+    if "is not yet archived" not in answer or "--batch 8,32,128,512,1024,2048,4096" not in answer:
+        fail(f"README's answer without a grid:\n{answer}")
+    if (root / "docs/figures/speedup_vs_batch.svg").exists():
+        fail("a plot is kept without a grid to draw it from")
+
+    # A grid in trials archived: stale until generated, then every figure from it.
+    (root / GRID).parent.mkdir(parents=True)
+    shutil.copy(grid, root / GRID)
+    stale = generate("--check")
+    if stale.returncode != 1 or "README.md: a generated block differs" not in stale.stdout:
+        fail(f"--check with a new grid archived: {stale.returncode}\n{stale.stdout}")
+    run = generate()
+    if run.returncode != 0:
+        fail(f"the generator on the grid: {run.stdout}{run.stderr}")
+    readme = (root / "README.md").read_text()
+    answer = block(readme, "grid-answer")
+    table = re.findall(rf"^\| medium \(258,432\) \| 2 \| (?:{CELL} \| )+[^|]+ \| [^|]+ \|$", answer, re.M)
+    if len(table) != 1 or "| model | GPUs | batch 8 | batch 64 | break-even [95%] | no clear difference |" not in answer:
+        fail(f"README's table:\n{answer}")
+    words = " ".join(answer.split())  # the prose is wrapped at 120 characters
+    for expected in ("Measured on the CPU fallback with 2 ranks, 3 trials per pair, `bench/results/grid-h200x2/`:",
+                     "- **medium on 2 GPUs**: ", "the largest batch measured.",
+                     "- The exposed all-reduce (the part of the 2-GPU step", "docs/figures/speedup_vs_batch.svg"):
+        if expected not in words:
+            fail(f"README's answer lacks '{expected}':\n{answer}")
+    if "<svg" not in (root / "docs/figures/speedup_vs_batch.svg").read_text():
+        fail("no plot drawn")
+    study = block((root / "docs/study.md").read_text(), "nvlink-answer")
+    if table[0] not in study:
+        fail(f"docs/study.md's cells differ from README's:\n{study}")
+    verdict = block((root / "docs/verdict.md").read_text(), "verdict-example")
+    if "# verdict (" not in verdict or "#   medium, global batch 8, 2 GPUs, 3 trials: speedup" not in verdict or \
+            "#   break-even, medium on 2 GPUs: " not in verdict:
+        fail(f"docs/verdict.md's example:\n{verdict}")
+    if generate("--check").returncode != 0:
+        fail("--check right after generating")
+
+    # check_docs' measured-figure check: the generated pages pass, a figure written by hand fails.
+    spec = importlib.util.spec_from_file_location("check_docs", source / "tests/end_to_end/check_docs.py")
+    check_docs = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(check_docs)
+    if check_docs.check_measured_figures(root):
+        fail(f"measured-figure check on the generated pages: {check_docs.check_measured_figures(root)}")
+    (root / "README.md").write_text(readme.replace("## Two commands", "Medium pays from ~1,654 (speedup 0.97 [0.95, "
+                                                   "0.99]).\n\n## Two commands"))
+    problems = check_docs.check_measured_figures(root)
+    if not any("'[0.95, 0.99]'" in p for p in problems) or not any("'~1,654'" in p for p in problems):
+        fail(f"a figure written by hand outside a generated block was not named: {problems}")
+
+    # An edited cell is stale.
+    (root / "README.md").write_text(readme.replace(table[0], table[0].replace("| medium", "| medium edited")))
+    if generate("--check").returncode != 1:
+        fail("--check passed with an edited cell")
+
+    # A file measured in one trial is no published figure.
+    shutil.copy(one_trial, root / GRID)
+    refused = generate()
+    if refused.returncode == 0 or "is not measured by the default method" not in refused.stderr:
+        fail(f"a one-trial grid was not refused: {refused.returncode} {refused.stderr}")
+    print("generate_docs: no grid, a CPU grid in trials, an edited cell, a one-trial file: as expected")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
