@@ -26,13 +26,13 @@ using namespace hdf5_io;
 using results_schema::Measurements;
 using results_schema::RootMetadata;
 
-// The filters of every chunked dataset, in h5py's order: byte shuffle and deflate (timings of one phase share their
-// exponent and leading mantissa bytes, so a results grid fits the archive; any HDF5 reader, h5py and h5dump included,
-// decompresses them unasked), then every chunk's checksum (v7): a reader refuses a run whose bytes changed on disk
-// instead of analysing them. An HDF5 built without zlib writes the chunks uncompressed.
-void add_chunk_filters(hid_t create) {
+// The filters of a chunked dataset, in h5py's order: with `compressed`, byte shuffle and deflate (timings of one
+// phase share their exponent and leading mantissa bytes, so a results grid fits the archive; any HDF5 reader, h5py
+// and h5dump included, decompresses them unasked), then every chunk's checksum (v7): a reader refuses a run whose
+// bytes changed on disk instead of analysing them. An HDF5 built without zlib writes the chunks uncompressed.
+void add_chunk_filters(hid_t create, bool compressed) {
   constexpr unsigned kDeflateLevel = 4;  // most of level 9's gain at a fraction of its time
-  if (MGPU_H5_CHECK(H5Zfilter_avail(H5Z_FILTER_DEFLATE)) > 0) {
+  if (compressed && MGPU_H5_CHECK(H5Zfilter_avail(H5Z_FILTER_DEFLATE)) > 0) {
     MGPU_H5_CHECK(H5Pset_shuffle(create));
     MGPU_H5_CHECK(H5Pset_deflate(create, kDeflateLevel));
   }
@@ -50,7 +50,7 @@ void create_run_dataset(hid_t group, const DatasetSpec& spec, std::size_t ranks,
   const H5Dataspace space = make_dataspace(dims, &max_dims);
   const H5PropertyList create(MGPU_H5_CHECK(H5Pcreate(H5P_DATASET_CREATE)));
   MGPU_H5_CHECK(H5Pset_chunk(create.get(), static_cast<int>(chunk.size()), chunk.data()));
-  add_chunk_filters(create.get());
+  add_chunk_filters(create.get(), true);
   const H5Dataset dataset(MGPU_H5_CHECK(
       H5Dcreate2(group, spec.name.c_str(), H5Type<T>::file(), space.get(), H5P_DEFAULT, create.get(), H5P_DEFAULT)));
   describe_dataset(dataset.get(), spec);
@@ -60,11 +60,11 @@ void create_run_dataset(hid_t group, const DatasetSpec& spec, std::size_t ranks,
 template <typename T>
 void write_fixed_dataset(hid_t group, const DatasetSpec& spec, const std::vector<T>& values) {
   const H5Dataspace space = make_dataspace({values.size()});
-  // One chunk of the whole array: HDF5 filters need a chunked layout.
+  // One chunk of the whole array (the checksum needs a chunked layout), not compressed: a byte per step.
   const H5PropertyList create(MGPU_H5_CHECK(H5Pcreate(H5P_DATASET_CREATE)));
   const hsize_t chunk = std::max<hsize_t>(values.size(), 1);
   MGPU_H5_CHECK(H5Pset_chunk(create.get(), 1, &chunk));
-  add_chunk_filters(create.get());
+  add_chunk_filters(create.get(), false);
   const H5Dataset dataset(MGPU_H5_CHECK(
       H5Dcreate2(group, spec.name.c_str(), H5Type<T>::file(), space.get(), H5P_DEFAULT, create.get(), H5P_DEFAULT)));
   MGPU_H5_CHECK(H5Dwrite(dataset.get(), H5Type<T>::memory(), H5S_ALL, H5S_ALL, H5P_DEFAULT, values.data()));

@@ -101,7 +101,7 @@ class CudaMlp {
   static constexpr std::size_t kEarlyUpdateMinWeights = std::size_t{1} << 20;
   bool early_updates_pay() const;
   // The SM count target of backward's GEMMs (TunedGemm::set_sm_count_target), for a step whose buckets are reduced
-  // while backward runs: NCCL's CTAs then hold some SMs. 0 (the default): every SM; forward's GEMMs always use every SM.
+  // while backward runs: NCCL's CTAs then hold some SMs. 0 (the default): every SM; forward's GEMMs use every one.
   void set_backward_sm_count_target(int sms) { backward_sm_count_target_ = sms; }
   // One Adam step with the step's corrections over elements [begin, begin + count) (default: all), on the gradient
   // times gradient_scale (1 / K: the mean of K accumulated gradients). With reduce_dtype bf16 the gradient is read from
