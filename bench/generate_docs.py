@@ -20,6 +20,8 @@ import sys
 import tarfile
 import tempfile
 
+import cluster_docs
+
 ARCHIVE = "bench/results/answer-h200x2"
 NVLINK = f"{ARCHIVE}/user_command_verdict.txt"  # mpirun -np 2 mgpu_bench --model large,medium --batch 32,128
 PCIE = f"{ARCHIVE}/study_pcie_trials3_verdict.txt"  # the study grid, pcie-host-bridge preset, 3 trials
@@ -184,6 +186,7 @@ BLOCKS = {"README.md": {"grid-answer": lambda root, report: grid_table(report),
                                   "help-trace": lambda root, report: help_text(ANALYZE, "trace")},
           "docs/verdict.md": {"verdict-example": lambda root, report: verdict_example(root),
                               "first-run": lambda root, report: first_run(root)}}
+BLOCKS["docs/cluster.md"] = cluster_docs.blocks(lambda: ANALYZE)  # bench/cluster_docs.py
 BLOCK = re.compile(r"(<!-- generated: (\S+) -->\n)(.*?)(\n<!-- generated: end -->)", re.S)
 
 
