@@ -11,6 +11,7 @@
 #include "platform/sample_median.hpp"
 #include "plots.hpp"
 #include "predict_plot.hpp"
+#include "published_table.hpp"
 #include "stats/answer.hpp"
 #include "stats/break_even.hpp"
 #include "stats/configuration_stats.hpp"
@@ -55,6 +56,51 @@ MlpSpec model_of(const PredictOptions& options) {
   return options.model_name.empty() ? custom_model(options.layer_widths, 0.0) : preset_model(options.model_name);
 }
 
+// " over ib400" (the flat link model), " on 2 nodes of 8 over ib400" or " in one node" (a cluster), "" (measured).
+std::string where_the_gpus_are(const stats::StepModel& model, int gpus, const PredictOptions& options) {
+  if (!options.link) return "";
+  if (!model.cluster()) return " over " + options.link->name;
+  const stats::ClusterShape shape = model.cluster()->layout(gpus);
+  if (shape.nodes == 1) return " in one node";
+  return " on " + std::to_string(shape.nodes) + " nodes of " + std::to_string(shape.gpus_per_node) + " over " +
+         options.link->name;
+}
+
+// Per GPU count above 1 on the cluster: its layout, the gradient's all-reduce timed alone and what gave it (the sweep
+// measured on that layout, or the cluster model's candidate and the inside of a node it used).
+Table cluster_table(const stats::StepModel& model, const MlpSpec& mlp, const PredictOptions& options) {
+  const stats::ClusterAllreduceModel& cluster = *model.cluster();
+  Table table{"cluster_allreduce", "The gradient's all-reduce per GPU count on the cluster", {}, {}, {}, true};
+  table.columns = {{"gpus", "GPUs"},
+                   text_column("layout", "layout"),
+                   {"gradient_bytes", "bytes", 0, true},
+                   {"allreduce_ms", "all-reduce", 4},
+                   text_column("algorithm", "algorithm"),
+                   text_column("protocol", "protocol"),
+                   text_column("source", "from")};
+  for (const int n : options.gpus) {
+    if (n == 1) continue;
+    const long long bytes = (long long)mlp.parameter_count() *
+                            stats::default_step_settings(n, n, options.precision).gradient_bytes_per_element;
+    const std::string layout = stats::shape_text(cluster.layout(n));
+    if (const stats::AllreduceCurve* curve = cluster.measured_curve(n)) {
+      table.add_row({std::int64_t(n), layout, std::int64_t(bytes), stats::interpolate_allreduce_ms(*curve, bytes),
+                     Value(), Value(), std::string("measured: the sweep on this layout")});
+      continue;
+    }
+    const stats::AllreduceCandidate c = cluster.estimate(bytes, n);
+    table.add_row({std::int64_t(n), layout, std::int64_t(bytes), c.ms(bytes), std::string(algorithm_name(c.algorithm)),
+                   std::string(protocol_name(c.protocol)),
+                   "model; node " + cluster.node(cluster.layout(n).gpus_per_node).source});
+  }
+  table.notes.push_back("NIC: " + cluster.nic().name + ", " + cluster.nic().source);
+  table.notes.push_back(
+      "timed alone, as mgpu_bench allreduce times it; the step's reduction takes 1.06 x this (docs/model.md); the "
+      "model: the fastest of ring and tree in LL, LL128 and Simple (docs/cluster.md); a sweep measured on a layout "
+      "(mgpu_bench allreduce there, then --allreduce FILE) replaces the model for it");
+  return table;
+}
+
 }  // namespace
 
 Table check_table(const CheckSummary& summary) {
@@ -90,8 +136,15 @@ stats::StepModel build_step_model(const PredictOptions& options, const std::stri
   std::vector<stats::AllreduceCurve> curves;
   for (const std::string& path : options.allreduce_paths)
     curves.push_back(stats::allreduce_curve(read_allreduce_sweep(path)));
-  return stats::StepModel(stats::probe_rates(read_hardware_probe(options.probe_path), precision), curves, options.link,
-                          options.link.has_value());
+  const results_schema::HardwareProbe probe = read_hardware_probe(options.probe_path);
+  stats::StepModel model(stats::probe_rates(probe, precision), curves, options.link,
+                         options.link.has_value() && options.gpus_per_node == 0);
+  if (options.gpus_per_node > 0) {
+    const std::string gpu = probe.conditions.gpu_names.empty() ? "" : probe.conditions.gpu_names.front();
+    model.use_cluster(
+        stats::ClusterAllreduceModel(options.gpus_per_node, options.nics_per_node, *options.link, gpu, curves));
+  }
+  return model;
 }
 
 std::vector<PredictedConfiguration> predict_grid(const stats::StepModel& model, const MlpSpec& mlp,
@@ -193,28 +246,32 @@ int run_predict(const PredictOptions& options) {
     const MlpSpec mlp = model_of(options);
     grid = predict_grid(model, mlp, options.batches, options.gpus, options.precision);
     tables.push_back(prediction_table(grid));
+    if (model.cluster()) tables.push_back(cluster_table(model, mlp, options));
     Table break_even{"break_even", "Break-even global batch per GPU count (predicted)", {}, {}, {}, true};
-    break_even.columns = {
-        {"gpus", "GPUs"}, {"break_even_batch", "break-even batch", 0, true}, text_column("description", "")};
-    const std::string over = options.link ? " over " + options.link->name : "";
+    break_even.columns = {{"gpus", "GPUs"},
+                          {"break_even_batch", "break-even batch", 0, true},
+                          text_column("summary", "in short"),
+                          text_column("description", "")};
     for (const int n : options.gpus) {
       if (n == 1) continue;
+      const std::string over = where_the_gpus_are(model, n, options);
       PredictedCurve curve{n, {}};
       for (const PredictedConfiguration& p : grid)
         if (p.gpus == n) curve.points.push_back({p.global_batch, p.speedup});
       const stats::BreakEven found = stats::estimate_break_even(curve.points);
       const bool rises_once = found.crossings.size() == 1 && found.crossings.front().rising;
-      break_even.add_row({std::int64_t(n), rises_once ? Value(found.crossings.front().batch) : Value(),
+      const std::string summary = stats::break_even_summary(found);
+      break_even.add_row({std::int64_t(n), rises_once ? Value(found.crossings.front().batch) : Value(), summary,
                           stats::describe_break_even(found)});
-      recommendation += (recommendation.empty() ? "" : "; ") + std::to_string(n) + " GPUs" + over +
-                        ", break-even: " + stats::break_even_summary(found);
+      recommendation +=
+          (recommendation.empty() ? "" : "; ") + std::to_string(n) + " GPUs" + over + ", break-even: " + summary;
       curves.push_back(curve);
     }
     if (!recommendation.empty()) {
       recommendation = "for " + (options.model_name.empty() ? mlp.widths_string() : options.model_name) +
                        " on this machine, " + recommendation;
       break_even.notes.push_back(recommendation);
-      if (model.link()) {
+      if (model.link() && !model.cluster()) {
         char line[512];
         std::snprintf(line, sizeof line, "alpha-beta all-reduce%s: link %s, %.1f GB/s, %.2f us (%s)",
                       options.link ? "" : " for GPU counts without a measured sweep", model.link()->name.c_str(),
@@ -223,6 +280,10 @@ int run_predict(const PredictOptions& options) {
       }
       tables.push_back(break_even);
     }
+  }
+  for (const std::string& path : options.published_paths) {
+    const stats::PublishedTable table = read_published_table(path);
+    tables.push_back(published_table(table, stats::hold_against(table)));
   }
   std::vector<MeasuredSpeedup> measured_points;
   if (check_file) {

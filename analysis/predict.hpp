@@ -21,8 +21,13 @@ struct PredictOptions {
   std::vector<long long> batches;  // global batches
   std::vector<int> gpus;
   std::string precision = "fp32";
-  std::optional<stats::Link> link;  // --link or --link-bandwidth/--link-latency: used for every rank count above 1
-  std::string check_path;           // --check RESULTS.h5
+  std::optional<stats::Link> link;  // --link or --link-bandwidth/--link-latency: used for every rank count above 1,
+                                    // or with a cluster shape per NIC between its nodes
+  // A cluster shape (docs/cluster.md): GPUs per node (0: none, the flat link model), its nodes (0: as many as each GPU
+  // count needs) and NICs per node (one per GPU unless given).
+  int gpus_per_node = 0, nodes = 0, nics_per_node = 0;
+  std::vector<std::string> published_paths;  // --published TABLE.json: the cluster model against a published table
+  std::string check_path;                    // --check RESULTS.h5
   Format format = Format::terminal;
   std::string out_dir;  // plot (and the output) go there when given
 };

@@ -9,6 +9,7 @@
 #include "platform/error.hpp"
 #include "platform/exact_options.hpp"
 #include "results/attribute_text.hpp"
+#include "stats/cluster_shape.hpp"
 
 namespace mgpu::analysis {
 namespace {
@@ -37,6 +38,65 @@ std::vector<long long> positive_list(const std::string& option, const std::strin
   return values;
 }
 
+// A whole number from 1 to 1024 given as option `name`; UsageError naming it otherwise.
+int count_option(const po::variables_map& vm, const std::string& name) {
+  const std::string text = vm[name].as<std::string>();
+  const std::vector<long long> values = positive_list(name, text, 1024);
+  if (values.size() != 1) throw UsageError("--" + name + " '" + text + "': expected one whole number from 1 to 1024");
+  return int(values.front());
+}
+
+// --cluster NxG or --nodes N with --gpus-per-node G, and --nics-per-node K (docs/cluster.md).
+void parse_cluster(const po::variables_map& vm, PredictOptions& options) {
+  if (vm.count("cluster")) {
+    if (vm.count("nodes") || vm.count("gpus-per-node"))
+      throw UsageError("predict: give --cluster NxG or --nodes and --gpus-per-node, not both");
+    const stats::ClusterShape shape = stats::parse_cluster_shape("cluster", vm["cluster"].as<std::string>());
+    options.nodes = shape.nodes;
+    options.gpus_per_node = shape.gpus_per_node;
+  } else {
+    if (vm.count("nodes") && !vm.count("gpus-per-node"))
+      throw UsageError("predict: --nodes needs --gpus-per-node G (or give --cluster NxG)");
+    if (vm.count("gpus-per-node")) options.gpus_per_node = count_option(vm, "gpus-per-node");
+    if (vm.count("nodes")) options.nodes = count_option(vm, "nodes");
+  }
+  if (vm.count("nics-per-node")) {
+    if (options.gpus_per_node == 0)
+      throw UsageError("predict: --nics-per-node needs a cluster shape (--cluster NxG or --gpus-per-node G)");
+    options.nics_per_node = count_option(vm, "nics-per-node");
+  } else if (options.gpus_per_node > 0) {
+    options.nics_per_node = options.gpus_per_node;
+  }
+}
+
+// With a cluster shape every GPU count is laid out on it: whole nodes above one node, within its nodes when given.
+void check_cluster_gpus(const PredictOptions& options) {
+  if (options.gpus_per_node == 0) return;
+  if (!options.link)
+    throw UsageError(
+        "predict: a cluster shape needs the NICs between its nodes: --link NAME, or --link-bandwidth "
+        "GB/s and --link-latency us (per NIC)");
+  for (const int n : options.gpus) {
+    const stats::ClusterShape shape = stats::layout_of(n, options.gpus_per_node, options.nics_per_node);
+    if (options.nodes > 0 && shape.nodes > options.nodes)
+      throw UsageError("--gpus " + std::to_string(n) + ": more than the cluster's " + std::to_string(options.nodes) +
+                       " x " + std::to_string(options.gpus_per_node) + " GPUs");
+  }
+}
+
+// The GPU counts a cluster shape asks about unless --gpus says: 1 GPU, one node and the cluster (--nodes), or 1, 2
+// and 4 nodes (only --gpus-per-node).
+std::string default_cluster_gpus(const PredictOptions& options) {
+  const int g = options.gpus_per_node;
+  if (options.nodes > 0) {
+    std::string list = "1";
+    if (g > 1) list += "," + std::to_string(g);
+    if (options.nodes > 1) list += "," + std::to_string(options.nodes * g);
+    return list;
+  }
+  return (g > 1 ? "1," : "") + std::to_string(g) + "," + std::to_string(2 * g) + "," + std::to_string(4 * g);
+}
+
 }  // namespace
 
 PredictOptions parse_predict_options(int argc, const char* const* argv, bool* help) {
@@ -44,7 +104,9 @@ PredictOptions parse_predict_options(int argc, const char* const* argv, bool* he
   described.add_options()("help,h", "")("probe", po::value<std::string>(), "")(
       "allreduce", po::value<std::vector<std::string>>(), "")("model", po::value<std::string>(), "")(
       "layers", po::value<std::string>(), "")("batch", po::value<std::string>(), "")(
-      "gpus", po::value<std::string>()->default_value("1,2,4"), "")(
+      "gpus", po::value<std::string>(), "")("cluster", po::value<std::string>(), "")(
+      "nodes", po::value<std::string>(), "")("gpus-per-node", po::value<std::string>(), "")(
+      "nics-per-node", po::value<std::string>(), "")("published", po::value<std::vector<std::string>>(), "")(
       "precision", po::value<std::string>()->default_value("fp32"), "")("link", po::value<std::string>(), "")(
       "link-bandwidth", po::value<double>(), "")("link-latency", po::value<double>(), "")(
       "check", po::value<std::string>(), "")("format", po::value<std::string>()->default_value("table"), "")(
@@ -61,6 +123,18 @@ PredictOptions parse_predict_options(int argc, const char* const* argv, bool* he
   PredictOptions options;
   *help = vm.count("help") > 0;
   if (*help) return options;
+  if (vm.count("published")) options.published_paths = vm["published"].as<std::vector<std::string>>();
+  const bool predicts = vm.count("model") || vm.count("layers") || vm.count("batch") || vm.count("check");
+  if (!options.published_paths.empty() && !predicts) {
+    // The model against published tables alone: nothing else is read.
+    for (const char* other : {"probe", "allreduce", "gpus", "cluster", "nodes", "gpus-per-node", "nics-per-node",
+                              "link", "link-bandwidth", "link-latency", "precision", "out"})
+      if (vm.count(other) && !vm[other].defaulted())
+        throw UsageError(std::string("predict: --") + other + " has no effect with --published alone (each table " +
+                         "states its cluster)");
+    options.format = parse_format(vm["format"].as<std::string>());
+    return options;
+  }
   if (!vm.count("probe")) throw UsageError("predict: --probe FILE.h5 is required (the output of mgpu_bench probe)");
   options.probe_path = vm["probe"].as<std::string>();
   if (vm.count("allreduce")) options.allreduce_paths = vm["allreduce"].as<std::vector<std::string>>();
@@ -80,7 +154,11 @@ PredictOptions parse_predict_options(int argc, const char* const* argv, bool* he
   } else if (options.check_path.empty()) {
     throw UsageError("predict: give --model or --layers with --batch, or --check RESULTS.h5");
   }
-  for (const long long n : positive_list("gpus", vm["gpus"].as<std::string>(), 1024)) options.gpus.push_back(int(n));
+  parse_cluster(vm, options);
+  const std::string gpus = vm.count("gpus")            ? vm["gpus"].as<std::string>()
+                           : options.gpus_per_node > 0 ? default_cluster_gpus(options)
+                                                       : "1,2,4";
+  for (const long long n : positive_list("gpus", gpus, 1024)) options.gpus.push_back(int(n));
   options.precision = vm["precision"].as<std::string>();
   if (options.precision != "fp32" && options.precision != "tf32" && options.precision != "bf16")
     throw UsageError("--precision '" + options.precision + "': expected fp32, tf32 or bf16");
@@ -102,6 +180,7 @@ PredictOptions parse_predict_options(int argc, const char* const* argv, bool* he
     link.source = "stated on the command line";
     options.link = link;
   }
+  check_cluster_gpus(options);
   options.format = parse_format(vm["format"].as<std::string>());
   options.out_dir = vm["out"].as<std::string>();
   return options;

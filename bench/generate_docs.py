@@ -23,6 +23,8 @@ import sys
 import tempfile
 import textwrap
 
+import cluster_docs
+
 # The headline grid (medium and large at global batch 8 to 4096 on 1 and N GPUs, the default command's method), one
 # archived file per machine, by its GPU count.
 GRIDS = {2: "bench/results/grid-h200x2/grid.h5", 4: "bench/results/grid-h200x4/grid.h5"}
@@ -337,6 +339,7 @@ BLOCKS = {"README.md": {"grid-answer": grid_answer, "compare-example": compare_e
           "docs/cli-analyze.md": {"help-mgpu_analyze": lambda root, context: help_text(ANALYZE),
                                   "help-trace": lambda root, context: help_text(ANALYZE, "trace")},
           "docs/verdict.md": {"verdict-example": verdict_example, "first-run": first_run}}
+BLOCKS["docs/cluster.md"] = cluster_docs.blocks(lambda: ANALYZE)  # bench/cluster_docs.py
 # A block's text may be empty (a new block): its end marker then follows the opening line at once.
 BLOCK = re.compile(r"(<!-- generated: (\S+) -->\n)((?:(?!<!-- generated: ).)*?\n)??(<!-- generated: end -->)", re.S)
 

@@ -17,7 +17,7 @@ import sys
 import h5py
 import numpy as np
 
-SCHEMA_VERSION = 12
+SCHEMA_VERSION = 13
 # mgpu_bench's model presets (src/model/mlp_spec.cpp): layer widths, input to output, and dropout.
 PRESETS = {"medium": ([847, 256, 128, 64, 3], 0.2), "large": ([4800, 1024, 1024, 512, 512, 256, 3], 0.3)}
 PRODUCER = "mgpu_bench"  # the format's name; `implementation` says which code measured (results_schema.hpp)

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "comm/run_conditions.hpp"
@@ -15,6 +16,7 @@
 #include "platform/sample_median.hpp"
 #include "probes/mpi_allreduce_engine.hpp"
 #include "probes/standalone_conditions.hpp"
+#include "probes/sweep_placement.hpp"
 #include "results/results_reader.hpp"
 #include "results/results_writer.hpp"
 #include "study/backend.hpp"
@@ -63,11 +65,25 @@ void check_output(const AllreduceOptions& options, const MpiContext& mpi) {
   agree_or_throw(mpi, output_error);
 }
 
-// The /allreduce group's record before any size is measured: conditions, settings and arrays of the right shapes.
+// Nodes and GPUs per node from the hosts, the adapters from NCCL's topology (none reported on the CPU fallback).
+void record_placement(results_schema::AllreduceSweep& sweep, const MpiContext& mpi, const BackendChoice& choice,
+                      const TopologyNics& nics) {
+  const SweepPlacement placement = placement_of(mpi.hosts);
+  sweep.nodes = placement.nodes;
+  sweep.gpus_per_node = placement.gpus_per_node;
+  sweep.nics_per_node = nics.count;
+  sweep.network =
+      choice.backend == Backend::cpu ? "MPI_Allreduce (CPU fallback): no network adapter reported" : nics.description;
+}
+
+// The /allreduce group's record before any size is measured: conditions, placement, settings and arrays of the
+// right shapes.
 results_schema::AllreduceSweep empty_sweep(const AllreduceOptions& options, const AllreduceEngine& engine,
-                                           const BackendChoice& choice, const MpiContext& mpi, std::size_t count) {
+                                           const BackendChoice& choice, const MpiContext& mpi, std::size_t count,
+                                           const TopologyNics& nics) {
   results_schema::AllreduceSweep sweep;
   sweep.conditions = describe_standalone_conditions(choice, mpi, options.command_line);
+  record_placement(sweep, mpi, choice, nics);
   sweep.conditions.started_utc = utc_timestamp_now();
   sweep.dtype = setting_name(options.dtype);
   sweep.timed_operation = engine.timed_operation();
@@ -163,10 +179,17 @@ void run_allreduce_benchmark(const AllreduceOptions& options, const MpiContext& 
   const std::vector<SweepSize> sizes = options.sizes();
   const std::size_t element_bytes = allreduce_dtype_bytes(options.dtype);
   const std::size_t max_elements = static_cast<std::size_t>(sizes.back().bytes) / element_bytes;
+  // Rank 0 on GPUs has NCCL dump its topology as the communicator starts: the node's adapters, as NCCL sees them.
+  std::optional<NcclTopologyDump> topology;
+  if (choice.backend == Backend::cuda && mpi.rank == 0) topology.emplace();
   const std::unique_ptr<AllreduceEngine> engine = make_engine(choice, mpi, options, max_elements);
-  results_schema::AllreduceSweep sweep = empty_sweep(options, *engine, choice, mpi, sizes.size());
+  if (topology) topology->release_variable();
+  results_schema::AllreduceSweep sweep =
+      empty_sweep(options, *engine, choice, mpi, sizes.size(), topology ? topology->nics() : TopologyNics{});
   if (mpi.rank == 0) {
     print_standalone_banner(stdout, "allreduce", sweep.conditions, options.output_path);
+    std::printf("# placement: %d node(s), at most %d rank(s) on one; network: %s\n", sweep.nodes, sweep.gpus_per_node,
+                sweep.network.empty() ? "not reported" : sweep.network.c_str());
     std::printf("# operation timed: %s\n# data check: %s\n", sweep.timed_operation.c_str(), sweep.data_check.c_str());
     print_header(stdout, options);
   }

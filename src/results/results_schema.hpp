@@ -18,7 +18,7 @@
 namespace mgpu::results_schema {
 
 // Bumped on every change to the format (names, types, shapes, meanings, additions); readers refuse newer files.
-inline constexpr std::int32_t kVersion = 12;
+inline constexpr std::int32_t kVersion = 13;
 // A name added after version 1 and the version that added it.
 struct AddedName {
   const char* name;
@@ -292,7 +292,8 @@ inline constexpr AttributeRoleEntry kConfigurationAttributeRoles[] = {
 // Attributes of the other groups (a configuration's progress, a probe) added after version 1, with the version that
 // added them; configuration attributes carry theirs in kConfigurationAttributeRoles.
 inline constexpr AddedName kAddedOtherAttributes[] = {
-    {"interrupted", 7}, {"interrupted_utc", 7}, {"step_labels", 8}, {"replica_check", 9}, {"stopped_early", 10},
+    {"interrupted", 7}, {"interrupted_utc", 7}, {"step_labels", 8},    {"replica_check", 9}, {"stopped_early", 10},
+    {"nodes", 13},      {"gpus_per_node", 13},  {"nics_per_node", 13}, {"network", 13},
 };
 
 // The schema version that added attribute `name` (1 for the original ones): a reader of an older file that lacks it
@@ -555,6 +556,13 @@ struct AllreduceSweep {
   std::int32_t iterations = 0;         // back-to-back all-reduces per timed run
   std::int32_t warmup_iterations = 0;  // untimed all-reduces before each timed run
   std::int32_t runs = 0;
+  // Where the ranks ran (v13; 0 in an older file: its hosts say): distinct hosts, the most ranks on one host, and the
+  // network adapters NCCL's topology of rank 0's node lists (0: not reported, as on the CPU fallback); `network`
+  // says where the count came from and names the adapters.
+  std::int32_t nodes = 0;
+  std::int32_t gpus_per_node = 0;
+  std::int32_t nics_per_node = 0;
+  std::string network;
   std::vector<std::string> size_labels;      // [sizes]: "" or e.g. "large gradient" (a --model gradient's exact size)
   ResultArray<std::int64_t> bytes;           // [sizes]
   ResultArray<std::int64_t> elements;        // [sizes]
@@ -575,6 +583,10 @@ void for_each_attribute_of_allreduce(Sweep& s, Visitor&& visit) {
   visit("iterations", s.iterations);
   visit("warmup_iterations", s.warmup_iterations);
   visit("runs", s.runs);
+  visit("nodes", s.nodes);
+  visit("gpus_per_node", s.gpus_per_node);
+  visit("nics_per_node", s.nics_per_node);
+  visit("network", s.network);
   visit("size_labels", s.size_labels);
 }
 

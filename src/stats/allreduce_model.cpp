@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdio>
 #include <map>
+#include <set>
 
 #include "platform/error.hpp"
 #include "platform/sample_median.hpp"
@@ -41,6 +42,8 @@ AllreduceCurve allreduce_curve(const results_schema::AllreduceSweep& sweep) {
     curve.bytes_ms.emplace_back(sweep.bytes.values.at(s), ms);
   }
   std::sort(curve.bytes_ms.begin(), curve.bytes_ms.end());
+  const std::set<std::string> hosts(sweep.conditions.hosts.begin(), sweep.conditions.hosts.end());
+  curve.nodes = sweep.nodes > 0 ? sweep.nodes : std::max<int>(1, int(hosts.size()));
   return curve;
 }
 
@@ -60,21 +63,31 @@ double interpolate_allreduce_ms(const AllreduceCurve& curve, long long bytes) {
 std::vector<std::string> link_names() { return {"ib100", "ib200", "ib400", "ib800"}; }
 
 Link named_link(const std::string& name) {
-  // Line rate in Gb/s of one NIC per GPU; 8 bits a byte.
-  static const std::map<std::string, int> line_rate_gbits = {
-      {"ib100", 100}, {"ib200", 200}, {"ib400", 400}, {"ib800", 800}};
-  const auto found = line_rate_gbits.find(name);
-  if (found == line_rate_gbits.end()) {
+  // Per NIC: its line rate (Gb/s), what NCCL reaches through it (GB/s a direction) and who states that. NVIDIA puts
+  // the peak at 12 and 24 GB/s for 100G and 200G NICs (nccl-tests #119) and at 46-49 GB/s for NDR 400G (#290, #319).
+  struct Rate {
+    int line_gbits;
+    double reached_gbs;
+    const char* stated_by;
+  };
+  static const std::map<std::string, Rate> rates = {
+      {"ib100", {100, 12.0, "stated by NVIDIA, nccl-tests #119"}},
+      {"ib200", {200, 24.0, "stated by NVIDIA, nccl-tests #119"}},
+      {"ib400", {400, 48.0, "stated by NVIDIA, nccl-tests #290 and #319"}},
+      {"ib800", {800, 96.0, "assumed: twice ib400's, no published figure"}}};
+  const auto found = rates.find(name);
+  if (found == rates.end()) {
     std::string known;
     for (const std::string& n : link_names()) known += (known.empty() ? "" : ", ") + n;
     throw UsageError("--link '" + name + "': unknown link (known: " + known + ")");
   }
   Link link;
   link.name = name;
-  link.bandwidth_gbs = found->second / 8.0;
+  link.bandwidth_gbs = found->second.reached_gbs;
   link.latency_us = 5.0;
-  link.source = "two nodes over " + std::to_string(found->second) +
-                " Gb/s InfiniBand, one NIC per GPU (stated line rate, 5 us per message assumed)";
+  link.source = "one " + std::to_string(found->second.line_gbits) +
+                " Gb/s InfiniBand NIC: " + shortest_double_text(link.bandwidth_gbs) + " GB/s (" +
+                found->second.stated_by + "), 5 us per message (assumed)";
   return link;
 }
 

@@ -12,13 +12,15 @@
 namespace mgpu::stats {
 
 // A measured all-reduce curve: per message size, the median over runs of the slowest rank's time of one all-reduce
-// timed alone (the sweep's op_ms).
+// timed alone (the sweep's op_ms), and the nodes its ranks ran on.
 struct AllreduceCurve {
   int ranks = 0;
   std::vector<std::pair<long long, double>> bytes_ms;  // ascending bytes
+  int nodes = 1;
 };
 
-// From a stored sweep (`mgpu_bench allreduce`); UsageError when it has no size or a non-positive time.
+// From a stored sweep (`mgpu_bench allreduce`); UsageError when it has no size or a non-positive time. Its nodes are
+// the sweep's `nodes`, or for a file that predates it the distinct hosts of its ranks.
 AllreduceCurve allreduce_curve(const results_schema::AllreduceSweep& sweep);
 
 // Time at `bytes`, power law (linear in log time against log size) between the two measured neighbours; below the
@@ -35,8 +37,9 @@ struct Link {
   std::string source;
 };
 
-// The named links (`--link`): ib100, ib200, ib400 (NDR) and ib800 (XDR): two nodes over InfiniBand, one NIC per GPU
-// at the stated line rate, 5 us per message (a stated figure, not a measurement). UsageError naming an unknown name.
+// The named links (`--link`): one InfiniBand NIC of 100, 200, 400 (NDR) or 800 Gb/s (XDR) at the bandwidth NVIDIA
+// states NCCL reaches through it (12, 24 and 48 GB/s; ib800 assumed twice ib400), 5 us per message (assumed). Without
+// a cluster shape one such NIC per GPU joins every GPU to the others. UsageError naming an unknown name.
 Link named_link(const std::string& name);
 std::vector<std::string> link_names();
 

@@ -233,17 +233,29 @@ double StepModel::allreduce_ms(long long bytes, int ranks, TermSource* source) c
   return kInStepAllreduceSlowdown * alone_allreduce_ms(bytes, ranks, source);
 }
 
+namespace {
+
+// A measured curve at `bytes`, and whether the size was measured, lies between measured sizes or outside them.
+double curve_ms(const AllreduceCurve& curve, long long bytes, TermSource* source) {
+  const bool inside = bytes >= curve.bytes_ms.front().first && bytes <= curve.bytes_ms.back().first;
+  *source = inside ? TermSource::interpolated : TermSource::extrapolated;
+  for (const auto& point : curve.bytes_ms)
+    if (point.first == bytes) *source = TermSource::measured;
+  return interpolate_allreduce_ms(curve, bytes);
+}
+
+}  // namespace
+
 double StepModel::alone_allreduce_ms(long long bytes, int ranks, TermSource* source) const {
   *source = TermSource::measured;
+  if (cluster_) {
+    if (const AllreduceCurve* measured = cluster_->measured_curve(ranks)) return curve_ms(*measured, bytes, source);
+    *source = TermSource::estimated;
+    return cluster_->estimate(bytes, ranks).ms(bytes);
+  }
   if (!link_overrides_curves_)
     for (const AllreduceCurve& curve : curves_)
-      if (curve.ranks == ranks) {
-        const bool inside = bytes >= curve.bytes_ms.front().first && bytes <= curve.bytes_ms.back().first;
-        *source = inside ? TermSource::interpolated : TermSource::extrapolated;
-        for (const auto& point : curve.bytes_ms)
-          if (point.first == bytes) *source = TermSource::measured;
-        return interpolate_allreduce_ms(curve, bytes);
-      }
+      if (curve.ranks == ranks) return curve_ms(curve, bytes, source);
   if (!link_)
     throw UsageError("no all-reduce sweep on " + std::to_string(ranks) +
                      " ranks and no link to model one: give --allreduce with a 2-rank sweep, --link or "

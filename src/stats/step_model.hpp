@@ -14,6 +14,7 @@
 #include "model/mlp_spec.hpp"
 #include "results/results_schema.hpp"
 #include "stats/allreduce_model.hpp"
+#include "stats/cluster_allreduce.hpp"
 
 namespace mgpu::stats {
 
@@ -115,6 +116,10 @@ class StepModel {
   double allreduce_ms(long long bytes, int ranks, TermSource* source) const;
   // The link used for rank counts without a curve, if any.
   const std::optional<Link>& link() const { return link_; }
+  // With a cluster (cluster_allreduce.hpp) the all-reduce of every GPU count is the sweep measured on its layout
+  // where there is one, else the cluster model's; the link and the curves of other layouts no longer answer.
+  void use_cluster(ClusterAllreduceModel cluster) { cluster_ = std::move(cluster); }
+  const std::optional<ClusterAllreduceModel>& cluster() const { return cluster_; }
   const ProbeRates& rates() const { return rates_; }
   // The preset whose step units the probe timed and whose widths `model` has ("" if none): its step is then composed
   // from them instead of from cuBLAS GEMMs and elementwise traffic.
@@ -127,6 +132,7 @@ class StepModel {
   std::vector<AllreduceCurve> curves_;
   std::optional<Link> link_;
   bool link_overrides_curves_ = false;
+  std::optional<ClusterAllreduceModel> cluster_;
 };
 
 }  // namespace mgpu::stats

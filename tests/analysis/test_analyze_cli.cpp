@@ -714,4 +714,77 @@ TEST_F(AnalyzeCli, PredictRefusesBadValuesByName) {
   EXPECT_FALSE(fs::exists(dir_ + "/never"));
 }
 
+// A cluster of nodes of 2: 2 GPUs in one node from the 2-rank sweep of one node (measured), 4 GPUs on 2 nodes from
+// the cluster model (estimated) with the node's inside from that sweep; the step's all-reduce 1.06 x the table's.
+TEST_F(AnalyzeCli, PredictOnAClusterShape) {
+  step_model_test::write_probe_and_sweep(dir_ + "/tools.h5");
+  const Outcome o =
+      run("predict --probe tools.h5 --allreduce tools.h5 --layers 16,8,3 --batch 16,32,64 --cluster 2x2 --link ib400 "
+          "--format json");
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  const nlohmann::json tables = nlohmann::json::parse(o.out).at("tables");
+  const nlohmann::json cluster = tables.at("cluster_allreduce").at("rows");
+  ASSERT_EQ(cluster.size(), 2u);  // 2 and 4 GPUs: the default 1, G, N x G
+  EXPECT_EQ(cluster[0].at("gpus"), 2);
+  EXPECT_EQ(cluster[0].at("layout"), "1 node x 2 GPUs");
+  EXPECT_EQ(cluster[0].at("source"), "measured: the sweep on this layout");
+  EXPECT_EQ(cluster[1].at("gpus"), 4);
+  EXPECT_EQ(cluster[1].at("layout"), "2 nodes x 2 GPUs, 2 NICs per node");
+  EXPECT_NE(cluster[1].at("source").get<std::string>().find("node measured: the sweep on 2 GPUs"), std::string::npos)
+      << cluster[1];
+  EXPECT_EQ(cluster[1].at("gradient_bytes"), 640);  // 160 fp32 parameters
+  for (const nlohmann::json& row : tables.at("prediction").at("rows")) {
+    if (row.at("gpus") == 4) {
+      EXPECT_EQ(row.at("allreduce_source"), "estimated");
+      EXPECT_NEAR(row.at("allreduce_ms").get<double>(), 1.06 * cluster[1].at("allreduce_ms").get<double>(), 1e-12);
+    }
+    if (row.at("gpus") == 2) EXPECT_NE(row.at("allreduce_source"), "estimated");
+  }
+  const std::string recommendation = nlohmann::json::parse(o.out).at("recommendation");
+  EXPECT_NE(recommendation.find("2 GPUs in one node"), std::string::npos) << recommendation;
+  EXPECT_NE(recommendation.find("4 GPUs on 2 nodes of 2 over ib400"), std::string::npos) << recommendation;
+  // --nodes and --gpus-per-node say the same; --nics-per-node is each node's.
+  const Outcome split =
+      run("predict --probe tools.h5 --allreduce tools.h5 --layers 16,8,3 --batch 16 --nodes 2 --gpus-per-node 2 "
+          "--nics-per-node 1 --link-bandwidth 10 --link-latency 2 --format json");
+  ASSERT_EQ(split.exit_code, 0) << split.err;
+  EXPECT_EQ(nlohmann::json::parse(split.out).at("tables").at("cluster_allreduce").at("rows")[1].at("layout"),
+            "2 nodes x 2 GPUs, 1 NIC per node");
+}
+
+TEST_F(AnalyzeCli, PredictRefusesBadClusterValuesByName) {
+  step_model_test::write_probe_and_sweep(dir_ + "/tools.h5");
+  const std::string base = "predict --probe tools.h5 --allreduce tools.h5 --layers 16,8,3 --batch 16 ";
+  expect_rejected(run(base + "--cluster 2x --link ib400"), {"--cluster '2x'"});
+  expect_rejected(run(base + "--cluster 0x8 --link ib400"), {"--cluster '0x8'"});
+  expect_rejected(run(base + "--cluster 2x2 --nodes 2 --link ib400"), {"--cluster", "--nodes"});
+  expect_rejected(run(base + "--nodes 2 --link ib400"), {"--nodes", "--gpus-per-node"});
+  expect_rejected(run(base + "--gpus-per-node x --link ib400"), {"--gpus-per-node 'x'"});
+  expect_rejected(run(base + "--gpus-per-node 2,4 --link ib400"), {"--gpus-per-node '2,4'"});
+  expect_rejected(run(base + "--cluster 2x2 --nics-per-node 0 --link ib400"), {"--nics-per-node", "'0'"});
+  expect_rejected(run(base + "--nics-per-node 2 --link ib400"), {"--nics-per-node", "cluster shape"});
+  expect_rejected(run(base + "--cluster 2x2"), {"--link"});
+  expect_rejected(run(base + "--gpus-per-node 2 --gpus 3 --link ib400"), {"--gpus 3", "nodes of 2"});
+  expect_rejected(run(base + "--cluster 2x2 --gpus 8 --link ib400"), {"--gpus 8", "2 x 2"});
+  expect_rejected(run(base + "--cluster 2x4 --link ib400"), {"4 GPUs of one node", "'GPU'", "--allreduce"});
+  expect_rejected(run("predict --published absent.json"), {"absent.json"});
+}
+
+// --published alone: the model against each table, nothing else read; options of the step model refused.
+TEST_F(AnalyzeCli, PredictAgainstAPublishedTable) {
+  std::ofstream(dir_ + "/table.json")
+      << R"({"name": "two rows", "url": "u", "hardware": "h", "software": "s", "gpu": "NVIDIA H100",
+            "nvls": true, "link": "ib400", "nodes": 2, "gpus_per_node": 8, "nics_per_node": 8, "used_to_fit": false,
+            "rows": [{"bytes": 8, "us": 24.7}, {"bytes": 134217728, "us": 748.3}]})";
+  const Outcome o = run("predict --published table.json --format json");
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  const nlohmann::json rows = nlohmann::json::parse(o.out).at("tables").at("published_two_rows").at("rows");
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_NEAR(rows[0].at("predicted_us").get<double>(), 24.7, 0.05);  // the tree's LL on 2 x 8: 6.3 + 18.4 us
+  EXPECT_EQ(rows[1].at("algorithm"), "ring");
+  const Outcome text = run("predict --published table.json");
+  EXPECT_NE(text.out.find("worst |error|"), std::string::npos) << text.out;
+  expect_rejected(run("predict --published table.json --gpus 2"), {"--gpus", "--published"});
+  expect_rejected(run("predict --published table.json --cluster 2x8"), {"--cluster", "--published"});
+}
 }  // namespace

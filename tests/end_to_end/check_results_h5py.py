@@ -19,7 +19,7 @@ import sys
 import h5py
 import numpy as np
 
-SUPPORTED_SCHEMA_VERSION = 12
+SUPPORTED_SCHEMA_VERSION = 13
 IMPLEMENTATIONS = ("mgpu_bench", "pytorch-ddp", "pytorch-graph")
 PHASES = ["forward", "backward", "allreduce", "exposed_comm", "optimizer", "step"]
 THROTTLE_FRACTION = 0.75  # docs/measurement.md: mean SM clock below 75% of the maximum
@@ -268,9 +268,10 @@ def expect_shape(where, group, name, shape, problems):
     return group[name][()]
 
 
-def check_allreduce(group, problems):
+def check_allreduce(group, problems, version):
     """/allreduce: shapes from runs, ranks and size_labels; algbw = bytes / max over ranks of time_ms (decimal GB/s),
-    busbw = algbw x 2(N-1)/N (docs/measurement.md); every element of the data check right. Returns a summary line."""
+    busbw = algbw x 2(N-1)/N (docs/measurement.md); every element of the data check right; from version 13 the nodes
+    (the distinct hosts) and GPUs per node (the most ranks on a host). Returns a summary line."""
     where = "/allreduce"
     try:
         runs, ranks = int(group.attrs["runs"]), int(group.attrs["ranks"])
@@ -291,6 +292,13 @@ def check_allreduce(group, problems):
         problems.append(f"{where}: busbw_gbps is not algbw x 2(N-1)/N")
     if data["wrong_elements"].sum() != 0 or passed != 1:
         problems.append(f"{where}: data check failed ({int(data['wrong_elements'].sum())} wrong elements)")
+    if version >= 13:
+        hosts = [str(h) for h in group.attrs["hosts"]]
+        nodes, per_node = int(group.attrs["nodes"]), int(group.attrs["gpus_per_node"])
+        if nodes != len(set(hosts)) or per_node != max(hosts.count(h) for h in hosts):
+            problems.append(f"{where}: nodes {nodes} and gpus_per_node {per_node} are not what the hosts {hosts} say")
+        if int(group.attrs["nics_per_node"]) < 0:
+            problems.append(f"{where}: nics_per_node {int(group.attrs['nics_per_node'])} is negative")
     labels = [str(label) for label in group.attrs["size_labels"]]
     gradients = "; ".join(f"{label} {int(b)} B: busbw {np.median(data['busbw_gbps'][:, i]):.1f} GB/s"
                           for i, (label, b) in enumerate(zip(labels, data["bytes"])) if label)
@@ -373,7 +381,8 @@ def main(argv):
                 line = check_configuration(name, group, sizes, flags, problems, int(version))
                 if line is not None:
                     print(line)
-            for name, check in (("allreduce", check_allreduce), ("probe", check_probe)):
+            for name, check in (("allreduce", lambda g, p: check_allreduce(g, p, int(version))),
+                                ("probe", check_probe)):
                 if name in results:
                     line = check(results[name], problems)
                     if line is not None:

@@ -18,7 +18,9 @@ import sys
 # What the generator reads besides the grid (the pages and the archive's tables and console texts).
 COPIED = ["README.md", "docs", "bench/results/cpu-first-run.txt", "bench/results/cpu-compare.txt",
           "bench/results/grid-h200x4/large_batch_table_1.md", "bench/results/grid-h200x4/large_batch_table_2.md",
-          "bench/results/grid-h200x4/large_batch_table_4.md"]
+          "bench/results/grid-h200x4/large_batch_table_4.md",
+          # docs/cluster.md's blocks (bench/cluster_docs.py): the probe and sweeps, the published tables.
+          "bench/results/h200x4-2026-11-28c", "bench/results/published-allreduce"]
 GRID = "bench/results/grid-h200x2/grid.h5"
 CELL = r"(?:\d\.\d{3} \[\d\.\d{3}, \d\.\d{3}\]|too few runs|too noisy)"
 

@@ -5,8 +5,9 @@
 # the other node through an rsh agent that enters that node; Slurm runs a controller and one slurmd per node. Checked:
 # through launch/run-hostfile.sh the CPU fallback on 1 and 2 ranks across the nodes (hosts in rank order, math and
 # replica checks on both ranks, the h5py check); the second node's processes killed in the middle of a job end it
-# (no hang) with its finished runs kept, and --resume completes it; launch/slurm/mgpu_bench.sbatch submitted with
-# `sbatch --nodes=2` through each of its launchers (mpirun, and srun --mpi=pmix where Slurm has it) completes with one
+# (no hang) with its finished runs kept, and --resume completes it; an all-reduce sweep across the nodes records 2
+# nodes of 1 rank, and predict --cluster 2x1 takes its 2-GPU all-reduce from that sweep; launch/slurm/mgpu_bench.sbatch
+# submitted with `sbatch --nodes=2` through each of its launchers (mpirun, and srun --mpi=pmix where Slurm has it) completes with one
 # rank on each node.
 # Usage: tests/end_to_end/two_node_cluster_test.sh BUILD_DIR   (exit 77 = skipped: not root, or no network namespaces)
 set -euo pipefail
@@ -101,6 +102,34 @@ EOF_PY
 # Rank 0's unique id (the NCCL id's path; the CPU fallback's own 128 bytes) reached node2 intact.
 grep -m 1 '^# unique id: 128-byte unique id from rank 0, identical on 2 ranks' "$tmp/sweep.txt" ||
   { echo "no checked unique id in the 2-rank banner:"; cat "$tmp/sweep.txt"; exit 1; }
+
+# The all-reduce sweep across the nodes records where it ran (2 nodes of 1 rank; the CPU fallback reports no NIC),
+# and predict on a cluster of 2 x 1 takes the 2-GPU all-reduce from that sweep, not from the model.
+on_node1 "timeout 120 '$root/launch/run-hostfile.sh' '$tmp/hostfile' -- allreduce --device cpu --max-bytes 1M \
+  --model medium --runs 2 --iters 5 --warmup 1 --output '$tmp/allreduce.h5'" >"$tmp/allreduce.txt" 2>&1
+"$python" "$root/tests/end_to_end/check_results_h5py.py" "$tmp/allreduce.h5"
+"$python" - "$tmp/allreduce.h5" <<'EOF_PY'
+import sys
+import h5py
+g = h5py.File(sys.argv[1], "r")["allreduce"].attrs
+placement = (int(g["nodes"]), int(g["gpus_per_node"]), int(g["nics_per_node"]))
+assert placement == (2, 1, 0), placement
+assert str(g["network"]).startswith("MPI_Allreduce (CPU fallback)"), g["network"]
+print("all-reduce sweep: %d nodes of %d rank, network: %s" % (placement[0], placement[1], g["network"]))
+EOF_PY
+"$build/mgpu_analyze" predict --probe "$root/bench/results/h200x4-2026-11-28c/probe.h5" --allreduce "$tmp/allreduce.h5" \
+  --model medium --batch 64 --cluster 2x1 --link ib400 --format json >"$tmp/predict.json"
+"$python" - "$tmp/predict.json" <<'EOF_PY'
+import json
+import sys
+tables = json.load(open(sys.argv[1]))["tables"]
+two = [r for r in tables["cluster_allreduce"]["rows"] if r["gpus"] == 2]
+assert len(two) == 1 and two[0]["layout"] == "2 nodes x 1 GPU, 1 NIC per node", two
+assert two[0]["source"] == "measured: the sweep on this layout", two[0]
+step = [r for r in tables["prediction"]["rows"] if r["gpus"] == 2]
+assert step and step[0]["allreduce_source"] != "estimated", step
+print("predict on 2 x 1: the 2-GPU all-reduce from the sweep,", two[0]["allreduce_ms"], "ms")
+EOF_PY
 
 # 2. The second node's processes killed during the 2-rank configuration's runs: the job ends within its bound and
 # keeps its finished runs; --resume completes it.

@@ -105,7 +105,11 @@ TEST(ResultsSchema, AddedNamesKeepTheVersionsThatAddedThem) {
                                               {"gemm_candidates_rejected", 10},
                                               {"stopped_early", 10},
                                               {"optimizer_sharding", 11},
-                                              {"overlap_update", 12}};
+                                              {"overlap_update", 12},
+                                              {"nodes", 13},
+                                              {"gpus_per_node", 13},
+                                              {"nics_per_node", 13},
+                                              {"network", 13}};
   EXPECT_EQ(added, history);
   for (const auto& [name, version] : history) EXPECT_EQ(results_schema::attribute_added_in(name), version) << name;
   EXPECT_EQ(results_schema::attribute_added_in("seed"), 1);

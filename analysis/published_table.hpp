@@ -1,0 +1,20 @@
+// Purpose: `mgpu_analyze predict --published TABLE.json`: a published multi-node all-reduce table read from its file
+// (bench/results/published-allreduce/ holds the project's) and the cluster all-reduce model held against it, as a
+// table of published and predicted times with the error per size.
+#pragma once
+
+#include <string>
+
+#include "stats/published_allreduce.hpp"
+#include "table.hpp"
+
+namespace mgpu::analysis {
+
+// The file's table; UsageError naming the file and the first missing or malformed member.
+stats::PublishedTable read_published_table(const std::string& path);
+
+// Per row: bytes, published and predicted us, error %, the candidate (algorithm, protocol); notes: the source, the
+// inputs (node, NIC) and the worst |error| over 1 to 128 MiB and below 1 MiB.
+Table published_table(const stats::PublishedTable& table, const stats::HeldTable& held);
+
+}  // namespace mgpu::analysis
