@@ -23,7 +23,9 @@ import sys
 import tempfile
 import textwrap
 
-import cluster_docs
+# The cluster page's generator sits beside this file, which check_docs.py loads by path (not from bench/).
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+import cluster_docs  # noqa: E402
 
 # The headline grid (medium and large at global batch 8 to 4096 on 1 and N GPUs, the default command's method), one
 # archived file per machine, by its GPU count.
