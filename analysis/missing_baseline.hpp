@@ -9,9 +9,11 @@
 
 namespace mgpu::analysis {
 
-// "mpirun -np 2 mgpu_bench --model large --batch 32 --gpus 1,2 --warmup 10 --steps 100 --runs 50": the model (or
-// --layers), the global batch, the device when it was the CPU, and every setting the scaling pairing keys on that
-// differs from mgpu_bench's defaults, so the 1-GPU configuration it writes pairs with this one.
+// "mpirun -np 2 mgpu_bench --model large --batch 32 --gpus 1,2 --warmup 10 --steps 100 --runs 50": the command that
+// reproduces the configuration (config/reproducing_command.hpp) on 1 and N GPUs: the model (or --layers), the global
+// batch, the device when it was the CPU, the step options that resolve to its settings and differ from the command
+// line's defaults, steps, runs and seed, so the 1-GPU configuration it writes pairs with this one. Says so where no
+// option gives one of its settings, or where other code measured it.
 std::string baseline_command(const stats::ConfigurationStats& configuration);
 
 // One line for the report: "'FILE' CONFIGURATION (N GPUs) has no 1-GPU baseline; measure one with: COMMAND".

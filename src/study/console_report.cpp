@@ -6,6 +6,7 @@
 #include <cmath>
 #include <string>
 
+#include "config/settings_table.hpp"
 #include "platform/build_info.hpp"
 #include "stats/verdict.hpp"
 
@@ -43,20 +44,10 @@ void print_banner(std::FILE* out, const BannerFacts& facts) {
   std::fprintf(out, "# device %s, ranks %d, global batch %d (%d per rank), warm-up %d, steps %d, runs %d, seed %llu\n",
                backend_name(facts.backend), facts.ranks, st.global_batch, st.global_batch / facts.ranks,
                st.warmup_steps, st.measured_steps, st.runs, static_cast<unsigned long long>(st.seed));
-  std::fprintf(out, "# step: graph %s, overlap %s", st.graph ? "on" : "off", st.overlap ? "on" : "off");
-  if (st.overlap) {
-    const bool deferred = st.overlap_order == WeightGradientOrder::deferred;
-    std::fprintf(out, " (%s: buckets of <= %g MB, %s <= 1 MB; Adam %s)", setting_name(st.overlap_order), st.bucket_mb,
-                 deferred ? "last" : "first",
-                 st.overlap_update == OverlapUpdate::after_last ? "after the last bucket" : "per bucket");
-  }
-  if (st.fused_optimizer) std::fprintf(out, ", fused optimizer on");
-  if (st.optimizer_sharding) std::fprintf(out, ", optimizer sharded over the ranks");
-  if (st.gemm_tuning == GemmTuning::step) std::fprintf(out, ", GEMMs tuned in the step");
-  if (st.gemm_tuning == GemmTuning::plan) std::fprintf(out, ", GEMMs from %s", st.gemm_plan.source.c_str());
-  std::fprintf(out, ", precision %s, timing %s", setting_name(st.precision), setting_name(st.timing));
-  if (st.grad_dtype != GradDtype::fp32) std::fprintf(out, ", all-reduce in %s", setting_name(st.grad_dtype));
-  if (st.accumulate_steps > 1) std::fprintf(out, ", reduce + update every %d steps", st.accumulate_steps);
+  // Every step option that applies, in the results file's words (config/settings_table.hpp).
+  const std::string step = step_settings_text(configuration, facts.backend == Backend::cuda);
+  std::fprintf(out, "# step: %s", step.c_str());
+  if (st.gemm_tuning == GemmTuning::plan) std::fprintf(out, " (GEMM plan from %s)", st.gemm_plan.source.c_str());
   std::fprintf(out, "\n");
   const LibraryVersions& v = facts.versions;
   std::fprintf(out, "# NCCL %s, CUDA runtime %s, driver %s, cuBLAS %s, MPI %s\n", v.nccl.c_str(),
