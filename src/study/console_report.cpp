@@ -8,6 +8,7 @@
 
 #include "config/settings_table.hpp"
 #include "platform/build_info.hpp"
+#include "stats/run_kinds.hpp"
 #include "stats/verdict.hpp"
 
 namespace mgpu {
@@ -105,25 +106,29 @@ struct Means {
   double phase_runs_step_ms = 0;  // the mean step of the phase runs, which their phases sum to
 };
 
+// The runs of each kind (stats/run_kinds.hpp) among rank 0's summaries.
+stats::RunKinds kinds_of(const std::vector<RunSummary>& runs) {
+  std::vector<bool> marked;
+  for (const RunSummary& run : runs) marked.push_back(run.phases_marked);
+  return stats::run_kinds(marked);
+}
+
 Means means_of(const std::vector<RunSummary>& runs) {
-  std::vector<const RunSummary*> unmarked, marked;
-  for (const RunSummary& run : runs) (run.phases_marked ? marked : unmarked).push_back(&run);
-  const bool split = !unmarked.empty() && !marked.empty();
-  std::vector<const RunSummary*> all;
-  for (const RunSummary& run : runs) all.push_back(&run);
-  const std::vector<const RunSummary*>& throughput_runs = split ? unmarked : all;
-  const std::vector<const RunSummary*>& phase_runs = split ? marked : all;
+  const stats::RunKinds kinds = kinds_of(runs);
+  const std::vector<int>& phase_runs = kinds.split() ? kinds.phases : kinds.throughput;
   Means means;
-  means.throughput_runs = throughput_runs.size();
-  means.phase_runs = split ? marked.size() : 0;
-  for (const RunSummary* run : throughput_runs) {
-    means.samples_per_second += run->samples_per_second / double(throughput_runs.size());
-    means.phase_ms[int(Phase::step)] += run->mean_step_ms / double(throughput_runs.size());
+  means.throughput_runs = kinds.throughput.size();
+  means.phase_runs = kinds.phases.size();
+  for (const int r : kinds.throughput) {
+    const RunSummary& run = runs[static_cast<std::size_t>(r)];
+    means.samples_per_second += run.samples_per_second / double(kinds.throughput.size());
+    means.phase_ms[int(Phase::step)] += run.mean_step_ms / double(kinds.throughput.size());
   }
-  for (const RunSummary* run : phase_runs) {
+  for (const int r : phase_runs) {
+    const RunSummary& run = runs[static_cast<std::size_t>(r)];
     for (int p = 0; p < kPhaseCount; ++p)
-      if (Phase(p) != Phase::step) means.phase_ms[p] += run->mean_ms[p] / double(phase_runs.size());
-    means.phase_runs_step_ms += run->mean_step_ms / double(phase_runs.size());
+      if (Phase(p) != Phase::step) means.phase_ms[p] += run.mean_ms[p] / double(phase_runs.size());
+    means.phase_runs_step_ms += run.mean_step_ms / double(phase_runs.size());
   }
   return means;
 }
@@ -167,10 +172,8 @@ void print_sweep_table(std::FILE* out, const std::vector<SweepTableRow>& rows) {
 void print_summary(std::FILE* out, const std::vector<RunSummary>& runs, const std::string& results_path) {
   if (runs.empty()) return;
   const Means means = means_of(runs);
-  // The throughput runs (see Means).
-  std::vector<const RunSummary*> counted;
-  for (const RunSummary& run : runs)
-    if (means.phase_runs == 0 || !run.phases_marked) counted.push_back(&run);
+  std::vector<const RunSummary*> counted;  // the throughput runs
+  for (const int r : kinds_of(runs).throughput) counted.push_back(&runs[static_cast<std::size_t>(r)]);
   const double n = static_cast<double>(counted.size());
   const double mean = means.samples_per_second;
   double low = counted.front()->samples_per_second, high = low, squares = 0, wall = 0;
