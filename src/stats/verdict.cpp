@@ -6,6 +6,7 @@
 
 #include "stats/answer.hpp"
 #include "stats/configuration_stats.hpp"
+#include "stats/ratio_judgement.hpp"
 #include "stats/statistics.hpp"
 
 namespace mgpu::stats {
@@ -29,17 +30,25 @@ std::string speedup_sentence(int gpus, const RatioInterval& speedup, int fewest_
     return head + " (no bounded interval: the 1-GPU throughput is too noisy): too noisy to tell";
   }
   const std::string interval = formatted(" [%.2f, %.2f]", speedup.low, speedup.high);
-  if (speedup.high < 1 - kMinimumEffect) return head + interval + ": " + adding + " slows this step down";
-  if (speedup.low > 1 + kMinimumEffect) return head + interval + ": " + adding + " speeds this step up";
-  if (speedup.low <= 1 && 1 <= speedup.high)
-    return head + interval + ": no significant difference from 1 GPU (the 95% interval contains 1)";
+  switch (judge_ratio(speedup)) {
+    case RatioJudgement::below:
+      return head + interval + ": " + adding + " slows this step down";
+    case RatioJudgement::above:
+      return head + interval + ": " + adding + " speeds this step up";
+    case RatioJudgement::contains_one:
+      return head + interval + ": no significant difference from 1 GPU (the 95% interval contains 1)";
+    case RatioJudgement::within_band:
+    case RatioJudgement::no_interval:  // has an interval here
+      break;
+  }
   return head + interval + ": no clear difference from 1 GPU (the 95% interval excludes 1, not the " +
          formatted("%.0f%%", 100 * kMinimumEffect) + " either side of it)";
 }
 
 std::string more_trials_note(const RatioInterval& speedup, int trials) {
-  if (!speedup.has_interval || trials < 2) return "";
-  if (speedup.high < 1 - kMinimumEffect || speedup.low > 1 + kMinimumEffect) return "";
+  const RatioJudgement judgement = judge_ratio(speedup);
+  if (judgement == RatioJudgement::no_interval || trials < 2) return "";
+  if (judgement == RatioJudgement::above || judgement == RatioJudgement::below) return "";
   // The half-width the interval needs: from the speedup to the near edge of the band 1 +- kMinimumEffect.
   const double needed = std::abs(speedup.ratio - 1) - kMinimumEffect;
   if (needed <= 0) return "; more trials would narrow the interval around a speedup within 2% of 1";

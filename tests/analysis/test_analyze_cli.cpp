@@ -550,7 +550,10 @@ TEST_F(AnalyzeCli, ImpossibleStepTimesAreRefusedNamingWhereTheyAre) {
 TEST_F(AnalyzeCli, CompareAFileWithItself) {
   const Outcome o = run("compare good.h5 good.h5 --alpha 0.01 --min-effect 0.05");
   ASSERT_EQ(o.exit_code, 0) << o.err;
-  EXPECT_NE(o.out.find("Welch's two-sided p < 0.01 and |after/before - 1| >= 5%"), std::string::npos) << o.out;
+  // The answer's interval rule at the level and band asked for.
+  EXPECT_NE(o.out.find("when the ratio's 99% interval lies wholly above 1 + 5% / below 1 - 5%"), std::string::npos)
+      << o.out;
+  EXPECT_NE(o.out.find("after/before [99%]"), std::string::npos) << o.out;
   // On the terminal the verdict is a column of its own, last, after Welch's p.
   EXPECT_NE(o.out.find("  verdict\n"), std::string::npos) << o.out;
   EXPECT_NE(o.out.find("  SAME\n"), std::string::npos) << o.out;
