@@ -3,6 +3,7 @@
 
 #include <boost/program_options.hpp>
 #include <initializer_list>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -57,6 +58,14 @@ inline int checked_int(const boost::program_options::variables_map& vm, const ch
 inline UsageError bad_choice(const std::string& option, const std::string& text,
                              const std::vector<const char*>& names) {
   return UsageError("--" + option + " '" + text + "': choose " + choice_list(names));
+}
+
+// The value of a named type (config/setting_values.hpp) the command line offers as `text`; otherwise throws
+// bad_choice's UsageError listing the names it offers.
+template <typename Value>
+Value parse_named(const std::string& option, const std::string& text) {
+  if (const std::optional<Value> value = find_setting_value<Value>(text, true)) return *value;
+  throw bad_choice(option, text, command_line_names<Value>());
 }
 
 // The value whose name is `text`; otherwise throws bad_choice's UsageError.

@@ -28,13 +28,11 @@ std::string step_option_help(const Row& row) {
   if constexpr (!kNamedSetting<Request>) {
     return row.help;
   } else {
-    std::string names, described;
-    for (const NamedValue<Request>& value : named_values(Request{})) {
-      if (!value.on_command_line) continue;
-      names += (names.empty() ? "" : " | ") + std::string(value.name);
-      described += (described.empty() ? "" : " | ") + std::string(value.name) + ": " + value.help;
-    }
-    return *named_values(Request{})[0].help == '\0' ? names + ": " + row.help
+    std::string described;
+    for (const NamedValue<Request>& value : named_values(Request{}))
+      if (value.on_command_line)
+        described += (described.empty() ? "" : " | ") + std::string(value.name) + ": " + value.help;
+    return *named_values(Request{})[0].help == '\0' ? command_line_value_list<Request>() + ": " + row.help
                                                     : std::string(row.help) + "; " + described;
   }
 }
@@ -140,9 +138,7 @@ auto parse_step_option(const Row& row, const po::variables_map& vm) {
   using Request = std::decay_t<decltype(StepRequest{}.*row.request)>;
   const std::string option = row.option;
   if constexpr (kNamedSetting<Request>) {
-    const std::string text = vm[option].as<std::string>();
-    if (const std::optional<Request> value = find_setting_value<Request>(text, true)) return *value;
-    throw option_parsing::bad_choice(option, text, command_line_names<Request>());
+    return option_parsing::parse_named<Request>(option, vm[option].as<std::string>());
   } else if constexpr (std::is_integral_v<Request>) {
     return static_cast<Request>(option_parsing::checked_int(vm, row.option, static_cast<long long>(row.bounds.minimum),
                                                             static_cast<long long>(row.bounds.maximum)));

@@ -55,6 +55,14 @@ std::vector<const char*> command_line_names() {
   return names;
 }
 
+// "auto | on | off": the names the command line offers, as --help lists them.
+template <typename Value>
+std::string command_line_value_list() {
+  std::string list;
+  for (const char* name : command_line_names<Value>()) list += (list.empty() ? "" : " | ") + std::string(name);
+  return list;
+}
+
 // "a, b or c": a list of names as a message gives them.
 inline std::string choice_list(const std::vector<const char*>& names) {
   std::string choices;
