@@ -194,7 +194,7 @@ Table runs_table(const std::vector<stats::ConfigurationStats>& configurations) {
   for (const stats::ConfigurationStats& s : configurations)
     for (std::size_t run = 0; run < s.run_throughput.size(); ++run) {
       std::vector<Value> row = identity_values(s);
-      row.push_back(integer(static_cast<long long>(run)));
+      row.push_back(integer(s.throughput_run_index[run]));  // the run's index in the file
       row.push_back(number(s.run_throughput[run]));
       row.push_back(number(s.run_modified_z[run]));
       row.push_back(text(s.run_kept[run] ? "yes" : "no"));
