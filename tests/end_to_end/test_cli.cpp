@@ -486,6 +486,22 @@ TEST_F(Cli, ReplicasThatDifferEndTheJobAndKeepTheRuns) {
       << c.progress.replica_check;
 }
 
+// The stopping rule is asked between runs only: a configuration whose last run is the first at which --max-time would
+// stop it (5 runs timed with events: an interval from its fifth) completes them all, with no reason to stop.
+TEST_F(Cli, TheLastRunEndsAConfigurationWithoutAStop) {
+  const std::string out = dir_ + "/last_run.h5";
+  const Outcome outcome =
+      run("--device cpu --model medium --batch 16 --gpus 1 --warmup 1 --steps 2 --runs 5 --timing events "
+          "--max-time 1e-9 --output '" +
+          out + "'");
+  ASSERT_EQ(outcome.exit_code, 0) << outcome.err;
+  EXPECT_EQ(outcome.out.find("# stopped after"), std::string::npos) << outcome.out;
+  const mgpu::ConfigurationResults c = only_configuration(out);
+  EXPECT_EQ(c.runs(), 5);
+  EXPECT_EQ(c.progress.complete, 1);
+  EXPECT_EQ(c.progress.stopped_early, "");
+}
+
 // --max-time: a configuration whose runs have taken longer stops as soon as it has an interval (5 throughput runs and,
 // interleaved, a marked one: runs 0-5), says so on the console and in stopped_early, and is complete.
 TEST_F(Cli, MaxTimeEndsAConfigurationOnceItHasAnInterval) {
