@@ -310,9 +310,13 @@ inline AttributeRole configuration_attribute_role(std::string_view name) {
                          "' has no row (config/settings_table.hpp, results_schema.hpp)");
 }
 
-// The format's version: every version so far added names, so it is the newest version any row names. Bumped by the
-// row of a new name (a setting's in config/settings_table.hpp, a dataset's or an attribute's here); readers refuse
-// newer files.
+// The version of the newest change to the format that added no name (a type, a shape, a storage, a meaning): such a
+// change bumps it; up to version 12 every change added a name.
+inline constexpr std::int32_t kNewestChangeWithoutAName = 1;
+
+// The format's version, which readers check first and refuse when newer: the newest version any row names (a new
+// setting's row in config/settings_table.hpp, a dataset's or another attribute's here, bumps it) or
+// kNewestChangeWithoutAName.
 template <typename Rows, typename Version>
 constexpr std::int32_t newest_version(const Rows& rows, Version version_of) {
   return std::apply([&](const auto&... row) { return std::max({std::int32_t(1), version_of(row)...}); }, rows);
@@ -327,7 +331,7 @@ inline constexpr std::int32_t kVersion =
     std::max({newest_version(kSettingsTable, [](const auto& row) { return row.facts.since_version; }),
               newest_version(kAttributesBeforeSettings, [](const auto& row) { return row.since_version; }),
               newest_version(kAttributesAfterSettings, [](const auto& row) { return row.since_version; }),
-              newest_version(kAddedDatasets), newest_version(kAddedOtherAttributes)});
+              newest_version(kAddedDatasets), newest_version(kAddedOtherAttributes), kNewestChangeWithoutAName});
 
 struct RootMetadata {
   std::int32_t schema_version = kVersion;
