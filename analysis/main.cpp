@@ -86,9 +86,11 @@ const char kHelp[] =
     "                        without it the report notes the mgpu_bench command that measures the baseline, exit 0\n"
     "compare: configurations of BEFORE and AFTER paired by model, widths, batch, GPUs, NCCL settings and every other\n"
     "  setting (not hosts or library versions); for each, the after/before throughput ratio with Fieller's 95%\n"
-    "  interval, Welch's p and a verdict SAME, FASTER or SLOWER; configurations found on one side only are listed.\n"
-    "  --alpha A             significance level of Welch's two-sided test (default 0.05)\n"
-    "  --min-effect E        smallest relative change that counts as FASTER or SLOWER (default 0.02 = 2%)\n"
+    "  interval, Welch's p and the verdict of the answer's interval rule: FASTER or SLOWER where the interval lies\n"
+    "  wholly beyond 1 +- E, SAME where it contains 1, UNCLEAR where it excludes 1 but not the band; configurations\n"
+    "  found on one side only are listed.\n"
+    "  --alpha A             the interval's level is 1 - A (default 0.05: 95%, the answer's)\n"
+    "  --min-effect E        the band E either side of 1 (default 0.02 = 2%, the answer's)\n"
     "  --ignore-nccl-settings  pair configurations that differ only in NCCL algorithm/protocol\n"
     "  --format F            as for report\n"
     "predict: a model of one training step from measured rates (docs/model.md): GEMMs from the probe at their\n"
@@ -240,8 +242,8 @@ int run_compare(const std::string& before_path, const std::string& after_path, c
   const std::vector<stats::ConfigurationStats> after = analyse(after_files, analysis);
   const stats::Comparison comparison = stats::compare_results(before, after, options);
   const std::vector<Table> tables = {comparison_table(comparison, options)};
-  const nlohmann::json settings = {{"confidence", stats::kConfidence},
-                                   {"alpha", options.alpha},
+  const nlohmann::json settings = {{"confidence", options.confidence},
+                                   {"alpha", 1 - options.confidence},
                                    {"min_effect", options.min_effect},
                                    {"match_nccl_settings", options.match_nccl_settings},
                                    {"outlier_threshold", analysis.outlier_threshold},
@@ -345,7 +347,8 @@ int run(int argc, char** argv) {
   if (files.size() != 2)
     throw UsageError("compare: expected two files, BEFORE.h5 AFTER.h5; got " + std::to_string(files.size()));
   stats::CompareOptions options;
-  options.alpha = option_in_range(vm, "alpha", 0, true, 1);
+  // Left at its default, the answer's own 95% (1 - 0.05 is not that double to the last bit).
+  if (!vm["alpha"].defaulted()) options.confidence = 1 - option_in_range(vm, "alpha", 0, true, 1);
   options.min_effect = option_in_range(vm, "min-effect", 0, false, 1);
   options.match_nccl_settings = !vm["ignore-nccl-settings"].as<bool>();
   return run_compare(files[0], files[1], options, format);

@@ -1,32 +1,23 @@
 // Purpose: baseline_command and missing_baseline_note (missing_baseline.hpp).
 #include "missing_baseline.hpp"
 
+#include "config/reproducing_command.hpp"
+
 namespace mgpu::analysis {
 
 std::string baseline_command(const stats::ConfigurationStats& s) {
   const ConfigurationMetadata& m = s.results->metadata;
-  const std::string ranks = std::to_string(m.ranks());
-  std::string command = "mpirun -np " + ranks + " mgpu_bench";
-  if (m.training().model.name == "medium" || m.training().model.name == "large") {
-    command += " --model " + m.training().model.name;
-  } else {
-    command += " --layers ";
-    for (std::size_t i = 0; i < m.training().model.widths.size(); ++i)
-      command += (i > 0 ? "," : "") + std::to_string(m.training().model.widths[i]);
+  const bool cuda = m.device != "cpu";
+  const ReproducingCommand command = reproducing_command(one_gpu_baseline(m.configuration, cuda), {"1", cuda});
+  std::string text = "mpirun -np 1 mgpu_bench" + command.arguments;
+  if (m.implementation != results_schema::kImplementation)
+    text += " (measured by " + m.implementation + ": its baseline must come from the same code to pair)";
+  if (!command.unreproduced.empty()) {
+    std::string names;
+    for (const std::string& name : command.unreproduced) names += (names.empty() ? "" : ", ") + name;
+    text += " (no option gives this configuration's " + names + ")";
   }
-  command += " --batch " + std::to_string(m.global_batch()) + " --gpus 1," + ranks;
-  if (m.device == "cpu") command += " --device cpu";
-  if (m.training().precision != Precision::fp32)
-    command += std::string(" --precision ") + setting_name(m.training().precision);
-  if (m.training().timing != TimingMode::events)
-    command += std::string(" --timing ") + setting_name(m.training().timing);
-  if (m.training().accumulate_steps != 1) command += " --accumulate " + std::to_string(m.training().accumulate_steps);
-  // Warm-up and measured steps are part of the pairing; the run count is not, but the same count makes the two
-  // intervals comparable.
-  command += " --warmup " + std::to_string(m.training().warmup_steps) + " --steps " +
-             std::to_string(m.training().measured_steps) + " --runs " + std::to_string(m.configuration.runs_requested);
-  if (m.training().seed != 1) command += " --seed " + std::to_string(m.training().seed);
-  return command;
+  return text;
 }
 
 std::string missing_baseline_note(const stats::ConfigurationStats& s) {

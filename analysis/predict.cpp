@@ -19,11 +19,6 @@
 namespace mgpu::analysis {
 namespace {
 
-// The settings a configuration of a results file ran with, in the model's terms.
-stats::StepSettings settings_of(const ConfigurationMetadata& m) {
-  return stats::step_settings_of(m.training(), m.ranks());
-}
-
 Table prediction_table(const std::vector<PredictedConfiguration>& grid) {
   Table table{"prediction", "Predicted step (ms) per GPU count and global batch", {}, {}, {}, true};
   table.columns = {{"gpus", "GPUs"},
@@ -80,8 +75,8 @@ Table cluster_table(const stats::StepModel& model, const MlpSpec& mlp, const Pre
                    text_column("source", "from")};
   for (const int n : options.gpus) {
     if (n == 1) continue;
-    const long long bytes = (long long)mlp.parameter_count() *
-                            stats::default_step_settings(n, n, options.precision).gradient_bytes_per_element;
+    const GradDtype grad_dtype = stats::default_gpu_configuration(mlp, n, n, options.precision).training.grad_dtype;
+    const long long bytes = (long long)mlp.parameter_count() * stats::gradient_bytes_per_element(grad_dtype);
     const std::string layout = stats::shape_text(cluster.layout(n));
     if (const stats::AllreduceCurve* curve = cluster.measured_curve(n)) {
       table.add_row({std::int64_t(n), layout, std::int64_t(bytes), stats::interpolate_allreduce_ms(*curve, bytes),
@@ -132,7 +127,7 @@ Table check_table(const CheckSummary& summary) {
   return table;
 }
 
-stats::StepModel build_step_model(const PredictOptions& options, const std::string& precision) {
+stats::StepModel build_step_model(const PredictOptions& options, Precision precision) {
   std::vector<stats::AllreduceCurve> curves;
   for (const std::string& path : options.allreduce_paths)
     curves.push_back(stats::allreduce_curve(read_allreduce_sweep(path)));
@@ -149,27 +144,27 @@ stats::StepModel build_step_model(const PredictOptions& options, const std::stri
 
 std::vector<PredictedConfiguration> predict_grid(const stats::StepModel& model, const MlpSpec& mlp,
                                                  const std::vector<long long>& batches, const std::vector<int>& gpus,
-                                                 const std::string& precision) {
+                                                 Precision precision) {
   std::vector<PredictedConfiguration> grid;
   for (const int n : gpus)
     for (const long long batch : batches) {
-      const stats::StepPrediction one = model.predict(mlp, stats::default_step_settings(1, batch, precision));
+      const stats::StepPrediction one = model.predict(stats::default_gpu_configuration(mlp, 1, batch, precision));
       PredictedConfiguration p;
       p.gpus = n;
       p.global_batch = batch;
-      p.step = model.predict(mlp, stats::default_step_settings(n, batch, precision));
+      p.step = model.predict(stats::default_gpu_configuration(mlp, n, batch, precision));
       p.throughput = batch / (p.step.step_ms * 1e-3);
       p.speedup = one.step_ms / p.step.step_ms;
       if (n > 1 && batch % n == 0)
-        p.ceiling = one.step_ms / model.predict(mlp, stats::default_step_settings(1, batch / n, precision)).step_ms;
+        p.ceiling = one.step_ms / model.predict(stats::default_gpu_configuration(mlp, 1, batch / n, precision)).step_ms;
       grid.push_back(p);
     }
   return grid;
 }
 
 CheckSummary check_predictions(const PredictOptions& options, const ResultsFile& results) {
-  std::map<std::string, stats::StepModel> models;  // one per precision in the file
-  const auto model_for = [&](const std::string& precision) -> const stats::StepModel& {
+  std::map<Precision, stats::StepModel> models;  // one per precision in the file
+  const auto model_for = [&](Precision precision) -> const stats::StepModel& {
     auto found = models.find(precision);
     if (found == models.end()) found = models.emplace(precision, build_step_model(options, precision)).first;
     return found->second;
@@ -190,9 +185,7 @@ CheckSummary check_predictions(const PredictOptions& options, const ResultsFile&
       continue;
     }
     measured.push_back(stats::compute_configuration_stats(c, results.path, stats::AnalysisOptions{}));
-    const MlpSpec mlp = custom_model(c.metadata.training().model.widths, c.metadata.training().model.dropout);
-    predicted_ms[&c] =
-        model_for(setting_name(c.metadata.training().precision)).predict(mlp, settings_of(c.metadata)).step_ms;
+    predicted_ms[&c] = model_for(m.training().precision).predict(m.configuration).step_ms;
   }
   if (measured.empty())
     throw UsageError("--check '" + results.path + "': no mgpu_bench CUDA configuration with a completed run");
@@ -293,9 +286,12 @@ int run_predict(const PredictOptions& options) {
     tables.push_back(check_table(summary));  // last: the validation table is what a check reads first
   }
   if (options.format == Format::json) {
-    nlohmann::json json = {{"tool", "mgpu_analyze predict"},  {"version", project_version()},
-                           {"probe", options.probe_path},     {"allreduce", options.allreduce_paths},
-                           {"precision", options.precision},  {"recommendation", recommendation},
+    nlohmann::json json = {{"tool", "mgpu_analyze predict"},
+                           {"version", project_version()},
+                           {"probe", options.probe_path},
+                           {"allreduce", options.allreduce_paths},
+                           {"precision", setting_name(options.precision)},
+                           {"recommendation", recommendation},
                            {"tables", tables_to_json(tables)}};
     std::fputs((json.dump(2) + "\n").c_str(), stdout);
   } else {

@@ -20,7 +20,7 @@ struct PredictOptions {
   std::vector<int> layer_widths;   // --layers
   std::vector<long long> batches;  // global batches
   std::vector<int> gpus;
-  std::string precision = "fp32";
+  Precision precision = Precision::fp32;
   std::optional<stats::Link> link;  // --link or --link-bandwidth/--link-latency: used for every rank count above 1,
                                     // or with a cluster shape per NIC between its nodes
   // A cluster shape (docs/cluster.md): GPUs per node (0: none, the flat link model), its nodes (0: as many as each GPU
@@ -33,7 +33,7 @@ struct PredictOptions {
 };
 
 // The model the options describe: the probe at their precision, the sweeps, the link.
-stats::StepModel build_step_model(const PredictOptions& options, const std::string& precision);
+stats::StepModel build_step_model(const PredictOptions& options, Precision precision);
 
 // One predicted configuration.
 struct PredictedConfiguration {
@@ -48,7 +48,7 @@ struct PredictedConfiguration {
 };
 std::vector<PredictedConfiguration> predict_grid(const stats::StepModel& model, const MlpSpec& mlp,
                                                  const std::vector<long long>& batches, const std::vector<int>& gpus,
-                                                 const std::string& precision);
+                                                 Precision precision);
 
 // One configuration of a results file against its prediction (its timings are not used to predict).
 struct CheckedConfiguration {

@@ -3,8 +3,10 @@
 
 #include <boost/program_options.hpp>
 #include <cmath>
+#include <optional>
 #include <sstream>
 
+#include "config/step_settings.hpp"
 #include "model/mlp_spec.hpp"
 #include "platform/error.hpp"
 #include "platform/exact_options.hpp"
@@ -159,9 +161,11 @@ PredictOptions parse_predict_options(int argc, const char* const* argv, bool* he
                            : options.gpus_per_node > 0 ? default_cluster_gpus(options)
                                                        : "1,2,4";
   for (const long long n : positive_list("gpus", gpus, 1024)) options.gpus.push_back(int(n));
-  options.precision = vm["precision"].as<std::string>();
-  if (options.precision != "fp32" && options.precision != "tf32" && options.precision != "bf16")
-    throw UsageError("--precision '" + options.precision + "': expected fp32, tf32 or bf16");
+  const std::string precision = vm["precision"].as<std::string>();
+  const std::optional<Precision> named = find_setting_value<Precision>(precision);
+  if (!named)
+    throw UsageError("--precision '" + precision + "': expected " + choice_list(command_line_names<Precision>()));
+  options.precision = *named;
   if (vm.count("link")) {
     if (vm.count("link-bandwidth") || vm.count("link-latency"))
       throw UsageError("predict: give --link NAME or --link-bandwidth and --link-latency, not both");

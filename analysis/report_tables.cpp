@@ -204,7 +204,7 @@ Table runs_table(const std::vector<stats::ConfigurationStats>& configurations) {
   for (const stats::ConfigurationStats& s : configurations)
     for (std::size_t run = 0; run < s.run_throughput.size(); ++run) {
       std::vector<Value> row = identity_values(s);
-      row.push_back(integer(static_cast<long long>(run)));
+      row.push_back(integer(s.throughput_run_index[run]));  // the run's index in the file
       row.push_back(number(s.run_throughput[run]));
       row.push_back(number(s.run_modified_z[run]));
       row.push_back(text(s.run_kept[run] ? "yes" : "no"));
@@ -413,6 +413,17 @@ Table per_trial_table(const stats::Answer& answer, bool on_screen) {
   return table;
 }
 
+namespace {
+
+// "95%" for 0.95.
+std::string percent_text(double fraction) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%g%%", 100 * fraction);
+  return text;
+}
+
+}  // namespace
+
 Table comparison_table(const stats::Comparison& comparison, const stats::CompareOptions& options) {
   Table table;
   table.key = "comparison";
@@ -429,7 +440,7 @@ Table comparison_table(const stats::Comparison& comparison, const stats::Compare
   }
   add_mean_with_interval(table.columns, "before_samples_per_s", "before samples/s");
   add_mean_with_interval(table.columns, "after_samples_per_s", "after samples/s");
-  add_ratio_with_interval(table.columns, "ratio", "after/before [95%]");
+  add_ratio_with_interval(table.columns, "ratio", "after/before [" + percent_text(options.confidence) + "]");
   table.columns.push_back({"change_percent", "change %", 2});
   add_welch(table.columns);
   table.columns.push_back(text_column("verdict", "verdict"));
@@ -453,15 +464,17 @@ Table comparison_table(const stats::Comparison& comparison, const stats::Compare
   }
   char rule[300];
   std::snprintf(rule, sizeof rule,
-                "verdict: FASTER / SLOWER when Welch's two-sided p < %g and |after/before - 1| >= %g%%, SAME "
-                "otherwise, n/a without a test (fewer than 2 kept runs or no variance).",
-                options.alpha, 100 * options.min_effect);
+                "verdict (the answer's interval rule): FASTER / SLOWER when the ratio's %s interval lies wholly above "
+                "1 + %g%% / below 1 - %g%%, SAME when it contains 1, UNCLEAR when it excludes 1 but not the band, n/a "
+                "without an interval; Welch's test is reported, not judged by.",
+                percent_text(options.confidence).c_str(), 100 * options.min_effect, 100 * options.min_effect);
   table.notes.push_back(rule);
   table.notes.push_back(options.match_nccl_settings
                             ? "paired by model, widths, batch, GPUs, NCCL algorithm/protocol and every other setting"
                             : "paired by model, widths, batch, GPUs and every other setting except the NCCL "
                               "algorithm/protocol (--ignore-nccl-settings)");
-  table.notes.push_back(std::string("ratio interval: ") + stats::kRatioIntervalMethod + ", 95%.");
+  table.notes.push_back(std::string("ratio interval: ") + stats::kRatioIntervalMethod + ", " +
+                        percent_text(options.confidence) + ".");
   if (trials)
     table.notes.push_back(
         "trials before / after: where both sides hold two or more trials of a configuration, samples/s is the mean of "

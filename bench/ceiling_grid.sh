@@ -12,21 +12,13 @@
 # options, e.g. "--overlap off"), DEVICE=cpu (a dry run on the CPU fallback: no peer).
 set -uo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-bin="$(cd "${BIN_DIR:-$root/build}" && pwd)"
 out="${OUT:-/tmp/mgpu_ceiling}"
 grid="${GRID:-large:1024,2048,4096 medium:2048,4096}"
 passes="${PASSES:-2}"
-runs="${RUNS:-10}"
-device="${DEVICE:-auto}"
-read -r -a extra <<<"${EXTRA:-}"
-mkdir -p "$out"
-log="$out/ceiling_grid.log"
-: >"$log"
-# NCCL_NVLS_ENABLE=0, MGPU_PROGRESS=plain, the mpirun array and note().
+# NCCL_NVLS_ENABLE=0, MGPU_PROGRESS=plain, the mpirun array and note(); then bin, runs, device, extra, python, the
+# log and the GPU count.
 source "$root/bench/common.sh"
-python=$(command -v python3)
-if [[ "$device" == cpu ]]; then gpus="${GPUS:-2}"; else gpus="${GPUS:-$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')}"; fi
-((gpus >= 2)) || { echo "ceiling_grid: needs 2 GPUs or more (GPUS=$gpus)" >&2; exit 2; }
+start_pass_study ceiling_grid
 counts=(1)
 for n in 2 4 8; do ((n <= gpus)) && counts+=("$n"); done
 peer="${PEER:-1}"

@@ -108,7 +108,7 @@ if [[ "${NCU:-1}" == 1 ]] && command -v ncu >/dev/null; then
 fi
 
 note "## done in $((SECONDS - started)) s"
-"$python" "$root/bench/large_batch_table.py" "$results" >"$out/large_batch_table.md" 2>>"$log" || status=1
+"$python" "$root/bench/large_batch_table.py" --analyze "$bin/mgpu_analyze" "$results" >"$out/large_batch_table.md" 2>>"$log" || status=1
 tar -C "$out" -czf "$out/large_batch_results.tar.gz" results && rm -rf "$results"
 echo; grep -h -e "^## " -e "FAILED" -e "PASSED\|FAILED TEST\|tests ran" "$log" | tail -n 40
 echo; cat "$out/large_batch_table.md"

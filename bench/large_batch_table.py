@@ -3,9 +3,10 @@
 step against the strongest PyTorch step (the fastest of the graph-captured peers; eager DDP beside it), the sum of our
 GEMMs' times alone (from each configuration's gemm_choices), TFLOP/s (6 x dense weights x batch / step) and whether
 each target holds; then Nsight Compute's per-kernel table of our own kernels (DRAM bytes, time, fraction of the
-measured copy bandwidth). Reads with h5py alone; statistics as bench/performance_table.py (docs/statistics.md).
+measured copy bandwidth). The statistics (kept runs, mean steps, the answer's speedups) are mgpu_analyze's, as
+bench/performance_table.py reads them (report --format json); h5py reads the attributes and the probe.
 
-Usage: python3 bench/large_batch_table.py RESULTS_DIR > table.md
+Usage: python3 bench/large_batch_table.py [--analyze MGPU_ANALYZE] RESULTS_DIR > table.md
 RESULTS_DIR holds ours.h5 (one mgpu_bench sweep), optionally ours_1gpu.h5 (batch 4096 on one GPU, for the speedup of
 a run on several), ours_base.h5 (the same sweep by an earlier build), ab_new_<round>.h5 and ab_base_<round>.h5,
 peer_graph.h5, peer_graph_dp.h5, peer_ddp.h5, probe.h5 and ncu_<model>_b<batch>.csv; a missing file leaves its cells
@@ -20,13 +21,13 @@ import sys
 import h5py
 import numpy as np
 
-import performance_table as pt  # bench/: Measured (kept runs, means), dense_weights, the model presets
+import performance_table as pt  # bench/: Measured (the analyzer's statistics), speedup_of, dense_weights, presets
 
 TARGET_PEER_RATIO = 0.9  # our step <= 0.9 x the strongest PyTorch step
 TARGET_GEMM_RATIO = 1.10  # at batch >= GEMM_TARGET_BATCH: our step <= 1.10 x the sum of its GEMMs alone
 GEMM_TARGET_BATCH = 1024
 TARGET_TFLOPS = {("large", 4096): 60.0}
-TARGET_SPEEDUP = {("large", 4096): 1.85}  # on 2 GPUs: mean throughput over the one-GPU run's (docs/statistics.md)
+TARGET_SPEEDUP = {("large", 4096): 1.85}  # on 2 GPUs: the answer's speedup over the one-GPU run (docs/statistics.md)
 SMALL_BATCH_SLOWDOWN_PERCENT = 2.0  # no small-batch figure slower than the earlier build's by more than 2%
 COPY_FRACTION = 0.7  # every kernel of ours at >= 70% of the copy bandwidth for its bytes, or at the launch floor
 ALONE = re.compile(r"\(([0-9.]+) us alone")
@@ -97,8 +98,9 @@ def step_table(directory, ranks):
             checks.append(tflops >= TARGET_TFLOPS[(model, batch)])
         speedup = None
         single = one_gpu.get((model, batch, 1))
-        if ranks > 1 and single is not None:
-            speedup = float(mine.throughput.mean() / single.throughput.mean())
+        pair = pt.speedup_of(single, mine) if ranks > 1 and single is not None else None
+        if pair:
+            speedup = pair["speedup"]
             if (model, batch) in TARGET_SPEEDUP:
                 checks.append(speedup >= TARGET_SPEEDUP[(model, batch)])
         measured = [c for c in checks if c is not None]
@@ -192,6 +194,8 @@ def kernel_table(directory):
 
 
 def main(argv):
+    if len(argv) == 4 and argv[1] == "--analyze":
+        pt.ANALYZE, argv = argv[2], [argv[0], argv[3]]
     if len(argv) != 2:
         print(__doc__, file=sys.stderr)
         return 2

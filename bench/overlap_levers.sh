@@ -12,22 +12,14 @@
 # environment levers only).
 set -uo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-bin="$(cd "${BIN_DIR:-$root/build}" && pwd)"
 out="${OUT:-/tmp/mgpu_levers}"
 model="${MODEL:-large}"
 batch="${BATCH:-4096}"
 passes="${PASSES:-3}"
-runs="${RUNS:-10}"
-device="${DEVICE:-auto}"
-read -r -a extra <<<"${EXTRA:-}"
-mkdir -p "$out"
-log="$out/overlap_levers.log"
-: >"$log"
-# NCCL_NVLS_ENABLE=0, MGPU_PROGRESS=plain, the mpirun array and note().
+# NCCL_NVLS_ENABLE=0, MGPU_PROGRESS=plain, the mpirun array and note(); then bin, runs, device, extra, python, the
+# log and the GPU count.
 source "$root/bench/common.sh"
-python=$(command -v python3)
-if [[ "$device" == cpu ]]; then gpus="${GPUS:-2}"; else gpus="${GPUS:-$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')}"; fi
-((gpus >= 2)) || { echo "overlap_levers: needs 2 GPUs or more (GPUS=$gpus)" >&2; exit 2; }
+start_pass_study overlap_levers
 ((batch % gpus == 0)) || { echo "overlap_levers: BATCH=$batch does not split over $gpus GPUs" >&2; exit 2; }
 # Each lever alone, against the default: overlap forced off and on, where Adam runs, the bucket cap, the order, and
 # NCCL's CTA count and policy (fewer of NCCL's CTAs leave more SMs to backward's GEMMs beside them).

@@ -114,7 +114,7 @@ for file in "$results"/*.h5; do
   check "h5py check $(basename "$file")" "$python" "$root/tests/end_to_end/check_results_h5py.py" "$file"
 done
 note "## done in $((SECONDS - started)) s"
-"$python" "$root/bench/performance_table.py" "$results" >"$out/performance_table.md" 2>>"$log" || status=1
+"$python" "$root/bench/performance_table.py" --analyze "$bin/mgpu_analyze" "$results" >"$out/performance_table.md" 2>>"$log" || status=1
 # One archive instead of a dozen files: easier to copy back from the GPU machine.
 tar -C "$out" -czf "$out/performance_results.tar.gz" results && rm -rf "$results"
 echo; grep -h -e "^## " -e "FAILED" "$log" | tail -n 40

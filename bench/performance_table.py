@@ -2,14 +2,13 @@
 """Purpose: docs/performance.md's table from the results of one bench/performance.sh run: for each figure of the
 issue's targets, the floor (bytes moved / measured copy bandwidth, FLOPs / measured matrix rate, kernel count x
 measured graph-node cost; for 2 GPUs also the standalone all-reduce of the gradient), our measurement and the PyTorch
-peer's, and whether the target is met. Reads with h5py alone (the statistics of docs/statistics.md: modified z-score
-screening of run throughputs, mean +- Student-t 95% interval over the kept runs).
+peer's, and whether the target is met. The statistics (the outlier screen, kept runs, means, intervals, speedups) are
+mgpu_analyze's (`report --format json`, bench/report_json.py); h5py reads the attributes, the probe and the sweep.
 
-Usage: python3 bench/performance_table.py RESULTS_DIR > table.md
+Usage: python3 bench/performance_table.py [--analyze MGPU_ANALYZE] RESULTS_DIR > table.md
 RESULTS_DIR holds tools.h5 (/probe, /allreduce), ours_<name>.h5 (bench/performance.sh's names), peer_graph.h5 and
 peer_ddp.h5; a missing file leaves its cells as "not run".
 """
-import math
 import os
 import sys
 
@@ -17,19 +16,12 @@ import h5py
 import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "peers"))
+import report_json  # noqa: E402  (bench/: the analyzer's statistics)
 import results_h5  # noqa: E402  (bench/peers/: the model presets, shared with the PyTorch peer)
 
 PRESETS = {model: widths for model, (widths, _dropout) in results_h5.PRESETS.items()}  # model -> layer widths
-# Student t, 97.5% quantile, by degrees of freedom (docs/statistics.md: t, not 1.96).
-T975 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306, 9: 2.262, 10: 2.228,
-        11: 2.201, 12: 2.179, 13: 2.160, 14: 2.145, 15: 2.131, 16: 2.120, 17: 2.110, 18: 2.101, 19: 2.093,
-        20: 2.086, 21: 2.080, 22: 2.074, 23: 2.069, 24: 2.064, 25: 2.060, 26: 2.056, 27: 2.052, 28: 2.048,
-        29: 2.045, 30: 2.042, 40: 2.021, 60: 2.000, 120: 1.980}
 STREAMING_COPY_BYTES = 64 << 20  # copies at least this large run from device memory, not the L2
-
-
-def t975(df):
-    return T975[min(k for k in T975 if k >= df)] if df <= 120 else 1.960
+ANALYZE = None  # mgpu_analyze, from the command line (report_json's default otherwise)
 
 
 def parameter_count(widths):
@@ -40,44 +32,25 @@ def dense_weights(widths):
     return sum(a * b for a, b in zip(widths[:-1], widths[1:]))
 
 
-def kept_runs(throughput):
-    """docs/statistics.md: modified z-score M = 0.6745 (x - median) / MAD on run throughputs; |M| > 3.5 excluded."""
-    median = np.median(throughput)
-    mad = np.median(np.abs(throughput - median))
-    if mad == 0:
-        return np.ones(len(throughput), dtype=bool)
-    return np.abs(0.6745 * (throughput - median) / mad) <= 3.5
-
-
 class Measured:
-    """One configuration: per-run throughput and mean phase times (max over ranks per step, docs/statistics.md)."""
+    """One configuration: its attributes (h5py) and the analyzer's statistics of it (report_json.Statistics)."""
 
-    def __init__(self, group):
+    def __init__(self, path, group, statistics):
+        self.path = path
+        self.name = group.name.rsplit("/", 1)[1]
         self.attrs = dict(group.attrs)
-        runs = int(group.attrs["runs_completed"])
-        measured = group["is_warmup"][()] == 0
-        steps = int(group.attrs["measured_steps"])
-        batch = int(group.attrs["global_batch"])
-        step = group["step_ms"][:runs][:, :, measured].max(axis=1)
-        self.throughput_runs = batch * steps / (step.sum(axis=1) / 1000.0)
-        keep = kept_runs(self.throughput_runs)
-        self.excluded = int((~keep).sum())
-        self.phase = {}
-        for phase in ("forward", "backward", "allreduce", "exposed_comm", "optimizer", "step"):
-            values = group[f"{phase}_ms"][:runs][:, :, measured].max(axis=1)
-            with np.errstate(all="ignore"):
-                self.phase[phase] = np.nanmean(values, axis=1)[keep] if not np.all(np.isnan(values)) else None
-        self.throughput = self.throughput_runs[keep]
+        self.statistics = statistics
         self.implementation = str(group.attrs.get("implementation", "mgpu_bench"))
-        # Wall time per measured step (schema v2): max over ranks per run, kept runs; None for a file without it or
-        # with nothing measured (NaN).
-        self.wall_runs = None
-        if "wall_per_step_ms" in group:
-            wall = group["wall_per_step_ms"][:runs].max(axis=1)[keep]
-            self.wall_runs = None if np.all(np.isnan(wall)) else wall
+        # Wall time per measured step (schema v2): max over ranks per run, mean over the runs the analyzer kept; None
+        # for a file without it or with nothing measured (NaN).
+        self.wall_ms = None
+        runs = int(group.attrs["runs_completed"])
+        if "wall_per_step_ms" in group and statistics.kept_runs:
+            wall = group["wall_per_step_ms"][:runs].max(axis=1)[statistics.kept_runs]
+            self.wall_ms = None if np.all(np.isnan(wall)) else float(np.nanmean(wall))
 
     def wall_mean(self):
-        return None if self.wall_runs is None else float(np.nanmean(self.wall_runs))
+        return self.wall_ms
 
     def attr(self, name, default):
         """A configuration attribute as text; a v1 file's default for one it lacks."""
@@ -99,38 +72,47 @@ class Measured:
             overlap += f" ({self.attr('overlap_order', 'layerwise')})"
         return f"graph {self.attr('graph', 'off')}, overlap {overlap}{fused}{marks}"
 
+    def throughput(self):
+        return self.statistics.samples_per_s
+
     def mean(self, phase="step"):
-        values = self.phase[phase]
-        return None if values is None else float(values.mean())
+        """The mean step (over the kept runs) or phase, ms; None for a phase the runs did not measure."""
+        return self.statistics.step_ms if phase == "step" else self.statistics.phase_ms.get(phase)
 
     def text(self, phase="step"):
-        """"0.1234 ± 0.0005 ms" (interval with >= 5 kept runs only)."""
-        values = self.phase[phase]
-        if values is None:
+        """"0.1169 ms" for a phase; for the step, with the throughput's 95% interval over the kept runs where there is
+        one: "0.1169 ms (273,626 ± 116 samples/s)"."""
+        value = self.mean(phase)
+        if value is None:
             return "n/a"
-        n = len(values)
-        if n >= 5:
-            half = t975(n - 1) * values.std(ddof=1) / math.sqrt(n)
-            return f"{values.mean():.4f} ± {half:.4f} ms"
-        return f"{values.mean():.4f} ms (n={n})"
+        if phase != "step":
+            return f"{value:.4f} ms"
+        s = self.statistics
+        interval = f"{s.samples_per_s:,.0f} ± {s.samples_per_s_ci95:,.0f}" if s.samples_per_s_ci95 is not None else \
+            f"{s.samples_per_s:,.0f}, n={s.runs_kept}"
+        return f"{value:.4f} ms ({interval} samples/s)"
+
+
+def load_all(path):
+    """Every configuration of a results file, {name: Measured} in the file's order; empty if the file is absent."""
+    if not os.path.exists(path):
+        return {}
+    report = report_json.Report([path], ANALYZE)
+    with h5py.File(path, "r") as f:
+        groups = f["configurations"]
+        return {name: Measured(path, groups[name], report.of(path, name)) for name in groups}
 
 
 def load_one(path):
     """The configuration of an ours_*.h5 file (its only one); None if absent."""
-    if not os.path.exists(path):
-        return None
-    with h5py.File(path, "r") as f:
-        groups = f["configurations"]
-        return Measured(groups[list(groups)[0]]) if len(groups) else None
+    found = load_all(path)
+    return next(iter(found.values())) if found else None
 
 
-def load_all(path):
-    """Every configuration of a peer file, {name: Measured} in the file's order; empty if the file is absent."""
-    if not os.path.exists(path):
-        return {}
-    with h5py.File(path, "r") as f:
-        groups = f["configurations"]
-        return {name: Measured(groups[name]) for name in groups}
+def speedup_of(one, many):
+    """The answer's speedup of `many` (N GPUs) over `one` (its 1-GPU baseline): the scaling row of the report of both
+    files, or None where they do not pair (other settings)."""
+    return report_json.Report([one.path, many.path], ANALYZE).pairs.get(many.name)
 
 
 class Tools:
@@ -242,6 +224,9 @@ def verdict(ok):
 
 
 def main(argv):
+    global ANALYZE
+    if len(argv) == 4 and argv[1] == "--analyze":
+        ANALYZE, argv = argv[2], [argv[0], argv[3]]
     if len(argv) != 2:
         print(__doc__, file=sys.stderr)
         return 2
@@ -328,15 +313,21 @@ def main(argv):
 
     for batch, target in ((1024, 1.0), (4096, 1.8)):
         (one_name, one), (two_name, two) = best(ours, "large", batch, 1), best(ours, "large", batch, 2)
-        if one and two:
-            speedup = two.throughput.mean() / one.throughput.mean()
+        pair = speedup_of(one, two) if one and two else None
+        if pair:
+            speedup = pair["speedup"]
+            interval = f" [{pair['speedup_low']:.2f}, {pair['speedup_high']:.2f}]" if pair["speedup_low"] else ""
             ideal = floor(tools, "large", batch, 1)[0] / floor(tools, "large", batch, 2)[0] if tools.ok else None
             rows.append((f"large, 2 GPUs, speedup over 1 GPU, global batch {batch}",
                          ("> 1" if target == 1.0 else f"≥ {target}"),
                          f"{ideal:.2f} (ratio of the floors)" if ideal else "not run",
-                         f"{speedup:.2f} ({two.throughput.mean():,.0f} / {one.throughput.mean():,.0f} samples/s; "
+                         f"{speedup:.2f}{interval} ({two.throughput():,.0f} / {one.throughput():,.0f} samples/s; "
                          f"2 GPUs {two.variant()}: {two_name}; 1 GPU {one.variant()}: {one_name})",
                          "n/a", verdict(speedup > target if target == 1.0 else speedup >= target)))
+        elif one and two:
+            rows.append((f"large, 2 GPUs, speedup, global batch {batch}", f"≥ {target}", "not run",
+                         f"not paired: {two_name} and {one_name} differ in a setting the scaling pairs on", "n/a",
+                         verdict(None)))
         else:
             rows.append((f"large, 2 GPUs, speedup, global batch {batch}", f"≥ {target}", "not run", "not run", "n/a",
                          verdict(None)))
@@ -395,18 +386,18 @@ def main(argv):
                   f"{each * 1e3:.1f} us one at a time ({tools.busbw(nbytes, each):.1f} GB/s bus), "
                   f"{batched * 1e3:.1f} us back-to-back ({tools.busbw(nbytes, batched):.1f} GB/s bus).")
         print()
-    print("| configuration | implementation | runs kept (excluded) | step (mean ± 95% CI) | forward | backward | "
+    print("| configuration | implementation | runs kept (excluded) | step (samples/s ± 95% CI) | forward | backward | "
           "all-reduce | exposed | optimizer | samples/s | wall per step |")
     print("|---|---|---|---|---|---|---|---|---|---|---|")
     everything = [(f"ours_{name}", m) for name, m in ours.items() if m]
     for configurations in peers.values():
         everything += list(configurations.items())
     for name, m in everything:
-        cells = [m.text(p) if m.phase[p] is not None else "n/a"
-                 for p in ("step", "forward", "backward", "allreduce", "exposed_comm", "optimizer")]
+        cells = [m.text(p) for p in ("step", "forward", "backward", "allreduce", "exposed_comm", "optimizer")]
         wall = "n/a" if m.wall_mean() is None else f"{m.wall_mean():.4f} ms"
-        print(f"| {name} | {m.implementation} | {len(m.throughput)} ({m.excluded}) | " + " | ".join(cells) +
-              f" | {m.throughput.mean():,.0f} | {wall} |")
+        s = m.statistics
+        print(f"| {name} | {m.implementation} | {s.runs_kept} ({s.runs_total - s.runs_kept}) | " + " | ".join(cells) +
+              f" | {m.throughput():,.0f} | {wall} |")
     return 0
 
 

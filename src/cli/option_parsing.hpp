@@ -3,10 +3,12 @@
 
 #include <boost/program_options.hpp>
 #include <initializer_list>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "config/setting_values.hpp"
 #include "platform/error.hpp"
 #include "platform/exact_options.hpp"
 
@@ -52,18 +54,30 @@ inline int checked_int(const boost::program_options::variables_map& vm, const ch
   return static_cast<int>(value);
 }
 
-// The value whose name is `text`; otherwise throws UsageError "--OPTION 'TEXT': choose a, b or c" (the names in order).
+// "--OPTION 'TEXT': choose a, b or c" (the names in order).
+inline UsageError bad_choice(const std::string& option, const std::string& text,
+                             const std::vector<const char*>& names) {
+  return UsageError("--" + option + " '" + text + "': choose " + choice_list(names));
+}
+
+// The value of a named type (config/setting_values.hpp) the command line offers as `text`; otherwise throws
+// bad_choice's UsageError listing the names it offers.
+template <typename Value>
+Value parse_named(const std::string& option, const std::string& text) {
+  if (const std::optional<Value> value = find_setting_value<Value>(text, true)) return *value;
+  throw bad_choice(option, text, command_line_names<Value>());
+}
+
+// The value whose name is `text`; otherwise throws bad_choice's UsageError.
 template <typename Value>
 Value parse_choice(const std::string& option, const std::string& text,
                    std::initializer_list<std::pair<const char*, Value>> choices) {
-  std::string names;
-  std::size_t index = 0;
+  std::vector<const char*> names;
   for (const auto& choice : choices) {
     if (text == choice.first) return choice.second;
-    names += (index == 0 ? "" : index + 1 == choices.size() ? " or " : ", ") + std::string(choice.first);
-    ++index;
+    names.push_back(choice.first);
   }
-  throw UsageError("--" + option + " '" + text + "': choose " + names);
+  throw bad_choice(option, text, names);
 }
 
 }  // namespace option_parsing

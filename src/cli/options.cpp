@@ -6,10 +6,13 @@
 #include <cctype>
 #include <cmath>
 #include <fstream>
+#include <optional>
 #include <sstream>
+#include <type_traits>
 
 #include "cli/option_parsing.hpp"
 #include "config/resolver.hpp"
+#include "config/settings_table.hpp"
 #include "platform/build_info.hpp"
 #include "platform/error.hpp"
 
@@ -17,6 +20,38 @@ namespace po = boost::program_options;
 
 namespace mgpu {
 namespace {
+
+// --help's text of a step option: its help, with the values' names (and what each does, where its value list says).
+template <typename Row>
+std::string step_option_help(const Row& row) {
+  using Request = std::decay_t<decltype(StepRequest{}.*row.request)>;
+  if constexpr (!kNamedSetting<Request>) {
+    return row.help;
+  } else {
+    std::string described;
+    for (const NamedValue<Request>& value : named_values(Request{}))
+      if (value.on_command_line)
+        described += (described.empty() ? "" : " | ") + std::string(value.name) + ": " + value.help;
+    return *named_values(Request{})[0].help == '\0' ? command_line_value_list<Request>() + ": " + row.help
+                                                    : std::string(row.help) + "; " + described;
+  }
+}
+
+// The step options, one per row of the settings table, its default the command line's (StepRequest's).
+void describe_step_options(po::options_description& description) {
+  const StepRequest defaults;
+  for_each_step_option([&](const auto& row) {
+    const auto& given = defaults.*row.request;
+    using Request = std::decay_t<decltype(given)>;
+    const std::string help = step_option_help(row);
+    if constexpr (std::is_floating_point_v<Request>)
+      description.add_options()(row.option, po::value<double>()->default_value(given), help.c_str());
+    else if constexpr (std::is_integral_v<Request>)
+      description.add_options()(row.option, po::value<long long>()->default_value(given), help.c_str());
+    else
+      description.add_options()(row.option, po::value<std::string>()->default_value(setting_name(given)), help.c_str());
+  });
+}
 
 // Options a study file (--config) may set: everything that describes the study. --config, --force, --resume, --help
 // and --version concern one invocation and are command-line only.
@@ -53,41 +88,14 @@ po::options_description describe_study_options() {
     ("device", po::value<std::string>()->default_value("auto"), "auto | cuda | cpu (auto: GPUs if every rank has one)")
     ("nccl-algo", po::value<std::string>(),
      "NCCL_ALGO for the gradient all-reduce, e.g. tree or ring (default: NCCL's)")
-    ("nccl-proto", po::value<std::string>(), "NCCL_PROTO, e.g. simple, ll, ll128 (default: NCCL's)")
-    ("graph", po::value<std::string>()->default_value("auto"),
-     "auto | on | off: replay each step as one CUDA graph, NCCL included (auto: on for CUDA)")
-    ("overlap", po::value<std::string>()->default_value("auto"),
-     "auto | on | off: reduce gradients in buckets during backward, Adam per reduced bucket (auto: on with 4 or "
-     "more GPUs at a local batch >= 1024, deferred order, see docs)")
-    ("fuse-optimizer", po::value<std::string>()->default_value("auto"),
-     "weight gradients computed inside Adam, one rank fp32 only: auto|on|off (auto: on where local batch <= 64)")
-    ("overlap-order", po::value<std::string>()->default_value("deferred"),
-     "with --overlap on: deferred (input gradients first, then weight gradients first layer up; Adam per bucket as "
-     "soon as it is reduced) | layerwise (each layer's weight gradient with its input gradient, last layer first)")
-    ("overlap-update", po::value<std::string>()->default_value("per-bucket"),
-     "with --overlap on: per-bucket (Adam on each bucket as soon as it is reduced) | after-last (Adam on every "
-     "parameter once the last bucket is reduced)")
-    ("bucket-mb", po::value<double>()->default_value(8.0),
-     "all-reduce bucket cap in MB with --overlap on (the bucket reduced first (layerwise) or last (deferred): 1 MB)")
-    ("precision", po::value<std::string>()->default_value("fp32"),
-     "fp32 | tf32 | bf16 GEMM operands (fp32 accumulation, weights and Adam)")
-    ("grad-dtype", po::value<std::string>()->default_value("fp32"),
-     "fp32 | bf16: element type of the gradient all-reduce (bf16: cast before, fp32 again for Adam; > 1 rank)")
-    ("optimizer-sharding", po::value<std::string>()->default_value("auto"),
-     "auto | on | off: > 1 rank, reduce-scatter the gradient, Adam on each rank's 1/N of the parameters, all-gather "
-     "them (ZeRO-1; auto: off, see docs)")
-    ("accumulate", po::value<long long>()->default_value(1),
-     "K: every step adds its gradient; every K-th step all-reduces and updates with the mean of the K (1: every step)")
-    ("gemm-tuning", po::value<std::string>()->default_value("step"),
-     "step: of each GEMM shape's options nearly as fast alone (within 1.25x), those with which the replayed step is "
-     "fastest (CUDA graphs only; else alone) | alone: the fastest of each shape's candidates timed alone")
+    ("nccl-proto", po::value<std::string>(), "NCCL_PROTO, e.g. simple, ll, ll128 (default: NCCL's)");
+  // clang-format on
+  describe_step_options(description);
+  // clang-format off
+  description.add_options()
     ("gemm-plan", po::value<std::string>(),
      "FILE.h5: an earlier job's results on this machine (GPU model, driver, cuBLAS); each configuration runs the GEMM "
      "plan its namesake there ran (verified, not tuned) instead of tuning its own")
-    ("timing", po::value<std::string>()->default_value("interleaved"),
-     "interleaved: throughput from runs without a mark inside their steps, phases from every fifth run, which marks "
-     "them (--runs counts the unmarked runs) | events: every phase of every step | step: each step's start and end "
-     "only | none: no mark inside the steps (the untimed reference)")
     ("output", po::value<std::string>(),
      "results file (HDF5); default mgpu_bench_<model>_b<batch>_n<GPU counts>.h5 (one model and batch, e.g. "
      "mgpu_bench_large_b32_n1-2.h5) or mgpu_bench_sweep_<count>configs.h5");
@@ -122,43 +130,32 @@ constexpr long long kMaxRuns = 100000;
 constexpr long long kMaxBatch = 1LL << 24;
 constexpr long long kMaxRanks = 1LL << 20;
 
-// ---- Step execution options (one block, so the driver's own options stay apart from the step's).
+// ---- Step execution options: one per row of the settings table.
 
-Toggle parse_toggle(const char* option, const std::string& text) {
-  return option_parsing::parse_choice<Toggle>(option, text,
-                                              {{"auto", Toggle::automatic}, {"on", Toggle::on}, {"off", Toggle::off}});
+// The value of step option `row` in `vm`: a named value the command line offers, or a number within the row's bounds.
+template <typename Row>
+auto parse_step_option(const Row& row, const po::variables_map& vm) {
+  using Request = std::decay_t<decltype(StepRequest{}.*row.request)>;
+  const std::string option = row.option;
+  if constexpr (kNamedSetting<Request>) {
+    return option_parsing::parse_named<Request>(option, vm[option].as<std::string>());
+  } else if constexpr (std::is_integral_v<Request>) {
+    return static_cast<Request>(option_parsing::checked_int(vm, row.option, static_cast<long long>(row.bounds.minimum),
+                                                            static_cast<long long>(row.bounds.maximum)));
+  } else {
+    const double value = vm[option].as<double>();
+    if (!(value >= row.bounds.minimum && value <= row.bounds.maximum)) {  // NaN too
+      throw UsageError("--" + option + " " + shortest_double_text(value) + ": must be from " +
+                       shortest_double_text(row.bounds.minimum) + " to " + shortest_double_text(row.bounds.maximum) +
+                       row.bounds.unit);
+    }
+    return static_cast<Request>(value);
+  }
 }
 
 StepRequest parse_step_options(const po::variables_map& vm) {
   StepRequest step;
-  step.graph = parse_toggle("graph", vm["graph"].as<std::string>());
-  step.overlap = parse_toggle("overlap", vm["overlap"].as<std::string>());
-  step.fuse_optimizer = parse_toggle("fuse-optimizer", vm["fuse-optimizer"].as<std::string>());
-  step.overlap_order = option_parsing::parse_choice<WeightGradientOrder>(
-      "overlap-order", vm["overlap-order"].as<std::string>(),
-      {{"deferred", WeightGradientOrder::deferred}, {"layerwise", WeightGradientOrder::layerwise}});
-  step.overlap_update = option_parsing::parse_choice<OverlapUpdate>(
-      "overlap-update", vm["overlap-update"].as<std::string>(),
-      {{"per-bucket", OverlapUpdate::per_bucket}, {"after-last", OverlapUpdate::after_last}});
-  step.bucket_mb = vm["bucket-mb"].as<double>();
-  // A bucket smaller than one float or larger than any GPU's memory is a typo, not a configuration.
-  if (!(step.bucket_mb >= 1e-6 && step.bucket_mb <= 1e6)) {
-    throw UsageError("--bucket-mb " + std::to_string(step.bucket_mb) + ": must be from 1e-06 to 1e+06 MB");
-  }
-  step.accumulate_steps = option_parsing::checked_int(vm, "accumulate", 1, kMaxAccumulateSteps);
-  step.grad_dtype = option_parsing::parse_choice<GradDtype>("grad-dtype", vm["grad-dtype"].as<std::string>(),
-                                                            {{"fp32", GradDtype::fp32}, {"bf16", GradDtype::bf16}});
-  step.optimizer_sharding = parse_toggle("optimizer-sharding", vm["optimizer-sharding"].as<std::string>());
-  step.precision = option_parsing::parse_choice<Precision>(
-      "precision", vm["precision"].as<std::string>(),
-      {{"fp32", Precision::fp32}, {"tf32", Precision::tf32}, {"bf16", Precision::bf16}});
-  step.gemm_tuning = option_parsing::parse_choice<GemmTuning>(
-      "gemm-tuning", vm["gemm-tuning"].as<std::string>(), {{"step", GemmTuning::step}, {"alone", GemmTuning::alone}});
-  step.timing = option_parsing::parse_choice<TimingMode>("timing", vm["timing"].as<std::string>(),
-                                                         {{"interleaved", TimingMode::interleaved},
-                                                          {"events", TimingMode::events},
-                                                          {"step", TimingMode::step},
-                                                          {"none", TimingMode::none}});
+  for_each_step_option([&](const auto& row) { step.*row.request = parse_step_option(row, vm); });
   return step;
 }
 

@@ -32,7 +32,8 @@ po::options_description allreduce_description() {
     ("factor", po::value<long long>()->default_value(2), "each size is the previous one times this (>= 2)")
     ("model", po::value<std::string>()->default_value("medium,large"),
      "also time the exact fp32 gradient of these presets (comma-separated; 'none' for no extra sizes)")
-    ("dtype", po::value<std::string>()->default_value("fp32"), "fp32 | bf16 (bf16: GPU only)")
+    ("dtype", po::value<std::string>()->default_value(setting_name(AllreduceDtype::fp32)),
+     (command_line_value_list<AllreduceDtype>() + " (bf16: GPU only)").c_str())
     ("iters", po::value<long long>()->default_value(20), "back-to-back all-reduces per timed run")
     ("warmup", po::value<long long>()->default_value(5), "untimed all-reduces before each timed run")
     ("runs", po::value<long long>()->default_value(5), "timed runs per size")
@@ -161,8 +162,7 @@ AllreduceOptions parse_allreduce_options(int argc, const char* const* argv) {
                      std::to_string(options.min_bytes));
   options.factor = option_parsing::checked_int(vm, "factor", 2, 1024);
   options.gradient_models = model_list(vm["model"].as<std::string>(), true);
-  options.dtype = option_parsing::parse_choice<AllreduceDtype>(
-      "dtype", vm["dtype"].as<std::string>(), {{"fp32", AllreduceDtype::fp32}, {"bf16", AllreduceDtype::bf16}});
+  options.dtype = option_parsing::parse_named<AllreduceDtype>("dtype", vm["dtype"].as<std::string>());
   options.iterations = option_parsing::checked_int(vm, "iters", 1, kMaxIterations);
   options.warmup_iterations = option_parsing::checked_int(vm, "warmup", 0, kMaxIterations);
   options.runs = option_parsing::checked_int(vm, "runs", 1, kMaxRuns);

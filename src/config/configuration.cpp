@@ -2,7 +2,6 @@
 #include "config/configuration.hpp"
 
 #include <regex>
-#include <set>
 
 namespace mgpu {
 
@@ -14,20 +13,6 @@ std::string Configuration::name(const std::string& device) const {
 std::string configuration_stem(const MlpSpec& model, int global_batch, int gpus) {
   return (model.name == "custom" ? model.widths_string() : model.name) + "_b" + std::to_string(global_batch) + "_n" +
          std::to_string(gpus);
-}
-
-bool applies_only_with_overlap(const std::string& name) {
-  // Read from the list once: the answer asks for every attribute of every pair.
-  static const std::set<std::string> only_with_overlap = [] {
-    Configuration without_overlap;
-    without_overlap.training.overlap = false;
-    std::set<std::string> names;
-    for_each_recorded_setting(without_overlap, [&](const char* setting, const auto&, bool applies) {
-      if (!applies) names.insert(setting);
-    });
-    return names;
-  }();
-  return only_with_overlap.count(name) > 0;
 }
 
 std::string without_trial(const std::string& configuration_name) {

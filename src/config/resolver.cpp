@@ -2,7 +2,9 @@
 #include "config/resolver.hpp"
 
 #include <string>
+#include <type_traits>
 
+#include "config/settings_table.hpp"
 #include "platform/error.hpp"
 
 namespace mgpu {
@@ -30,19 +32,30 @@ void check_step_request(const StepRequest& request) {
 
 namespace {
 
-// The CPU fallback has no graphs, no communication stream and only fp32 BLAS: it refuses what it cannot do.
+// The CPU fallback has no graphs, no communication stream and only fp32 BLAS: it refuses what it cannot do, each step
+// option that says why in its row (settings_table.hpp), other than at its default (a Toggle: on).
 void check_cpu_can_honour(const StepRequest& request) {
-  if (request.graph == Toggle::on) throw UsageError("--graph on: CUDA graphs need the CUDA back-end (device is cpu)");
-  if (request.overlap == Toggle::on) throw UsageError("--overlap on: the CPU fallback reduces after backward");
-  if (request.fuse_optimizer == Toggle::on)
-    throw UsageError("--fuse-optimizer on: the CPU fallback has no fused optimizer");
-  if (request.precision != Precision::fp32) {
-    throw UsageError("--precision " + std::string(setting_name(request.precision)) + ": the CPU fallback is fp32 only");
-  }
-  if (request.grad_dtype != GradDtype::fp32)
-    throw UsageError("--grad-dtype bf16: the CPU fallback reduces fp32 gradients only");
-  if (request.optimizer_sharding == Toggle::on)
-    throw UsageError("--optimizer-sharding on: the CPU fallback updates every parameter on every rank");
+  for_each_step_option([&](const auto& row) {
+    if (row.cpu_refusal == nullptr) return;
+    const auto& value = request.*row.request;
+    using Request = std::decay_t<decltype(value)>;
+    bool refused = false;
+    if constexpr (std::is_same_v<Request, Toggle>)
+      refused = value == Toggle::on;
+    else
+      refused = !(value == StepRequest{}.*row.request);
+    if (refused)
+      throw UsageError("--" + std::string(row.option) + " " + request_text(row, request) + ": " + row.cpu_refusal);
+  });
+}
+
+// Every step option whose request and setting are of one type, as given; the rules of resolve_step decide the others.
+void take_as_given(const StepRequest& request, TrainingSettings& settings) {
+  for_each_step_option([&](const auto& row) {
+    using Setting = std::decay_t<decltype(settings.*row.setting)>;
+    using Request = std::decay_t<decltype(request.*row.request)>;
+    if constexpr (std::is_same_v<Setting, Request>) settings.*row.setting = request.*row.request;
+  });
 }
 
 }  // namespace
@@ -52,13 +65,8 @@ void resolve_step(const StepRequest& request, bool cuda_backend, int gpus, Train
   check_step_request(request);
   const long long local_batch = settings.global_batch / gpus;
   const bool reduces = gpus > 1;  // one rank has nothing to reduce: nothing to overlap, shard or narrow
+  take_as_given(request, settings);
   settings.graph = cuda_backend && request.graph != Toggle::off;
-  settings.precision = request.precision;
-  settings.timing = request.timing;
-  settings.accumulate_steps = request.accumulate_steps;
-  settings.bucket_mb = request.bucket_mb;
-  settings.overlap_order = request.overlap_order;
-  settings.overlap_update = request.overlap_update;
   // auto = off: the sharded optimizer has not measured faster than every rank updating everything.
   settings.optimizer_sharding = cuda_backend && reduces && request.optimizer_sharding == Toggle::on;
   // --overlap auto: where overlap_by_default says, in the order that was measured (deferred), never with the sharded

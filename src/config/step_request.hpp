@@ -5,24 +5,26 @@
 
 namespace mgpu {
 
-// What the user asked of the step (--graph, --overlap, --overlap-order, --overlap-update, --fuse-optimizer,
-// --bucket-mb, --precision,
-// --grad-dtype, --optimizer-sharding, --timing, --accumulate, --gemm-tuning), unresolved: cli/ parses into it, and
-// resolve_step (config/resolver.hpp) turns it into each configuration's TrainingSettings.
+// What the user asked of the step, unresolved: each member is the request column of one row of the settings table
+// (config/settings_table.hpp), which names its option, values and help; cli/ parses into it and resolve_step
+// (config/resolver.hpp) turns it into each configuration's TrainingSettings. Its defaults are the command line's.
 enum class Toggle { automatic, on, off };
+inline constexpr NamedValue<Toggle> kToggleNames[] = {
+    {Toggle::automatic, "auto"}, {Toggle::on, "on"}, {Toggle::off, "off"}};
+constexpr const auto& named_values(Toggle) { return kToggleNames; }
 struct StepRequest {
   Toggle graph = Toggle::automatic;
   Toggle overlap = Toggle::automatic;
   Toggle fuse_optimizer = Toggle::automatic;
   double bucket_mb = 8.0;
-  WeightGradientOrder overlap_order = WeightGradientOrder::deferred;  // --overlap-order
-  OverlapUpdate overlap_update = OverlapUpdate::per_bucket;           // --overlap-update
+  WeightGradientOrder overlap_order = WeightGradientOrder::deferred;
+  OverlapUpdate overlap_update = OverlapUpdate::per_bucket;
   Precision precision = Precision::fp32;
   TimingMode timing = TimingMode::interleaved;
-  GradDtype grad_dtype = GradDtype::fp32;         // --grad-dtype
-  Toggle optimizer_sharding = Toggle::automatic;  // --optimizer-sharding (auto: off)
-  int accumulate_steps = 1;  // --accumulate K: reduce and update every K steps (1..kMaxAccumulateSteps)
-  GemmTuning gemm_tuning = GemmTuning::step;  // --gemm-tuning (step only where the step is a graph)
+  GradDtype grad_dtype = GradDtype::fp32;
+  Toggle optimizer_sharding = Toggle::automatic;  // auto: off
+  int accumulate_steps = 1;                       // reduce and update every K steps (1..kMaxAccumulateSteps)
+  GemmTuning gemm_tuning = GemmTuning::step;      // step only where the step is a graph
 };
 constexpr int kMaxAccumulateSteps = 1024;
 

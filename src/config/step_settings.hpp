@@ -6,6 +6,7 @@
 #include <map>
 #include <string>
 
+#include "config/setting_values.hpp"
 #include "model/mlp_spec.hpp"
 
 namespace mgpu {
@@ -21,14 +22,15 @@ struct AdamSettings {
 // GEMM arithmetic: fp32 (true fp32 products), tf32 (CUBLAS_COMPUTE_32F_FAST_TF32: tensor cores, fp32 accumulation),
 // bf16 (bf16 operands, fp32 accumulation and fp32 master weights).
 enum class Precision { fp32, tf32, bf16 };
-inline const char* setting_name(Precision p) {
-  return p == Precision::tf32 ? "tf32" : p == Precision::bf16 ? "bf16" : "fp32";
-}
+inline constexpr NamedValue<Precision> kPrecisionNames[] = {
+    {Precision::fp32, "fp32"}, {Precision::tf32, "tf32"}, {Precision::bf16, "bf16"}};
+constexpr const auto& named_values(Precision) { return kPrecisionNames; }
 
 // Element type of the gradient all-reduce: fp32, or bf16 (cast before the reduction, ncclBfloat16 + ncclAvg, read
 // back to fp32 by Adam). Only the CUDA back-end with more than one rank reduces in bf16.
 enum class GradDtype { fp32, bf16 };
-inline const char* setting_name(GradDtype d) { return d == GradDtype::bf16 ? "bf16" : "fp32"; }
+inline constexpr NamedValue<GradDtype> kGradDtypeNames[] = {{GradDtype::fp32, "fp32"}, {GradDtype::bf16, "bf16"}};
+constexpr const auto& named_values(GradDtype) { return kGradDtypeNames; }
 
 // How a run's steps are timed (docs/measurement.md, "Timing"). events: marks bound every phase of every step (CUDA
 // events, or the steady clock on the CPU). step: only each step's start and end (every step timed with the fewest
@@ -38,12 +40,14 @@ inline const char* setting_name(GradDtype d) { return d == GradDtype::bf16 ? "bf
 // throughput and speedup come from the unmarked runs, which each mark would otherwise slow (about 3 us per mark on
 // H200), the phase breakdown from the marked ones.
 enum class TimingMode { events, step, none, interleaved };
-inline const char* setting_name(TimingMode t) {
-  return t == TimingMode::none          ? "none"
-         : t == TimingMode::step        ? "step"
-         : t == TimingMode::interleaved ? "interleaved"
-                                        : "events";
-}
+inline constexpr NamedValue<TimingMode> kTimingModeNames[] = {
+    {TimingMode::interleaved, "interleaved",
+     "throughput from runs without a mark inside their steps, phases from every fifth run, which marks them (--runs "
+     "counts the unmarked runs)"},
+    {TimingMode::events, "events", "every phase of every step"},
+    {TimingMode::step, "step", "each step's start and end only"},
+    {TimingMode::none, "none", "no mark inside the steps (the untimed reference)"}};
+constexpr const auto& named_values(TimingMode) { return kTimingModeNames; }
 
 // --timing interleaved: the runs that mark phases. Every fifth run (run indices 4, 9, ...), and in a configuration of
 // fewer than 5 runs its last one, so that R unmarked runs and max(1, R / 4) marked ones make
@@ -60,9 +64,13 @@ inline int interleaved_run_count(int unmarked_runs) {
 // step = then, among the candidates nearly as fast alone, the ones with which the replayed step is fastest (CUDA
 // graphs only; docs/measurement.md, "GEMM tuning"); plan = what an earlier job's plan names (--gemm-plan), untimed.
 enum class GemmTuning { alone, step, plan };
-inline const char* setting_name(GemmTuning t) {
-  return t == GemmTuning::step ? "step" : t == GemmTuning::plan ? "plan" : "alone";
-}
+inline constexpr NamedValue<GemmTuning> kGemmTuningNames[] = {
+    {GemmTuning::step, "step",
+     "of each GEMM shape's options nearly as fast alone (within 1.25x), those with which the replayed step is fastest "
+     "(CUDA graphs only; else alone)"},
+    {GemmTuning::alone, "alone", "the fastest of each shape's candidates timed alone"},
+    {GemmTuning::plan, "plan", "", false}};  // --gemm-plan
+constexpr const auto& named_values(GemmTuning) { return kGemmTuningNames; }
 
 // When backward forms the weight gradients (--overlap-order):
 //  - layerwise: each layer's right after its dL/dZ, last layer first (PyTorch DDP's order). The first layer's, the
@@ -71,18 +79,22 @@ inline const char* setting_name(GemmTuning t) {
 //    layer up. The first layer's is reduced behind the weight-gradient GEMMs of the layers above it, the last bucket is
 //    small, and since backward reads no weight after the chain, Adam may update a bucket as soon as it is reduced.
 enum class WeightGradientOrder { layerwise, deferred };
-inline const char* setting_name(WeightGradientOrder order) {
-  return order == WeightGradientOrder::deferred ? "deferred" : "layerwise";
-}
+inline constexpr NamedValue<WeightGradientOrder> kWeightGradientOrderNames[] = {
+    {WeightGradientOrder::deferred, "deferred",
+     "input gradients first, then weight gradients first layer up, Adam per bucket as soon as it is reduced"},
+    {WeightGradientOrder::layerwise, "layerwise",
+     "each layer's weight gradient with its input gradient, last layer first"}};
+constexpr const auto& named_values(WeightGradientOrder) { return kWeightGradientOrderNames; }
 
 // With overlap: when Adam updates the reduced gradient (--overlap-update). per-bucket: each bucket as soon as its
 // reduction completes (deferred order: on a stream of its own, beside the rest of backward; layerwise: after
 // backward, in bucket order). after-last: the whole buffer at once, on the compute stream, once the last bucket is
 // reduced: nothing of Adam runs beside backward's GEMMs and NCCL's kernels.
 enum class OverlapUpdate { per_bucket, after_last };
-inline const char* setting_name(OverlapUpdate update) {
-  return update == OverlapUpdate::after_last ? "after-last" : "per-bucket";
-}
+inline constexpr NamedValue<OverlapUpdate> kOverlapUpdateNames[] = {
+    {OverlapUpdate::per_bucket, "per-bucket", "Adam on each bucket as soon as it is reduced"},
+    {OverlapUpdate::after_last, "after-last", "Adam on every parameter once the last bucket is reduced"}};
+constexpr const auto& named_values(OverlapUpdate) { return kOverlapUpdateNames; }
 
 // A GEMM plan: what runs each GEMM shape of a configuration's step (--gemm-plan; train/gemm/gemm_plan.hpp reads and
 // writes it as text).

@@ -11,7 +11,7 @@ namespace {
 
 // Why one block, and where it stops. At the step's small batches the output layer's work is tiny (medium batch 64:
 // H is 64 x 64, W_L 3 x 64; large batch 32: 32 x 256 and 3 x 256), but as three kernels (forward GEMM, loss, input
-// gradient GEMM) it is three links of the step's chain of dependent launches, each 3-5 us mostly launch and memory
+// gradient GEMM) it is three links of the step's chain of dependent launches, each mostly launch and memory
 // latency. In one block a sample's row of Y, dL/dY and dL/dX need no other block's data, and the loss is a block
 // reduction: no grid-wide synchronisation, no float atomics, one global round trip for the loads (H, T and W_L all
 // requested at once after the dependent-launch wait), then shuffles, then the stores.

@@ -26,13 +26,13 @@ namespace {
 // 16-byte asynchronous copies (4-byte ones are slower: only operands whose rows are not 16-byte aligned take them,
 // such as medium's input layer of 847 floats, where they still beat cuBLAS's small tiles). Where the shared-memory
 // reads of an 8 x 4 register tile bound it (1024 x 32 x 4800), cuBLAS can be faster: TunedGemm times both and keeps
-// the faster per shape. On H200, 1024 x 16 x 4800 takes 17.7 us against cuBLAS's 38.1 us (graph replays, fp32).
+// the faster per shape. At 1024 x 16 x 4800 it took under half of cuBLAS's time on H200 (graph replays, fp32).
 //
 // Why two ways of summing the K parts: a cluster's blocks must all be resident in one GPC at once, and 16 clusters of
 // 8 do not fit the H200's GPCs at one block per SM, so the scheduler doubles blocks up on some SMs and leaves others
-// idle (Nsight Compute, 1024 x 32 x 4800: SMs active 57% of the kernel's time). Without a cluster (last_block) every
-// block is placed on its own; the partial tiles then go through a small workspace in L2 and the last part of a tile
-// to finish adds them. Wide blocks (16 warps per SM, stages of 128 K values) hide more latency still.
+// idle (Nsight Compute found them idle for much of the kernel's time at 1024 x 32 x 4800). Without a cluster
+// (last_block) every block is placed on its own; the partial tiles then go through a small workspace in L2 and the last
+// part of a tile to finish adds them. Wide blocks (16 warps per SM, stages of 128 K values) hide more latency still.
 // bench/results/performance-history.md keeps the probe's figures for each variant.
 constexpr int kTileRows = 64;  // rows of C (and of op(A)) per block
 constexpr int kStages = 3;     // 2 stages in flight while one is used: measured on H200 as fast as 4 to 8 stages of 32
@@ -43,12 +43,12 @@ constexpr int kMaxClusterSplits = 8;  // the portable cluster size
 constexpr int kMaxSplits = 16;        // last_block: more parts than this measured no faster
 // Wide blocks only for products at least this deep. A wide block takes a whole SM's registers, so the next kernel of
 // the step cannot start its blocks beside it (dependent launch): timed alone, a wide block won on large's 1024-row
-// products of depth 1024 too, but in the step it made them slower (large batch 32 on H200: 4 to 13% slower offered
+// products of depth 1024 too, but in the step it made them slower (large batch 32 on H200: up to 13% slower offered
 // at every depth than with this threshold).
 constexpr int kWideMinDepth = 2048;
 // Narrow blocks are offered with cluster sums only (the launcher also takes them with last-block sums). Timed alone,
-// a narrow last-block sum came within 2% of the cluster's at large's 1024 x 32 x 1024 forward product, and chosen
-// there it made the step 6% slower (large batch 32 on H200). Wide blocks, which cannot form clusters, are summed by
+// a narrow last-block sum came close to the cluster's at large's 1024 x 32 x 1024 forward product, and chosen there it
+// made the step 6% slower (large batch 32 on H200). Wide blocks, which cannot form clusters, are summed by
 // the last block.
 constexpr int kMaxColumns = 64;
 

@@ -163,15 +163,15 @@ __device__ __forceinline__ void accumulate_chunk(const Chunk& chunk, int lane, i
 // Each block walks tiles blockIdx.x, + gridDim.x, ... With several tiles per block (a resident grid) the next tile's
 // optimizer state and first chunk are copied into the other stage while this one is summed and updated: this kernel
 // is bound by the 24 bytes per weight of that state, and a block that only requested its state when it started left
-// the memory idle while it computed. On H200 large's layer 0 alone takes 36.4 us with this (3.2 TB/s of optimizer
-// state), near the flat Adam's 34.7 us for its 28 bytes per weight.
+// the memory idle while it computed. With it, large's layer 0 alone reads and writes its optimizer state at 3.2 TB/s
+// on H200, near the flat Adam's rate for its 28 bytes per weight.
 //
 // OneAlignedLayer: the launch holds one layer, whose rows are 16-byte aligned (the vector_* flags all set), so only
 // the 16-byte paths are compiled and the layer's entry is fixed; OneChunk: the batch fits one chunk. Both cut the
-// code, not only the branches. The general kernel is about 6,600 instructions, and Nsight Compute's per-instruction
-// samples found 47% of the warps' stalls in the update, many waiting for instructions to be fetched, and only a fifth
-// of the warp instructions were the batch sum's FMAs. The one-layer instance cuts large's layer-0 launch on H200 from
-// 37.3 us (general kernel, eager step) to 33.0 us; large's early updates are single layers too, so they take it.
+// code, not only the branches. The general kernel is long, and Nsight Compute's per-instruction samples found many of
+// the warps' stalls in the update waiting for instructions to be fetched, and few of the warp instructions were the
+// batch sum's FMAs. The one-layer instance cuts large's layer-0 launch by 11% on H200 (eager step); large's early
+// updates are single layers too, so they take it.
 template <bool OneAlignedLayer, bool OneChunk>
 __global__ void __launch_bounds__(kThreads, kBlocksPerSm)
     weight_gradient_adam_kernel(LaunchTable table, int batch, float* parameters, const float* gradients,

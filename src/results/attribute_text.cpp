@@ -1,10 +1,7 @@
 // Purpose: the text forms of attribute values shared by the writer, the reader and the analyzer.
 #include "results/attribute_text.hpp"
 
-#include <cmath>
 #include <cstdio>
-#include <cstdlib>
-#include <cstring>
 #include <ctime>
 #include <type_traits>
 
@@ -36,21 +33,6 @@ std::string utc_timestamp_now() {
   gmtime_r(&now, &utc);
   char text[32];
   std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &utc);
-  return text;
-}
-
-std::string shortest_double_text(double value) {
-  char text[32] = {};
-  for (int digits = 1; digits <= 17; ++digits) {
-    std::snprintf(text, sizeof text, "%.*g", digits, value);
-    if (std::strtod(text, nullptr) == value) break;
-  }
-  // "%g" writes a whole number with trailing zeros in exponent form (20 as "2e+01"); plain digits are shorter there.
-  char whole[32] = {};
-  if (std::isfinite(value) && value == std::trunc(value) && std::fabs(value) < 1e17) {
-    std::snprintf(whole, sizeof whole, "%.0f", value);
-    if (std::strlen(whole) <= std::strlen(text)) return whole;
-  }
   return text;
 }
 

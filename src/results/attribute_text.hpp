@@ -1,21 +1,18 @@
-// Purpose: the text forms of attribute values: UTC time stamps, shortest round-trip doubles, and a configuration's
-// attributes as the reader's ConfigurationResults::attribute_text gives them (what --resume and mgpu_analyze compare).
+// Purpose: the text forms of attribute values: UTC time stamps (doubles: platform/number_text.hpp) and a
+// configuration's attributes as the reader's ConfigurationResults::attribute_text gives them (what --resume and
+// mgpu_analyze compare).
 #pragma once
 
 #include <map>
 #include <string>
 
+#include "platform/number_text.hpp"  // shortest_double_text: the form of floating-point attribute texts
 #include "results/results_schema.hpp"
 
 namespace mgpu {
 
 // Now, as ISO 8601 UTC with a "Z" suffix ("2025-01-31T12:00:00Z"): the form of every *_utc attribute.
 std::string utc_timestamp_now();
-
-// The shortest text that reads back as the same double ("%.*g", 1 to 17 digits, or a whole number's plain digits
-// where those are no longer): 0.001, not 0.0010000000000000000208; 20, not 2e+01; 1e+20, not 21 digits. The form of
-// floating-point attribute texts (ConfigurationResults::attribute_text).
-std::string shortest_double_text(double value);
 
 // The configuration's attributes as text, formatted as the reader's ConfigurationResults::attribute_text (strings as
 // they are, integers exactly, floats by shortest_double_text, arrays joined by ","). attribute_texts of a default

@@ -1,5 +1,5 @@
 // Purpose: identity of configurations, compared attribute by attribute through the schema's visitor; which attributes
-// count is each one's role in results_schema.hpp (kConfigurationAttributeRoles).
+// count is each one's role (results_schema.hpp, configuration_attribute_roles).
 #include "results/configuration_identity.hpp"
 
 #include <cstdio>

@@ -95,7 +95,7 @@ ConfigurationResults read_configuration(const std::string& path, hid_t configura
   schema::for_each_attribute_of_progress(result.progress, read);
   TrainingSettings& training = result.metadata.configuration.training;
   // Before version 5 the only overlap there was reduced layer by layer.
-  if (file_version < schema::attribute_added_in("overlap_order") && training.overlap)
+  if (file_version < schema::attribute_added_in(attribute_of(&TrainingSettings::overlap_order)) && training.overlap)
     training.overlap_order = WeightGradientOrder::layerwise;
   training.runs = runs_made(result.metadata.configuration.runs_requested, training.timing);
   result.attribute_text = all_attributes_as_text(where, group.get());

@@ -3,22 +3,25 @@
 // lists instead of spelling names themselves, so the format cannot drift between them.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstddef>
 #include <cstdint>
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <tuple>
 #include <vector>
 
 #include "config/configuration.hpp"
+#include "config/settings_table.hpp"
 #include "results/run_record.hpp"
 #include "results/setting_attribute.hpp"
 
 namespace mgpu::results_schema {
 
-// Bumped on every change to the format (names, types, shapes, meanings, additions); readers refuse newer files.
-inline constexpr std::int32_t kVersion = 13;
+using mgpu::AttributeRole;  // a configuration attribute's role in pairing (config/settings_table.hpp)
+
 // A name added after version 1 and the version that added it.
 struct AddedName {
   const char* name;
@@ -48,6 +51,9 @@ inline constexpr char kDescriptionAttribute[] = "description";
 // The value of the NCCL algo/proto attributes that means "the library decides" ("n/a", not applicable, is
 // kNotApplicable of setting_attribute.hpp).
 inline constexpr char kNcclDefault[] = "default";
+// The NCCL settings' attributes (compare --ignore-nccl-settings leaves them out of its identity).
+inline constexpr char kNcclAlgoAttribute[] = "nccl_algo";
+inline constexpr char kNcclProtoAttribute[] = "nccl_proto";
 // docs/measurement.md: a run whose mean SM clock is below this fraction of the rank's maximum SM clock is throttled.
 inline constexpr double kThrottleFraction = 0.75;
 // 0 stands for "unknown" in both clocks, and an unknown clock never flags a run.
@@ -66,24 +72,8 @@ std::int32_t added_in(const AddedName (&added)[N], std::string_view name) {
 // The schema version that added per-run dataset `name` (1 for the original ones).
 inline std::int32_t dataset_added_in(std::string_view name) { return added_in(kAddedDatasets, name); }
 
-// ---- Attributes: each struct below is written and read through its for_each_* list, the only place its names live.
-
-struct RootMetadata {
-  std::int32_t schema_version = kVersion;
-  std::string producer = kProducer;
-  std::string project_version;
-  std::string git_revision;
-  std::string created_utc;  // ISO 8601, "2025-01-31T12:00:00Z"
-};
-
-template <typename Root, typename Visitor>  // Root: RootMetadata or const RootMetadata
-void for_each_attribute_of_root(Root& root, Visitor&& visit) {
-  visit(kSchemaVersionAttribute, root.schema_version);
-  visit(kProducerAttribute, root.producer);
-  visit("project_version", root.project_version);
-  visit("git_revision", root.git_revision);
-  visit("created_utc", root.created_utc);
-}
+// ---- Attributes: each struct below is written and read through its for_each_* list or attribute rows, the only
+// place its names live.
 
 // The settings a file of schema version 1 implies for every attribute it lacks: the defaults of a resolved
 // configuration, but the step not captured as a graph (graphs came in version 2).
@@ -98,7 +88,7 @@ struct ConfigurationMetadata {
   std::string name;                              // the group name under /configurations (not an attribute)
   std::string implementation = kImplementation;  // which code measured it (v2)
   // Every setting of the configuration, typed: the model, batch, GPU count, trial and every step setting, steps, runs
-  // and Adam (config/configuration.hpp, for_each_recorded_setting), each one attribute of its name in the file's
+  // and Adam (the rows of config/settings_table.hpp), each one attribute of its name in the file's
   // vocabulary (setting_attribute.hpp). What the file does not record (the stopping rules, the GEMM plan) reads as
   // its default; the reader fills in training.runs.
   Configuration configuration = version_one_configuration();
@@ -150,147 +140,156 @@ struct ConfigurationMetadata {
   int total_steps() const { return configuration.training.total_steps(); }
 };
 
-// The library versions and the per-rank identity, recorded both with a configuration and with a standalone group: one
-// list, visited at the same place in both (ConfigurationMetadata, MeasurementConditions, const or not).
-template <typename Record, typename Visitor>
-void for_each_library_and_rank_attribute(Record& r, Visitor&& visit) {
-  visit("cuda_runtime_version", r.cuda_runtime_version);
-  visit("cuda_driver_version", r.cuda_driver_version);
-  visit("cublas_version", r.cublas_version);
-  visit("nccl_version", r.nccl_version);
-  visit("mpi_library_version", r.mpi_library_version);
-  visit("hosts", r.hosts);
-  visit("gpu_names", r.gpu_names);
-  visit("gpu_uuids", r.gpu_uuids);
-  visit("gpu_pci_bus_ids", r.gpu_pci_bus_ids);
-  visit("peer_topology", r.peer_topology);
+// One attribute of a configuration that is no setting of its Configuration (those are the rows of
+// config/settings_table.hpp): its name, its role in pairing, the schema version that added it (never changes) and
+// where it is (Get: from a ConfigurationMetadata, const or not; the library and rank rows from a
+// MeasurementConditions too).
+template <typename Get>
+struct MetadataAttribute {
+  const char* name;
+  AttributeRole role;
+  std::int32_t since_version;
+  Get get;
+};
+template <typename Get>
+constexpr MetadataAttribute<Get> attribute(const char* name, AttributeRole role, std::int32_t since_version, Get get) {
+  return {name, role, since_version, get};
 }
 
+// visit(row) for every row of a tuple of attribute rows.
+template <typename Rows, typename Visit>
+void for_each_row(const Rows& rows, Visit&& visit) {
+  std::apply([&](const auto&... row) { (visit(row), ...); }, rows);
+}
+
+// Visited before the settings: whether this program chose the GEMMs (gemm_tuning's Applies::with_own_gemms) is read
+// from them.
+inline constexpr auto kAttributesBeforeSettings =
+    std::make_tuple(attribute(
+                        "implementation", kScaled, 2, [](auto& m) -> auto& { return m.implementation; }),
+                    attribute(
+                        "device", kScaled, 1, [](auto& m) -> auto& { return m.device; }));
+
+// The library versions and the per-rank identity, recorded both with a configuration and with a standalone group: one
+// list, visited at the same place in both (the roles are a configuration's). The software and hardware are reported,
+// not paired on, so a driver or library change still pairs in compare.
+inline constexpr auto kLibraryAndRankAttributes =
+    std::make_tuple(attribute(
+                        "cuda_runtime_version", kSetting, 1, [](auto& r) -> auto& { return r.cuda_runtime_version; }),
+                    attribute(
+                        "cuda_driver_version", kSetting, 1, [](auto& r) -> auto& { return r.cuda_driver_version; }),
+                    attribute(
+                        "cublas_version", kSetting, 1, [](auto& r) -> auto& { return r.cublas_version; }),
+                    attribute(
+                        "nccl_version", kSetting, 1, [](auto& r) -> auto& { return r.nccl_version; }),
+                    attribute(
+                        "mpi_library_version", kSetting, 1, [](auto& r) -> auto& { return r.mpi_library_version; }),
+                    attribute(
+                        "hosts", kCondition, 1, [](auto& r) -> auto& { return r.hosts; }),
+                    attribute(
+                        "gpu_names", kSetting, 1, [](auto& r) -> auto& { return r.gpu_names; }),
+                    attribute(
+                        "gpu_uuids", kCondition, 1, [](auto& r) -> auto& { return r.gpu_uuids; }),
+                    attribute(
+                        "gpu_pci_bus_ids", kCondition, 1, [](auto& r) -> auto& { return r.gpu_pci_bus_ids; }),
+                    attribute(
+                        "peer_topology", kCondition, 1, [](auto& r) -> auto& { return r.peer_topology; }));
+
+template <typename Record, typename Visitor>  // Record: ConfigurationMetadata or MeasurementConditions, const or not
+void for_each_library_and_rank_attribute(Record& r, Visitor&& visit) {
+  for_each_row(kLibraryAndRankAttributes, [&](const auto& row) { visit(row.name, row.get(r)); });
+}
+
+// Visited after the settings.
+inline constexpr auto kAttributesAfterSettings = std::tuple_cat(
+    std::make_tuple(
+        // Facts of the model and batch, which follow from the scaled settings.
+        attribute(
+            "parameter_count", kSetting, 1, [](auto& m) -> auto& { return m.parameter_count; }),
+        attribute(
+            "dense_weight_count", kSetting, 1, [](auto& m) -> auto& { return m.dense_weight_count; }),
+        attribute(
+            "local_batch", kSetting, 1, [](auto& m) -> auto& { return m.local_batch; }),
+        attribute(
+            "batch_mode", kScaled, 1, [](auto& m) -> auto& { return m.batch_mode; }),
+        // The NCCL settings and preset pair N-GPU configurations with each other, never with their baseline.
+        attribute(
+            "environment_preset", kCompared, 2, [](auto& m) -> auto& { return m.environment_preset; }),
+        attribute(
+            "attempt", kCondition, 2, [](auto& m) -> auto& { return m.attempt; }),
+        attribute(
+            "gemm_choices", kCondition, 6, [](auto& m) -> auto& { return m.gemm_choices; }),
+        attribute(
+            "gemm_candidates_checked", kCondition, 10, [](auto& m) -> auto& { return m.gemm_candidates_checked; }),
+        attribute(
+            "gemm_candidates_rejected", kCondition, 10, [](auto& m) -> auto& { return m.gemm_candidates_rejected; }),
+        attribute(
+            "math_check", kCondition, 10, [](auto& m) -> auto& { return m.math_check; }),
+        attribute(
+            "math_check_errors", kCondition, 10, [](auto& m) -> auto& { return m.math_check_errors; }),
+        attribute(
+            "math_check_tolerance", kCondition, 10, [](auto& m) -> auto& { return m.math_check_tolerance; }),
+        attribute(
+            "math_check_steps", kCondition, 10, [](auto& m) -> auto& { return m.math_check_steps; }),
+        attribute(
+            "math_check_seconds", kCondition, 10, [](auto& m) -> auto& { return m.math_check_seconds; }),
+        attribute(
+            kNcclAlgoAttribute, kCompared, 1, [](auto& m) -> auto& { return m.nccl_algo; }),
+        attribute(
+            kNcclProtoAttribute, kCompared, 1, [](auto& m) -> auto& { return m.nccl_proto; }),
+        attribute(
+            "nccl_environment", kSetting, 1, [](auto& m) -> auto& { return m.nccl_environment; }),
+        attribute(
+            "command_line", kCondition, 1, [](auto& m) -> auto& { return m.command_line; }),
+        attribute(
+            "started_utc", kCondition, 1, [](auto& m) -> auto& { return m.started_utc; })),
+    kLibraryAndRankAttributes,
+    std::make_tuple(
+        attribute(
+            "max_sm_clock_mhz", kCondition, 1, [](auto& m) -> auto& { return m.max_sm_clock_mhz; }),
+        attribute(
+            "max_memory_clock_mhz", kCondition, 1, [](auto& m) -> auto& { return m.max_memory_clock_mhz; })));
+
+// Every attribute of a configuration as visit(name, stored value): the rows above and the settings table's, each
+// setting in its stored form (setting_attribute.hpp). The writer and the reader walk this list, and so do --resume's
+// identity, the attribute texts and the roles below.
 template <typename Metadata, typename Visitor>  // Metadata: ConfigurationMetadata, const or not
 void for_each_attribute_of_configuration(Metadata& m, Visitor&& visit) {
-  visit("implementation", m.implementation);
-  for_each_recorded_setting(m.configuration, [&](const char* name, auto& setting, bool applies) {
+  for_each_row(kAttributesBeforeSettings, [&](const auto& row) { visit(row.name, row.get(m)); });
+  // How the GEMMs were chosen means something only where this program chose them (CUDA; the peer's framework chooses
+  // its own). A reader has read the device and the implementation by now.
+  const bool own_gemms = m.device == "cuda" && m.implementation == kImplementation;
+  for_each_recorded_setting(m.configuration, own_gemms, [&](const char* name, auto& setting, bool applies) {
     visit_setting(name, setting, applies, visit);
   });
-  visit("parameter_count", m.parameter_count);
-  visit("dense_weight_count", m.dense_weight_count);
-  visit("local_batch", m.local_batch);
-  visit("batch_mode", m.batch_mode);
-  visit("environment_preset", m.environment_preset);
-  visit("attempt", m.attempt);
-  visit("device", m.device);
-  // How the GEMMs were chosen means something only where this program chose them (CUDA; the peer's framework chooses
-  // its own). After device and implementation: a reader has read them by then.
-  visit_setting("gemm_tuning", m.configuration.training.gemm_tuning,
-                m.device == "cuda" && m.implementation == kImplementation, visit);
-  visit("gemm_choices", m.gemm_choices);
-  visit("gemm_candidates_checked", m.gemm_candidates_checked);
-  visit("gemm_candidates_rejected", m.gemm_candidates_rejected);
-  visit("math_check", m.math_check);
-  visit("math_check_errors", m.math_check_errors);
-  visit("math_check_tolerance", m.math_check_tolerance);
-  visit("math_check_steps", m.math_check_steps);
-  visit("math_check_seconds", m.math_check_seconds);
-  visit("nccl_algo", m.nccl_algo);
-  visit("nccl_proto", m.nccl_proto);
-  visit("nccl_environment", m.nccl_environment);
-  visit("command_line", m.command_line);
-  visit("started_utc", m.started_utc);
-  for_each_library_and_rank_attribute(m, visit);
-  visit("max_sm_clock_mhz", m.max_sm_clock_mhz);
-  visit("max_memory_clock_mhz", m.max_memory_clock_mhz);
+  for_each_row(kAttributesAfterSettings, [&](const auto& row) { visit(row.name, row.get(m)); });
 }
 
-// What a configuration attribute takes part in; each role includes the ones above it in this list:
-//   condition: where and when it ran or what the process chose; no identity (a --resume on another node of the same
-//              kind still matches; gemm_choices is an outcome of set-up, not a setting).
-//   setting:   what ran: the --resume identity (configuration_identity.hpp) refuses a stored configuration that
-//   differs. compared:  also keeps configurations apart in compare (stats/pairing_identity.hpp), not in the scaling
-//   table. scaled:    also keeps an N-GPU configuration from a 1-GPU baseline of other settings (the scaling table).
-enum class AttributeRole { condition, setting, compared, scaled };
 struct AttributeRoleEntry {
   std::string_view name;
   AttributeRole role;
   std::int32_t since_version;  // the schema version that added it (1: an original one)
 };
-// Every attribute of for_each_attribute_of_configuration, exactly once, with its role and the version that added it
-// (tests/results/test_results_schema.cpp checks it, so an attribute added to the format must be given a row here: a
-// new setting costs its row and a kVersion bump in this file). A reader of an older file that lacks an attribute added
-// later keeps the default (version_one_configuration and the struct's defaults). The pairing identities list their
-// attributes in this order; a row's version never changes.
-inline constexpr AttributeRoleEntry kConfigurationAttributeRoles[] = {
-    // What the model computes and how it is trained and timed, on any GPU count.
-    {"model", AttributeRole::scaled, 1},
-    {"layer_widths", AttributeRole::scaled, 1},
-    {"dropout", AttributeRole::scaled, 1},
-    {"global_batch", AttributeRole::scaled, 1},
-    {"batch_mode", AttributeRole::scaled, 1},
-    {"device", AttributeRole::scaled, 1},
-    {"precision", AttributeRole::scaled, 1},
-    {"warmup_steps", AttributeRole::scaled, 1},
-    {"measured_steps", AttributeRole::scaled, 1},
-    {"seed", AttributeRole::scaled, 1},
-    {"adam_learning_rate", AttributeRole::scaled, 1},
-    {"adam_beta1", AttributeRole::scaled, 1},
-    {"adam_beta2", AttributeRole::scaled, 1},
-    {"adam_epsilon", AttributeRole::scaled, 1},
-    {"graph", AttributeRole::scaled, 2},  // a version-1 file lacks it: its runs were not graphs
-    {"accumulate_steps", AttributeRole::scaled, 2},
-    {"timing", AttributeRole::scaled, 2},
-    {"implementation", AttributeRole::scaled, 2},
-    // The GPU count and the NCCL settings pair N-GPU configurations with each other, never with their baseline.
-    {"ranks", AttributeRole::compared, 1},
-    {"nccl_algo", AttributeRole::compared, 1},
-    {"nccl_proto", AttributeRole::compared, 1},
-    {"environment_preset", AttributeRole::compared, 2},
-    // How the gradients are reduced: meaningless on 1 GPU (recorded there as off / n/a / 0 / fp32).
-    {"overlap", AttributeRole::compared, 2},
-    {"overlap_order", AttributeRole::compared, 5},
-    {"bucket_mb", AttributeRole::compared, 2},
-    {"grad_dtype", AttributeRole::compared, 2},
-    {"optimizer_sharding", AttributeRole::compared, 11},
-    {"overlap_update", AttributeRole::compared, 12},
-    // The reverse: a 1-GPU-only way of running the step (recorded off with more GPUs), so a 1-GPU baseline run either
-    // way still pairs with its N-GPU configurations.
-    {"fused_optimizer", AttributeRole::compared, 4},
-    // Settings that pair nothing apart: how the GEMM algorithms were chosen is what a comparison of two builds may
-    // well be about; the others follow from the scaled ones or describe the software and hardware, which compare
-    // reports rather than pairs on.
-    {"gemm_tuning", AttributeRole::setting, 6},
-    {"parameter_count", AttributeRole::setting, 1},
-    {"dense_weight_count", AttributeRole::setting, 1},
-    {"local_batch", AttributeRole::setting, 1},
-    {"runs_requested", AttributeRole::setting, 1},
-    {"nccl_environment", AttributeRole::setting, 1},
-    {"cuda_runtime_version", AttributeRole::setting, 1},
-    {"cuda_driver_version", AttributeRole::setting, 1},
-    {"cublas_version", AttributeRole::setting, 1},
-    {"nccl_version", AttributeRole::setting, 1},
-    {"mpi_library_version", AttributeRole::setting, 1},
-    {"gpu_names", AttributeRole::setting, 1},
-    {"gemm_choices", AttributeRole::condition, 6},
-    {"gemm_candidates_checked", AttributeRole::condition, 10},
-    {"gemm_candidates_rejected", AttributeRole::condition, 10},
-    {"math_check", AttributeRole::condition, 10},
-    {"math_check_errors", AttributeRole::condition, 10},
-    {"math_check_tolerance", AttributeRole::condition, 10},
-    {"math_check_steps", AttributeRole::condition, 10},
-    {"math_check_seconds", AttributeRole::condition, 10},
-    {"attempt", AttributeRole::condition, 2},
-    // Trials of one configuration must pair as trials (stats::build_trial_scaling), so no identity holds it; each
-    // trial is a group of its own name.
-    {"trial", AttributeRole::condition, 9},
-    {"command_line", AttributeRole::condition, 1},
-    {"started_utc", AttributeRole::condition, 1},
-    {"hosts", AttributeRole::condition, 1},
-    {"gpu_uuids", AttributeRole::condition, 1},
-    {"gpu_pci_bus_ids", AttributeRole::condition, 1},
-    {"peer_topology", AttributeRole::condition, 1},
-    {"max_sm_clock_mhz", AttributeRole::condition, 1},
-    {"max_memory_clock_mhz", AttributeRole::condition, 1},
-};
+// Every attribute of for_each_attribute_of_configuration, once, with its role and the version that added it: by role,
+// scaled first, each role's in the order of the settings table and then of the rows above. The pairing identities
+// list their attributes in this order. A reader of an older file that lacks an attribute added later keeps the
+// default (version_one_configuration and the struct's defaults).
+inline const std::vector<AttributeRoleEntry>& configuration_attribute_roles() {
+  static const std::vector<AttributeRoleEntry> roles = [] {
+    std::vector<AttributeRoleEntry> all;
+    for (const SettingFacts& row : settings_facts()) all.push_back({row.attribute, row.role, row.since_version});
+    const auto add = [&](const auto& row) { all.push_back({row.name, row.role, row.since_version}); };
+    for_each_row(kAttributesBeforeSettings, add);
+    for_each_row(kAttributesAfterSettings, add);
+    std::stable_sort(all.begin(), all.end(),
+                     [](const AttributeRoleEntry& a, const AttributeRoleEntry& b) { return a.role > b.role; });
+    return all;
+  }();
+  return roles;
+}
+
 // Attributes of the other groups (a configuration's progress, a probe) added after version 1, with the version that
-// added them; configuration attributes carry theirs in kConfigurationAttributeRoles.
+// added them; configuration attributes carry theirs in their rows.
 inline constexpr AddedName kAddedOtherAttributes[] = {
     {"interrupted", 7}, {"interrupted_utc", 7}, {"step_labels", 8},    {"replica_check", 9}, {"stopped_early", 10},
     {"nodes", 13},      {"gpus_per_node", 13},  {"nics_per_node", 13}, {"network", 13},
@@ -299,17 +298,57 @@ inline constexpr AddedName kAddedOtherAttributes[] = {
 // The schema version that added attribute `name` (1 for the original ones): a reader of an older file that lacks it
 // keeps the default.
 inline std::int32_t attribute_added_in(std::string_view name) {
-  for (const AttributeRoleEntry& entry : kConfigurationAttributeRoles)
+  for (const AttributeRoleEntry& entry : configuration_attribute_roles())
     if (entry.name == name) return entry.since_version;
   return added_in(kAddedOtherAttributes, name);
 }
 
-// The role of configuration attribute `name`; std::logic_error for a name the table lacks.
+// The role of configuration attribute `name`; std::logic_error for a name no row has.
 inline AttributeRole configuration_attribute_role(std::string_view name) {
-  for (const AttributeRoleEntry& entry : kConfigurationAttributeRoles)
+  for (const AttributeRoleEntry& entry : configuration_attribute_roles())
     if (entry.name == name) return entry.role;
   throw std::logic_error("configuration attribute '" + std::string(name) +
-                         "' has no role in kConfigurationAttributeRoles (results_schema.hpp)");
+                         "' has no row (config/settings_table.hpp, results_schema.hpp)");
+}
+
+// The version of the newest change to the format that added no name (a type, a shape, a storage, a meaning): such a
+// change bumps it; up to version 12 every change added a name.
+inline constexpr std::int32_t kNewestChangeWithoutAName = 1;
+
+// The format's version, which readers check first and refuse when newer: the newest version any row names (a new
+// setting's row in config/settings_table.hpp, a dataset's or another attribute's here, bumps it) or
+// kNewestChangeWithoutAName.
+template <typename Rows, typename Version>
+constexpr std::int32_t newest_version(const Rows& rows, Version version_of) {
+  return std::apply([&](const auto&... row) { return std::max({std::int32_t(1), version_of(row)...}); }, rows);
+}
+template <std::size_t N>
+constexpr std::int32_t newest_version(const AddedName (&added)[N]) {
+  std::int32_t newest = 1;
+  for (const AddedName& entry : added) newest = std::max(newest, entry.since_version);
+  return newest;
+}
+inline constexpr std::int32_t kVersion =
+    std::max({newest_version(kSettingsTable, [](const auto& row) { return row.facts.since_version; }),
+              newest_version(kAttributesBeforeSettings, [](const auto& row) { return row.since_version; }),
+              newest_version(kAttributesAfterSettings, [](const auto& row) { return row.since_version; }),
+              newest_version(kAddedDatasets), newest_version(kAddedOtherAttributes), kNewestChangeWithoutAName});
+
+struct RootMetadata {
+  std::int32_t schema_version = kVersion;
+  std::string producer = kProducer;
+  std::string project_version;
+  std::string git_revision;
+  std::string created_utc;  // ISO 8601, "2025-01-31T12:00:00Z"
+};
+
+template <typename Root, typename Visitor>  // Root: RootMetadata or const RootMetadata
+void for_each_attribute_of_root(Root& root, Visitor&& visit) {
+  visit(kSchemaVersionAttribute, root.schema_version);
+  visit(kProducerAttribute, root.producer);
+  visit("project_version", root.project_version);
+  visit("git_revision", root.git_revision);
+  visit("created_utc", root.created_utc);
 }
 
 // What a configuration's replica_check says (comm/replica_check.cpp writes the texts): the ranks' parameters were

@@ -4,10 +4,11 @@
 // (SettingTextError).
 #pragma once
 
+#include <optional>
 #include <string>
 #include <type_traits>
 
-#include "config/step_settings.hpp"
+#include "config/setting_values.hpp"
 #include "platform/error.hpp"
 
 namespace mgpu::results_schema {
@@ -22,15 +23,13 @@ class SettingTextError : public UsageError {
 
 // The attribute type that stores a setting of type T.
 template <typename T>
-using StoredSetting = std::conditional_t<std::is_same_v<T, bool> || std::is_enum_v<T>, std::string,
-                                         std::conditional_t<std::is_same_v<T, float>, double, T>>;
+using StoredSetting =
+    std::conditional_t<kNamedSetting<T>, std::string, std::conditional_t<std::is_same_v<T, float>, double, T>>;
 
 // What the file stores for `value`; where the setting does not apply, "n/a" for a text and 0 for a number.
 template <typename T>
 StoredSetting<T> stored_setting(const T& value, bool applies) {
-  if constexpr (std::is_same_v<T, bool>) {
-    return applies ? (value ? "on" : "off") : kNotApplicable;
-  } else if constexpr (std::is_enum_v<T>) {
+  if constexpr (kNamedSetting<T>) {
     return applies ? setting_name(value) : kNotApplicable;
   } else if constexpr (std::is_arithmetic_v<T>) {
     return applies ? static_cast<StoredSetting<T>>(value) : StoredSetting<T>{};
@@ -39,14 +38,11 @@ StoredSetting<T> stored_setting(const T& value, bool applies) {
   }
 }
 
-// The enum value whose setting_name is `text`; UsageError naming the attribute and the text otherwise.
+// The value (a bool's or an enum's) whose setting_name is `text`; UsageError naming the attribute and the text
+// otherwise.
 template <typename Enum>
 Enum setting_from_name(const std::string& text, const char* attribute) {
-  constexpr int kMostValues = 8;  // no setting's enum has more
-  for (int i = 0; i < kMostValues; ++i) {
-    const Enum candidate = static_cast<Enum>(i);
-    if (text == setting_name(candidate)) return candidate;
-  }
+  if (const std::optional<Enum> value = find_setting_value<Enum>(text)) return *value;
   throw SettingTextError(std::string("attribute ") + attribute + ": '" + text + "' is no value of this setting");
 }
 
@@ -55,15 +51,13 @@ Enum setting_from_name(const std::string& text, const char* attribute) {
 template <typename T>
 void restore_setting(T& value, const StoredSetting<T>& stored, bool applies, const char* attribute) {
   if (!applies) return;
-  if constexpr (std::is_same_v<T, bool> || std::is_enum_v<T>) {
+  if constexpr (kNamedSetting<T>) {
     if (stored == kNotApplicable) return;
     if constexpr (std::is_same_v<T, bool>) {
       if (stored != "on" && stored != "off")
         throw SettingTextError(std::string("attribute ") + attribute + ": '" + stored + "' is neither on nor off");
-      value = stored == "on";
-    } else {
-      value = setting_from_name<T>(stored, attribute);
     }
+    value = setting_from_name<T>(stored, attribute);
   } else {
     value = static_cast<T>(stored);
   }

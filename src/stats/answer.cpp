@@ -3,10 +3,9 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <cstring>
 #include <map>
 
-#include "config/configuration.hpp"
+#include "config/settings_table.hpp"
 #include "stats/pairing_identity.hpp"
 #include "stats/speedup_verdict.hpp"
 #include "stats/verdict.hpp"
@@ -37,15 +36,10 @@ std::vector<std::string> curve_key(const ConfigurationResults& multi) {
   return identity_key(multi, without_global_batch(comparison_identity_attributes()));
 }
 
-// The step settings --overlap auto and --fuse-optimizer auto decide per local batch (config/resolver.hpp), and those
-// that exist only with overlap on: one default job's batch sweep changes them along the way (overlap from a local
-// batch of 1024 on 4 GPUs), so a curve that split on them would end where the setting flips and miss the break-even
-// beyond it.
-bool decided_per_batch(const char* attribute) {
-  return std::strcmp(attribute, "overlap") == 0 || std::strcmp(attribute, "fused_optimizer") == 0 ||
-         applies_only_with_overlap(attribute);
-}
-
+// The step settings decided per batch (config/settings_table.hpp: --overlap auto and --fuse-optimizer auto decide
+// them per local batch, and what exists only with overlap on): one default job's batch sweep changes them along the
+// way (overlap from a local batch of 1024 on 4 GPUs), so a curve that split on them would end where the setting flips
+// and miss the break-even beyond it.
 std::vector<std::string> curve_key_across_batches(const ConfigurationResults& multi) {
   std::vector<IdentityAttribute> kept;
   for (const IdentityAttribute& a : without_global_batch(comparison_identity_attributes()))
@@ -62,7 +56,7 @@ std::string without_per_batch_settings(const std::string& curve) {
     const std::size_t end = std::min(curve.find(' ', start), curve.size());
     const std::string word = curve.substr(start, end - start);
     const std::size_t equals = word.find('=');
-    if (equals == std::string::npos || !decided_per_batch(word.substr(0, equals).c_str()))
+    if (equals == std::string::npos || !decided_per_batch(word.substr(0, equals)))
       kept += (kept.empty() ? "" : " ") + word;
     start = end + 1;
   }

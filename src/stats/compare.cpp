@@ -1,13 +1,13 @@
-// Purpose: pairs before with after and decides a verdict per configuration.
+// Purpose: pairs before with after and judges each pair's ratio by the answer's interval rule (compare.hpp).
 #include "stats/compare.hpp"
 
 #include <algorithm>
-#include <cmath>
 #include <map>
 #include <set>
 
 #include "stats/pairing_identity.hpp"
 #include "stats/scaling.hpp"
+#include "stats/speedup_verdict.hpp"
 
 namespace mgpu::stats {
 
@@ -19,16 +19,28 @@ const char* verdict_name(Verdict verdict) {
       return "FASTER";
     case Verdict::slower:
       return "SLOWER";
+    case Verdict::unclear:
+      return "UNCLEAR";
     case Verdict::none:
       break;
   }
   return "n/a";
 }
 
-Verdict decide_verdict(double ratio, const WelchTest& welch, const CompareOptions& options) {
-  if (!welch.valid) return Verdict::none;
-  if (welch.p >= options.alpha || std::fabs(ratio - 1) < options.min_effect) return Verdict::same;
-  return ratio > 1 ? Verdict::faster : Verdict::slower;
+Verdict decide_verdict(const RatioInterval& ratio, const CompareOptions& options) {
+  switch (speedup_verdict(ratio, options.min_effect)) {
+    case SpeedupVerdict::faster:
+      return Verdict::faster;
+    case SpeedupVerdict::slower:
+      return Verdict::slower;
+    case SpeedupVerdict::no_significant_difference:
+      return Verdict::same;
+    case SpeedupVerdict::no_clear_difference:
+      return Verdict::unclear;
+    case SpeedupVerdict::no_interval:
+      break;
+  }
+  return Verdict::none;
 }
 
 namespace {
@@ -54,15 +66,15 @@ ComparedPair compared(const Group& before, const Group& after, const CompareOpti
     pair.after_throughput = summarize_trial_means(y);
     const SampleSummary& b = pair.before_throughput;
     const SampleSummary& a = pair.after_throughput;
-    pair.ratio = fieller_ratio_interval(a.mean, a.sd * a.sd, a.n, b.mean, b.sd * b.sd, b.n, kConfidence, 2);
+    pair.ratio = fieller_ratio_interval(a.mean, a.sd * a.sd, a.n, b.mean, b.sd * b.sd, b.n, options.confidence, 2);
     pair.welch = welch_test(y, x);
   } else {
     pair.before_throughput = pair.before->throughput;
     pair.after_throughput = pair.after->throughput;
-    pair.ratio = fieller_ratio_interval(pair.after_throughput, pair.before_throughput);
+    pair.ratio = fieller_ratio_interval(pair.after_throughput, pair.before_throughput, options.confidence);
     pair.welch = welch_test_of_summaries(pair.after_throughput, pair.before_throughput);
   }
-  pair.verdict = decide_verdict(pair.ratio.ratio, pair.welch, options);
+  pair.verdict = decide_verdict(pair.ratio, options);
   return pair;
 }
 

@@ -1,5 +1,6 @@
 // Purpose: compare two result sets (before, after): configurations paired by their full comparison identity
-// (pairing_identity.hpp), throughput ratio after/before with its Fieller interval, Welch's p, and a verdict.
+// (pairing_identity.hpp), throughput ratio after/before with its Fieller interval, Welch's p, and the verdict of the
+// answer's interval rule.
 #pragma once
 
 #include <string>
@@ -12,18 +13,19 @@
 namespace mgpu::stats {
 
 struct CompareOptions {
-  double alpha = 0.05;                 // significance level of Welch's two-sided test
-  double min_effect = kMinimumEffect;  // smallest relative change in mean throughput that counts (0.02 = 2%)
+  double confidence = kConfidence;     // of the ratio's interval (--alpha A: 1 − A)
+  double min_effect = kMinimumEffect;  // δ of the interval rule: the smallest relative change that counts (0.02 = 2%)
   // false: pair configurations that differ only in nccl_algo / nccl_proto (to compare NCCL settings themselves).
   bool match_nccl_settings = true;
 };
 
-// SAME unless Welch's p < alpha AND the ratio differs from 1 by at least min_effect: then FASTER (ratio > 1) or
-// SLOWER. At the edges: p == alpha is not significant, |ratio - 1| == min_effect counts. NONE when a side has fewer
-// than 2 kept runs (no test possible).
-enum class Verdict { same, faster, slower, none };
+// The answer's interval rule (speedup_verdict.hpp) in compare's words, on the after/before ratio's interval: FASTER
+// where it lies wholly above 1 + min_effect, SLOWER wholly below 1 − min_effect, SAME where it contains 1, UNCLEAR
+// where it excludes 1 but not the band of min_effect either side of it, n/a without an interval (fewer than 5 kept
+// runs, 2 trials, on a side, or an unbounded interval). Welch's test is reported beside it, and decides nothing.
+enum class Verdict { same, faster, slower, unclear, none };
 const char* verdict_name(Verdict verdict);
-Verdict decide_verdict(double ratio, const WelchTest& welch, const CompareOptions& options);
+Verdict decide_verdict(const RatioInterval& ratio, const CompareOptions& options);
 
 // One configuration of both sides. Where each side holds two or more trials of it (configurations of one identity, in
 // the order given), the ratio and Welch's test are of the trial means (independent processes on either side);
@@ -34,7 +36,7 @@ struct ComparedPair {
   std::size_t before_trials = 1, after_trials = 1;
   SampleSummary before_throughput, after_throughput;  // over the runs, or over the trial means
   RatioInterval ratio;                                // after / before
-  WelchTest welch;                                    // after − before
+  WelchTest welch;                                    // after − before (reported, not judged by)
   Verdict verdict = Verdict::none;
   bool in_trials() const { return before_trials >= 2 && after_trials >= 2; }
 };

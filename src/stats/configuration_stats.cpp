@@ -6,6 +6,7 @@
 
 #include "platform/error.hpp"
 #include "stats/pairing_identity.hpp"
+#include "stats/run_kinds.hpp"
 #include "stats/step_time_check.hpp"
 
 namespace mgpu::stats {
@@ -103,15 +104,13 @@ ConfigurationStats compute_configuration_stats(const ConfigurationResults& c, co
     all_throughput.push_back(seconds > 0 ? c.metadata.global_batch() * double(s.steps_per_run) / seconds : 0);
   }
 
-  // Which runs carry phase marks (rank 0 says for its run; every rank's run is timed alike). A configuration with both
-  // kinds gives throughput from the unmarked runs and phases from the marked ones.
-  std::vector<int> unmarked_runs, marked_runs;
-  for (int run = 0; run < s.runs_total; ++run)
-    (c.measurements.phases_marked.at(run, 0) == 0 ? unmarked_runs : marked_runs).push_back(run);
-  const bool split = !unmarked_runs.empty() && !marked_runs.empty();
-  std::vector<int> all_runs(static_cast<std::size_t>(s.runs_total));
-  for (int run = 0; run < s.runs_total; ++run) all_runs[static_cast<std::size_t>(run)] = run;
-  s.throughput_run_index = split ? unmarked_runs : all_runs;
+  // Which runs carry phase marks (rank 0 says for its run; every rank's run is timed alike; NaN, a file before the
+  // dataset, counts as marked: one kind of run) and so what each kind gives (run_kinds.hpp).
+  std::vector<bool> marked;
+  for (int run = 0; run < s.runs_total; ++run) marked.push_back(!(c.measurements.phases_marked.at(run, 0) == 0));
+  const RunKinds kinds = run_kinds(marked);
+  const bool split = kinds.split();
+  s.throughput_run_index = kinds.throughput;
 
   const std::vector<int> kept_runs = screen_runs(s.throughput_run_index, all_throughput, options.outlier_threshold,
                                                  s.run_throughput, s.run_modified_z, s.run_kept);
@@ -122,8 +121,8 @@ ConfigurationStats compute_configuration_stats(const ConfigurationResults& c, co
   if (split) {
     std::vector<double> throughput, z;
     std::vector<bool> kept;
-    kept_phase_runs = screen_runs(marked_runs, all_throughput, options.outlier_threshold, throughput, z, kept);
-    s.phase_runs_total = static_cast<int>(marked_runs.size());
+    kept_phase_runs = screen_runs(kinds.phases, all_throughput, options.outlier_threshold, throughput, z, kept);
+    s.phase_runs_total = static_cast<int>(kinds.phases.size());
     s.phase_runs_kept = static_cast<int>(kept_phase_runs.size());
   }
 

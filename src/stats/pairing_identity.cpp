@@ -8,10 +8,10 @@ namespace mgpu::stats {
 
 namespace {
 
-// The attributes of the given roles, in the order of kConfigurationAttributeRoles.
-std::vector<IdentityAttribute> attributes_of_role_at_least(results_schema::AttributeRole lowest) {
+// The attributes of the given roles, in the order of configuration_attribute_roles.
+std::vector<IdentityAttribute> attributes_of_role_at_least(AttributeRole lowest) {
   std::vector<IdentityAttribute> attributes;
-  for (const results_schema::AttributeRoleEntry& entry : results_schema::kConfigurationAttributeRoles)
+  for (const results_schema::AttributeRoleEntry& entry : results_schema::configuration_attribute_roles())
     if (entry.role >= lowest) attributes.push_back({entry.name.data()});
   return attributes;
 }
@@ -19,26 +19,25 @@ std::vector<IdentityAttribute> attributes_of_role_at_least(results_schema::Attri
 }  // namespace
 
 const std::vector<IdentityAttribute>& scaling_identity_attributes() {
-  static const std::vector<IdentityAttribute> attributes =
-      attributes_of_role_at_least(results_schema::AttributeRole::scaled);
+  static const std::vector<IdentityAttribute> attributes = attributes_of_role_at_least(AttributeRole::scaled);
   return attributes;
 }
 
 const std::vector<IdentityAttribute>& comparison_identity_attributes() {
-  static const std::vector<IdentityAttribute> attributes =
-      attributes_of_role_at_least(results_schema::AttributeRole::compared);
+  static const std::vector<IdentityAttribute> attributes = attributes_of_role_at_least(AttributeRole::compared);
   return attributes;
 }
 
 std::vector<IdentityAttribute> without_global_batch(const std::vector<IdentityAttribute>& attributes) {
   std::vector<IdentityAttribute> kept;
   for (const IdentityAttribute& a : attributes)
-    if (std::strcmp(a.name, "global_batch") != 0) kept.push_back(a);
+    if (std::strcmp(a.name, attribute_of(&TrainingSettings::global_batch)) != 0) kept.push_back(a);
   return kept;
 }
 
 bool is_nccl_setting(const IdentityAttribute& attribute) {
-  return std::strcmp(attribute.name, "nccl_algo") == 0 || std::strcmp(attribute.name, "nccl_proto") == 0;
+  return std::strcmp(attribute.name, results_schema::kNcclAlgoAttribute) == 0 ||
+         std::strcmp(attribute.name, results_schema::kNcclProtoAttribute) == 0;
 }
 
 namespace {
@@ -74,17 +73,17 @@ std::string configuration_label(const ConfigurationResults& configuration) {
     const auto found = configuration.attribute_text.find(name);
     return found != configuration.attribute_text.end() ? found->second : std::string(results_schema::kNcclDefault);
   };
-  const std::string algo = nccl_setting("nccl_algo");
-  const std::string proto = nccl_setting("nccl_proto");
+  const std::string algo = nccl_setting(results_schema::kNcclAlgoAttribute);
+  const std::string proto = nccl_setting(results_schema::kNcclProtoAttribute);
   if (algo != results_schema::kNcclDefault || proto != results_schema::kNcclDefault)
     label += " nccl " + algo + "/" + proto;
   for (const IdentityAttribute& attribute : comparison_identity_attributes()) {
     if (!has_default(attribute.name)) continue;
     const std::string value = attribute_or_default(configuration, attribute);
-    // Both timings that give the phase breakdown go unremarked: events (every run marked, the default of files
-    // before schema_version 7) and interleaved (mgpu_bench's default since).
-    if (std::strcmp(attribute.name, "timing") == 0 && value == "interleaved") continue;
-    if (value != defaults().at(attribute.name)) label += std::string(" ") + attribute.name + "=" + value;
+    // A setting at the command line's default goes unremarked too: timing interleaved, mgpu_bench's default since
+    // schema_version 7, like events, what older files imply.
+    if (value != defaults().at(attribute.name) && value != command_line_default_text(attribute.name))
+      label += std::string(" ") + attribute.name + "=" + value;
   }
   return label;
 }

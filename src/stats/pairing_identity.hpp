@@ -16,9 +16,9 @@ struct IdentityAttribute {
   const char* name;
 };
 
-// The attributes whose role (results_schema.hpp, kConfigurationAttributeRoles) is `scaled`: what the model computes and
-// how it is trained and timed on any GPU count. An N-GPU configuration pairs with the 1-GPU baseline that matches it
-// in all of them.
+// The attributes whose role (their rows: config/settings_table.hpp, results_schema.hpp) is `scaled`: what the model
+// computes and how it is trained and timed on any GPU count. An N-GPU configuration pairs with the 1-GPU baseline that
+// matches it in all of them.
 const std::vector<IdentityAttribute>& scaling_identity_attributes();
 // The attributes whose role is `compared` or `scaled`: the scaling identity plus the GPU count, the NCCL settings, how
 // gradients are reduced and the fused optimizer. What compare pairs before with after on.

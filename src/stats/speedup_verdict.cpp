@@ -5,10 +5,10 @@
 
 namespace mgpu::stats {
 
-SpeedupVerdict speedup_verdict(bool has_interval, double low, double high) {
+SpeedupVerdict speedup_verdict(bool has_interval, double low, double high, double min_effect) {
   if (!has_interval) return SpeedupVerdict::no_interval;
-  if (high < 1 - kMinimumEffect) return SpeedupVerdict::slower;
-  if (low > 1 + kMinimumEffect) return SpeedupVerdict::faster;
+  if (high < 1 - min_effect) return SpeedupVerdict::slower;
+  if (low > 1 + min_effect) return SpeedupVerdict::faster;
   if (low <= 1 && 1 <= high) return SpeedupVerdict::no_significant_difference;
   return SpeedupVerdict::no_clear_difference;
 }

@@ -53,12 +53,13 @@ const char* term_source_name(TermSource source) {
   return "?";
 }
 
-ProbeRates probe_rates(const results_schema::HardwareProbe& probe, const std::string& precision) {
+ProbeRates probe_rates(const results_schema::HardwareProbe& probe, Precision precision) {
   ProbeRates rates;
   rates.precision = precision;
-  const auto p = std::find(probe.gemm_precisions.begin(), probe.gemm_precisions.end(), precision);
+  const std::string name = setting_name(precision);
+  const auto p = std::find(probe.gemm_precisions.begin(), probe.gemm_precisions.end(), name);
   if (p == probe.gemm_precisions.end())
-    throw UsageError("precision '" + precision + "': the probe did not time GEMMs in it");
+    throw UsageError("precision '" + name + "': the probe did not time GEMMs in it");
   const std::size_t precision_index = std::size_t(p - probe.gemm_precisions.begin());
   const std::size_t runs = probe.gemm_ms.shape.at(0);
   for (std::size_t g = 0; g < probe.gemm_labels.size(); ++g) {
@@ -92,7 +93,7 @@ ProbeRates probe_rates(const results_schema::HardwareProbe& probe, const std::st
     if (probe.launch_labels[l] == "graph_launch") rates.graph_launch_ms = ms;
   }
   // The step's own units are fp32 (the step's other precisions run other GEMMs and write bf16 copies).
-  if (precision == "fp32" && !probe.step_labels.empty()) {
+  if (precision == Precision::fp32 && !probe.step_labels.empty()) {
     for (std::size_t u = 0; u < probe.step_labels.size(); ++u) {
       const std::string& label = probe.step_labels[u];
       const std::size_t model_end = label.find(" b"), batch_end = label.find(' ', model_end + 2);
@@ -183,32 +184,20 @@ double fused_optimizer_ms(const ProbeRates& rates, double dense_weights, double 
   return std::max(traffic_ms, compute_ms);
 }
 
-StepSettings default_step_settings(int ranks, long long global_batch, const std::string& precision) {
+Configuration default_gpu_configuration(const MlpSpec& model, int ranks, long long global_batch, Precision precision) {
   if (ranks < 1) throw UsageError("--gpus " + std::to_string(ranks) + ": expected at least 1");
   if (global_batch < 1) throw UsageError("--batch " + std::to_string(global_batch) + ": expected at least 1");
   if (global_batch % ranks != 0)
     throw UsageError("--batch " + std::to_string(global_batch) + ": not divisible by " + std::to_string(ranks) +
                      " GPUs (the global batch is split evenly)");
   StepRequest request;
-  request.precision = precision == "bf16" ? Precision::bf16 : precision == "tf32" ? Precision::tf32 : Precision::fp32;
-  TrainingSettings resolved;
-  resolved.global_batch = static_cast<int>(global_batch);
-  resolve_step(request, true, ranks, resolved);
-  return step_settings_of(resolved, ranks);
-}
-
-StepSettings step_settings_of(const TrainingSettings& training, int ranks) {
-  StepSettings settings;
-  settings.ranks = ranks;
-  settings.global_batch = training.global_batch;
-  settings.graph = training.graph;
-  settings.fused_optimizer = training.fused_optimizer;
-  settings.overlap = training.overlap;
-  settings.optimizer_sharding = training.optimizer_sharding;
-  settings.bucket_mb = training.bucket_mb;
-  settings.update_after_last = training.overlap_update == OverlapUpdate::after_last;
-  settings.gradient_bytes_per_element = training.grad_dtype == GradDtype::bf16 ? 2 : 4;
-  return settings;
+  request.precision = precision;
+  Configuration configuration;
+  configuration.gpus = ranks;
+  configuration.training.model = model;
+  configuration.training.global_batch = static_cast<int>(global_batch);
+  resolve_step(request, true, ranks, configuration.training);
+  return configuration;
 }
 
 StepModel::StepModel(ProbeRates rates, std::vector<AllreduceCurve> curves, std::optional<Link> link,
@@ -294,7 +283,7 @@ struct ComputeTerms {
 // The step's own units of a probed preset, measured at the exact shapes (or interpolated in batch), composed as the
 // step runs them.
 ComputeTerms compose_units(const ProbeRates& rates, const std::string& preset, const MlpSpec& model,
-                           const StepSettings& settings, long long batch) {
+                           const TrainingSettings& settings, long long batch) {
   ComputeTerms terms;
   const auto unit = [&](const std::string& name) {
     std::vector<std::pair<long long, double>> points;
@@ -331,7 +320,7 @@ ComputeTerms compose_units(const ProbeRates& rates, const std::string& preset, c
 }
 
 // Any other model: cuBLAS GEMMs at the probed rates and the elementwise kernels' memory traffic.
-ComputeTerms compose_gemms(const ProbeRates& rates, const MlpSpec& model, const StepSettings& settings,
+ComputeTerms compose_gemms(const ProbeRates& rates, const MlpSpec& model, const TrainingSettings& settings,
                            long long batch) {
   ComputeTerms terms;
   const auto gemm = [&](GemmKind kind, const DenseLayer& layer) {
@@ -360,11 +349,15 @@ ComputeTerms compose_gemms(const ProbeRates& rates, const MlpSpec& model, const 
 
 }  // namespace
 
-StepPrediction StepModel::predict(const MlpSpec& model, const StepSettings& settings) const {
-  if (settings.ranks < 1 || settings.global_batch < settings.ranks || settings.global_batch % settings.ranks != 0)
+StepPrediction StepModel::predict(const Configuration& configuration) const {
+  const TrainingSettings& settings = configuration.training;
+  const MlpSpec& model = settings.model;
+  const int ranks = configuration.gpus;
+  if (ranks < 1 || settings.global_batch < ranks || settings.global_batch % ranks != 0)
     throw UsageError("step model: global batch " + std::to_string(settings.global_batch) + " on " +
-                     std::to_string(settings.ranks) + " ranks: expected a multiple of the rank count");
-  const long long batch = settings.local_batch();
+                     std::to_string(ranks) + " ranks: expected a multiple of the rank count");
+  const long long batch = settings.global_batch / ranks;
+  const int bytes_per_element = gradient_bytes_per_element(settings.grad_dtype);
   const std::string preset = probed_preset(model);
   const ComputeTerms terms = preset.empty() ? compose_gemms(rates_, model, settings, batch)
                                             : compose_units(rates_, preset, model, settings, batch);
@@ -374,27 +367,25 @@ StepPrediction StepModel::predict(const MlpSpec& model, const StepSettings& sett
   step.optimizer_ms = terms.adam_ms;
   step.gemm_source = terms.source;
 
-  const long long gradient_bytes = (long long)double(model.parameter_count()) * settings.gradient_bytes_per_element;
+  const long long gradient_bytes = (long long)double(model.parameter_count()) * bytes_per_element;
   double optimizer_exposed_ms = step.optimizer_ms;
-  if (settings.ranks == 1) {
+  if (ranks == 1) {
     step.allreduce_ms = step.exposed_comm_ms = 0;
   } else if (settings.optimizer_sharding) {
     // After backward: the reduce-scatter, then Adam on this rank's 1/N and the rest no rank owns (the parameters
     // beyond N equal shards, all-reduced instead), then the all-gather of the parameters, all on the step's path.
     const long long parameters = model.parameter_count();
-    const long long shard = parameters / settings.ranks, tail = parameters - shard * settings.ranks;
-    const double collective_ms =
-        kShardedCollectiveShare * allreduce_ms(gradient_bytes, settings.ranks, &step.allreduce_source);
+    const long long shard = parameters / ranks, tail = parameters - shard * ranks;
+    const double collective_ms = kShardedCollectiveShare * allreduce_ms(gradient_bytes, ranks, &step.allreduce_source);
     step.allreduce_source = TermSource::estimated;
     TermSource tail_source = TermSource::measured;
-    const double tail_ms =
-        tail > 0 ? allreduce_ms(tail * settings.gradient_bytes_per_element, settings.ranks, &tail_source) : 0.0;
+    const double tail_ms = tail > 0 ? allreduce_ms(tail * bytes_per_element, ranks, &tail_source) : 0.0;
     step.allreduce_ms = step.exposed_comm_ms = collective_ms + tail_ms;
     const double adam_share_ms = terms.adam_ms * double(shard + tail) / double(parameters);
     step.optimizer_ms = std::max(adam_share_ms, rates_.graph_node_ms) + collective_ms;
     optimizer_exposed_ms = step.optimizer_ms;
   } else if (!settings.overlap) {
-    step.allreduce_ms = allreduce_ms(gradient_bytes, settings.ranks, &step.allreduce_source);
+    step.allreduce_ms = allreduce_ms(gradient_bytes, ranks, &step.allreduce_source);
     step.exposed_comm_ms = step.allreduce_ms;
   } else {
     // Buckets of the cap reduced while the weight-gradient GEMMs run; what backward cannot hide, and at least the
@@ -406,13 +397,14 @@ StepPrediction StepModel::predict(const MlpSpec& model, const StepSettings& sett
     const long long bucket_bytes = (gradient_bytes + buckets - 1) / buckets;
     const long long last_bytes = std::min<long long>(bucket_bytes, (long long)kSmallBucketBytes);
     TermSource last_source = TermSource::measured;
-    step.allreduce_ms = buckets * allreduce_ms(bucket_bytes, settings.ranks, &step.allreduce_source);
-    const double last_ms = allreduce_ms(last_bytes, settings.ranks, &last_source);
+    step.allreduce_ms = buckets * allreduce_ms(bucket_bytes, ranks, &step.allreduce_source);
+    const double last_ms = allreduce_ms(last_bytes, ranks, &last_source);
     step.allreduce_source = weaker(step.allreduce_source, last_source);
     step.exposed_comm_ms = std::max(last_ms, step.allreduce_ms - terms.weight_gradients_ms);
     step.backward_ms += kOverlapContention * std::max(0.0, step.allreduce_ms - step.exposed_comm_ms);
     // --overlap-update after-last: the whole update follows the last reduction.
-    if (!settings.update_after_last) optimizer_exposed_ms = terms.adam_ms * double(last_bytes) / double(gradient_bytes);
+    if (settings.overlap_update != OverlapUpdate::after_last)
+      optimizer_exposed_ms = terms.adam_ms * double(last_bytes) / double(gradient_bytes);
   }
   step.step_ms = step.forward_ms + step.backward_ms + step.exposed_comm_ms + optimizer_exposed_ms +
                  (settings.graph ? rates_.graph_launch_ms : 0);

@@ -10,7 +10,7 @@
 #include <utility>
 #include <vector>
 
-#include "config/step_settings.hpp"
+#include "config/configuration.hpp"
 #include "model/mlp_spec.hpp"
 #include "results/results_schema.hpp"
 #include "stats/allreduce_model.hpp"
@@ -44,7 +44,7 @@ struct MeasuredUnit {
 
 // The rates of one GPU, medians over the probe's runs, at one GEMM precision.
 struct ProbeRates {
-  std::string precision;
+  Precision precision = Precision::fp32;
   std::vector<MeasuredGemm> gemms;
   double peak_gemm_tflops = 0;                       // the square GEMM's: the rate for shapes never probed
   std::vector<std::pair<long long, double>> copies;  // bytes copied (read once, written once) -> ms, ascending
@@ -55,7 +55,7 @@ struct ProbeRates {
 
 // From a stored probe; UsageError naming the precision when the probe did not time it, or when a label or a time
 // cannot be read as the probe writes it.
-ProbeRates probe_rates(const results_schema::HardwareProbe& probe, const std::string& precision);
+ProbeRates probe_rates(const results_schema::HardwareProbe& probe, Precision precision);
 
 // A time measured at some batches, at `batch`: capped, interpolated, clamped or extrapolated as gemm_ms says
 // (`points`: batch -> ms, any order, at least one).
@@ -77,26 +77,13 @@ double memory_pass_ms(const ProbeRates& rates, double bytes);
 // (2 x dense weights x batch) at the probe's square-GEMM rate; never the separate GEMMs' sum.
 double fused_optimizer_ms(const ProbeRates& rates, double dense_weights, double parameters, long long batch);
 
-// How the step runs (the results file's names; `default_step_settings` gives mgpu_bench's defaults).
-struct StepSettings {
-  int ranks = 1;
-  long long global_batch = 0;
-  bool graph = true;
-  bool fused_optimizer = false;        // 1 rank: weight gradients inside Adam
-  bool overlap = false;                // bucketed reductions during backward
-  bool optimizer_sharding = false;     // > 1 rank: reduce-scatter, Adam on each rank's 1/N, all-gather
-  double bucket_mb = 8.0;              // bucket cap with overlap on (10^6 bytes)
-  bool update_after_last = false;      // with overlap: Adam on every parameter after the last reduction
-  int gradient_bytes_per_element = 4;  // fp32 gradient; 2 for bf16
-  long long local_batch() const { return global_batch / ranks; }
-};
+// mgpu_bench's defaults on GPUs: the configuration the resolver (config/resolver.hpp) makes of the default request for
+// `model` on this GPU count, global batch and precision. UsageError for ranks < 1, batch < 1 or a batch not divisible
+// by ranks.
+Configuration default_gpu_configuration(const MlpSpec& model, int ranks, long long global_batch, Precision precision);
 
-// mgpu_bench's defaults on GPUs: the step the resolver (config/resolver.hpp) makes of the default request for this GPU
-// count, global batch and precision ("fp32", "tf32", "bf16"). UsageError for ranks < 1, batch < 1 or a batch not
-// divisible by ranks.
-StepSettings default_step_settings(int ranks, long long global_batch, const std::string& precision);
-// A resolved step on `ranks` GPUs in the model's terms (the bucket cap counts only with overlap on).
-StepSettings step_settings_of(const TrainingSettings& training, int ranks);
+// The bytes of one gradient element the all-reduce moves.
+inline int gradient_bytes_per_element(GradDtype grad_dtype) { return grad_dtype == GradDtype::bf16 ? 2 : 4; }
 
 // The predicted step and its phases (the results file's phases), with where the weakest of its terms came from.
 struct StepPrediction {
@@ -111,7 +98,8 @@ class StepModel {
   // when given explicitly, override_curves); without one, a 2-rank curve's fitted link is used.
   StepModel(ProbeRates rates, std::vector<AllreduceCurve> curves, std::optional<Link> link, bool link_overrides_curves);
 
-  StepPrediction predict(const MlpSpec& model, const StepSettings& settings) const;
+  // The step of a resolved configuration (its model, GPU count, global batch and step settings).
+  StepPrediction predict(const Configuration& configuration) const;
   // The all-reduce of `bytes` on `ranks` ranks inside the step; UsageError when no curve and no link can answer.
   double allreduce_ms(long long bytes, int ranks, TermSource* source) const;
   // The link used for rank counts without a curve, if any.

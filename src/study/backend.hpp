@@ -39,7 +39,7 @@ std::unique_ptr<Trainer> make_trainer(const BackendChoice& choice, const Trainin
 // Between the configurations of a sweep, once this rank's trainer is gone: ends the CUDA context of its GPU
 // (cudaDeviceReset), so the next configuration allocates on a fresh context as the first one does, and clears the
 // job's GEMM tunings, so that it tunes its own (each trial is its own set-up and tuning). Without the reset every
-// configuration after the first ran 4-8% slower (docs/measurement.md, "Configuration order"). No-op on the CPU
-// fallback.
+// configuration after the first ran up to 8% slower on 2 x H200 (docs/measurement.md, "Configuration order"). No-op
+// on the CPU fallback.
 void reset_device_between_configurations(const BackendChoice& choice, GemmTunings& gemm_tunings);
 }  // namespace mgpu

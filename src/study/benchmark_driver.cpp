@@ -424,7 +424,7 @@ void run_benchmark(const BenchOptions& given, const MpiContext& mpi) {
                 plan.size(), total_runs, job.output_path.c_str());
   }
   SweepRun sweep{std::move(state), &stop_recorder, &progress, {}, {}};
-  AdaptiveTrials trials(options, plan);
+  AdaptiveTrials trials(options, plan, job.output_path, backend_name(job.choice.backend));
   std::vector<SweepTableRow> table;
   for (std::size_t i = 0; i < plan.size(); ++i) {
     trials.starting(i);
@@ -433,7 +433,7 @@ void run_benchmark(const BenchOptions& given, const MpiContext& mpi) {
       continue;
     }
     table.push_back(run_plan_entry(plan, i, job, mpi, sweep));
-    trials.finished(i, table.back().runs, mpi);
+    trials.finished(i, mpi);
   }
   if (mpi.rank == 0) {
     progress.clear();

@@ -6,7 +6,9 @@
 #include <cmath>
 #include <string>
 
+#include "config/settings_table.hpp"
 #include "platform/build_info.hpp"
+#include "stats/run_kinds.hpp"
 #include "stats/verdict.hpp"
 
 namespace mgpu {
@@ -43,20 +45,10 @@ void print_banner(std::FILE* out, const BannerFacts& facts) {
   std::fprintf(out, "# device %s, ranks %d, global batch %d (%d per rank), warm-up %d, steps %d, runs %d, seed %llu\n",
                backend_name(facts.backend), facts.ranks, st.global_batch, st.global_batch / facts.ranks,
                st.warmup_steps, st.measured_steps, st.runs, static_cast<unsigned long long>(st.seed));
-  std::fprintf(out, "# step: graph %s, overlap %s", st.graph ? "on" : "off", st.overlap ? "on" : "off");
-  if (st.overlap) {
-    const bool deferred = st.overlap_order == WeightGradientOrder::deferred;
-    std::fprintf(out, " (%s: buckets of <= %g MB, %s <= 1 MB; Adam %s)", setting_name(st.overlap_order), st.bucket_mb,
-                 deferred ? "last" : "first",
-                 st.overlap_update == OverlapUpdate::after_last ? "after the last bucket" : "per bucket");
-  }
-  if (st.fused_optimizer) std::fprintf(out, ", fused optimizer on");
-  if (st.optimizer_sharding) std::fprintf(out, ", optimizer sharded over the ranks");
-  if (st.gemm_tuning == GemmTuning::step) std::fprintf(out, ", GEMMs tuned in the step");
-  if (st.gemm_tuning == GemmTuning::plan) std::fprintf(out, ", GEMMs from %s", st.gemm_plan.source.c_str());
-  std::fprintf(out, ", precision %s, timing %s", setting_name(st.precision), setting_name(st.timing));
-  if (st.grad_dtype != GradDtype::fp32) std::fprintf(out, ", all-reduce in %s", setting_name(st.grad_dtype));
-  if (st.accumulate_steps > 1) std::fprintf(out, ", reduce + update every %d steps", st.accumulate_steps);
+  // Every step option that applies, in the results file's words (config/settings_table.hpp).
+  const std::string step = step_settings_text(configuration, facts.backend == Backend::cuda);
+  std::fprintf(out, "# step: %s", step.c_str());
+  if (st.gemm_tuning == GemmTuning::plan) std::fprintf(out, " (GEMM plan from %s)", st.gemm_plan.source.c_str());
   std::fprintf(out, "\n");
   const LibraryVersions& v = facts.versions;
   std::fprintf(out, "# NCCL %s, CUDA runtime %s, driver %s, cuBLAS %s, MPI %s\n", v.nccl.c_str(),
@@ -114,25 +106,29 @@ struct Means {
   double phase_runs_step_ms = 0;  // the mean step of the phase runs, which their phases sum to
 };
 
+// The runs of each kind (stats/run_kinds.hpp) among rank 0's summaries.
+stats::RunKinds kinds_of(const std::vector<RunSummary>& runs) {
+  std::vector<bool> marked;
+  for (const RunSummary& run : runs) marked.push_back(run.phases_marked);
+  return stats::run_kinds(marked);
+}
+
 Means means_of(const std::vector<RunSummary>& runs) {
-  std::vector<const RunSummary*> unmarked, marked;
-  for (const RunSummary& run : runs) (run.phases_marked ? marked : unmarked).push_back(&run);
-  const bool split = !unmarked.empty() && !marked.empty();
-  std::vector<const RunSummary*> all;
-  for (const RunSummary& run : runs) all.push_back(&run);
-  const std::vector<const RunSummary*>& throughput_runs = split ? unmarked : all;
-  const std::vector<const RunSummary*>& phase_runs = split ? marked : all;
+  const stats::RunKinds kinds = kinds_of(runs);
+  const std::vector<int>& phase_runs = kinds.split() ? kinds.phases : kinds.throughput;
   Means means;
-  means.throughput_runs = throughput_runs.size();
-  means.phase_runs = split ? marked.size() : 0;
-  for (const RunSummary* run : throughput_runs) {
-    means.samples_per_second += run->samples_per_second / double(throughput_runs.size());
-    means.phase_ms[int(Phase::step)] += run->mean_step_ms / double(throughput_runs.size());
+  means.throughput_runs = kinds.throughput.size();
+  means.phase_runs = kinds.phases.size();
+  for (const int r : kinds.throughput) {
+    const RunSummary& run = runs[static_cast<std::size_t>(r)];
+    means.samples_per_second += run.samples_per_second / double(kinds.throughput.size());
+    means.phase_ms[int(Phase::step)] += run.mean_step_ms / double(kinds.throughput.size());
   }
-  for (const RunSummary* run : phase_runs) {
+  for (const int r : phase_runs) {
+    const RunSummary& run = runs[static_cast<std::size_t>(r)];
     for (int p = 0; p < kPhaseCount; ++p)
-      if (Phase(p) != Phase::step) means.phase_ms[p] += run->mean_ms[p] / double(phase_runs.size());
-    means.phase_runs_step_ms += run->mean_step_ms / double(phase_runs.size());
+      if (Phase(p) != Phase::step) means.phase_ms[p] += run.mean_ms[p] / double(phase_runs.size());
+    means.phase_runs_step_ms += run.mean_step_ms / double(phase_runs.size());
   }
   return means;
 }
@@ -176,10 +172,8 @@ void print_sweep_table(std::FILE* out, const std::vector<SweepTableRow>& rows) {
 void print_summary(std::FILE* out, const std::vector<RunSummary>& runs, const std::string& results_path) {
   if (runs.empty()) return;
   const Means means = means_of(runs);
-  // The throughput runs (see Means).
-  std::vector<const RunSummary*> counted;
-  for (const RunSummary& run : runs)
-    if (means.phase_runs == 0 || !run.phases_marked) counted.push_back(&run);
+  std::vector<const RunSummary*> counted;  // the throughput runs
+  for (const int r : kinds_of(runs).throughput) counted.push_back(&runs[static_cast<std::size_t>(r)]);
   const double n = static_cast<double>(counted.size());
   const double mean = means.samples_per_second;
   double low = counted.front()->samples_per_second, high = low, squares = 0, wall = 0;

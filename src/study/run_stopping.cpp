@@ -4,21 +4,19 @@
 #include <cmath>
 #include <cstdio>
 
+#include "stats/run_kinds.hpp"
 #include "stats/statistics.hpp"
 
 namespace mgpu {
 
 std::string stop_reason(const StopRule& rule, const std::vector<RunSummary>& runs, double seconds_of_runs) {
+  std::vector<bool> marks;
+  for (const RunSummary& run : runs) marks.push_back(run.phases_marked);
+  const stats::RunKinds kinds = stats::run_kinds(marks);
   std::vector<double> throughput;
-  bool marked = false;
-  for (const RunSummary& run : runs) {
-    if (rule.interleaved && run.phases_marked) {
-      marked = true;
-    } else {
-      throughput.push_back(run.samples_per_second);
-    }
-  }
-  if (throughput.size() < stats::kMinimumRunsForInterval || (rule.interleaved && !marked)) return "";
+  for (const int run : kinds.throughput) throughput.push_back(runs[static_cast<std::size_t>(run)].samples_per_second);
+  // Interleaved, a configuration needs a marked run (its phases) before it may stop.
+  if (throughput.size() < stats::kMinimumRunsForInterval || (rule.interleaved && !kinds.split())) return "";
   char text[160];
   const stats::SampleSummary summary = stats::summarize_sample(throughput);
   const double half_width_percent = summary.mean > 0 ? 100 * summary.half_width / summary.mean : INFINITY;

@@ -6,46 +6,27 @@
 #include <cstdio>
 #include <limits>
 
-#include "stats/trial_interval.hpp"
+#include "stats/answer.hpp"
 
 namespace mgpu {
 
-double trial_throughput(const std::vector<RunSummary>& runs) {
-  const bool some_unmarked =
-      std::any_of(runs.begin(), runs.end(), [](const RunSummary& run) { return !run.phases_marked; });
-  const bool some_marked =
-      std::any_of(runs.begin(), runs.end(), [](const RunSummary& run) { return run.phases_marked; });
-  double sum = 0;
-  int count = 0;
-  for (const RunSummary& run : runs) {
-    if (some_unmarked && some_marked && run.phases_marked) continue;
-    sum += run.samples_per_second;
-    ++count;
-  }
-  return count > 0 ? sum / count : 0.0;
+std::vector<stats::RatioInterval> batch_speedups(const std::vector<ConfigurationResults>& configurations) {
+  std::vector<stats::ConfigurationStats> measured;
+  for (const ConfigurationResults& c : configurations)
+    measured.push_back(stats::compute_configuration_stats(c, "", stats::AnalysisOptions{}));
+  std::vector<stats::RatioInterval> speedups;
+  for (const stats::PairAnswer& pair : stats::compute_answer(measured).pairs) speedups.push_back(pair.pair.speedup);
+  return speedups;
 }
 
-void TrialStopping::add(int gpus, double throughput) { throughput_[gpus].push_back(throughput); }
-
-int TrialStopping::trials() const {
-  const auto single = throughput_.find(1);
-  return single == throughput_.end() ? 0 : static_cast<int>(single->second.size());
-}
-
-std::string TrialStopping::stop_reason(double seconds_of_trials) const {
-  const int trials = this->trials();
+std::string TrialStopping::stop_reason(int trials, const std::vector<stats::RatioInterval>& speedups,
+                                       double seconds_of_trials) const {
   if (trials < kMinAutoTrials) return "";
   char text[200];
-  if (throughput_.size() < 2) return "no N-GPU configuration whose speedup more trials would narrow";
+  if (speedups.empty()) return "no N-GPU configuration whose speedup more trials would narrow";
   // The widest relative half-width of the speedups' trial intervals (infinity where one has none).
   double widest_percent = 0;
-  const auto single = throughput_.find(1);
-  for (const auto& [gpus, means] : throughput_) {
-    if (gpus == 1) continue;
-    const std::size_t paired = std::min(means.size(), single->second.size());
-    const std::vector<double> multi(means.begin(), means.begin() + static_cast<std::ptrdiff_t>(paired));
-    const std::vector<double> one(single->second.begin(), single->second.begin() + static_cast<std::ptrdiff_t>(paired));
-    const stats::RatioInterval speedup = stats::paired_trial_ratio_interval(multi, one);
+  for (const stats::RatioInterval& speedup : speedups) {
     const double percent = speedup.has_interval && speedup.ratio > 0
                                ? 100 * (speedup.high - speedup.low) / 2 / speedup.ratio
                                : std::numeric_limits<double>::infinity();

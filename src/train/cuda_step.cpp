@@ -24,8 +24,10 @@ void CudaTrainer::enqueue_step(const StepEvents* events, StepKind kind) {
   // Data loading is not part of the step (docs/measurement.md: forward starts with the batch in place). The batch is
   // generated on the compute stream before `start` is recorded, so `start` fires only once it is there.
   enqueue_bookkeeping_and_batch();
-  const StepPlan step{kind, settings_.fused_optimizer && kind.update, nccl_ && settings_.overlap && kind.update,
-                      nccl_ && settings_.optimizer_sharding && kind.update};
+  const bool overlap = nccl_ && settings_.overlap && kind.update;
+  const StepPlan step{kind, settings_.fused_optimizer && kind.update, overlap,
+                      nccl_ && settings_.optimizer_sharding && kind.update,
+                      overlap && settings_.overlap_update == OverlapUpdate::after_last};
 
   mark(events, kStart, compute);
   enqueue_forward(step);
@@ -40,7 +42,7 @@ void CudaTrainer::enqueue_step(const StepEvents* events, StepKind kind) {
   } else {
     model_.backward(plan_, {}, kind.accumulate);
     // A step that only accumulates ends here: its end mark is backward's (a second mark right after it would add
-    // the cost of an event-record node, about 3 us, to the step and to no phase).
+    // the cost of an event-record node, about 3 us on H200, to the step and to no phase).
     mark(events, kind.update ? kBackwardEnd : kEnd, compute);
   }
   // A step that does not end an accumulation only adds its gradient: no reduction, no update (its allreduce,
@@ -79,7 +81,7 @@ void CudaTrainer::enqueue_backward_reducing_buckets(const StepEvents* events, St
         if (plan_.buckets[next_bucket].last_piece != piece) return;
         // The last bucket's last piece is backward's last write: backward_end is marked before that bucket is
         // handed over. Marked after it, an eager launch would stamp it only once the host had launched the NCCL
-        // call, possibly after a small bucket's reduction had finished (measured: exposed_comm -2.8 us).
+        // call, possibly after a small bucket's reduction had finished (measured: a negative exposed_comm).
         if (next_bucket + 1 == buckets) mark(events, kBackwardEnd, compute);
         reduce_bucket(next_bucket++, events);
       },
@@ -105,7 +107,7 @@ void CudaTrainer::enqueue_update(const StepEvents* events, const StepPlan& step)
     model_.adam_with_weight_gradients(settings_.adam, gradient_scale(), step.kind.accumulate);
   } else if (!nccl_) {
     model_.adam(settings_.adam, 0, model_.parameter_count(), gradient_scale());
-  } else if (step.overlap && settings_.overlap_update == OverlapUpdate::after_last) {
+  } else if (step.update_after_last) {
     enqueue_update_after_last_bucket(events);
   } else {
     enqueue_update_per_reduced_bucket(events, step);

@@ -4,18 +4,11 @@
 #include "train/cuda_trainer.hpp"
 
 #include <algorithm>
-#include <chrono>
-#include <cmath>
 #include <cstdio>
-#include <cstdlib>
-#include <limits>
-#include <thread>
 
 #include "comm/startup_deadline.hpp"
-#include "comm/watchdog.hpp"
 #include "kernels/output_head.cuh"
 #include "platform/cuda_check.hpp"
-#include "platform/fault_hooks.hpp"
 #include "platform/mpi_check.hpp"
 #include "train/cuda_reference_step.hpp"
 #include "train/gemm/step_gemm_search.hpp"

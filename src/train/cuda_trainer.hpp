@@ -83,7 +83,8 @@ class CudaTrainer final : public Trainer {
     StepKind kind;
     bool fused = false;
     bool overlap = false;
-    bool sharded = false;  // --optimizer-sharding, more than one rank, a step that updates
+    bool sharded = false;            // --optimizer-sharding, more than one rank, a step that updates
+    bool update_after_last = false;  // with overlap: --overlap-update after-last
   };
   // The parts of enqueue_step, in the order a step runs them.
   void enqueue_forward(const StepPlan& step);

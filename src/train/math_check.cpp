@@ -4,14 +4,13 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
-#include <cstdio>
-#include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "config/settings_table.hpp"
 #include "platform/error.hpp"
 #include "platform/fault_hooks.hpp"
 #include "platform/wall_clock.hpp"
@@ -37,16 +36,7 @@ void require_steps_of_a_run(const TrainingSettings& settings, int steps) {
 }
 
 std::string reference_key(const std::string& device_kind, const TrainingSettings& settings, int steps) {
-  const AdamSettings& adam = settings.adam;
-  char numbers[256];
-  // %.9g: every float round-trips; %.17g every double.
-  std::snprintf(numbers, sizeof numbers,
-                " dropout %.17g batch %d seed %llu adam %.9g %.9g %.9g %.9g accumulate %d "
-                "precision %d steps %d",
-                settings.model.dropout, settings.global_batch, static_cast<unsigned long long>(settings.seed),
-                adam.learning_rate, adam.beta1, adam.beta2, adam.epsilon, settings.accumulate_steps,
-                static_cast<int>(settings.precision), steps);
-  return device_kind + " " + settings.model.widths_string() + numbers;
+  return device_kind + " " + math_reference_text(settings) + " steps=" + std::to_string(steps);
 }
 
 const Trainer::ReferenceRun& ReferenceRuns::of(const Trainer& trainer, const TrainingSettings& settings, int steps) {

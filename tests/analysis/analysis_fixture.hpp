@@ -204,6 +204,50 @@ inline void add_steady(ResultsWriter& writer, const ConfigurationMetadata& metad
   writer.finish(c);
 }
 
+// A 1-GPU configuration `name` as --timing interleaved writes it: runs 0-3 and 5 without marks (phases NaN, steps 4,
+// 4.1, 8, 3.9 and 4 ms; 8 an outlier among them), runs 4 and 6 marked (step 5 ms = forward 2 + backward 2 + optimizer
+// 0.5 + other 0.5; then 4.5 ms with forward 1.5).
+inline void add_interleaved(ResultsWriter& writer, const std::string& name) {
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  ResultsWriter::Configuration c = writer.add_configuration(synthetic_metadata(name, 1));
+  const auto append = [&](double step, bool marked, double forward) {
+    const std::vector<double> phases = marked ? std::vector<double>{forward, 2.0, 0.0, 0.0, 0.5, step}
+                                              : std::vector<double>{nan, nan, nan, nan, nan, step};
+    RunRecord record = synthetic_record({phases, phases}, 1024 * kMiB, 0.0, 0);
+    record.phases_marked = marked;
+    writer.append_run(c, {record});
+  };
+  for (const double step : {4.0, 4.1, 8.0, 3.9}) append(step, false, 0);
+  append(5.0, true, 2.0);
+  append(4.0, false, 0);
+  append(4.5, true, 1.5);
+  writer.finish(c);
+}
+
+// A configuration `name` of `ranks` ranks, trial `trial`, whose run r takes step_ms[r] in every measured step on
+// every rank (throughput kGlobalBatch / step_ms[r] x 1000 samples/s). Phases: forward 30%, backward 40%, optimizer
+// 30% of the step.
+inline void add_runs(ResultsWriter& writer, const std::string& name, int ranks, const std::vector<double>& step_ms,
+                     int trial = 1) {
+  ConfigurationMetadata metadata = synthetic_metadata(name, ranks);
+  metadata.configuration.trial = trial;
+  ResultsWriter::Configuration c = writer.add_configuration(metadata);
+  for (const double s : step_ms) {
+    const std::vector<double> phases = {0.3 * s, 0.4 * s, 0.0, 0.0, 0.3 * s, s};
+    writer.append_run(c, std::vector<RunRecord>(ranks, synthetic_record({phases, phases}, 1024 * kMiB, 0.0, 0)));
+  }
+  writer.finish(c);
+}
+
+// Six runs of `step_ms` spread by -0.1% to +0.1%; with `outlier`, the last ten times as long, which the modified
+// z-score (|M| > 3.5) excludes.
+inline std::vector<double> runs_around(double step_ms, bool outlier = false) {
+  std::vector<double> runs;
+  for (const double d : {-0.001, -0.0005, 0.0, 0.0002, 0.0005, 0.001}) runs.push_back(step_ms * (1 + d));
+  if (outlier) runs.back() = 10 * step_ms;
+  return runs;
+}
+
 // One 1-GPU configuration `name` of add_steady's runs, written to a temporary file named after `stem` and read back
 // (the file is removed).
 inline ResultsFile steady_results(const std::string& stem, const std::string& name, const std::vector<double>& phases,

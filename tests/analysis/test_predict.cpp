@@ -52,8 +52,8 @@ class PredictTest : public ::testing::Test {
 }  // namespace
 
 TEST_F(PredictTest, GridSpeedupIsTheOneGpuStepOverTheNGpuStep) {
-  const StepModel model = build_step_model(options_, "fp32");
-  const auto grid = predict_grid(model, custom_model(fixture::kWidths, 0.0), {32}, {1, 2}, "fp32");
+  const StepModel model = build_step_model(options_, Precision::fp32);
+  const auto grid = predict_grid(model, custom_model(fixture::kWidths, 0.0), {32}, {1, 2}, Precision::fp32);
   ASSERT_EQ(grid.size(), 2u);
   EXPECT_NEAR(grid[0].speedup, 1.0, 1e-15);
   // Hand-computed in test_step_model.cpp: 0.031 ms on 1 GPU, 0.0516 ms on 2.

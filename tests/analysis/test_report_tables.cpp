@@ -236,6 +236,24 @@ const char kExpectedRuns[] = R"(Runs (throughput over the counted steps; step = 
 
 TEST_F(ReportTables, RunsTableExactly) { EXPECT_EQ(render_terminal(runs_table(stats_)), kExpectedRuns); }
 
+// With --timing interleaved the table lists the throughput runs by their index in the file (the marked runs 4 and 6
+// are left to the phases), so it joins with the file's datasets.
+TEST(ReportTablesRuns, ThroughputRunsByTheirIndexInTheFile) {
+  const std::string path =
+      (std::filesystem::temp_directory_path() / ("mgpu_runs_" + std::to_string(::getpid()) + ".h5")).string();
+  {
+    ResultsWriter writer(path, true);
+    add_interleaved(writer, "kinds");
+    writer.close();
+  }
+  const ResultsFile file = read_results_file(path);
+  std::filesystem::remove(path);
+  const Table table = runs_table({stats::compute_configuration_stats(file.configuration("kinds"), path, {})});
+  std::vector<std::int64_t> runs;
+  for (const auto& row : table.rows) runs.push_back(std::get<std::int64_t>(row.at(5)));
+  EXPECT_EQ(runs, (std::vector<std::int64_t>{0, 1, 2, 3, 5}));
+}
+
 TEST_F(ReportTables, PhasesTableRowsExactly) {
   const std::string text = render_terminal(phases_table(stats_));
   EXPECT_NE(text.find(kExpectedPhasesRows), std::string::npos) << text;

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "cli/options.hpp"
+#include "config/settings_table.hpp"
 #include "platform/error.hpp"
 
 namespace mgpu {
@@ -36,6 +37,31 @@ TEST(Options, OptionsAreExactAndHelpSaysTheDefaults) {
   EXPECT_TRUE(parse({"-h"}).show_help);
   EXPECT_NE(help_text().find("--trials arg (=auto)"), std::string::npos) << help_text();
   EXPECT_NE(help_text().find("mgpu_bench_large_b32_n1-2.h5"), std::string::npos);
+}
+
+// The step options come from the settings table: each in --help with its default and the names it takes, and each
+// name parses back to its value (the command line's half of parse and print).
+TEST(Options, EveryStepOptionTakesEveryNameItsTypeOffers) {
+  const std::string help = help_text();
+  const StepRequest defaults;
+  for_each_step_option([&](const auto& row) {
+    const std::string option = std::string("--") + row.option;
+    EXPECT_NE(help.find(option + " arg (=" + request_text(row, defaults) + ")"), std::string::npos) << option;
+    using Request = std::decay_t<decltype(defaults.*row.request)>;
+    if constexpr (kNamedSetting<Request>) {
+      for (const NamedValue<Request>& value : named_values(Request{})) {
+        if (!value.on_command_line) {
+          EXPECT_NE(error_of({option.c_str(), value.name}).find("choose"), std::string::npos) << value.name;
+          continue;
+        }
+        EXPECT_NE(help.find(value.name), std::string::npos) << option << " " << value.name;
+        EXPECT_TRUE(parse({option.c_str(), value.name}).step.*row.request == value.value)
+            << option << " " << value.name;
+      }
+    }
+  });
+  EXPECT_EQ(error_of({"--overlap-update", "early"}), "--overlap-update 'early': choose per-bucket or after-last");
+  EXPECT_EQ(error_of({"--gemm-tuning", "plan"}), "--gemm-tuning 'plan': choose step or alone");
 }
 
 TEST(Options, DefaultsFollowTheStudy) {

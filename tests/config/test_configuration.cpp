@@ -1,26 +1,12 @@
-// Purpose: tests of configuration.hpp: the recorded settings that exist only with overlap on are named by the list
-// itself (for_each_recorded_setting's applies), so a curve of the answer never splits on one of them; names of
-// configurations and their trials.
+// Purpose: tests of configuration.hpp: names of configurations and their trials, and the runs a timing makes.
 #include <gtest/gtest.h>
 
-#include <set>
 #include <string>
 
 #include "config/configuration.hpp"
 
 namespace mgpu {
 namespace {
-
-TEST(Configuration, OnlyTheOverlapsOwnSettingsApplyOnlyWithOverlap) {
-  std::set<std::string> only_with_overlap;
-  const Configuration any;
-  for_each_recorded_setting(any, [&](const char* name, const auto&, bool) {
-    if (applies_only_with_overlap(name)) only_with_overlap.insert(name);
-  });
-  EXPECT_EQ(only_with_overlap, (std::set<std::string>{"overlap_order", "bucket_mb", "overlap_update"}));
-  EXPECT_FALSE(applies_only_with_overlap("overlap"));
-  EXPECT_FALSE(applies_only_with_overlap("no_such_setting"));
-}
 
 TEST(Configuration, NamesCarryModelBatchGpusDeviceAndTrial) {
   Configuration c;

@@ -6,11 +6,13 @@
 #include <unistd.h>
 
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <regex>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "results/results_reader.hpp"
@@ -427,6 +429,46 @@ TEST_F(Cli, AdaptiveTrialsStopAfterTheMinimumWhenPreciseEnoughOrOutOfTime) {
   }
 }
 
+// The report's suggested 1-GPU baseline is the parser's inverse: a 2-GPU file written with every setting the CPU
+// fallback takes off its default (mpiexec -n 2, --gpus 2: no baseline), its report's command run as it stands (the
+// 1-GPU configuration alone), and the two files reported together pair the 2-GPU configuration with the command's.
+TEST_F(Cli, TheSuggestedBaselineCommandMeasuresABaselineThatPairs) {
+  const std::string launcher = std::string(MGPU_MPIEXEC) + " -n 2";
+  const Outcome measured =
+      run("--device cpu --layers 20,12,3 --dropout 0.1 --batch 6 --gpus 2 --warmup 0 --steps 2 --runs 2 --seed 5 "
+          "--timing events --accumulate 2 --overlap-order layerwise --overlap-update after-last --bucket-mb 4 "
+          "--gemm-tuning alone --graph off --overlap off --fuse-optimizer off --optimizer-sharding off --trials 1 "
+          "--output two.h5",
+          launcher);
+  ASSERT_EQ(measured.exit_code, 0) << measured.err;
+  const auto analyze = [&](const std::string& args) {
+    const std::string command = "cd '" + dir_ + "' && '" + MGPU_ANALYZE_BINARY + "' " + args + " 2>&1";
+    std::string out;
+    FILE* pipe = popen(command.c_str(), "r");
+    for (int c; pipe != nullptr && (c = std::fgetc(pipe)) != EOF;) out += static_cast<char>(c);
+    const int status = pipe != nullptr ? pclose(pipe) : -1;
+    return std::make_pair(WIFEXITED(status) ? WEXITSTATUS(status) : -1, out);
+  };
+  const auto [alone_status, alone] = analyze("report two.h5 --require-baseline");
+  EXPECT_EQ(alone_status, 3) << alone;
+  const std::string prefix = "measure one beside it with: mpirun -np 1 mgpu_bench";
+  const std::size_t at = alone.find(prefix);
+  ASSERT_NE(at, std::string::npos) << alone;
+  const std::string arguments = alone.substr(at + prefix.size(), alone.find('\n', at) - at - prefix.size());
+  EXPECT_EQ(arguments,
+            " --layers 20,12,3 --dropout 0.1 --batch 6 --gpus 1 --device cpu --accumulate 2 --timing events "
+            "--warmup 0 --steps 2 --runs 2 --seed 5");
+  const Outcome baseline = run(arguments + " --output base.h5", std::string(MGPU_MPIEXEC) + " -n 1");
+  ASSERT_EQ(baseline.exit_code, 0) << baseline.err;
+  const auto [paired_status, paired] = analyze("report two.h5 base.h5 --require-baseline");
+  EXPECT_EQ(paired_status, 0) << paired;
+  EXPECT_EQ(paired.find("NO 1-GPU BASELINE"), std::string::npos) << paired;
+  // The first file's 2-GPU configuration is paired with the command's 1-GPU one, and nothing is left over.
+  EXPECT_NE(paired.find("Scaling: N GPUs against 1 GPU"), std::string::npos) << paired;
+  EXPECT_NE(paired.find("     2  20-12-3_b6_n2_cpu accumulate_steps=2 "), std::string::npos) << paired;
+  EXPECT_EQ(paired.find("not paired"), std::string::npos) << paired;
+}
+
 // Rank 0's unique id reaches the other ranks over MPI, the NCCL id's path, and is checked there: the banner names it;
 // with MGPU_FAULT_ID_RANK=1 rank 1 changes a byte on arrival and the job ends with one line, status 1.
 TEST_F(Cli, TheUniqueIdIsCheckedOnArrival) {
@@ -462,6 +504,22 @@ TEST_F(Cli, ReplicasThatDifferEndTheJobAndKeepTheRuns) {
   EXPECT_EQ(c.progress.interrupted.rfind(reason, 0), 0u) << c.progress.interrupted;
   EXPECT_EQ(c.progress.replica_check.rfind("rank 1's parameters differ from rank 0's", 0), 0u)
       << c.progress.replica_check;
+}
+
+// The stopping rule is asked between runs only: a configuration whose last run is the first at which --max-time would
+// stop it (5 runs timed with events: an interval from its fifth) completes them all, with no reason to stop.
+TEST_F(Cli, TheLastRunEndsAConfigurationWithoutAStop) {
+  const std::string out = dir_ + "/last_run.h5";
+  const Outcome outcome =
+      run("--device cpu --model medium --batch 16 --gpus 1 --warmup 1 --steps 2 --runs 5 --timing events "
+          "--max-time 1e-9 --output '" +
+          out + "'");
+  ASSERT_EQ(outcome.exit_code, 0) << outcome.err;
+  EXPECT_EQ(outcome.out.find("# stopped after"), std::string::npos) << outcome.out;
+  const mgpu::ConfigurationResults c = only_configuration(out);
+  EXPECT_EQ(c.runs(), 5);
+  EXPECT_EQ(c.progress.complete, 1);
+  EXPECT_EQ(c.progress.stopped_early, "");
 }
 
 // --max-time: a configuration whose runs have taken longer stops as soon as it has an interval (5 throughput runs and,

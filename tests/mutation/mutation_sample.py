@@ -31,6 +31,7 @@ GPU_ONLY = re.compile(r"cuda|nccl|nvml|gpu_devices|hardware_probe|graph_timing|p
 
 # The test folders that exercise a source folder: its own, and those of the layers built on it that test it directly.
 TEST_FOLDERS = {"platform": ["platform", "model"], "model": ["model", "train"], "comm": ["comm"],
+                "config": ["config", "results", "cli", "stats", "analysis"],
                 "results": ["results", "stats", "analysis"], "stats": ["stats", "analysis"],
                 "train": ["train"], "cli": ["cli", "end_to_end"], "study": ["study", "end_to_end"],
                 "probes": ["probes"],

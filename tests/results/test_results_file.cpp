@@ -859,7 +859,7 @@ TEST_F(ResultsFileTest, EachAddedAttributeIsOptionalBeforeItsVersionAndRequiredF
   int pinned = 0;
   std::vector<results_schema::AddedName> added_names(std::begin(results_schema::kAddedOtherAttributes),
                                                      std::end(results_schema::kAddedOtherAttributes));
-  for (const results_schema::AttributeRoleEntry& entry : results_schema::kConfigurationAttributeRoles)
+  for (const results_schema::AttributeRoleEntry& entry : results_schema::configuration_attribute_roles())
     if (entry.since_version > 1) added_names.push_back({entry.name.data(), entry.since_version});
   for (const results_schema::AddedName& added : added_names) {
     SCOPED_TRACE(added.name);

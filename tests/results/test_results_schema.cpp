@@ -1,8 +1,9 @@
-// Purpose: tests of the results schema's own tables: every configuration attribute has exactly one role, so a new
-// attribute cannot join or leave an identity without a decision in results_schema.hpp; the versions that added each
-// name stay as they were.
+// Purpose: tests of the results schema's own tables: every configuration attribute is one row with its role, so a
+// new attribute cannot join or leave an identity without a decision in its row; the versions that added each name
+// stay as they were, and the format's version is the newest.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 #include <string>
 #include <utility>
@@ -15,26 +16,27 @@ namespace {
 
 using results_schema::AttributeRole;
 
-// How many times each attribute name appears in kConfigurationAttributeRoles.
-std::map<std::string, int> role_entries() {
-  std::map<std::string, int> entries;
-  for (const results_schema::AttributeRoleEntry& entry : results_schema::kConfigurationAttributeRoles)
-    ++entries[std::string(entry.name)];
-  return entries;
-}
-
-TEST(ResultsSchema, EveryConfigurationAttributeHasExactlyOneRole) {
-  const std::map<std::string, int> entries = role_entries();
-  std::map<std::string, int> visited;
+// The attributes are rows (config/settings_table.hpp and results_schema.hpp): each name once, and the roles list
+// is the visit list, by role.
+TEST(ResultsSchema, EveryConfigurationAttributeIsOneRow) {
+  std::vector<std::string> visited;
   const results_schema::ConfigurationMetadata metadata;
   results_schema::for_each_attribute_of_configuration(metadata,
-                                                      [&](const char* name, const auto&) { ++visited[name]; });
-  for (const auto& [name, count] : visited) {
-    const auto found = entries.find(name);
-    EXPECT_TRUE(found != entries.end() && found->second == 1) << name << " needs exactly one role";
+                                                      [&](const char* name, const auto&) { visited.push_back(name); });
+  std::map<std::string, int> times;
+  for (const std::string& name : visited) ++times[name];
+  for (const auto& [name, count] : times) EXPECT_EQ(count, 1) << name;
+  std::vector<std::string> roles;
+  for (const results_schema::AttributeRoleEntry& entry : results_schema::configuration_attribute_roles()) {
+    roles.emplace_back(entry.name);
+    EXPECT_EQ(results_schema::configuration_attribute_role(entry.name), entry.role) << entry.name;
   }
-  for (const auto& [name, count] : entries)
-    EXPECT_EQ(visited.count(name), 1u) << name << " has a role but is no configuration attribute";
+  std::sort(visited.begin(), visited.end());
+  std::sort(roles.begin(), roles.end());
+  EXPECT_EQ(roles, visited);
+  // By role, scaled first: the identities nest as prefixes of the list.
+  const auto& entries = results_schema::configuration_attribute_roles();
+  for (std::size_t i = 1; i < entries.size(); ++i) EXPECT_GE(entries[i - 1].role, entries[i].role) << entries[i].name;
 }
 
 TEST(ResultsSchema, RolesNameWhatEachIdentityHolds) {
@@ -66,7 +68,7 @@ TEST(ResultsSchema, AnAttributeWithoutARoleIsRefusedByName) {
     results_schema::configuration_attribute_role("new_setting");
     FAIL() << "no exception";
   } catch (const std::logic_error& error) {
-    EXPECT_NE(std::string(error.what()).find("'new_setting' has no role"), std::string::npos) << error.what();
+    EXPECT_NE(std::string(error.what()).find("'new_setting' has no row"), std::string::npos) << error.what();
   }
 }
 
@@ -74,7 +76,7 @@ TEST(ResultsSchema, AnAttributeWithoutARoleIsRefusedByName) {
 // (test_results_file.cpp pins the reader to the table; this pins the table). A new name gets its version here too.
 TEST(ResultsSchema, AddedNamesKeepTheVersionsThatAddedThem) {
   std::map<std::string, int> added;
-  for (const results_schema::AttributeRoleEntry& entry : results_schema::kConfigurationAttributeRoles)
+  for (const results_schema::AttributeRoleEntry& entry : results_schema::configuration_attribute_roles())
     if (entry.since_version > 1) added[std::string(entry.name)] = entry.since_version;
   for (const results_schema::AddedName& entry : results_schema::kAddedOtherAttributes)
     added[entry.name] = entry.since_version;
@@ -111,6 +113,8 @@ TEST(ResultsSchema, AddedNamesKeepTheVersionsThatAddedThem) {
                                               {"nics_per_node", 13},
                                               {"network", 13}};
   EXPECT_EQ(added, history);
+  // The format's version is the newest of them.
+  EXPECT_EQ(results_schema::kVersion, 13);
   for (const auto& [name, version] : history) EXPECT_EQ(results_schema::attribute_added_in(name), version) << name;
   EXPECT_EQ(results_schema::attribute_added_in("seed"), 1);
   std::vector<std::pair<std::string, int>> datasets;

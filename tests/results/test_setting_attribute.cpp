@@ -5,6 +5,7 @@
 
 #include <string>
 
+#include "config/step_settings.hpp"
 #include "results/setting_attribute.hpp"
 
 namespace mgpu::results_schema {

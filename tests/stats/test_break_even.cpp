@@ -240,19 +240,5 @@ TEST(BreakEven, RefusesBadPoints) {
   EXPECT_THROW(estimate_break_even({at(0, 1.0)}), UsageError);
 }
 
-// The verdict's rule at its edges: an end at exactly 1 ± 2% is inside the band.
-TEST(SpeedupVerdict, TheTwoPercentEdgesBelongToTheBand) {
-  EXPECT_EQ(speedup_verdict(true, 0.5, 0.9799), SpeedupVerdict::slower);
-  EXPECT_EQ(speedup_verdict(true, 0.5, 0.98), SpeedupVerdict::no_clear_difference);
-  EXPECT_EQ(speedup_verdict(true, 1.02, 1.5), SpeedupVerdict::no_clear_difference);
-  EXPECT_EQ(speedup_verdict(true, 1.0201, 1.5), SpeedupVerdict::faster);
-  EXPECT_EQ(speedup_verdict(true, 0.9, 1.0), SpeedupVerdict::no_significant_difference);
-  EXPECT_EQ(speedup_verdict(false, 0, 0), SpeedupVerdict::no_interval);
-  EXPECT_TRUE(is_no_difference(SpeedupVerdict::no_significant_difference));
-  EXPECT_FALSE(is_no_difference(SpeedupVerdict::no_interval));
-  EXPECT_EQ(missing_interval_reason(4), "too few runs");
-  EXPECT_EQ(missing_interval_reason(5), "too noisy");
-}
-
 }  // namespace
 }  // namespace mgpu::stats

@@ -195,7 +195,7 @@ TEST(ClusterAllreduce, TheClusterAnswersEachGpuCountByItsLayout) {
 // In the step model a sweep measured on a GPU count's layout answers for it (interpolated), the cluster model for
 // the others (estimated); a link given too no longer replaces the sweep.
 TEST(ClusterAllreduce, AMeasuredMultiNodeSweepOverridesTheModelInTheStep) {
-  const ProbeRates rates = probe_rates(step_model_test::probe(), "fp32");
+  const ProbeRates rates = probe_rates(step_model_test::probe(), Precision::fp32);
   const AllreduceCurve across{2, {{1000, 0.02}, {100000, 0.2}}, 2};  // 2 ranks on 2 nodes
   StepModel model(rates, {across}, round_nic(), true);
   model.use_cluster(ClusterAllreduceModel(1, 1, round_nic(), "GPU", {across}));

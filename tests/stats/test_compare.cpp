@@ -1,14 +1,19 @@
-// Purpose: compare (compare.hpp): the verdict rule (Welch's p against alpha AND the minimum effect), pairing by the
-// full identity including GPUs and NCCL settings (or without NCCL settings on request), and configurations found on
-// one side only listed, not dropped.
+// Purpose: compare (compare.hpp): the verdict by the answer's interval rule, the same interval and words as the
+// answer's on the same runs, pairing by the full identity including GPUs and NCCL settings (or without NCCL settings
+// on request), and configurations found on one side only listed, not dropped.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cmath>
 #include <deque>
+#include <filesystem>
 #include <map>
 
+#include "analysis/analysis_fixture.hpp"
+#include "stats/answer.hpp"
 #include "stats/compare.hpp"
 #include "stats/pairing_identity.hpp"
+#include "stats/ratio_interval_fixture.hpp"
 
 using namespace mgpu;
 using namespace mgpu::stats;
@@ -38,50 +43,80 @@ struct Side {
   }
 };
 
-WelchTest significant() {
-  WelchTest w;
-  w.valid = true;
-  w.p = 0.001;
-  return w;
+// The answer's interval rule (speedup_verdict.hpp, whose test pins its edges) in compare's words, with the band asked
+// for.
+TEST(Verdict, WhereTheIntervalLies) {
+  const CompareOptions options;  // 95%, min effect 2%
+  EXPECT_STREQ(verdict_name(decide_verdict(interval(1.03, 1.07), options)), "FASTER");
+  EXPECT_STREQ(verdict_name(decide_verdict(interval(0.93, 0.97), options)), "SLOWER");
+  EXPECT_STREQ(verdict_name(decide_verdict(interval(0.99, 1.30), options)), "SAME");     // large, but contains 1
+  EXPECT_STREQ(verdict_name(decide_verdict(interval(1.01, 1.05), options)), "UNCLEAR");  // excludes 1, not the band
+  EXPECT_STREQ(verdict_name(decide_verdict(interval(0.95, 0.99), options)), "UNCLEAR");
+  EXPECT_STREQ(verdict_name(decide_verdict(RatioInterval{}, options)), "n/a");
+  CompareOptions wide;
+  wide.min_effect = 0.1;
+  EXPECT_STREQ(verdict_name(decide_verdict(interval(1.03, 1.07), wide)), "UNCLEAR");
 }
 
-TEST(Verdict, NeedsSignificanceAndTheMinimumEffect) {
-  const CompareOptions options;  // alpha 0.05, min effect 2%
-  EXPECT_STREQ(verdict_name(decide_verdict(1.05, significant(), options)), "FASTER");
-  EXPECT_STREQ(verdict_name(decide_verdict(0.95, significant(), options)), "SLOWER");
-  EXPECT_STREQ(verdict_name(decide_verdict(1.01, significant(), options)), "SAME");  // significant but below 2%
-  WelchTest noisy = significant();
-  noisy.p = 0.2;
-  EXPECT_STREQ(verdict_name(decide_verdict(1.30, noisy, options)), "SAME");  // large but not significant
-  EXPECT_STREQ(verdict_name(decide_verdict(1.30, WelchTest{}, options)), "n/a");
-  CompareOptions strict;
-  strict.alpha = 0.0001;
-  EXPECT_STREQ(verdict_name(decide_verdict(1.05, significant(), strict)), "SAME");
-}
-
-// The convention at the edges (docs/statistics.md, compare.hpp): p == alpha is not significant (significance is
-// p < alpha), and a change of exactly the minimum effect counts (|ratio - 1| >= min_effect). Values exact in binary.
-TEST(Verdict, PEqualToAlphaIsNotSignificant) {
-  CompareOptions options;
-  options.alpha = 0.25;
-  options.min_effect = 0.5;
-  WelchTest at_alpha = significant();
-  at_alpha.p = 0.25;
-  EXPECT_STREQ(verdict_name(decide_verdict(2.0, at_alpha, options)), "SAME");
-  EXPECT_STREQ(verdict_name(decide_verdict(0.25, at_alpha, options)), "SAME");
-  WelchTest just_below = at_alpha;
-  just_below.p = std::nextafter(0.25, 0.0);
-  EXPECT_STREQ(verdict_name(decide_verdict(2.0, just_below, options)), "FASTER");
-  EXPECT_STREQ(verdict_name(decide_verdict(0.25, just_below, options)), "SLOWER");
-}
-
-TEST(Verdict, AChangeOfExactlyTheMinimumEffectCounts) {
-  CompareOptions options;
-  options.min_effect = 0.5;
-  EXPECT_STREQ(verdict_name(decide_verdict(1.5, significant(), options)), "FASTER");  // 1.5 - 1 == 0.5
-  EXPECT_STREQ(verdict_name(decide_verdict(0.5, significant(), options)), "SLOWER");  // 1 - 0.5 == 0.5
-  EXPECT_STREQ(verdict_name(decide_verdict(std::nextafter(1.5, 1.0), significant(), options)), "SAME");
-  EXPECT_STREQ(verdict_name(decide_verdict(std::nextafter(0.5, 1.0), significant(), options)), "SAME");
+// compare and the answer judge a ratio by one rule: the same runs (an outlier among them) give compare's after/before
+// ratio and the answer's N-GPU/1-GPU speedup the same interval, and compare's verdict says what the answer's sentence
+// says, for every place the interval can lie. Over trials the two intervals differ by design (docs/statistics.md,
+// "Compare"): the answer's pairs trial k of 1 GPU with trial k of N, which share the machine's state; compare's
+// sides are independent jobs. Away from the rule's edges they still say the same.
+TEST(Verdict, CompareAgreesWithTheAnswerOnTheSameRuns) {
+  using namespace analysis_test;
+  const std::string path =
+      (std::filesystem::temp_directory_path() / ("mgpu_compare_answer_" + std::to_string(::getpid()) + ".h5")).string();
+  // The ratio of each case and the answer's words for it: above the band, below it, within it, containing 1.
+  const std::vector<std::pair<double, std::string>> cases = {{1.5, "speeds this step up"},
+                                                             {0.5, "slows this step down"},
+                                                             {1.01, "no clear difference"},
+                                                             {1.0, "no significant difference"}};
+  const std::map<std::string, Verdict> verdict_of = {{"speeds this step up", Verdict::faster},
+                                                     {"slows this step down", Verdict::slower},
+                                                     {"no clear difference", Verdict::unclear},
+                                                     {"no significant difference", Verdict::same}};
+  for (const int trials : {1, 3})
+    for (const auto& [ratio, words] : cases) {
+      SCOPED_TRACE(std::to_string(ratio) + ", " + std::to_string(trials) + " trials");
+      {
+        ResultsWriter writer(path, true);
+        for (int t = 1; t <= trials; ++t) {
+          const std::string suffix = "_t" + std::to_string(t);
+          // The same runs as 1-GPU and 2-GPU configurations (for the answer) and as 2-GPU ones before and after.
+          const std::vector<double> one = runs_around(1.0 + 0.001 * t, t == 1),
+                                    two = runs_around((1.0 + 0.001 * (7 * t % 3)) / ratio);
+          add_runs(writer, "one" + suffix, 1, one, t);
+          add_runs(writer, "two" + suffix, 2, two, t);
+          add_runs(writer, "before" + suffix, 2, one, t);
+          add_runs(writer, "after" + suffix, 2, two, t);
+        }
+        writer.close();
+      }
+      const ResultsFile file = read_results_file(path);
+      std::vector<ConfigurationStats> answered, before, after;
+      for (const ConfigurationResults& c : file.configurations) {
+        const std::string& name = c.metadata.name;
+        auto& side = name.rfind("before", 0) == 0 ? before : name.rfind("after", 0) == 0 ? after : answered;
+        side.push_back(compute_configuration_stats(c, path, {}));
+      }
+      EXPECT_EQ(before.front().runs_kept, 5);  // the outlier screened out
+      const Answer answer = compute_answer(answered);
+      const Comparison comparison = compare_results(before, after, {});
+      ASSERT_EQ(answer.pairs.size(), 1u);
+      ASSERT_EQ(comparison.pairs.size(), 1u);
+      const RatioInterval& speedup = answer.pairs[0].pair.speedup;
+      const ComparedPair& compared = comparison.pairs[0];
+      EXPECT_EQ(compared.in_trials(), trials > 1);
+      EXPECT_DOUBLE_EQ(compared.ratio.ratio, speedup.ratio);
+      if (trials == 1) {
+        EXPECT_DOUBLE_EQ(compared.ratio.low, speedup.low);
+        EXPECT_DOUBLE_EQ(compared.ratio.high, speedup.high);
+      }
+      EXPECT_NE(answer.pairs[0].sentence.find(words), std::string::npos) << answer.pairs[0].sentence;
+      EXPECT_EQ(compared.verdict, verdict_of.at(words)) << verdict_name(compared.verdict);
+    }
+  std::filesystem::remove(path);
 }
 
 TEST(Compare, PairsByFullIdentityAndListsOneSidedConfigurations) {

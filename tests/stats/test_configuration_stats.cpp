@@ -106,28 +106,14 @@ TEST_F(ConfigurationStatsTest, IncludeWarmupAndThreshold) {
   EXPECT_EQ(compute_configuration_stats(file_.configuration("single"), "f.h5", options).runs_kept, 6);
 }
 
-// --timing interleaved: runs without marks (phases NaN, steps 4, 4.1, 8, 3.9, 4 ms; 8 an outlier among them) give the
-// throughput and the mean step; the marked runs (step 5 ms = forward 2 + backward 2 + optimizer 0.5 + other 0.5; the
-// second 4.5 ms with forward 1.5) give the phases, with shares of their own step. One kind of run alone gives both.
+// --timing interleaved (add_interleaved): the runs without marks give the throughput and the mean step, the marked
+// runs give the phases, with shares of their own step. One kind of run alone gives both.
 TEST(ConfigurationStatsRunKinds, ThroughputFromUnmarkedRunsPhasesFromMarkedOnes) {
   const std::string path =
       (fs::temp_directory_path() / ("mgpu_stats_kinds_" + std::to_string(::getpid()) + ".h5")).string();
-  const double nan = std::numeric_limits<double>::quiet_NaN();
   {
     ResultsWriter writer(path, true);
-    ResultsWriter::Configuration c = writer.add_configuration(synthetic_metadata("kinds", 1));
-    const auto append = [&](double step, bool marked, double forward) {
-      const std::vector<double> phases = marked ? std::vector<double>{forward, 2.0, 0.0, 0.0, 0.5, step}
-                                                : std::vector<double>{nan, nan, nan, nan, nan, step};
-      RunRecord record = synthetic_record({phases, phases}, 1024 * kMiB, 0.0, 0);
-      record.phases_marked = marked;
-      writer.append_run(c, {record});
-    };
-    for (const double step : {4.0, 4.1, 8.0, 3.9}) append(step, false, 0);
-    append(5.0, true, 2.0);
-    append(4.0, false, 0);
-    append(4.5, true, 1.5);
-    writer.finish(c);
+    add_interleaved(writer, "kinds");
     writer.close();
   }
   const ResultsFile file = read_results_file(path);

@@ -30,7 +30,7 @@ class StepModelTest : public ::testing::Test {
     dir_ = pattern;
     const std::string file = dir_ + "/probe.h5";
     fixture::write_probe_and_sweep(file);
-    rates_ = probe_rates(read_hardware_probe(file), "fp32");
+    rates_ = probe_rates(read_hardware_probe(file), Precision::fp32);
     curve_ = allreduce_curve(read_allreduce_sweep(file));
   }
   void TearDown() override { std::filesystem::remove_all(dir_); }
@@ -59,7 +59,7 @@ TEST_F(StepModelTest, ProbeRatesReadTheFile) {
   EXPECT_NEAR(rates_.peak_gemm_tflops, 20.0, 1e-9);
   EXPECT_DOUBLE_EQ(rates_.graph_node_ms, 0.0005);
   EXPECT_DOUBLE_EQ(rates_.graph_launch_ms, 0.002);
-  EXPECT_THROW(probe_rates(fixture::probe(), "tf32"), UsageError);
+  EXPECT_THROW(probe_rates(fixture::probe(), Precision::tf32), UsageError);
 }
 
 // The launch costs are found by label, wherever each stands: the graph node's first, the kernel launch's last.
@@ -67,7 +67,7 @@ TEST_F(StepModelTest, LaunchCostsAreReadByLabelInAnyOrder) {
   results_schema::HardwareProbe probe = fixture::probe();
   probe.launch_labels = {"graph_node", "graph_launch", "kernel_launch"};
   probe.launch_ms.values = {0.0005, 0.002, 0.003};
-  const ProbeRates rates = probe_rates(probe, "fp32");
+  const ProbeRates rates = probe_rates(probe, Precision::fp32);
   EXPECT_DOUBLE_EQ(rates.graph_node_ms, 0.0005);
   EXPECT_DOUBLE_EQ(rates.graph_launch_ms, 0.002);
 }
@@ -84,7 +84,7 @@ TEST_F(StepModelTest, EachGemmIsItsMedianOverTheProbesRuns) {
   const double l0_forward_b16[] = {0.010, 0.030, 0.015};
   for (std::size_t run = 0; run < runs; ++run) probe.gemm_ms.values[run * precisions * gemms] = l0_forward_b16[run];
   TermSource source = TermSource::estimated;
-  EXPECT_DOUBLE_EQ(gemm_ms(probe_rates(probe, "fp32"), GemmKind::forward, 16, 8, 16, &source), 0.015);
+  EXPECT_DOUBLE_EQ(gemm_ms(probe_rates(probe, Precision::fp32), GemmKind::forward, 16, 8, 16, &source), 0.015);
   EXPECT_EQ(source, TermSource::measured);
 }
 
@@ -134,7 +134,7 @@ TEST_F(StepModelTest, MemoryPassUsesTheCopyBandwidthAtItsSizeAndTheGraphNodeFloo
 // floats: bias + ReLU 2 per output of the hidden layer, the loss 3 per output of the last (4 bytes each).
 TEST_F(StepModelTest, ElementwiseTrafficGrowsWithBatchTimesWidth) {
   constexpr long long kBatch = 1LL << 22;
-  const StepPrediction p = model().predict(kMlp, default_step_settings(1, kBatch, "fp32"));
+  const StepPrediction p = model().predict(default_gpu_configuration(kMlp, 1, kBatch, Precision::fp32));
   const double hidden = memory_pass_ms(rates_, 2.0 * 4 * kBatch * 8),
                loss = memory_pass_ms(rates_, 3.0 * 4 * kBatch * 3);
   EXPECT_GT(hidden, 10 * memory_pass_ms(rates_, 1));  // far above the node's floor
@@ -145,9 +145,9 @@ TEST_F(StepModelTest, ElementwiseTrafficGrowsWithBatchTimesWidth) {
 }
 
 TEST_F(StepModelTest, OneGpuSmallBatchFusesTheWeightGradientsIntoTheOptimizer) {
-  const StepSettings settings = default_step_settings(1, 16, "fp32");
-  EXPECT_TRUE(settings.fused_optimizer);
-  const StepPrediction p = model().predict(kMlp, settings);
+  const Configuration settings = default_gpu_configuration(kMlp, 1, 16, Precision::fp32);
+  EXPECT_TRUE(settings.training.fused_optimizer);
+  const StepPrediction p = model().predict(settings);
   // forward: 0.010 + node (bias+ReLU) + 0.005 + node (loss); backward: L1 input gradient 0.004 + node (mask);
   // optimizer: the fused pass, 6 x 4 x 160 bytes and 2 x 152 x 16 FLOP: the node's floor; graph launch 0.002.
   EXPECT_NEAR(p.forward_ms, 0.016, 1e-15);
@@ -156,9 +156,9 @@ TEST_F(StepModelTest, OneGpuSmallBatchFusesTheWeightGradientsIntoTheOptimizer) {
   EXPECT_EQ(p.allreduce_ms, 0.0);
   EXPECT_NEAR(p.step_ms, 0.023, 1e-15);
   // Without the graph there is no graph launch (and every kernel keeps the node floor).
-  StepSettings eager = settings;
-  eager.graph = false;
-  EXPECT_NEAR(model().predict(kMlp, eager).step_ms, 0.021, 1e-15);
+  Configuration eager = settings;
+  eager.training.graph = false;
+  EXPECT_NEAR(model().predict(eager).step_ms, 0.021, 1e-15);
 }
 
 TEST_F(StepModelTest, FusedOptimizerIsItsTrafficOrItsWeightGradientFlopsWhicheverIsSlower) {
@@ -178,33 +178,34 @@ TEST_F(StepModelTest, FusedOptimizerIsItsTrafficOrItsWeightGradientFlopsWhicheve
 // parameter, which at a million parameters is far above the graph node's floor.
 TEST_F(StepModelTest, UnfusedAdamMovesSevenFloatsPerParameter) {
   const MlpSpec wide = custom_model({1000, 1000, 3}, 0.0);
-  const StepSettings settings = default_step_settings(2, 128, "fp32");
-  ASSERT_FALSE(settings.fused_optimizer);
-  const StepPrediction p = model().predict(wide, settings);
+  const Configuration settings = default_gpu_configuration(wide, 2, 128, Precision::fp32);
+  ASSERT_FALSE(settings.training.fused_optimizer);
+  const StepPrediction p = model().predict(settings);
   EXPECT_NEAR(p.optimizer_ms, memory_pass_ms(rates_, 7.0 * 4 * double(wide.parameter_count())), 1e-15);
   EXPECT_GT(p.optimizer_ms, 10 * memory_pass_ms(rates_, 1));
 }
 
 TEST_F(StepModelTest, FusedOptimizerOnlyOnOneGpuFp32UpToLocalBatch64) {
-  EXPECT_TRUE(default_step_settings(1, 64, "fp32").fused_optimizer);
-  EXPECT_FALSE(default_step_settings(1, 65, "fp32").fused_optimizer);
-  EXPECT_FALSE(default_step_settings(1, 16, "bf16").fused_optimizer);
-  EXPECT_FALSE(default_step_settings(2, 32, "fp32").fused_optimizer);
-  EXPECT_THROW(default_step_settings(4, 6, "fp32"), UsageError);
-  EXPECT_THROW(default_step_settings(0, 8, "fp32"), UsageError);
+  EXPECT_TRUE(default_gpu_configuration(kMlp, 1, 64, Precision::fp32).training.fused_optimizer);
+  EXPECT_FALSE(default_gpu_configuration(kMlp, 1, 65, Precision::fp32).training.fused_optimizer);
+  EXPECT_FALSE(default_gpu_configuration(kMlp, 1, 16, Precision::bf16).training.fused_optimizer);
+  EXPECT_FALSE(default_gpu_configuration(kMlp, 2, 32, Precision::fp32).training.fused_optimizer);
+  EXPECT_THROW(default_gpu_configuration(kMlp, 4, 6, Precision::fp32), UsageError);
+  EXPECT_THROW(default_gpu_configuration(kMlp, 0, 8, Precision::fp32), UsageError);
 }
 
 TEST_F(StepModelTest, OverlapByDefaultFromFourGpusAtALocalBatchOf1024) {
-  EXPECT_TRUE(default_step_settings(4, 4096, "fp32").overlap);
-  EXPECT_TRUE(default_step_settings(8, 8192, "bf16").overlap);
-  EXPECT_FALSE(default_step_settings(4, 4092, "fp32").overlap);  // local batch 1023
-  EXPECT_FALSE(default_step_settings(3, 3072, "fp32").overlap);  // 3 GPUs at a local batch of 1024
-  EXPECT_FALSE(default_step_settings(2, 4096, "fp32").overlap);
-  EXPECT_FALSE(default_step_settings(1, 4096, "fp32").overlap);
+  EXPECT_TRUE(default_gpu_configuration(kMlp, 4, 4096, Precision::fp32).training.overlap);
+  EXPECT_TRUE(default_gpu_configuration(kMlp, 8, 8192, Precision::bf16).training.overlap);
+  EXPECT_FALSE(default_gpu_configuration(kMlp, 4, 4092, Precision::fp32).training.overlap);  // local batch 1023
+  EXPECT_FALSE(
+      default_gpu_configuration(kMlp, 3, 3072, Precision::fp32).training.overlap);  // 3 GPUs at a local batch of 1024
+  EXPECT_FALSE(default_gpu_configuration(kMlp, 2, 4096, Precision::fp32).training.overlap);
+  EXPECT_FALSE(default_gpu_configuration(kMlp, 1, 4096, Precision::fp32).training.overlap);
 }
 
 TEST_F(StepModelTest, TwoGpusAddTheMeasuredAllReduceAfterBackward) {
-  const StepPrediction p = model().predict(kMlp, default_step_settings(2, 32, "fp32"));
+  const StepPrediction p = model().predict(default_gpu_configuration(kMlp, 2, 32, Precision::fp32));
   // Local batch 16, unfused: backward 0.0045 + weight gradients 0.018; Adam a node; 640 gradient bytes are below the
   // sweep's 1,000: its 0.01 ms, in the step 1.06 x that.
   EXPECT_NEAR(p.backward_ms, 0.0225, 1e-15);
@@ -214,11 +215,11 @@ TEST_F(StepModelTest, TwoGpusAddTheMeasuredAllReduceAfterBackward) {
   EXPECT_EQ(p.allreduce_source, TermSource::extrapolated);
   EXPECT_NEAR(p.step_ms, 0.0516, 1e-15);
   // The 1-GPU step at batch 32 (fused, a third of the way from 16 to 64): 0.022 + 0.0065 + 0.0005 + 0.002.
-  EXPECT_NEAR(model().predict(kMlp, default_step_settings(1, 32, "fp32")).step_ms, 0.031, 1e-15);
+  EXPECT_NEAR(model().predict(default_gpu_configuration(kMlp, 1, 32, Precision::fp32)).step_ms, 0.031, 1e-15);
 }
 
 TEST_F(StepModelTest, FourGpusUseTheAlphaBetaModelWithTheLinkOfTheTwoRankSweep) {
-  const StepPrediction p = model().predict(kMlp, default_step_settings(4, 64, "fp32"));
+  const StepPrediction p = model().predict(default_gpu_configuration(kMlp, 4, 64, Precision::fp32));
   // alpha 5 us, beta 1e5 / 0.09e-3 B/s; 640 bytes on 4 ranks: tree 4 alpha + 2 S / beta beats ring 6 alpha + ...
   const double beta = 1e5 / 0.09e-3;
   EXPECT_NEAR(p.allreduce_ms, kInStep * (0.02 + 2 * 640 / beta * 1e3), 1e-12);
@@ -236,10 +237,10 @@ TEST_F(StepModelTest, AStatedLinkReplacesTheSweepForEveryRankCount) {
 }
 
 TEST_F(StepModelTest, OverlapHidesTheReductionsBehindTheWeightGradientsAtACostToBackward) {
-  StepSettings settings = default_step_settings(2, 32, "fp32");
-  settings.overlap = true;
-  settings.bucket_mb = 0.0002;  // 200-byte buckets: 640 bytes in 4 buckets of 160
-  const StepPrediction p = model().predict(kMlp, settings);
+  Configuration settings = default_gpu_configuration(kMlp, 2, 32, Precision::fp32);
+  settings.training.overlap = true;
+  settings.training.bucket_mb = 0.0002;  // 200-byte buckets: 640 bytes in 4 buckets of 160
+  const StepPrediction p = model().predict(settings);
   EXPECT_NEAR(p.allreduce_ms, 0.0424, 1e-15);     // 4 x the sweep's floor 0.01, x 1.06 in the step
   EXPECT_NEAR(p.exposed_comm_ms, 0.0244, 1e-15);  // less the weight gradients' 0.018 (more than the last bucket)
   // The 0.018 ms hidden behind the weight gradients lengthens backward by 0.85 of it.
@@ -249,20 +250,20 @@ TEST_F(StepModelTest, OverlapHidesTheReductionsBehindTheWeightGradientsAtACostTo
 }
 
 TEST_F(StepModelTest, OverlapWithTheUpdateAfterTheLastBucketExposesAllOfAdam) {
-  StepSettings settings = default_step_settings(2, 32, "fp32");
-  settings.overlap = true;
-  settings.bucket_mb = 0.0002;  // as above: 4 buckets of 160 bytes
-  settings.update_after_last = true;
-  const StepPrediction p = model().predict(kMlp, settings);
+  Configuration settings = default_gpu_configuration(kMlp, 2, 32, Precision::fp32);
+  settings.training.overlap = true;
+  settings.training.bucket_mb = 0.0002;  // as above: 4 buckets of 160 bytes
+  settings.training.overlap_update = OverlapUpdate::after_last;
+  const StepPrediction p = model().predict(settings);
   EXPECT_NEAR(p.exposed_comm_ms, 0.0244, 1e-15);
   EXPECT_NEAR(p.step_ms, 0.016 + 0.0225 + 0.85 * 0.018 + 0.0244 + 0.0005 + 0.002, 1e-15);
 }
 
 TEST_F(StepModelTest, OverlapOfOneBucketHidesNothingAndCostsBackwardNothing) {
-  StepSettings settings = default_step_settings(2, 32, "fp32");
-  settings.overlap = true;
-  settings.bucket_mb = 0.001;  // one bucket of all 640 bytes, which is also the last, reduced after backward
-  const StepPrediction p = model().predict(kMlp, settings);
+  Configuration settings = default_gpu_configuration(kMlp, 2, 32, Precision::fp32);
+  settings.training.overlap = true;
+  settings.training.bucket_mb = 0.001;  // one bucket of all 640 bytes, which is also the last, reduced after backward
+  const StepPrediction p = model().predict(settings);
   EXPECT_NEAR(p.allreduce_ms, 0.0106, 1e-15);
   EXPECT_NEAR(p.exposed_comm_ms, 0.0106, 1e-15);
   EXPECT_NEAR(p.backward_ms, 0.0225, 1e-15);
@@ -270,9 +271,9 @@ TEST_F(StepModelTest, OverlapOfOneBucketHidesNothingAndCostsBackwardNothing) {
 }
 
 TEST_F(StepModelTest, ShardedOptimizerReducesScattersUpdatesItsShareAndGathers) {
-  StepSettings settings = default_step_settings(2, 32, "fp32");
-  settings.optimizer_sharding = true;
-  const StepPrediction p = model().predict(kMlp, settings);
+  Configuration settings = default_gpu_configuration(kMlp, 2, 32, Precision::fp32);
+  settings.training.optimizer_sharding = true;
+  const StepPrediction p = model().predict(settings);
   // Each collective 0.65 of the 640-byte all-reduce's 0.0106 ms in the step; 160 parameters in two shards of 80, no
   // rest.
   EXPECT_NEAR(p.allreduce_ms, 0.00689, 1e-15);
@@ -284,10 +285,11 @@ TEST_F(StepModelTest, ShardedOptimizerReducesScattersUpdatesItsShareAndGathers) 
 }
 
 TEST_F(StepModelTest, ShardedOptimizerAllReducesTheParametersBeyondEqualShards) {
-  StepSettings settings = default_step_settings(3, 48, "fp32");  // local batch 16, as on 2 ranks at 32
-  settings.optimizer_sharding = true;
+  Configuration settings =
+      default_gpu_configuration(kMlp, 3, 48, Precision::fp32);  // local batch 16, as on 2 ranks at 32
+  settings.training.optimizer_sharding = true;
   const StepModel m = model();
-  const StepPrediction p = m.predict(kMlp, settings);
+  const StepPrediction p = m.predict(settings);
   TermSource source = TermSource::measured;
   // 160 parameters in three shards of 53 and one more, all-reduced: 4 bytes.
   const double expected = 0.65 * m.allreduce_ms(640, 3, &source) + m.allreduce_ms(4, 3, &source);
@@ -347,7 +349,7 @@ class StepUnitsTest : public StepModelTest {
     probe.step_ms = {{1, ms.size()}, ms};
     const std::string file = dir_ + "/" + name;
     write_hardware_probe(file, probe, false);
-    return probe_rates(read_hardware_probe(file), "fp32");
+    return probe_rates(read_hardware_probe(file), Precision::fp32);
   }
   StepModel units_model() const { return StepModel(units_, {curve_}, std::nullopt, false); }
   static double unit(long long batch, const std::string& name) { return medium_units(batch).at(name); }
@@ -380,7 +382,7 @@ TEST_F(StepUnitsTest, TheProbeFileCarriesTheUnits) {
 }
 
 TEST_F(StepUnitsTest, FusedStepWithTheHeadSkipsTheOutputLayersKernels) {
-  const StepPrediction p = units_model().predict(kMedium, default_step_settings(1, 16, "fp32"));
+  const StepPrediction p = units_model().predict(default_gpu_configuration(kMedium, 1, 16, Precision::fp32));
   const double forward =
       unit(16, "L0 forward") + unit(16, "L1 forward") + unit(16, "L2 forward") + unit(16, "output_head");
   const double backward = unit(16, "L2 input_grad fused") + unit(16, "L1 input_grad fused");
@@ -392,9 +394,9 @@ TEST_F(StepUnitsTest, FusedStepWithTheHeadSkipsTheOutputLayersKernels) {
 }
 
 TEST_F(StepUnitsTest, FusedStepAboveTheHeadsLargestBatchRunsTheOutputLayerAndLoss) {
-  expect_output_layer_and_loss(units_model().predict(kMedium, default_step_settings(1, 64, "fp32")), 64);
+  expect_output_layer_and_loss(units_model().predict(default_gpu_configuration(kMedium, 1, 64, Precision::fp32)), 64);
   // Between the probed batches each unit is linear in batch: at 32, a third of the way from 16 to 64.
-  const StepPrediction mid = units_model().predict(kMedium, default_step_settings(1, 32, "fp32"));
+  const StepPrediction mid = units_model().predict(default_gpu_configuration(kMedium, 1, 32, Precision::fp32));
   EXPECT_NEAR(mid.optimizer_ms, unit(16, "fused_optimizer") * (1 + 1.0 / 3), 1e-15);
   EXPECT_EQ(mid.gemm_source, TermSource::interpolated);
 }
@@ -403,11 +405,12 @@ TEST_F(StepUnitsTest, FusedStepAboveTheHeadsLargestBatchRunsTheOutputLayerAndLos
 // layer's GEMM and the loss (below the probed batches each unit keeps batch 16's time).
 TEST_F(StepUnitsTest, WithoutAHeadInTheProbeEveryFusedStepRunsTheOutputLayerAndLoss) {
   const StepModel headless(units_probe("headless.h5", false), {curve_}, std::nullopt, false);
-  expect_output_layer_and_loss(headless.predict(kMedium, default_step_settings(1, 1, "fp32")), 16);
+  expect_output_layer_and_loss(headless.predict(default_gpu_configuration(kMedium, 1, 1, Precision::fp32)), 16);
 }
 
 TEST_F(StepUnitsTest, UnfusedStepAddsTheWeightGradientsAdamAndTheAllReduce) {
-  const StepPrediction p = units_model().predict(kMedium, default_step_settings(2, 128, "fp32"));  // local 64
+  const StepPrediction p =
+      units_model().predict(default_gpu_configuration(kMedium, 2, 128, Precision::fp32));  // local 64
   double backward = 0;
   for (const char* name : {"L3 input_grad", "L2 input_grad", "L1 input_grad", "L0 weight_grad", "L1 weight_grad",
                            "L2 weight_grad", "L3 weight_grad"})
@@ -419,7 +422,8 @@ TEST_F(StepUnitsTest, UnfusedStepAddsTheWeightGradientsAdamAndTheAllReduce) {
 }
 
 TEST_F(StepUnitsTest, AboveTheProbedBatchesUnitsScaleWithTheBatchButAdamDoesNot) {
-  const StepPrediction p = units_model().predict(kMedium, default_step_settings(2, 256, "fp32"));  // local 128
+  const StepPrediction p =
+      units_model().predict(default_gpu_configuration(kMedium, 2, 256, Precision::fp32));  // local 128
   EXPECT_NEAR(p.optimizer_ms, unit(64, "adam"), 1e-15);
   double forward = unit(64, "loss");
   for (const char* name : {"L0 forward", "L1 forward", "L2 forward", "L3 forward"}) forward += unit(64, name);
@@ -429,7 +433,7 @@ TEST_F(StepUnitsTest, AboveTheProbedBatchesUnitsScaleWithTheBatchButAdamDoesNot)
 
 TEST_F(StepUnitsTest, OtherPrecisionsAndModelsKeepTheGemmAndTrafficTerms) {
   // A custom model is composed from GEMMs and traffic as before, whatever units the probe has.
-  const StepPrediction custom = units_model().predict(kMlp, default_step_settings(1, 16, "fp32"));
+  const StepPrediction custom = units_model().predict(default_gpu_configuration(kMlp, 1, 16, Precision::fp32));
   EXPECT_NEAR(custom.step_ms, 0.023, 1e-15);
 }
 
@@ -440,7 +444,7 @@ TEST_F(StepUnitsTest, ALabelThatIsNotModelBatchUnitIsRefused) {
   for (const char* label : {"medium L0 forward", "medium bx forward", "medium b0 forward"}) {
     probe.step_labels = {label};
     try {
-      probe_rates(probe, "fp32");
+      probe_rates(probe, Precision::fp32);
       ADD_FAILURE() << label << ": accepted";
     } catch (const UsageError& e) {
       EXPECT_NE(std::string(e.what()).find(label), std::string::npos) << e.what();
@@ -448,5 +452,5 @@ TEST_F(StepUnitsTest, ALabelThatIsNotModelBatchUnitIsRefused) {
   }
   probe.step_labels = {"medium b16 adam"};
   probe.step_ms = {{1, 1}, {-0.001}};
-  EXPECT_THROW(probe_rates(probe, "fp32"), UsageError);
+  EXPECT_THROW(probe_rates(probe, Precision::fp32), UsageError);
 }

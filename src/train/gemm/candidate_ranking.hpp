@@ -21,8 +21,8 @@ namespace mgpu {
 // first). Empty when no candidate has a finite time. Why families: in the step a kernel's neighbours change what is
 // fastest by the kind of kernel (how many blocks, clusters or parts it launches), and candidates of one kind that time
 // alike alone would otherwise fill the options in an order set by noise, leaving another kind out in some processes and
-// not in others (H100, large batch 32: our kernel left out of one shape's options in half of 8 processes, whose step
-// was 9% slower).
+// not in others (H100, large batch 32: the processes that left our kernel out of one shape's options ran a 9% slower
+// step).
 inline std::vector<std::size_t> rank_candidates(const std::vector<double>& ms, double ties_within,
                                                 double options_within, std::size_t most,
                                                 const std::vector<int>& families = {}) {

@@ -63,12 +63,12 @@ std::string search_step_gemms(TunedGemm& gemm, MPI_Comm comm, const std::functio
                               const std::function<double()>& time_step_ms) {
   // Why: each GEMM shape was tuned alone, by back-to-back calls, but in the step a kernel's neighbours change what is
   // fastest (a block that takes a whole SM keeps the next kernel's blocks from starting beside it; a cluster's blocks
-  // must find room in one GPC). On H200 two options within 2% of each other alone made large batch 32's step
-  // differ by 6%. So the options nearly as fast alone are tried in the replayed step, one shape at a time in
-  // TunedGemm::shape_options order (coordinate_search.hpp), each kept only when the step gets faster by more than
-  // the margin, in the pass and again in the final check. Smaller differences are ties that keep the choices made
-  // alone (themselves broken by a fixed order, candidate_ranking.hpp), so that independent processes on one machine
-  // run the same plan; a 1% margin still takes the step-level effect that made this search worth having.
+  // must find room in one GPC). On H200 two options that timed alike alone made large batch 32's step differ by 6%. So
+  // the options nearly as fast alone are tried in the replayed step, one shape at a time in TunedGemm::shape_options
+  // order (coordinate_search.hpp), each kept only when the step gets faster by more than the margin, in the pass and
+  // again in the final check. Smaller differences are ties that keep the choices made alone (themselves broken by a
+  // fixed order, candidate_ranking.hpp), so that independent processes on one machine run the same plan; a 1% margin
+  // still takes the step-level effect that made this search worth having.
   constexpr double kMargin = 0.01;
   constexpr int kCheckRounds = 3;
   const std::vector<TunedGemm::ShapeOptions> shapes = gemm.shape_options();

@@ -1,0 +1,35 @@
+// Purpose: shortest_double_text and shortest_float_text (number_text.hpp).
+#include "platform/number_text.hpp"
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+namespace mgpu {
+
+std::string shortest_double_text(double value) {
+  char text[32] = {};
+  for (int digits = 1; digits <= 17; ++digits) {
+    std::snprintf(text, sizeof text, "%.*g", digits, value);
+    if (std::strtod(text, nullptr) == value) break;
+  }
+  // "%g" writes a whole number with trailing zeros in exponent form (20 as "2e+01"); plain digits are shorter there.
+  char whole[32] = {};
+  if (std::isfinite(value) && value == std::trunc(value) && std::fabs(value) < 1e17) {
+    std::snprintf(whole, sizeof whole, "%.0f", value);
+    if (std::strlen(whole) <= std::strlen(text)) return whole;
+  }
+  return text;
+}
+
+std::string shortest_float_text(float value) {
+  char text[32] = {};
+  for (int digits = 1; digits <= 9; ++digits) {
+    std::snprintf(text, sizeof text, "%.*g", digits, static_cast<double>(value));
+    if (std::strtof(text, nullptr) == value) break;
+  }
+  return text;
+}
+
+}  // namespace mgpu
