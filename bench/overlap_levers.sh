@@ -21,8 +21,9 @@ passes="${PASSES:-3}"
 source "$root/bench/common.sh"
 start_pass_study overlap_levers
 ((batch % gpus == 0)) || { echo "overlap_levers: BATCH=$batch does not split over $gpus GPUs" >&2; exit 2; }
-# Each lever alone, against the default: overlap forced off and on, where Adam runs, the bucket cap, the order, and
-# NCCL's CTA count and policy (fewer of NCCL's CTAs leave more SMs to backward's GEMMs beside them).
+# Each lever alone, against the default: overlap forced off and on, where Adam runs, the bucket cap, the order, NCCL's
+# CTA count and policy (fewer of NCCL's CTAs leave more SMs to backward's GEMMs beside them), backward's GEMMs chosen
+# for the SMs NCCL leaves (124 and 116 of an H200's 132: 8 and 16 held), and the promising pairs.
 default_levers=(
   "default|"
   "overlap-off|--overlap off"
@@ -32,8 +33,12 @@ default_levers=(
   "bucket-32|--overlap on --bucket-mb 32"
   "layerwise|--overlap on --overlap-order layerwise"
   "cta-efficiency|--overlap on NCCL_CTA_POLICY=1"
-  "max-ctas-4|--overlap on NCCL_MAX_CTAS=4"
-  "max-ctas-8|--overlap on NCCL_MAX_CTAS=8"
+  "max-ctas-4|--overlap on --nccl-max-ctas 4"
+  "max-ctas-8|--overlap on --nccl-max-ctas 8"
+  "sm-target-124|--overlap on --overlap-sm-target 124"
+  "sm-target-116|--overlap on --overlap-sm-target 116"
+  "ctas-8-target-124|--overlap on --nccl-max-ctas 8 --overlap-sm-target 124"
+  "after-last-ctas-8|--overlap on --overlap-update after-last --nccl-max-ctas 8"
 )
 levers=("${default_levers[@]}")
 [[ -n "${LEVERS:-}" ]] && read -r -a levers <<<"$LEVERS"

@@ -25,6 +25,8 @@ struct StepRequest {
   Toggle optimizer_sharding = Toggle::automatic;  // auto: off
   int accumulate_steps = 1;                       // reduce and update every K steps (1..kMaxAccumulateSteps)
   GemmTuning gemm_tuning = GemmTuning::step;      // step only where the step is a graph
+  int nccl_max_ctas = 0;                          // 0: NCCL's choice
+  int overlap_sm_target = 0;                      // 0: every SM
 };
 constexpr int kMaxAccumulateSteps = 1024;
 

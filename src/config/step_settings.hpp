@@ -147,6 +147,12 @@ struct TrainingSettings {
   // shape runs what gemm_plan names.
   GemmTuning gemm_tuning = GemmTuning::alone;
   GemmPlan gemm_plan;
+  // The SMs the communicator's kernels may hold (> 1 rank; NCCL's maxCTAs and minCTAs = 1), 0: NCCL's choice. Fewer
+  // leave more SMs to the GEMMs of backward that run beside the all-reduce (docs/measurement.md, "Step execution").
+  int nccl_max_ctas = 0;
+  // With overlap: cuBLASLt's SM count target for backward's GEMMs, which run beside the buckets' all-reduces, so the
+  // algorithm chosen is one that fits the SMs left to it; 0: every SM (the library's default choice).
+  int overlap_sm_target = 0;
 
   // Step s (from 0) starts a new accumulation (its gradient overwrites the buffer) / ends one (reduce + Adam).
   bool starts_accumulation(int step) const { return step % accumulate_steps == 0; }

@@ -9,6 +9,7 @@
 #include "comm/startup_deadline.hpp"
 #include "kernels/output_head.cuh"
 #include "platform/cuda_check.hpp"
+#include "platform/error.hpp"
 #include "platform/mpi_check.hpp"
 #include "train/cuda_reference_step.hpp"
 #include "train/gemm/step_gemm_search.hpp"
@@ -44,9 +45,20 @@ int select_device(int ordinal) {
   return ordinal;
 }
 
-std::unique_ptr<NcclCommunicator> make_communicator(MPI_Comm comm, int world_size, int device_ordinal) {
+std::unique_ptr<NcclCommunicator> make_communicator(MPI_Comm comm, int world_size, int device_ordinal, int max_ctas) {
   if (world_size == 1) return nullptr;  // nothing to reduce; see enqueue_step
-  return std::make_unique<NcclCommunicator>(comm, device_ordinal);
+  return std::make_unique<NcclCommunicator>(comm, device_ordinal, max_ctas);
+}
+
+// --overlap-sm-target names SMs this GPU has.
+int checked_sm_target(const TrainingSettings& settings, int device_ordinal) {
+  if (!settings.overlap || settings.overlap_sm_target == 0) return 0;
+  int sms = 0;
+  MGPU_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device_ordinal));
+  if (settings.overlap_sm_target > sms)
+    throw UsageError("--overlap-sm-target " + std::to_string(settings.overlap_sm_target) + ": this GPU has " +
+                     std::to_string(sms) + " SMs");
+  return settings.overlap_sm_target;
 }
 
 }  // namespace
@@ -57,7 +69,7 @@ CudaTrainer::CudaTrainer(const TrainingSettings& settings, MPI_Comm comm, int de
       world_size_(comm_size(comm)),
       local_batch_(checked_local_batch(settings, world_size_)),
       device_ordinal_(select_device(device_ordinal)),
-      nccl_(make_communicator(comm, world_size_, device_ordinal_)),
+      nccl_(make_communicator(comm, world_size_, device_ordinal_, settings.nccl_max_ctas)),
       // One rank reduces nothing: --grad-dtype does not apply.
       model_(settings.model, local_batch_, compute_stream_.get(), settings.precision,
              world_size_ > 1 ? settings.grad_dtype : GradDtype::fp32, GemmSelection::tuned, gemm_tunings),
@@ -84,6 +96,7 @@ CudaTrainer::CudaTrainer(const TrainingSettings& settings, MPI_Comm comm, int de
   startup_deadline::begin("the step's set-up (warm-up steps, graph capture, GEMM tuning)");
   // Before the first product: each shape runs the plan's choice instead of a tuned one (--gemm-plan).
   if (settings_.gemm_tuning == GemmTuning::plan) model_.gemm().follow_plan(settings_.gemm_plan);
+  model_.set_backward_sm_count_target(checked_sm_target(settings_, device_ordinal_));
   model_.initialize(settings_.seed, 0);
   // The kinds of the first 2K steps are every kind the run uses.
   const int kinds_seen_by = std::min(settings_.total_steps(), 2 * settings_.accumulate_steps);

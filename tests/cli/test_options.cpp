@@ -262,6 +262,11 @@ TEST(Options, EachBadValueGivesOneLineNamingIt) {
       {{"--optimizer-sharding", "zero"}, "--optimizer-sharding 'zero'"},
       {{"--accumulate", "1025"}, "--accumulate 1025"},
       {{"--gemm-tuning", "both"}, "--gemm-tuning 'both'"},
+      {{"--nccl-max-ctas", "-1"}, "--nccl-max-ctas -1"},
+      {{"--nccl-max-ctas", "65"}, "--nccl-max-ctas 65"},  // just above NCCL's most channels
+      {{"--nccl-max-ctas", "2.5"}, "--nccl-max-ctas"},
+      {{"--overlap-sm-target", "-1"}, "--overlap-sm-target -1"},
+      {{"--overlap-sm-target", "1025"}, "--overlap-sm-target 1025"},
       {{"--timeout", "-1"}, "--timeout '-1'"},
       {{"--timeout", "nan"}, "--timeout 'nan'"},
       {{"--timeout", "inf"}, "--timeout 'inf'"},
@@ -294,6 +299,10 @@ TEST(Options, StepExecutionDefaultsAndValues) {
   EXPECT_EQ(parse({"--overlap-order", "layerwise"}).step.overlap_order, WeightGradientOrder::layerwise);
   EXPECT_EQ(defaults.step.overlap_update, OverlapUpdate::per_bucket);
   EXPECT_EQ(parse({"--overlap-update", "after-last"}).step.overlap_update, OverlapUpdate::after_last);
+  EXPECT_EQ(defaults.step.nccl_max_ctas, 0);
+  EXPECT_EQ(parse({"--nccl-max-ctas", "64"}).step.nccl_max_ctas, 64);
+  EXPECT_EQ(defaults.step.overlap_sm_target, 0);
+  EXPECT_EQ(parse({"--overlap-sm-target", "1024"}).step.overlap_sm_target, 1024);
   const BenchOptions set = parse({"--graph", "off", "--overlap", "on", "--bucket-mb", "0.5", "--precision", "tf32",
                                   "--timing", "none", "--accumulate", "4", "--grad-dtype", "bf16"});
   EXPECT_EQ(set.step.graph, Toggle::off);

@@ -87,6 +87,8 @@ TEST(ReproducingCommand, EveryStepOptionOffItsDefaultOnCuda) {
   everything.accumulate_steps = 3;
   everything.timing = TimingMode::events;
   everything.gemm_tuning = GemmTuning::alone;
+  everything.nccl_max_ctas = 4;
+  everything.overlap_sm_target = 100;
   StepRequest sharded;
   sharded.optimizer_sharding = Toggle::on;
   sharded.overlap = Toggle::off;
@@ -144,12 +146,14 @@ TEST(ReproducingCommand, TheOneGpuBaselineKeepsTheScaledSettingsOnly) {
   request.precision = Precision::tf32;
   request.overlap = Toggle::on;
   request.grad_dtype = GradDtype::bf16;
+  request.nccl_max_ctas = 4;
   const Configuration two = resolved(request, true, 2, preset_model("large"), 64);
   const Configuration one = one_gpu_baseline(two, true);
   EXPECT_EQ(one.gpus, 1);
   EXPECT_EQ(recorded_texts(one, true, AttributeRole::scaled), recorded_texts(two, true, AttributeRole::scaled));
   EXPECT_FALSE(one.training.overlap);
   EXPECT_EQ(one.training.grad_dtype, GradDtype::fp32);
+  EXPECT_EQ(one.training.nccl_max_ctas, 0);
   EXPECT_EQ(reproducing_command(one, {"1", true}).arguments,
             " --model large --batch 64 --gpus 1 --graph off --precision tf32 --timing events --warmup 3 --steps 7 "
             "--runs 4 --seed 11");
@@ -168,7 +172,7 @@ TEST(ReproducingCommand, WhatNoOptionGivesIsNamed) {
   impossible.training.overlap = true;  // one GPU reduces nothing
   std::vector<std::string> unreproduced;
   reproducing_request(impossible, true, unreproduced);
-  EXPECT_EQ(unreproduced.size(), 12u);
+  EXPECT_EQ(unreproduced.size(), 14u);
 }
 
 }  // namespace

@@ -62,7 +62,8 @@ TEST(Resolver, TheCpuFallbackRefusesWhatItCannotHonourWithOneLine) {
       {with([](StepRequest& r) { r.precision = Precision::tf32; }), "--precision tf32"},
       {with([](StepRequest& r) { r.precision = Precision::bf16; }), "--precision bf16"},
       {with([](StepRequest& r) { r.grad_dtype = GradDtype::bf16; }), "--grad-dtype bf16"},
-      {with([](StepRequest& r) { r.optimizer_sharding = Toggle::on; }), "--optimizer-sharding on: the CPU fallback"}};
+      {with([](StepRequest& r) { r.optimizer_sharding = Toggle::on; }), "--optimizer-sharding on: the CPU fallback"},
+      {with([](StepRequest& r) { r.nccl_max_ctas = 1; }), "--nccl-max-ctas 1: the CPU fallback has no NCCL"}};
   for (const auto& [request, needle] : refused) {
     EXPECT_EQ(refusal(request, false).rfind(needle, 0), 0u) << needle << ": " << refusal(request, false);
     EXPECT_EQ(refusal(request, true), "") << needle;

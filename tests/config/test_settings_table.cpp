@@ -28,7 +28,7 @@ TEST(SettingsTable, EveryAttributeAndEveryOptionOnce) {
   EXPECT_EQ(attributes.size(), rows);
   EXPECT_EQ(options.size(), step_options);
   EXPECT_EQ(settings_facts().size(), rows);
-  EXPECT_EQ(step_options, 12u);
+  EXPECT_EQ(step_options, 14u);
 }
 
 TEST(SettingsTable, OnlyTheOverlapsOwnSettingsApplyOnlyWithOverlap) {
@@ -38,7 +38,8 @@ TEST(SettingsTable, OnlyTheOverlapsOwnSettingsApplyOnlyWithOverlap) {
   for_each_recorded_setting(without_overlap, true, [&](const char* name, const auto&, bool applies) {
     if (!applies) only_with_overlap.insert(name);
   });
-  EXPECT_EQ(only_with_overlap, (std::set<std::string>{"overlap_order", "bucket_mb", "overlap_update"}));
+  EXPECT_EQ(only_with_overlap,
+            (std::set<std::string>{"overlap_order", "bucket_mb", "overlap_update", "overlap_sm_target"}));
   for (const std::string& name : only_with_overlap) EXPECT_TRUE(applies_only_with_overlap(name)) << name;
   for_each_recorded_setting(with_overlap, true,
                             [&](const char* name, const auto&, bool applies) { EXPECT_TRUE(applies) << name; });
@@ -62,8 +63,8 @@ TEST(SettingsTable, TheSettingsDecidedPerBatch) {
   std::set<std::string> per_batch;
   for (const SettingFacts& row : settings_facts())
     if (decided_per_batch(row.attribute)) per_batch.insert(row.attribute);
-  EXPECT_EQ(per_batch,
-            (std::set<std::string>{"overlap", "overlap_order", "bucket_mb", "overlap_update", "fused_optimizer"}));
+  EXPECT_EQ(per_batch, (std::set<std::string>{"overlap", "overlap_order", "bucket_mb", "overlap_update",
+                                              "overlap_sm_target", "fused_optimizer"}));
   EXPECT_FALSE(decided_per_batch("no_such_setting"));
 }
 
@@ -85,13 +86,15 @@ TEST(SettingsTable, TheStepLineNamesEveryStepOptionThatApplies) {
   c.training.gemm_tuning = GemmTuning::step;
   EXPECT_EQ(step_settings_text(c, true),
             "graph=on overlap=off fused_optimizer=off optimizer_sharding=off grad_dtype=fp32 precision=fp32 "
-            "accumulate_steps=1 timing=interleaved gemm_tuning=step");
+            "accumulate_steps=1 timing=interleaved gemm_tuning=step nccl_max_ctas=0");
   c.training.overlap = true;
   c.training.bucket_mb = 0.5;
   c.training.overlap_update = OverlapUpdate::after_last;
-  EXPECT_EQ(step_settings_text(c, false),
-            "graph=on overlap=on overlap_order=deferred bucket_mb=0.5 overlap_update=after-last fused_optimizer=off "
-            "optimizer_sharding=off grad_dtype=fp32 precision=fp32 accumulate_steps=1 timing=interleaved");
+  EXPECT_EQ(
+      step_settings_text(c, false),
+      "graph=on overlap=on overlap_order=deferred bucket_mb=0.5 overlap_update=after-last fused_optimizer=off "
+      "optimizer_sharding=off grad_dtype=fp32 precision=fp32 accumulate_steps=1 timing=interleaved nccl_max_ctas=0 "
+      "overlap_sm_target=0");
 }
 
 // Everything the float64 reference step depends on, and nothing it does not (the GPU count, graph, overlap, fusion,

@@ -19,7 +19,7 @@ import sys
 import h5py
 import numpy as np
 
-SUPPORTED_SCHEMA_VERSION = 13
+SUPPORTED_SCHEMA_VERSION = 14
 IMPLEMENTATIONS = ("mgpu_bench", "pytorch-ddp", "pytorch-graph")
 PHASES = ["forward", "backward", "allreduce", "exposed_comm", "optimizer", "step"]
 THROTTLE_FRACTION = 0.75  # docs/measurement.md: mean SM clock below 75% of the maximum
@@ -126,6 +126,17 @@ def check_configuration(name, group, expected_sizes, flags, problems, version):
             problem("gemm_tuning is 'step' without graph 'on' (it replays the captured step)")
         elif (gemm_tuning == "n/a") != (choices == ""):
             problem(f"gemm_choices is {'empty' if choices == '' else 'set'} with gemm_tuning {gemm_tuning!r}")
+
+    # schema_version 14 added nccl_max_ctas (0: NCCL's choice) and overlap_sm_target (0: every SM; 0 without overlap).
+    if version >= 14:
+        for attribute, most in (("nccl_max_ctas", 64), ("overlap_sm_target", 1024)):
+            value = group.attrs.get(attribute)
+            if value is None:
+                problem(f"missing attribute '{attribute}'")
+            elif not 0 <= int(value) <= most:
+                problem(f"{attribute} is {value}, expected 0 to {most}")
+        if group.attrs.get("overlap") != "on" and int(group.attrs.get("overlap_sm_target", 0)) != 0:
+            problem("overlap_sm_target is set with overlap off (it applies only with overlap)")
 
     # schema_version 7 added interrupted (why the benchmark stopped before completing the configuration: "SIGTERM",
     # "watchdog: ...", a full disk; "" when it was not stopped) and interrupted_utc, and a Fletcher32 checksum on
