@@ -209,6 +209,12 @@ inline constexpr auto kSettingsTable = std::make_tuple(
     step_option(facts("overlap_update", kCompared, 12).applying(Applies::with_overlap),
                 &TrainingSettings::overlap_update, &StepRequest::overlap_update, "overlap-update",
                 "with --overlap on, when Adam runs"),
+    // With overlap, the SMs backward's GEMMs are chosen for beside the all-reduce (docs/measurement.md).
+    step_option(facts("overlap_sm_target", kCompared, 14).applying(Applies::with_overlap),
+                &TrainingSettings::overlap_sm_target, &StepRequest::overlap_sm_target, "overlap-sm-target",
+                "with --overlap on, the SMs backward's GEMMs are chosen for, beside the all-reduce (0: every SM)")
+        .refused_on_cpu("the CPU fallback has no GEMM algorithms to choose")
+        .within({0, 1024}),
     // The reverse: a 1-GPU-only way of running the step (recorded off with more GPUs), so a 1-GPU baseline run either
     // way still pairs with its N-GPU configurations.
     step_option(facts("fused_optimizer", kCompared, 4).per_batch(), &TrainingSettings::fused_optimizer,
@@ -224,6 +230,11 @@ inline constexpr auto kSettingsTable = std::make_tuple(
                 "grad-dtype",
                 "element type of the gradient all-reduce (bf16: cast before, fp32 again for Adam; > 1 rank)")
         .refused_on_cpu("the CPU fallback reduces fp32 gradients only"),
+    // What ran, kept apart in compare; meaningless on 1 GPU, so never in the scaling identity.
+    step_option(facts("nccl_max_ctas", kCompared, 14), &TrainingSettings::nccl_max_ctas, &StepRequest::nccl_max_ctas,
+                "nccl-max-ctas", "> 1 rank, at most this many SMs for NCCL's kernels (0: NCCL's choice)")
+        .refused_on_cpu("the CPU fallback has no NCCL")
+        .within({0, 64}),  // NCCL's most channels
     step_option(facts("precision", kScaled, 1).in_math_reference(), &TrainingSettings::precision,
                 &StepRequest::precision, "precision", "GEMM operands (fp32 accumulation, weights and Adam)")
         .refused_on_cpu("the CPU fallback is fp32 only"),
@@ -238,17 +249,6 @@ inline constexpr auto kSettingsTable = std::make_tuple(
     // about. It means something only where this program chose them (CUDA; the peer's framework chooses its own).
     step_option(facts("gemm_tuning", kSetting, 6).applying(Applies::with_own_gemms), &TrainingSettings::gemm_tuning,
                 &StepRequest::gemm_tuning, "gemm-tuning", "how each GEMM shape's algorithm is chosen"),
-    // The levers of the all-reduce beside backward (docs/measurement.md, "Step execution"): what ran, kept apart in
-    // compare; meaningless on 1 GPU, so never in the scaling identity.
-    step_option(facts("nccl_max_ctas", kCompared, 14), &TrainingSettings::nccl_max_ctas, &StepRequest::nccl_max_ctas,
-                "nccl-max-ctas", "> 1 rank, at most this many SMs for NCCL's kernels (0: NCCL's choice)")
-        .refused_on_cpu("the CPU fallback has no NCCL")
-        .within({0, 64}),  // NCCL's most channels
-    step_option(facts("overlap_sm_target", kCompared, 14).applying(Applies::with_overlap),
-                &TrainingSettings::overlap_sm_target, &StepRequest::overlap_sm_target, "overlap-sm-target",
-                "with --overlap on, the SMs backward's GEMMs are chosen for, beside the all-reduce (0: every SM)")
-        .refused_on_cpu("the CPU fallback has no GEMM algorithms to choose")
-        .within({0, 1024}),
     // How it is trained and timed, on any GPU count.
     recorded(facts("warmup_steps", kScaled, 1), &TrainingSettings::warmup_steps, warmup_arguments),
     recorded(facts("measured_steps", kScaled, 1), &TrainingSettings::measured_steps, steps_arguments),

@@ -85,16 +85,16 @@ TEST(SettingsTable, TheStepLineNamesEveryStepOptionThatApplies) {
   c.training.timing = TimingMode::interleaved;
   c.training.gemm_tuning = GemmTuning::step;
   EXPECT_EQ(step_settings_text(c, true),
-            "graph=on overlap=off fused_optimizer=off optimizer_sharding=off grad_dtype=fp32 precision=fp32 "
-            "accumulate_steps=1 timing=interleaved gemm_tuning=step nccl_max_ctas=0");
+            "graph=on overlap=off fused_optimizer=off optimizer_sharding=off grad_dtype=fp32 nccl_max_ctas=0 "
+            "precision=fp32 accumulate_steps=1 timing=interleaved gemm_tuning=step");
   c.training.overlap = true;
   c.training.bucket_mb = 0.5;
   c.training.overlap_update = OverlapUpdate::after_last;
   EXPECT_EQ(
       step_settings_text(c, false),
-      "graph=on overlap=on overlap_order=deferred bucket_mb=0.5 overlap_update=after-last fused_optimizer=off "
-      "optimizer_sharding=off grad_dtype=fp32 precision=fp32 accumulate_steps=1 timing=interleaved nccl_max_ctas=0 "
-      "overlap_sm_target=0");
+      "graph=on overlap=on overlap_order=deferred bucket_mb=0.5 overlap_update=after-last overlap_sm_target=0 "
+      "fused_optimizer=off optimizer_sharding=off grad_dtype=fp32 nccl_max_ctas=0 precision=fp32 accumulate_steps=1 "
+      "timing=interleaved");
 }
 
 // Everything the float64 reference step depends on, and nothing it does not (the GPU count, graph, overlap, fusion,
