@@ -104,7 +104,6 @@ class Step {
   }
   // The step's stream waits for `event` after backward, before Adam (once, in the step being captured).
   void defer_join(const CudaEvent* event) { join_ = event; }
-  TunedGemm& gemm() { return mlp_.gemm(); }
   CudaMlp& mlp() { return mlp_; }
   const MlpSpec& model() const { return model_; }
 
@@ -166,7 +165,7 @@ void adam_forms(Step& step, cudaStream_t stream) {
               time_replays(per_bucket, stream));
 }
 
-// (b) The step beside K held SMs, GEMMs for all SMs and for SMs - K.
+// (b) The step beside K held SMs, backward's GEMMs for all SMs and for SMs - K (what --overlap-sm-target sets).
 void held_sms(const Cell& cell, cudaStream_t stream, int sms) {
   Step step(cell, stream);
   CudaGraph all;
@@ -174,12 +173,12 @@ void held_sms(const Cell& cell, cudaStream_t stream, int sms) {
   const double free_ms = time_replays(all, stream);
   for (int held : kHeldSms) {
     const double default_ms = step_ms_beside_hold(all, stream, held);
-    step.gemm().set_sm_count_target(sms - held);
+    step.mlp().set_backward_sm_count_target(sms - held);
     CudaGraph targeted;
     step.capture(targeted);
     const double target_free_ms = time_replays(targeted, stream);
     const double target_ms = step_ms_beside_hold(targeted, stream, held);
-    step.gemm().set_sm_count_target(0);
+    step.mlp().set_backward_sm_count_target(0);
     std::printf("| %s | %d | %d | %.4f | %.4f | %.4f | %.4f |\n", cell.model, cell.local_batch, held, free_ms,
                 default_ms, target_ms, target_free_ms);
   }
@@ -238,9 +237,9 @@ void phases_beside_hold(cudaStream_t stream) {
   }
 }
 
-// Which SM count target suits K held SMs: the step beside K with GEMMs chosen for SMs - K, SMs - 2K, SMs - 3K and
-// half the SMs (large and medium, local batch 2048). A thread block cluster needs free SMs side by side, so a hold
-// may take more SMs from a clustered GEMM than it holds.
+// Which SM count target suits K held SMs: the step beside K with backward's GEMMs chosen for SMs - K, SMs - 2K, SMs -
+// 3K and half the SMs (large and medium, local batch 2048). A thread block cluster needs free SMs side by side, so a
+// hold may take more SMs from a clustered GEMM than it holds.
 void targets_beside_hold(cudaStream_t stream, int sms) {
   std::printf(
       "\n## the step beside K held SMs by SM count target (local batch 2048)\n\n"
@@ -250,14 +249,14 @@ void targets_beside_hold(cudaStream_t stream, int sms) {
     for (int held : {8, 16, 24}) {
       std::printf("| %s | %d |", model, held);
       for (int target : {0, sms - held, sms - 2 * held, sms - 3 * held, sms / 2}) {
-        step.gemm().set_sm_count_target(target);
+        step.mlp().set_backward_sm_count_target(target);
         CudaGraph graph;
         step.capture(graph);
         std::printf(" %.4f |", step_ms_beside_hold(graph, stream, held));
       }
       std::printf("\n");
     }
-    step.gemm().set_sm_count_target(0);
+    step.mlp().set_backward_sm_count_target(0);
   }
 }
 
