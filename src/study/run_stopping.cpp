@@ -13,8 +13,15 @@ std::string stop_reason(const StopRule& rule, const std::vector<RunSummary>& run
   std::vector<bool> marks;
   for (const RunSummary& run : runs) marks.push_back(run.phases_marked);
   const stats::RunKinds kinds = stats::run_kinds(marks);
+  std::vector<double> all_throughput;
+  for (const int run : kinds.throughput)
+    all_throughput.push_back(runs[static_cast<std::size_t>(run)].samples_per_second);
+  // The runs the answer keeps (its outlier screen at the default threshold): a stop with fewer than an interval needs
+  // would leave the speedup without one.
+  const std::vector<bool> kept = stats::outlier_free(all_throughput);
   std::vector<double> throughput;
-  for (const int run : kinds.throughput) throughput.push_back(runs[static_cast<std::size_t>(run)].samples_per_second);
+  for (std::size_t i = 0; i < all_throughput.size(); ++i)
+    if (kept[i]) throughput.push_back(all_throughput[i]);
   // Interleaved, a configuration needs a marked run (its phases) before it may stop.
   if (throughput.size() < stats::kMinimumRunsForInterval || (rule.interleaved && !kinds.split())) return "";
   char text[160];

@@ -10,8 +10,8 @@
 
 namespace mgpu {
 
-// Throughput runs a configuration measures before the noise rule may stop it: enough for the interval's t factor to
-// have settled (t(0.975, 9) = 2.26 against 1.96 in the limit) and for --timing interleaved to have marked two runs.
+// Kept throughput runs a configuration measures before the noise rule may stop it: enough for the interval's t factor
+// to have settled (t(0.975, 9) = 2.26 against 1.96 in the limit) and for --timing interleaved to have marked two runs.
 inline constexpr int kMinimumRunsBeforeNoiseStop = 10;
 
 struct StopRule {
@@ -25,8 +25,9 @@ struct StopRule {
 //   "time: 60.2 s of runs, --max-time 60 s".
 // The noise rule holds each configuration's relative half-width to max_noise / sqrt(2): the relative half-widths of
 // two independent means add in quadrature in their ratio, so two configurations within it give a speedup interval
-// within max_noise. Neither rule stops a configuration before it has an interval (kMinimumRunsForInterval throughput
-// runs, and a marked run where interleaved).
+// within max_noise. Both count and summarise the throughput runs the answer's outlier screen keeps (default
+// threshold), and neither stops a configuration before it has an interval (kMinimumRunsForInterval kept throughput
+// runs, and a marked run where interleaved); --runs bounds them all.
 std::string stop_reason(const StopRule& rule, const std::vector<RunSummary>& runs, double seconds_of_runs);
 
 }  // namespace mgpu

@@ -22,7 +22,7 @@ COPIED = ["README.md", "docs", "bench/results/cpu-first-run.txt", "bench/results
           # docs/cluster.md's blocks (bench/cluster_docs.py): the probe and sweeps, the published tables.
           "bench/results/h200x4-2026-11-28c", "bench/results/published-allreduce"]
 GRID = "bench/results/grid-h200x2/grid.h5"
-CELL = r"(?:\d\.\d{3} \[\d\.\d{3}, \d\.\d{3}\]|too few runs|too noisy)"
+CELL = r"(?:\d\.\d{3} \[-?\d\.\d{3}, \d\.\d{3}\]|too few runs|too noisy)"  # a cell: its interval (on a loaded CPU a low end may fall below 0), or why none
 
 
 def fail(message):

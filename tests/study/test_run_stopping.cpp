@@ -1,6 +1,6 @@
 // Purpose: the stopping rule of a configuration's runs (src/study/run_stopping.hpp): no stop before an interval
-// exists, the noise rule's threshold (max_noise / sqrt 2) and its minimum of runs, the time rule, and interleaved
-// timing's marked run.
+// exists (counting the runs the outlier screen keeps), the noise rule's threshold (max_noise / sqrt 2) and its minimum
+// of runs, the time rule, and interleaved timing's marked run.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -35,6 +35,16 @@ TEST(RunStopping, NothingStopsBeforeTheRunsHaveAnInterval) {
   const StopRule rule{1.0, 1.0, false};
   EXPECT_EQ(stop_reason(rule, runs_around_100(mgpu::stats::kMinimumRunsForInterval - 1, 0.0), 1e9), "");
   EXPECT_EQ(stop_reason(rule, runs_around_100(mgpu::stats::kMinimumRunsForInterval, 0.0), 1e9).rfind("time: ", 0), 0u);
+}
+
+// A run the outlier screen drops does not count: five runs with one far off have four kept, and no interval yet.
+TEST(RunStopping, AnOutlierIsNotCountedTowardTheInterval) {
+  const StopRule rule{1.0, 1.0, false};
+  auto runs = runs_around_100(mgpu::stats::kMinimumRunsForInterval, 1.0);
+  runs.back().samples_per_second = 50;  // modified z far beyond 3.5
+  EXPECT_EQ(stop_reason(rule, runs, 1e9), "");
+  runs.push_back(runs.front());  // a fifth kept run
+  EXPECT_EQ(stop_reason(rule, runs, 1e9).rfind("time: ", 0), 0u);
 }
 
 TEST(RunStopping, NoiseStopsAtMaxNoiseOverRootTwoAfterTenRuns) {
