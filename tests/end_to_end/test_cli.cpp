@@ -538,7 +538,8 @@ TEST_F(Cli, MaxTimeEndsAConfigurationOnceItHasAnInterval) {
   EXPECT_NE(outcome.out.find("# stopped after " + std::to_string(c.runs()) + " of 25 runs: time: "), std::string::npos)
       << outcome.out;
   const mgpu::stats::ConfigurationStats stats = mgpu::stats::compute_configuration_stats(c, out, {});
-  EXPECT_EQ(stats.runs_kept, static_cast<int>(mgpu::stats::kMinimumRunsForInterval)) << "kept of " << c.runs();
+  // At least an interval's worth: a run the screen dropped at one check may be kept once later runs widen the spread.
+  EXPECT_GE(stats.runs_kept, static_cast<int>(mgpu::stats::kMinimumRunsForInterval)) << "kept of " << c.runs();
   EXPECT_EQ(c.progress.complete, 1);
   EXPECT_EQ(c.progress.stopped_early.rfind("time: ", 0), 0u) << c.progress.stopped_early;
   EXPECT_EQ(c.measurements.phases_marked.at(4, 0), 1.0);  // every fifth run marks its phases
