@@ -50,11 +50,9 @@ std::unique_ptr<NcclCommunicator> make_communicator(MPI_Comm comm, int world_siz
   return std::make_unique<NcclCommunicator>(comm, device_ordinal, max_ctas);
 }
 
-// --overlap-sm-target names SMs this GPU has.
-int checked_sm_target(const TrainingSettings& settings, int device_ordinal) {
+// --overlap-sm-target names SMs this GPU has (`sms`).
+int checked_sm_target(const TrainingSettings& settings, int sms) {
   if (!settings.overlap || settings.overlap_sm_target == 0) return 0;
-  int sms = 0;
-  MGPU_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device_ordinal));
   if (settings.overlap_sm_target > sms)
     throw UsageError("--overlap-sm-target " + std::to_string(settings.overlap_sm_target) + ": this GPU has " +
                      std::to_string(sms) + " SMs");
@@ -96,7 +94,7 @@ CudaTrainer::CudaTrainer(const TrainingSettings& settings, MPI_Comm comm, int de
   startup_deadline::begin("the step's set-up (warm-up steps, graph capture, GEMM tuning)");
   // Before the first product: each shape runs the plan's choice instead of a tuned one (--gemm-plan).
   if (settings_.gemm_tuning == GemmTuning::plan) model_.gemm().follow_plan(settings_.gemm_plan);
-  model_.set_backward_sm_count_target(checked_sm_target(settings_, device_ordinal_));
+  model_.set_backward_sm_count_target(checked_sm_target(settings_, model_.gemm().multiprocessors()));
   model_.initialize(settings_.seed, 0);
   // The kinds of the first 2K steps are every kind the run uses.
   const int kinds_seen_by = std::min(settings_.total_steps(), 2 * settings_.accumulate_steps);

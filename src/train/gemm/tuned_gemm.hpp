@@ -117,6 +117,7 @@ class TunedGemm {
   // forth costs nothing once each was met. Our own kernel's candidates are not affected.
   void set_sm_count_target(int sms);
   int sm_count_target() const noexcept { return sm_count_target_; }
+  int multiprocessors() const noexcept { return sms_; }  // the device's, the largest target
 
  private:
   struct Plan;
