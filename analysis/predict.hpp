@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "predict/step_cost.hpp"
 #include "results/results_reader.hpp"
-#include "stats/step_model.hpp"
 #include "table.hpp"
 
 namespace mgpu::analysis {

@@ -10,8 +10,8 @@
 #include "model/mlp_spec.hpp"
 #include "platform/error.hpp"
 #include "platform/exact_options.hpp"
+#include "predict/cluster_shape.hpp"
 #include "results/attribute_text.hpp"
-#include "stats/cluster_shape.hpp"
 
 namespace mgpu::analysis {
 namespace {

@@ -5,7 +5,7 @@
 
 #include <string>
 
-#include "stats/published_allreduce.hpp"
+#include "predict/published_allreduce.hpp"
 #include "table.hpp"
 
 namespace mgpu::analysis {

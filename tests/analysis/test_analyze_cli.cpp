@@ -23,9 +23,9 @@
 
 #include "analysis_fixture.hpp"
 #include "platform/hdf5_check.hpp"
+#include "predict/step_cost_fixture.hpp"
 #include "results/hdf5_handles.hpp"
 #include "results/results_schema.hpp"
-#include "stats/step_model_fixture.hpp"
 #include "stats/verdict.hpp"
 #include "table_parsers.hpp"
 

@@ -9,7 +9,7 @@
 
 #include "analysis_fixture.hpp"
 #include "predict.hpp"
-#include "stats/step_model_fixture.hpp"
+#include "predict/step_cost_fixture.hpp"
 
 using namespace mgpu;
 using namespace mgpu::analysis;

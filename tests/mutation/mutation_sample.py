@@ -31,8 +31,9 @@ GPU_ONLY = re.compile(r"cuda|nccl|nvml|gpu_devices|hardware_probe|graph_timing|p
 
 # The test folders that exercise a source folder: its own, and those of the layers built on it that test it directly.
 TEST_FOLDERS = {"platform": ["platform", "model"], "model": ["model", "train"], "comm": ["comm"],
-                "config": ["config", "results", "cli", "stats", "analysis"],
-                "results": ["results", "stats", "analysis"], "stats": ["stats", "analysis"],
+                "config": ["config", "results", "cli", "stats", "predict", "analysis"],
+                "results": ["results", "stats", "predict", "analysis"], "stats": ["stats", "analysis"],
+                "predict": ["predict", "analysis"],
                 "train": ["train"], "cli": ["cli", "end_to_end"], "study": ["study", "end_to_end"],
                 "probes": ["probes"],
                 "analysis": ["analysis"]}

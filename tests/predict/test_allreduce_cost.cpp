@@ -6,8 +6,8 @@
 #include <cmath>
 
 #include "platform/error.hpp"
-#include "stats/allreduce_model.hpp"
-#include "stats/step_model_fixture.hpp"
+#include "predict/allreduce_cost.hpp"
+#include "predict/step_cost_fixture.hpp"
 
 using namespace mgpu;
 using namespace mgpu::stats;

@@ -1,5 +1,5 @@
 // Purpose: measured all-reduce curves and the alpha-beta model of ring and tree all-reduce (allreduce_model.hpp).
-#include "stats/allreduce_model.hpp"
+#include "predict/allreduce_cost.hpp"
 
 #include <algorithm>
 #include <cmath>

@@ -1,5 +1,5 @@
 // Purpose: hold_against (published_allreduce.hpp).
-#include "stats/published_allreduce.hpp"
+#include "predict/published_allreduce.hpp"
 
 #include <algorithm>
 #include <cmath>

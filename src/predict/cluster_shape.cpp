@@ -1,5 +1,5 @@
 // Purpose: the cluster shape's parsing, layout and text (cluster_shape.hpp).
-#include "stats/cluster_shape.hpp"
+#include "predict/cluster_shape.hpp"
 
 #include "platform/error.hpp"
 

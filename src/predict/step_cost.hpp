@@ -12,9 +12,9 @@
 
 #include "config/configuration.hpp"
 #include "model/mlp_spec.hpp"
+#include "predict/allreduce_cost.hpp"
+#include "predict/cluster_allreduce.hpp"
 #include "results/results_schema.hpp"
-#include "stats/allreduce_model.hpp"
-#include "stats/cluster_allreduce.hpp"
 
 namespace mgpu::stats {
 

@@ -6,7 +6,7 @@
 #include <cmath>
 
 #include "platform/error.hpp"
-#include "stats/published_allreduce.hpp"
+#include "predict/published_allreduce.hpp"
 
 using namespace mgpu;
 using namespace mgpu::stats;

@@ -1,5 +1,5 @@
 // Purpose: the step model's terms and their sum (step_model.hpp; the equations are docs/model.md's).
-#include "stats/step_model.hpp"
+#include "predict/step_cost.hpp"
 
 #include <algorithm>
 #include <cmath>

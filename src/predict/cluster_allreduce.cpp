@@ -1,6 +1,6 @@
 // Purpose: the cluster all-reduce model's terms and the fastest candidate (cluster_allreduce.hpp; the equations and
 // the fit are docs/cluster.md's).
-#include "stats/cluster_allreduce.hpp"
+#include "predict/cluster_allreduce.hpp"
 
 #include <algorithm>
 #include <cmath>

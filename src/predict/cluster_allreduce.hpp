@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "stats/allreduce_model.hpp"
-#include "stats/cluster_shape.hpp"
+#include "predict/allreduce_cost.hpp"
+#include "predict/cluster_shape.hpp"
 
 namespace mgpu::stats {
 

@@ -12,9 +12,9 @@
 
 #include "model/mlp_spec.hpp"
 #include "platform/error.hpp"
+#include "predict/step_cost.hpp"
+#include "predict/step_cost_fixture.hpp"
 #include "results/results_reader.hpp"
-#include "stats/step_model.hpp"
-#include "stats/step_model_fixture.hpp"
 
 using namespace mgpu;
 using namespace mgpu::stats;

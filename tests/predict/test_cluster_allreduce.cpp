@@ -8,9 +8,9 @@
 #include <cmath>
 
 #include "platform/error.hpp"
-#include "stats/cluster_allreduce.hpp"
-#include "stats/step_model.hpp"
-#include "stats/step_model_fixture.hpp"
+#include "predict/cluster_allreduce.hpp"
+#include "predict/step_cost.hpp"
+#include "predict/step_cost_fixture.hpp"
 
 using namespace mgpu;
 using namespace mgpu::stats;

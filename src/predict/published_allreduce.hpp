@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "stats/cluster_allreduce.hpp"
+#include "predict/cluster_allreduce.hpp"
 
 namespace mgpu::stats {
 
