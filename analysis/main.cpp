@@ -27,6 +27,7 @@
 #include "stats/compare.hpp"
 #include "stats/configuration_stats.hpp"
 #include "stats/speedup_interval.hpp"
+#include "stats/speedup_verdict.hpp"
 #include "table.hpp"
 #include "timeline.hpp"
 #include "trace_command.hpp"
@@ -86,11 +87,11 @@ const char kHelp[] =
     "                        without it the report notes the mgpu_bench command that measures the baseline, exit 0\n"
     "compare: configurations of BEFORE and AFTER paired by model, widths, batch, GPUs, NCCL settings and every other\n"
     "  setting (not hosts or library versions); for each, the after/before throughput ratio with Fieller's 95%\n"
-    "  interval, Welch's p and the verdict of the answer's interval rule: FASTER or SLOWER where the interval lies\n"
-    "  wholly beyond 1 +- E, SAME where it contains 1, UNCLEAR where it excludes 1 but not the band; configurations\n"
-    "  found on one side only are listed.\n"
+    "  interval, Welch's p and the verdict of the answer's interval rule in its words: faster or slower where the\n"
+    "  interval lies wholly beyond 1 +- E, no significant difference where it contains 1, no clear difference where\n"
+    "  it excludes 1 but not the band; configurations found on one side only are listed.\n"
     "  --alpha A             the interval's level is 1 - A (default 0.05: 95%, the answer's)\n"
-    "  --min-effect E        the band E either side of 1 (default 0.02 = 2%, the answer's)\n"
+    "  --min-effect E        the band E either side of 1 (default {min_effect}, the answer's)\n"
     "  --ignore-nccl-settings  pair configurations that differ only in NCCL algorithm/protocol\n"
     "  --format F            as for report\n"
     "predict: a model of one training step from measured rates (docs/model.md): GEMMs from the probe at their\n"
@@ -115,6 +116,16 @@ const char kHelp[] =
     "  --out DIR             predicted_speedup.{dat,gp} there, and .png/.svg when gnuplot is on PATH\n"
     "Bad input (a missing, empty or non-HDF5 file, a missing dataset, a newer schema_version) is one line naming the\n"
     "file and the problem, exit status 1.\n";
+
+// The help, with the answer's minimum effect (stats::kMinimumEffect) in the place of "{min_effect}": "0.02 = 2%".
+void print_help() {
+  std::string help = kHelp;
+  const std::string placeholder = "{min_effect}";
+  std::ostringstream effect;
+  effect << stats::kMinimumEffect << " = " << stats::percent_text(stats::kMinimumEffect);
+  help.replace(help.find(placeholder), placeholder.size(), effect.str());
+  std::fputs(help.c_str(), stdout);
+}
 
 struct ReportOptions {
   std::vector<std::string> files;
@@ -198,6 +209,7 @@ int run_report(const ReportOptions& options) {
   }
   tables.push_back(runs_table(stats));
   const nlohmann::json settings = {{"confidence", stats::kConfidence},
+                                   {"min_effect", stats::kMinimumEffect},
                                    {"outlier_threshold", options.analysis.outlier_threshold},
                                    {"include_warmup", options.analysis.include_warmup},
                                    {"minimum_runs_for_interval", stats::kMinimumRunsForInterval},
@@ -274,7 +286,7 @@ int run(int argc, char** argv) {
   const std::string command = argv[1];
   if (command == "--help" || command == "-h") {
     print_usage();
-    std::fputs(kHelp, stdout);
+    print_help();
     std::fputs(kTraceHelp, stdout);
     return 0;
   }
@@ -288,7 +300,7 @@ int run(int argc, char** argv) {
     const PredictOptions options = parse_predict_options(argc - 1, argv + 1, &help);
     if (help) {
       std::fputs(kUsage, stdout);
-      std::fputs(kHelp, stdout);
+      print_help();
       return 0;
     }
     return run_predict(options);
@@ -306,7 +318,8 @@ int run(int argc, char** argv) {
         "per-trial", po::bool_switch(), "")("require-baseline", po::bool_switch(), "");
   else
     described.add_options()("alpha", po::value<double>()->default_value(0.05), "")(
-        "min-effect", po::value<double>()->default_value(0.02), "")("ignore-nccl-settings", po::bool_switch(), "");
+        "min-effect", po::value<double>()->default_value(stats::kMinimumEffect), "")("ignore-nccl-settings",
+                                                                                     po::bool_switch(), "");
   po::positional_options_description positional;
   positional.add("files", -1);
   po::variables_map vm;
@@ -323,7 +336,7 @@ int run(int argc, char** argv) {
   }
   if (vm.count("help") > 0) {
     print_usage();
-    std::fputs(kHelp, stdout);
+    print_help();
     std::fputs(kTraceHelp, stdout);
     return 0;
   }

@@ -216,9 +216,11 @@ def grid_answer(root, context):
     curves = [(measured, n) for _, measured in sorted(grids.items()) for n in measured.gpu_counts]
     machines = "; ".join(f"{measured.machine(n)}, {trials_text(measured, n)} per pair, {measured.source_link()}"
                          for measured, n in curves)
+    band = curves[0][0].json["settings"]["min_effect"]  # the verdict's minimum effect, as the analyzer reports it
     parts = [prose(f"The speedup of N GPUs over 1 at the same global batch with its 95% interval over the trial means, "
                    f"by the default command's method; the break-even batch with its interval; the batches with no "
-                   f"clear difference (the interval within 2% of 1). Measured on {machines}:"), speedup_table(curves)]
+                   f"clear difference (the interval within {100 * band:g}% of 1). Measured on {machines}:"),
+             speedup_table(curves)]
     parts += [curve_sentences(measured, n) for measured, n in curves]
     parts.append("![Speedup against global batch, bands of no clear difference shaded](docs/figures/speedup_vs_batch.svg)")
     missing = [gpus for gpus in GRIDS if gpus not in grids]
@@ -274,6 +276,35 @@ def verdict_example(root, context):
     return (prose(f"The verdict's lines of {model} on {measured.machine(2)}, from the headline grid "
                   f"({measured.source_link('../')}):") + "\n\n```\n" + "\n".join("# " + line for line in lines) +
             "\n```")
+
+
+def minimum_effect():
+    """The verdict's minimum effect (kMinimumEffect) as mgpu_analyze's --help states it: compare's default band."""
+    run = subprocess.run([ANALYZE, "--help"], capture_output=True, text=True)
+    found = re.search(r"--min-effect E .*\(default ([0-9.]+) = ", run.stdout)
+    if run.returncode != 0 or found is None:
+        sys.exit(f"generate_docs: {ANALYZE} --help states no default --min-effect")
+    return float(found[1])
+
+
+def verdict_rule(root, context):
+    """docs/verdict.md: where the interval lies and the sentence it gives, at the minimum effect mgpu_analyze states."""
+    band = minimum_effect()
+    low, high, percent = f"{1 - band:g}", f"{1 + band:g}", f"{100 * band:g}%"
+    rows = [("wholly below " + low, "adding a GPU slows this step down"),
+            ("wholly above " + high, 'adding a GPU speeds this step up ("adding GPUs" for N > 2)'),
+            ("contains 1 (an end at exactly 1 counts)",
+             "no significant difference from 1 GPU (the 95% interval contains 1)"),
+            (f"excludes 1 but reaches into {low}–{high} (ends included)",
+             f"no clear difference from 1 GPU (the 95% interval excludes 1, not the {percent} either side of it)"),
+            ("none (fewer than 5 kept runs on a side)", "too few runs to tell")]
+    table = "\n".join(["| interval | sentence |", "|---|---|"] + [f"| {i} | {s} |" for i, s in rows])
+    return table + "\n\n" + prose(
+        f"The {percent} (`kMinimumEffect`, `src/stats/statistics.hpp`; the rule is `speedup_verdict`, "
+        "`src/stats/speedup_verdict.hpp`) is also `compare`'s minimum effect and makes the break-even's bands of no "
+        "clear difference: a smaller change is not one to buy or sell GPUs on, and processes of one configuration "
+        "differ by about that much. A trial verdict that is neither faster nor slower adds how many trials in all "
+        "would tell, extrapolated from the job's own interval ([statistics.md](statistics.md)).")
 
 
 def peer_table(root, context):
@@ -340,7 +371,8 @@ BLOCKS = {"README.md": {"grid-answer": grid_answer, "compare-example": compare_e
                           "help-probe": lambda root, context: help_text(BENCH, "probe")},
           "docs/cli-analyze.md": {"help-mgpu_analyze": lambda root, context: help_text(ANALYZE),
                                   "help-trace": lambda root, context: help_text(ANALYZE, "trace")},
-          "docs/verdict.md": {"verdict-example": verdict_example, "first-run": first_run}}
+          "docs/verdict.md": {"verdict-example": verdict_example, "verdict-rule": verdict_rule,
+                              "first-run": first_run}}
 BLOCKS["docs/cluster.md"] = cluster_docs.blocks(lambda: ANALYZE)  # bench/cluster_docs.py
 # A block's text may be empty (a new block): its end marker then follows the opening line at once.
 BLOCK = re.compile(r"(<!-- generated: (\S+) -->\n)((?:(?!<!-- generated: ).)*?\n)??(<!-- generated: end -->)", re.S)
