@@ -94,7 +94,7 @@ const char kHelp[] =
     "  --min-effect E        the band E either side of 1 (default {min_effect}, the answer's)\n"
     "  --ignore-nccl-settings  pair configurations that differ only in NCCL algorithm/protocol\n"
     "  --format F            as for report\n"
-    "predict: a model of one training step from measured rates (docs/model.md): GEMMs from the probe at their\n"
+    "predict: a model of one training step from measured rates (docs/prediction.md): GEMMs from the probe at their\n"
     "  shapes, elementwise kernels and Adam from its copy bandwidth and graph-node cost, the gradient all-reduce from\n"
     "  the sweep at that rank count, else the alpha-beta model of ring and tree all-reduce (or the cluster model).\n"
     "  Per GPU count and global batch: predicted phases, step, throughput and speedup; the break-even batch per GPU\n"

@@ -1,5 +1,5 @@
 // Purpose: `mgpu_analyze predict`: predicted step, phases, throughput and speedup per model, batch and GPU count from
-// a hardware probe and all-reduce sweeps (src/stats/step_model.hpp), the break-even batch per GPU count, a one-line
+// a hardware probe and all-reduce sweeps (src/predict/step_cost.hpp), the break-even batch per GPU count, a one-line
 // recommendation, a speedup plot, and `--check`: the model against every configuration of a measured results file.
 #pragma once
 
@@ -21,8 +21,8 @@ struct PredictOptions {
   std::vector<long long> batches;  // global batches
   std::vector<int> gpus;
   Precision precision = Precision::fp32;
-  std::optional<stats::Link> link;  // --link or --link-bandwidth/--link-latency: used for every rank count above 1,
-                                    // or with a cluster shape per NIC between its nodes
+  std::optional<predict::Link> link;  // --link or --link-bandwidth/--link-latency: used for every rank count above 1,
+                                      // or with a cluster shape per NIC between its nodes
   // A cluster shape (docs/cluster.md): GPUs per node (0: none, the flat link model), its nodes (0: as many as each GPU
   // count needs) and NICs per node (one per GPU unless given).
   int gpus_per_node = 0, nodes = 0, nics_per_node = 0;
@@ -33,20 +33,20 @@ struct PredictOptions {
 };
 
 // The model the options describe: the probe at their precision, the sweeps, the link.
-stats::StepModel build_step_model(const PredictOptions& options, Precision precision);
+predict::StepCostModel build_step_cost_model(const PredictOptions& options, Precision precision);
 
 // One predicted configuration.
 struct PredictedConfiguration {
   int gpus = 0;
   long long global_batch = 0;
-  stats::StepPrediction step;
+  predict::StepPrediction step;
   double throughput = 0;  // samples/s
   double speedup = 0;     // step(1 GPU) / step(N GPUs) at the same global batch
   // The speedup's ceiling (docs/statistics.md, "The ceiling"): step(1 GPU, B) / step(1 GPU, B / N), what N GPUs would
   // reach if communication cost nothing; 0 for one GPU or a batch N does not divide.
   double ceiling = 0;
 };
-std::vector<PredictedConfiguration> predict_grid(const stats::StepModel& model, const MlpSpec& mlp,
+std::vector<PredictedConfiguration> predict_grid(const predict::StepCostModel& model, const MlpSpec& mlp,
                                                  const std::vector<long long>& batches, const std::vector<int>& gpus,
                                                  Precision precision);
 

@@ -11,10 +11,10 @@
 namespace mgpu::analysis {
 
 // The file's table; UsageError naming the file and the first missing or malformed member.
-stats::PublishedTable read_published_table(const std::string& path);
+predict::PublishedTable read_published_table(const std::string& path);
 
 // Per row: bytes, published and predicted us, error %, the candidate (algorithm, protocol); notes: the source, the
 // inputs (node, NIC) and the worst |error| over 1 to 128 MiB and below 1 MiB.
-Table published_table(const stats::PublishedTable& table, const stats::HeldTable& held);
+Table published_table(const predict::PublishedTable& table, const predict::HeldTable& held);
 
 }  // namespace mgpu::analysis

@@ -1,4 +1,4 @@
-// Purpose: measured all-reduce curves and the alpha-beta model of ring and tree all-reduce (allreduce_model.hpp).
+// Purpose: measured all-reduce curves and the alpha-beta model of ring and tree all-reduce (allreduce_cost.hpp).
 #include "predict/allreduce_cost.hpp"
 
 #include <algorithm>
@@ -11,7 +11,7 @@
 #include "platform/sample_median.hpp"
 #include "results/attribute_text.hpp"
 
-namespace mgpu::stats {
+namespace mgpu::predict {
 namespace {
 
 void check_ranks(int ranks) {
@@ -127,4 +127,4 @@ double alpha_beta_allreduce_ms(long long bytes, int ranks, const Link& link) {
   return std::min(ring_allreduce_ms(bytes, ranks, link), tree_allreduce_ms(bytes, ranks, link));
 }
 
-}  // namespace mgpu::stats
+}  // namespace mgpu::predict

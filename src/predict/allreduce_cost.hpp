@@ -1,5 +1,5 @@
-// Purpose: the time of one gradient all-reduce for the step model (docs/model.md): from a measured sweep at that rank
-// count (interpolated in log size), else from the latency-bandwidth (alpha-beta) model of ring and tree all-reduce
+// Purpose: the time of one gradient all-reduce for the step model (docs/prediction.md): from a measured sweep at that
+// rank count (interpolated in log size), else from the latency-bandwidth (alpha-beta) model of ring and tree all-reduce
 // with a link's measured or stated bandwidth and latency.
 #pragma once
 
@@ -9,7 +9,7 @@
 
 #include "results/results_schema.hpp"
 
-namespace mgpu::stats {
+namespace mgpu::predict {
 
 // A measured all-reduce curve: per message size, the median over runs of the slowest rank's time of one all-reduce
 // timed alone (the sweep's op_ms), and the nodes its ranks ran on.
@@ -54,4 +54,4 @@ double tree_allreduce_ms(long long bytes, int ranks, const Link& link);
 // The faster of the two (NCCL picks per size), 0 on one rank.
 double alpha_beta_allreduce_ms(long long bytes, int ranks, const Link& link);
 
-}  // namespace mgpu::stats
+}  // namespace mgpu::predict

@@ -13,7 +13,7 @@
 #include "predict/allreduce_cost.hpp"
 #include "predict/cluster_shape.hpp"
 
-namespace mgpu::stats {
+namespace mgpu::predict {
 
 enum class CollectiveAlgorithm { ring, tree };
 enum class WireProtocol { ll, ll128, simple };
@@ -78,10 +78,10 @@ AllreduceCandidate fastest_candidate(long long bytes, const ClusterShape& shape,
 // `nic` each; a measured sweep of a layout (its ranks, nodes and GPUs per node) answers for it, the model for the
 // rest, with the inside of a node from a measured sweep on one node of that many GPUs, else stated NVLink figures for
 // `gpu_name` (NVLink SHARP off, as mgpu_bench runs).
-class ClusterAllreduceModel {
+class ClusterAllreduceCostModel {
  public:
-  ClusterAllreduceModel(int gpus_per_node, int nics_per_node, Link nic, std::string gpu_name,
-                        std::vector<AllreduceCurve> curves);
+  ClusterAllreduceCostModel(int gpus_per_node, int nics_per_node, Link nic, std::string gpu_name,
+                            std::vector<AllreduceCurve> curves);
 
   // The sweep measured on the layout of `gpus`, or null.
   const AllreduceCurve* measured_curve(int gpus) const;
@@ -99,4 +99,4 @@ class ClusterAllreduceModel {
   std::vector<AllreduceCurve> curves_;
 };
 
-}  // namespace mgpu::stats
+}  // namespace mgpu::predict

@@ -3,7 +3,7 @@
 
 #include "platform/error.hpp"
 
-namespace mgpu::stats {
+namespace mgpu::predict {
 namespace {
 
 constexpr int kMaxCount = 1024;
@@ -52,4 +52,4 @@ std::string shape_text(const ClusterShape& shape) {
   return text;
 }
 
-}  // namespace mgpu::stats
+}  // namespace mgpu::predict

@@ -6,7 +6,7 @@
 
 #include "platform/error.hpp"
 
-namespace mgpu::stats {
+namespace mgpu::predict {
 
 HeldTable hold_against(const PublishedTable& table) {
   const std::optional<NodeInterconnect> node = nvlink_figures(table.gpu, table.shape.gpus_per_node, table.nvls);
@@ -36,4 +36,4 @@ HeldTable hold_against(const PublishedTable& table) {
   return held;
 }
 
-}  // namespace mgpu::stats
+}  // namespace mgpu::predict

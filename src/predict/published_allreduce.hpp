@@ -8,7 +8,7 @@
 
 #include "predict/cluster_allreduce.hpp"
 
-namespace mgpu::stats {
+namespace mgpu::predict {
 
 // A published multi-node all-reduce table (nccl-tests' all_reduce_perf: message bytes and time) and the cluster it
 // ran on, in the model's inputs.
@@ -16,7 +16,7 @@ struct PublishedTable {
   std::string name, url, hardware, software;
   std::string gpu;           // the GPU's name, for its stated NVLink figures
   bool nvls = false;         // NVLink SHARP on (NCCL's default where the node has it)
-  std::string link;          // a named link (allreduce_model.hpp), per NIC
+  std::string link;          // a named link (allreduce_cost.hpp), per NIC
   ClusterShape shape;        // nodes, GPUs and NICs per node
   bool used_to_fit = false;  // the table the protocol constants were fitted to
   struct Row {
@@ -48,4 +48,4 @@ inline constexpr long long kMiB = 1LL << 20;
 // row is not a positive size and time.
 HeldTable hold_against(const PublishedTable& table);
 
-}  // namespace mgpu::stats
+}  // namespace mgpu::predict

@@ -1,7 +1,7 @@
-// Purpose: a model of one data-parallel training step from measured rates (docs/model.md): per layer the step's own
-// units as the probe timed them (a preset in fp32), or the GEMMs at their shapes with our elementwise kernels and
+// Purpose: a model of one data-parallel training step from measured rates (docs/prediction.md): per layer the step's
+// own units as the probe timed them (a preset in fp32), or the GEMMs at their shapes with our elementwise kernels and
 // Adam as bytes over the probe's copy bandwidth (never under its graph-node cost); and the gradient all-reduce
-// (allreduce_model.hpp), exposed or overlapped as the step runs it, or the sharded optimizer's reduce-scatter and
+// (allreduce_cost.hpp), exposed or overlapped as the step runs it, or the sharded optimizer's reduce-scatter and
 // all-gather in its place (docs/measurement.md, "Step execution").
 #pragma once
 
@@ -16,7 +16,7 @@
 #include "predict/cluster_allreduce.hpp"
 #include "results/results_schema.hpp"
 
-namespace mgpu::stats {
+namespace mgpu::predict {
 
 // Where a term's value came from, from strongest to weakest.
 enum class TermSource { measured, interpolated, extrapolated, estimated };
@@ -92,11 +92,12 @@ struct StepPrediction {
   TermSource allreduce_source = TermSource::measured;  // measured: an all-reduce sweep at this rank count
 };
 
-class StepModel {
+class StepCostModel {
  public:
   // curves: measured all-reduce sweeps (any rank counts); link: for rank counts without a curve (or all rank counts
   // when given explicitly, override_curves); without one, a 2-rank curve's fitted link is used.
-  StepModel(ProbeRates rates, std::vector<AllreduceCurve> curves, std::optional<Link> link, bool link_overrides_curves);
+  StepCostModel(ProbeRates rates, std::vector<AllreduceCurve> curves, std::optional<Link> link,
+                bool link_overrides_curves);
 
   // The step of a resolved configuration (its model, GPU count, global batch and step settings).
   StepPrediction predict(const Configuration& configuration) const;
@@ -106,8 +107,8 @@ class StepModel {
   const std::optional<Link>& link() const { return link_; }
   // With a cluster (cluster_allreduce.hpp) the all-reduce of every GPU count is the sweep measured on its layout
   // where there is one, else the cluster model's; the link and the curves of other layouts no longer answer.
-  void use_cluster(ClusterAllreduceModel cluster) { cluster_ = std::move(cluster); }
-  const std::optional<ClusterAllreduceModel>& cluster() const { return cluster_; }
+  void use_cluster(ClusterAllreduceCostModel cluster) { cluster_ = std::move(cluster); }
+  const std::optional<ClusterAllreduceCostModel>& cluster() const { return cluster_; }
   const ProbeRates& rates() const { return rates_; }
   // The preset whose step units the probe timed and whose widths `model` has ("" if none): its step is then composed
   // from them instead of from cuBLAS GEMMs and elementwise traffic.
@@ -120,7 +121,7 @@ class StepModel {
   std::vector<AllreduceCurve> curves_;
   std::optional<Link> link_;
   bool link_overrides_curves_ = false;
-  std::optional<ClusterAllreduceModel> cluster_;
+  std::optional<ClusterAllreduceCostModel> cluster_;
 };
 
-}  // namespace mgpu::stats
+}  // namespace mgpu::predict

@@ -3,7 +3,7 @@
 // does not exist, is empty, is not HDF5, lacks a dataset or has a newer schema_version; bad options) exits non-zero
 // with one line naming the file and the problem; a missing 1-GPU baseline is a note (an error with
 // --require-baseline); the break-even of a sweep in every format. predict: its tables, JSON and plot files on the
-// synthetic probe of tests/stats/step_model_fixture.hpp, and each bad value refused by name.
+// synthetic probe of tests/predict/step_cost_fixture.hpp, and each bad value refused by name.
 #include <gtest/gtest.h>
 #include <hdf5.h>
 #include <sys/wait.h>
@@ -668,7 +668,7 @@ TEST_F(AnalyzeCli, BadCommandLines) {
 }
 
 TEST_F(AnalyzeCli, PredictPrintsTheGridBreakEvenAndRecommendation) {
-  step_model_test::write_probe_and_sweep(dir_ + "/tools.h5");
+  step_cost_test::write_probe_and_sweep(dir_ + "/tools.h5");
   const Outcome o = run("predict --probe tools.h5 --allreduce tools.h5 --layers 16,8,3 --batch 16,32,64 --gpus 1,2");
   ASSERT_EQ(o.exit_code, 0) << o.err;
   for (const char* part : {"Predicted step (ms)", "Break-even global batch", "for 16-8-3 on this machine, 2 GPUs"})
@@ -679,7 +679,7 @@ TEST_F(AnalyzeCli, PredictPrintsTheGridBreakEvenAndRecommendation) {
   ASSERT_EQ(json.exit_code, 0) << json.err;
   const nlohmann::json rows = nlohmann::json::parse(json.out).at("tables").at("prediction").at("rows");
   ASSERT_EQ(rows.size(), 1u);
-  EXPECT_NEAR(rows[0].at("step_ms").get<double>(), 0.0516, 1e-12);  // hand-computed in test_step_model.cpp
+  EXPECT_NEAR(rows[0].at("step_ms").get<double>(), 0.0516, 1e-12);  // hand-computed in test_step_cost.cpp
   EXPECT_NEAR(rows[0].at("speedup").get<double>(), 0.031 / 0.0516, 1e-12);
   EXPECT_TRUE(fs::exists(dir_ + "/plots/predicted_speedup.gp"));
   EXPECT_TRUE(fs::exists(dir_ + "/plots/predicted_speedup.dat"));
@@ -687,7 +687,7 @@ TEST_F(AnalyzeCli, PredictPrintsTheGridBreakEvenAndRecommendation) {
 
 // A stated link's bound: any positive bandwidth (a slow link's 0.5 GB/s too) and a latency of 0; not 0 GB/s.
 TEST_F(AnalyzeCli, PredictTakesAnyPositiveLinkBandwidthAndZeroLatency) {
-  step_model_test::write_probe_and_sweep(dir_ + "/tools.h5");
+  step_cost_test::write_probe_and_sweep(dir_ + "/tools.h5");
   const std::string base = "predict --probe tools.h5 --layers 16,8,3 --batch 8 --gpus 2 --format json ";
   const auto slow = run(base + "--link-bandwidth 0.5 --link-latency 0");
   EXPECT_EQ(slow.exit_code, 0) << slow.err;
@@ -697,7 +697,7 @@ TEST_F(AnalyzeCli, PredictTakesAnyPositiveLinkBandwidthAndZeroLatency) {
 }
 
 TEST_F(AnalyzeCli, PredictRefusesBadValuesByName) {
-  step_model_test::write_probe_and_sweep(dir_ + "/tools.h5");
+  step_cost_test::write_probe_and_sweep(dir_ + "/tools.h5");
   const std::string base = "predict --probe tools.h5 --allreduce tools.h5 ";
   expect_rejected(run("predict --layers 16,8,3 --batch 8"), {"--probe"});
   expect_rejected(run("predict --probe absent.h5 --layers 16,8,3 --batch 8"), {"absent.h5"});
@@ -729,7 +729,7 @@ TEST_F(AnalyzeCli, PredictRefusesBadValuesByName) {
 // A cluster of nodes of 2: 2 GPUs in one node from the 2-rank sweep of one node (measured), 4 GPUs on 2 nodes from
 // the cluster model (estimated) with the node's inside from that sweep; the step's all-reduce 1.06 x the table's.
 TEST_F(AnalyzeCli, PredictOnAClusterShape) {
-  step_model_test::write_probe_and_sweep(dir_ + "/tools.h5");
+  step_cost_test::write_probe_and_sweep(dir_ + "/tools.h5");
   const Outcome o =
       run("predict --probe tools.h5 --allreduce tools.h5 --layers 16,8,3 --batch 16,32,64 --cluster 2x2 --link ib400 "
           "--format json");
@@ -765,7 +765,7 @@ TEST_F(AnalyzeCli, PredictOnAClusterShape) {
 }
 
 TEST_F(AnalyzeCli, PredictRefusesBadClusterValuesByName) {
-  step_model_test::write_probe_and_sweep(dir_ + "/tools.h5");
+  step_cost_test::write_probe_and_sweep(dir_ + "/tools.h5");
   const std::string base = "predict --probe tools.h5 --allreduce tools.h5 --layers 16,8,3 --batch 16 ";
   expect_rejected(run(base + "--cluster 2x --link ib400"), {"--cluster '2x'"});
   expect_rejected(run(base + "--cluster 0x8 --link ib400"), {"--cluster '0x8'"});

@@ -13,7 +13,7 @@
 #include "predict/step_cost_fixture.hpp"
 
 using namespace mgpu;
-using namespace mgpu::stats;
+using namespace mgpu::predict;
 
 namespace {
 
@@ -167,7 +167,7 @@ TEST(ClusterAllreduce, StatedNvlinkFiguresByGpu) {
 TEST(ClusterAllreduce, TheClusterAnswersEachGpuCountByItsLayout) {
   const AllreduceCurve one_node_two{2, {{1000, 0.0083}, {100000000, 1.0}}, 1};
   const AllreduceCurve two_nodes_four{4, {{1000, 0.05}, {100000000, 5.0}}, 2};
-  const ClusterAllreduceModel cluster(2, 1, round_nic(), "GPU", {one_node_two, two_nodes_four});
+  const ClusterAllreduceCostModel cluster(2, 1, round_nic(), "GPU", {one_node_two, two_nodes_four});
   // 2 GPUs: one node, the 2-rank sweep of one node; 4 GPUs: 2 nodes of 2, the 4-rank sweep across 2 nodes.
   ASSERT_NE(cluster.measured_curve(2), nullptr);
   EXPECT_EQ(cluster.measured_curve(2)->nodes, 1);
@@ -181,7 +181,7 @@ TEST(ClusterAllreduce, TheClusterAnswersEachGpuCountByItsLayout) {
   // One GPU a node: nothing inside it limits.
   EXPECT_TRUE(std::isinf(cluster.node(1).bus_gbs));
   // Nodes of 4 with no sweep on 4 GPUs of one node and a GPU without NVLink figures: named.
-  const ClusterAllreduceModel unknown(4, 4, round_nic(), "GPU", {one_node_two});
+  const ClusterAllreduceCostModel unknown(4, 4, round_nic(), "GPU", {one_node_two});
   try {
     unknown.estimate(1000, 8);
     FAIL() << "no inside of a node of 4";
@@ -189,16 +189,16 @@ TEST(ClusterAllreduce, TheClusterAnswersEachGpuCountByItsLayout) {
     EXPECT_NE(std::string(e.what()).find("4 GPUs of one node"), std::string::npos) << e.what();
     EXPECT_NE(std::string(e.what()).find("'GPU'"), std::string::npos) << e.what();
   }
-  EXPECT_THROW(ClusterAllreduceModel(2, 1, {"bad", 0.0, 5.0, ""}, "GPU", {}), UsageError);
+  EXPECT_THROW(ClusterAllreduceCostModel(2, 1, {"bad", 0.0, 5.0, ""}, "GPU", {}), UsageError);
 }
 
 // In the step model a sweep measured on a GPU count's layout answers for it (interpolated), the cluster model for
 // the others (estimated); a link given too no longer replaces the sweep.
 TEST(ClusterAllreduce, AMeasuredMultiNodeSweepOverridesTheModelInTheStep) {
-  const ProbeRates rates = probe_rates(step_model_test::probe(), Precision::fp32);
+  const ProbeRates rates = probe_rates(step_cost_test::probe(), Precision::fp32);
   const AllreduceCurve across{2, {{1000, 0.02}, {100000, 0.2}}, 2};  // 2 ranks on 2 nodes
-  StepModel model(rates, {across}, round_nic(), true);
-  model.use_cluster(ClusterAllreduceModel(1, 1, round_nic(), "GPU", {across}));
+  StepCostModel model(rates, {across}, round_nic(), true);
+  model.use_cluster(ClusterAllreduceCostModel(1, 1, round_nic(), "GPU", {across}));
   TermSource source = TermSource::measured;
   EXPECT_NEAR(model.allreduce_ms(10000, 2, &source), 1.06 * 0.02 * std::pow(10.0, 0.5), 1e-12);  // log midpoint
   EXPECT_EQ(source, TermSource::interpolated);

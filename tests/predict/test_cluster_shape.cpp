@@ -6,7 +6,7 @@
 #include "predict/cluster_shape.hpp"
 
 using namespace mgpu;
-using namespace mgpu::stats;
+using namespace mgpu::predict;
 
 namespace {
 

@@ -9,7 +9,7 @@
 #include "predict/published_allreduce.hpp"
 
 using namespace mgpu;
-using namespace mgpu::stats;
+using namespace mgpu::predict;
 
 namespace {
 
