@@ -51,7 +51,7 @@ MlpSpec model_of(const PredictOptions& options) {
   return options.model_name.empty() ? custom_model(options.layer_widths, 0.0) : preset_model(options.model_name);
 }
 
-// " over ib400" (the flat link model), " on 2 nodes of 8 over ib400" or " in one node" (a cluster), "" (measured).
+// " over ib400" (the flat link cost model), " on 2 nodes of 8 over ib400" or " in one node" (a cluster), "" (measured).
 std::string where_the_gpus_are(const predict::StepCostModel& model, int gpus, const PredictOptions& options) {
   if (!options.link) return "";
   if (!model.cluster()) return " over " + options.link->name;
@@ -62,7 +62,7 @@ std::string where_the_gpus_are(const predict::StepCostModel& model, int gpus, co
 }
 
 // Per GPU count above 1 on the cluster: its layout, the gradient's all-reduce timed alone and what gave it (the sweep
-// measured on that layout, or the cluster model's candidate and the inside of a node it used).
+// measured on that layout, or the cluster cost model's candidate and the inside of a node it used).
 Table cluster_table(const predict::StepCostModel& model, const MlpSpec& mlp, const PredictOptions& options) {
   const predict::ClusterAllreduceCostModel& cluster = *model.cluster();
   Table table{"cluster_allreduce", "The gradient's all-reduce per GPU count on the cluster", {}, {}, {}, true};

@@ -1,6 +1,6 @@
 // Purpose: `mgpu_analyze predict`: predicted step, phases, throughput and speedup per model, batch and GPU count from
 // a hardware probe and all-reduce sweeps (src/predict/step_cost.hpp), the break-even batch per GPU count, a one-line
-// recommendation, a speedup plot, and `--check`: the model against every configuration of a measured results file.
+// recommendation, a speedup plot, and `--check`: the prediction against every configuration of a measured results file.
 #pragma once
 
 #include <optional>
@@ -23,8 +23,8 @@ struct PredictOptions {
   Precision precision = Precision::fp32;
   std::optional<predict::Link> link;  // --link or --link-bandwidth/--link-latency: used for every rank count above 1,
                                       // or with a cluster shape per NIC between its nodes
-  // A cluster shape (docs/cluster.md): GPUs per node (0: none, the flat link model), its nodes (0: as many as each GPU
-  // count needs) and NICs per node (one per GPU unless given).
+  // A cluster shape (docs/cluster.md): GPUs per node (0: none, the flat link cost model), its nodes (0: as many as each
+  // GPU count needs) and NICs per node (one per GPU unless given).
   int gpus_per_node = 0, nodes = 0, nics_per_node = 0;
   std::vector<std::string> published_paths;  // --published TABLE.json: the cluster model against a published table
   std::string check_path;                    // --check RESULTS.h5

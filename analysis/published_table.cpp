@@ -1,4 +1,4 @@
-// Purpose: reading a published table and its rendering against the model (published_table.hpp).
+// Purpose: reading a published table and its rendering against the cluster cost model (published_table.hpp).
 #include "published_table.hpp"
 
 #include <cctype>

@@ -1,5 +1,5 @@
 // Purpose: `mgpu_analyze predict --published TABLE.json`: a published multi-node all-reduce table read from its file
-// (bench/results/published-allreduce/ holds the project's) and the cluster all-reduce model held against it, as a
+// (bench/results/published-allreduce/ holds the project's) and the cluster all-reduce cost model held against it, as a
 // table of published and predicted times with the error per size.
 #pragma once
 

@@ -1,4 +1,4 @@
-// Purpose: measured all-reduce curves and the alpha-beta model of ring and tree all-reduce (allreduce_cost.hpp).
+// Purpose: measured all-reduce curves and the alpha-beta cost model of ring and tree all-reduce (allreduce_cost.hpp).
 #include "predict/allreduce_cost.hpp"
 
 #include <algorithm>

@@ -1,5 +1,5 @@
-// Purpose: the cluster all-reduce model's terms and the fastest candidate (cluster_allreduce.hpp; the equations and
-// the fit are docs/cluster.md's).
+// Purpose: the cluster all-reduce cost model's terms and the fastest candidate (cluster_allreduce.hpp; the equations
+// and the fit are docs/cluster.md's).
 #include "predict/cluster_allreduce.hpp"
 
 #include <algorithm>

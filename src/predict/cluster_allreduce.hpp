@@ -74,10 +74,10 @@ AllreduceCandidate candidate(CollectiveAlgorithm algorithm, WireProtocol protoco
 AllreduceCandidate fastest_candidate(long long bytes, const ClusterShape& shape, const NodeInterconnect& node,
                                      const Link& nic);
 
-// The cluster the step model predicts for: GPU counts laid out on nodes of gpus_per_node with nics_per_node NICs of
-// `nic` each; a measured sweep of a layout (its ranks, nodes and GPUs per node) answers for it, the model for the
-// rest, with the inside of a node from a measured sweep on one node of that many GPUs, else stated NVLink figures for
-// `gpu_name` (NVLink SHARP off, as mgpu_bench runs).
+// The cluster the step cost model predicts for: GPU counts laid out on nodes of gpus_per_node with nics_per_node NICs
+// of `nic` each; a measured sweep of a layout (its ranks, nodes and GPUs per node) answers for it, the cost model for
+// the rest, with the inside of a node from a measured sweep on one node of that many GPUs, else stated NVLink figures
+// for `gpu_name` (NVLink SHARP off, as mgpu_bench runs).
 class ClusterAllreduceCostModel {
  public:
   ClusterAllreduceCostModel(int gpus_per_node, int nics_per_node, Link nic, std::string gpu_name,
@@ -85,7 +85,7 @@ class ClusterAllreduceCostModel {
 
   // The sweep measured on the layout of `gpus`, or null.
   const AllreduceCurve* measured_curve(int gpus) const;
-  // The model's all-reduce of `bytes` on `gpus` GPUs laid out on the cluster (timed alone, as the sweep's op_ms).
+  // The cost model's all-reduce of `bytes` on `gpus` GPUs laid out on the cluster (timed alone, as the sweep's op_ms).
   AllreduceCandidate estimate(long long bytes, int gpus) const;
   // The inside of a node of `gpus` GPUs: measured or stated; UsageError naming what to give when neither exists.
   NodeInterconnect node(int gpus) const;

@@ -1,5 +1,5 @@
-// Purpose: the shape of a cluster for the all-reduce model (docs/cluster.md): nodes of GPUs joined inside by NVLink,
-// NICs per node across; how a GPU count is laid out on it, and the `--cluster 2x8` text form.
+// Purpose: the shape of a cluster for the all-reduce cost model (docs/cluster.md): nodes of GPUs joined inside by
+// NVLink, NICs per node across; how a GPU count is laid out on it, and the `--cluster 2x8` text form.
 #pragma once
 
 #include <string>

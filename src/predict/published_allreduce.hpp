@@ -1,5 +1,5 @@
-// Purpose: the cluster all-reduce model held against a published all-reduce table (docs/cluster.md, "Validation"):
-// per row the published time, the model's, their relative error and the candidate that answered, and the worst
+// Purpose: the cluster all-reduce cost model held against a published all-reduce table (docs/cluster.md, "Validation"):
+// per row the published time, the cost model's, their relative error and the candidate that answered, and the worst
 // error over 1 to 128 MiB and below 1 MiB.
 #pragma once
 
@@ -11,7 +11,7 @@
 namespace mgpu::predict {
 
 // A published multi-node all-reduce table (nccl-tests' all_reduce_perf: message bytes and time) and the cluster it
-// ran on, in the model's inputs.
+// ran on, in the cost model's inputs.
 struct PublishedTable {
   std::string name, url, hardware, software;
   std::string gpu;           // the GPU's name, for its stated NVLink figures

@@ -1,4 +1,4 @@
-// Purpose: the step model's terms and their sum (step_cost.hpp; the equations are docs/prediction.md's).
+// Purpose: the step cost model's terms and their sum (step_cost.hpp; the equations are docs/prediction.md's).
 #include "predict/step_cost.hpp"
 
 #include <algorithm>

@@ -1,4 +1,4 @@
-// Purpose: a model of one data-parallel training step from measured rates (docs/prediction.md): per layer the step's
+// Purpose: the cost of one data-parallel training step from measured rates (docs/prediction.md): per layer the step's
 // own units as the probe timed them (a preset in fp32), or the GEMMs at their shapes with our elementwise kernels and
 // Adam as bytes over the probe's copy bandwidth (never under its graph-node cost); and the gradient all-reduce
 // (allreduce_cost.hpp), exposed or overlapped as the step runs it, or the sharded optimizer's reduce-scatter and
@@ -106,7 +106,7 @@ class StepCostModel {
   // The link used for rank counts without a curve, if any.
   const std::optional<Link>& link() const { return link_; }
   // With a cluster (cluster_allreduce.hpp) the all-reduce of every GPU count is the sweep measured on its layout
-  // where there is one, else the cluster model's; the link and the curves of other layouts no longer answer.
+  // where there is one, else the cluster cost model's; the link and the curves of other layouts no longer answer.
   void use_cluster(ClusterAllreduceCostModel cluster) { cluster_ = std::move(cluster); }
   const std::optional<ClusterAllreduceCostModel>& cluster() const { return cluster_; }
   const ProbeRates& rates() const { return rates_; }
@@ -115,7 +115,7 @@ class StepCostModel {
   std::string probed_preset(const MlpSpec& model) const;
 
  private:
-  // The all-reduce timed alone, as the sweep (or the link's alpha-beta model fitted to one) gives it.
+  // The all-reduce timed alone, as the sweep (or the link's alpha-beta cost model fitted to one) gives it.
   double alone_allreduce_ms(long long bytes, int ranks, TermSource* source) const;
   ProbeRates rates_;
   std::vector<AllreduceCurve> curves_;

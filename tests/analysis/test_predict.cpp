@@ -1,6 +1,6 @@
 // Purpose: tests of mgpu_analyze predict's library: the predicted grid and its speedups, and --check on a synthetic
-// results file whose step times are the model's own predictions (every error 0), on the synthetic probe and sweep of
-// tests/predict/step_cost_fixture.hpp.
+// results file whose step times are the cost model's own predictions (every error 0), on the synthetic probe and sweep
+// of tests/predict/step_cost_fixture.hpp.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -174,7 +174,7 @@ TEST_F(PredictTest, CheckLeavesOutWhatTheModelDoesNotDescribe) {
     cpu.device = "cpu";
     ResultsWriter::Configuration c = writer.add_configuration(cpu);
     writer.append_run(c, {synthetic_record({{0, 0, 0, 0, 0, 1.0}, {0, 0, 0, 0, 0, 1.0}}, 0, 0, 0)});
-    // A step the model has no terms for: two steps per update.
+    // A step the cost model has no terms for: two steps per update.
     ConfigurationMetadata m = synthetic_metadata("accumulated", 2);
     m.configuration.training.model.widths = fixture::kWidths;
     m.configuration.training.accumulate_steps = 2;

@@ -1,7 +1,7 @@
-// Purpose: the cluster all-reduce model held against the published multi-node tables of the results archive
+// Purpose: the cluster all-reduce cost model held against the published multi-node tables of the results archive
 // (bench/results/published-allreduce/, read as `predict --published` reads them): on nccl-tests #309 (2 x 8 H100, the
 // table the protocol constants were fitted to) within 25% at every size from 1 to 128 MiB and within 30% below 1 MiB;
-// on nccl-tests #119 (3 x 8 A100, held out) the error as measured, pinned so that a change of the model shows; the
+// on nccl-tests #119 (3 x 8 A100, held out) the error as measured, pinned so that a change of the cost model shows; the
 // table as predict prints it; and the reader's refusals by name.
 #include <gtest/gtest.h>
 
@@ -73,7 +73,8 @@ TEST(PublishedTable, Nccl119HeldOutAsMeasured) {
   print_rows("nccl-tests #119, 3 x 8 A100, 4 HDR a node (not used to fit)", table);
   ASSERT_EQ(table.rows_1_to_128_mib, 9);
   EXPECT_EQ(table.rows_below_1_mib, 0);
-  // As measured, and stated in docs/cluster.md: the model is 18.6% slow at 22 MiB and -2.5% to +18.6% over the rows.
+  // As measured, and stated in docs/cluster.md: the cost model is 18.6% slow at 22 MiB and -2.5% to +18.6% over the
+  // rows.
   EXPECT_NEAR(table.worst_abs_error_1_to_128_mib, 0.186, 0.001);
   for (const predict::HeldRow& row : table.rows) {
     EXPECT_EQ(row.candidate.algorithm, predict::CollectiveAlgorithm::ring) << row.bytes;  // 3 nodes: the ring

@@ -1,5 +1,5 @@
 // Purpose: a synthetic hardware probe and all-reduce sweep whose medians are round numbers, so every term of the
-// step model can be computed by hand (the references in test_step_cost.cpp and tests/analysis/test_predict*.cpp).
+// step cost model can be computed by hand (the references in test_step_cost.cpp and tests/analysis/test_predict*.cpp).
 #pragma once
 
 #include <string>
@@ -68,7 +68,7 @@ inline results_schema::HardwareProbe probe() {
 // collective's time is its slowest rank's).
 inline results_schema::AllreduceSweep sweep() {
   results_schema::AllreduceSweep s;
-  // Only what the model reads, and what the writer checks against it.
+  // Only what the cost model reads, and what the writer checks against it.
   s.conditions = conditions(2);
   s.runs = 1;
   s.size_labels = {"", ""};

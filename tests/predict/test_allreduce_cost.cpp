@@ -1,5 +1,5 @@
-// Purpose: tests of the all-reduce model: the measured curve (slowest rank, median over runs), its interpolation in
-// log size with its boundaries, the alpha-beta ring and tree formulas at 2 and 4 ranks against hand-computed values,
+// Purpose: tests of the all-reduce cost model: the measured curve (slowest rank, median over runs), its interpolation
+// in log size with its boundaries, the alpha-beta ring and tree formulas at 2 and 4 ranks against hand-computed values,
 // the link fitted to a 2-rank sweep, the named links, and the nodes a sweep ran on.
 #include <gtest/gtest.h>
 

@@ -1,8 +1,8 @@
-// Purpose: tests of the cluster all-reduce model against hand-computed values: the hops of the ring and the tree on
-// one node and on several, each algorithm's bandwidth (the node's or the NICs', whichever limits; the tree on 2 nodes
-// against more), every protocol's latency and bandwidth, the fastest candidate and its switches by size on #309's
+// Purpose: tests of the cluster all-reduce cost model against hand-computed values: the hops of the ring and the tree
+// on one node and on several, each algorithm's bandwidth (the node's or the NICs', whichever limits; the tree on 2
+// nodes against more), every protocol's latency and bandwidth, the fastest candidate and its switches by size on #309's
 // shape (LL to LL128 to the ring's Simple to the tree's Simple), the inside of a node from a sweep or stated NVLink
-// figures, and a measured sweep of a layout answering for it in the step model.
+// figures, and a measured sweep of a layout answering for it in the step cost model.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -174,7 +174,7 @@ TEST(ClusterAllreduce, TheClusterAnswersEachGpuCountByItsLayout) {
   ASSERT_NE(cluster.measured_curve(4), nullptr);
   EXPECT_EQ(cluster.measured_curve(4)->nodes, 2);
   EXPECT_EQ(cluster.measured_curve(8), nullptr);
-  // 8 GPUs: 4 nodes of 2, the model with the node from the 2-rank sweep: hop (8.3 - 6.3) / 2 = 1 us.
+  // 8 GPUs: 4 nodes of 2, the cost model with the node from the 2-rank sweep: hop (8.3 - 6.3) / 2 = 1 us.
   EXPECT_NEAR(cluster.node(2).hop_latency_us, 1.0, 1e-9);
   const AllreduceCandidate eight = cluster.estimate(1000000, 8);
   EXPECT_DOUBLE_EQ(eight.ms(1000000), fastest_candidate(1000000, {4, 2, 1}, cluster.node(2), round_nic()).ms(1000000));
@@ -192,8 +192,8 @@ TEST(ClusterAllreduce, TheClusterAnswersEachGpuCountByItsLayout) {
   EXPECT_THROW(ClusterAllreduceCostModel(2, 1, {"bad", 0.0, 5.0, ""}, "GPU", {}), UsageError);
 }
 
-// In the step model a sweep measured on a GPU count's layout answers for it (interpolated), the cluster model for
-// the others (estimated); a link given too no longer replaces the sweep.
+// In the step cost model a sweep measured on a GPU count's layout answers for it (interpolated), the cluster cost model
+// for the others (estimated); a link given too no longer replaces the sweep.
 TEST(ClusterAllreduce, AMeasuredMultiNodeSweepOverridesTheModelInTheStep) {
   const ProbeRates rates = probe_rates(step_cost_test::probe(), Precision::fp32);
   const AllreduceCurve across{2, {{1000, 0.02}, {100000, 0.2}}, 2};  // 2 ranks on 2 nodes

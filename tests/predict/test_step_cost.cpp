@@ -1,4 +1,4 @@
-// Purpose: tests of the step model's terms against hand-computed values on the synthetic probe of
+// Purpose: tests of the step cost model's terms against hand-computed values on the synthetic probe of
 // step_cost_fixture.hpp (read back from a file written by the results writer): GEMM interpolation and its
 // boundaries, memory passes and their floor, and whole steps on 1, 2 and 4 ranks with and without overlap.
 #include <gtest/gtest.h>
