@@ -240,7 +240,7 @@ double StepCostModel::alone_allreduce_ms(long long bytes, int ranks, TermSource*
   if (cluster_) {
     if (const AllreduceCurve* measured = cluster_->measured_curve(ranks)) return curve_ms(*measured, bytes, source);
     *source = TermSource::estimated;
-    return cluster_->estimate(bytes, ranks).ms(bytes);
+    return modelled_allreduce_scale_ * cluster_->estimate(bytes, ranks).ms(bytes);
   }
   if (!link_overrides_curves_)
     for (const AllreduceCurve& curve : curves_)
@@ -251,6 +251,12 @@ double StepCostModel::alone_allreduce_ms(long long bytes, int ranks, TermSource*
                      "--link-bandwidth and --link-latency");
   *source = TermSource::estimated;
   return alpha_beta_allreduce_ms(bytes, ranks, *link_);
+}
+
+void StepCostModel::scale_modelled_allreduce(double factor) {
+  if (!(factor > 0) || !std::isfinite(factor))
+    throw UsageError("step model: all-reduce scale " + std::to_string(factor) + ": expected a positive number");
+  modelled_allreduce_scale_ = factor;
 }
 
 std::string StepCostModel::probed_preset(const MlpSpec& model) const {

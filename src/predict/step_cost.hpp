@@ -108,6 +108,9 @@ class StepCostModel {
   // With a cluster (cluster_allreduce.hpp) the all-reduce of every GPU count is the sweep measured on its layout
   // where there is one, else the cluster cost model's; the link and the curves of other layouts no longer answer.
   void use_cluster(ClusterAllreduceCostModel cluster) { cluster_ = std::move(cluster); }
+  // Every all-reduce the cluster cost model gives (never a measured sweep's) times `factor`: the ends of a prediction's
+  // error band (docs/cluster.md, "The error band"). UsageError for a factor that is not positive and finite.
+  void scale_modelled_allreduce(double factor);
   const std::optional<ClusterAllreduceCostModel>& cluster() const { return cluster_; }
   const ProbeRates& rates() const { return rates_; }
   // The preset whose step units the probe timed and whose widths `model` has ("" if none): its step is then composed
@@ -122,6 +125,7 @@ class StepCostModel {
   std::optional<Link> link_;
   bool link_overrides_curves_ = false;
   std::optional<ClusterAllreduceCostModel> cluster_;
+  double modelled_allreduce_scale_ = 1.0;
 };
 
 }  // namespace mgpu::predict

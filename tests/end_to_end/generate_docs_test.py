@@ -19,8 +19,8 @@ import sys
 COPIED = ["README.md", "docs", "bench/results/cpu-first-run.txt", "bench/results/cpu-compare.txt",
           "bench/results/grid-h200x4/large_batch_table_1.md", "bench/results/grid-h200x4/large_batch_table_2.md",
           "bench/results/grid-h200x4/large_batch_table_4.md",
-          # docs/cluster.md's blocks (bench/cluster_docs.py): the probe and sweeps, the published tables.
-          "bench/results/h200x4-2026-11-28c", "bench/results/published-allreduce"]
+          # docs/cluster.md's blocks (bench/cluster_docs.py): the probe, sweeps and grid, the published tables.
+          "bench/results/model-check-h200x4/validation_default.tar.xz", "bench/results/published-allreduce"]
 GRID = "bench/results/grid-h200x2/grid.h5"
 CELL = r"(?:\d\.\d{3} \[-?\d\.\d{3}, \d\.\d{3}\]|too few runs|too noisy)"  # a cell: its interval (on a loaded CPU a low end may fall below 0), or why none
 
