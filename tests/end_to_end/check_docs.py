@@ -51,7 +51,8 @@ def known_options(root: pathlib.Path):
     defined = set(re.findall(r'"([a-z][a-z0-9-]*)[,"]', text))  # Boost.Program_options names: "model,m", "batch"
     defined |= {option[2:] for option in OPTION.findall(text)}
     # Options of the tools the commands run around ours.
-    defined |= {"allow-run-as-root", "test-dir", "build", "output-on-failure", "timeout", "hostfile", "np"}
+    defined |= {"allow-run-as-root", "test-dir", "build", "output-on-failure", "timeout", "hostfile", "np", "install",
+                "prefix"}
     return defined
 
 
