@@ -66,7 +66,7 @@ const char kHelp[] =
     "statistics of docs/statistics.md, which states every formula.\n"
     "\n"
     "report: per configuration, kept runs (outliers by modified z-score), throughput mean with its 95% Student-t\n"
-    "  interval, median, sd, CV, the mean step and its phases, TFLOP/s, peak memory per GPU, throttled runs; the\n"
+    "  interval, median, sd, CV, the mean step and its phases, TFLOP/s and peak memory per GPU, throttled runs; the\n"
     "  scaling table (one row per pair: N GPUs against 1 of the same model, global batch and settings, speedup with\n"
     "  Fieller's 95% interval over the runs, or over the trial means paired by trial where measured in trials,\n"
     "  efficiency, both variance components, Welch's t-test, the verdict); per model and GPU count of a batch sweep,\n"

@@ -28,8 +28,21 @@ def parameter_count(widths):
     return sum(a * b for a, b in zip(widths[:-1], widths[1:])) + sum(widths[1:-1])
 
 
-def dense_weights(widths):
-    return sum(a * b for a, b in zip(widths[:-1], widths[1:]))
+def step_flops(widths, batch):
+    """FLOPs of one step on `batch` samples, src/model/step_flops.hpp's count: each layer's forward and weight-gradient
+    GEMM and the input gradient of every layer but the first (the data is not trained), 2 m n k each: 2 B (3 W - W0)
+    for W dense weights of which W0 are the first layer's."""
+    weights = [a * b for a, b in zip(widths[:-1], widths[1:])]
+    return 2 * batch * (3 * sum(weights) - weights[0])
+
+
+def peak_tflops(probe):
+    """{precision: the best rate any probed GEMM reached (median over runs), the square one included} of a /probe
+    group: the highest measured rate, so the lowest (the safest) FLOP floor and the peak a rate is held to."""
+    gemm_ms = np.median(probe["gemm_ms"][()], axis=0)  # [precisions, gemms]
+    flops = 2.0 * probe["gemm_shape"][()].prod(axis=1)
+    return {str(prec): float((flops / (gemm_ms[k] * 1e-3)).max() / 1e12)
+            for k, prec in enumerate(probe.attrs["gemm_precisions"])}
 
 
 class Measured:
@@ -81,16 +94,17 @@ class Measured:
 
     def text(self, phase="step"):
         """"0.1169 ms" for a phase; for the step, with the throughput's 95% interval over the kept runs where there is
-        one: "0.1169 ms (273,626 ± 116 samples/s)"."""
+        one, "0.1169 ms (273,626 ± 116 samples/s)", else the kept runs: "0.0747 ms (1,713,130 samples/s; 4 kept runs,
+        too few runs)"."""
         value = self.mean(phase)
         if value is None:
             return "n/a"
         if phase != "step":
             return f"{value:.4f} ms"
         s = self.statistics
-        interval = f"{s.samples_per_s:,.0f} ± {s.samples_per_s_ci95:,.0f}" if s.samples_per_s_ci95 is not None else \
-            f"{s.samples_per_s:,.0f}, n={s.runs_kept}"
-        return f"{value:.4f} ms ({interval} samples/s)"
+        if s.samples_per_s_ci95 is not None:
+            return f"{value:.4f} ms ({s.samples_per_s:,.0f} ± {s.samples_per_s_ci95:,.0f} samples/s)"
+        return f"{value:.4f} ms ({s.samples_per_s:,.0f} samples/s; {s.runs_kept} kept runs, too few runs)"
 
 
 def load_all(path):
@@ -131,12 +145,7 @@ class Tools:
             self.gemm_labels = [str(x) for x in p.attrs["gemm_labels"]]
             self.precisions = [str(x) for x in p.attrs["gemm_precisions"]]
             self.gemm_ms = np.median(p["gemm_ms"][()], axis=0)  # [precisions, gemms]
-            shapes = p["gemm_shape"][()]
-            flops = 2.0 * shapes.prod(axis=1)
-            # The best rate any probed GEMM reached (median over runs), the square one included: the highest
-            # measured rate gives the lowest, so the safest, FLOP floor.
-            self.peak_tflops = {prec: float((flops / (self.gemm_ms[k] * 1e-3)).max() / 1e12)
-                                for k, prec in enumerate(self.precisions)}
+            self.peak_tflops = peak_tflops(p)
             launches = np.median(p["launch_ms"][()], axis=0)
             self.launch_ms = {str(label): float(v) for label, v in zip(p.attrs["launch_labels"], launches)}
             a = f["allreduce"]
@@ -165,12 +174,12 @@ def floor(tools, model, global_batch, ranks, precision="fp32"):
     """Lower bounds of one step, in ms: each term alone is unbeatable, so their max is the floor.
     bytes: Adam reads p, g, m, v and writes p, m, v (7 x 4P), forward and backward read the weights and backward
     writes the gradient (3 x 4P), activations ~3 passes of 4 x B x sum(in + out); over the streaming copy bandwidth.
-    flops: 6 x dense weights x local batch over the best measured GEMM rate of the precision (cuBLAS at the step's
-    exact shapes, summed, is reported beside it: the matrix work alone as cuBLAS does it). launches: the fewest kernels
-    of a fused step, at the graph-node cost: on 1 GPU 2L - 1 (L - 1 forward GEMMs with epilogues, the output head:
-    output layer, loss and its input gradient, L - 2 input-gradient GEMMs with epilogues, one weight-gradient + Adam
-    kernel); on more, where the gradient must be written for the all-reduce, 3L + 1 (L forward GEMMs with epilogues,
-    the loss, L weight- and L - 1 input-gradient GEMMs, one multi-tensor Adam).
+    flops: the step's FLOPs at the local batch (step_flops) over the best measured GEMM rate of the precision (cuBLAS
+    at the step's exact shapes, summed, is reported beside it: the matrix work alone as cuBLAS does it). launches: the
+    fewest kernels of a fused step, at the graph-node cost: on 1 GPU 2L - 1 (L - 1 forward GEMMs with epilogues, the
+    output head: output layer, loss and its input gradient, L - 2 input-gradient GEMMs with epilogues, one
+    weight-gradient + Adam kernel); on more, where the gradient must be written for the all-reduce, 3L + 1 (L forward
+    GEMMs with epilogues, the loss, L weight- and L - 1 input-gradient GEMMs, one multi-tensor Adam).
     2 GPUs: the standalone all-reduce of the gradient (one at a time) bounds the step too."""
     widths = PRESETS[model]
     local = global_batch // ranks
@@ -181,14 +190,14 @@ def floor(tools, model, global_batch, ranks, precision="fp32"):
     kernels = 2 * layers - 1 if ranks == 1 else 3 * layers + 1
     terms = {
         "bytes": moved / (tools.copy_gbps * 1e9) * 1e3,
-        "flops": 6 * dense_weights(widths) * local / (tools.peak_tflops[precision] * 1e12) * 1e3,
+        "flops": step_flops(widths, local) / (tools.peak_tflops[precision] * 1e12) * 1e3,
         "launches": kernels * tools.launch_ms["graph_node"],
     }
     if ranks > 1:
         terms["allreduce"] = tools.allreduce(model)[0]
     bound = max(terms, key=terms.get)
     gemm = tools.step_gemm_ms(model, local, precision)
-    detail = (f"{moved / 1e6:.0f} MB → {terms['bytes']:.4f}; {6 * dense_weights(widths) * local / 1e9:.2f} GFLOP → "
+    detail = (f"{moved / 1e6:.0f} MB → {terms['bytes']:.4f}; {step_flops(widths, local) / 1e9:.2f} GFLOP → "
               f"{terms['flops']:.4f} (cuBLAS at these shapes {gemm:.4f})" if gemm is not None else "")
     detail = detail or f"bytes {terms['bytes']:.4f}; flops {terms['flops']:.4f}"
     detail += f"; {kernels} kernels → {terms['launches']:.4f}"

@@ -94,7 +94,7 @@ struct ConfigurationMetadata {
   Configuration configuration = version_one_configuration();
   // Facts of the model and batch, recorded for readers of the file (record_configuration fills them).
   std::int64_t parameter_count = 0;
-  std::int64_t dense_weight_count = 0;  // weights of the dense layers, no biases (the W of 6·W·B FLOPs)
+  std::int64_t dense_weight_count = 0;  // weights of the dense layers, no biases
   std::int32_t local_batch = 0;
   std::string batch_mode = "global";        // "global": --batch split across ranks (docs/measurement.md)
   std::string environment_preset = "none";  // launch/presets name the launcher applied (MGPU_ENVIRONMENT_PRESET)

@@ -10,7 +10,8 @@
                            a time or a decimal figure), and every generated block one bench/generate_docs.py fills;
                            README.md within README_LINES lines, each page of docs/ within PAGE_LINES, the prose of
                            all of them (outside generated blocks) within TOTAL_WORDS words, no commit hash or date
-                           of a run, and bench/results/ within ARCHIVE_BYTES;
+                           of a run, and bench/results/ within ARCHIVE_BYTES; and what check_claims.py holds to the
+                           archive (no rate above its peak, run counts, pointers, the GPU targets' last values);
   example ROOT FILE.h5     the h5py example of docs/results-format.md runs on FILE.h5 and prints one line per
                            configuration of the file.
 (Whether every generated block and the README's plot are what the archive gives now is bench/generate_docs.py --check,
@@ -24,6 +25,8 @@ import subprocess
 import sys
 
 import h5py
+
+import check_claims  # tests/end_to_end/: what the archive must bear out (rates, run counts, pointers, targets)
 
 # A shell command of the README: an indented block line, or inline code that starts with a program we ship or run.
 PROGRAMS = ("bash ", "cmake ", "mpirun ", "build/", "ctest ", "python3 ", "sbatch ", "srun ", "launch/", "bench/")
@@ -48,7 +51,8 @@ def known_options(root: pathlib.Path):
     defined = set(re.findall(r'"([a-z][a-z0-9-]*)[,"]', text))  # Boost.Program_options names: "model,m", "batch"
     defined |= {option[2:] for option in OPTION.findall(text)}
     # Options of the tools the commands run around ours.
-    defined |= {"allow-run-as-root", "test-dir", "build", "output-on-failure", "timeout", "hostfile", "np"}
+    defined |= {"allow-run-as-root", "test-dir", "build", "output-on-failure", "timeout", "hostfile", "np", "install",
+                "prefix"}
     return defined
 
 
@@ -252,6 +256,7 @@ def check_generated_blocks(root: pathlib.Path):
 def check_readme(root: pathlib.Path):
     problems = check_page_paths(root) + check_pages(root) + check_cited_sections(root) + check_test_names(root)
     problems += check_measured_figures(root) + check_generated_blocks(root)
+    problems += check_claims.problems(root, prose_outside_generated)
     readme = (root / "README.md").read_text()
     options = known_options(root)
     for command in readme_commands(readme):
