@@ -86,13 +86,8 @@ def ms(value):
 
 
 def main(argv):
-    analyze = os.environ.get("MGPU_ANALYZE") or report_json.DEFAULT_ANALYZE
-    if len(argv) == 4 and argv[1] == "--analyze":
-        analyze, argv = argv[2], [argv[0], argv[3]]
-    if len(argv) != 2:
-        print(__doc__, file=sys.stderr)
-        return 2
-    directory = argv[1]
+    analyze, directory = report_json.table_arguments(argv, __doc__)
+    analyze = analyze or os.environ.get("MGPU_ANALYZE") or report_json.DEFAULT_ANALYZE
     probe_path = os.path.join(directory, "probe.h5")
     rates = None
     if os.path.exists(probe_path):
@@ -118,7 +113,8 @@ def main(argv):
             new_ms, old_ms = mean(new[cell]), mean(old.get(cell, []))
             ratio = ratios.get(cell)
             ratio_text = "not paired" if ratio is None else (
-                f"{ratio[0]:.3f} [{ratio[1]:.3f}, {ratio[2]:.3f}]" if ratio[1] is not None else f"{ratio[0]:.3f}")
+                f"{ratio[0]:.3f} [{ratio[1]:.3f}, {ratio[2]:.3f}]" if ratio[1] is not None else
+                f"{ratio[0]:.3f} (no interval)")
             floor_text, over = "not run", "not run"
             if rates is not None:
                 floor_ms, bound, _ = step_floor.floor(rates, model, PRESETS[model], batch, 1, precision)

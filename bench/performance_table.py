@@ -178,12 +178,7 @@ def verdict(ok):
 
 def main(argv):
     global ANALYZE
-    if len(argv) == 4 and argv[1] == "--analyze":
-        ANALYZE, argv = argv[2], [argv[0], argv[3]]
-    if len(argv) != 2:
-        print(__doc__, file=sys.stderr)
-        return 2
-    directory = argv[1]
+    ANALYZE, directory = report_json.table_arguments(argv, __doc__)
     tools = Tools(os.path.join(directory, "tools.h5"))
     ours = {name[5:-3]: load_one(os.path.join(directory, name)) for name in sorted(os.listdir(directory))
             if name.startswith("ours_") and name.endswith(".h5")}

@@ -80,12 +80,15 @@ TEST(Resolver, CombinationsNoBackEndRunsAreRefusedEverywhere) {
   StepRequest fused_bf16;
   fused_bf16.fuse_optimizer = Toggle::on;
   fused_bf16.precision = Precision::bf16;
-  StepRequest sharded_tf32x3;
-  sharded_tf32x3.optimizer_sharding = Toggle::on;
-  sharded_tf32x3.precision = Precision::tf32x3;
-  StepRequest fused_tf32x3;
-  fused_tf32x3.fuse_optimizer = Toggle::on;
-  fused_tf32x3.precision = Precision::tf32x3;
+  // tf32x3 with each 1-GPU-or-fp32 option: its precision set on a request with the option on.
+  const auto tf32x3_with = [](Toggle StepRequest::*option) {
+    StepRequest request;
+    request.*option = Toggle::on;
+    request.precision = Precision::tf32x3;
+    return request;
+  };
+  StepRequest sharded_tf32x3 = tf32x3_with(&StepRequest::optimizer_sharding);
+  const StepRequest fused_tf32x3 = tf32x3_with(&StepRequest::fuse_optimizer);
   EXPECT_EQ(refusal(sharded_overlap, true),
             "--optimizer-sharding on: needs --overlap off (it reduce-scatters after "
             "backward)");
