@@ -470,10 +470,14 @@ Table comparison_table(const stats::Comparison& comparison, const stats::Compare
                 "without an interval; Welch's test is reported, not judged by.",
                 percent_text(options.confidence).c_str(), 100 * options.min_effect, 100 * options.min_effect);
   table.notes.push_back(rule);
-  table.notes.push_back(options.match_nccl_settings
+  std::string pairing = options.match_nccl_settings
                             ? "paired by model, widths, batch, GPUs, NCCL algorithm/protocol and every other setting"
                             : "paired by model, widths, batch, GPUs and every other setting except the NCCL "
-                              "algorithm/protocol (--ignore-nccl-settings)");
+                              "algorithm/protocol (--ignore-nccl-settings)";
+  for (const std::string& name : options.ignored_settings)
+    pairing +=
+        name == stats::kPerBatchSettings ? ", whatever the settings decided per batch" : ", whatever their " + name;
+  table.notes.push_back(pairing + (options.ignored_settings.empty() ? "" : " (--ignore-setting)"));
   table.notes.push_back(std::string("ratio interval: ") + stats::kRatioIntervalMethod + ", " +
                         percent_text(options.confidence) + ".");
   if (trials)

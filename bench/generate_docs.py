@@ -20,12 +20,17 @@ import pathlib
 import re
 import subprocess
 import sys
+import tarfile
 import tempfile
 import textwrap
 
 # The cluster page's generator sits beside this file, which check_docs.py loads by path (not from bench/).
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 import cluster_docs  # noqa: E402
+import step_floor  # noqa: E402  (the floor of a step, as bench/performance_table.py computes it)
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent / "peers"))
+import results_h5  # noqa: E402  (the presets' widths)
 
 # The headline grid (medium and large at global batch 8 to 4096 on 1 and N GPUs, the default command's method), one
 # archived file per machine, by its GPU count.
@@ -36,6 +41,9 @@ STUDY_PCIE = "bench/results/study-h200x2/study-pcie-host-bridge.h5"
 PEER_GRID = "bench/results/grid-h200x4"  # bench/large_batch_performance.sh on 1, 2 and 4 GPUs
 PEER_TABLES = {1: f"{PEER_GRID}/large_batch_table_1.md", 2: f"{PEER_GRID}/large_batch_table_2.md",
                4: f"{PEER_GRID}/large_batch_table_4.md"}
+# The probe of that machine's first start (results/probe.h5 of the 4-GPU call; the 2- and 1-GPU calls ran right after
+# on the same GPUs): the floors of the peer table.
+PEER_PROBE = f"{PEER_GRID}/large_batch_results_4.tar.gz"
 ANALYZE = BENCH = None  # the binaries, from the command line
 PLOT = "docs/figures/speedup_vs_batch.svg"
 FIRST_RUN = "bench/results/cpu-first-run.txt"  # bash launch/build-and-run.sh on 2 cores without GPUs
@@ -276,8 +284,21 @@ def verdict_example(root, context):
             "\n```")
 
 
+def peer_probe_rates(root):
+    """step_floor.ProbeRates of the peer table's archived probe."""
+    import h5py  # the docs' other blocks need none; CTest runs this with an interpreter that has it
+    with tarfile.open(root / PEER_PROBE) as archive, tempfile.TemporaryDirectory() as directory:
+        archive.extract("results/probe.h5", directory)
+        with h5py.File(pathlib.Path(directory) / "results" / "probe.h5", "r") as f:
+            return step_floor.ProbeRates(f["probe"])
+
+
 def peer_table(root, context):
-    """Our step against the strongest PyTorch step on 1, 2 and 4 GPUs, from the tables of the grid's calls."""
+    """Our step against the strongest PyTorch step on 1, 2 and 4 GPUs, from the tables of the grid's calls, and ours ÷
+    the floor of each cell (bench/step_floor.py at the local batch, from the archived probe; on N GPUs without the
+    all-reduce's term, which no archived sweep of that machine gives: a lower floor, so a higher ratio)."""
+    rates = peer_probe_rates(root)
+    widths = {model: spec[0] for model, spec in results_h5.PRESETS.items()}
     cells = {}
     for gpus, path in PEER_TABLES.items():
         section = (root / path).read_text().split(f"| model, batch, {gpus} GPU(s) |")[1].split("\n\n")[0]
@@ -286,10 +307,18 @@ def peer_table(root, context):
             ours, peer = re.match(r"[\d.]+", c[1])[0], re.match(r"[\d.]+|not run", c[3])[0]
             if peer != "not run":
                 cells.setdefault(c[0], {})[gpus] = (float(ours), float(peer))
-    lines = ["| model, global batch | 1 GPU | 2 GPUs | 4 GPUs |", "|---|---|---|---|"]
+    lines = ["| model, global batch | 1 GPU | ours ÷ floor | 2 GPUs | ours ÷ floor | 4 GPUs | ours ÷ floor |",
+             "|---|---|---|---|---|---|---|"]
     for name, by_gpus in cells.items():
-        row = [f"{o:.4f} / {p:.4f} ({p / o:.1f}×)" if (o, p) != (None, None) else "—"
-               for o, p in (by_gpus.get(g, (None, None)) for g in (1, 2, 4))]
+        model, batch = name.split()
+        row = []
+        for gpus in (1, 2, 4):
+            ours, peer = by_gpus.get(gpus, (None, None))
+            if ours is None:
+                row += ["—", "—"]
+                continue
+            floor_ms = step_floor.floor(rates, model, widths[model], int(batch) // gpus, gpus)[0]
+            row += [f"{ours:.4f} / {peer:.4f} ({peer / ours:.1f}×)", f"{ours / floor_ms:.1f}×"]
         lines.append(f"| {name} | " + " | ".join(row) + " |")
     return "\n".join(lines)
 

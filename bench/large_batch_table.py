@@ -2,7 +2,7 @@
 """Purpose: the tables of one bench/large_batch_performance.sh call, as Markdown: for each model and global batch, our
 step against the strongest PyTorch step (the fastest of the graph-captured peers; eager DDP beside it), the sum of our
 GEMMs' times alone (from each configuration's gemm_choices), TFLOP/s per GPU (the step's FLOPs at the local batch,
-performance_table.step_flops, / step; the probe's fp32 GEMM peak, which no rate can pass, stated above the tables) and
+step_floor.step_flops, / step; the probe's fp32 GEMM peak, which no rate can pass, stated above the tables) and
 whether each target holds; then Nsight Compute's per-kernel table of our own kernels (DRAM bytes, time, fraction of the
 measured copy bandwidth). The statistics (kept runs, mean steps, the answer's speedups) are mgpu_analyze's, as
 bench/performance_table.py reads them (report --format json); h5py reads the attributes and the probe.
@@ -22,7 +22,8 @@ import sys
 import h5py
 import numpy as np
 
-import performance_table as pt  # bench/: Measured (the analyzer's statistics), speedup_of, step_flops, presets
+import performance_table as pt  # bench/: Measured (the analyzer's statistics), speedup_of, presets
+import step_floor  # bench/: the step's FLOP count and the probe's rates
 
 TARGET_PEER_RATIO = 0.9  # our step <= 0.9 x the strongest PyTorch step
 TARGET_GEMM_RATIO = 1.10  # at batch >= GEMM_TARGET_BATCH: our step <= 1.10 x the sum of its GEMMs alone
@@ -72,12 +73,12 @@ def verdict(ok):
 
 
 def fp32_peak(directory):
-    """The probe's fp32 GEMM peak in TFLOP/s (performance_table.peak_tflops), or None without a probe."""
+    """The probe's fp32 GEMM peak in TFLOP/s (step_floor.ProbeRates), or None without a probe."""
     path = os.path.join(directory, "probe.h5")
     if not os.path.exists(path):
         return None
     with h5py.File(path, "r") as f:
-        return pt.peak_tflops(f["probe"]).get("fp32") if "gemm_ms" in f["probe"] else None
+        return step_floor.ProbeRates(f["probe"]).peak_tflops.get("fp32") if "gemm_ms" in f["probe"] else None
 
 
 def step_table(directory, ranks):
@@ -101,7 +102,7 @@ def step_table(directory, ranks):
                  if key in table and table[key].mean() is not None]
         peer_name, peer = min(peers, key=lambda item: item[1]) if peers else (None, None)
         gemms = gemm_sum_ms(mine)
-        tflops = pt.step_flops(pt.PRESETS[model], batch // ranks) / (step * 1e-3) / 1e12
+        tflops = step_floor.step_flops(pt.PRESETS[model], batch // ranks) / (step * 1e-3) / 1e12
         checks = [step <= TARGET_PEER_RATIO * peer if peer else None]
         if batch >= GEMM_TARGET_BATCH:
             checks.append(step <= TARGET_GEMM_RATIO * gemms if gemms else None)

@@ -634,6 +634,32 @@ TEST_F(AnalyzeCli, CompareAFileWithItself) {
   }
 }
 
+// A side of several files (a build's processes in turn with the other's): each file's configuration is a trial of it,
+// so the two sides of two files each are compared by their trial means, one row per configuration.
+TEST_F(AnalyzeCli, CompareSidesOfSeveralFilesAreTrials) {
+  const nlohmann::json json = nlohmann::json::parse(run("compare good.h5,good.h5 good.h5,good.h5 --format json").out);
+  const nlohmann::json& table = json.at("tables").at("comparison");
+  ASSERT_EQ(table.at("rows").size(), 2u);
+  for (const auto& row : table.at("rows")) {
+    EXPECT_EQ(row.at("before_trials"), 2);
+    EXPECT_EQ(row.at("after_trials"), 2);
+    EXPECT_DOUBLE_EQ(row.at("ratio").get<double>(), 1.0);
+  }
+  expect_rejected(run("compare good.h5, good.h5"), {"'good.h5,'", "empty file name"});
+  expect_rejected(run("compare good.h5,missing.h5 good.h5"), {"missing.h5"});
+}
+
+TEST_F(AnalyzeCli, CompareIgnoresTheSettingsItIsToldTo) {
+  const Outcome o = run("compare good.h5 good.h5 --ignore-setting precision --ignore-setting per-batch");
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  EXPECT_NE(o.out.find("whatever their precision, whatever the settings decided per batch (--ignore-setting)"),
+            std::string::npos)
+      << o.out;
+  expect_rejected(run("compare good.h5 good.h5 --ignore-setting seed_of_the_moon"),
+                  {"--ignore-setting seed_of_the_moon", "not a setting compare pairs on"});
+  expect_rejected(run("compare good.h5 good.h5 --ignore-setting hosts"), {"--ignore-setting hosts"});
+}
+
 TEST_F(AnalyzeCli, CompareListsOneSidedConfigurations) {
   file_with("one_only.h5", true);
   const Outcome o = run("compare good.h5 one_only.h5");

@@ -19,7 +19,7 @@ import sys
 import h5py
 import numpy as np
 
-SUPPORTED_SCHEMA_VERSION = 14
+SUPPORTED_SCHEMA_VERSION = 15
 IMPLEMENTATIONS = ("mgpu_bench", "pytorch-ddp", "pytorch-graph")
 PHASES = ["forward", "backward", "allreduce", "exposed_comm", "optimizer", "step"]
 THROTTLE_FRACTION = 0.75  # docs/measurement.md: mean SM clock below 75% of the maximum

@@ -19,6 +19,7 @@ import sys
 COPIED = ["README.md", "docs", "bench/results/cpu-first-run.txt", "bench/results/cpu-compare.txt",
           "bench/results/grid-h200x4/large_batch_table_1.md", "bench/results/grid-h200x4/large_batch_table_2.md",
           "bench/results/grid-h200x4/large_batch_table_4.md",
+          "bench/results/grid-h200x4/large_batch_results_4.tar.gz",  # the peer table's probe (its floors)
           # docs/cluster.md's blocks (bench/cluster_docs.py): the probe, sweeps and grid, the published tables.
           "bench/results/model-check-h200x4/validation_default.tar.xz", "bench/results/published-allreduce"]
 GRID = "bench/results/grid-h200x2/grid.h5"
