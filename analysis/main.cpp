@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <iostream>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -156,12 +157,16 @@ std::vector<stats::ConfigurationStats> analyse(const std::vector<ResultsFile>& f
 // Where each file comes from, as its root attributes say: what a page citing it states beside its figures.
 nlohmann::json provenance_json(const std::vector<ResultsFile>& files) {
   nlohmann::json provenance = nlohmann::json::array();
-  for (const ResultsFile& file : files)
+  for (const ResultsFile& file : files) {
+    std::set<std::string> command_lines;  // one per job that wrote configurations of the file
+    for (const ConfigurationResults& c : file.configurations) command_lines.insert(c.metadata.command_line);
     provenance.push_back({{"file", file.path},
                           {"producer", file.root.producer},
                           {"project_version", file.root.project_version},
                           {"git_revision", file.root.git_revision},
-                          {"created_utc", file.root.created_utc}});
+                          {"created_utc", file.root.created_utc},
+                          {"command_lines", command_lines}});
+  }
   return provenance;
 }
 
@@ -221,9 +226,8 @@ int run_report(const ReportOptions& options) {
   const std::string timeline = render_timeline(trials_merged(stats));
   std::string files_text;
   for (const std::string& file : options.files) files_text += (files_text.empty() ? "" : " ") + file;
-  const std::string report =
-      render_report(tables, options.format, timeline, settings, answer_to_json(answer, files_text),
-                    provenance_json(files));
+  const std::string report = render_report(tables, options.format, timeline, settings,
+                                           answer_to_json(answer, files_text), provenance_json(files));
   std::fputs(report.c_str(), stdout);
   std::fflush(stdout);
 

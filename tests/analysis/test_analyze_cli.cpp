@@ -471,6 +471,7 @@ TEST_F(AnalyzeCli, BreakEvenOfASweepInEveryFormat) {
   EXPECT_NE(provenance.at("file").get<std::string>().find("sweep.h5"), std::string::npos);
   EXPECT_EQ(provenance.at("producer"), "mgpu_bench");
   EXPECT_FALSE(provenance.at("created_utc").get<std::string>().empty());
+  EXPECT_EQ(provenance.at("command_lines").size(), 1u);  // every configuration written by one job
   ASSERT_EQ(run("report sweep.h5 --out csv --format csv").exit_code, 0);
   ASSERT_TRUE(fs::exists(dir_ + "/csv/break_even.csv"));
   ASSERT_TRUE(fs::exists(dir_ + "/csv/break_even_crossings.csv"));
