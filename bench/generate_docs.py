@@ -10,7 +10,8 @@ source (bench/answer_docs.py: the default method's trials where archived, else t
 the study's grid through host memory (STUDY_PCIE, by the default method only). The words about a break-even and its
 bands are the analyzer's own (its break_even table); a speedup without an interval prints its reason ("too few
 runs"), never a bare figure. Where a file is not archived yet, its block says so and gives the command that measures
-it. Besides: the binaries' --help (docs/cli*.md), the CPU fallback's first run as printed (cpu-first-run.txt), and the
+it. Console samples are re-made by today's binaries from archived results files (bench/console_docs.py: compare's
+output, the first run by `mgpu_bench replay`), never pasted. Besides: the binaries' --help (docs/cli*.md), and the
 step against PyTorch (the tables bench/large_batch_table.py wrote).
 
 Usage: python3 bench/generate_docs.py [--check] [--analyze MGPU_ANALYZE] [--bench MGPU_BENCH] [ROOT]
@@ -21,12 +22,12 @@ import re
 import subprocess
 import sys
 import tempfile
-import textwrap
 
 # The cluster page's generator sits beside this file, which check_docs.py loads by path (not from bench/).
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 import answer_docs  # noqa: E402
 import cluster_docs  # noqa: E402
+import console_docs  # noqa: E402
 from answer_docs import prose  # noqa: E402
 
 # The study's grid with the pcie-host-bridge preset (bench/run_study.sh's file of that preset).
@@ -36,8 +37,6 @@ PEER_TABLES = {1: f"{PEER_GRID}/large_batch_table_1.md", 2: f"{PEER_GRID}/large_
                4: f"{PEER_GRID}/large_batch_table_4.md"}
 ANALYZE = BENCH = None  # the binaries, from the command line
 PLOT = "docs/figures/speedup_vs_batch.svg"
-FIRST_RUN = "bench/results/cpu-first-run.txt"  # bash launch/build-and-run.sh on 2 cores without GPUs
-COMPARE = "bench/results/cpu-compare.txt"  # mgpu_analyze compare of two runs of one command on the CPU fallback
 
 
 def study_pcie(root, context):
@@ -69,35 +68,6 @@ def peer_table(root, context):
     return "\n".join(lines)
 
 
-def first_run(root, context):
-    """The CPU fallback's first run as build-and-run printed it: its revision, time stamp, hashes and progress lines
-    left out, of each configuration's runs the first two and the phase-marked one."""
-    text = (root / FIRST_RUN).read_text().rstrip("\n")
-    text = re.sub(r"\(git [0-9a-f]{7,}(-dirty)?\)", "(git <revision>)", text)
-    text = re.sub(r"mgpu_bench_\d{8}T\d{6}Z\.h5", "mgpu_bench_<UTC time>.h5", text)
-    text = re.sub(r"(FNV-1a 64 (?:of \d+ parameters: )?)0x[0-9a-f]+", r"\g<1>0x...", text)  # differs every job
-    kept, runs = [], 0
-    for line in text.splitlines():
-        if line.startswith("#  run "):
-            runs = 0
-        elif re.match(r"\s+\d+\s", line):
-            runs += 1
-            if runs > 2 and "phases marked" not in line:
-                continue
-        elif line.startswith("# progress:") or line == "...":
-            continue
-        kept.append(line)
-    return "```\n" + "\n".join(kept) + "\n```"
-
-
-def compare_example(root, context):
-    """README: compare's output on two runs of one command on the CPU fallback, as it printed it."""
-    lines = (root / COMPARE).read_text().rstrip("\n").splitlines()
-    return (prose(f"Two runs of one build on the CPU fallback, whose timings say nothing about GPUs "
-                  f"(`{lines[0].lstrip('$ ')}`, then the same with `--output after.h5`; [{COMPARE}]({COMPARE})):") +
-            "\n\n```\n" + "\n".join(lines[1:]) + "\n```")
-
-
 def help_text(*command):
     """A binary's --help, as it prints it."""
     run = subprocess.run(list(command) + ["--help"], capture_output=True, text=True)
@@ -108,17 +78,22 @@ def help_text(*command):
 
 # Each page's generated blocks: name -> text of (root, context).
 BLOCKS = {"README.md": {"grid-answer": lambda root, context: answer_docs.grid_answer(context["answer"], root),
-                         "compare-example": compare_example},
+                         "compare-example": lambda root, context: console_docs.compare_example(
+                             root, ANALYZE, context["work"] / "console")},
           "docs/study.md": {"pcie-grid": study_pcie,
                             "nvlink-answer": lambda root, context: answer_docs.study_nvlink(context["answer"])},
           "docs/performance.md": {"peer-table": peer_table},
           "docs/cli.md": {"help-mgpu_bench": lambda root, context: help_text(BENCH),
                           "help-allreduce": lambda root, context: help_text(BENCH, "allreduce"),
-                          "help-probe": lambda root, context: help_text(BENCH, "probe")},
+                          "help-probe": lambda root, context: help_text(BENCH, "probe"),
+                          "help-replay": lambda root, context: help_text(BENCH, "replay")},
           "docs/cli-analyze.md": {"help-mgpu_analyze": lambda root, context: help_text(ANALYZE),
                                   "help-trace": lambda root, context: help_text(ANALYZE, "trace")},
           "docs/verdict.md": {"verdict-example": lambda root, context: answer_docs.verdict_example(context["answer"]),
-                              "first-run": first_run}}
+                              "first-run": lambda root, context: console_docs.first_run(
+                                  root, ANALYZE, BENCH, context["work"] / "console"),
+                              "one-rank-verdict": lambda root, context: console_docs.one_rank_verdict(
+                                  root, ANALYZE, BENCH, context["work"] / "console")}}
 BLOCKS["docs/cluster.md"] = cluster_docs.blocks(lambda: ANALYZE)  # bench/cluster_docs.py
 # A block's text may be empty (a new block): its end marker then follows the opening line at once.
 BLOCK = re.compile(r"(<!-- generated: (\S+) -->\n)((?:(?!<!-- generated: ).)*?\n)??(<!-- generated: end -->)", re.S)
@@ -158,7 +133,8 @@ def main(argv):
     ANALYZE, BENCH = (str(pathlib.Path(binaries[o]).resolve()) for o in ("--analyze", "--bench"))
     with tempfile.TemporaryDirectory() as work:
         work = pathlib.Path(work)
-        context = {"answer": answer_docs.Answer(root, ANALYZE, answer_docs.SOURCES, work / "answer"),
+        context = {"work": work,
+                   "answer": answer_docs.Answer(root, ANALYZE, answer_docs.SOURCES, work / "answer"),
                    "pcie": answer_docs.Answer(root, ANALYZE, {2: [answer_docs.Source(STUDY_PCIE)]}, work / "pcie")}
         return write_pages(root, context, check)
 
