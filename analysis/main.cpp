@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <iostream>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -159,15 +160,34 @@ std::vector<stats::ConfigurationStats> analyse(const std::vector<ResultsFile>& f
   return stats;
 }
 
-// The whole output in one format; JSON also carries the settings and methods, and the report's answer in words.
+// Where each file comes from, as its root attributes say: what a page citing it states beside its figures.
+nlohmann::json provenance_json(const std::vector<ResultsFile>& files) {
+  nlohmann::json provenance = nlohmann::json::array();
+  for (const ResultsFile& file : files) {
+    std::set<std::string> command_lines;  // one per job that wrote configurations of the file
+    for (const ConfigurationResults& c : file.configurations) command_lines.insert(c.metadata.command_line);
+    provenance.push_back({{"file", file.path},
+                          {"producer", file.root.producer},
+                          {"project_version", file.root.project_version},
+                          {"git_revision", file.root.git_revision},
+                          {"created_utc", file.root.created_utc},
+                          {"command_lines", command_lines}});
+  }
+  return provenance;
+}
+
+// The whole output in one format; JSON also carries the settings and methods, the files' provenance and the report's
+// answer in words.
 std::string render_report(const std::vector<Table>& tables, Format format, const std::string& timeline,
-                          const nlohmann::json& settings, const nlohmann::json& answer = nullptr) {
+                          const nlohmann::json& settings, const nlohmann::json& answer = nullptr,
+                          const nlohmann::json& provenance = nullptr) {
   if (format == Format::json) {
     nlohmann::json json = {{"tool", "mgpu_analyze"},
                            {"version", project_version()},
                            {"settings", settings},
                            {"tables", tables_to_json(tables)}};
     if (!answer.is_null()) json["answer"] = answer;
+    if (!provenance.is_null()) json["provenance"] = provenance;
     return json.dump(2) + "\n";
   }
   std::string text = render_tables(tables, format);
@@ -212,8 +232,8 @@ int run_report(const ReportOptions& options) {
   const std::string timeline = render_timeline(trials_merged(stats));
   std::string files_text;
   for (const std::string& file : options.files) files_text += (files_text.empty() ? "" : " ") + file;
-  const std::string report =
-      render_report(tables, options.format, timeline, settings, answer_to_json(answer, files_text));
+  const std::string report = render_report(tables, options.format, timeline, settings,
+                                           answer_to_json(answer, files_text), provenance_json(files));
   std::fputs(report.c_str(), stdout);
   std::fflush(stdout);
 

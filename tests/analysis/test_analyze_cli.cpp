@@ -463,6 +463,15 @@ TEST_F(AnalyzeCli, BreakEvenOfASweepInEveryFormat) {
   EXPECT_EQ(answer.at("break_evens").at(0).at("line").get<std::string>().rfind("  break-even, 16-8-3 on 2 GPUs: ", 0),
             0u);
   EXPECT_EQ(answer.at("lines").back(), answer.at("break_evens").at(0).at("line"));
+  // Each pair's verdict in the break-even's words (speedups 0.5 and 2 at the ends of the sweep).
+  EXPECT_EQ(answer.at("pairs").at(0).at("verdict"), "slower");
+  EXPECT_EQ(answer.at("pairs").at(3).at("verdict"), "faster");
+  // Where the file comes from, for a page that cites it.
+  const nlohmann::json& provenance = json.at("provenance").at(0);
+  EXPECT_NE(provenance.at("file").get<std::string>().find("sweep.h5"), std::string::npos);
+  EXPECT_EQ(provenance.at("producer"), "mgpu_bench");
+  EXPECT_FALSE(provenance.at("created_utc").get<std::string>().empty());
+  EXPECT_EQ(provenance.at("command_lines").size(), 1u);  // every configuration written by one job
   ASSERT_EQ(run("report sweep.h5 --out csv --format csv").exit_code, 0);
   ASSERT_TRUE(fs::exists(dir_ + "/csv/break_even.csv"));
   ASSERT_TRUE(fs::exists(dir_ + "/csv/break_even_crossings.csv"));

@@ -8,10 +8,12 @@
                            mgpu_analyze or a script is one their source defines; no measured figure outside a
                            generated block (an interval, a break-even batch anywhere; in README.md also a speedup,
                            a time or a decimal figure), and every generated block one bench/generate_docs.py fills;
-                           README.md within README_LINES lines, each page of docs/ within PAGE_LINES, the prose of
-                           all of them (outside generated blocks) within TOTAL_WORDS words, no commit hash or date
-                           of a run, and bench/results/ within ARCHIVE_BYTES; and what check_claims.py holds to the
-                           archive (no rate above its peak, run counts, pointers, the GPU targets' last values);
+                           outside generated blocks README.md within README_LINES lines, each page of docs/ within
+                           PAGE_LINES, all of them within TOTAL_WORDS words, and no commit hash or date of a run
+                           (a generated block states its source's); README.md's first FIRST_SCREEN lines open
+                           the measured answer and hold its plot; bench/results/ within ARCHIVE_BYTES; and what
+                           check_claims.py holds to the archive (no rate above its peak, run counts, pointers, the
+                           GPU targets' last values);
   example ROOT FILE.h5     the h5py example of docs/results-format.md runs on FILE.h5 and prints one line per
                            configuration of the file.
 (Whether every generated block and the README's plot are what the archive gives now is bench/generate_docs.py --check,
@@ -86,6 +88,8 @@ def check_page_paths(root: pathlib.Path):
 
 
 README_LINES = 160  # the front door: its first screen holds the measured answer
+FIRST_SCREEN = 40  # README.md's lines that must hold the answer's block and its plot
+ANSWER_PLOT = "docs/figures/speedup_vs_batch.svg"
 PAGE_LINES = 250  # a reference page read once, whole
 TOTAL_WORDS = 25000  # README.md and docs/ together, outside their generated blocks
 ARCHIVE_BYTES = 5_000_000  # bench/results/: what the docs cite, not every run ever made (git keeps those)
@@ -129,21 +133,37 @@ def check_pages(root: pathlib.Path):
         problems += link_problems(root, page)
     for page in pages:
         text = page.read_text()
-        lines = text.count("\n")
+        # The budgets are the prose's: generated blocks (tables, --help, outputs, the provenance of measured figures:
+        # a run's date and revision) are bounded by their generator.
+        prose = GENERATED.sub("", text)
+        lines = prose.count("\n")
         limit = README_LINES if page.name == "README.md" and page.parent == root else PAGE_LINES
         if lines > limit:
-            problems.append(f"{page.relative_to(root)}: {lines} lines, over {limit}")
-        # The budget is the prose's: generated blocks (tables, --help, outputs) are bounded by their generator.
-        words += len(GENERATED.sub("", text).split())
+            problems.append(f"{page.relative_to(root)}: {lines} lines outside generated blocks, over {limit}")
+        words += len(prose.split())
         problems += link_problems(root, page)
-        for trace in RUN_TRACE.findall(LINK.sub("", text)):
+        for trace in RUN_TRACE.findall(LINK.sub("", prose)):
             problems.append(f"{page.relative_to(root)}: names '{trace}' (a run's date or revision belongs in "
                             "bench/results/README.md)")
+    problems += first_screen_problems(root)
     if words > TOTAL_WORDS:
         problems.append(f"README.md and docs/: {words} words, over {TOTAL_WORDS}")
     archive = sum(path.stat().st_size for path in (root / "bench" / "results").rglob("*") if path.is_file())
     if archive > ARCHIVE_BYTES:
         problems.append(f"bench/results/: {archive:,} bytes, over {ARCHIVE_BYTES:,}")
+    return problems
+
+
+def first_screen_problems(root: pathlib.Path):
+    """README.md's first screen opens the measured answer and shows its plot where one is drawn."""
+    lines = (root / "README.md").read_text().splitlines()
+    first = "\n".join(lines[:FIRST_SCREEN])
+    problems = []
+    if "<!-- generated: grid-answer -->" not in first:
+        problems.append(f"README.md: the measured answer (block grid-answer) does not open in the first {FIRST_SCREEN} "
+                        "lines")
+    if any(ANSWER_PLOT in line for line in lines) and ANSWER_PLOT not in first:
+        problems.append(f"README.md: the answer's plot ({ANSWER_PLOT}) is not in the first {FIRST_SCREEN} lines")
     return problems
 
 
