@@ -96,7 +96,8 @@ std::string range_text(double lowest, double highest) {
 // What a run of points with one verdict is called, in the verdict's words; a band of no difference is "no clear
 // difference" whether or not its intervals contain 1, and points without an interval say why.
 std::string run_words(SpeedupVerdict verdict, const SpeedupPoint& p) {
-  return verdict_words(is_no_difference(verdict) ? SpeedupVerdict::no_clear_difference : verdict, p.missing_interval);
+  return speedup_verdict_words(is_no_difference(verdict) ? SpeedupVerdict::no_clear_difference : verdict,
+                               p.missing_interval);
 }
 
 }  // namespace

@@ -18,7 +18,14 @@ struct CompareOptions {
   double min_effect = kMinimumEffect;  // δ of the interval rule: the smallest relative change that counts
   // false: pair configurations that differ only in nccl_algo / nccl_proto (to compare NCCL settings themselves).
   bool match_nccl_settings = true;
+  // Identity attributes left out of the pairing (--ignore-setting): a name of comparison_identity_attributes(), or
+  // kPerBatchSettings for every setting --X auto decides per batch (config/settings_table.hpp: two builds' default
+  // steps, whichever way each decides them; the precision, to hold tf32x3 to the fp32 it replaces).
+  std::vector<std::string> ignored_settings;
 };
+inline constexpr char kPerBatchSettings[] = "per-batch";
+// Whether `name` may be given to --ignore-setting.
+bool is_ignorable_setting(const std::string& name);
 
 // One configuration of both sides. Where each side holds two or more trials of it (configurations of one identity, in
 // the order given), the ratio and Welch's test are of the trial means (independent processes on either side);
@@ -35,7 +42,7 @@ struct ComparedPair {
   RatioInterval ratio;                                // after / before
   WelchTest welch;                                    // after − before (reported, not judged by)
   SpeedupVerdict verdict = SpeedupVerdict::no_interval;
-  std::string verdict_text;  // verdict_words of the verdict
+  std::string verdict_text;  // speedup_verdict_words of the verdict
   // Compared over trial means; compare_results does so only where both sides hold two or more trials, and leaves both
   // counts at 1 otherwise.
   bool in_trials() const { return before_trials > 1; }

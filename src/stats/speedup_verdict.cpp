@@ -19,7 +19,17 @@ bool is_no_difference(SpeedupVerdict verdict) {
   return verdict == SpeedupVerdict::no_significant_difference || verdict == SpeedupVerdict::no_clear_difference;
 }
 
-std::string verdict_words(SpeedupVerdict verdict, const std::string& why_no_interval) {
+std::string percent_text(double fraction) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%g%%", 100 * fraction);
+  return text;
+}
+
+std::string missing_interval_reason(int fewest_kept_runs) {
+  return fewest_kept_runs < static_cast<int>(kMinimumRunsForInterval) ? "too few runs" : "too noisy";
+}
+
+std::string speedup_verdict_words(SpeedupVerdict verdict, const std::string& missing_interval) {
   switch (verdict) {
     case SpeedupVerdict::slower:
       return "slower";
@@ -32,17 +42,7 @@ std::string verdict_words(SpeedupVerdict verdict, const std::string& why_no_inte
     case SpeedupVerdict::no_interval:
       break;
   }
-  return why_no_interval + " to tell";
-}
-
-std::string percent_text(double fraction) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%g%%", 100 * fraction);
-  return text;
-}
-
-std::string missing_interval_reason(int fewest_kept_runs) {
-  return fewest_kept_runs < static_cast<int>(kMinimumRunsForInterval) ? "too few runs" : "too noisy";
+  return missing_interval + " to tell";
 }
 
 }  // namespace mgpu::stats

@@ -27,11 +27,6 @@ inline SpeedupVerdict speedup_verdict(const RatioInterval& ratio, double min_eff
 // Neither faster nor slower, with an interval: the verdict the break-even's bands are made of.
 bool is_no_difference(SpeedupVerdict verdict);
 
-// The verdict in the answer's words, which compare's verdict and the answer's sentences share: "slower", "faster",
-// "no significant difference", "no clear difference"; without an interval "<why> to tell" ("too few runs to tell",
-// from missing_interval_reason).
-std::string verdict_words(SpeedupVerdict verdict, const std::string& why_no_interval);
-
 // A fraction as the verdicts print it: "2%" for the minimum effect kMinimumEffect, "95%" for kConfidence.
 std::string percent_text(double fraction);
 
@@ -39,5 +34,10 @@ std::string percent_text(double fraction);
 // kMinimumRunsForInterval, else "too noisy" (Fieller's interval is unbounded where the 1-GPU mean is not clearly
 // above 0).
 std::string missing_interval_reason(int fewest_kept_runs);
+
+// The verdict in the answer's words, which compare's verdict, the break-even's statement and README's answer share:
+// "faster", "slower", "no significant difference", "no clear difference", or, without an interval, its reason
+// (missing_interval_reason: "too few runs") + " to tell".
+std::string speedup_verdict_words(SpeedupVerdict verdict, const std::string& missing_interval);
 
 }  // namespace mgpu::stats

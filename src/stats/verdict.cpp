@@ -31,18 +31,18 @@ std::string speedup_sentence(int gpus, const RatioInterval& speedup, int fewest_
              (fewest_kept_runs < static_cast<int>(kMinimumRunsForInterval)
                   ? " (no interval: fewer than " + std::to_string(kMinimumRunsForInterval) + " kept runs): "
                   : std::string(" (no bounded interval: the 1-GPU throughput is too noisy): ")) +
-             verdict_words(verdict, missing_interval_reason(fewest_kept_runs));
+             speedup_verdict_words(verdict, missing_interval_reason(fewest_kept_runs));
     case SpeedupVerdict::slower:
       return head + interval + ": " + adding + " slows this step down";
     case SpeedupVerdict::faster:
       return head + interval + ": " + adding + " speeds this step up";
     case SpeedupVerdict::no_significant_difference:
-      return head + interval + ": " + verdict_words(verdict, "") + " from 1 GPU (the 95% interval contains 1)";
+      return head + interval + ": " + speedup_verdict_words(verdict, "") + " from 1 GPU (the 95% interval contains 1)";
     case SpeedupVerdict::no_clear_difference:
       break;
   }
-  return head + interval + ": " + verdict_words(verdict, "") + " from 1 GPU (the 95% interval excludes 1, not the " +
-         percent_text(kMinimumEffect) + " either side of it)";
+  return head + interval + ": " + speedup_verdict_words(verdict, "") +
+         " from 1 GPU (the 95% interval excludes 1, not the " + percent_text(kMinimumEffect) + " either side of it)";
 }
 
 std::string more_trials_note(const RatioInterval& speedup, int trials) {
