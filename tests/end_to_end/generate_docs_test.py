@@ -1,14 +1,14 @@
 #!/usr/bin/python3
 """Purpose: bench/generate_docs.py end to end on a copy of the pages, its choice of source switching as the archive
-grows: with no 2-GPU grid archived the README's answer says so and gives the command, the plot drawn from the rest;
-with only a one-trial file in an archived tarball (where bench/large_batch_performance.sh's grid goes) the answer comes from it
-with its method (the intervals cover the runs of one process); with a CPU-fallback grid in trials archived where the
-default method's file goes, the answer switches to it (its intervals cover independent processes): every cell,
-verdict, break-even and band from mgpu_analyze's JSON of it (a cell without an interval says why), docs/study.md
-shows the same cells, docs/verdict.md the verdict's own lines, the plot is drawn, the pairs whose independent jobs
-disagree are too close to call, and --check passes, then fails once a generated cell is edited; a one-trial file
-where the default method's goes is refused; check_docs' measured-figure check passes on the generated pages and
-names a figure written by hand.
+grows: with no 2-GPU grid archived the README's answer says so and gives the command, the plot drawn from the rest; with
+only a one-trial file in an archived tarball (where bench/large_batch_performance.sh's grid goes) the answer comes from
+it with its method (the intervals cover the runs of one process); with a CPU-fallback grid in trials archived where the
+default method's file goes, the answer switches to it (its intervals cover independent processes): every cell, verdict,
+break-even and band from mgpu_analyze's JSON of it (a cell without an interval says why), docs/study.md shows the same
+cells, docs/verdict.md the verdict's own lines, the plot is drawn, the pairs whose independent jobs disagree are too
+close to call, and --check passes, then fails once a generated cell is edited; a one-trial file where the default
+method's goes is refused; check_docs' measured-figure check passes on the generated pages and names a figure written by
+hand.
 
 Usage: generate_docs_test.py ROOT MGPU_ANALYZE MGPU_BENCH GRID_IN_TRIALS.h5 ONE_TRIAL.h5 WORK_DIR
 """
