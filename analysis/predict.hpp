@@ -26,7 +26,7 @@ struct PredictOptions {
   // A cluster shape (docs/cluster.md): GPUs per node (0: none, the flat link cost model), its nodes (0: as many as each
   // GPU count needs) and NICs per node (one per GPU unless given).
   int gpus_per_node = 0, nodes = 0, nics_per_node = 0;
-  std::vector<std::string> published_paths;  // --published TABLE.json: the cluster model against a published table
+  std::vector<std::string> published_paths;  // --published TABLE.json: the cluster cost model against a published table
   std::string check_path;                    // --check RESULTS.h5
   Format format = Format::terminal;
   std::string out_dir;  // plot (and the output) go there when given

@@ -54,11 +54,11 @@ Table error_band_table(const ErrorBand& band, bool cluster) {
                    {"judged", "over"},
                    text_column("judged_on", "judged on")};
   if (band.allreduce)
-    table.add_row({std::string("all-reduce (the cluster model's)"), 100 * *band.allreduce,
+    table.add_row({std::string("all-reduce (the cluster cost model's)"), 100 * *band.allreduce,
                    std::int64_t(band.allreduce_judged), band.allreduce_judged_on});
   if (band.speedup)
-    table.add_row({std::string("speedup (the step model's)"), 100 * *band.speedup, std::int64_t(band.speedup_judged),
-                   band.speedup_judged_on});
+    table.add_row({std::string("speedup (the step cost model's)"), 100 * *band.speedup,
+                   std::int64_t(band.speedup_judged), band.speedup_judged_on});
   table.notes.push_back(
       "speedup [low, high]: low with the model's all-reduce / (1 - a) and the speedup / (1 + s), high with / (1 + a) "
       "and / (1 - s), a and s the worst |errors| above (a measured time within |error| <= e of a prediction p lies in "
@@ -66,10 +66,11 @@ Table error_band_table(const ErrorBand& band, bool cluster) {
       "error band\")");
   if (cluster && !band.allreduce)
     table.notes.push_back(
-        "not carried: the all-reduce model's error; give --published with its tables, one of them held out of the fit");
+        "not carried: the all-reduce cost model's error; give --published with its tables, one of them held out of the "
+        "fit");
   if (!band.speedup)
     table.notes.push_back(
-        "not carried: the step model's error; give --check RESULTS.h5, measured with its 1-GPU baselines");
+        "not carried: the step cost model's error; give --check RESULTS.h5, measured with its 1-GPU baselines");
   return table;
 }
 

@@ -1,7 +1,7 @@
 // Purpose: a predicted speedup's error band (docs/cluster.md, "The error band"): the relative errors a prediction
 // carries (the cluster all-reduce cost model's, judged on published tables of which one was held out of the fit; the
-// step model's, judged by --check on a measured file), each configuration's speedup at the band's ends, and the table
-// that says what the band carries and on what it was judged.
+// step cost model's, judged by --check on a measured file), each configuration's speedup at the band's ends, and the
+// table that says what the band carries and on what it was judged.
 #pragma once
 
 #include <optional>
@@ -16,10 +16,10 @@ namespace mgpu::analysis {
 
 // The relative errors a prediction carries, each below 1 and with what judged it; absent where none is known.
 struct ErrorBand {
-  std::optional<double> allreduce;  // the cluster all-reduce model's: predict::carried_allreduce_error
+  std::optional<double> allreduce;  // the cluster all-reduce cost model's: predict::carried_allreduce_error
   std::string allreduce_judged_on;  // "nccl-tests #309 (in-sample, 8 rows), nccl-tests #119 (held out, 9 rows)"
   int allreduce_judged = 0;         // the rows of those tables
-  std::optional<double> speedup;    // the step model's: its worst |speedup error| over the --check file
+  std::optional<double> speedup;    // the step cost model's: its worst |speedup error| over the --check file
   std::string speedup_judged_on;    // "--check grid.h5 (20 speedups)"
   int speedup_judged = 0;           // the speedups of that file
   bool any() const { return allreduce.has_value() || speedup.has_value(); }

@@ -71,7 +71,7 @@ Table published_table(const predict::PublishedTable& table, const predict::HeldT
       key += char(std::tolower(static_cast<unsigned char>(c)));
     else if (key.back() != '_')
       key += '_';
-  Table out{key, "All-reduce: " + table.name + " against the cluster model", {}, {}, {}, true};
+  Table out{key, "All-reduce: " + table.name + " against the cluster cost model", {}, {}, {}, true};
   out.columns = {{"bytes", "bytes", 0, true},           {"published_us", "published us", 1},
                  {"predicted_us", "predicted us", 1},   {"error_percent", "error %", 1},
                  text_column("algorithm", "algorithm"), text_column("protocol", "protocol")};
@@ -103,7 +103,8 @@ Table published_table(const predict::PublishedTable& table, const predict::HeldT
 }
 
 Table published_error_table(const std::vector<predict::PublishedTable>& tables) {
-  Table out{"allreduce_model_error", "The cluster all-reduce model's error, in-sample and held out", {}, {}, {}, true};
+  Table out{
+      "allreduce_cost_error", "The cluster all-reduce cost model's error, in-sample and held out", {}, {}, {}, true};
   out.columns = {text_column("table", "table"),
                  text_column("judged", "judged"),
                  {"rows", "rows"},

@@ -266,7 +266,7 @@ double StepCostModel::alone_allreduce_ms(long long bytes, int ranks, TermSource*
 
 void StepCostModel::scale_modelled_allreduce(double factor) {
   if (!(factor > 0) || !std::isfinite(factor))
-    throw UsageError("step model: all-reduce scale " + std::to_string(factor) + ": expected a positive number");
+    throw UsageError("step cost model: all-reduce scale " + std::to_string(factor) + ": expected a positive number");
   modelled_allreduce_scale_ = factor;
 }
 
@@ -373,7 +373,7 @@ StepPrediction StepCostModel::predict(const Configuration& configuration) const 
   const MlpSpec& model = settings.model;
   const int ranks = configuration.gpus;
   if (ranks < 1 || settings.global_batch < ranks || settings.global_batch % ranks != 0)
-    throw UsageError("step model: global batch " + std::to_string(settings.global_batch) + " on " +
+    throw UsageError("step cost model: global batch " + std::to_string(settings.global_batch) + " on " +
                      std::to_string(ranks) + " ranks: expected a multiple of the rank count");
   const long long batch = settings.global_batch / ranks;
   const int bytes_per_element = gradient_bytes_per_element(settings.grad_dtype);

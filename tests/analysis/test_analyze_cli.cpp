@@ -26,6 +26,7 @@
 #include "predict/step_cost_fixture.hpp"
 #include "results/hdf5_handles.hpp"
 #include "results/results_schema.hpp"
+#include "stats/speedup_verdict.hpp"
 #include "stats/statistics.hpp"
 #include "stats/verdict.hpp"
 #include "table_parsers.hpp"
@@ -694,9 +695,11 @@ TEST_F(AnalyzeCli, BadCommandLines) {
   const Outcome help = run("--help");
   EXPECT_EQ(help.exit_code, 0);
   EXPECT_NE(help.out.find("usage: mgpu_analyze report"), std::string::npos);
-  // compare's default band is the answer's minimum effect, printed from the constant.
-  EXPECT_NE(help.out.find("(default 0.02 = 2%, the answer's)"), std::string::npos) << help.out;
-  EXPECT_EQ(stats::kMinimumEffect, 0.02);
+  // compare's default band is the answer's minimum effect, printed from the constant as a fraction and a percentage.
+  std::ostringstream band;
+  band << "(default " << stats::kMinimumEffect << " = " << stats::percent_text(stats::kMinimumEffect)
+       << ", the answer's)";
+  EXPECT_NE(help.out.find(band.str()), std::string::npos) << help.out;
   EXPECT_EQ(run("report --help").exit_code, 0);
   EXPECT_NE(help.out.find("mgpu_analyze trace FILE.h5"), std::string::npos);
   EXPECT_EQ(run("trace --help").exit_code, 0);
@@ -762,7 +765,7 @@ TEST_F(AnalyzeCli, PredictRefusesBadValuesByName) {
 }
 
 // A cluster of nodes of 2: 2 GPUs in one node from the 2-rank sweep of one node (measured), 4 GPUs on 2 nodes from
-// the cluster model (estimated) with the node's inside from that sweep; the step's all-reduce 1.06 x the table's.
+// the cluster cost model (estimated) with the node's inside from that sweep; the step's all-reduce 1.06 x the table's.
 TEST_F(AnalyzeCli, PredictOnAClusterShape) {
   step_cost_test::write_probe_and_sweep(dir_ + "/tools.h5");
   const Outcome o =
@@ -817,7 +820,7 @@ TEST_F(AnalyzeCli, PredictRefusesBadClusterValuesByName) {
   expect_rejected(run("predict --published absent.json"), {"absent.json"});
 }
 
-// --published alone: the model against each table, nothing else read; options of the step model refused.
+// --published alone: the model against each table, nothing else read; options of the step cost model refused.
 TEST_F(AnalyzeCli, PredictAgainstAPublishedTable) {
   std::ofstream(dir_ + "/table.json")
       << R"({"name": "two rows", "url": "u", "hardware": "h", "software": "s", "gpu": "NVIDIA H100",

@@ -125,18 +125,18 @@ TEST(PredictBand, TheTableSaysWhatItCarriesAndWhatIsMissing) {
   const Table table = error_band_table(band, true);
   EXPECT_EQ(table.key, "error_band");
   ASSERT_EQ(table.rows.size(), 1u);
-  EXPECT_EQ(std::get<std::string>(table.rows[0][0]), "all-reduce (the cluster model's)");
+  EXPECT_EQ(std::get<std::string>(table.rows[0][0]), "all-reduce (the cluster cost model's)");
   EXPECT_NEAR(std::get<double>(table.rows[0][1]), 18.6, 1e-12);
   std::string notes;
   for (const std::string& note : table.notes) notes += note + "\n";
-  EXPECT_NE(notes.find("not carried: the step model's error"), std::string::npos) << notes;
+  EXPECT_NE(notes.find("not carried: the step cost model's error"), std::string::npos) << notes;
   EXPECT_EQ(notes.find("not carried: the all-reduce"), std::string::npos) << notes;
   const Table without = error_band_table(band_of(std::nullopt, 0.05), true);
   ASSERT_EQ(without.rows.size(), 1u);
-  EXPECT_EQ(std::get<std::string>(without.rows[0][0]), "speedup (the step model's)");
+  EXPECT_EQ(std::get<std::string>(without.rows[0][0]), "speedup (the step cost model's)");
   std::string missing;
   for (const std::string& note : without.notes) missing += note + "\n";
-  EXPECT_NE(missing.find("not carried: the all-reduce model's error"), std::string::npos) << missing;
+  EXPECT_NE(missing.find("not carried: the all-reduce cost model's error"), std::string::npos) << missing;
 }
 
 // predict with a cluster and the archived tables prints each speedup with its band and the band's table.
@@ -157,7 +157,7 @@ TEST_F(PredictBandTest, PredictPrintsTheBand) {
   EXPECT_EQ(run_predict(options_), 0);
   const std::string text = testing::internal::GetCapturedStdout();
   EXPECT_NE(text.find(cell), std::string::npos) << cell << "\n" << text;
-  EXPECT_NE(text.find("| all-reduce (the cluster model's) | 18.6 |"), std::string::npos) << text;
+  EXPECT_NE(text.find("| all-reduce (the cluster cost model's) | 18.6 |"), std::string::npos) << text;
   EXPECT_NE(text.find("| nccl-tests #119 | held out | 9 | — | -2.5 | 18.6 | 18.6 |"), std::string::npos) << text;
   EXPECT_NE(text.find("| nccl-tests #309 | in-sample | 8 | 7 | -5.0 | 4.6 | 5.0 |"), std::string::npos) << text;
 }

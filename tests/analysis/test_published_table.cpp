@@ -109,7 +109,7 @@ TEST(PublishedTable, TheTableAsPredictPrintsIt) {
 TEST(PublishedTable, EachTablesErrorApart) {
   const Table table = published_error_table({read_published_table(kArchive + "/nccl-tests-309.json"),
                                              read_published_table(kArchive + "/nccl-tests-119.json")});
-  EXPECT_EQ(table.key, "allreduce_model_error");
+  EXPECT_EQ(table.key, "allreduce_cost_error");
   ASSERT_EQ(table.rows.size(), 2u);
   const auto& fitted = table.rows[0];
   EXPECT_EQ(std::get<std::string>(fitted[0]), "nccl-tests #309");
