@@ -57,7 +57,7 @@ Table per_curve_table(const char* key, const char* title) {
   table.title = title;
   table.on_screen = false;
   table.columns = curve_columns();
-  table.notes.push_back(stats::kBreakEvenMethod);
+  table.notes.push_back(stats::break_even_method());
   return table;
 }
 
@@ -101,7 +101,7 @@ Table break_even_table(const std::vector<stats::BreakEvenAnswer>& curves) {
     row.push_back(curve.sentence);
     table.add_row(std::move(row));
   }
-  table.notes.push_back(stats::kBreakEvenMethod);
+  table.notes.push_back(stats::break_even_method());
   return table;
 }
 

@@ -28,6 +28,7 @@
 #include "stats/compare.hpp"
 #include "stats/configuration_stats.hpp"
 #include "stats/speedup_interval.hpp"
+#include "stats/speedup_verdict.hpp"
 #include "table.hpp"
 #include "timeline.hpp"
 #include "trace_command.hpp"
@@ -88,21 +89,23 @@ const char kHelp[] =
     "                        without it the report notes the mgpu_bench command that measures the baseline, exit 0\n"
     "compare: configurations of BEFORE and AFTER paired by model, widths, batch, GPUs, NCCL settings and every other\n"
     "  setting (not hosts or library versions); for each, the after/before throughput ratio with Fieller's 95%\n"
-    "  interval, Welch's p and the verdict of the answer's interval rule: FASTER or SLOWER where the interval lies\n"
-    "  wholly beyond 1 +- E, SAME where it contains 1, UNCLEAR where it excludes 1 but not the band; configurations\n"
-    "  found on one side only are listed. A side of several files (comma-separated: the processes of one build, in\n"
-    "  turn with the other's) counts each file's configuration as a trial of it.\n"
+    "  interval, Welch's p and the verdict of the answer's interval rule in its words: faster or slower where the\n"
+    "  interval lies wholly beyond 1 +- E, no significant difference where it contains 1, no clear difference where\n"
+    "  it excludes 1 but not the band; configurations found on one side only are listed. A side of several files\n"
+    "  (comma-separated: the processes of one build, in turn with the other's) counts each file's configuration as a\n"
+    "  trial of it.\n"
     "  --alpha A             the interval's level is 1 - A (default 0.05: 95%, the answer's)\n"
-    "  --min-effect E        the band E either side of 1 (default 0.02 = 2%, the answer's)\n"
+    "  --min-effect E        the band E either side of 1 (default {min_effect}, the answer's)\n"
     "  --ignore-nccl-settings  pair configurations that differ only in NCCL algorithm/protocol\n"
     "  --ignore-setting NAME pair configurations whatever their setting NAME (a paired attribute, e.g. precision;\n"
     "                        per-batch: every setting --X auto decides per batch, so two builds' defaults pair)\n"
     "  --format F            as for report\n"
-    "predict: a model of one training step from measured rates (docs/model.md): GEMMs from the probe at their\n"
-    "  shapes, elementwise kernels and Adam from its copy bandwidth and graph-node cost, the gradient all-reduce from\n"
-    "  the sweep at that rank count, else the alpha-beta model of ring and tree all-reduce (or the cluster model).\n"
-    "  Per GPU count and global batch: predicted phases, step, throughput and speedup; the break-even batch per GPU\n"
-    "  count; a recommendation.\n"
+    "predict: a cost model of one training step from measured rates (docs/prediction.md): GEMMs from the probe at\n"
+    "  their shapes, elementwise kernels and Adam from its copy bandwidth and graph-node cost, the gradient "
+    "all-reduce\n"
+    "  from the sweep at that rank count, else the alpha-beta cost model of ring and tree all-reduce (or the cluster\n"
+    "  cost model). Per GPU count and global batch: predicted phases, step, throughput and speedup; the break-even\n"
+    "  batch per GPU count; a recommendation.\n"
     "  --probe FILE          /probe of mgpu_bench probe (required)\n"
     "  --allreduce FILE      /allreduce of mgpu_bench allreduce (repeatable; a 2-rank sweep also gives the link)\n"
     "  --model M | --layers W,...  the MLP (a preset or its widths)\n"
@@ -113,7 +116,7 @@ const char kHelp[] =
     "                        --link-bandwidth GB/s with --link-latency us\n"
     "  --cluster NxG         N nodes of G GPUs (docs/cluster.md; --gpus-per-node alone: the nodes each count needs)\n"
     "  --nics-per-node K     NICs per node (default: one per GPU)\n"
-    "  --published FILE      the cluster all-reduce model against a published table, per size, and each table's\n"
+    "  --published FILE      the cluster all-reduce cost model against a published table, per size, and each table's\n"
     "                        error apart (repeatable); on a cluster, once one table is held out of the fit, the\n"
     "                        worst |error| of every row widens each speedup into its error band (docs/cluster.md)\n"
     "  --check RESULTS.h5    predict every configuration of that file from its settings alone and report predicted\n"
@@ -122,6 +125,17 @@ const char kHelp[] =
     "  --out DIR             predicted_speedup.{dat,gp} there, and .png/.svg when gnuplot is on PATH\n"
     "Bad input (a missing, empty or non-HDF5 file, a missing dataset, a newer schema_version) is one line naming the\n"
     "file and the problem, exit status 1.\n";
+
+// The help, with the answer's minimum effect (stats::kMinimumEffect) as a fraction and a percentage in the place of
+// "{min_effect}".
+void print_help() {
+  std::string help = kHelp;
+  const std::string placeholder = "{min_effect}";
+  std::ostringstream effect;
+  effect << stats::kMinimumEffect << " = " << stats::percent_text(stats::kMinimumEffect);
+  help.replace(help.find(placeholder), placeholder.size(), effect.str());
+  std::fputs(help.c_str(), stdout);
+}
 
 struct ReportOptions {
   std::vector<std::string> files;
@@ -224,6 +238,7 @@ int run_report(const ReportOptions& options) {
   }
   tables.push_back(runs_table(stats));
   const nlohmann::json settings = {{"confidence", stats::kConfidence},
+                                   {"min_effect", stats::kMinimumEffect},
                                    {"outlier_threshold", options.analysis.outlier_threshold},
                                    {"include_warmup", options.analysis.include_warmup},
                                    {"minimum_runs_for_interval", stats::kMinimumRunsForInterval},
@@ -313,7 +328,7 @@ int run(int argc, char** argv) {
   const std::string command = argv[1];
   if (command == "--help" || command == "-h") {
     print_usage();
-    std::fputs(kHelp, stdout);
+    print_help();
     std::fputs(kTraceHelp, stdout);
     return 0;
   }
@@ -327,7 +342,7 @@ int run(int argc, char** argv) {
     const PredictOptions options = parse_predict_options(argc - 1, argv + 1, &help);
     if (help) {
       std::fputs(kUsage, stdout);
-      std::fputs(kHelp, stdout);
+      print_help();
       return 0;
     }
     return run_predict(options);
@@ -345,7 +360,8 @@ int run(int argc, char** argv) {
         "per-trial", po::bool_switch(), "")("require-baseline", po::bool_switch(), "");
   else
     described.add_options()("alpha", po::value<double>()->default_value(0.05), "")(
-        "min-effect", po::value<double>()->default_value(0.02), "")("ignore-nccl-settings", po::bool_switch(), "")(
+        "min-effect", po::value<double>()->default_value(stats::kMinimumEffect), "")("ignore-nccl-settings",
+                                                                                     po::bool_switch(), "")(
         "ignore-setting", po::value<std::vector<std::string>>()->default_value({}, "")->composing(), "");
   po::positional_options_description positional;
   positional.add("files", -1);
@@ -363,7 +379,7 @@ int run(int argc, char** argv) {
   }
   if (vm.count("help") > 0) {
     print_usage();
-    std::fputs(kHelp, stdout);
+    print_help();
     std::fputs(kTraceHelp, stdout);
     return 0;
   }

@@ -42,13 +42,13 @@ Table prediction_table(const std::vector<PredictedConfiguration>& grid) {
                    p.step.allreduce_ms, p.step.exposed_comm_ms, p.step.optimizer_ms, p.step.step_ms, p.throughput,
                    p.speedup, p.speedup_high > 0 ? Value(p.speedup_low) : Value(),
                    p.speedup_high > 0 ? Value(p.speedup_high) : Value(), p.ceiling > 0 ? Value(p.ceiling) : Value(),
-                   std::string(stats::term_source_name(p.step.gemm_source)),
-                   p.gpus > 1 ? Value(std::string(stats::term_source_name(p.step.allreduce_source))) : Value()});
+                   std::string(predict::term_source_name(p.step.gemm_source)),
+                   p.gpus > 1 ? Value(std::string(predict::term_source_name(p.step.allreduce_source))) : Value()});
   table.notes.push_back(
       "speedup = step(1 GPU) / step(N GPUs) at the same global batch, [its error band] where one is known "
       "(error_band); ceiling = step(1 GPU) / step(1 GPU at the local batch, global / N), the speedup if communication "
       "cost nothing; GEMMs and all-reduce: the weakest source of their terms (measured, interpolated, extrapolated, "
-      "estimated); docs/model.md states the equations");
+      "estimated); docs/prediction.md states the equations");
   return table;
 }
 
@@ -56,20 +56,20 @@ MlpSpec model_of(const PredictOptions& options) {
   return options.model_name.empty() ? custom_model(options.layer_widths, 0.0) : preset_model(options.model_name);
 }
 
-// " over ib400" (the flat link model), " on 2 nodes of 8 over ib400" or " in one node" (a cluster), "" (measured).
-std::string where_the_gpus_are(const stats::StepModel& model, int gpus, const PredictOptions& options) {
+// " over ib400" (the flat link cost model), " on 2 nodes of 8 over ib400" or " in one node" (a cluster), "" (measured).
+std::string where_the_gpus_are(const predict::StepCostModel& model, int gpus, const PredictOptions& options) {
   if (!options.link) return "";
   if (!model.cluster()) return " over " + options.link->name;
-  const stats::ClusterShape shape = model.cluster()->layout(gpus);
+  const predict::ClusterShape shape = model.cluster()->layout(gpus);
   if (shape.nodes == 1) return " in one node";
   return " on " + std::to_string(shape.nodes) + " nodes of " + std::to_string(shape.gpus_per_node) + " over " +
          options.link->name;
 }
 
 // Per GPU count above 1 on the cluster: its layout, the gradient's all-reduce timed alone and what gave it (the sweep
-// measured on that layout, or the cluster model's candidate and the inside of a node it used).
-Table cluster_table(const stats::StepModel& model, const MlpSpec& mlp, const PredictOptions& options) {
-  const stats::ClusterAllreduceModel& cluster = *model.cluster();
+// measured on that layout, or the cluster cost model's candidate and the inside of a node it used).
+Table cluster_table(const predict::StepCostModel& model, const MlpSpec& mlp, const PredictOptions& options) {
+  const predict::ClusterAllreduceCostModel& cluster = *model.cluster();
   Table table{"cluster_allreduce", "The gradient's all-reduce per GPU count on the cluster", {}, {}, {}, true};
   table.columns = {{"gpus", "GPUs"},
                    text_column("layout", "layout"),
@@ -80,22 +80,22 @@ Table cluster_table(const stats::StepModel& model, const MlpSpec& mlp, const Pre
                    text_column("source", "from")};
   for (const int n : options.gpus) {
     if (n == 1) continue;
-    const GradDtype grad_dtype = stats::default_gpu_configuration(mlp, n, n, options.precision).training.grad_dtype;
-    const long long bytes = (long long)mlp.parameter_count() * stats::gradient_bytes_per_element(grad_dtype);
-    const std::string layout = stats::shape_text(cluster.layout(n));
-    if (const stats::AllreduceCurve* curve = cluster.measured_curve(n)) {
-      table.add_row({std::int64_t(n), layout, std::int64_t(bytes), stats::interpolate_allreduce_ms(*curve, bytes),
+    const GradDtype grad_dtype = predict::default_gpu_configuration(mlp, n, n, options.precision).training.grad_dtype;
+    const long long bytes = (long long)mlp.parameter_count() * predict::gradient_bytes_per_element(grad_dtype);
+    const std::string layout = predict::shape_text(cluster.layout(n));
+    if (const predict::AllreduceCurve* curve = cluster.measured_curve(n)) {
+      table.add_row({std::int64_t(n), layout, std::int64_t(bytes), predict::interpolate_allreduce_ms(*curve, bytes),
                      Value(), Value(), std::string("measured: the sweep on this layout")});
       continue;
     }
-    const stats::AllreduceCandidate c = cluster.estimate(bytes, n);
+    const predict::AllreduceCandidate c = cluster.estimate(bytes, n);
     table.add_row({std::int64_t(n), layout, std::int64_t(bytes), c.ms(bytes), std::string(algorithm_name(c.algorithm)),
                    std::string(protocol_name(c.protocol)),
                    "model; node " + cluster.node(cluster.layout(n).gpus_per_node).source});
   }
   table.notes.push_back("NIC: " + cluster.nic().name + ", " + cluster.nic().source);
   table.notes.push_back(
-      "timed alone, as mgpu_bench allreduce times it; the step's reduction takes 1.06 x this (docs/model.md); the "
+      "timed alone, as mgpu_bench allreduce times it; the step's reduction takes 1.06 x this (docs/prediction.md); the "
       "model: the fastest of ring and tree in LL, LL128 and Simple (docs/cluster.md); a sweep measured on a layout "
       "(mgpu_bench allreduce there, then --allreduce FILE) replaces the model for it");
   return table;
@@ -132,46 +132,47 @@ Table check_table(const CheckSummary& summary) {
   return table;
 }
 
-stats::StepModel build_step_model(const PredictOptions& options, Precision precision) {
-  std::vector<stats::AllreduceCurve> curves;
+predict::StepCostModel build_step_cost_model(const PredictOptions& options, Precision precision) {
+  std::vector<predict::AllreduceCurve> curves;
   for (const std::string& path : options.allreduce_paths)
-    curves.push_back(stats::allreduce_curve(read_allreduce_sweep(path)));
+    curves.push_back(predict::allreduce_curve(read_allreduce_sweep(path)));
   const results_schema::HardwareProbe probe = read_hardware_probe(options.probe_path);
-  stats::StepModel model(stats::probe_rates(probe, precision), curves, options.link,
-                         options.link.has_value() && options.gpus_per_node == 0);
+  predict::StepCostModel model(predict::probe_rates(probe, precision), curves, options.link,
+                               options.link.has_value() && options.gpus_per_node == 0);
   if (options.gpus_per_node > 0) {
     const std::string gpu = probe.conditions.gpu_names.empty() ? "" : probe.conditions.gpu_names.front();
     model.use_cluster(
-        stats::ClusterAllreduceModel(options.gpus_per_node, options.nics_per_node, *options.link, gpu, curves));
+        predict::ClusterAllreduceCostModel(options.gpus_per_node, options.nics_per_node, *options.link, gpu, curves));
   }
   return model;
 }
 
-std::vector<PredictedConfiguration> predict_grid(const stats::StepModel& model, const MlpSpec& mlp,
+std::vector<PredictedConfiguration> predict_grid(const predict::StepCostModel& model, const MlpSpec& mlp,
                                                  const std::vector<long long>& batches, const std::vector<int>& gpus,
                                                  Precision precision) {
   std::vector<PredictedConfiguration> grid;
   for (const int n : gpus)
     for (const long long batch : batches) {
-      const stats::StepPrediction one = model.predict(stats::default_gpu_configuration(mlp, 1, batch, precision));
+      const predict::StepPrediction one = model.predict(predict::default_gpu_configuration(mlp, 1, batch, precision));
       PredictedConfiguration p;
       p.gpus = n;
       p.global_batch = batch;
-      p.step = model.predict(stats::default_gpu_configuration(mlp, n, batch, precision));
+      p.step = model.predict(predict::default_gpu_configuration(mlp, n, batch, precision));
       p.throughput = batch / (p.step.step_ms * 1e-3);
       p.speedup = one.step_ms / p.step.step_ms;
       if (n > 1 && batch % n == 0)
-        p.ceiling = one.step_ms / model.predict(stats::default_gpu_configuration(mlp, 1, batch / n, precision)).step_ms;
+        p.ceiling =
+            one.step_ms / model.predict(predict::default_gpu_configuration(mlp, 1, batch / n, precision)).step_ms;
       grid.push_back(p);
     }
   return grid;
 }
 
 CheckSummary check_predictions(const PredictOptions& options, const ResultsFile& results) {
-  std::map<Precision, stats::StepModel> models;  // one per precision in the file
-  const auto model_for = [&](Precision precision) -> const stats::StepModel& {
+  std::map<Precision, predict::StepCostModel> models;  // one per precision in the file
+  const auto model_for = [&](Precision precision) -> const predict::StepCostModel& {
     auto found = models.find(precision);
-    if (found == models.end()) found = models.emplace(precision, build_step_model(options, precision)).first;
+    if (found == models.end()) found = models.emplace(precision, build_step_cost_model(options, precision)).first;
     return found->second;
   };
   std::vector<stats::ConfigurationStats> measured;
@@ -235,7 +236,7 @@ int run_predict(const PredictOptions& options) {
   // Everything is read and validated before anything is written.
   std::optional<ResultsFile> check_file;
   if (!options.check_path.empty()) check_file = read_results_file(options.check_path);
-  std::vector<stats::PublishedTable> published;
+  std::vector<predict::PublishedTable> published;
   for (const std::string& path : options.published_paths) published.push_back(read_published_table(path));
   std::optional<CheckSummary> check;
   if (check_file) check = check_predictions(options, *check_file);
@@ -244,7 +245,7 @@ int run_predict(const PredictOptions& options) {
   std::string recommendation;
   std::vector<PredictedCurve> curves;
   if (!options.batches.empty()) {
-    const stats::StepModel model = build_step_model(options, options.precision);
+    const predict::StepCostModel model = build_step_cost_model(options, options.precision);
     const MlpSpec mlp = model_of(options);
     grid = predict_grid(model, mlp, options.batches, options.gpus, options.precision);
     const ErrorBand band =
@@ -299,8 +300,8 @@ int run_predict(const PredictOptions& options) {
       tables.push_back(break_even);
     }
   }
-  for (const stats::PublishedTable& table : published)
-    tables.push_back(published_table(table, stats::hold_against(table)));
+  for (const predict::PublishedTable& table : published)
+    tables.push_back(published_table(table, predict::hold_against(table)));
   if (!published.empty()) tables.push_back(published_error_table(published));
   std::vector<MeasuredSpeedup> measured_points;
   if (check) {

@@ -1,14 +1,14 @@
 // Purpose: `mgpu_analyze predict`: predicted step, phases, throughput and speedup per model, batch and GPU count from
-// a hardware probe and all-reduce sweeps (src/stats/step_model.hpp), the break-even batch per GPU count, a one-line
-// recommendation, a speedup plot, and `--check`: the model against every configuration of a measured results file.
+// a hardware probe and all-reduce sweeps (src/predict/step_cost.hpp), the break-even batch per GPU count, a one-line
+// recommendation, a speedup plot, and `--check`: the prediction against every configuration of a measured results file.
 #pragma once
 
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "predict/step_cost.hpp"
 #include "results/results_reader.hpp"
-#include "stats/step_model.hpp"
 #include "table.hpp"
 
 namespace mgpu::analysis {
@@ -21,25 +21,25 @@ struct PredictOptions {
   std::vector<long long> batches;  // global batches
   std::vector<int> gpus;
   Precision precision = Precision::fp32;
-  std::optional<stats::Link> link;  // --link or --link-bandwidth/--link-latency: used for every rank count above 1,
-                                    // or with a cluster shape per NIC between its nodes
-  // A cluster shape (docs/cluster.md): GPUs per node (0: none, the flat link model), its nodes (0: as many as each GPU
-  // count needs) and NICs per node (one per GPU unless given).
+  std::optional<predict::Link> link;  // --link or --link-bandwidth/--link-latency: used for every rank count above 1,
+                                      // or with a cluster shape per NIC between its nodes
+  // A cluster shape (docs/cluster.md): GPUs per node (0: none, the flat link cost model), its nodes (0: as many as each
+  // GPU count needs) and NICs per node (one per GPU unless given).
   int gpus_per_node = 0, nodes = 0, nics_per_node = 0;
-  std::vector<std::string> published_paths;  // --published TABLE.json: the cluster model against a published table
+  std::vector<std::string> published_paths;  // --published TABLE.json: the cluster cost model against a published table
   std::string check_path;                    // --check RESULTS.h5
   Format format = Format::terminal;
   std::string out_dir;  // plot (and the output) go there when given
 };
 
 // The model the options describe: the probe at their precision, the sweeps, the link.
-stats::StepModel build_step_model(const PredictOptions& options, Precision precision);
+predict::StepCostModel build_step_cost_model(const PredictOptions& options, Precision precision);
 
 // One predicted configuration.
 struct PredictedConfiguration {
   int gpus = 0;
   long long global_batch = 0;
-  stats::StepPrediction step;
+  predict::StepPrediction step;
   double throughput = 0;  // samples/s
   double speedup = 0;     // step(1 GPU) / step(N GPUs) at the same global batch
   // The speedup's ceiling (docs/statistics.md, "The ceiling"): step(1 GPU, B) / step(1 GPU, B / N), what N GPUs would
@@ -48,7 +48,7 @@ struct PredictedConfiguration {
   // The speedup's error band (docs/cluster.md, "The error band"); both 0 where no error is known.
   double speedup_low = 0, speedup_high = 0;
 };
-std::vector<PredictedConfiguration> predict_grid(const stats::StepModel& model, const MlpSpec& mlp,
+std::vector<PredictedConfiguration> predict_grid(const predict::StepCostModel& model, const MlpSpec& mlp,
                                                  const std::vector<long long>& batches, const std::vector<int>& gpus,
                                                  Precision precision);
 

@@ -6,12 +6,12 @@
 
 namespace mgpu::analysis {
 
-ErrorBand error_band_of(bool cluster, const std::vector<stats::PublishedTable>& published,
+ErrorBand error_band_of(bool cluster, const std::vector<predict::PublishedTable>& published,
                         const std::string& check_path, const CheckSummary* check) {
   ErrorBand band;
-  if (cluster) band.allreduce = stats::carried_allreduce_error(published);
+  if (cluster) band.allreduce = predict::carried_allreduce_error(published);
   if (band.allreduce)
-    for (const stats::PublishedTable& table : published) {
+    for (const predict::PublishedTable& table : published) {
       band.allreduce_judged_on += (band.allreduce_judged_on.empty() ? "" : ", ") + table.name + " (" +
                                   (table.used_to_fit ? "in-sample, " : "held out, ") +
                                   std::to_string(table.rows.size()) + " rows)";
@@ -25,7 +25,7 @@ ErrorBand error_band_of(bool cluster, const std::vector<stats::PublishedTable>& 
   return band;
 }
 
-void add_error_band(std::vector<PredictedConfiguration>& grid, const stats::StepModel& model, const MlpSpec& mlp,
+void add_error_band(std::vector<PredictedConfiguration>& grid, const predict::StepCostModel& model, const MlpSpec& mlp,
                     Precision precision, const ErrorBand& band) {
   if (!band.any()) return;
   const double a = band.allreduce.value_or(0), s = band.speedup.value_or(0);
@@ -33,13 +33,13 @@ void add_error_band(std::vector<PredictedConfiguration>& grid, const stats::Step
     if (!(e >= 0 && e < 1))
       throw UsageError("error band: a relative error of " + shortest_double_text(e) +
                        " leaves the speedup no upper end (expected from 0 to below 1)");
-  stats::StepModel slow = model, fast = model;
+  predict::StepCostModel slow = model, fast = model;
   slow.scale_modelled_allreduce(1 / (1 - a));
   fast.scale_modelled_allreduce(1 / (1 + a));
   for (PredictedConfiguration& p : grid) {
     if (p.gpus == 1) continue;
-    const auto step_ms = [&](const stats::StepModel& m, int gpus) {
-      return m.predict(stats::default_gpu_configuration(mlp, gpus, p.global_batch, precision)).step_ms;
+    const auto step_ms = [&](const predict::StepCostModel& m, int gpus) {
+      return m.predict(predict::default_gpu_configuration(mlp, gpus, p.global_batch, precision)).step_ms;
     };
     const double one_ms = step_ms(model, 1);  // one GPU reduces nothing: the band's ends share it
     p.speedup_low = one_ms / step_ms(slow, p.gpus) / (1 + s);
@@ -54,11 +54,11 @@ Table error_band_table(const ErrorBand& band, bool cluster) {
                    {"judged", "over"},
                    text_column("judged_on", "judged on")};
   if (band.allreduce)
-    table.add_row({std::string("all-reduce (the cluster model's)"), 100 * *band.allreduce,
+    table.add_row({std::string("all-reduce (the cluster cost model's)"), 100 * *band.allreduce,
                    std::int64_t(band.allreduce_judged), band.allreduce_judged_on});
   if (band.speedup)
-    table.add_row({std::string("speedup (the step model's)"), 100 * *band.speedup, std::int64_t(band.speedup_judged),
-                   band.speedup_judged_on});
+    table.add_row({std::string("speedup (the step cost model's)"), 100 * *band.speedup,
+                   std::int64_t(band.speedup_judged), band.speedup_judged_on});
   table.notes.push_back(
       "speedup [low, high]: low with the model's all-reduce / (1 - a) and the speedup / (1 + s), high with / (1 + a) "
       "and / (1 - s), a and s the worst |errors| above (a measured time within |error| <= e of a prediction p lies in "
@@ -66,10 +66,11 @@ Table error_band_table(const ErrorBand& band, bool cluster) {
       "error band\")");
   if (cluster && !band.allreduce)
     table.notes.push_back(
-        "not carried: the all-reduce model's error; give --published with its tables, one of them held out of the fit");
+        "not carried: the all-reduce cost model's error; give --published with its tables, one of them held out of the "
+        "fit");
   if (!band.speedup)
     table.notes.push_back(
-        "not carried: the step model's error; give --check RESULTS.h5, measured with its 1-GPU baselines");
+        "not carried: the step cost model's error; give --check RESULTS.h5, measured with its 1-GPU baselines");
   return table;
 }
 

@@ -10,8 +10,8 @@
 #include "model/mlp_spec.hpp"
 #include "platform/error.hpp"
 #include "platform/exact_options.hpp"
+#include "predict/cluster_shape.hpp"
 #include "results/attribute_text.hpp"
-#include "stats/cluster_shape.hpp"
 
 namespace mgpu::analysis {
 namespace {
@@ -53,7 +53,7 @@ void parse_cluster(const po::variables_map& vm, PredictOptions& options) {
   if (vm.count("cluster")) {
     if (vm.count("nodes") || vm.count("gpus-per-node"))
       throw UsageError("predict: give --cluster NxG or --nodes and --gpus-per-node, not both");
-    const stats::ClusterShape shape = stats::parse_cluster_shape("cluster", vm["cluster"].as<std::string>());
+    const predict::ClusterShape shape = predict::parse_cluster_shape("cluster", vm["cluster"].as<std::string>());
     options.nodes = shape.nodes;
     options.gpus_per_node = shape.gpus_per_node;
   } else {
@@ -79,7 +79,7 @@ void check_cluster_gpus(const PredictOptions& options) {
         "predict: a cluster shape needs the NICs between its nodes: --link NAME, or --link-bandwidth "
         "GB/s and --link-latency us (per NIC)");
   for (const int n : options.gpus) {
-    const stats::ClusterShape shape = stats::layout_of(n, options.gpus_per_node, options.nics_per_node);
+    const predict::ClusterShape shape = predict::layout_of(n, options.gpus_per_node, options.nics_per_node);
     if (options.nodes > 0 && shape.nodes > options.nodes)
       throw UsageError("--gpus " + std::to_string(n) + ": more than the cluster's " + std::to_string(options.nodes) +
                        " x " + std::to_string(options.gpus_per_node) + " GPUs");
@@ -169,11 +169,11 @@ PredictOptions parse_predict_options(int argc, const char* const* argv, bool* he
   if (vm.count("link")) {
     if (vm.count("link-bandwidth") || vm.count("link-latency"))
       throw UsageError("predict: give --link NAME or --link-bandwidth and --link-latency, not both");
-    options.link = stats::named_link(vm["link"].as<std::string>());
+    options.link = predict::named_link(vm["link"].as<std::string>());
   } else if (vm.count("link-bandwidth") || vm.count("link-latency")) {
     if (!vm.count("link-bandwidth") || !vm.count("link-latency"))
       throw UsageError("predict: --link-bandwidth and --link-latency go together");
-    stats::Link link;
+    predict::Link link;
     link.bandwidth_gbs = vm["link-bandwidth"].as<double>();
     link.latency_us = vm["link-latency"].as<double>();
     if (!(link.bandwidth_gbs > 0) || !std::isfinite(link.bandwidth_gbs))

@@ -9,6 +9,7 @@
 
 #include "missing_baseline.hpp"
 #include "stats/speedup_interval.hpp"
+#include "stats/speedup_verdict.hpp"
 
 namespace mgpu::analysis {
 namespace {
@@ -414,17 +415,6 @@ Table per_trial_table(const stats::Answer& answer, bool on_screen) {
   return table;
 }
 
-namespace {
-
-// "95%" for 0.95.
-std::string percent_text(double fraction) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%g%%", 100 * fraction);
-  return text;
-}
-
-}  // namespace
-
 Table comparison_table(const stats::Comparison& comparison, const stats::CompareOptions& options) {
   Table table;
   table.key = "comparison";
@@ -441,7 +431,7 @@ Table comparison_table(const stats::Comparison& comparison, const stats::Compare
   }
   add_mean_with_interval(table.columns, "before_samples_per_s", "before samples/s");
   add_mean_with_interval(table.columns, "after_samples_per_s", "after samples/s");
-  add_ratio_with_interval(table.columns, "ratio", "after/before [" + percent_text(options.confidence) + "]");
+  add_ratio_with_interval(table.columns, "ratio", "after/before [" + stats::percent_text(options.confidence) + "]");
   table.columns.push_back({"change_percent", "change %", 2});
   add_welch(table.columns);
   table.columns.push_back(text_column("verdict", "verdict"));
@@ -460,16 +450,18 @@ Table comparison_table(const stats::Comparison& comparison, const stats::Compare
     add_ratio_with_interval(row, pair.ratio);
     row.push_back(number(100 * (pair.ratio.ratio - 1)));
     add_welch(row, pair.welch);
-    row.push_back(text(stats::verdict_name(pair.verdict)));
+    row.push_back(text(pair.verdict_text));
     table.add_row(std::move(row));
   }
-  char rule[300];
-  std::snprintf(rule, sizeof rule,
-                "verdict (the answer's interval rule): FASTER / SLOWER when the ratio's %s interval lies wholly above "
-                "1 + %g%% / below 1 - %g%%, SAME when it contains 1, UNCLEAR when it excludes 1 but not the band, n/a "
-                "without an interval; Welch's test is reported, not judged by.",
-                percent_text(options.confidence).c_str(), 100 * options.min_effect, 100 * options.min_effect);
-  table.notes.push_back(rule);
+  const auto words = [](stats::SpeedupVerdict verdict) { return stats::speedup_verdict_words(verdict, ""); };
+  const std::string band = stats::percent_text(options.min_effect);
+  table.notes.push_back("verdict (the answer's interval rule, in its words): " + words(stats::SpeedupVerdict::faster) +
+                        " / " + words(stats::SpeedupVerdict::slower) + " when the ratio's " +
+                        stats::percent_text(options.confidence) + " interval lies wholly above 1 + " + band +
+                        " / below 1 - " + band + ", " + words(stats::SpeedupVerdict::no_significant_difference) +
+                        " when it contains 1, " + words(stats::SpeedupVerdict::no_clear_difference) +
+                        " when it excludes 1 but not the band, too few runs or too noisy to tell without an interval; "
+                        "Welch's test is reported, not judged by.");
   std::string pairing = options.match_nccl_settings
                             ? "paired by model, widths, batch, GPUs, NCCL algorithm/protocol and every other setting"
                             : "paired by model, widths, batch, GPUs and every other setting except the NCCL "
@@ -479,7 +471,7 @@ Table comparison_table(const stats::Comparison& comparison, const stats::Compare
         name == stats::kPerBatchSettings ? ", whatever the settings decided per batch" : ", whatever their " + name;
   table.notes.push_back(pairing + (options.ignored_settings.empty() ? "" : " (--ignore-setting)"));
   table.notes.push_back(std::string("ratio interval: ") + stats::kRatioIntervalMethod + ", " +
-                        percent_text(options.confidence) + ".");
+                        stats::percent_text(options.confidence) + ".");
   if (trials)
     table.notes.push_back(
         "trials before / after: where both sides hold two or more trials of a configuration, samples/s is the mean of "

@@ -1,4 +1,4 @@
-"""Purpose: docs/cluster.md's generated blocks (bench/generate_docs.py calls blocks()): the cluster all-reduce model
+"""Purpose: docs/cluster.md's generated blocks (bench/generate_docs.py calls blocks()): the cluster all-reduce cost model
 against the published tables of bench/results/published-allreduce/ (`mgpu_analyze predict --published`), its error
 in-sample and held out, and the predicted answer on 1, 2 and 4 nodes of 4 and of 8 GPUs for both presets, each speedup
 with its error band, from the archived probe, all-reduce sweeps and measured grid of one start of a 4 x H200 machine
@@ -17,8 +17,8 @@ import textwrap
 PUBLISHED = "bench/results/published-allreduce"
 TABLES = ["nccl-tests-309.json", "nccl-tests-119.json"]  # the fitted one first, then the one held out
 # One start of 4 x H200: probe.h5, allreduce_n2.h5, allreduce_n4.h5 and the default grid (grid.h5: medium and large
-# at global batch 8 to 4096 on 1, 2 and 4 GPUs) measured after the step model's constants were written; predicting
-# that grid (--check) gives the step model's own error.
+# at global batch 8 to 4096 on 1, 2 and 4 GPUs) measured after the step cost model's constants were written; predicting
+# that grid (--check) gives the step cost model's own error.
 MACHINE = "bench/results/model-check-h200x4/validation_default.tar.xz"
 BATCHES = [32, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384, 32768]  # every one divisible by 32 GPUs
 SHOWN = 4096  # the largest global batch the probe timed on one GPU
@@ -115,7 +115,7 @@ def validation(root, analyze):
         parts.append("\n".join([f"[{t['name']}]({t['url']}), {judged}: {t['nodes']} nodes × {t['gpus_per_node']} "
                                 f"{t['gpu']}, {t['nics_per_node']} × {t['link']} a node, NCCL {t['nccl']}.", ""]
                                + rows_table(t, tables[key]["rows"])))
-    summary = tables["allreduce_model_error"]["rows"]
+    summary = tables["allreduce_cost_error"]["rows"]
     lines = ["| table | judged | rows | constants fitted to them | error, from | to | worst \\|error\\| |",
              "|---" * 7 + "|"]
     for s in summary:
@@ -171,12 +171,12 @@ def answer(root, analyze):
                                  f"{s['speedup_high']:.2f}] | {s['ceiling']:.2f} | {c['summary']} | "
                                  f"{c['summary_low']} | {c['summary_high']} |")
     terms = {row["term"]: row for row in band["rows"]}
-    reduce_error = terms["all-reduce (the cluster model's)"]
-    speedup_error = terms["speedup (the step model's)"]
-    lines += ["", prose(f"Band: a = {reduce_error['worst_abs_error_percent']:.1f}%, the all-reduce model's worst "
+    reduce_error = terms["all-reduce (the cluster cost model's)"]
+    speedup_error = terms["speedup (the step cost model's)"]
+    lines += ["", prose(f"Band: a = {reduce_error['worst_abs_error_percent']:.1f}%, the all-reduce cost model's worst "
                         f"|error| over the {reduce_error['judged']} rows of {reduce_error['judged_on']}, carried "
                         "by every modelled all-reduce and by no measured one; s = "
-                        f"{speedup_error['worst_abs_error_percent']:.1f}%, the step model's worst |speedup error| "
+                        f"{speedup_error['worst_abs_error_percent']:.1f}%, the step cost model's worst |speedup error| "
                         f"over the {speedup_error['judged']} speedups of the archived grid of the same machine "
                         "start.")]
     return "\n".join(lines)

@@ -67,6 +67,35 @@ def peer_probe_rates(root):
             return step_floor.ProbeRates(f["probe"])
 
 
+def minimum_effect():
+    """The verdict's minimum effect (kMinimumEffect) as mgpu_analyze's --help states it: compare's default band."""
+    run = subprocess.run([ANALYZE, "--help"], capture_output=True, text=True)
+    found = re.search(r"--min-effect E .*\(default ([0-9.]+) = ", run.stdout)
+    if run.returncode != 0 or found is None:
+        sys.exit(f"generate_docs: {ANALYZE} --help states no default --min-effect")
+    return float(found[1])
+
+
+def verdict_rule(root, context):
+    """docs/verdict.md: where the interval lies and the sentence it gives, at the minimum effect mgpu_analyze states."""
+    band = minimum_effect()
+    low, high, percent = f"{1 - band:g}", f"{1 + band:g}", f"{100 * band:g}%"
+    rows = [("wholly below " + low, "adding a GPU slows this step down"),
+            ("wholly above " + high, 'adding a GPU speeds this step up ("adding GPUs" for N > 2)'),
+            ("contains 1 (an end at exactly 1 counts)",
+             "no significant difference from 1 GPU (the 95% interval contains 1)"),
+            (f"excludes 1 but reaches into {low}–{high} (ends included)",
+             f"no clear difference from 1 GPU (the 95% interval excludes 1, not the {percent} either side of it)"),
+            ("none (fewer than 5 kept runs on a side)", "too few runs to tell")]
+    table = "\n".join(["| interval | sentence |", "|---|---|"] + [f"| {i} | {s} |" for i, s in rows])
+    return table + "\n\n" + prose(
+        f"The {percent} (`kMinimumEffect`, `src/stats/statistics.hpp`; the rule is `speedup_verdict`, "
+        "`src/stats/speedup_verdict.hpp`) is also `compare`'s minimum effect and makes the break-even's bands of no "
+        "clear difference: a smaller change is not one to buy or sell GPUs on, and processes of one configuration "
+        "differ by about that much. A trial verdict that is neither faster nor slower adds how many trials in all "
+        "would tell, extrapolated from the job's own interval ([statistics.md](statistics.md)).")
+
+
 def peer_table(root, context):
     """Our step against the strongest PyTorch step on 1, 2 and 4 GPUs, from the tables of the grid's calls, and ours ÷
     the floor of each cell (bench/step_floor.py at the local batch, from the archived probe; on N GPUs without the
@@ -119,6 +148,7 @@ BLOCKS = {"README.md": {"grid-answer": lambda root, context: answer_docs.grid_an
           "docs/cli-analyze.md": {"help-mgpu_analyze": lambda root, context: help_text(ANALYZE),
                                   "help-trace": lambda root, context: help_text(ANALYZE, "trace")},
           "docs/verdict.md": {"verdict-example": lambda root, context: answer_docs.verdict_example(context["answer"]),
+                              "verdict-rule": verdict_rule,
                               "first-run": lambda root, context: console_docs.first_run(
                                   root, ANALYZE, BENCH, context["work"] / "console"),
                               "one-rank-verdict": lambda root, context: console_docs.one_rank_verdict(

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Purpose: the 1-GPU validation of `mgpu_analyze predict` (docs/model.md, "Validation on one GPU"), in one device
+# Purpose: the 1-GPU validation of `mgpu_analyze predict` (docs/prediction.md, "Validation on one GPU"), in one device
 # call of about 1 minute on one GPU: the hardware probe (the step's own units included) at every batch of the grid
 # (so each term is a measurement, not an interpolation), a separately measured grid with default settings (medium
 # and large, global batch 8, 32, 128, 1024, 4096, 1 GPU, 10 runs), then `mgpu_analyze predict --check`, whose validation table is

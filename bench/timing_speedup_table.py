@@ -1,79 +1,78 @@
 #!/usr/bin/env python3
-"""Purpose: bench/timing_speedups.sh's table: per cell (model, global batch, GPU count) each --timing mode's speedup,
-the mean over the passes with its 95% t-interval over them (each pass a process of its own: the unit of
-replication), and the mode's ratio to the default mode's speedup of the same pass, mean and interval likewise. The
-speedups are mgpu_analyze's (report --format json of each pass's file), never computed here. A mode moves a speedup
-when its ratio's interval lies wholly outside 1 +- 2% (the verdict's minimum effect); exits 1 when one does.
+"""Purpose: bench/timing_speedups.sh's table: per cell (model, global batch, GPU count) each --timing mode's speedup
+over the passes with its 95% interval, as mgpu_analyze gives it for the mode's files together (each pass a process of
+its own, so a trial: the speedup over the trial means, Fieller's interval paired by pass), and its ratio to the default
+mode's speedup with the bounds the two intervals allow (the mode's low end over the default's high end, its high end
+over the default's low end). A mode moves a speedup when those bounds lie wholly outside 1 +- the verdict's minimum
+effect (the analyzer's settings.min_effect): the answer's rule on bounds that hold wherever both intervals do. Exits 1
+when a mode moves one. No statistic is computed here (bench/report_json.py).
 
-Usage: python3 bench/timing_speedup_table.py --modes "interleaved step events none" --passes 3 DIR
+Usage: python3 bench/timing_speedup_table.py [--analyze MGPU_ANALYZE] --modes "interleaved step events none" --passes 3
+           DIR
 """
 import argparse
-import json
-import math
 import pathlib
-import statistics
 import sys
 
-MINIMUM_EFFECT = 0.02  # the verdict's (docs/statistics.md)
-# Student t(0.975, df) for df = 1..10; more passes than 11 use the normal quantile's neighbour at df 10.
-T975 = [12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228]
+import report_json  # bench/: the analyzer's statistics
 
 
-def mean_interval(values):
-    """(mean, low, high) with the t-interval over the values; no interval below two."""
-    mean = statistics.fmean(values)
-    if len(values) < 2:
-        return mean, None, None
-    half = T975[min(len(values) - 1, len(T975)) - 1] * statistics.stdev(values) / math.sqrt(len(values))
-    return mean, mean - half, mean + half
+def mode_speedups(directory, mode, passes, analyze):
+    """{(model, global batch, gpus): report_json.Speedup} of one mode over every pass that has its file."""
+    files = [directory / f"timing_{mode}_p{p}.h5" for p in range(1, passes + 1)]
+    files = [str(f) for f in files if f.exists()]
+    if not files:
+        return {}
+    report = report_json.Report(files, analyze)
+    return {(s.row["model"], s.row["global_batch"], s.row["gpus"]): s for s in report.pairs.values()}
 
 
-def speedups(path):
-    """{(model, global batch, gpus): speedup} of one pass's report."""
-    rows = json.loads(path.read_text())["tables"]["scaling"]["rows"]
-    return {(r["model"], r["global_batch"], r["gpus"]): r["speedup"] for r in rows}
+def ratio_to(speedup, default):
+    """(ratio, low, high): the speedup over the default's, with the bounds of their intervals (None without both)."""
+    ratio = speedup.ratio / default.ratio
+    if speedup.low is None or default.low is None or default.low <= 0:
+        return ratio, None, None
+    return ratio, speedup.low / default.high, speedup.high / default.low
 
 
-def text(mean, low, high, digits=3):
-    interval = f" [{low:.{digits}f}, {high:.{digits}f}]" if low is not None else " (one pass)"
-    return f"{mean:.{digits}f}{interval}"
+def ratio_text(ratio, low, high):
+    return f"{ratio:.4f} [{low:.4f}, {high:.4f}]" if low is not None else f"{ratio:.4f} (no bounds)"
 
 
 def main(argv):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--analyze", help="mgpu_analyze (default: $MGPU_ANALYZE, else build/mgpu_analyze)")
     parser.add_argument("--modes", required=True)
     parser.add_argument("--passes", type=int, required=True)
     parser.add_argument("dir", type=pathlib.Path)
     args = parser.parse_args(argv)
     modes = args.modes.split()
     default = modes[0]
-    measured = {m: [] for m in modes}  # mode -> [speedups of each pass that has its file]
-    for p in range(1, args.passes + 1):
-        for m in modes:
-            report = args.dir / f"timing_{m}_p{p}.json"
-            measured[m].append(speedups(report) if report.exists() else {})
-    cells = sorted(set().union(*(s.keys() for s in measured[default])))
-    print(f"| model | global batch | GPUs | mode | speedup (mean over passes [95%]) | ratio to {default} [95%] | moved |")
+    measured = {m: mode_speedups(args.dir, m, args.passes, args.analyze) for m in modes}
+    cells = sorted(measured[default])
+    print(f"| model | global batch | GPUs | mode | speedup over the passes [95%] | ratio to {default} [bounds] | "
+          "moved |")
     print("|---|---|---|---|---|---|---|")
-    moved = []
+    moved, band = [], None
     for cell in cells:
         for m in modes:
-            values = [s[cell] for s in measured[m] if cell in s]
-            if not values:
+            speedup = measured[m].get(cell)
+            if speedup is None:
                 print(f"| {cell[0]} | {cell[1]} | {cell[2]} | {m} | not measured | | |")
                 continue
-            ratios = [s[cell] / d[cell] for s, d in zip(measured[m], measured[default]) if cell in s and cell in d]
-            if m == default or not ratios:
-                print(f"| {cell[0]} | {cell[1]} | {cell[2]} | {m} | {text(*mean_interval(values))} | | |")
+            if m == default:
+                print(f"| {cell[0]} | {cell[1]} | {cell[2]} | {m} | {speedup.text(3)} | | |")
                 continue
-            ratio, low, high = mean_interval(ratios)
-            beyond = low is not None and (low > 1 + MINIMUM_EFFECT or high < 1 - MINIMUM_EFFECT)
+            band = speedup.min_effect
+            ratio, low, high = ratio_to(speedup, measured[default][cell])
+            beyond = low is not None and (low > 1 + band or high < 1 - band)
             if beyond:
                 moved.append(f"{cell[0]} {cell[1]} on {cell[2]}: {m}")
-            print(f"| {cell[0]} | {cell[1]} | {cell[2]} | {m} | {text(*mean_interval(values))} | "
-                  f"{text(ratio, low, high, 4)} | {'yes' if beyond else 'no'} |")
+            print(f"| {cell[0]} | {cell[1]} | {cell[2]} | {m} | {speedup.text(3)} | {ratio_text(ratio, low, high)} | "
+                  f"{'yes' if beyond else 'no'} |")
     print()
-    print("moved beyond 2%: " + ("; ".join(moved) if moved else "none"))
+    beyond_text = f"beyond {100 * band:g}%" if band is not None else "beyond the minimum effect"
+    print(f"moved {beyond_text}: " + ("; ".join(moved) if moved else "none"))
     return 1 if moved else 0
 
 

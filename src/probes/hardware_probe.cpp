@@ -198,7 +198,7 @@ class Probe {
   // gradient, the loss, the output head where it serves, Adam and the fused optimizer. Why, beside the cuBLAS GEMMs
   // above: the step runs each shape on its tuned choice, which at small batches folds the elementwise pass into the
   // product, so a model built from cuBLAS's default and separate elementwise kernels counts kernels the step never
-  // launches (docs/model.md).
+  // launches (docs/prediction.md).
   void step_units(HardwareProbe& probe) {
     std::vector<std::vector<double>> per_unit;
     const AdamSettings adam;

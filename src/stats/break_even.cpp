@@ -93,14 +93,25 @@ std::string range_text(double lowest, double highest) {
   return "(" + speedup_text(lowest) + " to " + speedup_text(highest) + ")";
 }
 
-// What a run of points with one verdict is called; points without an interval say why. A band of no clear
-// difference holds both kinds of neither faster nor slower.
-std::string verdict_words(SpeedupVerdict verdict, const SpeedupPoint& p) {
+// What a run of points with one verdict is called, in the verdict's words; a band of no difference is "no clear
+// difference" whether or not its intervals contain 1, and points without an interval say why.
+std::string run_words(SpeedupVerdict verdict, const SpeedupPoint& p) {
   return speedup_verdict_words(is_no_difference(verdict) ? SpeedupVerdict::no_clear_difference : verdict,
                                p.missing_interval);
 }
 
 }  // namespace
+
+std::string break_even_method() {
+  return "break-even: where the speedup crosses 1, linear in log(batch) between the measured neighbours (speedup "
+         "[95%] as in the scaling table: over the trial means where measured in trials); its 95% interval: where the "
+         "speedup interval's bounds cross 1 on the same interpolation ('<' or '>': the interval goes on beyond the "
+         "measured batches); every crossing is listed. no clear difference: measured batches whose verdict is neither "
+         "faster nor slower (interval not wholly beyond 1 +- " +
+         percent_text(kMinimumEffect) +
+         "). faster from: the smallest batch from which every measured batch is faster. No claim reaches beyond the "
+         "measured batches.";
+}
 
 bool BreakEven::predicted() const {
   return !points.empty() && std::all_of(points.begin(), points.end(), [](const SpeedupPoint& p) {
@@ -203,10 +214,10 @@ std::string verdicts_by_batch(const BreakEven& b) {
   if (b.points.empty() || b.predicted()) return "";
   std::string text;
   for (std::size_t i = 0; i < b.points.size();) {
-    const std::string words = verdict_words(b.verdicts[i], b.points[i]);
+    const std::string words = run_words(b.verdicts[i], b.points[i]);
     std::size_t j = i;
     double lowest = b.points[i].speedup, highest = lowest;
-    while (j + 1 < b.points.size() && verdict_words(b.verdicts[j + 1], b.points[j + 1]) == words) {
+    while (j + 1 < b.points.size() && run_words(b.verdicts[j + 1], b.points[j + 1]) == words) {
       ++j;
       lowest = std::min(lowest, b.points[j].speedup);
       highest = std::max(highest, b.points[j].speedup);

@@ -61,14 +61,9 @@ struct BreakEven {
   bool predicted() const;  // no point has an interval or a reason for lacking one
 };
 
-// Said under every table of break-evens: how the batch, its interval and the bands are found.
-inline constexpr char kBreakEvenMethod[] =
-    "break-even: where the speedup crosses 1, linear in log(batch) between the measured neighbours (speedup [95%] "
-    "as in the scaling table: over the trial means where measured in trials); its 95% interval: where the speedup "
-    "interval's bounds cross 1 on the same interpolation ('<' or '>': the interval goes on beyond the measured "
-    "batches); every crossing is listed. no clear difference: measured batches whose verdict is neither faster nor "
-    "slower (interval not wholly beyond 1 +- 2%). faster from: the smallest batch from which every measured batch is "
-    "faster. No claim reaches beyond the measured batches.";
+// Said under every table of break-evens: how the batch, its interval and the bands are found (the bands by the
+// verdict's minimum effect, kMinimumEffect).
+std::string break_even_method();
 
 // The points may come in any order and must have distinct global batches > 0 and finite speedups > 0 (throws
 // UsageError otherwise); no point is valid too.

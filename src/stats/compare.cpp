@@ -12,38 +12,6 @@
 
 namespace mgpu::stats {
 
-const char* verdict_name(Verdict verdict) {
-  switch (verdict) {
-    case Verdict::same:
-      return "SAME";
-    case Verdict::faster:
-      return "FASTER";
-    case Verdict::slower:
-      return "SLOWER";
-    case Verdict::unclear:
-      return "UNCLEAR";
-    case Verdict::none:
-      break;
-  }
-  return "n/a";
-}
-
-Verdict decide_verdict(const RatioInterval& ratio, const CompareOptions& options) {
-  switch (speedup_verdict(ratio, options.min_effect)) {
-    case SpeedupVerdict::faster:
-      return Verdict::faster;
-    case SpeedupVerdict::slower:
-      return Verdict::slower;
-    case SpeedupVerdict::no_significant_difference:
-      return Verdict::same;
-    case SpeedupVerdict::no_clear_difference:
-      return Verdict::unclear;
-    case SpeedupVerdict::no_interval:
-      break;
-  }
-  return Verdict::none;
-}
-
 bool is_ignorable_setting(const std::string& name) {
   if (name == kPerBatchSettings) return true;
   const std::vector<IdentityAttribute>& attributes = comparison_identity_attributes();
@@ -70,27 +38,42 @@ std::vector<double> trial_means(const Group& trials) {
   return means;
 }
 
-ComparedPair compared(const Group& before, const Group& after, const CompareOptions& options) {
+// The verdict of the pair's ratio, in the answer's words; `fewest_kept_runs` says why an interval is missing.
+void judge(ComparedPair& pair, const CompareOptions& options, int fewest_kept_runs) {
+  pair.verdict = speedup_verdict(pair.ratio, options.min_effect);
+  pair.verdict_text = speedup_verdict_words(pair.verdict, missing_interval_reason(fewest_kept_runs));
+}
+
+// Each side's two or more trials of one configuration, compared by their means.
+ComparedPair compared_trials(const Group& before, const Group& after, const CompareOptions& options) {
   ComparedPair pair;
   pair.before = before.front();
   pair.after = after.front();
-  if (before.size() >= 2 && after.size() >= 2) {
-    pair.before_trials = before.size();
-    pair.after_trials = after.size();
-    const std::vector<double> x = trial_means(before), y = trial_means(after);
-    pair.before_throughput = summarize_trial_means(x);
-    pair.after_throughput = summarize_trial_means(y);
-    const SampleSummary& b = pair.before_throughput;
-    const SampleSummary& a = pair.after_throughput;
-    pair.ratio = fieller_ratio_interval(a.mean, a.sd * a.sd, a.n, b.mean, b.sd * b.sd, b.n, options.confidence, 2);
-    pair.welch = welch_test(y, x);
-  } else {
-    pair.before_throughput = pair.before->throughput;
-    pair.after_throughput = pair.after->throughput;
-    pair.ratio = fieller_ratio_interval(pair.after_throughput, pair.before_throughput, options.confidence);
-    pair.welch = welch_test_of_summaries(pair.after_throughput, pair.before_throughput);
-  }
-  pair.verdict = decide_verdict(pair.ratio, options);
+  pair.before_trials = before.size();
+  pair.after_trials = after.size();
+  const std::vector<double> x = trial_means(before), y = trial_means(after);
+  pair.before_throughput = summarize_trial_means(x);
+  pair.after_throughput = summarize_trial_means(y);
+  const SampleSummary& b = pair.before_throughput;
+  const SampleSummary& a = pair.after_throughput;
+  pair.ratio = fieller_ratio_interval(a.mean, a.sd * a.sd, a.n, b.mean, b.sd * b.sd, b.n, options.confidence, 2);
+  pair.welch = welch_test(y, x);
+  // Two or more trial means a side always give an interval unless the before side's are too noisy (as the answer's).
+  judge(pair, options, static_cast<int>(kMinimumRunsForInterval));
+  return pair;
+}
+
+// One configuration of each side, compared over its kept runs.
+ComparedPair compared_runs(const ConfigurationStats& before, const ConfigurationStats& after,
+                           const CompareOptions& options) {
+  ComparedPair pair;
+  pair.before = &before;
+  pair.after = &after;
+  pair.before_throughput = before.throughput;
+  pair.after_throughput = after.throughput;
+  pair.ratio = fieller_ratio_interval(pair.after_throughput, pair.before_throughput, options.confidence);
+  pair.welch = welch_test_of_summaries(pair.after_throughput, pair.before_throughput);
+  judge(pair, options, std::min(before.runs_kept, after.runs_kept));
   return pair;
 }
 
@@ -121,17 +104,16 @@ Comparison compare_results(const std::vector<ConfigurationStats>& before, const 
     const auto found = after_groups.find(key);
     if (found == after_groups.end()) continue;
     const Group& a = found->second;
-    ComparedPair pair = compared(b, a, options);
-    if (pair.in_trials()) {
+    if (b.size() >= 2 && a.size() >= 2) {
       used.insert(b.begin(), b.end());
       used.insert(a.begin(), a.end());
-      comparison.pairs.push_back(pair);
+      comparison.pairs.push_back(compared_trials(b, a, options));
       continue;
     }
     // Several configurations of one identity on a side with one on the other (a repeated measurement): paired in
     // order of appearance, the rest found on one side only.
     for (std::size_t k = 0; k < std::min(a.size(), b.size()); ++k) {
-      comparison.pairs.push_back(compared({b[k]}, {a[k]}, options));
+      comparison.pairs.push_back(compared_runs(*b[k], *a[k], options));
       used.insert(b[k]);
       used.insert(a[k]);
     }

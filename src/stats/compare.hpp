@@ -1,6 +1,6 @@
 // Purpose: compare two result sets (before, after): configurations paired by their full comparison identity
 // (pairing_identity.hpp), throughput ratio after/before with its Fieller interval, Welch's p, and the verdict of the
-// answer's interval rule.
+// answer's interval rule in the answer's words.
 #pragma once
 
 #include <string>
@@ -8,13 +8,14 @@
 
 #include "stats/configuration_stats.hpp"
 #include "stats/speedup_interval.hpp"
+#include "stats/speedup_verdict.hpp"
 #include "stats/statistics.hpp"
 
 namespace mgpu::stats {
 
 struct CompareOptions {
   double confidence = kConfidence;     // of the ratio's interval (--alpha A: 1 − A)
-  double min_effect = kMinimumEffect;  // δ of the interval rule: the smallest relative change that counts (0.02 = 2%)
+  double min_effect = kMinimumEffect;  // δ of the interval rule: the smallest relative change that counts
   // false: pair configurations that differ only in nccl_algo / nccl_proto (to compare NCCL settings themselves).
   bool match_nccl_settings = true;
   // Identity attributes left out of the pairing (--ignore-setting): a name of comparison_identity_attributes(), or
@@ -26,17 +27,13 @@ inline constexpr char kPerBatchSettings[] = "per-batch";
 // Whether `name` may be given to --ignore-setting.
 bool is_ignorable_setting(const std::string& name);
 
-// The answer's interval rule (speedup_verdict.hpp) in compare's words, on the after/before ratio's interval: FASTER
-// where it lies wholly above 1 + min_effect, SLOWER wholly below 1 − min_effect, SAME where it contains 1, UNCLEAR
-// where it excludes 1 but not the band of min_effect either side of it, n/a without an interval (fewer than 5 kept
-// runs, 2 trials, on a side, or an unbounded interval). Welch's test is reported beside it, and decides nothing.
-enum class Verdict { same, faster, slower, unclear, none };
-const char* verdict_name(Verdict verdict);
-Verdict decide_verdict(const RatioInterval& ratio, const CompareOptions& options);
-
 // One configuration of both sides. Where each side holds two or more trials of it (configurations of one identity, in
 // the order given), the ratio and Welch's test are of the trial means (independent processes on either side);
 // otherwise of the first configuration's runs on each side, the rest of a side listed as found on one side only.
+// The verdict is the answer's interval rule (speedup_verdict.hpp) on the after/before ratio's interval with the band
+// min_effect, said in the answer's words: "faster", "slower", "no significant difference", "no clear difference", or
+// without an interval "too few runs to tell" (fewer than 5 kept runs on a side) or "too noisy to tell" (an unbounded
+// interval). Welch's test is reported beside it, and decides nothing.
 struct ComparedPair {
   const ConfigurationStats* before = nullptr;  // the first trial's
   const ConfigurationStats* after = nullptr;
@@ -44,8 +41,11 @@ struct ComparedPair {
   SampleSummary before_throughput, after_throughput;  // over the runs, or over the trial means
   RatioInterval ratio;                                // after / before
   WelchTest welch;                                    // after − before (reported, not judged by)
-  Verdict verdict = Verdict::none;
-  bool in_trials() const { return before_trials >= 2 && after_trials >= 2; }
+  SpeedupVerdict verdict = SpeedupVerdict::no_interval;
+  std::string verdict_text;  // speedup_verdict_words of the verdict
+  // Compared over trial means; compare_results does so only where both sides hold two or more trials, and leaves both
+  // counts at 1 otherwise.
+  bool in_trials() const { return before_trials > 1; }
 };
 
 struct Comparison {

@@ -1,6 +1,8 @@
 // Purpose: speedup_verdict and its helpers (speedup_verdict.hpp).
 #include "stats/speedup_verdict.hpp"
 
+#include <cstdio>
+
 #include "stats/statistics.hpp"
 
 namespace mgpu::stats {
@@ -15,6 +17,12 @@ SpeedupVerdict speedup_verdict(bool has_interval, double low, double high, doubl
 
 bool is_no_difference(SpeedupVerdict verdict) {
   return verdict == SpeedupVerdict::no_significant_difference || verdict == SpeedupVerdict::no_clear_difference;
+}
+
+std::string percent_text(double fraction) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%g%%", 100 * fraction);
+  return text;
 }
 
 std::string missing_interval_reason(int fewest_kept_runs) {

@@ -1,7 +1,7 @@
 // Purpose: the one rule that judges a ratio by where its 95% interval lies (docs/statistics.md, "The interval rule"):
-// against 1 and the minimum effect δ either side of it, it decides faster, slower or neither. The answer's sentence
-// (verdict.hpp), the break-even's bands of no clear difference (break_even.hpp) and compare's verdict read it; δ is
-// kMinimumEffect (2%) for the answer and compare's default.
+// against 1 and the minimum effect δ either side of it, it decides faster, slower or neither, and the words that say
+// so. The answer's sentence (verdict.hpp), the break-even's bands of no clear difference (break_even.hpp) and compare's
+// verdict read it; δ is kMinimumEffect (statistics.hpp) for the answer and compare's default.
 #pragma once
 
 #include <string>
@@ -27,13 +27,17 @@ inline SpeedupVerdict speedup_verdict(const RatioInterval& ratio, double min_eff
 // Neither faster nor slower, with an interval: the verdict the break-even's bands are made of.
 bool is_no_difference(SpeedupVerdict verdict);
 
+// A fraction as the verdicts print it: "2%" for the minimum effect kMinimumEffect, "95%" for kConfidence.
+std::string percent_text(double fraction);
+
 // Why a measured speedup has no interval, from the fewer kept runs of its two sides: "too few runs" below
 // kMinimumRunsForInterval, else "too noisy" (Fieller's interval is unbounded where the 1-GPU mean is not clearly
 // above 0).
 std::string missing_interval_reason(int fewest_kept_runs);
 
-// The verdict in a word or two, as the break-even's statement and README's answer give it: "faster", "slower", "no
-// significant difference", "no clear difference", or, without an interval, its reason ("too few runs") + " to tell".
+// The verdict in the answer's words, which compare's verdict, the break-even's statement and README's answer share:
+// "faster", "slower", "no significant difference", "no clear difference", or, without an interval, its reason
+// (missing_interval_reason: "too few runs") + " to tell".
 std::string speedup_verdict_words(SpeedupVerdict verdict, const std::string& missing_interval);
 
 }  // namespace mgpu::stats

@@ -3,7 +3,7 @@
 // does not exist, is empty, is not HDF5, lacks a dataset or has a newer schema_version; bad options) exits non-zero
 // with one line naming the file and the problem; a missing 1-GPU baseline is a note (an error with
 // --require-baseline); the break-even of a sweep in every format. predict: its tables, JSON and plot files on the
-// synthetic probe of tests/stats/step_model_fixture.hpp, and each bad value refused by name.
+// synthetic probe of tests/predict/step_cost_fixture.hpp, and each bad value refused by name.
 #include <gtest/gtest.h>
 #include <hdf5.h>
 #include <sys/wait.h>
@@ -23,9 +23,11 @@
 
 #include "analysis_fixture.hpp"
 #include "platform/hdf5_check.hpp"
+#include "predict/step_cost_fixture.hpp"
 #include "results/hdf5_handles.hpp"
 #include "results/results_schema.hpp"
-#include "stats/step_model_fixture.hpp"
+#include "stats/speedup_verdict.hpp"
+#include "stats/statistics.hpp"
 #include "stats/verdict.hpp"
 #include "table_parsers.hpp"
 
@@ -125,6 +127,8 @@ TEST_F(AnalyzeCli, JsonReportReadsBack) {
   ASSERT_EQ(o.exit_code, 0) << o.err;
   const nlohmann::json json = nlohmann::json::parse(o.out);
   EXPECT_EQ(json.at("settings").at("outlier_threshold"), 3.5);
+  // The verdict's band, for scripts that judge by the answer's rule (bench/report_json.py): the constant itself.
+  EXPECT_EQ(json.at("settings").at("min_effect").get<double>(), stats::kMinimumEffect);
   EXPECT_NE(json.at("settings").at("ratio_interval_method").get<std::string>().find("Fieller"), std::string::npos);
   const nlohmann::json& rows = json.at("tables").at("configurations").at("rows");
   ASSERT_EQ(rows.size(), 2u);
@@ -630,7 +634,7 @@ TEST_F(AnalyzeCli, CompareAFileWithItself) {
   EXPECT_NE(o.out.find("after/before [99%]"), std::string::npos) << o.out;
   // On the terminal the verdict is a column of its own, last, after Welch's p.
   EXPECT_NE(o.out.find("  verdict\n"), std::string::npos) << o.out;
-  EXPECT_NE(o.out.find("  SAME\n"), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("  no significant difference\n"), std::string::npos) << o.out;
   // The configuration's name is text, left-aligned under its header.
   EXPECT_NE(o.out.find("\n  configuration  model"), std::string::npos) << o.out;
   EXPECT_NE(o.out.find("\n  single         "), std::string::npos) << o.out;
@@ -638,7 +642,7 @@ TEST_F(AnalyzeCli, CompareAFileWithItself) {
   const nlohmann::json& rows = json.at("tables").at("comparison").at("rows");
   ASSERT_EQ(rows.size(), 2u);
   for (const auto& row : rows) {
-    EXPECT_EQ(row.at("verdict"), "SAME");
+    EXPECT_EQ(row.at("verdict"), "no significant difference");  // the answer's words
     EXPECT_DOUBLE_EQ(row.at("ratio").get<double>(), 1.0);
   }
 }
@@ -691,13 +695,18 @@ TEST_F(AnalyzeCli, BadCommandLines) {
   const Outcome help = run("--help");
   EXPECT_EQ(help.exit_code, 0);
   EXPECT_NE(help.out.find("usage: mgpu_analyze report"), std::string::npos);
+  // compare's default band is the answer's minimum effect, printed from the constant as a fraction and a percentage.
+  std::ostringstream band;
+  band << "(default " << stats::kMinimumEffect << " = " << stats::percent_text(stats::kMinimumEffect)
+       << ", the answer's)";
+  EXPECT_NE(help.out.find(band.str()), std::string::npos) << help.out;
   EXPECT_EQ(run("report --help").exit_code, 0);
   EXPECT_NE(help.out.find("mgpu_analyze trace FILE.h5"), std::string::npos);
   EXPECT_EQ(run("trace --help").exit_code, 0);
 }
 
 TEST_F(AnalyzeCli, PredictPrintsTheGridBreakEvenAndRecommendation) {
-  step_model_test::write_probe_and_sweep(dir_ + "/tools.h5");
+  step_cost_test::write_probe_and_sweep(dir_ + "/tools.h5");
   const Outcome o = run("predict --probe tools.h5 --allreduce tools.h5 --layers 16,8,3 --batch 16,32,64 --gpus 1,2");
   ASSERT_EQ(o.exit_code, 0) << o.err;
   for (const char* part : {"Predicted step (ms)", "Break-even global batch", "for 16-8-3 on this machine, 2 GPUs"})
@@ -708,7 +717,7 @@ TEST_F(AnalyzeCli, PredictPrintsTheGridBreakEvenAndRecommendation) {
   ASSERT_EQ(json.exit_code, 0) << json.err;
   const nlohmann::json rows = nlohmann::json::parse(json.out).at("tables").at("prediction").at("rows");
   ASSERT_EQ(rows.size(), 1u);
-  EXPECT_NEAR(rows[0].at("step_ms").get<double>(), 0.0516, 1e-12);  // hand-computed in test_step_model.cpp
+  EXPECT_NEAR(rows[0].at("step_ms").get<double>(), 0.0516, 1e-12);  // hand-computed in test_step_cost.cpp
   EXPECT_NEAR(rows[0].at("speedup").get<double>(), 0.031 / 0.0516, 1e-12);
   EXPECT_TRUE(fs::exists(dir_ + "/plots/predicted_speedup.gp"));
   EXPECT_TRUE(fs::exists(dir_ + "/plots/predicted_speedup.dat"));
@@ -716,7 +725,7 @@ TEST_F(AnalyzeCli, PredictPrintsTheGridBreakEvenAndRecommendation) {
 
 // A stated link's bound: any positive bandwidth (a slow link's 0.5 GB/s too) and a latency of 0; not 0 GB/s.
 TEST_F(AnalyzeCli, PredictTakesAnyPositiveLinkBandwidthAndZeroLatency) {
-  step_model_test::write_probe_and_sweep(dir_ + "/tools.h5");
+  step_cost_test::write_probe_and_sweep(dir_ + "/tools.h5");
   const std::string base = "predict --probe tools.h5 --layers 16,8,3 --batch 8 --gpus 2 --format json ";
   const auto slow = run(base + "--link-bandwidth 0.5 --link-latency 0");
   EXPECT_EQ(slow.exit_code, 0) << slow.err;
@@ -726,7 +735,7 @@ TEST_F(AnalyzeCli, PredictTakesAnyPositiveLinkBandwidthAndZeroLatency) {
 }
 
 TEST_F(AnalyzeCli, PredictRefusesBadValuesByName) {
-  step_model_test::write_probe_and_sweep(dir_ + "/tools.h5");
+  step_cost_test::write_probe_and_sweep(dir_ + "/tools.h5");
   const std::string base = "predict --probe tools.h5 --allreduce tools.h5 ";
   expect_rejected(run("predict --layers 16,8,3 --batch 8"), {"--probe"});
   expect_rejected(run("predict --probe absent.h5 --layers 16,8,3 --batch 8"), {"absent.h5"});
@@ -756,9 +765,9 @@ TEST_F(AnalyzeCli, PredictRefusesBadValuesByName) {
 }
 
 // A cluster of nodes of 2: 2 GPUs in one node from the 2-rank sweep of one node (measured), 4 GPUs on 2 nodes from
-// the cluster model (estimated) with the node's inside from that sweep; the step's all-reduce 1.06 x the table's.
+// the cluster cost model (estimated) with the node's inside from that sweep; the step's all-reduce 1.06 x the table's.
 TEST_F(AnalyzeCli, PredictOnAClusterShape) {
-  step_model_test::write_probe_and_sweep(dir_ + "/tools.h5");
+  step_cost_test::write_probe_and_sweep(dir_ + "/tools.h5");
   const Outcome o =
       run("predict --probe tools.h5 --allreduce tools.h5 --layers 16,8,3 --batch 16,32,64 --cluster 2x2 --link ib400 "
           "--format json");
@@ -794,7 +803,7 @@ TEST_F(AnalyzeCli, PredictOnAClusterShape) {
 }
 
 TEST_F(AnalyzeCli, PredictRefusesBadClusterValuesByName) {
-  step_model_test::write_probe_and_sweep(dir_ + "/tools.h5");
+  step_cost_test::write_probe_and_sweep(dir_ + "/tools.h5");
   const std::string base = "predict --probe tools.h5 --allreduce tools.h5 --layers 16,8,3 --batch 16 ";
   expect_rejected(run(base + "--cluster 2x --link ib400"), {"--cluster '2x'"});
   expect_rejected(run(base + "--cluster 0x8 --link ib400"), {"--cluster '0x8'"});
@@ -811,7 +820,7 @@ TEST_F(AnalyzeCli, PredictRefusesBadClusterValuesByName) {
   expect_rejected(run("predict --published absent.json"), {"absent.json"});
 }
 
-// --published alone: the model against each table, nothing else read; options of the step model refused.
+// --published alone: the model against each table, nothing else read; options of the step cost model refused.
 TEST_F(AnalyzeCli, PredictAgainstAPublishedTable) {
   std::ofstream(dir_ + "/table.json")
       << R"({"name": "two rows", "url": "u", "hardware": "h", "software": "s", "gpu": "NVIDIA H100",

@@ -1,6 +1,6 @@
 // Purpose: tests of mgpu_analyze predict's library: the predicted grid and its speedups, and --check on a synthetic
-// results file whose step times are the model's own predictions (every error 0), on the synthetic probe and sweep of
-// tests/stats/step_model_fixture.hpp.
+// results file whose step times are the cost model's own predictions (every error 0), on the synthetic probe and sweep
+// of tests/predict/step_cost_fixture.hpp.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -9,13 +9,13 @@
 
 #include "analysis_fixture.hpp"
 #include "predict.hpp"
-#include "stats/step_model_fixture.hpp"
+#include "predict/step_cost_fixture.hpp"
 
 using namespace mgpu;
 using namespace mgpu::analysis;
-using namespace mgpu::stats;
+using namespace mgpu::predict;
 using namespace mgpu::analysis_test;
-namespace fixture = mgpu::step_model_test;
+namespace fixture = mgpu::step_cost_test;
 
 namespace {
 
@@ -52,11 +52,11 @@ class PredictTest : public ::testing::Test {
 }  // namespace
 
 TEST_F(PredictTest, GridSpeedupIsTheOneGpuStepOverTheNGpuStep) {
-  const StepModel model = build_step_model(options_, Precision::fp32);
+  const StepCostModel model = build_step_cost_model(options_, Precision::fp32);
   const auto grid = predict_grid(model, custom_model(fixture::kWidths, 0.0), {32}, {1, 2}, Precision::fp32);
   ASSERT_EQ(grid.size(), 2u);
   EXPECT_NEAR(grid[0].speedup, 1.0, 1e-15);
-  // Hand-computed in test_step_model.cpp: 0.031 ms on 1 GPU, 0.0516 ms on 2.
+  // Hand-computed in test_step_cost.cpp: 0.031 ms on 1 GPU, 0.0516 ms on 2.
   EXPECT_NEAR(grid[1].step.step_ms, 0.0516, 1e-15);
   EXPECT_NEAR(grid[1].speedup, 0.031 / 0.0516, 1e-12);
   EXPECT_NEAR(grid[1].throughput, 32 / 0.0516e-3, 1e-6);
@@ -174,7 +174,7 @@ TEST_F(PredictTest, CheckLeavesOutWhatTheModelDoesNotDescribe) {
     cpu.device = "cpu";
     ResultsWriter::Configuration c = writer.add_configuration(cpu);
     writer.append_run(c, {synthetic_record({{0, 0, 0, 0, 0, 1.0}, {0, 0, 0, 0, 0, 1.0}}, 0, 0, 0)});
-    // A step the model has no terms for: two steps per update.
+    // A step the cost model has no terms for: two steps per update.
     ConfigurationMetadata m = synthetic_metadata("accumulated", 2);
     m.configuration.training.model.widths = fixture::kWidths;
     m.configuration.training.accumulate_steps = 2;
@@ -195,7 +195,7 @@ TEST_F(PredictTest, CheckLeavesOutWhatTheModelDoesNotDescribe) {
   EXPECT_NE(notes.find("'cpu' (mgpu_bench, cpu, accumulate 1)"), std::string::npos) << notes;
 }
 
-// The sharded optimizer's configurations are predicted with its collectives (test_step_model.cpp: 0.05478 ms).
+// The sharded optimizer's configurations are predicted with its collectives (test_step_cost.cpp: 0.05478 ms).
 TEST_F(PredictTest, CheckPredictsTheShardedOptimizersStep) {
   const std::string results = dir_ + "/sharded.h5";
   {

@@ -1,7 +1,7 @@
-// Purpose: the cluster all-reduce model held against the published multi-node tables of the results archive
+// Purpose: the cluster all-reduce cost model held against the published multi-node tables of the results archive
 // (bench/results/published-allreduce/, read as `predict --published` reads them): on nccl-tests #309 (2 x 8 H100, the
 // table the protocol constants were fitted to) within 25% at every size from 1 to 128 MiB and within 30% below 1 MiB;
-// on nccl-tests #119 (3 x 8 A100, held out) the error as measured, pinned so that a change of the model shows; the
+// on nccl-tests #119 (3 x 8 A100, held out) the error as measured, pinned so that a change of the cost model shows; the
 // table as predict prints it, and each table's error apart (in-sample, held out); and the reader's refusals by name.
 #include <gtest/gtest.h>
 
@@ -20,17 +20,17 @@ namespace {
 
 const std::string kArchive = MGPU_PUBLISHED_TABLES;
 
-stats::HeldTable held(const std::string& file) {
-  return stats::hold_against(read_published_table(kArchive + "/" + file));
+predict::HeldTable held(const std::string& file) {
+  return predict::hold_against(read_published_table(kArchive + "/" + file));
 }
 
 // The rows as published, predicted and their error, for the log of the test.
-void print_rows(const std::string& name, const stats::HeldTable& table) {
+void print_rows(const std::string& name, const predict::HeldTable& table) {
   std::printf("%s\n", name.c_str());
-  for (const stats::HeldRow& row : table.rows)
+  for (const predict::HeldRow& row : table.rows)
     std::printf("  %14lld bytes  published %9.1f us  predicted %9.1f us  %+6.1f%%  %s %s\n", row.bytes,
-                row.published_us, row.predicted_us, 100 * row.error, stats::algorithm_name(row.candidate.algorithm),
-                stats::protocol_name(row.candidate.protocol));
+                row.published_us, row.predicted_us, 100 * row.error, predict::algorithm_name(row.candidate.algorithm),
+                predict::protocol_name(row.candidate.protocol));
 }
 
 std::string refusal(const std::string& json) {
@@ -54,14 +54,14 @@ constexpr char kGood[] =
 }  // namespace
 
 TEST(PublishedTable, Nccl309WithinTheTargetsAtEverySize) {
-  const stats::HeldTable table = held("nccl-tests-309.json");
+  const predict::HeldTable table = held("nccl-tests-309.json");
   print_rows("nccl-tests #309, 2 x 8 H100, 8 NDR a node, NCCL 2.26.2 (fitted)", table);
   ASSERT_EQ(table.rows_1_to_128_mib, 6);  // 1, 4, 16, 32, 64, 128 MiB
   ASSERT_EQ(table.rows_below_1_mib, 1);   // 8 bytes
-  for (const stats::HeldRow& row : table.rows) {
-    if (row.bytes < stats::kMiB)
+  for (const predict::HeldRow& row : table.rows) {
+    if (row.bytes < predict::kMiB)
       EXPECT_LE(std::fabs(row.error), 0.30) << row.bytes << " bytes";
-    else if (row.bytes <= 128 * stats::kMiB)
+    else if (row.bytes <= 128 * predict::kMiB)
       EXPECT_LE(std::fabs(row.error), 0.25) << row.bytes << " bytes";
   }
   // What the fit leaves (docs/cluster.md states it): at most 5.0% from 1 to 128 MiB, and over every row.
@@ -71,26 +71,27 @@ TEST(PublishedTable, Nccl309WithinTheTargetsAtEverySize) {
 }
 
 TEST(PublishedTable, Nccl119HeldOutAsMeasured) {
-  const stats::HeldTable table = held("nccl-tests-119.json");
+  const predict::HeldTable table = held("nccl-tests-119.json");
   print_rows("nccl-tests #119, 3 x 8 A100, 4 HDR a node (not used to fit)", table);
   ASSERT_EQ(table.rows_1_to_128_mib, 9);
   EXPECT_EQ(table.rows_below_1_mib, 0);
-  // As measured, and stated in docs/cluster.md: the model is 18.6% slow at 22 MiB and -2.5% to +18.6% over the rows.
+  // As measured, and stated in docs/cluster.md: the cost model is 18.6% slow at 22 MiB and -2.5% to +18.6% over the
+  // rows.
   EXPECT_NEAR(table.worst_abs_error_1_to_128_mib, 0.186, 0.001);
   EXPECT_NEAR(table.lowest_error, -0.025, 0.001);  // 80 MiB
   EXPECT_NEAR(table.highest_error, 0.186, 0.001);  // 22 MiB
   // At 22 to 32 MiB, large's gradient size: +12.5% to +18.6%.
-  for (const stats::HeldRow& row : table.rows)
-    if (row.bytes <= 32 * stats::kMiB + 8) EXPECT_GE(row.error, 0.124) << row.bytes;
-  for (const stats::HeldRow& row : table.rows) {
-    EXPECT_EQ(row.candidate.algorithm, stats::CollectiveAlgorithm::ring) << row.bytes;  // 3 nodes: the ring
+  for (const predict::HeldRow& row : table.rows)
+    if (row.bytes <= 32 * predict::kMiB + 8) EXPECT_GE(row.error, 0.124) << row.bytes;
+  for (const predict::HeldRow& row : table.rows) {
+    EXPECT_EQ(row.candidate.algorithm, predict::CollectiveAlgorithm::ring) << row.bytes;  // 3 nodes: the ring
     EXPECT_GE(row.error, -0.03) << row.bytes;
   }
 }
 
 TEST(PublishedTable, TheTableAsPredictPrintsIt) {
-  const stats::PublishedTable source = read_published_table(kArchive + "/nccl-tests-309.json");
-  const Table table = published_table(source, stats::hold_against(source));
+  const predict::PublishedTable source = read_published_table(kArchive + "/nccl-tests-309.json");
+  const Table table = published_table(source, predict::hold_against(source));
   EXPECT_EQ(table.key, "published_nccl_tests_309");
   ASSERT_EQ(table.rows.size(), source.rows.size());
   EXPECT_EQ(std::get<std::int64_t>(table.rows[0][0]), 8);
@@ -108,7 +109,7 @@ TEST(PublishedTable, TheTableAsPredictPrintsIt) {
 TEST(PublishedTable, EachTablesErrorApart) {
   const Table table = published_error_table({read_published_table(kArchive + "/nccl-tests-309.json"),
                                              read_published_table(kArchive + "/nccl-tests-119.json")});
-  EXPECT_EQ(table.key, "allreduce_model_error");
+  EXPECT_EQ(table.key, "allreduce_cost_error");
   ASSERT_EQ(table.rows.size(), 2u);
   const auto& fitted = table.rows[0];
   EXPECT_EQ(std::get<std::string>(fitted[0]), "nccl-tests #309");

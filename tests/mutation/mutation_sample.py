@@ -6,7 +6,8 @@ then an error); prints every mutant and the kill rate. A mutant that does not co
 into '-') is not counted: the next site of the draw takes its place. Not run by CI (docs/testing.md).
 
 Usage: BUILD_DIR=build-sanitize python3 tests/mutation/mutation_sample.py [--count 40] [--seed 2026] [--list]
-           [--changed-since REV]   (only the files a change touched: git diff REV..HEAD)
+           [--base REV]   (only the files a change touched since REV: git diff REV HEAD, moved files by their new
+                          names; --changed-since REV says the same)
 """
 import argparse
 import os
@@ -31,8 +32,9 @@ GPU_ONLY = re.compile(r"cuda|nccl|nvml|gpu_devices|hardware_probe|graph_timing|p
 
 # The test folders that exercise a source folder: its own, and those of the layers built on it that test it directly.
 TEST_FOLDERS = {"platform": ["platform", "model"], "model": ["model", "train"], "comm": ["comm"],
-                "config": ["config", "results", "cli", "stats", "analysis"],
-                "results": ["results", "stats", "analysis"], "stats": ["stats", "analysis"],
+                "config": ["config", "results", "cli", "stats", "predict", "analysis"],
+                "results": ["results", "stats", "predict", "analysis"], "stats": ["stats", "analysis"],
+                "predict": ["predict", "analysis"],
                 "train": ["train"], "cli": ["cli", "end_to_end"], "study": ["study", "end_to_end"],
                 "probes": ["probes"],
                 "analysis": ["analysis"]}
@@ -181,14 +183,15 @@ def main():
     parser.add_argument("--count", type=int, default=40)
     parser.add_argument("--seed", type=int, default=2026)
     parser.add_argument("--list", action="store_true", help="print the sample without running it")
-    parser.add_argument("--changed-since", metavar="REV", help="sample only the files changed between REV and HEAD")
+    parser.add_argument("--base", "--changed-since", dest="base", metavar="REV",
+                        help="sample only the files changed between REV and HEAD")
     args = parser.parse_args()
     build = Path(os.environ.get("BUILD_DIR", ROOT / "build-sanitize")).resolve()
     registered = registered_tests(build)
-    everything = sites(args.changed_since)
+    everything = sites(args.base)
     draw = everything[:]
     random.Random(args.seed).shuffle(draw)
-    print(f"{len(everything)} sites in {len(source_files(args.changed_since))} files; "
+    print(f"{len(everything)} sites in {len(source_files(args.base))} files; "
           f"drawing {args.count} with seed {args.seed}")
     mutants = (operator_mutant(*site) for site in draw)
     if args.list:

@@ -13,7 +13,6 @@
 #include "stats/answer.hpp"
 #include "stats/compare.hpp"
 #include "stats/pairing_identity.hpp"
-#include "stats/ratio_interval_fixture.hpp"
 
 using namespace mgpu;
 using namespace mgpu::stats;
@@ -38,24 +37,41 @@ struct Side {
     s.label = configuration_label(c);
     s.results = &c;
     s.kept_throughput = throughput;
+    s.runs_kept = static_cast<int>(throughput.size());
     s.throughput = summarize_sample(throughput);
     stats.push_back(s);
   }
 };
 
-// The answer's interval rule (speedup_verdict.hpp, whose test pins its edges) in compare's words, with the band asked
-// for.
-TEST(Verdict, WhereTheIntervalLies) {
-  const CompareOptions options;  // 95%, min effect 2%
-  EXPECT_STREQ(verdict_name(decide_verdict(interval(1.03, 1.07), options)), "FASTER");
-  EXPECT_STREQ(verdict_name(decide_verdict(interval(0.93, 0.97), options)), "SLOWER");
-  EXPECT_STREQ(verdict_name(decide_verdict(interval(0.99, 1.30), options)), "SAME");     // large, but contains 1
-  EXPECT_STREQ(verdict_name(decide_verdict(interval(1.01, 1.05), options)), "UNCLEAR");  // excludes 1, not the band
-  EXPECT_STREQ(verdict_name(decide_verdict(interval(0.95, 0.99), options)), "UNCLEAR");
-  EXPECT_STREQ(verdict_name(decide_verdict(RatioInterval{}, options)), "n/a");
+// The answer's interval rule (speedup_verdict.hpp, whose test pins its edges) in the answer's words, with the band
+// asked for: five runs a side around 100 before, after at +10% (faster), -10% (slower), +3% (faster by 2%, within a
+// band of 5%), -0.1% (contains 1), and over three runs (too few for an interval).
+TEST(Verdict, CompareSaysTheAnswersWords) {
+  Side before, after;
+  const std::vector<double> around = {100, 100.1, 99.9, 100, 100};
+  const auto scaled = [&](double by) {
+    std::vector<double> runs;
+    for (const double run : around) runs.push_back(run * by);
+    return runs;
+  };
+  const std::vector<std::pair<double, std::string>> cases = {
+      {1.1, "faster"}, {0.9, "slower"}, {1.03, "faster"}, {0.999, "no significant difference"}};
+  for (std::size_t i = 0; i < cases.size(); ++i) {
+    before.add("c" + std::to_string(i), 2, "default", around, {{"global_batch", std::to_string(8 << i)}});
+    after.add("c" + std::to_string(i), 2, "default", scaled(cases[i].first),
+              {{"global_batch", std::to_string(8 << i)}});
+  }
+  before.add("few", 2, "default", around, {{"global_batch", "1"}});
+  after.add("few", 2, "default", {110, 110.1, 109.9}, {{"global_batch", "1"}});
+  const Comparison c = compare_results(before.stats, after.stats, {});
+  ASSERT_EQ(c.pairs.size(), cases.size() + 1);
+  for (std::size_t i = 0; i < cases.size(); ++i) EXPECT_EQ(c.pairs[i].verdict_text, cases[i].second) << i;
+  EXPECT_EQ(c.pairs.back().verdict, SpeedupVerdict::no_interval);
+  EXPECT_EQ(c.pairs.back().verdict_text, "too few runs to tell");
+  // +3% with a band of 5%: the interval excludes 1 but not the band.
   CompareOptions wide;
-  wide.min_effect = 0.1;
-  EXPECT_STREQ(verdict_name(decide_verdict(interval(1.03, 1.07), wide)), "UNCLEAR");
+  wide.min_effect = 0.05;
+  EXPECT_EQ(compare_results(before.stats, after.stats, wide).pairs[2].verdict_text, "no clear difference");
 }
 
 // compare and the answer judge a ratio by one rule: the same runs (an outlier among them) give compare's after/before
@@ -72,10 +88,11 @@ TEST(Verdict, CompareAgreesWithTheAnswerOnTheSameRuns) {
                                                              {0.5, "slows this step down"},
                                                              {1.01, "no clear difference"},
                                                              {1.0, "no significant difference"}};
-  const std::map<std::string, Verdict> verdict_of = {{"speeds this step up", Verdict::faster},
-                                                     {"slows this step down", Verdict::slower},
-                                                     {"no clear difference", Verdict::unclear},
-                                                     {"no significant difference", Verdict::same}};
+  const std::map<std::string, SpeedupVerdict> verdict_of = {
+      {"speeds this step up", SpeedupVerdict::faster},
+      {"slows this step down", SpeedupVerdict::slower},
+      {"no clear difference", SpeedupVerdict::no_clear_difference},
+      {"no significant difference", SpeedupVerdict::no_significant_difference}};
   for (const int trials : {1, 3})
     for (const auto& [ratio, words] : cases) {
       SCOPED_TRACE(std::to_string(ratio) + ", " + std::to_string(trials) + " trials");
@@ -114,7 +131,10 @@ TEST(Verdict, CompareAgreesWithTheAnswerOnTheSameRuns) {
         EXPECT_DOUBLE_EQ(compared.ratio.high, speedup.high);
       }
       EXPECT_NE(answer.pairs[0].sentence.find(words), std::string::npos) << answer.pairs[0].sentence;
-      EXPECT_EQ(compared.verdict, verdict_of.at(words)) << verdict_name(compared.verdict);
+      EXPECT_EQ(compared.verdict, verdict_of.at(words)) << compared.verdict_text;
+      // Neither faster nor slower: the sentence says compare's very words.
+      if (is_no_difference(compared.verdict))
+        EXPECT_NE(answer.pairs[0].sentence.find(compared.verdict_text + " from 1 GPU"), std::string::npos);
     }
   std::filesystem::remove(path);
 }
@@ -130,10 +150,10 @@ TEST(Compare, PairsByFullIdentityAndListsOneSidedConfigurations) {
   const Comparison c = compare_results(before.stats, after.stats, {});
   ASSERT_EQ(c.pairs.size(), 2u);
   EXPECT_NEAR(c.pairs[0].ratio.ratio, 1.1, 1e-12);
-  EXPECT_EQ(c.pairs[0].verdict, Verdict::faster);
+  EXPECT_EQ(c.pairs[0].verdict, SpeedupVerdict::faster);
   EXPECT_TRUE(c.pairs[0].ratio.has_interval);
   EXPECT_GT(c.pairs[0].ratio.low, 1.0);
-  EXPECT_EQ(c.pairs[1].verdict, Verdict::same);
+  EXPECT_EQ(c.pairs[1].verdict, SpeedupVerdict::no_significant_difference);
   ASSERT_EQ(c.only_before.size(), 1u);
   EXPECT_EQ(c.only_before[0]->label, "gone nccl Ring/default");
   ASSERT_EQ(c.only_after.size(), 1u);
@@ -149,7 +169,7 @@ TEST(Compare, IgnoringNcclSettingsPairsDifferentAlgorithms) {
   options.match_nccl_settings = false;
   const Comparison c = compare_results(before.stats, after.stats, options);
   ASSERT_EQ(c.pairs.size(), 1u);
-  EXPECT_EQ(c.pairs[0].verdict, Verdict::slower);
+  EXPECT_EQ(c.pairs[0].verdict, SpeedupVerdict::slower);
 }
 
 TEST(Compare, FusedOptimizerOnAndOffDoNotPair) {
@@ -181,7 +201,7 @@ TEST(Compare, IgnoredSettingsPairAcrossThem) {
   const Comparison c = compare_results(before.stats, after.stats, options);
   ASSERT_EQ(c.pairs.size(), 1u);
   EXPECT_NEAR(c.pairs[0].ratio.ratio, 1.5, 1e-12);
-  EXPECT_EQ(c.pairs[0].verdict, Verdict::faster);
+  EXPECT_EQ(c.pairs[0].verdict, SpeedupVerdict::faster);
   options.ignored_settings = {"fused_optimizer"};  // per-batch is not needed where one setting is named
   after.results.front().attribute_text["precision"] = "fp32";
   EXPECT_EQ(compare_results(before.stats, after.stats, options).pairs.size(), 1u);
@@ -211,7 +231,7 @@ TEST(Compare, TrialsAreComparedByTheirMeans) {
   EXPECT_LT(pair.ratio.low, 1.0);
   EXPECT_TRUE(pair.welch.valid);
   EXPECT_GT(pair.welch.p, 0.5);
-  EXPECT_EQ(pair.verdict, Verdict::same);
+  EXPECT_EQ(pair.verdict, SpeedupVerdict::no_significant_difference);
   EXPECT_TRUE(c.only_before.empty());
   EXPECT_TRUE(c.only_after.empty());
   // Two trials are enough on either side.
@@ -220,14 +240,62 @@ TEST(Compare, TrialsAreComparedByTheirMeans) {
   EXPECT_EQ(reversed.pairs[0].before_trials, 2u);
   EXPECT_TRUE(reversed.pairs[0].in_trials());
   EXPECT_DOUBLE_EQ(reversed.pairs[0].ratio.ratio, 100.0 / 101.0);
-  // Three trials before, one configuration after: the first before is compared, the other two listed.
-  Side once;
+}
+
+// Trials on one side only (three trials before, one configuration after, or the other way round): no trial means to
+// compare on the side of one, so the first configuration of each side is compared over its runs, as before trials
+// existed (an interval from five kept runs a side, 103 against 100: faster), and the other trials are listed.
+TEST(Compare, TrialsOnOneSideOnlyAreComparedOverTheFirstConfigurationsRuns) {
+  Side trials, once;
+  for (const double mean : {100.0, 104.0, 96.0})
+    trials.add("b", 2, "default", {mean, mean + 0.1, mean - 0.1, mean, mean});
   once.add("a", 2, "default", {103, 103.1, 102.9, 103, 103});
-  const Comparison single = compare_results(before.stats, once.stats, {});
-  ASSERT_EQ(single.pairs.size(), 1u);
-  EXPECT_FALSE(single.pairs[0].in_trials());
-  EXPECT_DOUBLE_EQ(single.pairs[0].ratio.ratio, 103.0 / 100.0);
-  EXPECT_EQ(single.only_before.size(), 2u);
+  for (const bool trials_before : {true, false}) {
+    SCOPED_TRACE(trials_before ? "trials before" : "trials after");
+    const Comparison c =
+        trials_before ? compare_results(trials.stats, once.stats, {}) : compare_results(once.stats, trials.stats, {});
+    ASSERT_EQ(c.pairs.size(), 1u);
+    const ComparedPair& pair = c.pairs[0];
+    EXPECT_FALSE(pair.in_trials());
+    EXPECT_EQ(pair.before_trials, 1u);
+    EXPECT_EQ(pair.after_trials, 1u);
+    EXPECT_EQ(pair.before, trials_before ? &trials.stats[0] : &once.stats[0]);
+    EXPECT_EQ(pair.after, trials_before ? &once.stats[0] : &trials.stats[0]);
+    EXPECT_DOUBLE_EQ(pair.ratio.ratio, trials_before ? 103.0 / 100.0 : 100.0 / 103.0);
+    EXPECT_EQ(pair.before_throughput.n, 5u);  // the runs, not the trial means
+    EXPECT_EQ(pair.after_throughput.n, 5u);
+    ASSERT_TRUE(pair.ratio.has_interval);
+    EXPECT_EQ(pair.verdict_text, trials_before ? "faster" : "slower");
+    EXPECT_EQ((trials_before ? c.only_before : c.only_after).size(), 2u);
+    EXPECT_TRUE((trials_before ? c.only_after : c.only_before).empty());
+  }
+}
+
+// Compare's interval over trials is Fieller's for two independent means of the trial means. By hand: before 99 and
+// 101 (mean 100, variance 2, of the mean 1), after 198 and 202 (mean 200, variance 8, of the mean 4); ratio 2;
+// Welch-Satterthwaite df at the ratio (4 + 2² · 1)² / (4² / 1 + 2⁴ · 1² / 1) = 2, and with 2 df Student's t in closed
+// form, t(0.975, 2)² = 2 · 0.95² / (1 − 0.95²) = 18.5128; the ends (m_a m_b ± √(t² (v_a m_b² + v_b m_a² − t² v_a v_b)))
+// / (m_b² − t² v_b) = (20000 ± √(18.5128 · 79925.95)) / 9981.487 = 1.881843 and 2.125576.
+TEST(Compare, TheTrialIntervalIsFiellersOnTheTrialMeans) {
+  Side before, after;
+  for (const double mean : {99.0, 101.0}) before.add("b", 2, "default", std::vector<double>(5, mean));
+  for (const double mean : {198.0, 202.0}) after.add("a", 2, "default", std::vector<double>(5, mean));
+  const Comparison c = compare_results(before.stats, after.stats, {});
+  ASSERT_EQ(c.pairs.size(), 1u);
+  const ComparedPair& pair = c.pairs[0];
+  ASSERT_TRUE(pair.in_trials());
+  EXPECT_DOUBLE_EQ(pair.before_throughput.mean, 100.0);
+  EXPECT_DOUBLE_EQ(pair.after_throughput.mean, 200.0);
+  EXPECT_DOUBLE_EQ(pair.ratio.ratio, 2.0);
+  ASSERT_TRUE(pair.ratio.has_interval);
+  EXPECT_NEAR(pair.ratio.df, 2.0, 1e-12);
+  const double t2 = 2 * 0.95 * 0.95 / (1 - 0.95 * 0.95);
+  const double root = std::sqrt(t2 * (4 * 100 * 100 + 1 * 200 * 200 - t2 * 4 * 1));
+  EXPECT_NEAR(pair.ratio.low, (200 * 100 - root) / (100 * 100 - t2 * 1), 1e-9);
+  EXPECT_NEAR(pair.ratio.high, (200 * 100 + root) / (100 * 100 - t2 * 1), 1e-9);
+  EXPECT_NEAR(pair.ratio.low, 1.881843, 1e-6);
+  EXPECT_NEAR(pair.ratio.high, 2.125576, 1e-6);
+  EXPECT_EQ(pair.verdict_text, "faster");
 }
 
 }  // namespace

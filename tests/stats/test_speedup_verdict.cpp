@@ -46,14 +46,22 @@ TEST(SpeedupVerdict, TheTwoPercentEdgesBelongToTheBand) {
   EXPECT_EQ(missing_interval_reason(5), "too noisy");
 }
 
-// Each verdict's words are distinct; without an interval they give its reason.
+// One vocabulary: the words compare's verdict, the answer's sentences and the break-even's bands say; without an
+// interval they give its reason.
 TEST(SpeedupVerdict, WordsNameEachVerdictAndWhyThereIsNone) {
   EXPECT_EQ(speedup_verdict_words(SpeedupVerdict::faster, ""), "faster");
   EXPECT_EQ(speedup_verdict_words(SpeedupVerdict::slower, ""), "slower");
   EXPECT_EQ(speedup_verdict_words(SpeedupVerdict::no_significant_difference, ""), "no significant difference");
   EXPECT_EQ(speedup_verdict_words(SpeedupVerdict::no_clear_difference, ""), "no clear difference");
-  EXPECT_EQ(speedup_verdict_words(SpeedupVerdict::no_interval, "too few runs"), "too few runs to tell");
-  EXPECT_EQ(speedup_verdict_words(SpeedupVerdict::no_interval, "too noisy"), "too noisy to tell");
+  EXPECT_EQ(speedup_verdict_words(SpeedupVerdict::no_interval, missing_interval_reason(4)), "too few runs to tell");
+  EXPECT_EQ(speedup_verdict_words(SpeedupVerdict::no_interval, missing_interval_reason(5)), "too noisy to tell");
+}
+
+// A fraction as the verdicts print it, the minimum effect and the confidence among them.
+TEST(SpeedupVerdict, PercentTextPrintsAFractionAsAPercentage) {
+  EXPECT_EQ(percent_text(kConfidence), "95%");
+  EXPECT_EQ(percent_text(0.025), "2.5%");
+  EXPECT_EQ(percent_text(0.1), "10%");
 }
 
 }  // namespace

@@ -59,6 +59,22 @@ TEST(TrialStopping, EveryGpuCountMustBeNarrow) {
   EXPECT_EQ(stopping.stop_reason(5, {narrow, stats::RatioInterval{}}, 0), "");  // no interval: never narrow
 }
 
+// A speedup without an interval (here the 1-GPU trial means are too noisy for a bounded one: mean 80.6, sd 109 over
+// 5 trials) has a ratio but no width: the rule computes no noise percentage from it and never stops on noise, however
+// loose --max-noise is; the time limit and the most trials still stop the batch.
+TEST(TrialStopping, NeverStopsOnNoiseWithoutAnInterval) {
+  const std::vector<double> one{1, 200, 1, 200, 1}, two{2, 400, 2, 400, 2};
+  const stats::RatioInterval unbounded = stats::paired_trial_ratio_interval(two, one);
+  ASSERT_FALSE(unbounded.has_interval);
+  ASSERT_DOUBLE_EQ(unbounded.ratio, 2.0);
+  for (const double max_noise : {1.0, 1000.0}) {
+    EXPECT_EQ(TrialStopping(max_noise, 0).stop_reason(5, {unbounded}, 0), "") << max_noise;
+    EXPECT_EQ(TrialStopping(max_noise, 60).stop_reason(5, {unbounded}, 60), "time: 60.0 s of trials, --max-time 60 s");
+  }
+  EXPECT_EQ(TrialStopping(1000, 0).stop_reason(kMaxAutoTrials, {unbounded}, 0),
+            "the most trials --trials auto measures");
+}
+
 TEST(TrialStopping, StopsByTimeOnlyAfterTheMinimum) {
   const std::vector<double> one(5, 100), wide{150, 153, 147, 150, 150};
   EXPECT_EQ(stop_after(one, wide, 1, 60, 59.9), "");

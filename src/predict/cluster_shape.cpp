@@ -1,9 +1,9 @@
 // Purpose: the cluster shape's parsing, layout and text (cluster_shape.hpp).
-#include "stats/cluster_shape.hpp"
+#include "predict/cluster_shape.hpp"
 
 #include "platform/error.hpp"
 
-namespace mgpu::stats {
+namespace mgpu::predict {
 namespace {
 
 constexpr int kMaxCount = 1024;
@@ -52,4 +52,4 @@ std::string shape_text(const ClusterShape& shape) {
   return text;
 }
 
-}  // namespace mgpu::stats
+}  // namespace mgpu::predict

@@ -1,16 +1,16 @@
-// Purpose: tests of the all-reduce model: the measured curve (slowest rank, median over runs), its interpolation in
-// log size with its boundaries, the alpha-beta ring and tree formulas at 2 and 4 ranks against hand-computed values,
+// Purpose: tests of the all-reduce cost model: the measured curve (slowest rank, median over runs), its interpolation
+// in log size with its boundaries, the alpha-beta ring and tree formulas at 2 and 4 ranks against hand-computed values,
 // the link fitted to a 2-rank sweep, the named links, and the nodes a sweep ran on.
 #include <gtest/gtest.h>
 
 #include <cmath>
 
 #include "platform/error.hpp"
-#include "stats/allreduce_model.hpp"
-#include "stats/step_model_fixture.hpp"
+#include "predict/allreduce_cost.hpp"
+#include "predict/step_cost_fixture.hpp"
 
 using namespace mgpu;
-using namespace mgpu::stats;
+using namespace mgpu::predict;
 
 namespace {
 
@@ -21,8 +21,8 @@ Link ten_gbs() { return {"test", 10.0, 5.0, "test"}; }
 
 }  // namespace
 
-TEST(AllreduceModel, CurveTakesTheSlowestRankOfEachSize) {
-  const AllreduceCurve curve = allreduce_curve(step_model_test::sweep());
+TEST(AllreduceCost, CurveTakesTheSlowestRankOfEachSize) {
+  const AllreduceCurve curve = allreduce_curve(step_cost_test::sweep());
   EXPECT_EQ(curve.ranks, 2);
   ASSERT_EQ(curve.bytes_ms.size(), 2u);
   EXPECT_EQ(curve.bytes_ms[0].first, 1000);
@@ -30,7 +30,7 @@ TEST(AllreduceModel, CurveTakesTheSlowestRankOfEachSize) {
   EXPECT_DOUBLE_EQ(curve.bytes_ms[1].second, 0.1);
 
   // Rank 0 the slowest: its times, not rank 1's.
-  results_schema::AllreduceSweep rank0_slowest = step_model_test::sweep();
+  results_schema::AllreduceSweep rank0_slowest = step_cost_test::sweep();
   rank0_slowest.op_ms.values = {0.01, 0.1, 0.009, 0.09};
   const AllreduceCurve from_rank0 = allreduce_curve(rank0_slowest);
   ASSERT_EQ(from_rank0.bytes_ms.size(), 2u);
@@ -39,8 +39,8 @@ TEST(AllreduceModel, CurveTakesTheSlowestRankOfEachSize) {
 }
 
 // The nodes of a sweep: its `nodes` attribute, or for an older file the distinct hosts of its ranks.
-TEST(AllreduceModel, CurveKnowsTheNodesItsRanksRanOn) {
-  results_schema::AllreduceSweep sweep = step_model_test::sweep();
+TEST(AllreduceCost, CurveKnowsTheNodesItsRanksRanOn) {
+  results_schema::AllreduceSweep sweep = step_cost_test::sweep();
   EXPECT_EQ(allreduce_curve(sweep).nodes, 1);  // both ranks on node0
   sweep.conditions.hosts = {"a", "b"};
   EXPECT_EQ(allreduce_curve(sweep).nodes, 2);
@@ -53,8 +53,8 @@ TEST(AllreduceModel, CurveKnowsTheNodesItsRanksRanOn) {
 
 // The step issues one all-reduce after backward: the curve is each all-reduce timed alone (op_ms), not the
 // back-to-back mean (time_ms), which overlaps one call's start-up with the last one's end.
-TEST(AllreduceModel, CurveIsTheAllReduceTimedAloneNotTheBackToBackMean) {
-  results_schema::AllreduceSweep sweep = step_model_test::sweep();
+TEST(AllreduceCost, CurveIsTheAllReduceTimedAloneNotTheBackToBackMean) {
+  results_schema::AllreduceSweep sweep = step_cost_test::sweep();
   for (double& ms : sweep.op_ms.values) ms += 0.003;
   const AllreduceCurve curve = allreduce_curve(sweep);
   EXPECT_DOUBLE_EQ(curve.bytes_ms[0].second, 0.013);
@@ -63,8 +63,8 @@ TEST(AllreduceModel, CurveIsTheAllReduceTimedAloneNotTheBackToBackMean) {
 
 // A sweep of one size (`--min-bytes` = `--max-bytes`) is a curve of one point: its time at and below that size, in
 // proportion above it.
-TEST(AllreduceModel, ASweepOfOneSizeIsACurveOfOnePoint) {
-  results_schema::AllreduceSweep sweep = step_model_test::sweep();
+TEST(AllreduceCost, ASweepOfOneSizeIsACurveOfOnePoint) {
+  results_schema::AllreduceSweep sweep = step_cost_test::sweep();
   sweep.bytes.values.resize(1);
   sweep.bytes.shape = {1};
   sweep.op_ms.shape.back() = 1;
@@ -79,41 +79,41 @@ TEST(AllreduceModel, ASweepOfOneSizeIsACurveOfOnePoint) {
   EXPECT_DOUBLE_EQ(interpolate_allreduce_ms(curve, 3000), 0.03);
 }
 
-TEST(AllreduceModel, InterpolationIsAPowerLawBetweenNeighbours) {
+TEST(AllreduceCost, InterpolationIsAPowerLawBetweenNeighbours) {
   // 10,000 bytes is the log midpoint of 1,000 and 100,000: the geometric mean of 0.01 and 0.1.
   EXPECT_NEAR(interpolate_allreduce_ms(two_points(), 10000), std::sqrt(0.01 * 0.1), 1e-12);
   EXPECT_DOUBLE_EQ(interpolate_allreduce_ms(two_points(), 1000), 0.01);   // exact hit
   EXPECT_DOUBLE_EQ(interpolate_allreduce_ms(two_points(), 100000), 0.1);  // exact hit
 }
 
-TEST(AllreduceModel, BelowTheSweepTheLatencyFloorAboveItTheLargestBandwidth) {
+TEST(AllreduceCost, BelowTheSweepTheLatencyFloorAboveItTheLargestBandwidth) {
   EXPECT_DOUBLE_EQ(interpolate_allreduce_ms(two_points(), 10), 0.01);     // clamped
   EXPECT_DOUBLE_EQ(interpolate_allreduce_ms(two_points(), 999), 0.01);    // clamped
   EXPECT_DOUBLE_EQ(interpolate_allreduce_ms(two_points(), 200000), 0.2);  // proportional to size
   EXPECT_THROW(interpolate_allreduce_ms(two_points(), 0), UsageError);
 }
 
-TEST(AllreduceModel, RingAtTwoAndFourRanks) {
+TEST(AllreduceCost, RingAtTwoAndFourRanks) {
   // N = 2: 2 (N-1) alpha = 0.01 ms, 2 (N-1)/N S / beta = 1e6 / 1e10 s = 0.1 ms.
   EXPECT_NEAR(ring_allreduce_ms(1000000, 2, ten_gbs()), 0.11, 1e-12);
   // N = 4: 6 alpha = 0.03 ms, 1.5 x 0.1 ms = 0.15 ms.
   EXPECT_NEAR(ring_allreduce_ms(1000000, 4, ten_gbs()), 0.18, 1e-12);
 }
 
-TEST(AllreduceModel, TreeAtTwoAndFourRanks) {
+TEST(AllreduceCost, TreeAtTwoAndFourRanks) {
   // 2 ceil(log2 N) alpha + 2 S / beta: N = 2: 0.01 + 0.2; N = 4: 0.02 + 0.2.
   EXPECT_NEAR(tree_allreduce_ms(1000000, 2, ten_gbs()), 0.21, 1e-12);
   EXPECT_NEAR(tree_allreduce_ms(1000000, 4, ten_gbs()), 0.22, 1e-12);
 }
 
-TEST(AllreduceModel, TheFasterAlgorithmIsTakenAndOneRankCostsNothing) {
+TEST(AllreduceCost, TheFasterAlgorithmIsTakenAndOneRankCostsNothing) {
   EXPECT_NEAR(alpha_beta_allreduce_ms(1000000, 4, ten_gbs()), 0.18, 1e-12);  // ring: bandwidth-bound
   // 100 bytes on 4 ranks: ring 0.03 + 1.5e-5, tree 0.02 + 2e-5: the tree's fewer latencies win.
   EXPECT_NEAR(alpha_beta_allreduce_ms(100, 4, ten_gbs()), 0.02002, 1e-12);
   EXPECT_EQ(alpha_beta_allreduce_ms(1000000, 1, ten_gbs()), 0.0);
 }
 
-TEST(AllreduceModel, LinkFittedToATwoRankSweep) {
+TEST(AllreduceCost, LinkFittedToATwoRankSweep) {
   // 2 alpha = the fastest time 0.01 ms -> 5 us; beta = 1e5 bytes / (0.1 - 0.01) ms = 1.111 GB/s.
   const Link link = link_from_sweep(two_points());
   EXPECT_NEAR(link.latency_us, 5.0, 1e-12);
@@ -123,7 +123,7 @@ TEST(AllreduceModel, LinkFittedToATwoRankSweep) {
   EXPECT_THROW(link_from_sweep({4, {{1000, 0.01}, {100000, 0.1}}}), UsageError);
 }
 
-TEST(AllreduceModel, NamedLinks) {
+TEST(AllreduceCost, NamedLinks) {
   // Every listed link at what NVIDIA states NCCL reaches through one such NIC (ib800: twice ib400, assumed), 5 us, its
   // line rate and who states the figure named in its source.
   const std::vector<std::string> names = link_names();

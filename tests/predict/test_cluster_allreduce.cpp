@@ -1,21 +1,21 @@
-// Purpose: tests of the cluster all-reduce model against hand-computed values: the hops of the ring and the tree on
-// one node and on several, each algorithm's bandwidth (the node's or the NICs', whichever limits; the tree on 2 nodes
-// against more), every protocol's latency and bandwidth, the fastest candidate and its switches by size on #309's
+// Purpose: tests of the cluster all-reduce cost model against hand-computed values: the hops of the ring and the tree
+// on one node and on several, each algorithm's bandwidth (the node's or the NICs', whichever limits; the tree on 2
+// nodes against more), every protocol's latency and bandwidth, the fastest candidate and its switches by size on #309's
 // shape (LL to LL128 to the ring's Simple to the tree's Simple), the inside of a node from a sweep or stated NVLink
-// figures, a measured sweep of a layout answering for it in the step model and the model's all-reduce alone scaled for
-// an error band, and the fitted constants listed with the values the terms use.
+// figures, a measured sweep of a layout answering for it in the step cost model and the model's all-reduce alone scaled
+// for an error band, and the fitted constants listed with the values the terms use.
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <map>
 
 #include "platform/error.hpp"
-#include "stats/cluster_allreduce.hpp"
-#include "stats/step_model.hpp"
-#include "stats/step_model_fixture.hpp"
+#include "predict/cluster_allreduce.hpp"
+#include "predict/step_cost.hpp"
+#include "predict/step_cost_fixture.hpp"
 
 using namespace mgpu;
-using namespace mgpu::stats;
+using namespace mgpu::predict;
 
 namespace {
 
@@ -169,21 +169,21 @@ TEST(ClusterAllreduce, StatedNvlinkFiguresByGpu) {
 TEST(ClusterAllreduce, TheClusterAnswersEachGpuCountByItsLayout) {
   const AllreduceCurve one_node_two{2, {{1000, 0.0083}, {100000000, 1.0}}, 1};
   const AllreduceCurve two_nodes_four{4, {{1000, 0.05}, {100000000, 5.0}}, 2};
-  const ClusterAllreduceModel cluster(2, 1, round_nic(), "GPU", {one_node_two, two_nodes_four});
+  const ClusterAllreduceCostModel cluster(2, 1, round_nic(), "GPU", {one_node_two, two_nodes_four});
   // 2 GPUs: one node, the 2-rank sweep of one node; 4 GPUs: 2 nodes of 2, the 4-rank sweep across 2 nodes.
   ASSERT_NE(cluster.measured_curve(2), nullptr);
   EXPECT_EQ(cluster.measured_curve(2)->nodes, 1);
   ASSERT_NE(cluster.measured_curve(4), nullptr);
   EXPECT_EQ(cluster.measured_curve(4)->nodes, 2);
   EXPECT_EQ(cluster.measured_curve(8), nullptr);
-  // 8 GPUs: 4 nodes of 2, the model with the node from the 2-rank sweep: hop (8.3 - 6.3) / 2 = 1 us.
+  // 8 GPUs: 4 nodes of 2, the cost model with the node from the 2-rank sweep: hop (8.3 - 6.3) / 2 = 1 us.
   EXPECT_NEAR(cluster.node(2).hop_latency_us, 1.0, 1e-9);
   const AllreduceCandidate eight = cluster.estimate(1000000, 8);
   EXPECT_DOUBLE_EQ(eight.ms(1000000), fastest_candidate(1000000, {4, 2, 1}, cluster.node(2), round_nic()).ms(1000000));
   // One GPU a node: nothing inside it limits.
   EXPECT_TRUE(std::isinf(cluster.node(1).bus_gbs));
   // Nodes of 4 with no sweep on 4 GPUs of one node and a GPU without NVLink figures: named.
-  const ClusterAllreduceModel unknown(4, 4, round_nic(), "GPU", {one_node_two});
+  const ClusterAllreduceCostModel unknown(4, 4, round_nic(), "GPU", {one_node_two});
   try {
     unknown.estimate(1000, 8);
     FAIL() << "no inside of a node of 4";
@@ -191,16 +191,16 @@ TEST(ClusterAllreduce, TheClusterAnswersEachGpuCountByItsLayout) {
     EXPECT_NE(std::string(e.what()).find("4 GPUs of one node"), std::string::npos) << e.what();
     EXPECT_NE(std::string(e.what()).find("'GPU'"), std::string::npos) << e.what();
   }
-  EXPECT_THROW(ClusterAllreduceModel(2, 1, {"bad", 0.0, 5.0, ""}, "GPU", {}), UsageError);
+  EXPECT_THROW(ClusterAllreduceCostModel(2, 1, {"bad", 0.0, 5.0, ""}, "GPU", {}), UsageError);
 }
 
-// In the step model a sweep measured on a GPU count's layout answers for it (interpolated), the cluster model for
-// the others (estimated); a link given too no longer replaces the sweep.
+// In the step cost model a sweep measured on a GPU count's layout answers for it (interpolated), the cluster cost model
+// for the others (estimated); a link given too no longer replaces the sweep.
 TEST(ClusterAllreduce, AMeasuredMultiNodeSweepOverridesTheModelInTheStep) {
-  const ProbeRates rates = probe_rates(step_model_test::probe(), Precision::fp32);
+  const ProbeRates rates = probe_rates(step_cost_test::probe(), Precision::fp32);
   const AllreduceCurve across{2, {{1000, 0.02}, {100000, 0.2}}, 2};  // 2 ranks on 2 nodes
-  StepModel model(rates, {across}, round_nic(), true);
-  model.use_cluster(ClusterAllreduceModel(1, 1, round_nic(), "GPU", {across}));
+  StepCostModel model(rates, {across}, round_nic(), true);
+  model.use_cluster(ClusterAllreduceCostModel(1, 1, round_nic(), "GPU", {across}));
   TermSource source = TermSource::measured;
   EXPECT_NEAR(model.allreduce_ms(10000, 2, &source), 1.06 * 0.02 * std::pow(10.0, 0.5), 1e-12);  // log midpoint
   EXPECT_EQ(source, TermSource::interpolated);
@@ -211,12 +211,12 @@ TEST(ClusterAllreduce, AMeasuredMultiNodeSweepOverridesTheModelInTheStep) {
   EXPECT_EQ(model.allreduce_ms(10000, 1, &source), 0.0);
 }
 
-// An error band's end scales the cluster model's all-reduce in the step, never a measured sweep's.
+// An error band's end scales the cluster cost model's all-reduce in the step, never a measured sweep's.
 TEST(ClusterAllreduce, TheBandsScaleReachesOnlyTheModelsAllreduce) {
-  const ProbeRates rates = probe_rates(step_model_test::probe(), Precision::fp32);
+  const ProbeRates rates = probe_rates(step_cost_test::probe(), Precision::fp32);
   const AllreduceCurve across{2, {{1000, 0.02}, {100000, 0.2}}, 2};  // 2 ranks on 2 nodes: measured
-  StepModel model(rates, {across}, round_nic(), true);
-  model.use_cluster(ClusterAllreduceModel(1, 1, round_nic(), "GPU", {across}));
+  StepCostModel model(rates, {across}, round_nic(), true);
+  model.use_cluster(ClusterAllreduceCostModel(1, 1, round_nic(), "GPU", {across}));
   TermSource source = TermSource::measured;
   const double measured = model.allreduce_ms(10000, 2, &source), modelled = model.allreduce_ms(10000, 4, &source);
   model.scale_modelled_allreduce(1.25);

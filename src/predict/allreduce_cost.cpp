@@ -1,5 +1,5 @@
-// Purpose: measured all-reduce curves and the alpha-beta model of ring and tree all-reduce (allreduce_model.hpp).
-#include "stats/allreduce_model.hpp"
+// Purpose: measured all-reduce curves and the alpha-beta cost model of ring and tree all-reduce (allreduce_cost.hpp).
+#include "predict/allreduce_cost.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -11,11 +11,11 @@
 #include "platform/sample_median.hpp"
 #include "results/attribute_text.hpp"
 
-namespace mgpu::stats {
+namespace mgpu::predict {
 namespace {
 
 void check_ranks(int ranks) {
-  if (ranks < 1) throw UsageError("all-reduce model: " + std::to_string(ranks) + " ranks: expected at least 1");
+  if (ranks < 1) throw UsageError("all-reduce cost model: " + std::to_string(ranks) + " ranks: expected at least 1");
 }
 
 }  // namespace
@@ -48,8 +48,9 @@ AllreduceCurve allreduce_curve(const results_schema::AllreduceSweep& sweep) {
 }
 
 double interpolate_allreduce_ms(const AllreduceCurve& curve, long long bytes) {
-  if (bytes <= 0) throw UsageError("all-reduce model: " + std::to_string(bytes) + " bytes: expected a positive size");
-  if (curve.bytes_ms.empty()) throw UsageError("all-reduce model: the measured curve is empty");
+  if (bytes <= 0)
+    throw UsageError("all-reduce cost model: " + std::to_string(bytes) + " bytes: expected a positive size");
+  if (curve.bytes_ms.empty()) throw UsageError("all-reduce cost model: the measured curve is empty");
   const auto& points = curve.bytes_ms;
   if (bytes <= points.front().first) return points.front().second;
   if (bytes >= points.back().first) return points.back().second * double(bytes) / double(points.back().first);
@@ -93,15 +94,15 @@ Link named_link(const std::string& name) {
 
 Link link_from_sweep(const AllreduceCurve& curve) {
   if (curve.ranks != 2)
-    throw UsageError("all-reduce model: a link is derived from a 2-rank sweep, this one has " +
+    throw UsageError("all-reduce cost model: a link is derived from a 2-rank sweep, this one has " +
                      std::to_string(curve.ranks) + " ranks");
-  if (curve.bytes_ms.size() < 2) throw UsageError("all-reduce model: a link needs a sweep of at least 2 sizes");
+  if (curve.bytes_ms.size() < 2) throw UsageError("all-reduce cost model: a link needs a sweep of at least 2 sizes");
   // The latency floor: the fastest of the small messages (the very smallest is often not the fastest).
   double two_alpha_ms = curve.bytes_ms.front().second;
   for (const auto& point : curve.bytes_ms) two_alpha_ms = std::min(two_alpha_ms, point.second);
   const auto& [largest_bytes, largest_ms] = curve.bytes_ms.back();
   if (!(largest_ms > two_alpha_ms))
-    throw UsageError("all-reduce model: the sweep's largest size is not slower than its smallest; no bandwidth");
+    throw UsageError("all-reduce cost model: the sweep's largest size is not slower than its smallest; no bandwidth");
   Link link;
   link.name = "fitted to the 2-rank sweep";
   link.latency_us = two_alpha_ms / 2 * 1e3;
@@ -127,4 +128,4 @@ double alpha_beta_allreduce_ms(long long bytes, int ranks, const Link& link) {
   return std::min(ring_allreduce_ms(bytes, ranks, link), tree_allreduce_ms(bytes, ranks, link));
 }
 
-}  // namespace mgpu::stats
+}  // namespace mgpu::predict

@@ -1,7 +1,7 @@
-// Purpose: a model of one data-parallel training step from measured rates (docs/model.md): per layer the step's own
-// units as the probe timed them (a preset in fp32), or the GEMMs at their shapes with our elementwise kernels and
+// Purpose: the cost of one data-parallel training step from measured rates (docs/prediction.md): per layer the step's
+// own units as the probe timed them (a preset in fp32), or the GEMMs at their shapes with our elementwise kernels and
 // Adam as bytes over the probe's copy bandwidth (never under its graph-node cost); and the gradient all-reduce
-// (allreduce_model.hpp), exposed or overlapped as the step runs it, or the sharded optimizer's reduce-scatter and
+// (allreduce_cost.hpp), exposed or overlapped as the step runs it, or the sharded optimizer's reduce-scatter and
 // all-gather in its place (docs/measurement.md, "Step execution").
 #pragma once
 
@@ -12,11 +12,11 @@
 
 #include "config/configuration.hpp"
 #include "model/mlp_spec.hpp"
+#include "predict/allreduce_cost.hpp"
+#include "predict/cluster_allreduce.hpp"
 #include "results/results_schema.hpp"
-#include "stats/allreduce_model.hpp"
-#include "stats/cluster_allreduce.hpp"
 
-namespace mgpu::stats {
+namespace mgpu::predict {
 
 // Where a term's value came from, from strongest to weakest.
 enum class TermSource { measured, interpolated, extrapolated, estimated };
@@ -92,11 +92,12 @@ struct StepPrediction {
   TermSource allreduce_source = TermSource::measured;  // measured: an all-reduce sweep at this rank count
 };
 
-class StepModel {
+class StepCostModel {
  public:
   // curves: measured all-reduce sweeps (any rank counts); link: for rank counts without a curve (or all rank counts
   // when given explicitly, override_curves); without one, a 2-rank curve's fitted link is used.
-  StepModel(ProbeRates rates, std::vector<AllreduceCurve> curves, std::optional<Link> link, bool link_overrides_curves);
+  StepCostModel(ProbeRates rates, std::vector<AllreduceCurve> curves, std::optional<Link> link,
+                bool link_overrides_curves);
 
   // The step of a resolved configuration (its model, GPU count, global batch and step settings).
   StepPrediction predict(const Configuration& configuration) const;
@@ -105,26 +106,26 @@ class StepModel {
   // The link used for rank counts without a curve, if any.
   const std::optional<Link>& link() const { return link_; }
   // With a cluster (cluster_allreduce.hpp) the all-reduce of every GPU count is the sweep measured on its layout
-  // where there is one, else the cluster model's; the link and the curves of other layouts no longer answer.
-  void use_cluster(ClusterAllreduceModel cluster) { cluster_ = std::move(cluster); }
-  // Every all-reduce the cluster model gives (never a measured sweep's) times `factor`: the ends of a prediction's
+  // where there is one, else the cluster cost model's; the link and the curves of other layouts no longer answer.
+  void use_cluster(ClusterAllreduceCostModel cluster) { cluster_ = std::move(cluster); }
+  // Every all-reduce the cluster cost model gives (never a measured sweep's) times `factor`: the ends of a prediction's
   // error band (docs/cluster.md, "The error band"). UsageError for a factor that is not positive and finite.
   void scale_modelled_allreduce(double factor);
-  const std::optional<ClusterAllreduceModel>& cluster() const { return cluster_; }
+  const std::optional<ClusterAllreduceCostModel>& cluster() const { return cluster_; }
   const ProbeRates& rates() const { return rates_; }
   // The preset whose step units the probe timed and whose widths `model` has ("" if none): its step is then composed
   // from them instead of from cuBLAS GEMMs and elementwise traffic.
   std::string probed_preset(const MlpSpec& model) const;
 
  private:
-  // The all-reduce timed alone, as the sweep (or the link's alpha-beta model fitted to one) gives it.
+  // The all-reduce timed alone, as the sweep (or the link's alpha-beta cost model fitted to one) gives it.
   double alone_allreduce_ms(long long bytes, int ranks, TermSource* source) const;
   ProbeRates rates_;
   std::vector<AllreduceCurve> curves_;
   std::optional<Link> link_;
   bool link_overrides_curves_ = false;
-  std::optional<ClusterAllreduceModel> cluster_;
+  std::optional<ClusterAllreduceCostModel> cluster_;
   double modelled_allreduce_scale_ = 1.0;
 };
 
-}  // namespace mgpu::stats
+}  // namespace mgpu::predict

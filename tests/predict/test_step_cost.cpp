@@ -1,5 +1,5 @@
-// Purpose: tests of the step model's terms against hand-computed values on the synthetic probe of
-// step_model_fixture.hpp (read back from a file written by the results writer): GEMM interpolation and its
+// Purpose: tests of the step cost model's terms against hand-computed values on the synthetic probe of
+// step_cost_fixture.hpp (read back from a file written by the results writer): GEMM interpolation and its
 // boundaries, memory passes and their floor, and whole steps on 1, 2 and 4 ranks with and without overlap.
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -12,20 +12,20 @@
 
 #include "model/mlp_spec.hpp"
 #include "platform/error.hpp"
+#include "predict/step_cost.hpp"
+#include "predict/step_cost_fixture.hpp"
 #include "results/results_reader.hpp"
-#include "stats/step_model.hpp"
-#include "stats/step_model_fixture.hpp"
 
 using namespace mgpu;
-using namespace mgpu::stats;
-namespace fixture = mgpu::step_model_test;
+using namespace mgpu::predict;
+namespace fixture = mgpu::step_cost_test;
 
 namespace {
 
-class StepModelTest : public ::testing::Test {
+class StepCostTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    char pattern[] = "/tmp/mgpu_step_model_XXXXXX";
+    char pattern[] = "/tmp/mgpu_step_cost_XXXXXX";
     ASSERT_NE(mkdtemp(pattern), nullptr);
     dir_ = pattern;
     const std::string file = dir_ + "/probe.h5";
@@ -41,7 +41,7 @@ class StepModelTest : public ::testing::Test {
     EXPECT_EQ(term_source_name(source), std::string(term_source_name(expected))) << in << "x" << out << " b" << batch;
     return ms;
   }
-  StepModel model() const { return StepModel(rates_, {curve_}, std::nullopt, false); }
+  StepCostModel model() const { return StepCostModel(rates_, {curve_}, std::nullopt, false); }
 
   std::string dir_;
   ProbeRates rates_;
@@ -49,12 +49,12 @@ class StepModelTest : public ::testing::Test {
 };
 
 const MlpSpec kMlp = custom_model(fixture::kWidths, 0.0);
-// The step's all-reduce: the sweep's (or the link's) time for the same bytes x 1.06 (step_model.cpp).
+// The step's all-reduce: the sweep's (or the link's) time for the same bytes x 1.06 (step_cost.cpp).
 constexpr double kInStep = 1.06;
 
 }  // namespace
 
-TEST_F(StepModelTest, ProbeRatesReadTheFile) {
+TEST_F(StepCostTest, ProbeRatesReadTheFile) {
   EXPECT_EQ(rates_.gemms.size(), 10u);
   EXPECT_NEAR(rates_.peak_gemm_tflops, 20.0, 1e-9);
   EXPECT_DOUBLE_EQ(rates_.graph_node_ms, 0.0005);
@@ -63,7 +63,7 @@ TEST_F(StepModelTest, ProbeRatesReadTheFile) {
 }
 
 // The launch costs are found by label, wherever each stands: the graph node's first, the kernel launch's last.
-TEST_F(StepModelTest, LaunchCostsAreReadByLabelInAnyOrder) {
+TEST_F(StepCostTest, LaunchCostsAreReadByLabelInAnyOrder) {
   results_schema::HardwareProbe probe = fixture::probe();
   probe.launch_labels = {"graph_node", "graph_launch", "kernel_launch"};
   probe.launch_ms.values = {0.0005, 0.002, 0.003};
@@ -74,7 +74,7 @@ TEST_F(StepModelTest, LaunchCostsAreReadByLabelInAnyOrder) {
 
 // A GEMM's time is its median over the probe's runs, the first axis of gemm_ms, whatever the number of precisions,
 // the second: 3 runs of fp32 and bf16, fp32's L0 forward at batch 16 timed 0.010, 0.030 and 0.015 ms.
-TEST_F(StepModelTest, EachGemmIsItsMedianOverTheProbesRuns) {
+TEST_F(StepCostTest, EachGemmIsItsMedianOverTheProbesRuns) {
   results_schema::HardwareProbe probe = fixture::probe();
   const std::size_t gemms = probe.gemm_labels.size(), precisions = 2, runs = 3;
   probe.runs = runs;
@@ -90,7 +90,7 @@ TEST_F(StepModelTest, EachGemmIsItsMedianOverTheProbesRuns) {
 
 // tf32x3 runs three TF32 products per GEMM, so its rates are the probe's tf32 ones with every GEMM three times as long
 // (the peak a third); and each kernel that writes a GEMM operand writes its split too: 2 floats more per value.
-TEST_F(StepModelTest, Tf32x3IsThreeTf32GemmsAndTheSplitsTraffic) {
+TEST_F(StepCostTest, Tf32x3IsThreeTf32GemmsAndTheSplitsTraffic) {
   results_schema::HardwareProbe probe = fixture::probe();
   const std::size_t gemms = probe.gemm_labels.size();
   probe.gemm_precisions = {"fp32", "tf32"};
@@ -108,7 +108,7 @@ TEST_F(StepModelTest, Tf32x3IsThreeTf32GemmsAndTheSplitsTraffic) {
   // A batch large enough that every pass is far above the graph node's floor: forward's elementwise passes move
   // (2 + 2) floats per hidden output and (3 + 2) per loss value, Adam (7 + 2) per parameter.
   constexpr long long kBatch = 1LL << 22;
-  const StepModel model(tf32x3, {curve_}, std::nullopt, false);
+  const StepCostModel model(tf32x3, {curve_}, std::nullopt, false);
   const Configuration settings = default_gpu_configuration(kMlp, 1, kBatch, Precision::tf32x3);
   ASSERT_FALSE(settings.training.fused_optimizer);
   const StepPrediction p = model.predict(settings);
@@ -127,26 +127,26 @@ TEST_F(StepModelTest, Tf32x3IsThreeTf32GemmsAndTheSplitsTraffic) {
   EXPECT_THROW(probe_rates(fixture::probe(), Precision::tf32x3), UsageError);  // no tf32 GEMMs probed
 }
 
-TEST_F(StepModelTest, GemmAtAMeasuredBatchIsTheMeasurement) {
+TEST_F(StepCostTest, GemmAtAMeasuredBatchIsTheMeasurement) {
   EXPECT_DOUBLE_EQ(gemm(GemmKind::forward, 16, 8, 16, TermSource::measured), 0.010);
   EXPECT_DOUBLE_EQ(gemm(GemmKind::weight_grad, 16, 8, 64, TermSource::measured), 0.030);
   EXPECT_DOUBLE_EQ(gemm(GemmKind::input_grad, 8, 3, 64, TermSource::measured), 0.010);
 }
 
-TEST_F(StepModelTest, GemmBetweenMeasuredBatchesIsLinearInBatch) {
+TEST_F(StepCostTest, GemmBetweenMeasuredBatchesIsLinearInBatch) {
   // 40 is half way from 16 to 64: 0.010 + (0.022 - 0.010) / 2.
   EXPECT_NEAR(gemm(GemmKind::forward, 16, 8, 40, TermSource::interpolated), 0.016, 1e-15);
   EXPECT_NEAR(gemm(GemmKind::weight_grad, 16, 8, 17, TermSource::interpolated), 0.012 + 0.018 / 48, 1e-15);
 }
 
-TEST_F(StepModelTest, GemmBelowTheProbedBatchesIsClampedAboveItScalesWithBatch) {
+TEST_F(StepCostTest, GemmBelowTheProbedBatchesIsClampedAboveItScalesWithBatch) {
   EXPECT_DOUBLE_EQ(gemm(GemmKind::forward, 16, 8, 8, TermSource::extrapolated), 0.010);
   EXPECT_DOUBLE_EQ(gemm(GemmKind::forward, 16, 8, 15, TermSource::extrapolated), 0.010);
   EXPECT_NEAR(gemm(GemmKind::forward, 16, 8, 65, TermSource::extrapolated), 0.022 * 65 / 64, 1e-15);
   EXPECT_NEAR(gemm(GemmKind::forward, 16, 8, 128, TermSource::extrapolated), 0.044, 1e-15);
 }
 
-TEST_F(StepModelTest, ASmallerBatchIsNeverSlowerThanALargerOne) {
+TEST_F(StepCostTest, ASmallerBatchIsNeverSlowerThanALargerOne) {
   // A layer whose batch-16 time (0.05) is slower than its batch-64 time (0.02): 16 and everything below it take 0.02.
   rates_.gemms.push_back({GemmKind::forward, 4, 4, 16, 0.05});
   rates_.gemms.push_back({GemmKind::forward, 4, 4, 64, 0.02});
@@ -156,12 +156,12 @@ TEST_F(StepModelTest, ASmallerBatchIsNeverSlowerThanALargerOne) {
   EXPECT_DOUBLE_EQ(gemm(GemmKind::forward, 4, 4, 128, TermSource::extrapolated), 0.04);
 }
 
-TEST_F(StepModelTest, GemmOfAnUnprobedLayerComesFromThePeakRate) {
+TEST_F(StepCostTest, GemmOfAnUnprobedLayerComesFromThePeakRate) {
   // 2 x 32 x 32 x 10 FLOP at 20 TFLOP/s.
   EXPECT_NEAR(gemm(GemmKind::forward, 32, 32, 10, TermSource::estimated), 20480 / 20e12 * 1e3, 1e-18);
 }
 
-TEST_F(StepModelTest, MemoryPassUsesTheCopyBandwidthAtItsSizeAndTheGraphNodeFloor) {
+TEST_F(StepCostTest, MemoryPassUsesTheCopyBandwidthAtItsSizeAndTheGraphNodeFloor) {
   EXPECT_NEAR(memory_pass_ms(rates_, 2e6), 0.001, 1e-15);      // copies 1e6 bytes: 2 TB/s
   EXPECT_NEAR(memory_pass_ms(rates_, 2e8), 0.05, 1e-15);       // copies 1e8 bytes: 4 TB/s
   EXPECT_NEAR(memory_pass_ms(rates_, 2e7), 2e7 / 3e9, 1e-15);  // log midpoint: 3 TB/s
@@ -171,7 +171,7 @@ TEST_F(StepModelTest, MemoryPassUsesTheCopyBandwidthAtItsSizeAndTheGraphNodeFloo
 
 // At a batch whose activations outgrow the graph node's floor, each layer's elementwise passes move batch x fan_out
 // floats: bias + ReLU 2 per output of the hidden layer, the loss 3 per output of the last (4 bytes each).
-TEST_F(StepModelTest, ElementwiseTrafficGrowsWithBatchTimesWidth) {
+TEST_F(StepCostTest, ElementwiseTrafficGrowsWithBatchTimesWidth) {
   constexpr long long kBatch = 1LL << 22;
   const StepPrediction p = model().predict(default_gpu_configuration(kMlp, 1, kBatch, Precision::fp32));
   const double hidden = memory_pass_ms(rates_, 2.0 * 4 * kBatch * 8),
@@ -183,7 +183,7 @@ TEST_F(StepModelTest, ElementwiseTrafficGrowsWithBatchTimesWidth) {
               1e-12);
 }
 
-TEST_F(StepModelTest, OneGpuSmallBatchFusesTheWeightGradientsIntoTheOptimizer) {
+TEST_F(StepCostTest, OneGpuSmallBatchFusesTheWeightGradientsIntoTheOptimizer) {
   const Configuration settings = default_gpu_configuration(kMlp, 1, 16, Precision::fp32);
   EXPECT_TRUE(settings.training.fused_optimizer);
   const StepPrediction p = model().predict(settings);
@@ -200,7 +200,7 @@ TEST_F(StepModelTest, OneGpuSmallBatchFusesTheWeightGradientsIntoTheOptimizer) {
   EXPECT_NEAR(model().predict(eager).step_ms, 0.021, 1e-15);
 }
 
-TEST_F(StepModelTest, FusedOptimizerIsItsTrafficOrItsWeightGradientFlopsWhicheverIsSlower) {
+TEST_F(StepCostTest, FusedOptimizerIsItsTrafficOrItsWeightGradientFlopsWhicheverIsSlower) {
   // 1e6 weights at batch 10,000: 2e10 FLOP at 20 TFLOP/s = 1 ms, above the 24e6 bytes' traffic.
   EXPECT_NEAR(fused_optimizer_ms(rates_, 1e6, 1e6, 10000), 1.0, 1e-12);
   // At batch 1 the traffic: 24e6 bytes at the bandwidth of a 1.2e7-byte copy (log-interpolated from 2 to 4 TB/s).
@@ -215,7 +215,7 @@ TEST_F(StepModelTest, FusedOptimizerIsItsTrafficOrItsWeightGradientFlopsWhicheve
 
 // Unfused, Adam reads the parameter, its gradient and both moments and writes all but the gradient: 7 floats a
 // parameter, which at a million parameters is far above the graph node's floor.
-TEST_F(StepModelTest, UnfusedAdamMovesSevenFloatsPerParameter) {
+TEST_F(StepCostTest, UnfusedAdamMovesSevenFloatsPerParameter) {
   const MlpSpec wide = custom_model({1000, 1000, 3}, 0.0);
   const Configuration settings = default_gpu_configuration(wide, 2, 128, Precision::fp32);
   ASSERT_FALSE(settings.training.fused_optimizer);
@@ -224,7 +224,7 @@ TEST_F(StepModelTest, UnfusedAdamMovesSevenFloatsPerParameter) {
   EXPECT_GT(p.optimizer_ms, 10 * memory_pass_ms(rates_, 1));
 }
 
-TEST_F(StepModelTest, FusedOptimizerOnlyOnOneGpuFp32UpToLocalBatch64) {
+TEST_F(StepCostTest, FusedOptimizerOnlyOnOneGpuFp32UpToLocalBatch64) {
   EXPECT_TRUE(default_gpu_configuration(kMlp, 1, 64, Precision::fp32).training.fused_optimizer);
   EXPECT_FALSE(default_gpu_configuration(kMlp, 1, 65, Precision::fp32).training.fused_optimizer);
   EXPECT_FALSE(default_gpu_configuration(kMlp, 1, 16, Precision::bf16).training.fused_optimizer);
@@ -233,7 +233,7 @@ TEST_F(StepModelTest, FusedOptimizerOnlyOnOneGpuFp32UpToLocalBatch64) {
   EXPECT_THROW(default_gpu_configuration(kMlp, 0, 8, Precision::fp32), UsageError);
 }
 
-TEST_F(StepModelTest, OverlapByDefaultFromFourGpusAtALocalBatchOf1024) {
+TEST_F(StepCostTest, OverlapByDefaultFromFourGpusAtALocalBatchOf1024) {
   EXPECT_TRUE(default_gpu_configuration(kMlp, 4, 4096, Precision::fp32).training.overlap);
   EXPECT_TRUE(default_gpu_configuration(kMlp, 8, 8192, Precision::bf16).training.overlap);
   EXPECT_FALSE(default_gpu_configuration(kMlp, 4, 4092, Precision::fp32).training.overlap);  // local batch 1023
@@ -243,7 +243,7 @@ TEST_F(StepModelTest, OverlapByDefaultFromFourGpusAtALocalBatchOf1024) {
   EXPECT_FALSE(default_gpu_configuration(kMlp, 1, 4096, Precision::fp32).training.overlap);
 }
 
-TEST_F(StepModelTest, TwoGpusAddTheMeasuredAllReduceAfterBackward) {
+TEST_F(StepCostTest, TwoGpusAddTheMeasuredAllReduceAfterBackward) {
   const StepPrediction p = model().predict(default_gpu_configuration(kMlp, 2, 32, Precision::fp32));
   // Local batch 16, unfused: backward 0.0045 + weight gradients 0.018; Adam a node; 640 gradient bytes are below the
   // sweep's 1,000: its 0.01 ms, in the step 1.06 x that.
@@ -257,7 +257,7 @@ TEST_F(StepModelTest, TwoGpusAddTheMeasuredAllReduceAfterBackward) {
   EXPECT_NEAR(model().predict(default_gpu_configuration(kMlp, 1, 32, Precision::fp32)).step_ms, 0.031, 1e-15);
 }
 
-TEST_F(StepModelTest, FourGpusUseTheAlphaBetaModelWithTheLinkOfTheTwoRankSweep) {
+TEST_F(StepCostTest, FourGpusUseTheAlphaBetaModelWithTheLinkOfTheTwoRankSweep) {
   const StepPrediction p = model().predict(default_gpu_configuration(kMlp, 4, 64, Precision::fp32));
   // alpha 5 us, beta 1e5 / 0.09e-3 B/s; 640 bytes on 4 ranks: tree 4 alpha + 2 S / beta beats ring 6 alpha + ...
   const double beta = 1e5 / 0.09e-3;
@@ -266,16 +266,16 @@ TEST_F(StepModelTest, FourGpusUseTheAlphaBetaModelWithTheLinkOfTheTwoRankSweep) 
   EXPECT_NEAR(p.step_ms, 0.016 + 0.0225 + p.allreduce_ms + 0.0005 + 0.002, 1e-12);
 }
 
-TEST_F(StepModelTest, AStatedLinkReplacesTheSweepForEveryRankCount) {
-  const StepModel stated(rates_, {curve_}, Link{"ten", 10.0, 5.0, "test"}, true);
+TEST_F(StepCostTest, AStatedLinkReplacesTheSweepForEveryRankCount) {
+  const StepCostModel stated(rates_, {curve_}, Link{"ten", 10.0, 5.0, "test"}, true);
   TermSource source = TermSource::measured;
   EXPECT_NEAR(stated.allreduce_ms(1000000, 2, &source), kInStep * 0.11, 1e-12);
   EXPECT_EQ(source, TermSource::estimated);
-  const StepModel without_link(rates_, {}, std::nullopt, false);
+  const StepCostModel without_link(rates_, {}, std::nullopt, false);
   EXPECT_THROW(without_link.allreduce_ms(640, 2, &source), UsageError);
 }
 
-TEST_F(StepModelTest, OverlapHidesTheReductionsBehindTheWeightGradientsAtACostToBackward) {
+TEST_F(StepCostTest, OverlapHidesTheReductionsBehindTheWeightGradientsAtACostToBackward) {
   Configuration settings = default_gpu_configuration(kMlp, 2, 32, Precision::fp32);
   settings.training.overlap = true;
   settings.training.bucket_mb = 0.0002;  // 200-byte buckets: 640 bytes in 4 buckets of 160
@@ -288,7 +288,7 @@ TEST_F(StepModelTest, OverlapHidesTheReductionsBehindTheWeightGradientsAtACostTo
   EXPECT_NEAR(p.step_ms, 0.016 + 0.0225 + 0.85 * 0.018 + 0.0244 + 0.0005 / 4 + 0.002, 1e-15);
 }
 
-TEST_F(StepModelTest, OverlapWithTheUpdateAfterTheLastBucketExposesAllOfAdam) {
+TEST_F(StepCostTest, OverlapWithTheUpdateAfterTheLastBucketExposesAllOfAdam) {
   Configuration settings = default_gpu_configuration(kMlp, 2, 32, Precision::fp32);
   settings.training.overlap = true;
   settings.training.bucket_mb = 0.0002;  // as above: 4 buckets of 160 bytes
@@ -298,7 +298,7 @@ TEST_F(StepModelTest, OverlapWithTheUpdateAfterTheLastBucketExposesAllOfAdam) {
   EXPECT_NEAR(p.step_ms, 0.016 + 0.0225 + 0.85 * 0.018 + 0.0244 + 0.0005 + 0.002, 1e-15);
 }
 
-TEST_F(StepModelTest, OverlapOfOneBucketHidesNothingAndCostsBackwardNothing) {
+TEST_F(StepCostTest, OverlapOfOneBucketHidesNothingAndCostsBackwardNothing) {
   Configuration settings = default_gpu_configuration(kMlp, 2, 32, Precision::fp32);
   settings.training.overlap = true;
   settings.training.bucket_mb = 0.001;  // one bucket of all 640 bytes, which is also the last, reduced after backward
@@ -309,7 +309,7 @@ TEST_F(StepModelTest, OverlapOfOneBucketHidesNothingAndCostsBackwardNothing) {
   EXPECT_NEAR(p.step_ms, 0.016 + 0.0225 + 0.0106 + 0.0005 + 0.002, 1e-15);
 }
 
-TEST_F(StepModelTest, ShardedOptimizerReducesScattersUpdatesItsShareAndGathers) {
+TEST_F(StepCostTest, ShardedOptimizerReducesScattersUpdatesItsShareAndGathers) {
   Configuration settings = default_gpu_configuration(kMlp, 2, 32, Precision::fp32);
   settings.training.optimizer_sharding = true;
   const StepPrediction p = model().predict(settings);
@@ -323,11 +323,11 @@ TEST_F(StepModelTest, ShardedOptimizerReducesScattersUpdatesItsShareAndGathers) 
   EXPECT_NEAR(p.step_ms, 0.016 + 0.0225 + 0.00689 + 0.0005 + 0.00689 + 0.002, 1e-15);
 }
 
-TEST_F(StepModelTest, ShardedOptimizerAllReducesTheParametersBeyondEqualShards) {
+TEST_F(StepCostTest, ShardedOptimizerAllReducesTheParametersBeyondEqualShards) {
   Configuration settings =
       default_gpu_configuration(kMlp, 3, 48, Precision::fp32);  // local batch 16, as on 2 ranks at 32
   settings.training.optimizer_sharding = true;
-  const StepModel m = model();
+  const StepCostModel m = model();
   const StepPrediction p = m.predict(settings);
   TermSource source = TermSource::measured;
   // 160 parameters in three shards of 53 and one more, all-reduced: 4 bytes.
@@ -369,10 +369,10 @@ std::map<std::string, double> medium_units(long long batch) {
   return units;
 }
 
-class StepUnitsTest : public StepModelTest {
+class StepUnitsTest : public StepCostTest {
  protected:
   void SetUp() override {
-    StepModelTest::SetUp();
+    StepCostTest::SetUp();
     units_ = units_probe("units.h5", true);
   }
   // The probe's rates with medium's units, the output head's only when with_head.
@@ -390,7 +390,7 @@ class StepUnitsTest : public StepModelTest {
     write_hardware_probe(file, probe, false);
     return probe_rates(read_hardware_probe(file), Precision::fp32);
   }
-  StepModel units_model() const { return StepModel(units_, {curve_}, std::nullopt, false); }
+  StepCostModel units_model() const { return StepCostModel(units_, {curve_}, std::nullopt, false); }
   static double unit(long long batch, const std::string& name) { return medium_units(batch).at(name); }
   // A fused step without the head: every layer's forward GEMM and the loss, then the fused input gradients down to
   // layer 1, each at the probe's units of batch `probed`.
@@ -415,7 +415,7 @@ TEST_F(StepUnitsTest, TheProbeFileCarriesTheUnits) {
   ASSERT_EQ(units_.units.size(), 18u + 17u);
   EXPECT_EQ(units_.units.front().model, "medium");
   EXPECT_TRUE(rates_.units.empty());  // a probe without them (the fixture's, as written before version 8)
-  EXPECT_EQ(StepModel(rates_, {}, std::nullopt, false).probed_preset(kMedium), "");
+  EXPECT_EQ(StepCostModel(rates_, {}, std::nullopt, false).probed_preset(kMedium), "");
   EXPECT_EQ(units_model().probed_preset(kMedium), "medium");
   EXPECT_EQ(units_model().probed_preset(custom_model({847, 256, 128, 64, 4}, 0.2)), "");
 }
@@ -443,7 +443,7 @@ TEST_F(StepUnitsTest, FusedStepAboveTheHeadsLargestBatchRunsTheOutputLayerAndLos
 // A probe that found no batch the output head serves times none: every fused step, batch 1 included, runs the output
 // layer's GEMM and the loss (below the probed batches each unit keeps batch 16's time).
 TEST_F(StepUnitsTest, WithoutAHeadInTheProbeEveryFusedStepRunsTheOutputLayerAndLoss) {
-  const StepModel headless(units_probe("headless.h5", false), {curve_}, std::nullopt, false);
+  const StepCostModel headless(units_probe("headless.h5", false), {curve_}, std::nullopt, false);
   expect_output_layer_and_loss(headless.predict(default_gpu_configuration(kMedium, 1, 1, Precision::fp32)), 16);
 }
 

@@ -1,6 +1,6 @@
-// Purpose: the cluster all-reduce model's terms and the fastest candidate (cluster_allreduce.hpp; the equations and
-// the fit are docs/cluster.md's).
-#include "stats/cluster_allreduce.hpp"
+// Purpose: the cluster all-reduce cost model's terms and the fastest candidate (cluster_allreduce.hpp; the equations
+// and the fit are docs/cluster.md's).
+#include "predict/cluster_allreduce.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -10,7 +10,7 @@
 #include "platform/error.hpp"
 #include "results/attribute_text.hpp"
 
-namespace mgpu::stats {
+namespace mgpu::predict {
 namespace {
 
 // The protocol constants, fitted together (minimax relative error) to the nccl-tests #309 table, 2 x 8 H100 with 8
@@ -184,8 +184,8 @@ AllreduceCandidate fastest_candidate(long long bytes, const ClusterShape& shape,
   return *best;
 }
 
-ClusterAllreduceModel::ClusterAllreduceModel(int gpus_per_node, int nics_per_node, Link nic, std::string gpu_name,
-                                             std::vector<AllreduceCurve> curves)
+ClusterAllreduceCostModel::ClusterAllreduceCostModel(int gpus_per_node, int nics_per_node, Link nic,
+                                                     std::string gpu_name, std::vector<AllreduceCurve> curves)
     : gpus_per_node_(gpus_per_node),
       nics_per_node_(nics_per_node),
       nic_(std::move(nic)),
@@ -196,16 +196,18 @@ ClusterAllreduceModel::ClusterAllreduceModel(int gpus_per_node, int nics_per_nod
     throw UsageError("cluster all-reduce: the NIC needs a positive bandwidth and a latency of at least 0");
 }
 
-ClusterShape ClusterAllreduceModel::layout(int gpus) const { return layout_of(gpus, gpus_per_node_, nics_per_node_); }
+ClusterShape ClusterAllreduceCostModel::layout(int gpus) const {
+  return layout_of(gpus, gpus_per_node_, nics_per_node_);
+}
 
-const AllreduceCurve* ClusterAllreduceModel::measured_curve(int gpus) const {
+const AllreduceCurve* ClusterAllreduceCostModel::measured_curve(int gpus) const {
   const ClusterShape shape = layout(gpus);
   for (const AllreduceCurve& curve : curves_)
     if (curve.ranks == gpus && curve.nodes == shape.nodes) return &curve;
   return nullptr;
 }
 
-NodeInterconnect ClusterAllreduceModel::node(int gpus) const {
+NodeInterconnect ClusterAllreduceCostModel::node(int gpus) const {
   if (gpus == 1) {
     // One GPU a node: nothing inside it limits the ring or the tree, and no hop stays in it.
     const double unlimited = std::numeric_limits<double>::infinity();
@@ -219,9 +221,9 @@ NodeInterconnect ClusterAllreduceModel::node(int gpus) const {
                    " GPUs of one node");
 }
 
-AllreduceCandidate ClusterAllreduceModel::estimate(long long bytes, int gpus) const {
+AllreduceCandidate ClusterAllreduceCostModel::estimate(long long bytes, int gpus) const {
   const ClusterShape shape = layout(gpus);
   return fastest_candidate(bytes, shape, node(shape.gpus_per_node), nic_);
 }
 
-}  // namespace mgpu::stats
+}  // namespace mgpu::predict

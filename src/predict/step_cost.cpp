@@ -1,5 +1,5 @@
-// Purpose: the step model's terms and their sum (step_model.hpp; the equations are docs/model.md's).
-#include "stats/step_model.hpp"
+// Purpose: the step cost model's terms and their sum (step_cost.hpp; the equations are docs/prediction.md's).
+#include "predict/step_cost.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -8,7 +8,7 @@
 #include "platform/error.hpp"
 #include "platform/sample_median.hpp"
 
-namespace mgpu::stats {
+namespace mgpu::predict {
 namespace {
 
 constexpr double kFloatBytes = 4;
@@ -211,8 +211,8 @@ Configuration default_gpu_configuration(const MlpSpec& model, int ranks, long lo
   return configuration;
 }
 
-StepModel::StepModel(ProbeRates rates, std::vector<AllreduceCurve> curves, std::optional<Link> link,
-                     bool link_overrides_curves)
+StepCostModel::StepCostModel(ProbeRates rates, std::vector<AllreduceCurve> curves, std::optional<Link> link,
+                             bool link_overrides_curves)
     : rates_(std::move(rates)),
       curves_(std::move(curves)),
       link_(std::move(link)),
@@ -224,10 +224,10 @@ StepModel::StepModel(ProbeRates rates, std::vector<AllreduceCurve> curves, std::
 
 // A reduction inside the step takes longer than the sweep's, which times it alone between its own events: the
 // step's reduction of the whole gradient took 1.03-1.10 x the sweep's time for its bytes (large, batch 8 to 4096, 2
-// and 4 x H200; docs/model.md).
+// and 4 x H200; docs/prediction.md).
 constexpr double kInStepAllreduceSlowdown = 1.06;
 
-double StepModel::allreduce_ms(long long bytes, int ranks, TermSource* source) const {
+double StepCostModel::allreduce_ms(long long bytes, int ranks, TermSource* source) const {
   *source = TermSource::measured;
   if (ranks == 1) return 0;
   return kInStepAllreduceSlowdown * alone_allreduce_ms(bytes, ranks, source);
@@ -246,7 +246,7 @@ double curve_ms(const AllreduceCurve& curve, long long bytes, TermSource* source
 
 }  // namespace
 
-double StepModel::alone_allreduce_ms(long long bytes, int ranks, TermSource* source) const {
+double StepCostModel::alone_allreduce_ms(long long bytes, int ranks, TermSource* source) const {
   *source = TermSource::measured;
   if (cluster_) {
     if (const AllreduceCurve* measured = cluster_->measured_curve(ranks)) return curve_ms(*measured, bytes, source);
@@ -264,13 +264,13 @@ double StepModel::alone_allreduce_ms(long long bytes, int ranks, TermSource* sou
   return alpha_beta_allreduce_ms(bytes, ranks, *link_);
 }
 
-void StepModel::scale_modelled_allreduce(double factor) {
+void StepCostModel::scale_modelled_allreduce(double factor) {
   if (!(factor > 0) || !std::isfinite(factor))
-    throw UsageError("step model: all-reduce scale " + std::to_string(factor) + ": expected a positive number");
+    throw UsageError("step cost model: all-reduce scale " + std::to_string(factor) + ": expected a positive number");
   modelled_allreduce_scale_ = factor;
 }
 
-std::string StepModel::probed_preset(const MlpSpec& model) const {
+std::string StepCostModel::probed_preset(const MlpSpec& model) const {
   const std::vector<std::string> presets = preset_names();
   for (const MeasuredUnit& u : rates_.units)
     if (std::find(presets.begin(), presets.end(), u.model) != presets.end() &&
@@ -282,12 +282,13 @@ std::string StepModel::probed_preset(const MlpSpec& model) const {
 namespace {
 
 // The share of a hidden reduction's time that backward grows by (see predict). Fitted to the deferred step's phases
-// against the step without overlap on 2 and 4 x H200 (large, local batch 256 to 2048: 0.7 to 1.1; docs/model.md).
+// against the step without overlap on 2 and 4 x H200 (large, local batch 256 to 2048: 0.7 to 1.1; docs/prediction.md).
 constexpr double kOverlapContention = 0.85;
 
 // Each collective of the sharded optimizer (the reduce-scatter of the gradient, the all-gather of the parameters) as a
 // share of the all-reduce of the same bytes, which no sweep times apart. A ring all-reduce is the two, so half would
-// be the floor; in the step each took 0.61-0.65 of the all-reduce (large 1024 on 4 x H200 and 2 x H100; docs/model.md).
+// be the floor; in the step each took 0.61-0.65 of the all-reduce (large 1024 on 4 x H200 and 2 x H100;
+// docs/prediction.md).
 constexpr double kShardedCollectiveShare = 0.65;
 
 // A step's compute: forward, backward without the weight gradients, the weight gradients, Adam, and how they were
@@ -367,12 +368,12 @@ ComputeTerms compose_gemms(const ProbeRates& rates, const MlpSpec& model, const 
 
 }  // namespace
 
-StepPrediction StepModel::predict(const Configuration& configuration) const {
+StepPrediction StepCostModel::predict(const Configuration& configuration) const {
   const TrainingSettings& settings = configuration.training;
   const MlpSpec& model = settings.model;
   const int ranks = configuration.gpus;
   if (ranks < 1 || settings.global_batch < ranks || settings.global_batch % ranks != 0)
-    throw UsageError("step model: global batch " + std::to_string(settings.global_batch) + " on " +
+    throw UsageError("step cost model: global batch " + std::to_string(settings.global_batch) + " on " +
                      std::to_string(ranks) + " ranks: expected a multiple of the rank count");
   const long long batch = settings.global_batch / ranks;
   const int bytes_per_element = gradient_bytes_per_element(settings.grad_dtype);
@@ -429,4 +430,4 @@ StepPrediction StepModel::predict(const Configuration& configuration) const {
   return step;
 }
 
-}  // namespace mgpu::stats
+}  // namespace mgpu::predict

@@ -1,6 +1,6 @@
-// Purpose: the time of one gradient all-reduce for the step model (docs/model.md): from a measured sweep at that rank
-// count (interpolated in log size), else from the latency-bandwidth (alpha-beta) model of ring and tree all-reduce
-// with a link's measured or stated bandwidth and latency.
+// Purpose: the time of one gradient all-reduce for the step cost model (docs/prediction.md): from a measured sweep at
+// that rank count (interpolated in log size), else from the latency-bandwidth (alpha-beta) model of ring and tree
+// all-reduce with a link's measured or stated bandwidth and latency.
 #pragma once
 
 #include <string>
@@ -9,7 +9,7 @@
 
 #include "results/results_schema.hpp"
 
-namespace mgpu::stats {
+namespace mgpu::predict {
 
 // A measured all-reduce curve: per message size, the median over runs of the slowest rank's time of one all-reduce
 // timed alone (the sweep's op_ms), and the nodes its ranks ran on.
@@ -28,7 +28,7 @@ AllreduceCurve allreduce_curve(const results_schema::AllreduceSweep& sweep);
 // ratio (its bandwidth held). UsageError for bytes <= 0.
 double interpolate_allreduce_ms(const AllreduceCurve& curve, long long bytes);
 
-// One link of the alpha-beta model: bandwidth per direction between neighbours (decimal GB/s) and one message's
+// One link of the alpha-beta cost model: bandwidth per direction between neighbours (decimal GB/s) and one message's
 // latency (us). `source` says where the figures came from, for the output.
 struct Link {
   std::string name;
@@ -54,4 +54,4 @@ double tree_allreduce_ms(long long bytes, int ranks, const Link& link);
 // The faster of the two (NCCL picks per size), 0 on one rank.
 double alpha_beta_allreduce_ms(long long bytes, int ranks, const Link& link);
 
-}  // namespace mgpu::stats
+}  // namespace mgpu::predict

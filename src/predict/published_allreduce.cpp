@@ -1,12 +1,12 @@
 // Purpose: hold_against (published_allreduce.hpp).
-#include "stats/published_allreduce.hpp"
+#include "predict/published_allreduce.hpp"
 
 #include <algorithm>
 #include <cmath>
 
 #include "platform/error.hpp"
 
-namespace mgpu::stats {
+namespace mgpu::predict {
 
 HeldTable hold_against(const PublishedTable& table) {
   const std::optional<NodeInterconnect> node = nvlink_figures(table.gpu, table.shape.gpus_per_node, table.nvls);
@@ -47,4 +47,4 @@ std::optional<double> carried_allreduce_error(const std::vector<PublishedTable>&
   return worst;
 }
 
-}  // namespace mgpu::stats
+}  // namespace mgpu::predict

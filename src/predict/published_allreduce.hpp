@@ -1,5 +1,5 @@
-// Purpose: the cluster all-reduce model held against a published all-reduce table (docs/cluster.md, "Validation"):
-// per row the published time, the model's, their relative error and the candidate that answered, the error's range
+// Purpose: the cluster all-reduce cost model held against a published all-reduce table (docs/cluster.md, "Validation"):
+// per row the published time, the cost model's, their relative error and the candidate that answered, the error's range
 // over every row and its worst over 1 to 128 MiB and below 1 MiB; and the error a prediction carries, from the tables
 // held out of the fit.
 #pragma once
@@ -9,17 +9,17 @@
 #include <string>
 #include <vector>
 
-#include "stats/cluster_allreduce.hpp"
+#include "predict/cluster_allreduce.hpp"
 
-namespace mgpu::stats {
+namespace mgpu::predict {
 
 // A published multi-node all-reduce table (nccl-tests' all_reduce_perf: message bytes and time) and the cluster it
-// ran on, in the model's inputs.
+// ran on, in the cost model's inputs.
 struct PublishedTable {
   std::string name, url, hardware, software;
   std::string gpu;           // the GPU's name, for its stated NVLink figures
   bool nvls = false;         // NVLink SHARP on (NCCL's default where the node has it)
-  std::string link;          // a named link (allreduce_model.hpp), per NIC
+  std::string link;          // a named link (allreduce_cost.hpp), per NIC
   ClusterShape shape;        // nodes, GPUs and NICs per node
   bool used_to_fit = false;  // the table the protocol constants were fitted to
   struct Row {
@@ -59,4 +59,4 @@ HeldTable hold_against(const PublishedTable& table);
 // rows the constants were fitted to understates it); nullopt otherwise.
 std::optional<double> carried_allreduce_error(const std::vector<PublishedTable>& tables);
 
-}  // namespace mgpu::stats
+}  // namespace mgpu::predict

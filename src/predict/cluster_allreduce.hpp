@@ -10,10 +10,10 @@
 #include <string>
 #include <vector>
 
-#include "stats/allreduce_model.hpp"
-#include "stats/cluster_shape.hpp"
+#include "predict/allreduce_cost.hpp"
+#include "predict/cluster_shape.hpp"
 
-namespace mgpu::stats {
+namespace mgpu::predict {
 
 enum class CollectiveAlgorithm { ring, tree };
 enum class WireProtocol { ll, ll128, simple };
@@ -82,18 +82,18 @@ AllreduceCandidate candidate(CollectiveAlgorithm algorithm, WireProtocol protoco
 AllreduceCandidate fastest_candidate(long long bytes, const ClusterShape& shape, const NodeInterconnect& node,
                                      const Link& nic);
 
-// The cluster the step model predicts for: GPU counts laid out on nodes of gpus_per_node with nics_per_node NICs of
-// `nic` each; a measured sweep of a layout (its ranks, nodes and GPUs per node) answers for it, the model for the
-// rest, with the inside of a node from a measured sweep on one node of that many GPUs, else stated NVLink figures for
-// `gpu_name` (NVLink SHARP off, as mgpu_bench runs).
-class ClusterAllreduceModel {
+// The cluster the step cost model predicts for: GPU counts laid out on nodes of gpus_per_node with nics_per_node NICs
+// of `nic` each; a measured sweep of a layout (its ranks, nodes and GPUs per node) answers for it, the cost model for
+// the rest, with the inside of a node from a measured sweep on one node of that many GPUs, else stated NVLink figures
+// for `gpu_name` (NVLink SHARP off, as mgpu_bench runs).
+class ClusterAllreduceCostModel {
  public:
-  ClusterAllreduceModel(int gpus_per_node, int nics_per_node, Link nic, std::string gpu_name,
-                        std::vector<AllreduceCurve> curves);
+  ClusterAllreduceCostModel(int gpus_per_node, int nics_per_node, Link nic, std::string gpu_name,
+                            std::vector<AllreduceCurve> curves);
 
   // The sweep measured on the layout of `gpus`, or null.
   const AllreduceCurve* measured_curve(int gpus) const;
-  // The model's all-reduce of `bytes` on `gpus` GPUs laid out on the cluster (timed alone, as the sweep's op_ms).
+  // The cost model's all-reduce of `bytes` on `gpus` GPUs laid out on the cluster (timed alone, as the sweep's op_ms).
   AllreduceCandidate estimate(long long bytes, int gpus) const;
   // The inside of a node of `gpus` GPUs: measured or stated; UsageError naming what to give when neither exists.
   NodeInterconnect node(int gpus) const;
@@ -107,4 +107,4 @@ class ClusterAllreduceModel {
   std::vector<AllreduceCurve> curves_;
 };
 
-}  // namespace mgpu::stats
+}  // namespace mgpu::predict

@@ -3,10 +3,10 @@
 #include <gtest/gtest.h>
 
 #include "platform/error.hpp"
-#include "stats/cluster_shape.hpp"
+#include "predict/cluster_shape.hpp"
 
 using namespace mgpu;
-using namespace mgpu::stats;
+using namespace mgpu::predict;
 
 namespace {
 

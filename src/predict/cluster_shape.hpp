@@ -1,10 +1,10 @@
-// Purpose: the shape of a cluster for the all-reduce model (docs/cluster.md): nodes of GPUs joined inside by NVLink,
-// NICs per node across; how a GPU count is laid out on it, and the `--cluster 2x8` text form.
+// Purpose: the shape of a cluster for the all-reduce cost model (docs/cluster.md): nodes of GPUs joined inside by
+// NVLink, NICs per node across; how a GPU count is laid out on it, and the `--cluster 2x8` text form.
 #pragma once
 
 #include <string>
 
-namespace mgpu::stats {
+namespace mgpu::predict {
 
 struct ClusterShape {
   int nodes = 1;
@@ -24,4 +24,4 @@ ClusterShape layout_of(int gpus, int gpus_per_node, int nics_per_node);
 // "2 nodes x 8 GPUs, 8 NICs per node", "1 node x 4 GPUs".
 std::string shape_text(const ClusterShape& shape);
 
-}  // namespace mgpu::stats
+}  // namespace mgpu::predict

@@ -1,4 +1,4 @@
-// Purpose: tests of holding the cluster model against a published table: each row's prediction is the fastest
+// Purpose: tests of holding the cluster cost model against a published table: each row's prediction is the fastest
 // candidate's, its error relative to the published time, and the worst |error| kept apart below 1 MiB and from 1 to
 // 128 MiB (a row above 128 MiB in neither), the signed error's range over every row; the error a prediction carries,
 // only once a table is held out of the fit; bad rows and a GPU without NVLink figures refused by name.
@@ -7,10 +7,10 @@
 #include <cmath>
 
 #include "platform/error.hpp"
-#include "stats/published_allreduce.hpp"
+#include "predict/published_allreduce.hpp"
 
 using namespace mgpu;
-using namespace mgpu::stats;
+using namespace mgpu::predict;
 
 namespace {
 
@@ -25,7 +25,7 @@ PublishedTable table_of(std::vector<PublishedTable::Row> rows) {
   return table;
 }
 
-// What the model predicts for `bytes` on the test table's cluster, in us.
+// What the cost model predicts for `bytes` on the test table's cluster, in us.
 double predicted_us(long long bytes) {
   return fastest_candidate(bytes, {2, 8, 8}, *nvlink_figures("NVIDIA H200", 8, false), named_link("ib400")).ms(bytes) *
          1e3;
@@ -34,7 +34,7 @@ double predicted_us(long long bytes) {
 }  // namespace
 
 TEST(PublishedAllreduce, EachRowAgainstTheFastestCandidate) {
-  // Rows at 1.25x, 0.8x and 1x the model's own times: errors -20%, +25% and 0.
+  // Rows at 1.25x, 0.8x and 1x the cost model's own times: errors -20%, +25% and 0.
   const long long small = 4096, mid = 8 * kMiB, top = 128 * kMiB;
   const HeldTable held = hold_against(table_of(
       {{small, 1.25 * predicted_us(small), ""}, {mid, 0.8 * predicted_us(mid), ""}, {top, predicted_us(top), ""}}));

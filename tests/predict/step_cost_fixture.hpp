@@ -1,5 +1,5 @@
 // Purpose: a synthetic hardware probe and all-reduce sweep whose medians are round numbers, so every term of the
-// step model can be computed by hand (the references in test_step_model.cpp and tests/analysis/test_predict*.cpp).
+// step cost model can be computed by hand (the references in test_step_cost.cpp and tests/analysis/test_predict*.cpp).
 #pragma once
 
 #include <string>
@@ -9,7 +9,7 @@
 #include "results/results_schema.hpp"
 #include "results/results_writer.hpp"
 
-namespace mgpu::step_model_test {
+namespace mgpu::step_cost_test {
 
 // The model of the tests: 16 -> 8 (hidden) -> 3 (output, no bias): 16*8 + 8 + 8*3 = 160 parameters.
 inline const std::vector<int> kWidths = {16, 8, 3};
@@ -68,7 +68,7 @@ inline results_schema::HardwareProbe probe() {
 // collective's time is its slowest rank's).
 inline results_schema::AllreduceSweep sweep() {
   results_schema::AllreduceSweep s;
-  // Only what the model reads, and what the writer checks against it.
+  // Only what the cost model reads, and what the writer checks against it.
   s.conditions = conditions(2);
   s.runs = 1;
   s.size_labels = {"", ""};
@@ -88,4 +88,4 @@ inline void write_probe_and_sweep(const std::string& path) {
   write_allreduce_sweep(path, sweep(), false);
 }
 
-}  // namespace mgpu::step_model_test
+}  // namespace mgpu::step_cost_test
