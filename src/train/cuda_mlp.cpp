@@ -11,6 +11,7 @@
 
 #include "kernels/output_head.cuh"
 #include "platform/cuda_check.hpp"
+#include "train/fused_update.hpp"
 
 namespace mgpu {
 
@@ -386,9 +387,25 @@ bool CudaMlp::early_updates_pay() const {
 void CudaMlp::update_layers(std::size_t first, std::size_t last, const AdamSettings& adam, float gradient_scale,
                             bool accumulated, kernels::WeightGradientAdamGrid grid, cudaStream_t stream) {
   if (first >= last) return;
-  kernels::weight_gradient_adam(fused_layers_.data() + first, last - first, batch_, parameters_.data(),
-                                gradients_.data(), first_moment_.data(), second_moment_.data(),
-                                adam_constants(adam, gradient_scale), step_params_.data(), accumulated, grid, stream);
+  FusedUpdate update;
+  update.layers = &fused_layers_;
+  update.batch = batch_;
+  update.parameters = parameters_.data();
+  update.gradients = gradients_.data();
+  update.first_moment = first_moment_.data();
+  update.second_moment = second_moment_.data();
+  update.parameter_count = parameters_.size();
+  update.adam = adam_constants(adam, gradient_scale);
+  update.params = step_params_.data();
+  // Timed on the model's stream, after everything enqueued so far (the activations it reads included).
+  if (fused_update_splits_ == 0) fused_update_splits_ = tuned_fused_update_splits(update, stream_);
+  launch_fused_update(update, first, last, fused_update_splits_, accumulated, grid, stream);
+}
+
+void CudaMlp::set_fused_update_splits(int splits) {
+  MGPU_REQUIRE(splits == 1 || splits == 2 || splits == 4 || splits == 8,
+               "the fused optimizer splits the batch in 1, 2, 4 or 8 parts, not " + std::to_string(splits));
+  fused_update_splits_ = splits;
 }
 
 void CudaMlp::upload_batch(const std::vector<float>& inputs, const std::vector<float>& targets) {
