@@ -185,9 +185,11 @@ TEST_F(StepModelTest, UnfusedAdamMovesSevenFloatsPerParameter) {
   EXPECT_GT(p.optimizer_ms, 10 * memory_pass_ms(rates_, 1));
 }
 
-TEST_F(StepModelTest, FusedOptimizerOnlyOnOneGpuFp32UpToLocalBatch64) {
-  EXPECT_TRUE(default_gpu_configuration(kMlp, 1, 64, Precision::fp32).training.fused_optimizer);
-  EXPECT_FALSE(default_gpu_configuration(kMlp, 1, 65, Precision::fp32).training.fused_optimizer);
+TEST_F(StepModelTest, FusedOptimizerOnlyOnOneGpuFp32UpToTheResolversWeightGradientWork) {
+  // The resolver's rule (config/resolver.hpp): large's 6,882,048 dense weights up to a local batch of 290.
+  const MlpSpec large = preset_model("large");
+  EXPECT_TRUE(default_gpu_configuration(large, 1, 290, Precision::fp32).training.fused_optimizer);
+  EXPECT_FALSE(default_gpu_configuration(large, 1, 291, Precision::fp32).training.fused_optimizer);
   EXPECT_FALSE(default_gpu_configuration(kMlp, 1, 16, Precision::bf16).training.fused_optimizer);
   EXPECT_FALSE(default_gpu_configuration(kMlp, 2, 32, Precision::fp32).training.fused_optimizer);
   EXPECT_THROW(default_gpu_configuration(kMlp, 4, 6, Precision::fp32), UsageError);
