@@ -95,15 +95,8 @@ CudaMlp::CudaMlp(const MlpSpec& model, int batch, cudaStream_t stream, Precision
   }
   if (reduce_dtype == GradDtype::bf16) gradients_bf16_ = DeviceBuffer<__nv_bfloat16>(model.parameter_count());
   for (std::size_t l = 0; l < layers_.size(); ++l) {
-    kernels::WeightGradientAdamLayer fused;
-    fused.input = l == 0 ? inputs_.data() : hidden_[l - 1].data();
-    fused.output_gradient = output_gradients_[l].data();
-    fused.weight_offset = layers_[l].weight_offset;
-    fused.bias_offset = layers_[l].bias_offset;
-    fused.fan_in = layers_[l].fan_in;
-    fused.fan_out = layers_[l].fan_out;
-    fused.has_bias = layers_[l].hidden;
-    fused_layers_.push_back(fused);
+    fused_layers_.push_back(kernels::weight_gradient_adam_layer(
+        layers_[l], l == 0 ? inputs_.data() : hidden_[l - 1].data(), output_gradients_[l].data()));
   }
   const kernels::StepParams initial;  // step 0 of run 0 until initialize() and advance_step() set them
   MGPU_CUDA_CHECK(cudaMemcpyAsync(step_params_.data(), &initial, sizeof initial, cudaMemcpyHostToDevice, stream_));

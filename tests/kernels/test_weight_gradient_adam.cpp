@@ -9,7 +9,6 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
-#include <random>
 #include <string>
 #include <vector>
 
@@ -20,6 +19,7 @@
 #include "platform/cuda_resources.hpp"
 #include "platform/error.hpp"
 #include "platform/gpu_devices.hpp"
+#include "train/float64_comparison.hpp"
 
 namespace mgpu {
 namespace {
@@ -33,25 +33,8 @@ constexpr double kMomentTolerance = 1e-5;
 // division (adam_element.cuh) move the step by a relative 1e-7 or so, the step being ~1e-3 of the weight.
 constexpr double kParameterTolerance = 1e-6;
 
-std::vector<float> normal_values(std::size_t count, float scale, std::uint64_t seed) {
-  std::mt19937_64 generator(seed);
-  std::normal_distribution<float> normal(0.0f, scale);
-  std::vector<float> values(count);
-  for (float& value : values) value = normal(generator);
-  return values;
-}
-
-// ||gpu - reference|| / ||reference|| over [first, first + count); infinity where the GPU wrote a non-finite value.
-double relative_error(const std::vector<float>& gpu, const std::vector<double>& reference, std::size_t first,
-                      std::size_t count) {
-  double difference = 0.0, norm = 0.0;
-  for (std::size_t i = first; i < first + count; ++i) {
-    if (!std::isfinite(gpu[i])) return std::numeric_limits<double>::infinity();
-    difference += (gpu[i] - reference[i]) * (gpu[i] - reference[i]);
-    norm += reference[i] * reference[i];
-  }
-  return norm > 0.0 ? std::sqrt(difference / norm) : std::sqrt(difference);
-}
+using float64_comparison::normal_values;
+using float64_comparison::relative_error;
 
 // One update's inputs: every layer's X and dZ, and the flat parameters, moments and (accumulated) gradient sums.
 struct Problem {
@@ -119,15 +102,8 @@ struct DeviceProblem {
       output_gradients.emplace_back(problem.output_gradients[l].size());
       copy_to_device(inputs.back(), problem.inputs[l], stream.get());
       copy_to_device(output_gradients.back(), problem.output_gradients[l], stream.get());
-      kernels::WeightGradientAdamLayer layer;
-      layer.input = inputs.back().data();
-      layer.output_gradient = output_gradients.back().data();
-      layer.weight_offset = model_layers[l].weight_offset;
-      layer.bias_offset = model_layers[l].bias_offset;
-      layer.fan_in = model_layers[l].fan_in;
-      layer.fan_out = model_layers[l].fan_out;
-      layer.has_bias = model_layers[l].hidden;
-      layers.push_back(layer);
+      layers.push_back(
+          kernels::weight_gradient_adam_layer(model_layers[l], inputs.back().data(), output_gradients.back().data()));
     }
     kernels::StepParams step;
     step.correction1 = static_cast<float>(1.0 - std::pow(double(kBeta1), kUpdateNumber));

@@ -6,13 +6,13 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
-#include <random>
 #include <string>
 #include <tuple>
 #include <utility>
 #include <vector>
 
 #include "cuda_mlp_host_driver.hpp"
+#include "float64_comparison.hpp"
 #include "kernels/output_head.cuh"
 #include "platform/cuda_check.hpp"
 #include "platform/cuda_resources.hpp"
@@ -49,29 +49,8 @@ constexpr double kInitTolerance = 1e-6;
 
 std::vector<double> to_double(const std::vector<float>& values) { return {values.begin(), values.end()}; }
 
-// ||gpu - reference|| / ||reference|| over [first, first + count); infinity if the GPU wrote a non-finite value
-// (the NaN poison of an element it never wrote).
-double relative_error(const std::vector<float>& gpu, const std::vector<double>& reference, std::size_t first = 0,
-                      std::size_t count = std::numeric_limits<std::size_t>::max()) {
-  const std::size_t end = count == std::numeric_limits<std::size_t>::max() ? reference.size() : first + count;
-  EXPECT_EQ(gpu.size(), reference.size());
-  double difference = 0.0;
-  double norm = 0.0;
-  for (std::size_t i = first; i < end && i < gpu.size(); ++i) {
-    if (!std::isfinite(gpu[i])) return std::numeric_limits<double>::infinity();
-    difference += (gpu[i] - reference[i]) * (gpu[i] - reference[i]);
-    norm += reference[i] * reference[i];
-  }
-  return norm > 0.0 ? std::sqrt(difference / norm) : std::sqrt(difference);
-}
-
-std::vector<float> normal_values(std::size_t count, float scale, std::uint64_t seed) {
-  std::mt19937_64 generator(seed);
-  std::normal_distribution<float> normal(0.0f, scale);
-  std::vector<float> values(count);
-  for (float& value : values) value = normal(generator);
-  return values;
-}
+using float64_comparison::normal_values;
+using float64_comparison::relative_error;
 
 // Glorot weights as the trainer starts from, with random (non-zero) biases so the bias path is exercised.
 std::vector<float> random_parameters(const MlpSpec& model, std::uint64_t seed) {
