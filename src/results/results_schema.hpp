@@ -94,7 +94,7 @@ struct ConfigurationMetadata {
   Configuration configuration = version_one_configuration();
   // Facts of the model and batch, recorded for readers of the file (record_configuration fills them).
   std::int64_t parameter_count = 0;
-  std::int64_t dense_weight_count = 0;  // weights of the dense layers, no biases (the W of 6·W·B FLOPs)
+  std::int64_t dense_weight_count = 0;  // weights of the dense layers, no biases
   std::int32_t local_batch = 0;
   std::string batch_mode = "global";        // "global": --batch split across ranks (docs/measurement.md)
   std::string environment_preset = "none";  // launch/presets name the launcher applied (MGPU_ENVIRONMENT_PRESET)
@@ -115,6 +115,14 @@ struct ConfigurationMetadata {
   double math_check_tolerance = 0.0;
   std::int32_t math_check_steps = 0;
   double math_check_seconds = 0.0;
+  // What the job printed that its runs do not say (v15), so that `mgpu_bench replay` re-makes its console from the
+  // file: rank 0's set-up line ("0.07 s on rank 0"), how its unique id reached the ranks ("" on one rank), the job's
+  // notice ("" without one: the CPU fallback chosen without being asked for) and the job's plan ("2 configurations,
+  // 124 runs"; "" for a job of one configuration). "" in a file that predates them.
+  std::string setup;
+  std::string unique_id_check;
+  std::string job_notice;
+  std::string job_plan;
   std::string nccl_algo = kNcclDefault;
   std::string nccl_proto = kNcclDefault;
   std::vector<std::string> nccl_environment;  // "NAME=value" for every NCCL_* variable in effect
@@ -234,6 +242,14 @@ inline constexpr auto kAttributesAfterSettings = std::tuple_cat(
         attribute(
             "math_check_seconds", kCondition, 10, [](auto& m) -> auto& { return m.math_check_seconds; }),
         attribute(
+            "setup", kCondition, 15, [](auto& m) -> auto& { return m.setup; }),
+        attribute(
+            "unique_id_check", kCondition, 15, [](auto& m) -> auto& { return m.unique_id_check; }),
+        attribute(
+            "job_notice", kCondition, 15, [](auto& m) -> auto& { return m.job_notice; }),
+        attribute(
+            "job_plan", kCondition, 15, [](auto& m) -> auto& { return m.job_plan; }),
+        attribute(
             kNcclAlgoAttribute, kCompared, 1, [](auto& m) -> auto& { return m.nccl_algo; }),
         attribute(
             kNcclProtoAttribute, kCompared, 1, [](auto& m) -> auto& { return m.nccl_proto; }),
@@ -312,8 +328,8 @@ inline AttributeRole configuration_attribute_role(std::string_view name) {
 }
 
 // The version of the newest change to the format that added no name (a type, a shape, a storage, a meaning): such a
-// change bumps it; up to version 12 every change added a name.
-inline constexpr std::int32_t kNewestChangeWithoutAName = 1;
+// change bumps it; up to version 12 every change added a name. 16: precision "tf32x3".
+inline constexpr std::int32_t kNewestChangeWithoutAName = 16;
 
 // The format's version, which readers check first and refuse when newer: the newest version any row names (a new
 // setting's row in config/settings_table.hpp, a dataset's or another attribute's here, bumps it) or
