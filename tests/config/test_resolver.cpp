@@ -161,6 +161,13 @@ TEST(Resolver, FusedOptimizerAutoOnOneGpuInFp32UpToTheWeightGradientWork) {
   StepRequest tf32;
   tf32.precision = Precision::tf32;
   EXPECT_FALSE(fused("medium", 1, 32, tf32));
+  // tf32x3: its weight split is written by the unfused Adam (the fused kernel writes fp32 weights only), so auto
+  // leaves it off where fp32 fuses.
+  StepRequest tf32x3;
+  tf32x3.precision = Precision::tf32x3;
+  EXPECT_TRUE(fused("medium", 1, 128));
+  EXPECT_FALSE(fused("medium", 1, 128, tf32x3));
+  EXPECT_FALSE(fused("large", 1, 128, tf32x3));
   StepRequest on;
   on.fuse_optimizer = Toggle::on;
   EXPECT_TRUE(fused("large", 1, 4096, on));  // on overrides the work limit

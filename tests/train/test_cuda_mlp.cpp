@@ -7,7 +7,6 @@
 #include <cstdint>
 #include <limits>
 #include <numeric>
-#include <random>
 #include <string>
 #include <tuple>
 #include <utility>
@@ -772,6 +771,20 @@ TEST_F(CudaMlpTest, Tf32x3AdamWritesTheWeightSplitTheNextForwardReads) {
     }
     EXPECT_EQ(outputs[1], outputs[0]) << c.name;
   }
+}
+
+// The fused optimizer writes the fp32 weights only, not the copies another precision's next forward reads (tf32x3's
+// split, bf16's copy): a model in another precision refuses it before enqueuing anything; the same call serves fp32.
+TEST_F(CudaMlpTest, FusedOptimizerRefusesEveryPrecisionButFp32) {
+  const AdamSettings adam;
+  const ModelCase c{"medium_b128", preset_model("medium"), 128};
+  for (Precision precision : {Precision::tf32, Precision::bf16, Precision::tf32x3}) {
+    GpuFixture gpu(c, precision);
+    EXPECT_THROW(gpu.mlp.adam_with_weight_gradients(adam), Error) << setting_name(precision);
+  }
+  GpuFixture fp32(c);
+  EXPECT_NO_THROW(fp32.mlp.adam_with_weight_gradients(adam));
+  MGPU_CUDA_CHECK(cudaStreamSynchronize(fp32.stream.get()));
 }
 
 std::vector<ReferenceCase> reference_cases() {
