@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
-# Purpose: one GPU's check of the fused optimizer's batch split and of the skinny GEMM's products wider than one tile,
-# in parts that each fit a short job: the GPU tests that hold them to float64 (tests), the chosen split and GEMMs at
-# the cells they serve (report), the step of this build against an earlier one, alternated (ab: bench/ab_builds.sh),
-# and the fused optimizer on against off at the batches where its default rule decides (fused).
-# Usage: BIN_DIR=dir [BASE_BIN=dir] OUT=dir [PART=all|tests|report|ab|fused] [RUNS=5] [PASSES=2]
-#        [AB_CONFIGS="medium:128 ..."] [FUSED_CONFIGS="medium:1024 ..."] bash bench/fused_wide_check.sh
+# Purpose: what bench/floor_ab.sh (this build against an earlier one and the floor) does not show of the fused
+# optimizer's batch split and of the skinny GEMM's products wider than one tile, in parts that each fit a short job:
+# the GPU tests that hold them to float64 (tests), the chosen split and GEMMs at the cells they serve (report), and the
+# fused optimizer on against off at the batches where its default rule decides (fused).
+# Usage: BIN_DIR=dir OUT=dir [PART=all|tests|report|fused] [RUNS=5] [PASSES=2] [FUSED_CONFIGS="medium:1024 ..."]
+#        bash bench/fused_wide_check.sh
 set -uo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 bin="$(cd "${BIN_DIR:-$root/build}" && pwd)"
@@ -12,7 +12,6 @@ out="${OUT:-/tmp/mgpu_fused_wide}"
 part="${PART:-all}"
 runs="${RUNS:-5}"
 passes="${PASSES:-2}"
-ab_configs="${AB_CONFIGS:-medium:64 medium:128 medium:1024 medium:4096 large:8 large:32 large:128 large:512 large:1024}"
 fused_configs="${FUSED_CONFIGS:-medium:256 medium:1024 medium:4096 large:128 large:256 large:512}"
 mkdir -p "$out/logs"
 log="$out/fused_wide_check.log"
@@ -47,15 +46,6 @@ if wanted report; then
     # The split and its timings; each GEMM our kernel runs (chosen alone, or by the step-level search: "->").
     grep -E '^fused optimizer|chosen skinny|-> skinny' "$out/logs/$name.log" | tee -a "$log"
   done
-fi
-
-if wanted ab; then
-  if [[ -z "${BASE_BIN:-}" ]]; then
-    note "ab: skipped (no BASE_BIN)"
-  else
-    A="$BASE_BIN" B="$bin" OUT="$out/ab" RUNS="$runs" PASSES="$passes" CONFIGS="$ab_configs" \
-      FLAGS="--timing step" bash "$root/bench/ab_builds.sh" | tee -a "$log"
-  fi
 fi
 
 if wanted fused; then
