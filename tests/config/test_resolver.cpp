@@ -150,12 +150,12 @@ bool fused(const char* model, int gpus, int global_batch, const StepRequest& req
 }
 
 TEST(Resolver, FusedOptimizerAutoOnOneGpuInFp32UpToTheWeightGradientWork) {
-  EXPECT_EQ(kFusedOptimizerMostWeightSamples, 2'000'000'000);
-  // Dense weights x local batch: medium's 257,984 weights up to a local batch of 7,752, large's 6,882,048 up to 290.
-  EXPECT_TRUE(fused("medium", 1, 7752));
-  EXPECT_FALSE(fused("medium", 1, 7753));
-  EXPECT_TRUE(fused("large", 1, 290));
-  EXPECT_FALSE(fused("large", 1, 291));
+  EXPECT_EQ(kFusedOptimizerMostWeightSamples, 1'000'000'000);
+  // Dense weights x local batch: medium's 257,984 weights up to a local batch of 3,876, large's 6,882,048 up to 145.
+  EXPECT_TRUE(fused("medium", 1, 3876));
+  EXPECT_FALSE(fused("medium", 1, 3877));
+  EXPECT_TRUE(fused("large", 1, 145));
+  EXPECT_FALSE(fused("large", 1, 146));
   EXPECT_TRUE(fused("large", 1, 128));
   EXPECT_FALSE(fused("medium", 2, 128));  // more GPUs: the gradient is reduced between the GEMMs and Adam
   StepRequest tf32;
