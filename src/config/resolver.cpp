@@ -9,8 +9,8 @@
 
 namespace mgpu {
 
-bool fused_optimizer_by_default(int gpus, bool fp32, long long local_batch) {
-  return gpus == 1 && fp32 && local_batch <= kFusedOptimizerMaxLocalBatch;
+bool fused_optimizer_by_default(int gpus, bool fp32, long long local_batch, long long dense_weights) {
+  return gpus == 1 && fp32 && local_batch * dense_weights <= kFusedOptimizerMostWeightSamples;
 }
 
 bool overlap_by_default(int gpus, long long local_batch) {
@@ -83,9 +83,11 @@ void resolve_step(const StepRequest& request, bool cuda_backend, int gpus, Train
   settings.grad_dtype = reduces ? request.grad_dtype : GradDtype::fp32;
   // The fused optimizer needs the whole gradient on this GPU (nothing to all-reduce between the weight gradient and
   // Adam) and fp32.
-  const bool fused_requested = request.fuse_optimizer == Toggle::on ||
-                               (request.fuse_optimizer == Toggle::automatic &&
-                                fused_optimizer_by_default(gpus, request.precision == Precision::fp32, local_batch));
+  const bool fused_requested =
+      request.fuse_optimizer == Toggle::on ||
+      (request.fuse_optimizer == Toggle::automatic &&
+       fused_optimizer_by_default(gpus, request.precision == Precision::fp32, local_batch,
+                                  static_cast<long long>(settings.model.dense_weight_count())));
   settings.fused_optimizer = cuda_backend && !reduces && request.precision == Precision::fp32 && fused_requested;
   // Tuning in the step replays the captured step: without a graph (and on the CPU) the choices made alone stand.
   settings.gemm_tuning =

@@ -217,9 +217,10 @@ inline constexpr auto kSettingsTable = std::make_tuple(
         .within({0, 1024}),
     // The reverse: a 1-GPU-only way of running the step (recorded off with more GPUs), so a 1-GPU baseline run either
     // way still pairs with its N-GPU configurations.
-    step_option(facts("fused_optimizer", kCompared, 4).per_batch(), &TrainingSettings::fused_optimizer,
-                &StepRequest::fuse_optimizer, "fuse-optimizer",
-                "weight gradients computed inside Adam, one rank fp32 only (auto: on where local batch <= 64)")
+    step_option(
+        facts("fused_optimizer", kCompared, 4).per_batch(), &TrainingSettings::fused_optimizer,
+        &StepRequest::fuse_optimizer, "fuse-optimizer",
+        "weight gradients computed inside Adam, one rank fp32 only (auto: on where dense weights x local batch <= 1e9)")
         .refused_on_cpu("the CPU fallback has no fused optimizer"),
     step_option(facts("optimizer_sharding", kCompared, 11), &TrainingSettings::optimizer_sharding,
                 &StepRequest::optimizer_sharding, "optimizer-sharding",

@@ -50,7 +50,15 @@ constexpr int kWideMinDepth = 2048;
 // a narrow last-block sum came close to the cluster's at large's 1024 x 32 x 1024 forward product, and chosen there it
 // made the step 6% slower (large batch 32 on H200). Wide blocks, which cannot form clusters, are summed by
 // the last block.
-constexpr int kMaxColumns = 64;
+constexpr int kMaxColumns = 64;  // the widest tile
+// Why wider products too (n > 64, a grid of column tiles): cuBLAS's tiles of 128 rows and more leave the step's
+// products of 128 to 1024 samples in under one wave of 132 SMs (medium 1024's input layer, 256 x 1024 outputs: 16
+// tiles of 128 x 128), and split-K variants of them still fill it with few, deep blocks; 64-row tiles with K split
+// give such a product several times as many blocks, and fold the step's elementwise pass into their stores (an
+// epilogue). Offered up to kMostWideOutputs outputs: past that cuBLAS's own tiles fill the GPU, and timing ours only
+// lengthens tuning.
+constexpr long long kMostWideOutputs = 1LL << 21;
+constexpr int kMostColumnTiles = 65535;  // CUDA's limit on the grid's y dimension, at 16 columns per tile
 
 // Threads per block and K values per pipeline stage: the narrow block, or the wide one (twice both: more warps per
 // SM to hide latency, the same outputs per thread; 128 registers at most).
@@ -64,7 +72,8 @@ int stage_count(int k, bool wide) {
   const int depth = wide ? BlockShape<true>::depth : BlockShape<false>::depth;
   return (k + depth - 1) / depth;
 }
-bool shape_supported(int m, int n, int k) { return m > 0 && n > 0 && k > 0 && n <= kMaxColumns; }
+bool shape_supported(int m, int n, int k) { return m > 0 && n > 0 && k > 0 && (n + 15) / 16 <= kMostColumnTiles; }
+bool worth_offering(int m, int n) { return n <= kMaxColumns || static_cast<long long>(m) * n <= kMostWideOutputs; }
 std::size_t tile_count(int m, int n, int columns) {
   return static_cast<std::size_t>((m + kTileRows - 1) / kTileRows) * ((n + columns - 1) / columns);
 }
@@ -464,7 +473,7 @@ bool workspace_has_room(int m, int n, const SkinnyGemmConfig& config, const Skin
 
 std::vector<SkinnyGemmConfig> skinny_gemm_configs(int m, int n, int k, const SkinnyWorkspace& workspace) {
   std::vector<SkinnyGemmConfig> configs;
-  if (!shape_supported(m, n, k)) return configs;
+  if (!shape_supported(m, n, k) || !worth_offering(m, n)) return configs;
   int device = 0;
   int major = 0;
   if (cudaGetDevice(&device) != cudaSuccess ||

@@ -1,5 +1,6 @@
-// Purpose: host launcher of our split-K fp32 GEMM for products with few columns (the local batch), where cuBLAS's
-// tiles cover few of the 132 SMs: C[m, n] = op(A)[m, k] B[k, n] with n <= 64. The K parts of one output tile are
+// Purpose: host launcher of our split-K fp32 GEMM for products with few outputs (n columns: the local batch), where
+// cuBLAS's tiles cover few of the 132 SMs: C[m, n] = op(A)[m, k] B[k, n], in tiles of 64 rows by up to 64 columns (a
+// grid of column tiles where n is wider). The K parts of one output tile are
 // summed in a fixed order, across a thread-block cluster (distributed shared memory) or by the last part to finish
 // (through a small workspace): one kernel, the same bits on every call. Plain C++ signatures (g++ callers);
 // TunedGemm times it against cuBLASLt.
@@ -65,17 +66,18 @@ std::size_t skinny_workspace_floats(int m, int n, const SkinnyGemmConfig& config
 std::size_t skinny_workspace_counters(int m, int n, const SkinnyGemmConfig& config);
 
 // The configurations worth timing for this shape (the launcher accepts more): narrow blocks with cluster sums, and
-// for K of 2048 and more wide blocks with last_block sums where `workspace` has room for them. Empty when n is over 64
-// or when the current device has no thread-block clusters (compute capability below 9.0).
+// for K of 2048 and more wide blocks with last_block sums where `workspace` has room for them. Empty for products of
+// more than 64 columns with over 2^21 outputs (cuBLAS's own tiles fill the GPU there) and when the current device has
+// no thread-block clusters (compute capability below 9.0).
 std::vector<SkinnyGemmConfig> skinny_gemm_configs(int m, int n, int k, const SkinnyWorkspace& workspace = {});
 
 // Column-major C[m, n] = op(A) B, or with `accumulate` C += op(A) B, fp32 products and fp32 accumulation (no TF32).
 // op(A) is A stored [m, k] (lda >= m), or with `transpose_a` A stored [k, m] read transposed (lda >= k); B is stored
-// [k, n] (ldb >= k); only C's m x n elements are written (ldc >= m). Without `accumulate` C is never read. Where A and
-// B start on 16-byte boundaries with lda and ldb multiples of 4 they are read in 16-byte copies, otherwise in 4-byte
-// ones (any float-aligned operand; a pointer that is not is refused). Returns the launch's status instead of
-// throwing (a tuner skips a configuration the device refuses); the caller checks it.
-// The kernel is a dependent launch (dependent_launch.cuh): it may start while the kernel ahead of it in the stream
+// [k, n] (ldb >= k; n up to 16 x 65535, the grid's column tiles); only C's m x n elements are written (ldc >= m).
+// Without `accumulate` C is never read. Where A and B start on 16-byte boundaries with lda and ldb multiples of 4 they
+// are read in 16-byte copies, otherwise in 4-byte ones (any float-aligned operand; a pointer that is not is refused).
+// Returns the launch's status instead of throwing (a tuner skips a configuration the device refuses); the caller checks
+// it. The kernel is a dependent launch (dependent_launch.cuh): it may start while the kernel ahead of it in the stream
 // finishes, and reads B and C only once that kernel is done. `a_is_stable` says that no kernel still running ahead
 // of it writes A (the weights of a training step, written only by the optimizer after the step's last GEMM): the
 // kernel may then start reading A before that wait. `epilogue` (not with `accumulate`: refused) is applied to every

@@ -9,6 +9,7 @@
 #include <cstddef>
 
 #include "kernels/cuda_kernels.cuh"
+#include "model/mlp_spec.hpp"
 
 namespace mgpu::kernels {
 
@@ -24,6 +25,20 @@ struct WeightGradientAdamLayer {
   int fan_out = 0;
   bool has_bias = false;
 };
+
+// The table entry of a model's dense layer (its offsets, widths and bias), reading `input` and `output_gradient`.
+inline WeightGradientAdamLayer weight_gradient_adam_layer(const DenseLayer& dense, const float* input,
+                                                          const float* output_gradient) {
+  WeightGradientAdamLayer layer;
+  layer.input = input;
+  layer.output_gradient = output_gradient;
+  layer.weight_offset = dense.weight_offset;
+  layer.bias_offset = dense.bias_offset;
+  layer.fan_in = dense.fan_in;
+  layer.fan_out = dense.fan_out;
+  layer.has_bias = dense.hidden;
+  return layer;
+}
 
 // How the launch covers the tiles of W: one block per tile (when other work runs beside it, e.g. the early updates
 // during backward: short blocks leave room), or as many blocks as stay resident, each walking several tiles with the

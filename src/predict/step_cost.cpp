@@ -16,8 +16,9 @@ constexpr double kFloatBytes = 4;
 // bias + ReLU + dropout reads Z and writes A; its backward reads dA and A (the mask) and writes dZ; the loss reads y
 // and the target and writes dL/dy.
 constexpr double kActivationFloats = 2, kActivationBackwardFloats = 3, kLossFloats = 3;
-// Adam per parameter: reads p, g, m, v and writes p, m, v; fused with the weight gradient, g is never in memory (the
-// activations it reads instead are batch x width, small beside the parameters at the batches where it is used).
+// Adam per parameter: reads p, g, m, v and writes p, m, v; fused with the weight gradient, g is never in memory. The
+// activations it reads instead (batch x width floats) are left out: where they outweigh the parameters (medium at a
+// thousand samples and more) the weight-gradient FLOPs take longer than all of that traffic and set the pass's time.
 constexpr double kAdamFloats = 7, kFusedAdamFloats = 6;
 // tf32x3 (train/tf32x3_operands.hpp): every GEMM is three TF32 products of its shape (the two small terms as one over
 // twice the K where the layout allows), and each kernel that writes a GEMM operand also writes its split, two floats

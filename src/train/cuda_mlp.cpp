@@ -12,6 +12,7 @@
 
 #include "kernels/output_head.cuh"
 #include "platform/cuda_check.hpp"
+#include "train/fused_update.hpp"
 
 namespace mgpu {
 
@@ -96,15 +97,8 @@ CudaMlp::CudaMlp(const MlpSpec& model, int batch, cudaStream_t stream, Precision
   if (reduce_dtype == GradDtype::bf16) gradients_bf16_ = DeviceBuffer<__nv_bfloat16>(model.parameter_count());
   if (precision == Precision::tf32x3) tf32x3_ = std::make_unique<Tf32x3Operands>(model, batch);
   for (std::size_t l = 0; l < layers_.size(); ++l) {
-    kernels::WeightGradientAdamLayer fused;
-    fused.input = l == 0 ? inputs_.data() : hidden_[l - 1].data();
-    fused.output_gradient = output_gradients_[l].data();
-    fused.weight_offset = layers_[l].weight_offset;
-    fused.bias_offset = layers_[l].bias_offset;
-    fused.fan_in = layers_[l].fan_in;
-    fused.fan_out = layers_[l].fan_out;
-    fused.has_bias = layers_[l].hidden;
-    fused_layers_.push_back(fused);
+    fused_layers_.push_back(kernels::weight_gradient_adam_layer(
+        layers_[l], l == 0 ? inputs_.data() : hidden_[l - 1].data(), output_gradients_[l].data()));
   }
   const kernels::StepParams initial;  // step 0 of run 0 until initialize() and advance_step() set them
   MGPU_CUDA_CHECK(cudaMemcpyAsync(step_params_.data(), &initial, sizeof initial, cudaMemcpyHostToDevice, stream_));
@@ -407,9 +401,25 @@ bool CudaMlp::early_updates_pay() const {
 void CudaMlp::update_layers(std::size_t first, std::size_t last, const AdamSettings& adam, float gradient_scale,
                             bool accumulated, kernels::WeightGradientAdamGrid grid, cudaStream_t stream) {
   if (first >= last) return;
-  kernels::weight_gradient_adam(fused_layers_.data() + first, last - first, batch_, parameters_.data(),
-                                gradients_.data(), first_moment_.data(), second_moment_.data(),
-                                adam_constants(adam, gradient_scale), step_params_.data(), accumulated, grid, stream);
+  FusedUpdate update;
+  update.layers = &fused_layers_;
+  update.batch = batch_;
+  update.parameters = parameters_.data();
+  update.gradients = gradients_.data();
+  update.first_moment = first_moment_.data();
+  update.second_moment = second_moment_.data();
+  update.parameter_count = parameters_.size();
+  update.adam = adam_constants(adam, gradient_scale);
+  update.params = step_params_.data();
+  // Timed on the model's stream, after everything enqueued so far (the activations it reads included).
+  if (fused_update_splits_ == 0) fused_update_splits_ = tuned_fused_update_splits(update, stream_);
+  launch_fused_update(update, first, last, fused_update_splits_, accumulated, grid, stream);
+}
+
+void CudaMlp::set_fused_update_splits(int splits) {
+  MGPU_REQUIRE(splits == 1 || splits == 2 || splits == 4 || splits == 8,
+               "the fused optimizer splits the batch in 1, 2, 4 or 8 parts, not " + std::to_string(splits));
+  fused_update_splits_ = splits;
 }
 
 void CudaMlp::upload_batch(const std::vector<float>& inputs, const std::vector<float>& targets) {

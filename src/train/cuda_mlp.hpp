@@ -123,6 +123,10 @@ class CudaMlp {
   // corrections; after backward_without_weight_gradients(&early), only the layers it did not update, then the compute
   // stream waits for its updates (the step's parameters are all new after this call, on the compute stream).
   void adam_with_weight_gradients(const AdamSettings& adam, float gradient_scale = 1.0f, bool accumulated = false);
+  // How many parts the fused optimizer splits each tile's batch into (fused_update.hpp): timed at its first update
+  // (0 until then), or as set: 1, 2, 4 or 8 (tests hold each to the float64 reference; Error otherwise).
+  int fused_update_splits() const noexcept { return fused_update_splits_; }
+  void set_fused_update_splits(int splits);
 
   // --- One layer's part of the step, as the step above enqueues it (the hardware probe times each alone). ---
   // Layer `layer`'s forward: its GEMM with, for a hidden layer, bias + ReLU + dropout (in the GEMM's epilogue where
@@ -241,6 +245,7 @@ class CudaMlp {
   CudaEvent layer_released_{cudaEventDisableTiming};
   CudaEvent updates_done_{cudaEventDisableTiming};
   std::size_t layers_updated_early_ = 0;
+  int fused_update_splits_ = 0;       // fused_update_splits()
   int backward_sm_count_target_ = 0;  // set_backward_sm_count_target()
   // Set by forward_with_output_head, cleared by forward() and by the backward that uses it: the output layer's input
   // gradient (the last hidden layer's dL/dZ) is already written.

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "config/resolver.hpp"
+#include "model/mlp_spec.hpp"
 #include "platform/error.hpp"
 
 namespace mgpu {
@@ -139,21 +140,41 @@ TEST(Resolver, OverlapAutoFromFourGpusAtALocalBatchOf1024InTheDeferredOrder) {
   EXPECT_TRUE(resolved(sharded, true, 4, 4096).optimizer_sharding);
 }
 
-TEST(Resolver, FusedOptimizerAutoOnOneGpuInFp32UpToTheLocalBatchLimit) {
-  EXPECT_EQ(kFusedOptimizerMaxLocalBatch, 64);
-  EXPECT_TRUE(resolved({}, true, 1, 64).fused_optimizer);
-  EXPECT_FALSE(resolved({}, true, 1, 65).fused_optimizer);
-  EXPECT_FALSE(resolved({}, true, 2, 64).fused_optimizer);
+// Whether the default request (or `request`) fuses the optimizer for `model` on `gpus` GPUs at `global_batch`.
+bool fused(const char* model, int gpus, int global_batch, const StepRequest& request = {}) {
+  TrainingSettings settings;
+  settings.model = preset_model(model);
+  settings.global_batch = global_batch;
+  resolve_step(request, true, gpus, settings);
+  return settings.fused_optimizer;
+}
+
+TEST(Resolver, FusedOptimizerAutoOnOneGpuInFp32UpToTheWeightGradientWork) {
+  EXPECT_EQ(kFusedOptimizerMostWeightSamples, 1'000'000'000);
+  // Dense weights x local batch: medium's 257,984 weights up to a local batch of 3,876, large's 6,882,048 up to 145.
+  EXPECT_TRUE(fused("medium", 1, 3876));
+  EXPECT_FALSE(fused("medium", 1, 3877));
+  EXPECT_TRUE(fused("large", 1, 145));
+  EXPECT_FALSE(fused("large", 1, 146));
+  EXPECT_TRUE(fused("large", 1, 128));
+  EXPECT_FALSE(fused("medium", 2, 128));  // more GPUs: the gradient is reduced between the GEMMs and Adam
   StepRequest tf32;
   tf32.precision = Precision::tf32;
-  EXPECT_FALSE(resolved(tf32, true, 1, 32).fused_optimizer);
+  EXPECT_FALSE(fused("medium", 1, 32, tf32));
+  // tf32x3: its weight split is written by the unfused Adam (the fused kernel writes fp32 weights only), so auto
+  // leaves it off where fp32 fuses.
+  StepRequest tf32x3;
+  tf32x3.precision = Precision::tf32x3;
+  EXPECT_TRUE(fused("medium", 1, 128));
+  EXPECT_FALSE(fused("medium", 1, 128, tf32x3));
+  EXPECT_FALSE(fused("large", 1, 128, tf32x3));
   StepRequest on;
   on.fuse_optimizer = Toggle::on;
-  EXPECT_TRUE(resolved(on, true, 1, 1024).fused_optimizer);  // on overrides the batch limit
-  EXPECT_FALSE(resolved(on, true, 2, 64).fused_optimizer);   // more GPUs: recorded off, also when asked for
+  EXPECT_TRUE(fused("large", 1, 4096, on));  // on overrides the work limit
+  EXPECT_FALSE(fused("medium", 2, 64, on));  // more GPUs: recorded off, also when asked for
   StepRequest off;
   off.fuse_optimizer = Toggle::off;
-  EXPECT_FALSE(resolved(off, true, 1, 32).fused_optimizer);
+  EXPECT_FALSE(fused("medium", 1, 32, off));
 }
 
 // One GPU has nothing to reduce: no overlap, no sharding, no bf16 reduction, so its baseline is recorded plainly.

@@ -48,7 +48,8 @@ kernel_exclude="${KERNEL_EXCLUDE-kns=reference_gemm}"
 # of medium batch 17 took 18 s unbound and was stopped unfinished at 170 s bound, four lanes on four H100s.
 read -r -a mpirun <<< "${MPIRUN:-mpirun --allow-run-as-root --bind-to none}"
 sanitizer="${COMPUTE_SANITIZER:-$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)}"
-binaries=(test_cuda_mlp test_skinny_gemm test_gpu_devices test_relu_dropout_backward_bias test_generate_batch)
+binaries=(test_cuda_mlp test_skinny_gemm test_gpu_devices test_relu_dropout_backward_bias test_generate_batch
+  test_weight_gradient_adam)
 mkdir -p "$out"
 : >"$out/rows.md"
 export NCCL_NVLS_ENABLE="${NCCL_NVLS_ENABLE:-0}"
@@ -65,8 +66,9 @@ print_table() {
 # racecheck only looks at shared memory and costs minutes per large GEMM, so it runs the smallest tests that still
 # launch every kernel of ours with shared memory (docs/testing.md, "compute-sanitizer"): the skinny GEMM in every
 # configuration (one block, cluster and last-block sums) on ragged shapes and with accumulation; the batch generator,
-# the bias-gradient and loss kernels (block_sum) on the small models; the fused weight-gradient + Adam kernel; the
-# output head. test_gpu_devices launches no kernel of ours.
+# the bias-gradient and loss kernels (block_sum) on the small models; the fused weight-gradient + Adam kernel, and
+# with the batch split over a cluster (every split, small models); the output head. test_gpu_devices launches no
+# kernel of ours.
 racecheck_filter() {
   case "$1" in
     test_skinny_gemm) echo "SkinnyGemmTest.RaggedAndPaddedShapesMatchFloat64:SkinnyGemmTest.AccumulateAddsToC" ;;
@@ -74,6 +76,7 @@ racecheck_filter() {
       echo "CudaMlpTest.BatchGenerationMatchesCpu:Cuda/CudaMlpReference.LossAndGradientsMatchFloat64Reference/odd_*:\
 Cuda/CudaMlpReference.FusedWeightGradientAdamMatchesFloat64Reference/small_*:\
 Cuda/CudaOutputHead.MatchesFloat64ReferenceAndFeedsTheFusedStep/odd_b33_*" ;;
+    test_weight_gradient_adam) echo "WeightGradientAdamTest.AnAccumulatedSumIsAddedBeforeTheScale" ;;
     # Small tests: all of them (the bias-gradient sums' shared-memory and last-block paths, the batch generator).
     test_relu_dropout_backward_bias | test_generate_batch) echo "*" ;;
     *) echo "" ;;

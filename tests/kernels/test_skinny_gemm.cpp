@@ -1,7 +1,7 @@
 // Purpose: holds our split-K skinny GEMM (src/kernels/skinny_gemm.cu) to a float64 CPU product for every tile width,
-// split count, block shape and way of summing the parts, both layouts of A, ragged and padded shapes, accumulation, and
-// the step's own shapes; and checks that it writes exactly C's m x n elements, reproducibly, and that both sums give
-// the same bits. Skips without a CUDA device with thread-block clusters.
+// split count, block shape and way of summing the parts, both layouts of A, ragged and padded shapes, accumulation,
+// products wider than one tile, and the step's own shapes; and checks that it writes exactly C's m x n elements,
+// reproducibly, and that both sums give the same bits. Skips without a CUDA device with thread-block clusters.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -150,6 +150,18 @@ TEST_F(SkinnyGemmTest, TheStepsShapesMatchFloat64) {
                              Shape{false, 512, 16, 512}, Shape{true, 256, 64, 847}, Shape{false, 128, 64, 64}}) {
     check(shape, false);
   }
+}
+
+TEST_F(SkinnyGemmTest, ProductsWiderThanOneTileMatchFloat64) {
+  // A grid of column tiles: medium at local batch 128 (its input layer's rows of 847 floats) and 1024, large at 128,
+  // and ragged widths just past one, two and four tiles of 64, with wide blocks (K of 2048 and more) too.
+  for (const Shape& shape :
+       {Shape{true, 256, 128, 847, 0, true}, Shape{false, 256, 128, 128}, Shape{true, 128, 1024, 256},
+        Shape{true, 1024, 128, 1024}, Shape{true, 67, 129, 131, 4}, Shape{false, 130, 257, 75, 0, true},
+        Shape{true, 200, 65, 2100}, Shape{false, 64, 193, 2049, 3}}) {
+    check(shape, false);
+  }
+  check(Shape{false, 100, 130, 300, 4}, true);
 }
 
 TEST_F(SkinnyGemmTest, RaggedAndPaddedShapesMatchFloat64) {
@@ -377,7 +389,11 @@ TEST_F(SkinnyGemmTest, EveryConfigurationIsOfferedWhereItFits) {
   short_counters.counter_count =
       kernels::skinny_workspace_counters(1024, 64, {16, 2, kernels::SkinnyReduction::last_block}) - 1;
   offered_within(short_counters);
-  EXPECT_TRUE(kernels::skinny_gemm_configs(1024, 65, 4800, workspace.view()).empty());
+  // Past one tile of 64 columns every tile width is offered, up to 2^21 outputs.
+  EXPECT_EQ(kernels::skinny_gemm_configs(1024, 65, 4800).size(), 3 * per_column_without);
+  EXPECT_FALSE(kernels::skinny_gemm_configs(1024, 2048, 4800, workspace.view()).empty());
+  EXPECT_TRUE(kernels::skinny_gemm_configs(1024, 2049, 4800, workspace.view()).empty());
+  EXPECT_FALSE(kernels::skinny_gemm_configs(1 << 21, 64, 64).empty());  // one tile wide: any number of rows
 }
 
 TEST_F(SkinnyGemmTest, LastBlockSumsGiveTheClusterBitsAndLeaveTheCountersZero) {
@@ -462,8 +478,9 @@ TEST_F(SkinnyGemmTest, RepeatedCallsGiveTheSameBitsAndBadArgumentsAreRefused) {
   EXPECT_EQ(kernels::skinny_gemm(true, m, n, k, a_device.data(), k, b_device.data(), k, c_device.data(), m, false,
                                  last_block, stream.get(), false, {}, too_small),
             cudaErrorInvalidValue);
-  EXPECT_EQ(kernels::skinny_gemm(true, m, 65, k, a_device.data(), k, b_device.data(), k, c_device.data(), m, false,
-                                 {64, 1}, stream.get()),
+  // More column tiles of 16 than a grid holds (65535); refused before any operand is read.
+  EXPECT_EQ(kernels::skinny_gemm(true, m, 16 * 65535 + 1, k, a_device.data(), k, b_device.data(), k, c_device.data(), m,
+                                 false, {64, 1}, stream.get()),
             cudaErrorInvalidValue);
   EXPECT_EQ(kernels::skinny_gemm(true, m, n, k, a_device.data(), k - 1, b_device.data(), k, c_device.data(), m, false,
                                  {32, 1}, stream.get()),

@@ -224,9 +224,11 @@ TEST_F(StepCostTest, UnfusedAdamMovesSevenFloatsPerParameter) {
   EXPECT_GT(p.optimizer_ms, 10 * memory_pass_ms(rates_, 1));
 }
 
-TEST_F(StepCostTest, FusedOptimizerOnlyOnOneGpuFp32UpToLocalBatch64) {
-  EXPECT_TRUE(default_gpu_configuration(kMlp, 1, 64, Precision::fp32).training.fused_optimizer);
-  EXPECT_FALSE(default_gpu_configuration(kMlp, 1, 65, Precision::fp32).training.fused_optimizer);
+TEST_F(StepCostTest, FusedOptimizerOnlyOnOneGpuFp32UpToTheResolversWeightGradientWork) {
+  // The resolver's rule (config/resolver.hpp): large's 6,882,048 dense weights up to a local batch of 145.
+  const MlpSpec large = preset_model("large");
+  EXPECT_TRUE(default_gpu_configuration(large, 1, 145, Precision::fp32).training.fused_optimizer);
+  EXPECT_FALSE(default_gpu_configuration(large, 1, 146, Precision::fp32).training.fused_optimizer);
   EXPECT_FALSE(default_gpu_configuration(kMlp, 1, 16, Precision::bf16).training.fused_optimizer);
   EXPECT_FALSE(default_gpu_configuration(kMlp, 2, 32, Precision::fp32).training.fused_optimizer);
   EXPECT_THROW(default_gpu_configuration(kMlp, 4, 6, Precision::fp32), UsageError);

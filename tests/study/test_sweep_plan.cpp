@@ -77,20 +77,23 @@ TEST(SweepPlan, TrialsLeftOutAreAutoOnGpusWhereABatchPairsGpuCounts) {
   }
 }
 
-TEST(SweepPlan, FuseOptimizerAutoIsOnForOneGpuFp32UpToTheLocalBatchLimit) {
-  EXPECT_EQ(kFusedOptimizerMaxLocalBatch, 64);
+TEST(SweepPlan, FuseOptimizerAutoIsOnForOneGpuFp32UpToTheWeightGradientWork) {
+  EXPECT_EQ(kFusedOptimizerMostWeightSamples, 1'000'000'000);
   EXPECT_TRUE(settings_of({"--batch", "32"}, 1).fused_optimizer);  // the default is auto
   EXPECT_TRUE(settings_of({"--batch", "32", "--fuse-optimizer", "auto"}, 1).fused_optimizer);
-  EXPECT_TRUE(settings_of({"--batch", "64"}, 1).fused_optimizer);  // the limit itself
-  EXPECT_FALSE(settings_of({"--batch", "65"}, 1).fused_optimizer);
-  EXPECT_FALSE(settings_of({"--batch", "128", "--fuse-optimizer", "auto"}, 1).fused_optimizer);
+  // large (the default model): 6,882,048 dense weights x 145 samples is the last local batch within the work limit.
+  EXPECT_TRUE(settings_of({"--batch", "145"}, 1).fused_optimizer);
+  EXPECT_FALSE(settings_of({"--batch", "146"}, 1).fused_optimizer);
+  EXPECT_FALSE(settings_of({"--batch", "512", "--fuse-optimizer", "auto"}, 1).fused_optimizer);
+  EXPECT_TRUE(settings_of({"--model", "medium", "--batch", "2048"}, 1).fused_optimizer);  // 257,984 weights
+  EXPECT_FALSE(settings_of({"--model", "medium", "--batch", "4096"}, 1).fused_optimizer);
   // auto never takes it where it cannot apply: another precision, the CPU fallback.
   EXPECT_FALSE(settings_of({"--batch", "32", "--precision", "tf32"}, 1).fused_optimizer);
   EXPECT_FALSE(settings_of({"--batch", "32", "--precision", "bf16"}, 1).fused_optimizer);
   EXPECT_FALSE(settings_of({"--batch", "32"}, 1, false).fused_optimizer);
 }
 
-TEST(SweepPlan, FuseOptimizerOnAndOffOverrideTheBatchLimitOnOneGpu) {
+TEST(SweepPlan, FuseOptimizerOnAndOffOverrideTheWorkLimitOnOneGpu) {
   EXPECT_TRUE(settings_of({"--batch", "1024", "--fuse-optimizer", "on"}, 1).fused_optimizer);
   EXPECT_FALSE(settings_of({"--batch", "32", "--fuse-optimizer", "off"}, 1).fused_optimizer);
 }
@@ -103,8 +106,8 @@ TEST(SweepPlan, FuseOptimizerIsOffWithMoreThanOneGpu) {
 }
 
 TEST(SweepPlan, FuseOptimizerAutoUsesTheLocalBatchOfEachConfiguration) {
-  // One sweep, 1 and 2 GPUs per batch: only the 1-GPU configurations with local batch <= 64 fuse.
-  const std::vector<Configuration> plan = plan_sweep(parse({"--batch", "32,128", "--gpus", "1,2"}), 2, true);
+  // One sweep, 1 and 2 GPUs per batch: only the 1-GPU configurations within the work limit fuse.
+  const std::vector<Configuration> plan = plan_sweep(parse({"--batch", "32,512", "--gpus", "1,2"}), 2, true);
   ASSERT_EQ(plan.size(), 4u);
   std::vector<std::string> fused;
   for (const Configuration& configuration : plan)

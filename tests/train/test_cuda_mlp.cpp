@@ -7,13 +7,15 @@
 #include <cstdint>
 #include <limits>
 #include <numeric>
-#include <random>
 #include <string>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #include "cuda_mlp_host_driver.hpp"
+#include "float64_comparison.hpp"
 #include "kernels/output_head.cuh"
+#include "platform/cuda_check.hpp"
 #include "platform/cuda_resources.hpp"
 #include "platform/gpu_devices.hpp"
 #include "train/cpu_mlp.hpp"
@@ -48,29 +50,8 @@ constexpr double kInitTolerance = 1e-6;
 
 std::vector<double> to_double(const std::vector<float>& values) { return {values.begin(), values.end()}; }
 
-// ||gpu - reference|| / ||reference|| over [first, first + count); infinity if the GPU wrote a non-finite value
-// (the NaN poison of an element it never wrote).
-double relative_error(const std::vector<float>& gpu, const std::vector<double>& reference, std::size_t first = 0,
-                      std::size_t count = std::numeric_limits<std::size_t>::max()) {
-  const std::size_t end = count == std::numeric_limits<std::size_t>::max() ? reference.size() : first + count;
-  EXPECT_EQ(gpu.size(), reference.size());
-  double difference = 0.0;
-  double norm = 0.0;
-  for (std::size_t i = first; i < end && i < gpu.size(); ++i) {
-    if (!std::isfinite(gpu[i])) return std::numeric_limits<double>::infinity();
-    difference += (gpu[i] - reference[i]) * (gpu[i] - reference[i]);
-    norm += reference[i] * reference[i];
-  }
-  return norm > 0.0 ? std::sqrt(difference / norm) : std::sqrt(difference);
-}
-
-std::vector<float> normal_values(std::size_t count, float scale, std::uint64_t seed) {
-  std::mt19937_64 generator(seed);
-  std::normal_distribution<float> normal(0.0f, scale);
-  std::vector<float> values(count);
-  for (float& value : values) value = normal(generator);
-  return values;
-}
+using float64_comparison::normal_values;
+using float64_comparison::relative_error;
 
 // Glorot weights as the trainer starts from, with random (non-zero) biases so the bias path is exercised.
 std::vector<float> random_parameters(const MlpSpec& model, std::uint64_t seed) {
@@ -90,7 +71,8 @@ struct ModelCase {
   int batch;
 };
 
-// Odd widths and batch take the kernels' scalar (non-float4) paths; the presets are what the benchmark runs. "tall"
+// Odd widths and batch take the kernels' scalar (non-float4) paths; the presets are what the benchmark runs; batches
+// of 128 and 129 take the GEMMs of more than 64 columns and the fused optimizer's splits over 4 and 5 chunks. "tall"
 // gives the fused optimizer what the presets at batch 32 do not: a batch of three chunks (the last partial) and, in its
 // first layer (aligned rows, ragged last tiles), more tiles than one resident block each, so blocks walk several;
 // updated alone (the early-updates test), that layer takes the kernel's instance for one aligned layer over several
@@ -100,7 +82,9 @@ std::vector<ModelCase> model_cases() {
           {"odd", custom_model({13, 21, 7, 2}, 0.0), 19},
           {"tall", custom_model({1100, 1032, 5}, 0.0), 70},
           {"medium", preset_model("medium"), 32},
-          {"large", preset_model("large"), 32}};
+          {"large", preset_model("large"), 32},
+          {"medium_b128", preset_model("medium"), 128},
+          {"odd_b129", custom_model({13, 21, 7, 2}, 0.0), 129}};
 }
 
 // One GPU model on its own stream, with random inputs and parameters uploaded and every output poisoned.
@@ -452,6 +436,18 @@ void expect_first_fused_update_matches(const ModelCase& c, const GpuFixture& gpu
   EXPECT_LE(relative_error(after, expected), 1e-6) << what << ": parameters are not the update of the moments";
 }
 
+// (split count, accumulated) pairs: the tuner's choice (0) with and without an accumulated sum, then every split count
+// the device runs (2, 4 and 8 need thread-block clusters) without.
+std::vector<std::pair<int, bool>> fused_update_variants() {
+  std::vector<std::pair<int, bool>> variants = {{0, false}, {0, true}, {1, false}};
+  int device = 0, major = 0;
+  MGPU_CUDA_CHECK(cudaGetDevice(&device));
+  MGPU_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
+  if (major >= 9)
+    for (int splits : {2, 4, 8}) variants.emplace_back(splits, false);
+  return variants;
+}
+
 // The fused optimizer (--fuse-optimizer): backward without the weight gradients, then one kernel that forms every
 // weight gradient and applies Adam to it. From zero moments Adam's first step writes m = 0.1 g and v = 0.001 g^2, each
 // within an ulp or two of the gradient the kernel formed, so the moments are held to the float64 reference's layer by
@@ -459,11 +455,14 @@ void expect_first_fused_update_matches(const ModelCase& c, const GpuFixture& gpu
 // parameters must then be the update of those moments (adam_element, tested above), recomputed here in float64. The
 // gradient buffer starts as NaN, so a weight gradient read without being written shows; with `accumulated` it holds
 // an earlier sum that is added, and the mean of two is taken (the last step of --accumulate 2).
+// Each way of splitting the batch (CudaMlp::set_fused_update_splits: 1, 2, 4 or 8 parts; 0: the tuner's choice) is held
+// to the same reference.
 TEST_P(CudaMlpReference, FusedWeightGradientAdamMatchesFloat64Reference) {
   const ReferenceCase& rc = GetParam();
   const AdamSettings adam;
-  for (bool accumulated : {false, true}) {
+  for (const auto& [splits, accumulated] : fused_update_variants()) {
     GpuFixture gpu(rc.model);
+    if (splits > 0) gpu.mlp.set_fused_update_splits(splits);
     const std::size_t count = gpu.parameters.size();
     gpu.host.upload_moments(std::vector<float>(count, 0.0f), std::vector<float>(count, 0.0f));
     const std::vector<float> earlier = normal_values(count, 1e-2f, 21);
@@ -475,8 +474,9 @@ TEST_P(CudaMlpReference, FusedWeightGradientAdamMatchesFloat64Reference) {
     gpu.mlp.backward_without_weight_gradients();
     const double scale = accumulated ? 0.5 : 1.0;
     gpu.host.adam_with_weight_gradients_at_step(adam, 1, static_cast<float>(scale), accumulated);
-    expect_first_fused_update_matches(rc.model, gpu, Reference(rc.model, gpu, key), accumulated ? &earlier : nullptr,
-                                      scale, adam, accumulated ? "accumulated" : "one step");
+    expect_first_fused_update_matches(
+        rc.model, gpu, Reference(rc.model, gpu, key), accumulated ? &earlier : nullptr, scale, adam,
+        (accumulated ? "accumulated, " : "one step, ") + std::to_string(splits) + " parts");
   }
 }
 
@@ -771,6 +771,20 @@ TEST_F(CudaMlpTest, Tf32x3AdamWritesTheWeightSplitTheNextForwardReads) {
     }
     EXPECT_EQ(outputs[1], outputs[0]) << c.name;
   }
+}
+
+// The fused optimizer writes the fp32 weights only, not the copies another precision's next forward reads (tf32x3's
+// split, bf16's copy): a model in another precision refuses it before enqueuing anything; the same call serves fp32.
+TEST_F(CudaMlpTest, FusedOptimizerRefusesEveryPrecisionButFp32) {
+  const AdamSettings adam;
+  const ModelCase c{"medium_b128", preset_model("medium"), 128};
+  for (Precision precision : {Precision::tf32, Precision::bf16, Precision::tf32x3}) {
+    GpuFixture gpu(c, precision);
+    EXPECT_THROW(gpu.mlp.adam_with_weight_gradients(adam), Error) << setting_name(precision);
+  }
+  GpuFixture fp32(c);
+  EXPECT_NO_THROW(fp32.mlp.adam_with_weight_gradients(adam));
+  MGPU_CUDA_CHECK(cudaStreamSynchronize(fp32.stream.get()));
 }
 
 std::vector<ReferenceCase> reference_cases() {

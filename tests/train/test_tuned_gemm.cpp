@@ -55,12 +55,13 @@ TEST_F(TunedGemmTest, EveryCandidateAtEveryStepShapeMatchesFloat64) {
   const AdamSettings adam;
   CudaStream stream;
   int shapes = 0, candidates = 0;
-  const std::vector<int> batches = {1, 8, 15, 16, 17, 31, 32, 33, 63, 64, 65, 128, 1024, 4096};
+  const std::vector<int> batches = {1, 8, 15, 16, 17, 31, 32, 33, 63, 64, 65, 128, 129, 257, 1024, 4096};
   const MlpSpec odd = custom_model({37, 100, 33, 5}, 0.1);
   for (const MlpSpec& model : {preset_model("medium"), preset_model("large"), odd}) {
     for (int batch : batches) {
       for (Precision precision : {Precision::fp32, Precision::tf32, Precision::bf16, Precision::tf32x3}) {
-        // Every precision at the thresholds of our kernel (64 columns) and one large batch; fp32 everywhere.
+        // Every precision at the thresholds of our kernel (one tile of 64 columns) and one large batch; fp32
+        // everywhere.
         if (precision != Precision::fp32 && batch != 64 && batch != 65 && batch != 1024) continue;
         CudaMlp mlp(model, batch, stream.get(), precision);
         run_every_step_kind(mlp, adam);

@@ -1,6 +1,6 @@
 // Purpose: GEMMs with fp32 output (fp32 or bf16 operands) through cuBLASLt or our split-K kernel, the algorithm for
 // each shape chosen by timing cuBLASLt's own candidates (each also with its K dimension split 2..32 ways) and, for
-// fp32 products with at most 64 columns, our kernel's configurations (skinny_gemm.cuh), each first verified against
+// fp32 products of few outputs, our kernel's configurations (skinny_gemm.cuh), each first verified against
 // the float64 product of the same operands (reference_gemm.cuh; a wrong one is never chosen), once (outside any graph
 // capture), so the skinny small-batch products of this benchmark do not run on a few SMs; every later call (eager or
 // captured) reuses it. The candidates nearly as fast alone stay available, so that a caller who can time the whole
