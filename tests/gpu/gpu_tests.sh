@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # Purpose: the GPU tests on 1, 2 and 4 GPUs of one machine, and whether the product trains the same model on each GPU
-# count: the unit tests of our kernels, the model, the loss array, the GEMM tuner's verification and the trainer on
-# one GPU; the NCCL communicator's test on 2 ranks; the data-parallel test on 2 ranks and, with 4 GPUs, on 4
-# (MGPU_GEMM_REPORT on, so any candidate that verification rejected is named); then mgpu_bench --model large
-# --batch 64 on 1, 2 (and 4) GPUs, whose per-step losses must agree; and the math check refusing a wrong GEMM
-# (MGPU_FAULT_CORRUPT_GEMM=1) on one GPU. One table (what ran, ranks, tests, failed, skipped, seconds, result) in
-# OUT/table.md.
+# count: the unit tests of our kernels, the model, the loss array, the GEMM tuner's verification and the trainer on one
+# GPU; the NCCL communicator's test on 2 ranks; the data-parallel test on 2 ranks and, with 4 GPUs, on 4
+# (MGPU_GEMM_REPORT on, so any candidate that verification rejected is named), and the persistent step kernel on one
+# GPU; then mgpu_bench --model large --batch 64 on 1, 2 (and 4) GPUs, whose per-step losses must agree; and the math
+# check refusing a wrong GEMM (MGPU_FAULT_CORRUPT_GEMM=1) on one GPU. One table (what ran, ranks, tests, failed,
+# skipped, seconds, result) in OUT/table.md.
 # Usage: BIN_DIR=build OUT=/tmp/gpu_tests bash tests/gpu/gpu_tests.sh
 # Knobs: GPUS (default: the GPUs nvidia-smi lists), LIMIT (seconds per row, default 300).
 set -uo pipefail
@@ -54,6 +54,7 @@ for t in test_cuda_mlp test_skinny_gemm test_relu_dropout_backward_bias test_gen
   gtest "$t" 1 0 "$(tool "$t")"
 done
 gtest test_cuda_trainer 1 0 "${mpirun[@]}" -np 1 "$(tool test_cuda_trainer)"
+gtest test_persistent_step 1 0 "${mpirun[@]}" -np 1 "$(tool test_persistent_step)"
 gtest "test_nccl_communicator" 2 0,1 "${mpirun[@]}" -np 2 "$(tool test_nccl_communicator)"
 gtest "test_cuda_data_parallel" 2 0,1 "${mpirun[@]}" -np 2 "$(tool test_cuda_data_parallel)"
 if ((gpus >= 4)); then

@@ -113,10 +113,12 @@ TEST(ResultsSchema, AddedNamesKeepTheVersionsThatAddedThem) {
                                               {"nics_per_node", 13},
                                               {"network", 13},
                                               {"nccl_max_ctas", 14},
-                                              {"overlap_sm_target", 14}};
+                                              {"overlap_sm_target", 14},
+                                              {"step_kernel", 15},
+                                              {"step_kernel_chosen", 15}};
   EXPECT_EQ(added, history);
   // The format's version is the newest of them.
-  EXPECT_EQ(results_schema::kVersion, 14);
+  EXPECT_EQ(results_schema::kVersion, 15);
   for (const auto& [name, version] : history) EXPECT_EQ(results_schema::attribute_added_in(name), version) << name;
   EXPECT_EQ(results_schema::attribute_added_in("seed"), 1);
   std::vector<std::pair<std::string, int>> datasets;
