@@ -117,36 +117,35 @@ __device__ void combine_parts(float* shared, const ProductTiling& t, const float
   }
 }
 
-// Every tile of product `t` this block takes (blocks take tiles in turn), each output stored through store(row,
-// column, value).
+// Tile `tile` of product `t`, each of its outputs inside the product stored through store(row, column, value). Ends
+// with a barrier: shared memory is free again.
 template <typename Store>
-__device__ void store_product(float* shared, const ProductTiling& t, const ProductOperands& operands, Store&& store) {
-  for (int tile = static_cast<int>(blockIdx.x); tile < tile_count(t); tile += static_cast<int>(gridDim.x)) {
-    const TileOrigin origin = tile_origin(t, tile);
-    float sums[kMicroTile][kMicroTile];
-    float unused = 0.0f;
-    multiply_tile(shared, t, origin, operands, false, sums, unused);
-    combine_parts(shared, t, sums);
-    for (int o = static_cast<int>(threadIdx.x); o < tile_outputs(t); o += kPersistentThreads) {
-      const TileOrigin at = output_position(t, origin, o);
-      if (at.row < t.rows && at.column < t.columns) store(at.row, at.column, shared[o]);
-    }
-    __syncthreads();  // the sums are read: the next tile may stage
+__device__ void store_tile(float* shared, const ProductTiling& t, int tile, const ProductOperands& operands,
+                           Store&& store) {
+  const TileOrigin origin = tile_origin(t, tile);
+  float sums[kMicroTile][kMicroTile];
+  float unused = 0.0f;
+  multiply_tile(shared, t, origin, operands, false, sums, unused);
+  combine_parts(shared, t, sums);
+  for (int o = static_cast<int>(threadIdx.x); o < tile_outputs(t); o += kPersistentThreads) {
+    const TileOrigin at = output_position(t, origin, o);
+    if (at.row < t.rows && at.column < t.columns) store(at.row, at.column, shared[o]);
   }
+  __syncthreads();  // the sums are read: the next tile may stage
 }
 
-// Hidden layer `phase.layer`: H[b, o] = keep(b, o) ? max(sum_i x[b, i] W[o, i] + bias[o], 0) / (1 - p) : 0, the mask
-// of bias_relu_dropout.
-__device__ void forward_phase(const PersistentProgram& program, const PersistentPhase& phase, float* shared) {
-  const PersistentLayer& layer = program.layers[phase.layer];
+// Tile `tile` of hidden layer l's forward: H[b, o] = keep(b, o) ? max(sum_i x[b, i] W[o, i] + bias[o], 0) / (1 - p)
+// : 0, the mask of bias_relu_dropout.
+__device__ void forward_tile(const PersistentProgram& program, int l, const ProductTiling& t, int tile, float* shared) {
+  const PersistentLayer& layer = program.layers[l];
   const StepParams& params = *program.params;
   const std::uint64_t dropout_key =
-      synthetic::dropout_key(params.seed, params.run, params.step, static_cast<std::uint32_t>(phase.layer));
+      synthetic::dropout_key(params.seed, params.run, params.step, static_cast<std::uint32_t>(l));
   const std::uint64_t first_sample = params.first_sample;
   const float* bias = program.parameters + layer.bias_offset;
   const ProductOperands operands =
       forward_operands(layer.input, program.parameters + layer.weight_offset, layer.fan_in);
-  store_product(shared, phase.tiling, operands, [&](int sample, int unit, float z) {
+  store_tile(shared, t, tile, operands, [&](int sample, int unit, float z) {
     const float relu = fmaxf(z + bias[unit], 0.0f);
     const bool keep = program.drop_probability == 0.0f ||
                       synthetic::dropout_keep_of(dropout_key, first_sample + static_cast<std::uint64_t>(sample),
@@ -155,13 +154,14 @@ __device__ void forward_phase(const PersistentProgram& program, const Persistent
   });
 }
 
-// Layer `phase.layer` >= 1: dL/dZ[b, i] of the layer below = (sum_o dL/dZ[b, o] W[o, i]) through the layer below's
-// ReLU and dropout (its stored activation is positive exactly where both kept the unit).
-__device__ void input_gradient_phase(const PersistentProgram& program, const PersistentPhase& phase, float* shared) {
-  const PersistentLayer& layer = program.layers[phase.layer];
+// Tile `tile` of layer l's (l >= 1) input gradient: dL/dZ[b, i] of the layer below = (sum_o dL/dZ[b, o] W[o, i])
+// through the layer below's ReLU and dropout (its stored activation is positive exactly where both kept the unit).
+__device__ void input_gradient_tile(const PersistentProgram& program, int l, const ProductTiling& t, int tile,
+                                    float* shared) {
+  const PersistentLayer& layer = program.layers[l];
   const ProductOperands operands = input_gradient_operands(
       layer.output_gradient, program.parameters + layer.weight_offset, layer.fan_in, layer.fan_out);
-  store_product(shared, phase.tiling, operands, [&](int sample, int unit, float value) {
+  store_tile(shared, t, tile, operands, [&](int sample, int unit, float value) {
     const std::size_t index = static_cast<std::size_t>(sample) * layer.fan_in + unit;
     layer.input_gradient[index] = __ldcg(layer.input + index) > 0.0f ? value * program.keep_scale : 0.0f;
   });
@@ -174,56 +174,84 @@ __device__ __forceinline__ float warp_sum(float value) {
   return value;
 }
 
-// The output layer, one warp per sample: y[b, o] = sum_i H[b, i] W[o, i]; dL/dy = 2 (y - t) / count (count = batch x
-// outputs, as mse_loss_and_gradient); the sample's sum of squared errors, in output order; and the last hidden layer's
-// dL/dZ[b, i] = (sum_o dL/dy[b, o] W[o, i]) through its ReLU and dropout.
-__device__ void head_phase(const PersistentProgram& program) {
+// The output layer for one sample, by one warp: y[b, o] = sum_i H[b, i] W[o, i]; dL/dy = 2 (y - t) / count (count =
+// batch x outputs, as mse_loss_and_gradient); the sample's sum of squared errors, in output order; and the last hidden
+// layer's dL/dZ[b, i] = (sum_o dL/dy[b, o] W[o, i]) through its ReLU and dropout.
+__device__ void head_sample(const PersistentProgram& program, int sample) {
   const PersistentLayer& layer = program.layers[program.layer_count - 1];
   const int lane = static_cast<int>(threadIdx.x) % 32;
   const int outputs = layer.fan_out;
   const int width = layer.fan_in;
   const float count = static_cast<float>(program.batch * outputs);
   const float* weights = program.parameters + layer.weight_offset;
-  const int warps = static_cast<int>(gridDim.x) * kWarps;
-  for (int sample = static_cast<int>(blockIdx.x) * kWarps + static_cast<int>(threadIdx.x) / 32; sample < program.batch;
-       sample += warps) {
-    const float* hidden = layer.input + static_cast<std::size_t>(sample) * width;
-    float partial[kPersistentMaxOutputs];
+  const float* hidden = layer.input + static_cast<std::size_t>(sample) * width;
+  float partial[kPersistentMaxOutputs];
 #pragma unroll
-    for (int o = 0; o < kPersistentMaxOutputs; ++o) partial[o] = 0.0f;
-    for (int i = lane; i < width; i += 32) {
-      const float h = __ldcg(hidden + i);
-#pragma unroll
-      for (int o = 0; o < kPersistentMaxOutputs; ++o) {
-        if (o < outputs) partial[o] = fmaf(h, weights[static_cast<std::size_t>(o) * width + i], partial[o]);
-      }
-    }
-    float gradient[kPersistentMaxOutputs];
-    float squares = 0.0f;
+  for (int o = 0; o < kPersistentMaxOutputs; ++o) partial[o] = 0.0f;
+  for (int i = lane; i < width; i += 32) {
+    const float h = __ldcg(hidden + i);
 #pragma unroll
     for (int o = 0; o < kPersistentMaxOutputs; ++o) {
-      gradient[o] = 0.0f;
-      if (o >= outputs) continue;  // uniform over the warp: every lane takes part in each sum
-      const float y = warp_sum(partial[o]);
-      const std::size_t index = static_cast<std::size_t>(sample) * outputs + o;
-      const float difference = y - program.targets[index];
-      squares += difference * difference;
-      gradient[o] = 2.0f * difference / count;
-      if (lane == o) {
-        layer.output[index] = y;
-        layer.output_gradient[index] = gradient[o];
-      }
+      if (o < outputs) partial[o] = fmaf(h, weights[static_cast<std::size_t>(o) * width + i], partial[o]);
     }
-    if (lane == 0) program.sample_losses[sample] = squares;
-    for (int i = lane; i < width; i += 32) {
-      float value = 0.0f;
+  }
+  float gradient[kPersistentMaxOutputs];
+  float squares = 0.0f;
 #pragma unroll
-      for (int o = 0; o < kPersistentMaxOutputs; ++o) {
-        if (o < outputs) value = fmaf(gradient[o], weights[static_cast<std::size_t>(o) * width + i], value);
-      }
-      layer.input_gradient[static_cast<std::size_t>(sample) * width + i] =
-          __ldcg(hidden + i) > 0.0f ? value * program.keep_scale : 0.0f;
+  for (int o = 0; o < kPersistentMaxOutputs; ++o) {
+    gradient[o] = 0.0f;
+    if (o >= outputs) continue;  // uniform over the warp: every lane takes part in each sum
+    const float y = warp_sum(partial[o]);
+    const std::size_t index = static_cast<std::size_t>(sample) * outputs + o;
+    const float difference = y - program.targets[index];
+    squares += difference * difference;
+    gradient[o] = 2.0f * difference / count;
+    if (lane == o) {
+      layer.output[index] = y;
+      layer.output_gradient[index] = gradient[o];
     }
+  }
+  if (lane == 0) program.sample_losses[sample] = squares;
+  for (int i = lane; i < width; i += 32) {
+    float value = 0.0f;
+#pragma unroll
+    for (int o = 0; o < kPersistentMaxOutputs; ++o) {
+      if (o < outputs) value = fmaf(gradient[o], weights[static_cast<std::size_t>(o) * width + i], value);
+    }
+    layer.input_gradient[static_cast<std::size_t>(sample) * width + i] =
+        __ldcg(hidden + i) > 0.0f ? value * program.keep_scale : 0.0f;
+  }
+}
+
+// The head phase: every sample by one warp of the grid.
+__device__ void head_phase(const PersistentProgram& program) {
+  const int warps = static_cast<int>(gridDim.x) * kWarps;
+  for (int sample = static_cast<int>(blockIdx.x) * kWarps + static_cast<int>(threadIdx.x) / 32; sample < program.batch;
+       sample += warps)
+    head_sample(program, sample);
+}
+
+// The tail (persistent_tiles.hpp): per row tile of samples, in one block, the last hidden layer's forward tile (every
+// unit: one column tile, so row tile r is forward tile r), the head of those samples (a warp each), and every column
+// tile of that layer's input gradient for the same rows. What one part writes the next reads in the same block: the
+// fences make those writes visible in L2, where the next part's loads (ld.global.cg) look, before the barrier.
+__device__ void tail_phase(const PersistentProgram& program, const PersistentPhase& phase, float* shared) {
+  const ProductTiling& forward = phase.tiling;
+  const ProductTiling& gradient = phase.gradient_tiling;
+  const int warp = static_cast<int>(threadIdx.x) / 32;
+  for (int row_tile = static_cast<int>(blockIdx.x); row_tile < row_tiles(forward);
+       row_tile += static_cast<int>(gridDim.x)) {
+    forward_tile(program, phase.layer, forward, row_tile, shared);
+    __threadfence();
+    __syncthreads();
+    const int sample = row_tile * forward.tile_rows + warp;
+    if (warp < forward.tile_rows && sample < program.batch) head_sample(program, sample);
+    __threadfence();
+    __syncthreads();
+    if (phase.layer == 0) continue;  // no gradient with respect to the data
+    const int columns = column_tiles(gradient);
+    for (int column_tile = 0; column_tile < columns; ++column_tile)
+      input_gradient_tile(program, phase.layer, gradient, row_tile * columns + column_tile, shared);
   }
 }
 
@@ -316,13 +344,20 @@ __global__ void __launch_bounds__(kPersistentThreads, 1)
     const PersistentPhase& phase = program.phases[p];
     switch (phase.kind) {
       case PersistentPhaseKind::forward:
-        forward_phase(program, phase, shared);
+        for (int tile = static_cast<int>(blockIdx.x); tile < tile_count(phase.tiling);
+             tile += static_cast<int>(gridDim.x))
+          forward_tile(program, phase.layer, phase.tiling, tile, shared);
         break;
       case PersistentPhaseKind::head:
         head_phase(program);
         break;
       case PersistentPhaseKind::input_gradient:
-        input_gradient_phase(program, phase, shared);
+        for (int tile = static_cast<int>(blockIdx.x); tile < tile_count(phase.tiling);
+             tile += static_cast<int>(gridDim.x))
+          input_gradient_tile(program, phase.layer, phase.tiling, tile, shared);
+        break;
+      case PersistentPhaseKind::tail:
+        tail_phase(program, phase, shared);
         break;
       case PersistentPhaseKind::update:
         update_phase(program, shared);
@@ -337,9 +372,12 @@ int persistent_step_blocks_per_sm(std::size_t shared_bytes) {
   // The limit is set to the device's most, the same value whatever the plan: trainers of several plans may hold the
   // kernel at once, and a smaller limit set by one would refuse another's launches.
   int device = 0;
-  int most = 0;
+  int per_block = 0;
+  cudaFuncAttributes attributes{};
   MGPU_CUDA_CHECK(cudaGetDevice(&device));
-  MGPU_CUDA_CHECK(cudaDeviceGetAttribute(&most, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
+  MGPU_CUDA_CHECK(cudaDeviceGetAttribute(&per_block, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
+  MGPU_CUDA_CHECK(cudaFuncGetAttributes(&attributes, persistent_step_kernel));
+  const int most = per_block - static_cast<int>(attributes.sharedSizeBytes);
   if (shared_bytes > static_cast<std::size_t>(most)) return 0;
   MGPU_CUDA_CHECK(cudaFuncSetAttribute(persistent_step_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, most));
   int blocks = 0;

@@ -148,11 +148,17 @@ enum class PersistentPhaseKind : int {
   head,            // the output layer, the loss terms, dL/dy and the last hidden layer's dL/dZ, one warp per sample
   input_gradient,  // layer `layer` >= 1: dL/dZ of layer - 1 = (dL/dZ W) through layer - 1's ReLU and dropout
   update,          // every layer: weight and bias gradients and Adam, and the step's loss
+  // The last hidden layer `layer`'s forward, the head and (layer >= 1) that layer's input gradient, one row tile of
+  // samples at a time in one block: forward, head and input_gradient with no barrier between them, since each row
+  // tile needs only its own samples. `tiling` is the forward's (one column tile: every unit of the layer), and
+  // `gradient_tiling` the input gradient's, with the same tile rows.
+  tail,
 };
 struct PersistentPhase {
   PersistentPhaseKind kind = PersistentPhaseKind::forward;
   int layer = 0;
-  ProductTiling tiling;  // forward and input_gradient; the update's are per layer
+  ProductTiling tiling;           // forward, input_gradient and tail; the update's are per layer
+  ProductTiling gradient_tiling;  // tail only
 };
 
 // The update phase's tiles: layer 0's first, then layer 1's, ...; item -> (layer, tile of that layer).

@@ -23,6 +23,11 @@ constexpr double kChunkCycles = 1000;
 constexpr double kBarrierCycles = 40;
 // The optimizer state each weight of the update moves: parameter, first and second moment, read and written.
 constexpr double kUpdateBytesPerWeight = 24;
+// A grid-wide barrier between two phases: every block's arrival at one counter in L2 and its polling, about a
+// microsecond.
+constexpr double kGridBarrierCycles = 2000;
+// The tail's row tiles: the samples of one 4 x 4 share, one warp of the block each for the head.
+constexpr int kTailRows = kernels::kMicroTile;
 
 constexpr int kTileEdges[] = {4, 8, 16, 32, 64, 128};
 
@@ -123,12 +128,38 @@ std::vector<ProductTiling> plan_update(const std::vector<DenseLayer>& layers, in
   return best;
 }
 
-kernels::PersistentPhase product_phase(kernels::PersistentPhaseKind kind, int layer, const ProductTiling& tiling) {
+kernels::PersistentPhase product_phase(kernels::PersistentPhaseKind kind, int layer, const ProductTiling& tiling,
+                                       const ProductTiling& gradient_tiling = {}) {
   kernels::PersistentPhase phase;
   phase.kind = kind;
   phase.layer = layer;
   phase.tiling = tiling;
+  phase.gradient_tiling = gradient_tiling;
   return phase;
+}
+
+// The last hidden layer's forward and input gradient as the tail runs them: row tiles of kTailRows samples, the
+// forward one column tile wide (every unit of the layer, where it has at most the widest tile's) so that the head can
+// follow in the same block.
+struct TailTilings {
+  ProductTiling forward;
+  ProductTiling gradient;
+};
+TailTilings tail_tilings(const DenseLayer& hidden, int batch) {
+  return {tiling_of(batch, hidden.fan_out, hidden.fan_in, kTailRows, covering_edge(hidden.fan_out)),
+          tiling_of(batch, hidden.fan_in, hidden.fan_out, kTailRows, covering_edge(hidden.fan_in))};
+}
+
+// The tail's cycles: each row tile (one block) runs its forward tile, the head and every column tile of the input
+// gradient (none for layer 0), the row tiles dealt to the blocks in turn.
+double tail_cycles(const TailTilings& tail, bool with_gradient, int blocks) {
+  const TileCost forward = tile_cost(tail.forward, 0.0);
+  const TileCost gradient = tile_cost(tail.gradient, 0.0);
+  const int columns = with_gradient ? kernels::column_tiles(tail.gradient) : 0;
+  const int row_tiles = kernels::row_tiles(tail.forward);
+  const double per_row_tile = forward.cycles + columns * gradient.cycles + 2 * kBarrierCycles;
+  const double bytes = forward.bytes + columns * gradient.bytes;
+  return std::max(kernels::ceil_divide(row_tiles, blocks) * per_row_tile, row_tiles * bytes / kL2BytesPerCycle);
 }
 
 }  // namespace
@@ -171,22 +202,47 @@ PersistentPlan plan_persistent_step(const MlpSpec& model, int batch, int blocks)
   using Kind = kernels::PersistentPhaseKind;
   const std::vector<DenseLayer> layers = model.layers();
   const int last = static_cast<int>(layers.size()) - 1;  // the output layer
+  const int hidden = last - 1;                           // the last hidden layer
+  const bool with_gradient = hidden >= 1;
+  std::vector<kernels::PersistentPhase> before, after;  // the phases before the last hidden layer's, and after
+  for (int l = 0; l < hidden; ++l)
+    before.push_back(product_phase(Kind::forward, l, plan_product(batch, layers[l].fan_out, layers[l].fan_in, blocks)));
+  for (int l = hidden - 1; l >= 1; --l) {
+    after.push_back(
+        product_phase(Kind::input_gradient, l, plan_product(batch, layers[l].fan_in, layers[l].fan_out, blocks)));
+  }
+  // The last hidden layer's forward, the head and that layer's input gradient: three phases, or one tail where the
+  // barriers it saves outweigh doing each row tile's work in one block.
+  const DenseLayer& last_hidden = layers[hidden];
+  ProductTiling forward = plan_product(batch, last_hidden.fan_out, last_hidden.fan_in, blocks);
+  ProductTiling gradient = plan_product(batch, last_hidden.fan_in, last_hidden.fan_out, blocks);
+  const double separate = phase_cycles({forward}, 0.0, blocks) + kGridBarrierCycles +
+                          (with_gradient ? phase_cycles({gradient}, 0.0, blocks) + kGridBarrierCycles : 0.0);
+  const TailTilings tail = tail_tilings(last_hidden, batch);
+  const bool fused = kernels::column_tiles(tail.forward) == 1 && tail_cycles(tail, with_gradient, blocks) < separate;
+  if (fused) {
+    forward = tail.forward;
+    gradient = tail.gradient;
+  }
   PersistentPlan plan;
-  for (int l = 0; l < last; ++l) {
-    const DenseLayer& layer = layers[l];
-    plan.phases.push_back(product_phase(Kind::forward, l, plan_product(batch, layer.fan_out, layer.fan_in, blocks)));
+  plan.marked_phases = before;
+  plan.marked_phases.push_back(product_phase(Kind::forward, hidden, forward));
+  plan.marked_phases.push_back(product_phase(Kind::head, last, ProductTiling{}));
+  plan.forward_end = static_cast<int>(plan.marked_phases.size());
+  if (with_gradient) plan.marked_phases.push_back(product_phase(Kind::input_gradient, hidden, gradient));
+  plan.marked_phases.insert(plan.marked_phases.end(), after.begin(), after.end());
+  plan.backward_end = static_cast<int>(plan.marked_phases.size());
+  const kernels::PersistentPhase update = product_phase(Kind::update, 0, ProductTiling{});
+  plan.marked_phases.push_back(update);
+  plan.phases = plan.marked_phases;
+  if (fused) {
+    plan.phases = before;
+    plan.phases.push_back(product_phase(Kind::tail, hidden, forward, gradient));
+    plan.phases.insert(plan.phases.end(), after.begin(), after.end());
+    plan.phases.push_back(update);
   }
-  plan.phases.push_back(product_phase(Kind::head, last, ProductTiling{}));
-  plan.forward_end = static_cast<int>(plan.phases.size());
-  for (int l = last - 1; l >= 1; --l) {
-    const DenseLayer& layer = layers[l];
-    plan.phases.push_back(
-        product_phase(Kind::input_gradient, l, plan_product(batch, layer.fan_in, layer.fan_out, blocks)));
-  }
-  plan.backward_end = static_cast<int>(plan.phases.size());
-  plan.phases.push_back(product_phase(Kind::update, 0, ProductTiling{}));
   plan.update_tilings = plan_update(layers, batch, blocks);
-  for (const kernels::PersistentPhase& phase : plan.phases) {
+  for (const kernels::PersistentPhase& phase : plan.marked_phases) {
     if (phase.kind == Kind::forward || phase.kind == Kind::input_gradient)
       plan.shared_floats = std::max(plan.shared_floats, kernels::product_shared_floats(phase.tiling));
   }

@@ -30,15 +30,18 @@ std::size_t persistent_activation_bytes(const MlpSpec& model, int batch);
 std::string persistent_step_refusal(const MlpSpec& model, int batch);
 
 struct PersistentPlan {
-  // Forward of each hidden layer, the head (output layer, loss terms, dL/dy and the last hidden layer's dL/dZ), the
-  // input gradients from the last hidden layer down to layer 1, the update.
-  std::vector<kernels::PersistentPhase> phases;
-  std::vector<kernels::ProductTiling> update_tilings;  // the update's, per layer
-  // Phases [0, forward_end) make the timeline's forward phase (the loss and dL/dy written; with the head, the last
-  // hidden layer's dL/dZ too, as the chain's fused output head does), [forward_end, backward_end) its backward (every
-  // dL/dZ written), the rest (the update) its optimizer phase.
+  // The step cut where the timeline marks it: the forward of each hidden layer, the head (output layer, loss terms,
+  // dL/dy and the last hidden layer's dL/dZ), the input gradients from the last hidden layer down to layer 1, the
+  // update. Phases [0, forward_end) make the timeline's forward phase (the loss and dL/dy written; with the head, the
+  // last hidden layer's dL/dZ too, as the chain's fused output head does), [forward_end, backward_end) its backward
+  // (every dL/dZ written), the rest (the update) its optimizer phase.
+  std::vector<kernels::PersistentPhase> marked_phases;
   int forward_end = 0;
   int backward_end = 0;
+  // The step as one launch: marked_phases, or with the last hidden layer's forward, the head and its input gradient
+  // joined into one tail phase (kernels::PersistentPhaseKind::tail) with the same tilings, so the same bits.
+  std::vector<kernels::PersistentPhase> phases;
+  std::vector<kernels::ProductTiling> update_tilings;  // the update's, per layer
   int shared_floats = 0;  // the launch's dynamic shared memory, in floats: the most any product needs
 };
 

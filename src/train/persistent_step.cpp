@@ -59,8 +59,6 @@ PersistentStep::PersistentStep(CudaMlp& mlp, kernels::LossSlots losses, const Ad
   const std::vector<DenseLayer> layers = mlp.model().layers();
   program_.layer_count = static_cast<int>(layers.size());
   for (std::size_t l = 0; l < layers.size(); ++l) program_.layers[l] = program_layer(mlp, layers[l], l);
-  program_.phase_count = static_cast<int>(plan_.phases.size());
-  std::copy(plan_.phases.begin(), plan_.phases.end(), program_.phases);
   std::copy(plan_.update_tilings.begin(), plan_.update_tilings.end(), program_.update_tilings);
   for (const kernels::ProductTiling& t : plan_.update_tilings) program_.update_tiles += kernels::tile_count(t);
   program_.parameters = mlp.parameters_.data();
@@ -75,23 +73,37 @@ PersistentStep::PersistentStep(CudaMlp& mlp, kernels::LossSlots losses, const Ad
   program_.batch = mlp.batch();
   program_.drop_probability = mlp.drop_probability_;
   program_.keep_scale = kernels::dropout_keep_scale(mlp.drop_probability_);
+  // The two programs differ only in their phase lists (persistent_plan.hpp).
+  marked_program_ = program_;
+  set_phases(program_, plan_.phases);
+  set_phases(marked_program_, plan_.marked_phases);
 }
 
-void PersistentStep::launch(int first_phase, int end_phase) {
+void PersistentStep::set_phases(kernels::PersistentProgram& program,
+                                const std::vector<kernels::PersistentPhase>& phases) {
+  MGPU_REQUIRE(phases.size() <= static_cast<std::size_t>(kernels::kPersistentMaxPhases),
+               "the persistent step's plan has more phases than the kernel's table holds");
+  program.phase_count = static_cast<int>(phases.size());
+  std::copy(phases.begin(), phases.end(), program.phases);
+}
+
+void PersistentStep::launch(const kernels::PersistentProgram& program, int first_phase, int end_phase) {
   if (first_phase >= end_phase) return;
-  MGPU_CUDA_CHECK(kernels::persistent_step(program_, first_phase, end_phase, blocks_, shared_bytes_, mlp_.stream_));
+  MGPU_CUDA_CHECK(kernels::persistent_step(program, first_phase, end_phase, blocks_, shared_bytes_, mlp_.stream_));
 }
 
-void PersistentStep::enqueue_whole() { launch(0, program_.phase_count); }
-void PersistentStep::enqueue_forward() { launch(0, plan_.forward_end); }
-void PersistentStep::enqueue_backward() { launch(plan_.forward_end, plan_.backward_end); }
-void PersistentStep::enqueue_update() { launch(plan_.backward_end, program_.phase_count); }
+void PersistentStep::enqueue_whole() { launch(program_, 0, program_.phase_count); }
+void PersistentStep::enqueue_forward() { launch(marked_program_, 0, plan_.forward_end); }
+void PersistentStep::enqueue_backward() { launch(marked_program_, plan_.forward_end, plan_.backward_end); }
+void PersistentStep::enqueue_update() { launch(marked_program_, plan_.backward_end, marked_program_.phase_count); }
 
 std::string PersistentStep::description() const {
-  std::string text = "persistent step: " + std::to_string(plan_.phases.size()) + " phases on " +
-                     std::to_string(blocks_) + " blocks of " + std::to_string(kernels::kPersistentThreads) +
-                     " threads, " + std::to_string(shared_bytes_ / 1024) + " KiB of shared memory; tiles:";
-  for (const kernels::PersistentPhase& phase : plan_.phases) {
+  const bool tail = plan_.phases.size() < plan_.marked_phases.size();
+  std::string text = "persistent step: " + std::to_string(plan_.phases.size()) + " phases" +
+                     (tail ? " (the last hidden layer's in one tail)" : "") + " on " + std::to_string(blocks_) +
+                     " blocks of " + std::to_string(kernels::kPersistentThreads) + " threads, " +
+                     std::to_string(shared_bytes_ / 1024) + " KiB of shared memory; tiles:";
+  for (const kernels::PersistentPhase& phase : plan_.marked_phases) {
     if (phase.kind == kernels::PersistentPhaseKind::forward)
       text += " forward " + std::to_string(phase.layer) + " " + tile_text(phase.tiling) + ",";
     if (phase.kind == kernels::PersistentPhaseKind::input_gradient)

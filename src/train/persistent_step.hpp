@@ -7,6 +7,7 @@
 #include <cuda_runtime_api.h>
 
 #include <string>
+#include <vector>
 
 #include "config/step_settings.hpp"
 #include "kernels/persistent_step.cuh"
@@ -46,14 +47,16 @@ class PersistentStep {
  private:
   // The program's table entry of layer l of `mlp` (its buffers: x, hidden_[l], output_, output_gradients_[l]).
   static kernels::PersistentLayer program_layer(CudaMlp& mlp, const DenseLayer& layer, std::size_t l);
-  void launch(int first_phase, int end_phase);
+  static void set_phases(kernels::PersistentProgram& program, const std::vector<kernels::PersistentPhase>& phases);
+  void launch(const kernels::PersistentProgram& program, int first_phase, int end_phase);
 
   CudaMlp& mlp_;
   PersistentPlan plan_;
   int blocks_ = 0;
   std::size_t shared_bytes_ = 0;
-  DeviceBuffer<float> sample_losses_;  // [batch]: each sample's squared errors, summed by the update phase
-  kernels::PersistentProgram program_;
+  DeviceBuffer<float> sample_losses_;          // [batch]: each sample's squared errors, summed by the update phase
+  kernels::PersistentProgram program_;         // the whole step in one launch: plan_.phases
+  kernels::PersistentProgram marked_program_;  // one launch per marked phase: plan_.marked_phases
 };
 
 }  // namespace mgpu

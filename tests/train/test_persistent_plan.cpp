@@ -89,24 +89,86 @@ void expect_valid_tiling(const ProductTiling& t, int rows, int columns, int dept
   EXPECT_LE(kernels::staging_floats(t), kPersistentSharedBudgetFloats) << what;
 }
 
+using Kind = kernels::PersistentPhaseKind;
+
+void expect_phases(const std::vector<kernels::PersistentPhase>& phases,
+                   const std::vector<std::pair<Kind, int>>& expected, const std::string& what) {
+  ASSERT_EQ(phases.size(), expected.size()) << what;
+  for (std::size_t p = 0; p < expected.size(); ++p) {
+    EXPECT_EQ(phases[p].kind, expected[p].first) << what << ", phase " << p;
+    EXPECT_EQ(phases[p].layer, expected[p].second) << what << ", phase " << p;
+  }
+}
+
+bool same_tiling(const ProductTiling& a, const ProductTiling& b) {
+  return a.rows == b.rows && a.columns == b.columns && a.depth == b.depth && a.tile_rows == b.tile_rows &&
+         a.tile_columns == b.tile_columns && a.chunk == b.chunk;
+}
+
+// The one-launch list is the marked list with the last hidden layer's forward, the head and its input gradient joined
+// into one tail phase of the same tilings (so both compute the same bits), or the marked list itself. Returns whether
+// it holds a tail.
+bool expect_tail_joins_the_marked_phases(const PersistentPlan& plan, int layers, const std::string& what) {
+  const int hidden = layers - 2;
+  const bool with_gradient = hidden >= 1;
+  if (plan.phases.size() == plan.marked_phases.size()) {
+    for (std::size_t p = 0; p < plan.phases.size(); ++p) {
+      EXPECT_EQ(plan.phases[p].kind, plan.marked_phases[p].kind) << what;
+      EXPECT_TRUE(same_tiling(plan.phases[p].tiling, plan.marked_phases[p].tiling)) << what;
+    }
+    return false;
+  }
+  EXPECT_EQ(plan.phases.size() + (with_gradient ? 2 : 1), plan.marked_phases.size()) << what;
+  const kernels::PersistentPhase& tail = plan.phases[static_cast<std::size_t>(hidden)];
+  EXPECT_EQ(tail.kind, Kind::tail) << what;
+  EXPECT_EQ(tail.layer, hidden) << what;
+  EXPECT_EQ(kernels::column_tiles(tail.tiling), 1) << what << ": the tail's forward covers every unit";
+  const kernels::PersistentPhase& forward = plan.marked_phases[static_cast<std::size_t>(hidden)];
+  EXPECT_EQ(forward.kind, Kind::forward) << what;
+  EXPECT_TRUE(same_tiling(forward.tiling, tail.tiling)) << what;
+  if (with_gradient) {
+    const kernels::PersistentPhase& gradient = plan.marked_phases[static_cast<std::size_t>(hidden) + 2];
+    EXPECT_EQ(gradient.kind, Kind::input_gradient) << what;
+    EXPECT_EQ(gradient.layer, hidden) << what;
+    EXPECT_TRUE(same_tiling(gradient.tiling, tail.gradient_tiling)) << what;
+    // The kernel's tail takes, for forward row tile r, input-gradient tiles r * columns + c: the same samples.
+    const int columns = kernels::column_tiles(tail.gradient_tiling);
+    EXPECT_EQ(kernels::row_tiles(tail.gradient_tiling), kernels::row_tiles(tail.tiling)) << what;
+    for (int row_tile = 0; row_tile < kernels::row_tiles(tail.tiling); ++row_tile) {
+      for (int column = 0; column < columns; ++column) {
+        const kernels::TileOrigin origin = kernels::tile_origin(tail.gradient_tiling, row_tile * columns + column);
+        EXPECT_EQ(origin.row, kernels::tile_origin(tail.tiling, row_tile).row) << what;
+        EXPECT_EQ(origin.column, column * tail.gradient_tiling.tile_columns) << what;
+      }
+    }
+  }
+  return true;
+}
+
 TEST(PersistentPlanPhases, MediumRunsForwardHeadInputGradientsAndTheUpdate) {
-  using Kind = kernels::PersistentPhaseKind;
   const MlpSpec model = preset_model("medium");
   for (int batch : {1, 8, 64, 128}) {
     const PersistentPlan plan = plan_persistent_step(model, batch, 132);
-    const std::vector<std::pair<Kind, int>> expected = {
-        {Kind::forward, 0},        {Kind::forward, 1},        {Kind::forward, 2}, {Kind::head, 3},
-        {Kind::input_gradient, 2}, {Kind::input_gradient, 1}, {Kind::update, 0}};
-    ASSERT_EQ(plan.phases.size(), expected.size());
-    for (std::size_t p = 0; p < expected.size(); ++p) {
-      EXPECT_EQ(plan.phases[p].kind, expected[p].first) << p;
-      EXPECT_EQ(plan.phases[p].layer, expected[p].second) << p;
-    }
+    const std::string what = "medium batch " + std::to_string(batch);
+    expect_phases(plan.marked_phases,
+                  {{Kind::forward, 0},
+                   {Kind::forward, 1},
+                   {Kind::forward, 2},
+                   {Kind::head, 3},
+                   {Kind::input_gradient, 2},
+                   {Kind::input_gradient, 1},
+                   {Kind::update, 0}},
+                  what);
     EXPECT_EQ(plan.forward_end, 4);
     EXPECT_EQ(plan.backward_end, 6);
+    // Medium's last hidden layer is 64 units wide: the tail saves two grid barriers.
+    EXPECT_TRUE(expect_tail_joins_the_marked_phases(plan, model.layer_count(), what));
+    expect_phases(
+        plan.phases,
+        {{Kind::forward, 0}, {Kind::forward, 1}, {Kind::tail, 2}, {Kind::input_gradient, 1}, {Kind::update, 0}}, what);
     const std::vector<DenseLayer> layers = model.layers();
     int most = kernels::kPartSumFloats;
-    for (const kernels::PersistentPhase& phase : plan.phases) {
+    for (const kernels::PersistentPhase& phase : plan.marked_phases) {
       const DenseLayer& layer = layers[phase.layer];
       const std::string what = "batch " + std::to_string(batch) + ", phase of layer " + std::to_string(phase.layer);
       if (phase.kind == Kind::forward) expect_valid_tiling(phase.tiling, batch, layer.fan_out, layer.fan_in, what);
@@ -128,21 +190,33 @@ TEST(PersistentPlanPhases, MediumRunsForwardHeadInputGradientsAndTheUpdate) {
 
 TEST(PersistentPlanPhases, OneHiddenLayerHasNoBackwardLaunch) {
   const PersistentPlan plan = plan_persistent_step(custom_model({5, 4, 3}, 0.1), 3, 132);
-  ASSERT_EQ(plan.phases.size(), 3u);
-  EXPECT_EQ(plan.phases[1].kind, kernels::PersistentPhaseKind::head);
+  expect_phases(plan.marked_phases, {{Kind::forward, 0}, {Kind::head, 1}, {Kind::update, 0}}, "5-4-3");
   EXPECT_EQ(plan.forward_end, 2);
   EXPECT_EQ(plan.backward_end, 2);
+  expect_tail_joins_the_marked_phases(plan, 2, "5-4-3");
+}
+
+// Where the last hidden layer is wider than the widest tile (large: 256 units) its forward cannot feed the head in one
+// block: no tail. Elsewhere the tail holds the marked list's tilings whichever the cost model chose.
+TEST(PersistentPlanPhases, TheTailOnlyWhereOneTileCoversTheLastHiddenLayer) {
+  EXPECT_FALSE(expect_tail_joins_the_marked_phases(plan_persistent_step(preset_model("large"), 8, 132), 6, "large"));
+  for (const std::vector<int>& widths :
+       {std::vector<int>{33, 20, 16}, std::vector<int>{50, 40, 30, 3}, std::vector<int>{4800, 64, 3},
+        std::vector<int>{21, 9, 9, 9, 9, 5}, std::vector<int>{100, 128, 128, 2}, std::vector<int>{100, 129, 7}}) {
+    const MlpSpec model = custom_model(widths, 0.1);
+    for (int batch : {1, 13, 128})
+      expect_tail_joins_the_marked_phases(plan_persistent_step(model, batch, 132), model.layer_count(),
+                                          model.widths_string() + " batch " + std::to_string(batch));
+  }
 }
 
 TEST(PersistentPlanPhases, TheSameInputsGiveTheSamePlan) {
   const PersistentPlan a = plan_persistent_step(preset_model("large"), 32, 132);
   const PersistentPlan b = plan_persistent_step(preset_model("large"), 32, 132);
   ASSERT_EQ(a.phases.size(), b.phases.size());
-  for (std::size_t p = 0; p < a.phases.size(); ++p) {
-    EXPECT_EQ(a.phases[p].tiling.tile_rows, b.phases[p].tiling.tile_rows);
-    EXPECT_EQ(a.phases[p].tiling.tile_columns, b.phases[p].tiling.tile_columns);
-    EXPECT_EQ(a.phases[p].tiling.chunk, b.phases[p].tiling.chunk);
-  }
+  ASSERT_EQ(a.marked_phases.size(), b.marked_phases.size());
+  for (std::size_t p = 0; p < a.marked_phases.size(); ++p)
+    EXPECT_TRUE(same_tiling(a.marked_phases[p].tiling, b.marked_phases[p].tiling)) << p;
   EXPECT_EQ(a.shared_floats, b.shared_floats);
 }
 
@@ -367,7 +441,7 @@ TEST(PersistentProducts, ThePlansOfMediumAndACustomModelComputeTheirProducts) {
     const MlpSpec model = preset_model("medium");
     const PersistentPlan plan = plan_persistent_step(model, batch, 132);
     const std::vector<DenseLayer> layers = model.layers();
-    for (const kernels::PersistentPhase& phase : plan.phases) {
+    for (const kernels::PersistentPhase& phase : plan.marked_phases) {
       const DenseLayer& layer = layers[phase.layer];
       const ProductTiling& t = phase.tiling;
       if (phase.kind == kernels::PersistentPhaseKind::forward)
