@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <iostream>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -44,8 +45,9 @@ const char kUsage[] =
     "usage: mgpu_analyze report FILE.h5 [FILE.h5 ...] [--format table|markdown|csv|json] [--out DIR]\n"
     "                           [--outlier-threshold M] [--include-warmup] [--no-scaling] [--per-trial]\n"
     "                           [--require-baseline]\n"
-    "       mgpu_analyze compare BEFORE.h5 AFTER.h5 [--alpha A] [--min-effect E] [--ignore-nccl-settings]\n"
-    "                           [--format table|markdown|csv|json]\n"
+    "       mgpu_analyze compare BEFORE.h5[,MORE.h5...] AFTER.h5[,MORE.h5...] [--alpha A] [--min-effect E]\n"
+    "                           [--ignore-nccl-settings] [--ignore-setting NAME ...] [--format "
+    "table|markdown|csv|json]\n"
     "       mgpu_analyze predict --probe FILE.h5 [--allreduce FILE.h5 ...]\n"
     "                           ((--model M | --layers W,...) --batch B,... [--gpus N,...] | --check RESULTS.h5)\n"
     "                           [--precision P] [--link NAME | --link-bandwidth GB/s --link-latency us]\n"
@@ -66,7 +68,7 @@ const char kHelp[] =
     "statistics of docs/statistics.md, which states every formula.\n"
     "\n"
     "report: per configuration, kept runs (outliers by modified z-score), throughput mean with its 95% Student-t\n"
-    "  interval, median, sd, CV, the mean step and its phases, TFLOP/s, peak memory per GPU, throttled runs; the\n"
+    "  interval, median, sd, CV, the mean step and its phases, TFLOP/s and peak memory per GPU, throttled runs; the\n"
     "  scaling table (one row per pair: N GPUs against 1 of the same model, global batch and settings, speedup with\n"
     "  Fieller's 95% interval over the runs, or over the trial means paired by trial where measured in trials,\n"
     "  efficiency, both variance components, Welch's t-test, the verdict); per model and GPU count of a batch sweep,\n"
@@ -88,10 +90,13 @@ const char kHelp[] =
     "  setting (not hosts or library versions); for each, the after/before throughput ratio with Fieller's 95%\n"
     "  interval, Welch's p and the verdict of the answer's interval rule: FASTER or SLOWER where the interval lies\n"
     "  wholly beyond 1 +- E, SAME where it contains 1, UNCLEAR where it excludes 1 but not the band; configurations\n"
-    "  found on one side only are listed.\n"
+    "  found on one side only are listed. A side of several files (comma-separated: the processes of one build, in\n"
+    "  turn with the other's) counts each file's configuration as a trial of it.\n"
     "  --alpha A             the interval's level is 1 - A (default 0.05: 95%, the answer's)\n"
     "  --min-effect E        the band E either side of 1 (default 0.02 = 2%, the answer's)\n"
     "  --ignore-nccl-settings  pair configurations that differ only in NCCL algorithm/protocol\n"
+    "  --ignore-setting NAME pair configurations whatever their setting NAME (a paired attribute, e.g. precision;\n"
+    "                        per-batch: every setting --X auto decides per batch, so two builds' defaults pair)\n"
     "  --format F            as for report\n"
     "predict: a model of one training step from measured rates (docs/model.md): GEMMs from the probe at their\n"
     "  shapes, elementwise kernels and Adam from its copy bandwidth and graph-node cost, the gradient all-reduce from\n"
@@ -103,15 +108,17 @@ const char kHelp[] =
     "  --model M | --layers W,...  the MLP (a preset or its widths)\n"
     "  --batch B,...         global batches\n"
     "  --gpus N,...          GPU counts (default 1,2,4; on a cluster 1,G,NxG, or 1,G,2G,4G without --nodes)\n"
-    "  --precision P         fp32 (default), tf32 or bf16: which of the probe's GEMM times\n"
+    "  --precision P         fp32 (default), tf32, bf16 or tf32x3 (three of tf32's): which of the probe's GEMM times\n"
     "  --link NAME           the link between GPUs (on a cluster, each NIC): ib100, ib200, ib400, ib800; or\n"
     "                        --link-bandwidth GB/s with --link-latency us\n"
     "  --cluster NxG         N nodes of G GPUs (docs/cluster.md; --gpus-per-node alone: the nodes each count needs)\n"
     "  --nics-per-node K     NICs per node (default: one per GPU)\n"
-    "  --published FILE      the cluster all-reduce model against a published table, per size (repeatable)\n"
+    "  --published FILE      the cluster all-reduce model against a published table, per size, and each table's\n"
+    "                        error apart (repeatable); on a cluster, once one table is held out of the fit, the\n"
+    "                        worst |error| of every row widens each speedup into its error band (docs/cluster.md)\n"
     "  --check RESULTS.h5    predict every configuration of that file from its settings alone and report predicted\n"
     "                        and measured step (and speedup where a 1-GPU baseline is there), with median and worst\n"
-    "                        |error|\n"
+    "                        |error|; the worst speedup |error| widens each predicted speedup's error band too\n"
     "  --out DIR             predicted_speedup.{dat,gp} there, and .png/.svg when gnuplot is on PATH\n"
     "Bad input (a missing, empty or non-HDF5 file, a missing dataset, a newer schema_version) is one line naming the\n"
     "file and the problem, exit status 1.\n";
@@ -153,15 +160,34 @@ std::vector<stats::ConfigurationStats> analyse(const std::vector<ResultsFile>& f
   return stats;
 }
 
-// The whole output in one format; JSON also carries the settings and methods, and the report's answer in words.
+// Where each file comes from, as its root attributes say: what a page citing it states beside its figures.
+nlohmann::json provenance_json(const std::vector<ResultsFile>& files) {
+  nlohmann::json provenance = nlohmann::json::array();
+  for (const ResultsFile& file : files) {
+    std::set<std::string> command_lines;  // one per job that wrote configurations of the file
+    for (const ConfigurationResults& c : file.configurations) command_lines.insert(c.metadata.command_line);
+    provenance.push_back({{"file", file.path},
+                          {"producer", file.root.producer},
+                          {"project_version", file.root.project_version},
+                          {"git_revision", file.root.git_revision},
+                          {"created_utc", file.root.created_utc},
+                          {"command_lines", command_lines}});
+  }
+  return provenance;
+}
+
+// The whole output in one format; JSON also carries the settings and methods, the files' provenance and the report's
+// answer in words.
 std::string render_report(const std::vector<Table>& tables, Format format, const std::string& timeline,
-                          const nlohmann::json& settings, const nlohmann::json& answer = nullptr) {
+                          const nlohmann::json& settings, const nlohmann::json& answer = nullptr,
+                          const nlohmann::json& provenance = nullptr) {
   if (format == Format::json) {
     nlohmann::json json = {{"tool", "mgpu_analyze"},
                            {"version", project_version()},
                            {"settings", settings},
                            {"tables", tables_to_json(tables)}};
     if (!answer.is_null()) json["answer"] = answer;
+    if (!provenance.is_null()) json["provenance"] = provenance;
     return json.dump(2) + "\n";
   }
   std::string text = render_tables(tables, format);
@@ -206,8 +232,8 @@ int run_report(const ReportOptions& options) {
   const std::string timeline = render_timeline(trials_merged(stats));
   std::string files_text;
   for (const std::string& file : options.files) files_text += (files_text.empty() ? "" : " ") + file;
-  const std::string report =
-      render_report(tables, options.format, timeline, settings, answer_to_json(answer, files_text));
+  const std::string report = render_report(tables, options.format, timeline, settings,
+                                           answer_to_json(answer, files_text), provenance_json(files));
   std::fputs(report.c_str(), stdout);
   std::fflush(stdout);
 
@@ -233,10 +259,22 @@ int run_report(const ReportOptions& options) {
   return answer.scaling.without_baseline.empty() ? 0 : kExitNoBaseline;
 }
 
+// "a.h5,b.h5": the files of one side of compare, in order.
+std::vector<std::string> side_files(const std::string& text) {
+  std::vector<std::string> paths;
+  std::size_t begin = 0;
+  for (std::size_t comma = text.find(',');; comma = text.find(',', begin)) {
+    paths.push_back(text.substr(begin, comma - begin));
+    if (paths.back().empty()) throw UsageError("compare: '" + text + "': an empty file name in the list");
+    if (comma == std::string::npos) return paths;
+    begin = comma + 1;
+  }
+}
+
 int run_compare(const std::string& before_path, const std::string& after_path, const stats::CompareOptions& options,
                 Format format) {
-  const std::vector<ResultsFile> before_files = load({before_path});
-  const std::vector<ResultsFile> after_files = load({after_path});
+  const std::vector<ResultsFile> before_files = load(side_files(before_path));
+  const std::vector<ResultsFile> after_files = load(side_files(after_path));
   const stats::AnalysisOptions analysis;
   const std::vector<stats::ConfigurationStats> before = analyse(before_files, analysis);
   const std::vector<stats::ConfigurationStats> after = analyse(after_files, analysis);
@@ -246,6 +284,7 @@ int run_compare(const std::string& before_path, const std::string& after_path, c
                                    {"alpha", 1 - options.confidence},
                                    {"min_effect", options.min_effect},
                                    {"match_nccl_settings", options.match_nccl_settings},
+                                   {"ignored_settings", options.ignored_settings},
                                    {"outlier_threshold", analysis.outlier_threshold},
                                    {"ratio_interval_method", stats::kRatioIntervalMethod},
                                    {"before", before_path},
@@ -306,7 +345,8 @@ int run(int argc, char** argv) {
         "per-trial", po::bool_switch(), "")("require-baseline", po::bool_switch(), "");
   else
     described.add_options()("alpha", po::value<double>()->default_value(0.05), "")(
-        "min-effect", po::value<double>()->default_value(0.02), "")("ignore-nccl-settings", po::bool_switch(), "");
+        "min-effect", po::value<double>()->default_value(0.02), "")("ignore-nccl-settings", po::bool_switch(), "")(
+        "ignore-setting", po::value<std::vector<std::string>>()->default_value({}, "")->composing(), "");
   po::positional_options_description positional;
   positional.add("files", -1);
   po::variables_map vm;
@@ -351,6 +391,11 @@ int run(int argc, char** argv) {
   if (!vm["alpha"].defaulted()) options.confidence = 1 - option_in_range(vm, "alpha", 0, true, 1);
   options.min_effect = option_in_range(vm, "min-effect", 0, false, 1);
   options.match_nccl_settings = !vm["ignore-nccl-settings"].as<bool>();
+  options.ignored_settings = vm["ignore-setting"].as<std::vector<std::string>>();
+  for (const std::string& name : options.ignored_settings)
+    if (!stats::is_ignorable_setting(name))
+      throw UsageError("--ignore-setting " + name + ": not a setting compare pairs on (nor " +
+                       stats::kPerBatchSettings + ")");
   return run_compare(files[0], files[1], options, format);
 }
 

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Purpose: writes mgpu_bench's results format (docs/results-format.md, schema_version 15) with h5py alone, for the
+"""Purpose: writes mgpu_bench's results format (docs/results-format.md, schema_version 17) with h5py alone, for the
 framework peers in bench/peers/: the same groups, attributes, types, shapes, units and flush-after-every-run
 behaviour as src/results/results_writer.cpp, so `mgpu_analyze`, tests/end_to_end/check_results_h5py.py and read_results_file read a peer's
 file like ours. Needs h5py and numpy, not torch.
@@ -17,7 +17,7 @@ import sys
 import h5py
 import numpy as np
 
-SCHEMA_VERSION = 15
+SCHEMA_VERSION = 17
 # mgpu_bench's model presets (src/model/mlp_spec.cpp): layer widths, input to output, and dropout.
 PRESETS = {"medium": ([847, 256, 128, 64, 3], 0.2), "large": ([4800, 1024, 1024, 512, 512, 256, 3], 0.3)}
 PRODUCER = "mgpu_bench"  # the format's name; `implementation` says which code measured (results_schema.hpp)
@@ -40,7 +40,7 @@ STRING = h5py.string_dtype("utf-8")  # variable-length UTF-8, as the C++ writer 
 # buckets follow backward layer by layer, "layerwise"; "n/a" without overlap; v6's gemm_tuning, "n/a" for a peer, whose
 # GEMMs are the framework's, and gemm_choices, ""; v12's overlap_update: DDP's optimizer steps once backward and
 # every bucket's reduction are done, "after-last"; "n/a" without overlap; v14's nccl_max_ctas and overlap_sm_target:
-# a peer sets neither, 0; v15's step_kernel, "n/a" for a peer, whose kernels are the framework's, and step_kernel_chosen,
+# a peer sets neither, 0; v17's step_kernel, "n/a" for a peer, whose kernels are the framework's, and step_kernel_chosen,
 # ""). A value missing from the caller's dict is an error: every attribute is written.
 CONFIGURATION_ATTRIBUTES = {
     "implementation": "str", "model": "str", "layer_widths": "i4[]", "dropout": "f8", "parameter_count": "i8",
@@ -133,6 +133,9 @@ def add_configuration(f, name, attributes):
     group.attrs["math_check_seconds"] = np.float64(0.0)
     group.attrs["gemm_candidates_checked"] = np.int32(0)
     group.attrs["gemm_candidates_rejected"] = np.int32(0)
+    # v15: what mgpu_bench's console printed that its runs do not say; the peer prints its own, so none is recorded.
+    for printed in ("setup", "unique_id_check", "job_notice", "job_plan"):
+        group.attrs[printed] = ""
     warmup, measured = int(attributes["warmup_steps"]), int(attributes["measured_steps"])
     steps = warmup + measured
     dataset = group.create_dataset("is_warmup", data=np.array([1] * warmup + [0] * measured, dtype="u1"),

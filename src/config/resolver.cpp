@@ -23,6 +23,11 @@ void check_step_request(const StepRequest& request) {
     throw UsageError("--optimizer-sharding on: needs --overlap off (it reduce-scatters after backward)");
   if (request.optimizer_sharding == Toggle::on && request.grad_dtype != GradDtype::fp32)
     throw UsageError("--optimizer-sharding on: needs --grad-dtype fp32");
+  // Adam writes tf32x3's split of the weights it updates; the all-gathered shards of the other ranks would have none.
+  if (request.optimizer_sharding == Toggle::on && request.precision == Precision::tf32x3)
+    throw UsageError(
+        "--optimizer-sharding on: needs a --precision other than tf32x3 (its weight split is written by "
+        "Adam, which updates only this rank's shard)");
   // The persistent kernel forms fp32 products and updates at every step.
   if (request.step_kernel == StepKernel::persistent && request.precision != Precision::fp32) {
     throw UsageError("--step-kernel persistent: needs --precision fp32 (got " +

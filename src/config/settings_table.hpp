@@ -247,7 +247,7 @@ inline constexpr auto kSettingsTable = std::make_tuple(
                 "how the steps are timed"),
     // Like gemm_tuning below: how the step's kernels were chosen pairs nothing apart (a comparison of two builds may be
     // about it); what set-up chose is the condition step_kernel_chosen (results_schema.hpp).
-    step_option(facts("step_kernel", kSetting, 15).applying(Applies::with_own_gemms), &TrainingSettings::step_kernel,
+    step_option(facts("step_kernel", kSetting, 17).applying(Applies::with_own_gemms), &TrainingSettings::step_kernel,
                 &StepRequest::step_kernel, "step-kernel", "how a one-GPU fp32 step runs")
         .refused_on_cpu("the CPU fallback runs its own step"),
     // How the GEMM algorithms were chosen pairs nothing apart: it is what a comparison of two builds may well be

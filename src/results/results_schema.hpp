@@ -94,7 +94,7 @@ struct ConfigurationMetadata {
   Configuration configuration = version_one_configuration();
   // Facts of the model and batch, recorded for readers of the file (record_configuration fills them).
   std::int64_t parameter_count = 0;
-  std::int64_t dense_weight_count = 0;  // weights of the dense layers, no biases (the W of 6·W·B FLOPs)
+  std::int64_t dense_weight_count = 0;  // weights of the dense layers, no biases
   std::int32_t local_batch = 0;
   std::string batch_mode = "global";        // "global": --batch split across ranks (docs/measurement.md)
   std::string environment_preset = "none";  // launch/presets name the launcher applied (MGPU_ENVIRONMENT_PRESET)
@@ -103,7 +103,7 @@ struct ConfigurationMetadata {
   // What ran each GEMM shape on rank 0 (configuration.training.gemm_tuning says how it was chosen), one line per
   // shape, empty on the CPU fallback (v6; a condition, not part of the identity).
   std::string gemm_choices;
-  // How rank 0's step ran, as set-up chose it (--step-kernel; v15): "chain" or "persistent"; "" on the CPU fallback,
+  // How rank 0's step ran, as set-up chose it (--step-kernel; v17): "chain" or "persistent"; "" on the CPU fallback,
   // for the PyTorch peer and in a file that predates it.
   std::string step_kernel_chosen;
   // GEMM candidates rank 0's set-up compared with the float64 product before timing them, and those it rejected
@@ -118,6 +118,14 @@ struct ConfigurationMetadata {
   double math_check_tolerance = 0.0;
   std::int32_t math_check_steps = 0;
   double math_check_seconds = 0.0;
+  // What the job printed that its runs do not say (v15), so that `mgpu_bench replay` re-makes its console from the
+  // file: rank 0's set-up line ("0.07 s on rank 0"), how its unique id reached the ranks ("" on one rank), the job's
+  // notice ("" without one: the CPU fallback chosen without being asked for) and the job's plan ("2 configurations,
+  // 124 runs"; "" for a job of one configuration). "" in a file that predates them.
+  std::string setup;
+  std::string unique_id_check;
+  std::string job_notice;
+  std::string job_plan;
   std::string nccl_algo = kNcclDefault;
   std::string nccl_proto = kNcclDefault;
   std::vector<std::string> nccl_environment;  // "NAME=value" for every NCCL_* variable in effect
@@ -223,7 +231,7 @@ inline constexpr auto kAttributesAfterSettings = std::tuple_cat(
         attribute(
             "gemm_choices", kCondition, 6, [](auto& m) -> auto& { return m.gemm_choices; }),
         attribute(
-            "step_kernel_chosen", kCondition, 15, [](auto& m) -> auto& { return m.step_kernel_chosen; }),
+            "step_kernel_chosen", kCondition, 17, [](auto& m) -> auto& { return m.step_kernel_chosen; }),
         attribute(
             "gemm_candidates_checked", kCondition, 10, [](auto& m) -> auto& { return m.gemm_candidates_checked; }),
         attribute(
@@ -238,6 +246,14 @@ inline constexpr auto kAttributesAfterSettings = std::tuple_cat(
             "math_check_steps", kCondition, 10, [](auto& m) -> auto& { return m.math_check_steps; }),
         attribute(
             "math_check_seconds", kCondition, 10, [](auto& m) -> auto& { return m.math_check_seconds; }),
+        attribute(
+            "setup", kCondition, 15, [](auto& m) -> auto& { return m.setup; }),
+        attribute(
+            "unique_id_check", kCondition, 15, [](auto& m) -> auto& { return m.unique_id_check; }),
+        attribute(
+            "job_notice", kCondition, 15, [](auto& m) -> auto& { return m.job_notice; }),
+        attribute(
+            "job_plan", kCondition, 15, [](auto& m) -> auto& { return m.job_plan; }),
         attribute(
             kNcclAlgoAttribute, kCompared, 1, [](auto& m) -> auto& { return m.nccl_algo; }),
         attribute(
@@ -317,8 +333,8 @@ inline AttributeRole configuration_attribute_role(std::string_view name) {
 }
 
 // The version of the newest change to the format that added no name (a type, a shape, a storage, a meaning): such a
-// change bumps it; up to version 12 every change added a name.
-inline constexpr std::int32_t kNewestChangeWithoutAName = 1;
+// change bumps it; up to version 12 every change added a name. 16: precision "tf32x3".
+inline constexpr std::int32_t kNewestChangeWithoutAName = 16;
 
 // The format's version, which readers check first and refuse when newer: the newest version any row names (a new
 // setting's row in config/settings_table.hpp, a dataset's or another attribute's here, bumps it) or

@@ -19,7 +19,7 @@ import sys
 import h5py
 import numpy as np
 
-SUPPORTED_SCHEMA_VERSION = 15
+SUPPORTED_SCHEMA_VERSION = 17
 IMPLEMENTATIONS = ("mgpu_bench", "pytorch-ddp", "pytorch-graph")
 PHASES = ["forward", "backward", "allreduce", "exposed_comm", "optimizer", "step"]
 THROTTLE_FRACTION = 0.75  # docs/measurement.md: mean SM clock below 75% of the maximum
@@ -138,10 +138,17 @@ def check_configuration(name, group, expected_sizes, flags, problems, version):
         if group.attrs.get("overlap") != "on" and int(group.attrs.get("overlap_sm_target", 0)) != 0:
             problem("overlap_sm_target is set with overlap off (it applies only with overlap)")
 
-    # schema_version 15 added step_kernel ("auto", "chain" or "persistent" on CUDA, "n/a" on the CPU fallback and for
+    # schema_version 15 added what the job printed that no run says (mgpu_bench replay's source): the set-up line,
+    # the unique id's check, the job's notice and plan, each a string ("" where the job printed none).
+    if version >= 15:
+        for attribute in ("setup", "unique_id_check", "job_notice", "job_plan"):
+            if not isinstance(group.attrs.get(attribute), str):
+                problem(f"missing string attribute '{attribute}'")
+
+    # schema_version 17 added step_kernel ("auto", "chain" or "persistent" on CUDA, "n/a" on the CPU fallback and for
     # a framework peer) and step_kernel_chosen (what set-up chose on rank 0: "chain" or "persistent", auto's either;
     # "" where nothing was chosen); the persistent kernel runs one rank only.
-    if version >= 15:
+    if version >= 17:
         kernel = group.attrs.get("step_kernel")
         chosen = group.attrs.get("step_kernel_chosen")
         allowed = {"auto": ("chain", "persistent"), "chain": ("chain",), "persistent": ("persistent",), "n/a": ("",)}
