@@ -335,6 +335,12 @@ __device__ void update_phase(const PersistentProgram& program, float* shared) {
   }
 }
 
+// A product's phase: the blocks take its tiles in turn, work(tile) each.
+template <typename TileWork>
+__device__ void deal_tiles(const ProductTiling& t, TileWork&& work) {
+  for (int tile = static_cast<int>(blockIdx.x); tile < tile_count(t); tile += static_cast<int>(gridDim.x)) work(tile);
+}
+
 __global__ void __launch_bounds__(kPersistentThreads, 1)
     persistent_step_kernel(const __grid_constant__ PersistentProgram program, int first_phase, int end_phase) {
   extern __shared__ float shared[];
@@ -344,17 +350,14 @@ __global__ void __launch_bounds__(kPersistentThreads, 1)
     const PersistentPhase& phase = program.phases[p];
     switch (phase.kind) {
       case PersistentPhaseKind::forward:
-        for (int tile = static_cast<int>(blockIdx.x); tile < tile_count(phase.tiling);
-             tile += static_cast<int>(gridDim.x))
-          forward_tile(program, phase.layer, phase.tiling, tile, shared);
+        deal_tiles(phase.tiling, [&](int tile) { forward_tile(program, phase.layer, phase.tiling, tile, shared); });
         break;
       case PersistentPhaseKind::head:
         head_phase(program);
         break;
       case PersistentPhaseKind::input_gradient:
-        for (int tile = static_cast<int>(blockIdx.x); tile < tile_count(phase.tiling);
-             tile += static_cast<int>(gridDim.x))
-          input_gradient_tile(program, phase.layer, phase.tiling, tile, shared);
+        deal_tiles(phase.tiling,
+                   [&](int tile) { input_gradient_tile(program, phase.layer, phase.tiling, tile, shared); });
         break;
       case PersistentPhaseKind::tail:
         tail_phase(program, phase, shared);

@@ -112,6 +112,11 @@ TEST(Resolver, CombinationsNoBackEndRunsAreRefusedEverywhere) {
   persistent_tf32.step_kernel = StepKernel::persistent;
   persistent_tf32.precision = Precision::tf32;
   EXPECT_EQ(refusal(persistent_tf32, true), "--step-kernel persistent: needs --precision fp32 (got tf32)");
+  for (Precision other : {Precision::bf16, Precision::tf32x3}) {
+    persistent_tf32.precision = other;
+    EXPECT_EQ(refusal(persistent_tf32, true),
+              std::string("--step-kernel persistent: needs --precision fp32 (got ") + setting_name(other) + ")");
+  }
   StepRequest persistent_accumulating;
   persistent_accumulating.step_kernel = StepKernel::persistent;
   persistent_accumulating.accumulate_steps = 2;
@@ -177,8 +182,10 @@ TEST(Resolver, StepKernelPersistentOrAutoOnlyOnOneGpuInFp32WithoutAccumulation) 
   eager.graph = Toggle::off;
   EXPECT_EQ(resolved(eager, true, 1, 64).step_kernel, StepKernel::chain);
   StepRequest tf32;
-  tf32.precision = Precision::tf32;
-  EXPECT_EQ(resolved(tf32, true, 1, 64).step_kernel, StepKernel::chain);
+  for (Precision other : {Precision::tf32, Precision::bf16, Precision::tf32x3}) {
+    tf32.precision = other;
+    EXPECT_EQ(resolved(tf32, true, 1, 64).step_kernel, StepKernel::chain) << setting_name(other);
+  }
   StepRequest accumulating;
   accumulating.accumulate_steps = 2;
   EXPECT_EQ(resolved(accumulating, true, 1, 64).step_kernel, StepKernel::chain);

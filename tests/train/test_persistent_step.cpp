@@ -258,10 +258,23 @@ TEST_F(PersistentStepTest, RefusesWhatItCannotRunAndAutoFallsBackToTheChain) {
   TrainingSettings accumulating = settings_for(preset_model("medium"), 8, StepKernel::persistent);
   accumulating.accumulate_steps = 2;
   EXPECT_THROW(CudaTrainer(accumulating, MPI_COMM_SELF, 0), UsageError);
-  TrainingSettings bf16 = settings_for(preset_model("medium"), 8, StepKernel::persistent);
-  bf16.precision = Precision::bf16;
-  bf16.fused_optimizer = false;
-  EXPECT_THROW(CudaTrainer(bf16, MPI_COMM_SELF, 0), UsageError);
+  // The precisions whose products it does not form: asked for, one line; under auto, the chain.
+  for (Precision other : {Precision::tf32, Precision::bf16, Precision::tf32x3}) {
+    TrainingSettings settings = settings_for(preset_model("medium"), 8, StepKernel::persistent);
+    settings.precision = other;
+    settings.fused_optimizer = false;
+    try {
+      CudaTrainer trainer(settings, MPI_COMM_SELF, 0);
+      ADD_FAILURE() << setting_name(other) << ": not refused";
+    } catch (const UsageError& e) {
+      EXPECT_EQ(std::string(e.what()),
+                std::string("--step-kernel persistent: needs --precision fp32, not ") + setting_name(other));
+    }
+    settings.step_kernel = StepKernel::automatic;
+    CudaTrainer trainer(settings, MPI_COMM_SELF, 0);
+    EXPECT_FALSE(trainer.runs_persistent_step()) << setting_name(other);
+    EXPECT_EQ(trainer.step_kernel_chosen(), "chain") << setting_name(other);
+  }
 }
 
 }  // namespace
