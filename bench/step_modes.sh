@@ -7,6 +7,8 @@
 # Usage: BIN_DIR=dir-with-mgpu_bench OUT=dir [RANKS=2] [RUNS=10] [PASSES=2] [CONFIGS="large:1024 large:4096"]
 #        [MODES="replicated=--optimizer-sharding off;sharded=--optimizer-sharding on"] [PLAN=shared|own]
 #        bash bench/step_modes.sh   (PYTHON: a python3 with h5py and numpy, default python3)
+# One GPU's step kernels (--step-kernel): RANKS=1 PLAN=own CONFIGS="medium:8 medium:32 medium:64 large:8 large:32"
+#   MODES="chain=--step-kernel chain --timing step;persistent=--step-kernel persistent --timing step".
 # MODES: NAME=OPTIONS entries separated by ';', the first the baseline of the ratios. PLAN=shared (default): one
 # tuning process per configuration and mode (2 runs) makes the plan every measured process of that mode runs
 # (--gemm-plan; overlap splits the weight-gradient GEMMs by bucket, so a mode's shapes can differ); own: every

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Purpose: writes mgpu_bench's results format (docs/results-format.md, schema_version 16) with h5py alone, for the
+"""Purpose: writes mgpu_bench's results format (docs/results-format.md, schema_version 17) with h5py alone, for the
 framework peers in bench/peers/: the same groups, attributes, types, shapes, units and flush-after-every-run
 behaviour as src/results/results_writer.cpp, so `mgpu_analyze`, tests/end_to_end/check_results_h5py.py and read_results_file read a peer's
 file like ours. Needs h5py and numpy, not torch.
@@ -17,7 +17,7 @@ import sys
 import h5py
 import numpy as np
 
-SCHEMA_VERSION = 16
+SCHEMA_VERSION = 17
 # mgpu_bench's model presets (src/model/mlp_spec.cpp): layer widths, input to output, and dropout.
 PRESETS = {"medium": ([847, 256, 128, 64, 3], 0.2), "large": ([4800, 1024, 1024, 512, 512, 256, 3], 0.3)}
 PRODUCER = "mgpu_bench"  # the format's name; `implementation` says which code measured (results_schema.hpp)
@@ -40,7 +40,8 @@ STRING = h5py.string_dtype("utf-8")  # variable-length UTF-8, as the C++ writer 
 # buckets follow backward layer by layer, "layerwise"; "n/a" without overlap; v6's gemm_tuning, "n/a" for a peer, whose
 # GEMMs are the framework's, and gemm_choices, ""; v12's overlap_update: DDP's optimizer steps once backward and
 # every bucket's reduction are done, "after-last"; "n/a" without overlap; v14's nccl_max_ctas and overlap_sm_target:
-# a peer sets neither, 0). A value missing from the caller's dict is an error: every attribute is written.
+# a peer sets neither, 0; v17's step_kernel, "n/a" for a peer, whose kernels are the framework's, and step_kernel_chosen,
+# ""). A value missing from the caller's dict is an error: every attribute is written.
 CONFIGURATION_ATTRIBUTES = {
     "implementation": "str", "model": "str", "layer_widths": "i4[]", "dropout": "f8", "parameter_count": "i8",
     "dense_weight_count": "i8", "global_batch": "i4", "local_batch": "i4", "batch_mode": "str", "ranks": "i4",
@@ -55,6 +56,7 @@ CONFIGURATION_ATTRIBUTES = {
     "timing": "str", "environment_preset": "str", "attempt": "i4", "trial": "i4", "fused_optimizer": "str",
     "overlap_order": "str", "optimizer_sharding": "str", "overlap_update": "str",
     "gemm_tuning": "str", "gemm_choices": "str", "nccl_max_ctas": "i4", "overlap_sm_target": "i4",
+    "step_kernel": "str", "step_kernel_chosen": "str",
 }
 PER_RANK = ["hosts", "gpu_names", "gpu_uuids", "gpu_pci_bus_ids", "peer_topology", "max_sm_clock_mhz",
             "max_memory_clock_mhz"]
@@ -233,7 +235,7 @@ def self_test(path):
             "grad_dtype": "fp32", "accumulate_steps": 1, "timing": "events", "environment_preset": "none", "attempt": 1,
             "trial": 1,
             "fused_optimizer": "off", "optimizer_sharding": "off", "gemm_tuning": "n/a", "gemm_choices": "",
-            "nccl_max_ctas": 0, "overlap_sm_target": 0,
+            "nccl_max_ctas": 0, "overlap_sm_target": 0, "step_kernel": "n/a", "step_kernel_chosen": "",
         }
         group = add_configuration(f, "medium_b64_n2_pytorch-ddp", attributes)
         for run in range(2):

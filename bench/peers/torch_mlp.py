@@ -366,6 +366,7 @@ def run_configuration(job, arguments, model_name, global_batch, output, clocks, 
             "gemm_tuning": "n/a",  # the framework chooses its GEMMs
             "gemm_choices": "",
             "nccl_max_ctas": 0, "overlap_sm_target": 0,  # DDP's NCCL and the framework's GEMMs as they come
+            "step_kernel": "n/a", "step_kernel_chosen": "",  # the framework's kernels
         })
         print(f"# {name}: {implementation}, {parameters:,} parameters, global batch {global_batch} "
               f"({local_batch} per rank), {arguments.warmup} + {arguments.steps} steps, {arguments.runs} runs")

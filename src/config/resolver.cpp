@@ -28,6 +28,15 @@ void check_step_request(const StepRequest& request) {
     throw UsageError(
         "--optimizer-sharding on: needs a --precision other than tf32x3 (its weight split is written by "
         "Adam, which updates only this rank's shard)");
+  // The persistent kernel forms fp32 products and updates at every step.
+  if (request.step_kernel == StepKernel::persistent && request.precision != Precision::fp32) {
+    throw UsageError("--step-kernel persistent: needs --precision fp32 (got " +
+                     std::string(setting_name(request.precision)) + ")");
+  }
+  if (request.step_kernel == StepKernel::persistent && request.accumulate_steps != 1) {
+    throw UsageError("--step-kernel persistent: needs --accumulate 1 (got " + std::to_string(request.accumulate_steps) +
+                     ")");
+  }
   // The fused optimizer computes fp32 weight gradients from fp32 activations; other precisions keep the GEMM path.
   if (request.fuse_optimizer == Toggle::on && request.precision != Precision::fp32) {
     throw UsageError("--fuse-optimizer on: needs --precision fp32 (got " +
@@ -89,6 +98,13 @@ void resolve_step(const StepRequest& request, bool cuda_backend, int gpus, Train
        fused_optimizer_by_default(gpus, request.precision == Precision::fp32, local_batch,
                                   static_cast<long long>(settings.model.dense_weight_count())));
   settings.fused_optimizer = cuda_backend && !reduces && request.precision == Precision::fp32 && fused_requested;
+  // The persistent kernel: one rank, fp32, every step an update (check_step_request refuses it otherwise when asked
+  // for; with more GPUs it is recorded chain, as the fused optimizer is off). auto is decided by timing the replayed
+  // step at set-up (CudaTrainer), so it needs the graph; without one the chain runs.
+  const bool persistent_possible = cuda_backend && !reduces && request.precision == Precision::fp32 &&
+                                   request.accumulate_steps == 1 &&
+                                   (request.step_kernel == StepKernel::persistent || settings.graph);
+  settings.step_kernel = persistent_possible ? request.step_kernel : StepKernel::chain;
   // Tuning in the step replays the captured step: without a graph (and on the CPU) the choices made alone stand.
   settings.gemm_tuning =
       settings.graph && request.gemm_tuning == GemmTuning::step ? GemmTuning::step : GemmTuning::alone;

@@ -30,10 +30,12 @@ bool overlap_by_default(int gpus, long long local_batch);
 // settings.global_batch must be set (the local batch decides the autos). Rules: graph on where the back-end is CUDA;
 // overlap, the sharded optimizer and a bf16 reduction only with more than one GPU, the fused optimizer only with one
 // and fp32; auto as overlap_by_default and fused_optimizer_by_default say (overlap only in the measured deferred
-// order, never with the sharded optimizer); step-level GEMM tuning only where the step is a graph. Throws UsageError
-// (one line naming the option) for what the CPU fallback cannot honour (--graph on, --overlap on, --fuse-optimizer
-// on, --precision tf32/bf16, --grad-dtype bf16, --optimizer-sharding on) and for combinations no back-end runs
-// (--fuse-optimizer on with a precision other than fp32, --optimizer-sharding on with --overlap on or a bf16
+// order, never with the sharded optimizer); step-level GEMM tuning only where the step is a graph; the persistent
+// step kernel (asked for, or auto where the step is a graph) only with one GPU, fp32 and no accumulation. Throws
+// UsageError (one line naming the option) for what the CPU fallback cannot honour (--graph on, --overlap on,
+// --fuse-optimizer on, --precision tf32/bf16, --grad-dtype bf16, --optimizer-sharding on, --step-kernel other than
+// auto) and for combinations no back-end runs (--fuse-optimizer on or --step-kernel persistent with a precision other
+// than fp32, --step-kernel persistent with accumulation, --optimizer-sharding on with --overlap on or a bf16
 // reduction).
 void resolve_step(const StepRequest& request, bool cuda_backend, int gpus, TrainingSettings& settings);
 

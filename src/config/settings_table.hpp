@@ -246,6 +246,11 @@ inline constexpr auto kSettingsTable = std::make_tuple(
         .within({1, kMaxAccumulateSteps}),
     step_option(facts("timing", kScaled, 2), &TrainingSettings::timing, &StepRequest::timing, "timing",
                 "how the steps are timed"),
+    // Like gemm_tuning below: how the step's kernels were chosen pairs nothing apart (a comparison of two builds may be
+    // about it); what set-up chose is the condition step_kernel_chosen (results_schema.hpp).
+    step_option(facts("step_kernel", kSetting, 17).applying(Applies::with_own_gemms), &TrainingSettings::step_kernel,
+                &StepRequest::step_kernel, "step-kernel", "how a one-GPU fp32 step runs")
+        .refused_on_cpu("the CPU fallback runs its own step"),
     // How the GEMM algorithms were chosen pairs nothing apart: it is what a comparison of two builds may well be
     // about. It means something only where this program chose them (CUDA; the peer's framework chooses its own).
     step_option(facts("gemm_tuning", kSetting, 6).applying(Applies::with_own_gemms), &TrainingSettings::gemm_tuning,

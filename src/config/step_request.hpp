@@ -27,6 +27,8 @@ struct StepRequest {
   GemmTuning gemm_tuning = GemmTuning::step;      // step only where the step is a graph
   int nccl_max_ctas = 0;                          // 0: NCCL's choice
   int overlap_sm_target = 0;                      // 0: every SM
+  // One GPU: the step as a chain of kernels or one persistent kernel, auto timed at set-up.
+  StepKernel step_kernel = StepKernel::automatic;
 };
 constexpr int kMaxAccumulateSteps = 1024;
 

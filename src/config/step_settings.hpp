@@ -101,6 +101,20 @@ inline constexpr NamedValue<OverlapUpdate> kOverlapUpdateNames[] = {
     {OverlapUpdate::after_last, "after-last", "Adam on every parameter once the last bucket is reduced"}};
 constexpr const auto& named_values(OverlapUpdate) { return kOverlapUpdateNames; }
 
+// How a one-GPU fp32 step runs (--step-kernel; docs/measurement.md, "Step execution"). chain: the step's kernels one
+// after another (cuBLASLt's GEMMs and ours), captured in the step's graph with --graph on. persistent: one cooperative
+// kernel runs every phase, grid-wide barriers between them (src/kernels/persistent_step.cu; one rank, fp32, no
+// accumulation, a model whose activations stay on chip: train/persistent_plan.hpp). auto: set-up times the replayed
+// step both ways and keeps the persistent kernel only where it is faster by more than the GEMM search's margin.
+enum class StepKernel { automatic, chain, persistent };
+inline constexpr NamedValue<StepKernel> kStepKernelNames[] = {
+    {StepKernel::automatic, "auto",
+     "one GPU, fp32, graph: the faster of chain and persistent in the replayed step at set-up; else chain"},
+    {StepKernel::chain, "chain", "the step's kernels one after another"},
+    {StepKernel::persistent, "persistent",
+     "one cooperative kernel with grid-wide barriers (one GPU, fp32, no accumulation)"}};
+constexpr const auto& named_values(StepKernel) { return kStepKernelNames; }
+
 // A GEMM plan: what runs each GEMM shape of a configuration's step (--gemm-plan; train/gemm/gemm_plan.hpp reads and
 // writes it as text).
 struct GemmPlan {
@@ -152,6 +166,9 @@ struct TrainingSettings {
   // shape runs what gemm_plan names.
   GemmTuning gemm_tuning = GemmTuning::alone;
   GemmPlan gemm_plan;
+  // One rank: the step as a chain of kernels or one persistent kernel (auto: chosen at set-up by timing both, the
+  // outcome recorded apart from this setting, as gemm_choices is). chain is what a file before the option ran.
+  StepKernel step_kernel = StepKernel::chain;
   // The SMs the communicator's kernels may hold (> 1 rank; NCCL's maxCTAs and minCTAs = 1), 0: NCCL's choice. Fewer
   // leave more SMs to the GEMMs of backward that run beside the all-reduce (docs/measurement.md, "Step execution").
   int nccl_max_ctas = 0;

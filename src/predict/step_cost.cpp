@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 
 #include "config/resolver.hpp"
 #include "platform/error.hpp"
@@ -299,32 +300,43 @@ struct ComputeTerms {
   TermSource source = TermSource::measured;
 };
 
+// Unit `name` of a probed preset at `batch`, measured or interpolated in batch (interpolate_in_batch); its source
+// weakens `source`. UsageError where the probe timed no such unit.
+double unit_ms(const ProbeRates& rates, const std::string& preset, const std::string& name, long long batch,
+               TermSource& source) {
+  std::vector<std::pair<long long, double>> points;
+  for (const MeasuredUnit& u : rates.units)
+    if (u.model == preset && u.unit == name) points.emplace_back(u.batch, u.ms);
+  if (points.empty()) throw UsageError("probe: no step unit '" + preset + " " + name + "'");
+  TermSource term = TermSource::measured;
+  // Adam's work is the parameters', whatever the batch: outside the probed batches it keeps the nearest's time.
+  long long at = batch;
+  if (name == "adam") {
+    const auto [lowest, highest] = std::minmax_element(points.begin(), points.end());
+    at = std::clamp(batch, lowest->first, highest->first);
+  }
+  const double ms = interpolate_in_batch(std::move(points), at, &term);
+  source = weaker(source, term);
+  return ms;
+}
+
+// The largest batch at which the probe timed unit `name` of `preset` (0: none): a unit the step runs only up to some
+// batch (the output head, the persistent step) serves the batches up to it.
+long long largest_probed_batch(const ProbeRates& rates, const std::string& preset, const std::string& name) {
+  long long largest = 0;
+  for (const MeasuredUnit& u : rates.units)
+    if (u.model == preset && u.unit == name) largest = std::max(largest, u.batch);
+  return largest;
+}
+
 // The step's own units of a probed preset, measured at the exact shapes (or interpolated in batch), composed as the
 // step runs them.
 ComputeTerms compose_units(const ProbeRates& rates, const std::string& preset, const MlpSpec& model,
                            const TrainingSettings& settings, long long batch) {
   ComputeTerms terms;
-  const auto unit = [&](const std::string& name) {
-    std::vector<std::pair<long long, double>> points;
-    for (const MeasuredUnit& u : rates.units)
-      if (u.model == preset && u.unit == name) points.emplace_back(u.batch, u.ms);
-    if (points.empty()) throw UsageError("probe: no step unit '" + preset + " " + name + "'");
-    TermSource term = TermSource::measured;
-    // Adam's work is the parameters', whatever the batch: outside the probed batches it keeps the nearest's time.
-    long long at = batch;
-    if (name == "adam") {
-      const auto [lowest, highest] = std::minmax_element(points.begin(), points.end());
-      at = std::clamp(batch, lowest->first, highest->first);
-    }
-    const double ms = interpolate_in_batch(std::move(points), at, &term);
-    terms.source = weaker(terms.source, term);
-    return ms;
-  };
+  const auto unit = [&](const std::string& name) { return unit_ms(rates, preset, name, batch, terms.source); };
   // The head serves every batch up to the largest at which the probe found it could (output_head_supported).
-  long long head_up_to = 0;
-  for (const MeasuredUnit& u : rates.units)
-    if (u.model == preset && u.unit == "output_head") head_up_to = std::max(head_up_to, u.batch);
-  const bool head = settings.fused_optimizer && batch <= head_up_to;
+  const bool head = settings.fused_optimizer && batch <= largest_probed_batch(rates, preset, "output_head");
   const int layers = static_cast<int>(model.layers().size());
   const std::string last = "L" + std::to_string(layers - 1);
   for (int l = 0; l + 1 < layers; ++l) terms.forward_ms += unit("L" + std::to_string(l) + " forward");
@@ -336,6 +348,28 @@ ComputeTerms compose_units(const ProbeRates& rates, const std::string& preset, c
     for (int l = 0; l < layers; ++l) terms.weight_gradients_ms += unit("L" + std::to_string(l) + " weight_grad");
   terms.adam_ms = unit(settings.fused_optimizer ? "fused_optimizer" : "adam");
   return terms;
+}
+
+// The persistent step (--step-kernel; one rank, fp32) of a probed preset, where the probe timed it at this batch or a
+// larger one: the probe's one launch ("persistent_step") is the step; its phases are the three launches of a marked
+// step ("persistent_forward", "persistent_backward", "persistent_update"), scaled to add up to the one launch (a
+// marked step is three launches, so longer). None where the probe timed no persistent step up to this batch.
+std::optional<ComputeTerms> compose_persistent(const ProbeRates& rates, const std::string& preset, long long batch) {
+  if (batch > largest_probed_batch(rates, preset, "persistent_step")) return std::nullopt;
+  ComputeTerms terms;
+  const auto unit = [&](const std::string& name) { return unit_ms(rates, preset, name, batch, terms.source); };
+  const double whole = unit("persistent_step");
+  const double forward = unit("persistent_forward"), backward = unit("persistent_backward");
+  const double update = unit("persistent_update");
+  const double scale = whole / (forward + backward + update);
+  terms.forward_ms = forward * scale;
+  terms.backward_ms = backward * scale;
+  terms.adam_ms = update * scale;
+  return terms;
+}
+
+double compute_ms(const ComputeTerms& terms) {
+  return terms.forward_ms + terms.backward_ms + terms.weight_gradients_ms + terms.adam_ms;
 }
 
 // Any other model: cuBLAS GEMMs at the probed rates and the elementwise kernels' memory traffic.
@@ -379,8 +413,15 @@ StepPrediction StepCostModel::predict(const Configuration& configuration) const 
   const long long batch = settings.global_batch / ranks;
   const int bytes_per_element = gradient_bytes_per_element(settings.grad_dtype);
   const std::string preset = probed_preset(model);
-  const ComputeTerms terms = preset.empty() ? compose_gemms(rates_, model, settings, batch)
-                                            : compose_units(rates_, preset, model, settings, batch);
+  ComputeTerms terms = preset.empty() ? compose_gemms(rates_, model, settings, batch)
+                                      : compose_units(rates_, preset, model, settings, batch);
+  // The persistent step where the step may run it (the resolver leaves step_kernel chain elsewhere) and the probe timed
+  // it: asked for, it runs; under auto set-up keeps the faster of the two, as the prediction does.
+  if (ranks == 1 && !preset.empty() && settings.step_kernel != StepKernel::chain) {
+    const std::optional<ComputeTerms> persistent = compose_persistent(rates_, preset, batch);
+    if (persistent && (settings.step_kernel == StepKernel::persistent || compute_ms(*persistent) < compute_ms(terms)))
+      terms = *persistent;
+  }
   StepPrediction step;
   step.forward_ms = terms.forward_ms;
   step.backward_ms = terms.backward_ms + (settings.fused_optimizer ? 0 : terms.weight_gradients_ms);

@@ -37,7 +37,8 @@ struct MeasuredGemm {
 struct MeasuredUnit {
   std::string model;  // the preset
   std::string unit;   // "L1 forward", "L1 input_grad", "L1 input_grad fused", "L1 weight_grad", "loss",
-                      // "output_head", "adam", "fused_optimizer"
+                      // "output_head", "adam", "fused_optimizer"; the persistent step (where it serves the batch):
+                      // "persistent_step" (one launch), "persistent_forward", "_backward", "_update" (marked)
   long long batch = 0;
   double ms = 0;
 };

@@ -14,6 +14,7 @@
 #include <cuda_runtime_api.h>
 
 #include <functional>
+#include <memory>
 
 #include "kernels/probe_kernels.cuh"
 #include "model/mlp_spec.hpp"
@@ -27,6 +28,7 @@
 #include "study/backend.hpp"
 #include "train/cuda_mlp.hpp"
 #include "train/gemm/tuned_gemm.hpp"
+#include "train/persistent_step.hpp"
 #include "train/trainer.hpp"
 #endif
 
@@ -206,8 +208,8 @@ class Probe {
     std::printf(
         "#\n# the step's own units (graph of %d; fp32, tuned as the step tunes them), us: forward (all layers + "
         "loss), backward (input + weight gradients), Adam; with the fused optimizer: backward (input gradients), "
-        "fused optimizer\n#  %-14s %10s %10s %10s %10s %10s\n",
-        options_.iterations, "", "forward", "backward", "adam", "backward", "fused opt");
+        "fused optimizer; the persistent step (one launch) where it serves\n#  %-14s %10s %10s %10s %10s %10s %10s\n",
+        options_.iterations, "", "forward", "backward", "adam", "backward", "fused opt", "persistent");
     for (const std::string& model : options_.models)
       for (int batch : options_.batches) {
         CudaMlp mlp(preset_model(model), batch, stream_.get());
@@ -217,7 +219,16 @@ class Probe {
         mlp.generate_batch();
         const std::string prefix = model + " b" + std::to_string(batch) + " ";
         // Each unit with the console column it adds to (kNoColumn: the head, which replaces three others).
-        enum Column { kForward, kBackward, kAdam, kBackwardFused, kFusedOptimizer, kColumns, kNoColumn = kColumns };
+        enum Column {
+          kForward,
+          kBackward,
+          kAdam,
+          kBackwardFused,
+          kFusedOptimizer,
+          kPersistent,
+          kColumns,
+          kNoColumn = kColumns
+        };
         struct Unit {
           std::string name;
           Column column;
@@ -239,6 +250,16 @@ class Probe {
         for (int l = 0; l < layers; ++l) layer_unit(l, "weight_grad", kBackward, [&mlp, l] { mlp.weight_gradient(l); });
         units.push_back({"adam", kAdam, [&] { mlp.adam(adam); }});
         units.push_back({"fused_optimizer", kFusedOptimizer, [&] { mlp.adam_with_weight_gradients(adam); }});
+        // The persistent step where it serves this model and batch on this GPU: one launch, and the three launches
+        // of a marked step, whose shares of the one the step model gives its phases.
+        std::unique_ptr<PersistentStep> persistent;
+        if (persistent_step_refusal_on_this_gpu(mlp).empty()) {
+          persistent = std::make_unique<PersistentStep>(mlp, loss_slots(losses), adam);
+          units.push_back({"persistent_step", kPersistent, [&] { persistent->enqueue_whole(); }});
+          units.push_back({"persistent_forward", kNoColumn, [&] { persistent->enqueue_forward(); }});
+          units.push_back({"persistent_backward", kNoColumn, [&] { persistent->enqueue_backward(); }});
+          units.push_back({"persistent_update", kNoColumn, [&] { persistent->enqueue_update(); }});
+        }
         // Each unit once outside any capture first: every GEMM shape is tuned then (TunedGemm), as the step's eager
         // warm-up does before its capture.
         for (const Unit& unit : units) unit.enqueue();
@@ -249,8 +270,9 @@ class Probe {
           per_unit.push_back(time_graph(options_.iterations, [&](int) { unit.enqueue(); }));
           us[unit.column] += median(per_unit.back()) * 1e3;
         }
-        std::printf("   %-14s %10.2f %10.2f %10.2f %10.2f %10.2f\n", (model + " b" + std::to_string(batch)).c_str(),
-                    us[kForward], us[kBackward], us[kAdam], us[kBackwardFused], us[kFusedOptimizer]);
+        std::printf("   %-14s %10.2f %10.2f %10.2f %10.2f %10.2f %10.2f\n",
+                    (model + " b" + std::to_string(batch)).c_str(), us[kForward], us[kBackward], us[kAdam],
+                    us[kBackwardFused], us[kFusedOptimizer], us[kPersistent]);
       }
     probe.step_ms.shape = {std::size_t(options_.runs), per_unit.size()};
     for (int run = 0; run < options_.runs; ++run)

@@ -103,6 +103,9 @@ struct ConfigurationMetadata {
   // What ran each GEMM shape on rank 0 (configuration.training.gemm_tuning says how it was chosen), one line per
   // shape, empty on the CPU fallback (v6; a condition, not part of the identity).
   std::string gemm_choices;
+  // How rank 0's step ran, as set-up chose it (--step-kernel; v17): "chain" or "persistent"; "" on the CPU fallback,
+  // for the PyTorch peer and in a file that predates it.
+  std::string step_kernel_chosen;
   // GEMM candidates rank 0's set-up compared with the float64 product before timing them, and those it rejected
   // (never chosen); 0 on the CPU fallback (v10).
   std::int32_t gemm_candidates_checked = 0;
@@ -227,6 +230,8 @@ inline constexpr auto kAttributesAfterSettings = std::tuple_cat(
             "attempt", kCondition, 2, [](auto& m) -> auto& { return m.attempt; }),
         attribute(
             "gemm_choices", kCondition, 6, [](auto& m) -> auto& { return m.gemm_choices; }),
+        attribute(
+            "step_kernel_chosen", kCondition, 17, [](auto& m) -> auto& { return m.step_kernel_chosen; }),
         attribute(
             "gemm_candidates_checked", kCondition, 10, [](auto& m) -> auto& { return m.gemm_candidates_checked; }),
         attribute(

@@ -153,6 +153,7 @@ ResultsWriter::Configuration create_group(const Configuration& configuration, co
       ConfigurationMetadata metadata = describe_configuration(configuration, job, facts.hosts, facts.hardware);
       metadata.attempt = attempt;
       metadata.gemm_choices = trainer.gemm_choices();  // rank 0's, made when its trainer was set up
+      metadata.step_kernel_chosen = trainer.step_kernel_chosen();
       metadata.gemm_candidates_checked = trainer.gemm_candidates_checked();
       metadata.gemm_candidates_rejected = trainer.gemm_candidates_rejected();
       record_math_check(metadata, math);

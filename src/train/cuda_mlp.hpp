@@ -181,6 +181,8 @@ class CudaMlp {
   // The tests drive a model from the host (tests/train/cuda_mlp_host_driver.hpp): the step's values, the teacher, the
   // drop probability and Adam's moments set directly, where the trainer's kernels advance them.
   friend class CudaMlpHostDriver;
+  // The persistent step (persistent_step.hpp) runs this model's whole step in one kernel on its buffers.
+  friend class PersistentStep;
 
   // What the GEMMs read: the fp32 buffers, or with bf16 their bf16 copies (element offsets are the same).
   const void* gemm_parameters(std::size_t offset) const;

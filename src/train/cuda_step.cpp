@@ -24,6 +24,7 @@ void CudaTrainer::enqueue_step(const StepEvents* events, StepKind kind) {
   // Data loading is not part of the step (docs/measurement.md: forward starts with the batch in place). The batch is
   // generated on the compute stream before `start` is recorded, so `start` fires only once it is there.
   enqueue_bookkeeping_and_batch();
+  if (persistent_in_use_) return enqueue_persistent_step(events, kind);
   const bool overlap = nccl_ && settings_.overlap && kind.update;
   const StepPlan step{kind, settings_.fused_optimizer && kind.update, overlap,
                       nccl_ && settings_.optimizer_sharding && kind.update,

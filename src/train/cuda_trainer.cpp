@@ -96,6 +96,7 @@ CudaTrainer::CudaTrainer(const TrainingSettings& settings, MPI_Comm comm, int de
   if (settings_.gemm_tuning == GemmTuning::plan) model_.gemm().follow_plan(settings_.gemm_plan);
   model_.set_backward_sm_count_target(checked_sm_target(settings_, model_.gemm().multiprocessors()));
   model_.initialize(settings_.seed, 0);
+  set_up_persistent_step();
   // The kinds of the first 2K steps are every kind the run uses.
   const int kinds_seen_by = std::min(settings_.total_steps(), 2 * settings_.accumulate_steps);
   bool warmed[kStepKinds] = {};
@@ -106,6 +107,9 @@ CudaTrainer::CudaTrainer(const TrainingSettings& settings, MPI_Comm comm, int de
   };
   warm_up(StepKind{});
   for (int step = 0; step < kinds_seen_by; ++step) warm_up(kind_of(step));
+  // The chain's steps above run whatever --step-kernel says: its GEMMs are tuned and recorded in every CUDA
+  // configuration, and auto can time it. Then the persistent kernel's first launch, before any capture.
+  warm_up_persistent_step();
   // Bounded: the warm-up steps hold the first all-reduces, which never end when a peer stalled in its own set-up.
   wait_bounded_for_streams("the warm-up steps of set-up on the GPU");
   if (settings_.graph) capture_step_graphs(kinds_seen_by);
@@ -113,6 +117,7 @@ CudaTrainer::CudaTrainer(const TrainingSettings& settings, MPI_Comm comm, int de
     const std::string found = tune_step_gemms(kinds_seen_by);
     if (rank_ == 0 && gemm_report_enabled()) std::fprintf(stderr, "%s", found.c_str());
   }
+  settle_step_kernel(kinds_seen_by);
   wait_bounded_for_streams("the end of set-up on the GPU");  // set-up work done before the first run is timed
   losses_.check_guard(compute_stream_.get(), "set-up: warm-up steps, graph capture and GEMM tuning");
 }

@@ -18,6 +18,7 @@
 #include "train/cuda_mlp.hpp"
 #include "train/gradient_buckets.hpp"
 #include "train/loss_buffer.hpp"
+#include "train/persistent_step.hpp"
 #include "train/step_timeline.hpp"
 #include "train/trainer.hpp"
 
@@ -38,6 +39,7 @@ class CudaTrainer final : public Trainer {
   std::vector<float> parameters() const override;
   std::string device_kind() const override { return "cuda"; }
   std::string gemm_choices() const override;
+  std::string step_kernel_chosen() const override { return persistent_in_use_ ? "persistent" : "chain"; }
   std::string unique_id_check() const override { return nccl_ ? nccl_->id_check() : std::string(); }
   std::vector<float> parameters_after_steps(int steps) override;
   ReferenceRun reference_run(int steps) const override;
@@ -51,6 +53,8 @@ class CudaTrainer final : public Trainer {
   // Whether the steps that update with the fused optimizer run the fused output head (CudaMlp's
   // forward_with_output_head): --fuse-optimizer, a model and batch the head serves, and not MGPU_OUTPUT_HEAD=off.
   bool fuses_output_head() const noexcept { return output_head_; }
+  // Whether the steps run as one persistent kernel (--step-kernel persistent, or auto where set-up found it faster).
+  bool runs_persistent_step() const noexcept { return persistent_in_use_; }
 
  private:
   using StepEvents = StepTimeline::StepEvents;
@@ -86,6 +90,19 @@ class CudaTrainer final : public Trainer {
     bool sharded = false;            // --optimizer-sharding, more than one rank, a step that updates
     bool update_after_last = false;  // with overlap: --overlap-update after-last
   };
+  // The step as the persistent kernel (--step-kernel): one launch, or one per phase where the phases are marked.
+  void enqueue_persistent_step(const StepEvents* events, StepKind kind);
+  // Makes the persistent step where --step-kernel may run it (persistent, or auto where the model, batch and GPU
+  // allow it), not yet in use; refuses --step-kernel persistent where it cannot run (UsageError, one line).
+  void set_up_persistent_step();
+  // The persistent step's first launch (eager, outside any capture; nothing where there is none).
+  void warm_up_persistent_step();
+  // After GEMM tuning: the steps run the persistent kernel where it was asked for, or where auto finds it faster
+  // (choose_step_kernel); the graphs of the first `steps_seen` steps are left captured for what runs.
+  void settle_step_kernel(int steps_seen);
+  // --step-kernel auto: the chain or the persistent kernel, whichever replays the step faster (as the GEMM search
+  // decides, coordinate_search.hpp). Returns what it found, for the report.
+  std::string choose_step_kernel(int steps_seen);
   // The parts of enqueue_step, in the order a step runs them.
   void enqueue_forward(const StepPlan& step);
   void enqueue_backward_reducing_buckets(const StepEvents* events, StepKind kind);
@@ -172,6 +189,9 @@ class CudaTrainer final : public Trainer {
   // Where the step is a graph: kGenerationsPerReplay x (bookkeeping, batch generation), captured once.
   static constexpr int kGenerationsPerReplay = 16;
   CudaGraph generation_graph_;
+  // The persistent step where --step-kernel may run it, and whether the steps run it now (see runs_persistent_step).
+  std::unique_ptr<PersistentStep> persistent_;
+  bool persistent_in_use_ = false;
   GpuClockSampler clock_sampler_;
 };
 

@@ -16,7 +16,7 @@ StepTimeline::StepTimeline(const TrainingSettings& settings)
 
 void StepTimeline::mark(const StepEvents* events, Mark which, cudaStream_t stream) const {
   if (events == nullptr) return;
-  if (settings_.timing == TimingMode::step && which != kStart && which != kEnd) return;
+  if (which != kStart && which != kEnd && !records_phase_marks(events)) return;
   // Inside a capture a plain record would only order streams; the external flag makes it a node that records the
   // timestamp at every replay.
   if (capturing_) {

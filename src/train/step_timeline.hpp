@@ -47,6 +47,10 @@ class StepTimeline {
   // step (the others would each add an event-record node's cost to the step), and while a step is being captured a
   // node that records the timestamp at every replay.
   void mark(const StepEvents* events, Mark which, cudaStream_t stream) const;
+  // Whether mark() records the marks between start and end for `events` (not with --timing step, nor without events).
+  bool records_phase_marks(const StepEvents* events) const {
+    return events != nullptr && settings_.timing != TimingMode::step;
+  }
   void set_capturing(bool capturing) { capturing_ = capturing; }
   // How many marks a step of this kind records (what a capture of it must hold).
   int marks_per_step(bool marked, StepWork work) const;

@@ -40,6 +40,9 @@ class Trainer {
   virtual std::string device_kind() const = 0;
   // What runs each GEMM shape of the step, one line per shape (empty where nothing is chosen: the CPU fallback).
   virtual std::string gemm_choices() const { return {}; }
+  // How the step's kernels run, as set-up chose them (--step-kernel): "chain" or "persistent"; "" where nothing is
+  // chosen (the CPU fallback).
+  virtual std::string step_kernel_chosen() const { return {}; }
   // How rank 0's unique id reached this configuration's ranks (comm/unique_id.hpp): NCCL's on GPUs, one of the CPU
   // fallback's own on its path; "" with one rank.
   virtual std::string unique_id_check() const { return {}; }

@@ -103,6 +103,12 @@ TEST(ReproducingCommand, EveryStepOptionOffItsDefaultOnCuda) {
   StepRequest unfused;
   unfused.fuse_optimizer = Toggle::off;
   expect_reproduced(resolved(unfused, true, 1, preset_model("medium"), 16), true);
+  // One GPU: the step kernel asked for either way (auto is the default).
+  for (StepKernel kernel : {StepKernel::chain, StepKernel::persistent}) {
+    StepRequest request;
+    request.step_kernel = kernel;
+    expect_reproduced(resolved(request, true, 1, preset_model("medium"), 16), true);
+  }
 }
 
 // The autos stay autos where they decide what was recorded: the command asks only for what differs from them.
@@ -172,7 +178,7 @@ TEST(ReproducingCommand, WhatNoOptionGivesIsNamed) {
   impossible.training.overlap = true;  // one GPU reduces nothing
   std::vector<std::string> unreproduced;
   reproducing_request(impossible, true, unreproduced);
-  EXPECT_EQ(unreproduced.size(), 14u);
+  EXPECT_EQ(unreproduced.size(), 15u);
 }
 
 }  // namespace

@@ -65,7 +65,9 @@ TEST(Resolver, TheCpuFallbackRefusesWhatItCannotHonourWithOneLine) {
       {with([](StepRequest& r) { r.precision = Precision::tf32x3; }), "--precision tf32x3"},
       {with([](StepRequest& r) { r.grad_dtype = GradDtype::bf16; }), "--grad-dtype bf16"},
       {with([](StepRequest& r) { r.optimizer_sharding = Toggle::on; }), "--optimizer-sharding on: the CPU fallback"},
-      {with([](StepRequest& r) { r.nccl_max_ctas = 1; }), "--nccl-max-ctas 1: the CPU fallback has no NCCL"}};
+      {with([](StepRequest& r) { r.nccl_max_ctas = 1; }), "--nccl-max-ctas 1: the CPU fallback has no NCCL"},
+      {with([](StepRequest& r) { r.step_kernel = StepKernel::persistent; }), "--step-kernel persistent: the CPU"},
+      {with([](StepRequest& r) { r.step_kernel = StepKernel::chain; }), "--step-kernel chain: the CPU fallback"}};
   for (const auto& [request, needle] : refused) {
     EXPECT_EQ(refusal(request, false).rfind(needle, 0), 0u) << needle << ": " << refusal(request, false);
     EXPECT_EQ(refusal(request, true), "") << needle;
@@ -107,6 +109,19 @@ TEST(Resolver, CombinationsNoBackEndRunsAreRefusedEverywhere) {
   tf32x3.precision = Precision::tf32x3;
   EXPECT_FALSE(resolved(tf32x3, true, 1, 32).fused_optimizer);
   EXPECT_EQ(resolved(tf32x3, true, 1, 32).precision, Precision::tf32x3);
+  StepRequest persistent_tf32;
+  persistent_tf32.step_kernel = StepKernel::persistent;
+  persistent_tf32.precision = Precision::tf32;
+  EXPECT_EQ(refusal(persistent_tf32, true), "--step-kernel persistent: needs --precision fp32 (got tf32)");
+  for (Precision other : {Precision::bf16, Precision::tf32x3}) {
+    persistent_tf32.precision = other;
+    EXPECT_EQ(refusal(persistent_tf32, true),
+              std::string("--step-kernel persistent: needs --precision fp32 (got ") + setting_name(other) + ")");
+  }
+  StepRequest persistent_accumulating;
+  persistent_accumulating.step_kernel = StepKernel::persistent;
+  persistent_accumulating.accumulate_steps = 2;
+  EXPECT_EQ(refusal(persistent_accumulating, true), "--step-kernel persistent: needs --accumulate 1 (got 2)");
   // auto and off accept another precision: they resolve to off there.
   for (Toggle toggle : {Toggle::automatic, Toggle::off}) {
     StepRequest request = fused_bf16;
@@ -175,6 +190,35 @@ TEST(Resolver, FusedOptimizerAutoOnOneGpuInFp32UpToTheWeightGradientWork) {
   StepRequest off;
   off.fuse_optimizer = Toggle::off;
   EXPECT_FALSE(fused("medium", 1, 32, off));
+}
+
+// The persistent step kernel: one GPU, fp32, no accumulation; auto only where set-up can time the replayed graph.
+// Elsewhere the chain, also when persistent was asked for with more GPUs (recorded chain, as the fused optimizer is
+// recorded off).
+TEST(Resolver, StepKernelPersistentOrAutoOnlyOnOneGpuInFp32WithoutAccumulation) {
+  EXPECT_EQ(resolved({}, true, 1, 64).step_kernel, StepKernel::automatic);
+  EXPECT_EQ(resolved({}, true, 2, 64).step_kernel, StepKernel::chain);
+  EXPECT_EQ(resolved({}, false, 1, 64).step_kernel, StepKernel::chain);
+  StepRequest eager;
+  eager.graph = Toggle::off;
+  EXPECT_EQ(resolved(eager, true, 1, 64).step_kernel, StepKernel::chain);
+  StepRequest tf32;
+  for (Precision other : {Precision::tf32, Precision::bf16, Precision::tf32x3}) {
+    tf32.precision = other;
+    EXPECT_EQ(resolved(tf32, true, 1, 64).step_kernel, StepKernel::chain) << setting_name(other);
+  }
+  StepRequest accumulating;
+  accumulating.accumulate_steps = 2;
+  EXPECT_EQ(resolved(accumulating, true, 1, 64).step_kernel, StepKernel::chain);
+  StepRequest persistent;
+  persistent.step_kernel = StepKernel::persistent;
+  EXPECT_EQ(resolved(persistent, true, 1, 4096).step_kernel, StepKernel::persistent);  // the trainer judges the model
+  EXPECT_EQ(resolved(persistent, true, 2, 64).step_kernel, StepKernel::chain);
+  persistent.graph = Toggle::off;
+  EXPECT_EQ(resolved(persistent, true, 1, 64).step_kernel, StepKernel::persistent);  // eager launches
+  StepRequest chain;
+  chain.step_kernel = StepKernel::chain;
+  EXPECT_EQ(resolved(chain, true, 1, 64).step_kernel, StepKernel::chain);
 }
 
 // One GPU has nothing to reduce: no overlap, no sharding, no bf16 reduction, so its baseline is recorded plainly.

@@ -28,7 +28,7 @@ TEST(SettingsTable, EveryAttributeAndEveryOptionOnce) {
   EXPECT_EQ(attributes.size(), rows);
   EXPECT_EQ(options.size(), step_options);
   EXPECT_EQ(settings_facts().size(), rows);
-  EXPECT_EQ(step_options, 14u);
+  EXPECT_EQ(step_options, 15u);
 }
 
 TEST(SettingsTable, OnlyTheOverlapsOwnSettingsApplyOnlyWithOverlap) {
@@ -54,7 +54,7 @@ TEST(SettingsTable, HowGemmsWereChosenAppliesOnlyWhereThisProgramChoseThem) {
   for_each_recorded_setting(c, false, [&](const char* name, const auto&, bool applies) {
     if (!applies) not_applying.insert(name);
   });
-  EXPECT_EQ(not_applying, (std::set<std::string>{"gemm_tuning"}));
+  EXPECT_EQ(not_applying, (std::set<std::string>{"gemm_tuning", "step_kernel"}));
 }
 
 // The answer's curves do not split on these (answer.cpp): what --overlap auto and --fuse-optimizer auto decide per
@@ -86,7 +86,7 @@ TEST(SettingsTable, TheStepLineNamesEveryStepOptionThatApplies) {
   c.training.gemm_tuning = GemmTuning::step;
   EXPECT_EQ(step_settings_text(c, true),
             "graph=on overlap=off fused_optimizer=off optimizer_sharding=off grad_dtype=fp32 nccl_max_ctas=0 "
-            "precision=fp32 accumulate_steps=1 timing=interleaved gemm_tuning=step");
+            "precision=fp32 accumulate_steps=1 timing=interleaved step_kernel=chain gemm_tuning=step");
   c.training.overlap = true;
   c.training.bucket_mb = 0.5;
   c.training.overlap_update = OverlapUpdate::after_last;

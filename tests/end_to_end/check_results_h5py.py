@@ -19,7 +19,7 @@ import sys
 import h5py
 import numpy as np
 
-SUPPORTED_SCHEMA_VERSION = 16
+SUPPORTED_SCHEMA_VERSION = 17
 IMPLEMENTATIONS = ("mgpu_bench", "pytorch-ddp", "pytorch-graph")
 PHASES = ["forward", "backward", "allreduce", "exposed_comm", "optimizer", "step"]
 THROTTLE_FRACTION = 0.75  # docs/measurement.md: mean SM clock below 75% of the maximum
@@ -144,6 +144,22 @@ def check_configuration(name, group, expected_sizes, flags, problems, version):
         for attribute in ("setup", "unique_id_check", "job_notice", "job_plan"):
             if not isinstance(group.attrs.get(attribute), str):
                 problem(f"missing string attribute '{attribute}'")
+
+    # schema_version 17 added step_kernel ("auto", "chain" or "persistent" on CUDA, "n/a" on the CPU fallback and for
+    # a framework peer) and step_kernel_chosen (what set-up chose on rank 0: "chain" or "persistent", auto's either;
+    # "" where nothing was chosen); the persistent kernel runs one rank only.
+    if version >= 17:
+        kernel = group.attrs.get("step_kernel")
+        chosen = group.attrs.get("step_kernel_chosen")
+        allowed = {"auto": ("chain", "persistent"), "chain": ("chain",), "persistent": ("persistent",), "n/a": ("",)}
+        if kernel is None or chosen is None:
+            problem("missing attribute 'step_kernel' or 'step_kernel_chosen'")
+        elif kernel not in allowed:
+            problem(f"step_kernel is {kernel!r}, expected one of {tuple(allowed)}")
+        elif chosen not in allowed[kernel]:
+            problem(f"step_kernel_chosen is {chosen!r} with step_kernel {kernel!r}, expected one of {allowed[kernel]}")
+        elif chosen == "persistent" and ranks != 1:
+            problem(f"step_kernel_chosen is 'persistent' with {ranks} ranks (one rank only)")
 
     # schema_version 7 added interrupted (why the benchmark stopped before completing the configuration: "SIGTERM",
     # "watchdog: ...", a full disk; "" when it was not stopped) and interrupted_utc, and a Fletcher32 checksum on

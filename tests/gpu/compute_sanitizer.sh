@@ -4,12 +4,13 @@
 # "product": mgpu_bench's short runs (--runs 1 --warmup 0 --steps 3; racecheck's one step) over a grid that reaches
 # every code path of the step (both presets and a --layers model; local batch 1 to 4096 around every kernel threshold;
 # graph on and off; fused optimizer on and off; overlap off, deferred and layerwise; GEMM tuning step and alone; fp32,
-# tf32, bf16 and --grad-dtype bf16; --accumulate 2; --optimizer-sharding on; 1, 2 and 4 ranks, each rank under the
-# sanitizer), `mgpu_bench probe` and `mgpu_bench allreduce`: memcheck and initcheck over the whole grid, synccheck and
-# racecheck over the rows marked "subset", which still launch every kernel of ours. A table (tool, what ran,
-# configurations or tests, errors, seconds) follows. It passes only when every run has 0 sanitizer errors in our code
-# and exits 0, every test passes and none is skipped. racecheck's hazards inside a library's kernel (one outside
-# namespace mgpu: cuBLAS's, NCCL's) are named in the row's verdict but not counted against it (docs/testing.md).
+# tf32, bf16 and --grad-dtype bf16; --accumulate 2; --optimizer-sharding on; the persistent step kernel; 1, 2 and 4
+# ranks, each rank under the sanitizer), `mgpu_bench probe` and `mgpu_bench allreduce`: memcheck and initcheck over the
+# whole grid, synccheck and racecheck over the rows marked "subset", which still launch every kernel of ours. A table
+# (tool, what ran, configurations or tests, errors, seconds) follows. It passes only when every run has 0 sanitizer
+# errors in our code and exits 0, every test passes and none is skipped. racecheck's hazards inside a library's kernel
+# (one outside namespace mgpu: cuBLAS's, NCCL's) are named in the row's verdict but not counted against it
+# (docs/testing.md).
 # Usage (from the repository root): BIN_DIR=build/tests BENCH=build/mgpu_bench OUT=/tmp/sanitizer \
 #   bash tests/gpu/compute_sanitizer.sh
 # Knobs: PARTS (default "tests product"), TOOLS (default "memcheck initcheck synccheck racecheck"), LANES=N (that many
@@ -282,6 +283,9 @@ ROWS
 1|subset|probe --model medium --batches 16 --runs 1 --iters 2 --square 256
 4|all|--model large --batch 8,4096 --gpus 4
 4|all|--model medium --batch 8,4096 --gpus 4
+1|subset|--model medium --batch 1,8,13,64,128 --step-kernel persistent
+1|subset|--layers 37,100,33,5 --batch 1,17,64 --step-kernel persistent
+1|all|--model large --batch 8,32 --step-kernel persistent
 ROWS
 }
 

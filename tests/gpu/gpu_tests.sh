@@ -2,9 +2,9 @@
 # Purpose: the GPU tests on 1, 2 and 4 GPUs of one machine, and whether the product trains the same model on each GPU
 # count: the unit tests of our kernels, the model, the loss array, the GEMM tuner's verification and the trainer on
 # one GPU; the NCCL communicator's test on 2 ranks; the data-parallel test on 2 ranks and, with 4 GPUs, on 4
-# (MGPU_GEMM_REPORT on, so any candidate that verification rejected is named); then mgpu_bench --model large
-# --batch 64 on 1, 2 (and 4) GPUs, whose per-step losses must agree; and the math check refusing a wrong GEMM
-# (MGPU_FAULT_CORRUPT_GEMM=1) on one GPU. What the machine has too few GPUs for is a row "not run: needs N GPUs", and
+# (MGPU_GEMM_REPORT on, so any candidate that verification rejected is named); the persistent step kernel on one
+# GPU; then mgpu_bench --model large --batch 64 on 1, 2 (and 4) GPUs, whose per-step losses must agree; and the math
+# check refusing a wrong GEMM (MGPU_FAULT_CORRUPT_GEMM=1) on one GPU. What the machine has too few GPUs for is a row "not run: needs N GPUs", and
 # passes: one GPU runs every 1-GPU row. One table (what ran, ranks, tests, failed, skipped, seconds, result) in
 # OUT/table.md; exit 1 when a row fails, or when nothing could run (no GPU).
 # Usage: BIN_DIR=build OUT=/tmp/gpu_tests bash tests/gpu/gpu_tests.sh
@@ -67,6 +67,7 @@ for t in test_cuda_mlp test_skinny_gemm test_relu_dropout_backward_bias test_gen
   needs 1 "$t" 1 && gtest "$t" 1 0 "$(tool "$t")"
 done
 needs 1 test_cuda_trainer 1 && gtest test_cuda_trainer 1 0 "${mpirun[@]}" -np 1 "$(tool test_cuda_trainer)"
+needs 1 test_persistent_step 1 && gtest test_persistent_step 1 0 "${mpirun[@]}" -np 1 "$(tool test_persistent_step)"
 needs 2 test_nccl_communicator 2 &&
   gtest test_nccl_communicator 2 0,1 "${mpirun[@]}" -np 2 "$(tool test_nccl_communicator)"
 needs 2 test_cuda_data_parallel 2 &&

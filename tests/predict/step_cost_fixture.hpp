@@ -82,6 +82,26 @@ inline results_schema::AllreduceSweep sweep() {
   return s;
 }
 
+// Medium's chain units (the probe's step_labels after "medium b<batch> "), each that the step model may compose.
+inline const std::vector<std::string> kMediumChainUnits = {"L0 forward",
+                                                           "L1 forward",
+                                                           "L2 forward",
+                                                           "L3 forward",
+                                                           "loss",
+                                                           "L3 input_grad",
+                                                           "L2 input_grad",
+                                                           "L1 input_grad",
+                                                           "L3 input_grad fused",
+                                                           "L2 input_grad fused",
+                                                           "L1 input_grad fused",
+                                                           "L0 weight_grad",
+                                                           "L1 weight_grad",
+                                                           "L2 weight_grad",
+                                                           "L3 weight_grad",
+                                                           "adam",
+                                                           "fused_optimizer",
+                                                           "output_head"};
+
 // Both groups in one new file.
 inline void write_probe_and_sweep(const std::string& path) {
   write_hardware_probe(path, probe(), false);

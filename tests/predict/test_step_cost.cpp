@@ -345,24 +345,7 @@ namespace {
 // Medium's units at batch 16 and 64, each worth a distinct value: unit i at batch 16 is (i + 1) us, at batch 64
 // twice that; the output head only at 16 (it serves small batches only).
 std::map<std::string, double> medium_units(long long batch) {
-  const std::vector<std::string> names = {"L0 forward",
-                                          "L1 forward",
-                                          "L2 forward",
-                                          "L3 forward",
-                                          "loss",
-                                          "L3 input_grad",
-                                          "L2 input_grad",
-                                          "L1 input_grad",
-                                          "L3 input_grad fused",
-                                          "L2 input_grad fused",
-                                          "L1 input_grad fused",
-                                          "L0 weight_grad",
-                                          "L1 weight_grad",
-                                          "L2 weight_grad",
-                                          "L3 weight_grad",
-                                          "adam",
-                                          "fused_optimizer",
-                                          "output_head"};
+  const std::vector<std::string>& names = fixture::kMediumChainUnits;
   std::map<std::string, double> units;
   for (std::size_t i = 0; i < names.size(); ++i) {
     if (names[i] == "output_head" && batch != 16) continue;

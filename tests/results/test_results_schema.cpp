@@ -117,11 +117,13 @@ TEST(ResultsSchema, AddedNamesKeepTheVersionsThatAddedThem) {
                                               {"setup", 15},
                                               {"unique_id_check", 15},
                                               {"job_notice", 15},
-                                              {"job_plan", 15}};
+                                              {"job_plan", 15},
+                                              {"step_kernel", 17},
+                                              {"step_kernel_chosen", 17}};
   EXPECT_EQ(added, history);
   // The format's version is the newest of them, or of a change that added no name (16: precision "tf32x3").
   EXPECT_EQ(results_schema::kNewestChangeWithoutAName, 16);
-  EXPECT_EQ(results_schema::kVersion, 16);
+  EXPECT_EQ(results_schema::kVersion, 17);
   for (const auto& [name, version] : history) EXPECT_EQ(results_schema::attribute_added_in(name), version) << name;
   EXPECT_EQ(results_schema::attribute_added_in("seed"), 1);
   std::vector<std::pair<std::string, int>> datasets;

@@ -52,7 +52,8 @@ TEST(Banner, TheStepLineAndTheTopologyOnGpusOnly) {
   c.training.gemm_tuning = mgpu::GemmTuning::step;
   const std::string gpus = banner(mgpu::Backend::cuda, c);
   EXPECT_NE(gpus.find("\n# step: graph=on overlap=off fused_optimizer=off optimizer_sharding=off grad_dtype=fp32 "
-                      "nccl_max_ctas=0 precision=fp32 accumulate_steps=1 timing=interleaved gemm_tuning=step\n"),
+                      "nccl_max_ctas=0 precision=fp32 accumulate_steps=1 timing=interleaved step_kernel=chain "
+                      "gemm_tuning=step\n"),
             std::string::npos)
       << gpus;
   EXPECT_NE(gpus.find("\n# topology rank 0: to rank 1: NV18\n# topology rank 1: to rank 0: NV18\n"), std::string::npos)

@@ -15,6 +15,11 @@
 
 namespace mgpu {
 
+// The margin and final-check rounds of the step-level searches (the GEMMs' options, step_gemm_search.cpp, and the
+// step's kernels, CudaTrainer): a change is kept only when the replayed step gets more than 1% faster.
+inline constexpr double kStepSearchMargin = 0.01;
+inline constexpr int kStepSearchCheckRounds = 3;
+
 struct CoordinateSearch {
   std::vector<int> start;     // the selection the search began from
   std::vector<int> found;     // what the pass kept (before the final check)

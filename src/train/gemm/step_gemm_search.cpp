@@ -68,9 +68,7 @@ std::string search_step_gemms(TunedGemm& gemm, MPI_Comm comm, const std::functio
   // order (coordinate_search.hpp), each kept only when the step gets faster by more than the margin, in the pass and
   // again in the final check. Smaller differences are ties that keep the choices made alone (themselves broken by a
   // fixed order, candidate_ranking.hpp), so that independent processes on one machine run the same plan; a 1% margin
-  // still takes the step-level effect that made this search worth having.
-  constexpr double kMargin = 0.01;
-  constexpr int kCheckRounds = 3;
+  // still takes the step-level effect that made this search worth having (kStepSearchMargin).
   const std::vector<TunedGemm::ShapeOptions> shapes = gemm.shape_options();
   // Every search starts from the choices made alone (an earlier trainer of this process may have changed a shape's),
   // judged by the slowest rank's time.
@@ -92,7 +90,8 @@ std::string search_step_gemms(TunedGemm& gemm, MPI_Comm comm, const std::functio
     return time_step_ms();
   };
   const auto began = std::chrono::steady_clock::now();
-  const CoordinateSearch search = coordinate_search(counts, start, kMargin, kCheckRounds, apply, measure);
+  const CoordinateSearch search =
+      coordinate_search(counts, start, kStepSearchMargin, kStepSearchCheckRounds, apply, measure);
   if (recapture) recapture_step();
   const double seconds = seconds_since(began);
   return search_report(shapes, search, seconds);
