@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "analyze_options.hpp"
 #include "answer_json.hpp"
 #include "break_even_curves.hpp"
 #include "html_report.hpp"
@@ -39,82 +40,6 @@ using namespace mgpu::analysis;
 namespace {
 
 constexpr int kExitNoBaseline = 3;
-
-const char kUsage[] =
-    "usage: mgpu_analyze report FILE.h5 [FILE.h5 ...] [--format table|markdown|csv|json] [--out DIR]\n"
-    "                           [--outlier-threshold M] [--include-warmup] [--no-scaling] [--per-trial]\n"
-    "                           [--require-baseline]\n"
-    "       mgpu_analyze compare BEFORE.h5 AFTER.h5 [--alpha A] [--min-effect E] [--ignore-nccl-settings]\n"
-    "                           [--format table|markdown|csv|json]\n"
-    "       mgpu_analyze predict --probe FILE.h5 [--allreduce FILE.h5 ...]\n"
-    "                           ((--model M | --layers W,...) --batch B,... [--gpus N,...] | --check RESULTS.h5)\n"
-    "                           [--precision P] [--link NAME | --link-bandwidth GB/s --link-latency us]\n"
-    "                           [--cluster NxG | [--nodes N] --gpus-per-node G] [--nics-per-node K]\n"
-    "                           [--published TABLE.json ...] [--format table|markdown|csv|json] [--out DIR]\n"
-    "       mgpu_analyze predict --published TABLE.json [...] [--format table|markdown|csv|json]\n"
-    "       mgpu_analyze --help | --version\n";
-
-// The usage lines of every command.
-void print_usage() {
-  std::fputs(kUsage, stdout);
-  std::fputs(kTraceUsage, stdout);
-}
-
-const char kHelp[] =
-    "\n"
-    "mgpu_analyze summarises mgpu_bench results files from their raw per-step, per-rank data, following the\n"
-    "statistics of docs/statistics.md, which states every formula.\n"
-    "\n"
-    "report: per configuration, kept runs (outliers by modified z-score), throughput mean with its 95% Student-t\n"
-    "  interval, median, sd, CV, the mean step and its phases, TFLOP/s, peak memory per GPU, throttled runs; the\n"
-    "  scaling table (one row per pair: N GPUs against 1 of the same model, global batch and settings, speedup with\n"
-    "  Fieller's 95% interval over the runs, or over the trial means paired by trial where measured in trials,\n"
-    "  efficiency, both variance components, Welch's t-test, the verdict); per model and GPU count of a batch sweep,\n"
-    "  the break-even: every batch where the speedup crosses 1 with its 95% interval, the batches of no clear\n"
-    "  difference and the batch from which N GPUs are faster; the timeline of each mean step.\n"
-    "  --format F            table (aligned text, default), markdown, csv or json\n"
-    "  --out DIR             also write report.<txt|md|csv|json> there (and one CSV per table with --format csv),\n"
-    "                        report.html (one self-contained page: answer, plots, tables, run conditions),\n"
-    "                        with gnuplot plots (.png, .svg, .dat, .gp): phases per configuration, speedup and\n"
-    "                        throughput vs batch, efficiency vs GPUs (more than two GPU counts)\n"
-    "  --outlier-threshold M exclude runs with |modified z| > M (default 3.5)\n"
-    "  --include-warmup      count the warm-up steps as measured steps (excluded by default)\n"
-    "  --no-scaling          leave the scaling table out\n"
-    "  --per-trial           show the per-trial table on screen too (each trial against the other side's trial it\n"
-    "                        pairs with, from its own file where it has one, over its runs; always in CSV and JSON)\n"
-    "  --require-baseline    exit status 3 when an N-GPU configuration has no 1-GPU baseline (one error line each);\n"
-    "                        without it the report notes the mgpu_bench command that measures the baseline, exit 0\n"
-    "compare: configurations of BEFORE and AFTER paired by model, widths, batch, GPUs, NCCL settings and every other\n"
-    "  setting (not hosts or library versions); for each, the after/before throughput ratio with Fieller's 95%\n"
-    "  interval, Welch's p and the verdict of the answer's interval rule: FASTER or SLOWER where the interval lies\n"
-    "  wholly beyond 1 +- E, SAME where it contains 1, UNCLEAR where it excludes 1 but not the band; configurations\n"
-    "  found on one side only are listed.\n"
-    "  --alpha A             the interval's level is 1 - A (default 0.05: 95%, the answer's)\n"
-    "  --min-effect E        the band E either side of 1 (default 0.02 = 2%, the answer's)\n"
-    "  --ignore-nccl-settings  pair configurations that differ only in NCCL algorithm/protocol\n"
-    "  --format F            as for report\n"
-    "predict: a model of one training step from measured rates (docs/model.md): GEMMs from the probe at their\n"
-    "  shapes, elementwise kernels and Adam from its copy bandwidth and graph-node cost, the gradient all-reduce from\n"
-    "  the sweep at that rank count, else the alpha-beta model of ring and tree all-reduce (or the cluster model).\n"
-    "  Per GPU count and global batch: predicted phases, step, throughput and speedup; the break-even batch per GPU\n"
-    "  count; a recommendation.\n"
-    "  --probe FILE          /probe of mgpu_bench probe (required)\n"
-    "  --allreduce FILE      /allreduce of mgpu_bench allreduce (repeatable; a 2-rank sweep also gives the link)\n"
-    "  --model M | --layers W,...  the MLP (a preset or its widths)\n"
-    "  --batch B,...         global batches\n"
-    "  --gpus N,...          GPU counts (default 1,2,4; on a cluster 1,G,NxG, or 1,G,2G,4G without --nodes)\n"
-    "  --precision P         fp32 (default), tf32 or bf16: which of the probe's GEMM times\n"
-    "  --link NAME           the link between GPUs (on a cluster, each NIC): ib100, ib200, ib400, ib800; or\n"
-    "                        --link-bandwidth GB/s with --link-latency us\n"
-    "  --cluster NxG         N nodes of G GPUs (docs/cluster.md; --gpus-per-node alone: the nodes each count needs)\n"
-    "  --nics-per-node K     NICs per node (default: one per GPU)\n"
-    "  --published FILE      the cluster all-reduce model against a published table, per size (repeatable)\n"
-    "  --check RESULTS.h5    predict every configuration of that file from its settings alone and report predicted\n"
-    "                        and measured step (and speedup where a 1-GPU baseline is there), with median and worst\n"
-    "                        |error|\n"
-    "  --out DIR             predicted_speedup.{dat,gp} there, and .png/.svg when gnuplot is on PATH\n"
-    "Bad input (a missing, empty or non-HDF5 file, a missing dataset, a newer schema_version) is one line naming the\n"
-    "file and the problem, exit status 1.\n";
 
 struct ReportOptions {
   std::vector<std::string> files;
@@ -273,9 +198,7 @@ int run(int argc, char** argv) {
   if (argc < 2) throw UsageError("no command given: expected report, compare, trace or predict (see --help)");
   const std::string command = argv[1];
   if (command == "--help" || command == "-h") {
-    print_usage();
-    std::fputs(kHelp, stdout);
-    std::fputs(kTraceHelp, stdout);
+    std::fputs(analyze_help().c_str(), stdout);
     return 0;
   }
   if (command == "--version") {
@@ -287,8 +210,7 @@ int run(int argc, char** argv) {
     bool help = false;
     const PredictOptions options = parse_predict_options(argc - 1, argv + 1, &help);
     if (help) {
-      std::fputs(kUsage, stdout);
-      std::fputs(kHelp, stdout);
+      std::fputs(analyze_help().c_str(), stdout);
       return 0;
     }
     return run_predict(options);
@@ -296,17 +218,8 @@ int run(int argc, char** argv) {
   if (command != "report" && command != "compare")
     throw UsageError("unknown command '" + command + "': expected report, compare, trace or predict (see --help)");
 
-  po::options_description described;
-  described.add_options()("help,h", "")("format", po::value<std::string>()->default_value("table"), "")(
-      "files", po::value<std::vector<std::string>>()->default_value({}, ""), "");
-  if (command == "report")
-    described.add_options()("out", po::value<std::string>()->default_value(""), "")(
-        "outlier-threshold", po::value<double>()->default_value(stats::kDefaultOutlierThreshold), "")(
-        "include-warmup", po::bool_switch(), "")("no-scaling", po::bool_switch(), "")(
-        "per-trial", po::bool_switch(), "")("require-baseline", po::bool_switch(), "");
-  else
-    described.add_options()("alpha", po::value<double>()->default_value(0.05), "")(
-        "min-effect", po::value<double>()->default_value(0.02), "")("ignore-nccl-settings", po::bool_switch(), "");
+  po::options_description described = command == "report" ? report_options() : compare_options();
+  described.add_options()("help,h", "")("files", po::value<std::vector<std::string>>()->default_value({}, ""), "");
   po::positional_options_description positional;
   positional.add("files", -1);
   po::variables_map vm;
@@ -322,9 +235,7 @@ int run(int argc, char** argv) {
     throw UsageError(command + ": " + option_error_message(e, described));
   }
   if (vm.count("help") > 0) {
-    print_usage();
-    std::fputs(kHelp, stdout);
-    std::fputs(kTraceHelp, stdout);
+    std::fputs(analyze_help().c_str(), stdout);
     return 0;
   }
   const Format format = parse_format(vm["format"].as<std::string>());
