@@ -2,6 +2,8 @@
 #include "analyze_options.hpp"
 
 #include <sstream>
+#include <string>
+#include <vector>
 
 #include "config/setting_options.hpp"
 #include "predict_options.hpp"
@@ -19,7 +21,7 @@ constexpr unsigned kHelpColumns = 120;
 
 const char kReportAbout[] =
     "report: per configuration, kept runs (outliers by modified z-score), throughput mean with its 95% Student-t\n"
-    "  interval, median, sd, CV, the mean step and its phases, TFLOP/s, peak memory per GPU, throttled runs; the\n"
+    "  interval, median, sd, CV, the mean step and its phases, TFLOP/s and peak memory per GPU, throttled runs; the\n"
     "  scaling table (one row per pair: N GPUs against 1 of the same model, global batch and settings, speedup with\n"
     "  Fieller's 95% interval over the runs, or over the trial means paired by trial where measured in trials,\n"
     "  efficiency, both variance components, Welch's t-test, the verdict); per model and GPU count of a batch sweep,\n"
@@ -31,7 +33,8 @@ const char kCompareAbout[] =
     "  setting (not hosts or library versions); for each, the after/before throughput ratio with Fieller's 95%\n"
     "  interval, Welch's p and the verdict of the answer's interval rule: FASTER or SLOWER where the interval lies\n"
     "  wholly beyond 1 +- E, SAME where it contains 1, UNCLEAR where it excludes 1 but not the band; configurations\n"
-    "  found on one side only are listed.\n";
+    "  found on one side only are listed. A side of several files (comma-separated: the processes of one build, in\n"
+    "  turn with the other's) counts each file's configuration as a trial of it.\n";
 
 const char kPredictAbout[] =
     "predict: a model of one training step from measured rates (docs/model.md): GEMMs from the probe at their\n"
@@ -50,8 +53,8 @@ std::string usage_text() {
          " [--out DIR]\n"
          "                           [--outlier-threshold M] [--include-warmup] [--no-scaling] [--per-trial]\n"
          "                           [--require-baseline]\n"
-         "       mgpu_analyze compare BEFORE.h5 AFTER.h5 [--alpha A] [--min-effect E] [--ignore-nccl-settings]\n"
-         "                          " +
+         "       mgpu_analyze compare BEFORE.h5[,MORE.h5...] AFTER.h5[,MORE.h5...] [--alpha A] [--min-effect E]\n"
+         "                           [--ignore-nccl-settings] [--ignore-setting NAME ...]" +
          format +
          "\n"
          "       mgpu_analyze predict --probe FILE.h5 [--allreduce FILE.h5 ...]\n"
@@ -114,7 +117,10 @@ po::options_description compare_options() {
     ("min-effect", po::value<double>()->default_value(0.02)->value_name("E"),
      "the band E either side of 1 (0.02 = 2%, the answer's)")
     ("ignore-nccl-settings", po::bool_switch(),
-     "pair configurations that differ only in NCCL algorithm/protocol");
+     "pair configurations that differ only in NCCL algorithm/protocol")
+    ("ignore-setting", po::value<std::vector<std::string>>()->default_value({}, "")->composing()->value_name("NAME"),
+     "pair configurations whatever their setting NAME (a paired attribute, e.g. precision; per-batch: every setting "
+     "--X auto decides per batch, so two builds' defaults pair)");
   // clang-format on
   describe_format_option(description, "how the table is written");
   return description;

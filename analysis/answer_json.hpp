@@ -10,7 +10,7 @@
 
 namespace mgpu::analysis {
 
-// {"lines": every line of answer_lines, "pairs": [{model, global_batch, gpus, curve, trials, lines}],
+// {"lines": every line of answer_lines, "pairs": [{model, global_batch, gpus, curve, trials, verdict, lines}],
 //  "break_evens": [{model, gpus, curve, line}]}; `files` names the files in the no-pair line.
 nlohmann::json answer_to_json(const stats::Answer& answer, const std::string& files);
 

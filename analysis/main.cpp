@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <iostream>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -78,15 +79,34 @@ std::vector<stats::ConfigurationStats> analyse(const std::vector<ResultsFile>& f
   return stats;
 }
 
-// The whole output in one format; JSON also carries the settings and methods, and the report's answer in words.
+// Where each file comes from, as its root attributes say: what a page citing it states beside its figures.
+nlohmann::json provenance_json(const std::vector<ResultsFile>& files) {
+  nlohmann::json provenance = nlohmann::json::array();
+  for (const ResultsFile& file : files) {
+    std::set<std::string> command_lines;  // one per job that wrote configurations of the file
+    for (const ConfigurationResults& c : file.configurations) command_lines.insert(c.metadata.command_line);
+    provenance.push_back({{"file", file.path},
+                          {"producer", file.root.producer},
+                          {"project_version", file.root.project_version},
+                          {"git_revision", file.root.git_revision},
+                          {"created_utc", file.root.created_utc},
+                          {"command_lines", command_lines}});
+  }
+  return provenance;
+}
+
+// The whole output in one format; JSON also carries the settings and methods, the files' provenance and the report's
+// answer in words.
 std::string render_report(const std::vector<Table>& tables, Format format, const std::string& timeline,
-                          const nlohmann::json& settings, const nlohmann::json& answer = nullptr) {
+                          const nlohmann::json& settings, const nlohmann::json& answer = nullptr,
+                          const nlohmann::json& provenance = nullptr) {
   if (format == Format::json) {
     nlohmann::json json = {{"tool", "mgpu_analyze"},
                            {"version", project_version()},
                            {"settings", settings},
                            {"tables", tables_to_json(tables)}};
     if (!answer.is_null()) json["answer"] = answer;
+    if (!provenance.is_null()) json["provenance"] = provenance;
     return json.dump(2) + "\n";
   }
   std::string text = render_tables(tables, format);
@@ -131,8 +151,8 @@ int run_report(const ReportOptions& options) {
   const std::string timeline = render_timeline(trials_merged(stats));
   std::string files_text;
   for (const std::string& file : options.files) files_text += (files_text.empty() ? "" : " ") + file;
-  const std::string report =
-      render_report(tables, options.format, timeline, settings, answer_to_json(answer, files_text));
+  const std::string report = render_report(tables, options.format, timeline, settings,
+                                           answer_to_json(answer, files_text), provenance_json(files));
   std::fputs(report.c_str(), stdout);
   std::fflush(stdout);
 
@@ -158,10 +178,22 @@ int run_report(const ReportOptions& options) {
   return answer.scaling.without_baseline.empty() ? 0 : kExitNoBaseline;
 }
 
+// "a.h5,b.h5": the files of one side of compare, in order.
+std::vector<std::string> side_files(const std::string& text) {
+  std::vector<std::string> paths;
+  std::size_t begin = 0;
+  for (std::size_t comma = text.find(',');; comma = text.find(',', begin)) {
+    paths.push_back(text.substr(begin, comma - begin));
+    if (paths.back().empty()) throw UsageError("compare: '" + text + "': an empty file name in the list");
+    if (comma == std::string::npos) return paths;
+    begin = comma + 1;
+  }
+}
+
 int run_compare(const std::string& before_path, const std::string& after_path, const stats::CompareOptions& options,
                 Format format) {
-  const std::vector<ResultsFile> before_files = load({before_path});
-  const std::vector<ResultsFile> after_files = load({after_path});
+  const std::vector<ResultsFile> before_files = load(side_files(before_path));
+  const std::vector<ResultsFile> after_files = load(side_files(after_path));
   const stats::AnalysisOptions analysis;
   const std::vector<stats::ConfigurationStats> before = analyse(before_files, analysis);
   const std::vector<stats::ConfigurationStats> after = analyse(after_files, analysis);
@@ -171,6 +203,7 @@ int run_compare(const std::string& before_path, const std::string& after_path, c
                                    {"alpha", 1 - options.confidence},
                                    {"min_effect", options.min_effect},
                                    {"match_nccl_settings", options.match_nccl_settings},
+                                   {"ignored_settings", options.ignored_settings},
                                    {"outlier_threshold", analysis.outlier_threshold},
                                    {"ratio_interval_method", stats::kRatioIntervalMethod},
                                    {"before", before_path},
@@ -262,6 +295,11 @@ int run(int argc, char** argv) {
   if (!vm["alpha"].defaulted()) options.confidence = 1 - option_in_range(vm, "alpha", 0, true, 1);
   options.min_effect = option_in_range(vm, "min-effect", 0, false, 1);
   options.match_nccl_settings = !vm["ignore-nccl-settings"].as<bool>();
+  options.ignored_settings = vm["ignore-setting"].as<std::vector<std::string>>();
+  for (const std::string& name : options.ignored_settings)
+    if (!stats::is_ignorable_setting(name))
+      throw UsageError("--ignore-setting " + name + ": not a setting compare pairs on (nor " +
+                       stats::kPerBatchSettings + ")");
   return run_compare(files[0], files[1], options, format);
 }
 

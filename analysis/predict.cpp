@@ -10,6 +10,7 @@
 #include "platform/error.hpp"
 #include "platform/sample_median.hpp"
 #include "plots.hpp"
+#include "predict_band.hpp"
 #include "predict_plot.hpp"
 #include "published_table.hpp"
 #include "stats/answer.hpp"
@@ -31,19 +32,23 @@ Table prediction_table(const std::vector<PredictedConfiguration>& grid) {
                    {"step_ms", "step", 4},
                    {"throughput", "samples/s", 0, true},
                    {"speedup", "speedup", 3},
+                   {"speedup_low", "", 3, false, true, "[", ","},
+                   {"speedup_high", "", 3, false, true, "", "]"},
                    {"ceiling", "ceiling", 3},
                    text_column("gemm_source", "GEMMs"),
                    text_column("allreduce_source", "all-reduce")};
   for (const PredictedConfiguration& p : grid)
     table.add_row({std::int64_t(p.gpus), std::int64_t(p.global_batch), p.step.forward_ms, p.step.backward_ms,
                    p.step.allreduce_ms, p.step.exposed_comm_ms, p.step.optimizer_ms, p.step.step_ms, p.throughput,
-                   p.speedup, p.ceiling > 0 ? Value(p.ceiling) : Value(),
+                   p.speedup, p.speedup_high > 0 ? Value(p.speedup_low) : Value(),
+                   p.speedup_high > 0 ? Value(p.speedup_high) : Value(), p.ceiling > 0 ? Value(p.ceiling) : Value(),
                    std::string(stats::term_source_name(p.step.gemm_source)),
                    p.gpus > 1 ? Value(std::string(stats::term_source_name(p.step.allreduce_source))) : Value()});
   table.notes.push_back(
-      "speedup = step(1 GPU) / step(N GPUs) at the same global batch; ceiling = step(1 GPU) / step(1 GPU at the "
-      "local batch, global / N), the speedup if communication cost nothing; GEMMs and all-reduce: the weakest source "
-      "of their terms (measured, interpolated, extrapolated, estimated); docs/model.md states the equations");
+      "speedup = step(1 GPU) / step(N GPUs) at the same global batch, [its error band] where one is known "
+      "(error_band); ceiling = step(1 GPU) / step(1 GPU at the local batch, global / N), the speedup if communication "
+      "cost nothing; GEMMs and all-reduce: the weakest source of their terms (measured, interpolated, extrapolated, "
+      "estimated); docs/model.md states the equations");
   return table;
 }
 
@@ -230,6 +235,10 @@ int run_predict(const PredictOptions& options) {
   // Everything is read and validated before anything is written.
   std::optional<ResultsFile> check_file;
   if (!options.check_path.empty()) check_file = read_results_file(options.check_path);
+  std::vector<stats::PublishedTable> published;
+  for (const std::string& path : options.published_paths) published.push_back(read_published_table(path));
+  std::optional<CheckSummary> check;
+  if (check_file) check = check_predictions(options, *check_file);
   std::vector<Table> tables;
   std::vector<PredictedConfiguration> grid;
   std::string recommendation;
@@ -238,24 +247,40 @@ int run_predict(const PredictOptions& options) {
     const stats::StepModel model = build_step_model(options, options.precision);
     const MlpSpec mlp = model_of(options);
     grid = predict_grid(model, mlp, options.batches, options.gpus, options.precision);
+    const ErrorBand band =
+        error_band_of(model.cluster().has_value(), published, options.check_path, check ? &*check : nullptr);
+    add_error_band(grid, model, mlp, options.precision, band);
     tables.push_back(prediction_table(grid));
+    if (model.cluster() || band.any()) tables.push_back(error_band_table(band, model.cluster().has_value()));
     if (model.cluster()) tables.push_back(cluster_table(model, mlp, options));
     Table break_even{"break_even", "Break-even global batch per GPU count (predicted)", {}, {}, {}, true};
     break_even.columns = {{"gpus", "GPUs"},
                           {"break_even_batch", "break-even batch", 0, true},
                           text_column("summary", "in short"),
                           text_column("description", "")};
+    if (band.any())
+      break_even.columns.insert(break_even.columns.begin() + 3, {text_column("summary_low", "at the band's low end"),
+                                                                 text_column("summary_high", "at its high end")});
     for (const int n : options.gpus) {
       if (n == 1) continue;
       const std::string over = where_the_gpus_are(model, n, options);
       PredictedCurve curve{n, {}};
+      std::vector<stats::SpeedupPoint> low, high;
       for (const PredictedConfiguration& p : grid)
-        if (p.gpus == n) curve.points.push_back({p.global_batch, p.speedup});
+        if (p.gpus == n) {
+          curve.points.push_back({p.global_batch, p.speedup});
+          low.push_back({p.global_batch, p.speedup_low});
+          high.push_back({p.global_batch, p.speedup_high});
+        }
       const stats::BreakEven found = stats::estimate_break_even(curve.points);
       const bool rises_once = found.crossings.size() == 1 && found.crossings.front().rising;
       const std::string summary = stats::break_even_summary(found);
-      break_even.add_row({std::int64_t(n), rises_once ? Value(found.crossings.front().batch) : Value(), summary,
-                          stats::describe_break_even(found)});
+      std::vector<Value> row = {std::int64_t(n), rises_once ? Value(found.crossings.front().batch) : Value(), summary};
+      if (band.any())
+        for (const auto* end : {&low, &high})
+          row.push_back(stats::break_even_summary(stats::estimate_break_even(*end)));
+      row.push_back(stats::describe_break_even(found));
+      break_even.add_row(std::move(row));
       recommendation +=
           (recommendation.empty() ? "" : "; ") + std::to_string(n) + " GPUs" + over + ", break-even: " + summary;
       curves.push_back(curve);
@@ -274,16 +299,14 @@ int run_predict(const PredictOptions& options) {
       tables.push_back(break_even);
     }
   }
-  for (const std::string& path : options.published_paths) {
-    const stats::PublishedTable table = read_published_table(path);
+  for (const stats::PublishedTable& table : published)
     tables.push_back(published_table(table, stats::hold_against(table)));
-  }
+  if (!published.empty()) tables.push_back(published_error_table(published));
   std::vector<MeasuredSpeedup> measured_points;
-  if (check_file) {
-    const CheckSummary summary = check_predictions(options, *check_file);
-    for (const CheckedConfiguration& c : summary.rows)
+  if (check) {
+    for (const CheckedConfiguration& c : check->rows)
       if (c.has_speedup) measured_points.push_back({c.gpus, c.global_batch, c.measured_speedup});
-    tables.push_back(check_table(summary));  // last: the validation table is what a check reads first
+    tables.push_back(check_table(*check));  // last: the validation table is what a check reads first
   }
   if (options.format == Format::json) {
     nlohmann::json json = {{"tool", "mgpu_analyze predict"},

@@ -45,6 +45,8 @@ struct PredictedConfiguration {
   // The speedup's ceiling (docs/statistics.md, "The ceiling"): step(1 GPU, B) / step(1 GPU, B / N), what N GPUs would
   // reach if communication cost nothing; 0 for one GPU or a batch N does not divide.
   double ceiling = 0;
+  // The speedup's error band (docs/cluster.md, "The error band"); both 0 where no error is known.
+  double speedup_low = 0, speedup_high = 0;
 };
 std::vector<PredictedConfiguration> predict_grid(const stats::StepModel& model, const MlpSpec& mlp,
                                                  const std::vector<long long>& batches, const std::vector<int>& gpus,

@@ -80,8 +80,10 @@ Table published_table(const stats::PublishedTable& table, const stats::HeldTable
                  std::string(stats::algorithm_name(row.candidate.algorithm)),
                  std::string(stats::protocol_name(row.candidate.protocol))});
   out.notes.push_back(table.url + ": " + table.hardware + "; " + table.software);
-  out.notes.push_back(std::string(table.used_to_fit ? "the table the protocol constants were fitted to"
-                                                    : "not used to fit: the model as fitted elsewhere") +
+  out.notes.push_back((table.used_to_fit
+                           ? "in-sample: the table the model's " + std::to_string(stats::fitted_constants().size()) +
+                                 " constants were fitted to"
+                           : std::string("held out: not used to fit, the model as fitted elsewhere")) +
                       "; node: " + held.node.source + "; NIC: " + held.nic.source);
   const auto worst = [](double error, int rows, const char* where) {
     char text[120];
@@ -97,6 +99,27 @@ Table published_table(const stats::PublishedTable& table, const stats::HeldTable
   for (const stats::PublishedTable::Row& row : table.rows)
     if (!row.note.empty()) out.notes.push_back(std::to_string(row.bytes) + " bytes: " + row.note);
   out.notes.push_back("error = (predicted - published) / published");
+  return out;
+}
+
+Table published_error_table(const std::vector<stats::PublishedTable>& tables) {
+  Table out{"allreduce_model_error", "The cluster all-reduce model's error, in-sample and held out", {}, {}, {}, true};
+  out.columns = {text_column("table", "table"),
+                 text_column("judged", "judged"),
+                 {"rows", "rows"},
+                 {"constants_fitted", "constants fitted"},
+                 {"lowest_error_percent", "lowest error %", 1},
+                 {"highest_error_percent", "highest error %", 1},
+                 {"worst_abs_error_percent", "worst |error| %", 1}};
+  for (const stats::PublishedTable& table : tables) {
+    const stats::HeldTable held = stats::hold_against(table);
+    out.add_row({table.name, std::string(table.used_to_fit ? "in-sample" : "held out"), std::int64_t(held.rows.size()),
+                 table.used_to_fit ? Value(std::int64_t(stats::fitted_constants().size())) : Value(),
+                 100 * held.lowest_error, 100 * held.highest_error, 100 * held.worst_abs_error()});
+  }
+  out.notes.push_back(
+      "in-sample: the rows the constants were fitted to (they check the fit, not the model); held out: a table not "
+      "used to fit, the model as fitted; error = (predicted - published) / published over every row");
   return out;
 }
 

@@ -137,7 +137,7 @@ Table configurations_table(const std::vector<stats::ConfigurationStats>& configu
   table.columns.push_back({"samples_per_s_sd", "sd", 0, true});
   table.columns.push_back({"cv_percent", "CV %", 2});
   table.columns.push_back({"step_ms", "step ms", 4});
-  table.columns.push_back({"tflops", "TFLOP/s", 2});
+  table.columns.push_back({"tflops", "TFLOP/s/GPU", 2});
   table.columns.push_back({"peak_memory_mib_per_gpu", "MiB/GPU", 0, true});
   table.columns.push_back({"throttled_runs", "throttled"});
   table.columns.push_back(text_column("complete", "complete"));
@@ -174,7 +174,8 @@ Table configurations_table(const std::vector<stats::ConfigurationStats>& configu
                 options.outlier_threshold, options.include_warmup ? "INCLUDED (--include-warmup)" : "excluded");
   table.notes.push_back(rule);
   table.notes.push_back(
-      "TFLOP/s = 6 x dense weights x global batch / mean step; MiB/GPU = peak device memory, max over "
+      "TFLOP/s/GPU = the step's GEMM FLOPs at the local batch B, 2 B (3 W - W0) for W dense weights of which W0 "
+      "are the first layer's (it has no input gradient), / mean step; MiB/GPU = peak device memory, max over "
       "kept runs and ranks; throttled = kept runs with a rank below 75% of its max SM clock "
       "(— where clocks were not recorded).");
   for (const stats::ConfigurationStats& s : configurations) {
@@ -470,10 +471,14 @@ Table comparison_table(const stats::Comparison& comparison, const stats::Compare
                 "without an interval; Welch's test is reported, not judged by.",
                 percent_text(options.confidence).c_str(), 100 * options.min_effect, 100 * options.min_effect);
   table.notes.push_back(rule);
-  table.notes.push_back(options.match_nccl_settings
+  std::string pairing = options.match_nccl_settings
                             ? "paired by model, widths, batch, GPUs, NCCL algorithm/protocol and every other setting"
                             : "paired by model, widths, batch, GPUs and every other setting except the NCCL "
-                              "algorithm/protocol (--ignore-nccl-settings)");
+                              "algorithm/protocol (--ignore-nccl-settings)";
+  for (const std::string& name : options.ignored_settings)
+    pairing +=
+        name == stats::kPerBatchSettings ? ", whatever the settings decided per batch" : ", whatever their " + name;
+  table.notes.push_back(pairing + (options.ignored_settings.empty() ? "" : " (--ignore-setting)"));
   table.notes.push_back(std::string("ratio interval: ") + stats::kRatioIntervalMethod + ", " +
                         percent_text(options.confidence) + ".");
   if (trials)

@@ -18,18 +18,10 @@ import numpy as np
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "peers"))
 import report_json  # noqa: E402  (bench/: the analyzer's statistics)
 import results_h5  # noqa: E402  (bench/peers/: the model presets, shared with the PyTorch peer)
+import step_floor  # noqa: E402  (bench/: the floor of a step)
 
 PRESETS = {model: widths for model, (widths, _dropout) in results_h5.PRESETS.items()}  # model -> layer widths
-STREAMING_COPY_BYTES = 64 << 20  # copies at least this large run from device memory, not the L2
 ANALYZE = None  # mgpu_analyze, from the command line (report_json's default otherwise)
-
-
-def parameter_count(widths):
-    return sum(a * b for a, b in zip(widths[:-1], widths[1:])) + sum(widths[1:-1])
-
-
-def dense_weights(widths):
-    return sum(a * b for a, b in zip(widths[:-1], widths[1:]))
 
 
 class Measured:
@@ -81,16 +73,17 @@ class Measured:
 
     def text(self, phase="step"):
         """"0.1169 ms" for a phase; for the step, with the throughput's 95% interval over the kept runs where there is
-        one: "0.1169 ms (273,626 ± 116 samples/s)"."""
+        one, "0.1169 ms (273,626 ± 116 samples/s)", else the kept runs: "0.0747 ms (1,713,130 samples/s; 4 kept runs,
+        too few runs)"."""
         value = self.mean(phase)
         if value is None:
             return "n/a"
         if phase != "step":
             return f"{value:.4f} ms"
         s = self.statistics
-        interval = f"{s.samples_per_s:,.0f} ± {s.samples_per_s_ci95:,.0f}" if s.samples_per_s_ci95 is not None else \
-            f"{s.samples_per_s:,.0f}, n={s.runs_kept}"
-        return f"{value:.4f} ms ({interval} samples/s)"
+        if s.samples_per_s_ci95 is not None:
+            return f"{value:.4f} ms ({s.samples_per_s:,.0f} ± {s.samples_per_s_ci95:,.0f} samples/s)"
+        return f"{value:.4f} ms ({s.samples_per_s:,.0f} samples/s; {s.runs_kept} kept runs, too few runs)"
 
 
 def load_all(path):
@@ -116,41 +109,22 @@ def speedup_of(one, many):
 
 
 class Tools:
-    """/probe and /allreduce of tools.h5: medians over runs."""
+    """/probe (step_floor.ProbeRates) and /allreduce of tools.h5: medians over runs."""
 
     def __init__(self, path):
         self.ok = os.path.exists(path)
         if not self.ok:
             return
         with h5py.File(path, "r") as f:
-            p = f["probe"]
-            copy_bytes = p["copy_bytes"][()]
-            copy_ms = np.median(p["copy_ms"][()], axis=0)
-            gbps = 2 * copy_bytes / (copy_ms * 1e-3) / 1e9  # read + write
-            self.copy_gbps = float(gbps[copy_bytes >= STREAMING_COPY_BYTES].max())
-            self.gemm_labels = [str(x) for x in p.attrs["gemm_labels"]]
-            self.precisions = [str(x) for x in p.attrs["gemm_precisions"]]
-            self.gemm_ms = np.median(p["gemm_ms"][()], axis=0)  # [precisions, gemms]
-            shapes = p["gemm_shape"][()]
-            flops = 2.0 * shapes.prod(axis=1)
-            # The best rate any probed GEMM reached (median over runs), the square one included: the highest
-            # measured rate gives the lowest, so the safest, FLOP floor.
-            self.peak_tflops = {prec: float((flops / (self.gemm_ms[k] * 1e-3)).max() / 1e12)
-                                for k, prec in enumerate(self.precisions)}
-            launches = np.median(p["launch_ms"][()], axis=0)
-            self.launch_ms = {str(label): float(v) for label, v in zip(p.attrs["launch_labels"], launches)}
+            self.rates = step_floor.ProbeRates(f["probe"])
+            self.copy_gbps, self.peak_tflops, self.launch_ms = (self.rates.copy_gbps, self.rates.peak_tflops,
+                                                                self.rates.launch_ms)
             a = f["allreduce"]
             self.ar_ranks = int(a.attrs["ranks"])
             self.ar_labels = [str(x) for x in a.attrs["size_labels"]]
             self.ar_bytes = a["bytes"][()]
             self.ar_each_ms = np.median(a["op_ms"][()].max(axis=1), axis=0)      # one at a time
             self.ar_batched_ms = np.median(a["time_ms"][()].max(axis=1), axis=0)  # back-to-back (nccl-tests)
-
-    def step_gemm_ms(self, model, local_batch, precision):
-        prefix = f"{model} b{local_batch} "
-        k = self.precisions.index(precision)
-        picked = [self.gemm_ms[k, i] for i, label in enumerate(self.gemm_labels) if label.startswith(prefix)]
-        return float(sum(picked)) if picked else None
 
     def allreduce(self, model):
         """(one-at-a-time ms, back-to-back ms, bytes) of the model's gradient."""
@@ -162,39 +136,19 @@ class Tools:
 
 
 def floor(tools, model, global_batch, ranks, precision="fp32"):
-    """Lower bounds of one step, in ms: each term alone is unbeatable, so their max is the floor.
-    bytes: Adam reads p, g, m, v and writes p, m, v (7 x 4P), forward and backward read the weights and backward
-    writes the gradient (3 x 4P), activations ~3 passes of 4 x B x sum(in + out); over the streaming copy bandwidth.
-    flops: 6 x dense weights x local batch over the best measured GEMM rate of the precision (cuBLAS at the step's
-    exact shapes, summed, is reported beside it: the matrix work alone as cuBLAS does it). launches: the fewest kernels
-    of a fused step, at the graph-node cost: on 1 GPU 2L - 1 (L - 1 forward GEMMs with epilogues, the output head:
-    output layer, loss and its input gradient, L - 2 input-gradient GEMMs with epilogues, one weight-gradient + Adam
-    kernel); on more, where the gradient must be written for the all-reduce, 3L + 1 (L forward GEMMs with epilogues,
-    the loss, L weight- and L - 1 input-gradient GEMMs, one multi-tensor Adam).
-    2 GPUs: the standalone all-reduce of the gradient (one at a time) bounds the step too."""
-    widths = PRESETS[model]
-    local = global_batch // ranks
-    params = parameter_count(widths)
-    activations = 3 * 4 * local * sum(a + b for a, b in zip(widths[:-1], widths[1:]))
-    moved = 40 * params + activations
-    layers = len(widths) - 1
-    kernels = 2 * layers - 1 if ranks == 1 else 3 * layers + 1
-    terms = {
-        "bytes": moved / (tools.copy_gbps * 1e9) * 1e3,
-        "flops": 6 * dense_weights(widths) * local / (tools.peak_tflops[precision] * 1e12) * 1e3,
-        "launches": kernels * tools.launch_ms["graph_node"],
-    }
-    if ranks > 1:
-        terms["allreduce"] = tools.allreduce(model)[0]
-    bound = max(terms, key=terms.get)
-    gemm = tools.step_gemm_ms(model, local, precision)
-    detail = (f"{moved / 1e6:.0f} MB → {terms['bytes']:.4f}; {6 * dense_weights(widths) * local / 1e9:.2f} GFLOP → "
-              f"{terms['flops']:.4f} (cuBLAS at these shapes {gemm:.4f})" if gemm is not None else "")
-    detail = detail or f"bytes {terms['bytes']:.4f}; flops {terms['flops']:.4f}"
-    detail += f"; {kernels} kernels → {terms['launches']:.4f}"
-    if ranks > 1:
-        detail += f"; all-reduce {terms['allreduce']:.4f}"
-    return terms[bound], f"{terms[bound]:.4f} ms ({bound}: {detail})"
+    """The step's floor (bench/step_floor.py) at the local batch, with 2 GPUs bounded by the standalone all-reduce of
+    the gradient (one at a time) too: (ms, "0.0660 ms (bytes: ...)")."""
+    allreduce = tools.allreduce(model)[0] if ranks > 1 else None
+    ms, bound, detail = step_floor.floor(tools.rates, model, PRESETS[model], global_batch // ranks, ranks, precision,
+                                         allreduce)
+    return ms, f"{ms:.4f} ms ({bound}: {detail})"
+
+
+def over_floor(tools, mine, model, batch, ranks, precision="fp32"):
+    """"1.77×": our step ÷ the floor of its cell; "not run" without either."""
+    if not (tools.ok and mine):
+        return "not run"
+    return f"{mine.mean() / floor(tools, model, batch, ranks, precision)[0]:.2f}×"
 
 
 def variants(ours, model, batch, ranks, precision="fp32", grad_dtype="fp32", timings=("events",)):
@@ -225,12 +179,7 @@ def verdict(ok):
 
 def main(argv):
     global ANALYZE
-    if len(argv) == 4 and argv[1] == "--analyze":
-        ANALYZE, argv = argv[2], [argv[0], argv[3]]
-    if len(argv) != 2:
-        print(__doc__, file=sys.stderr)
-        return 2
-    directory = argv[1]
+    ANALYZE, directory = report_json.table_arguments(argv, __doc__)
     tools = Tools(os.path.join(directory, "tools.h5"))
     ours = {name[5:-3]: load_one(os.path.join(directory, name)) for name in sorted(os.listdir(directory))
             if name.startswith("ours_") and name.endswith(".h5")}
@@ -246,6 +195,7 @@ def main(argv):
         value = mine.mean() if mine else None
         rows.append((figure, f"≤ {target_ms} ms", floor_text,
                      f"{mine.text()} ({mine.variant()}: {name})" if mine else "not run",
+                     over_floor(tools, mine, model, batch, ranks),
                      peer.text() if peer else "not run", verdict(None if value is None else value <= target_ms)))
         for grad_dtype in ("fp32", "bf16"):
             if grad_dtype == "bf16" and ranks == 1:
@@ -255,7 +205,8 @@ def main(argv):
                 what = "bf16 GEMMs" + (", bf16 all-reduce" if grad_dtype == "bf16" else "")
                 rows.append((f"{figure}, {what} (not the fp32 target figure)", f"(≤ {target_ms} ms in fp32)",
                              floor(tools, model, batch, ranks, "bf16")[1] if tools.ok else "not run",
-                             f"{bf16.text()} ({bf16.variant()}: {bf16_name})", "n/a",
+                             f"{bf16.text()} ({bf16.variant()}: {bf16_name})",
+                             over_floor(tools, bf16, model, batch, ranks, "bf16"), "n/a",
                              "for comparison" if value is None else
                              f"for comparison: {value / bf16.mean():.2f}x the fp32 figure's speed"))
 
@@ -362,10 +313,12 @@ def main(argv):
                  "—", "; ".join(comparisons) or "not run", "(peer step ÷ our step)",
                  verdict(all_faster if comparisons else None)))
 
-    print("| figure | target | floor | ours | PyTorch peer | target |")
-    print("|---|---|---|---|---|---|")
+    print("| figure | target | floor | ours | ours ÷ floor | PyTorch peer | target |")
+    print("|---|---|---|---|---|---|---|")
     for row in rows:
-        print("| " + " | ".join(row) + " |")
+        # Rows that are no step figure have no ours ÷ floor.
+        cells = row if len(row) == 7 else row[:4] + ("—",) + row[4:]
+        print("| " + " | ".join(cells) + " |")
     print()
     print("Step and speedup rows: the fastest fp32 variant measured of that model, batch and GPU count (named); bf16 "
           "rows for comparison only; a step row's figure may come from a `--timing step` run (only the steps' "

@@ -7,6 +7,7 @@ The analyzer: the path given to Report, else $MGPU_ANALYZE, else build/mgpu_anal
 import json
 import os
 import subprocess
+import sys
 
 DEFAULT_ANALYZE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "build", "mgpu_analyze")
 PHASES = ("forward", "backward", "allreduce", "exposed_comm", "optimizer")
@@ -15,6 +16,17 @@ PHASES = ("forward", "backward", "allreduce", "exposed_comm", "optimizer")
 def group_of(label):
     """A configuration's group name from the report's label ("large_b32_n2_cuda overlap=on (2 trials)")."""
     return label.split(" ")[0]
+
+
+def table_arguments(argv, usage):
+    """(mgpu_analyze or None, RESULTS_DIR) of a table script's command line `[--analyze MGPU_ANALYZE] RESULTS_DIR`;
+    prints `usage` and exits 2 on any other."""
+    if len(argv) == 4 and argv[1] == "--analyze":
+        return argv[2], argv[3]
+    if len(argv) != 2:
+        print(usage, file=sys.stderr)
+        sys.exit(2)
+    return None, argv[1]
 
 
 class Statistics:

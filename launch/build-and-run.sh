@@ -10,7 +10,10 @@ source "$root/launch/common.sh"
 
 gpus=$(mgpu_nvidia_smi_gpus)
 ranks=$(( gpus > 0 ? gpus : 2 ))
-mpirun_flags=(-np "$ranks" $(mgpu_mpirun_root_flags))
+# NVLink multicast off, for machines where NVLink SHARP is unavailable, as every launcher of launch/ sets it
+# (mgpu_apply_preset); -x carries it to every rank.
+export NCCL_NVLS_ENABLE=0
+mpirun_flags=(-np "$ranks" $(mgpu_mpirun_root_flags) -x NCCL_NVLS_ENABLE)
 mgpu_default_shared_memory_transport
 export OMPI_MCA_rmaps_base_oversubscribe=${OMPI_MCA_rmaps_base_oversubscribe:-1}
 # The progress goes to stderr, a pipe under Open MPI whatever this script's is: redraw the progress line in place

@@ -11,7 +11,14 @@
 #   mgpu_nvidia_smi_gpus          -> the number of GPUs nvidia-smi lists (0 without nvidia-smi)
 
 mgpu_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-MGPU_BENCH="${MGPU_BENCH:-$mgpu_root/build/mgpu_bench}"
+# The binary: MGPU_BENCH, else the source tree's build/, else an installed tree's (cmake --install: these launchers in
+# PREFIX/share/mgpu_bench/launch, the programs in PREFIX/bin).
+if [[ -z "${MGPU_BENCH:-}" ]]; then
+  MGPU_BENCH="$mgpu_root/build/mgpu_bench"
+  if [[ ! -x "$MGPU_BENCH" && -x "$mgpu_root/../../bin/mgpu_bench" ]]; then
+    MGPU_BENCH="$(cd "$mgpu_root/../../bin" && pwd)/mgpu_bench"
+  fi
+fi
 MGPU_PRESET="${MGPU_PRESET:-none}"
 
 mgpu_die() { echo "$(basename "$0"): error: $*" >&2; exit 2; }

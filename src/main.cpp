@@ -1,9 +1,10 @@
-// Purpose: mgpu_bench's entry point: MPI start-up, the subcommand (first word: `allreduce`, `probe`, else the
-// training benchmark), options, and the one place errors become exit codes.
+// Purpose: mgpu_bench's entry point: MPI start-up, the subcommand (first word: `allreduce`, `probe`, `replay`, else
+// the training benchmark), options, and the one place errors become exit codes.
 #include <cstdio>
 #include <cstring>
 
 #include "cli/options.hpp"
+#include "cli/replay_options.hpp"
 #include "cli/tool_options.hpp"
 #include "comm/mpi_context.hpp"
 #include "comm/startup_deadline.hpp"
@@ -14,6 +15,7 @@
 #include "probes/allreduce_benchmark.hpp"
 #include "probes/hardware_probe.hpp"
 #include "study/benchmark_driver.hpp"
+#include "study/console_replay.hpp"
 
 int main(int argc, char** argv) {
   // The deadline runs from the first instruction: MPI_Init itself waits for every rank of the job.
@@ -46,6 +48,16 @@ int main(int argc, char** argv) {
           return 0;
         }
         mgpu::run_hardware_probe(options, mpi);
+        return 0;
+      }
+      if (std::strcmp(subcommand, "replay") == 0) {
+        const mgpu::ReplayOptions options = mgpu::parse_replay_options(argc - 1, argv + 1);
+        if (mpi.rank == 0) {
+          if (options.show_help)
+            std::fputs(mgpu::replay_help_text().c_str(), stdout);
+          else
+            mgpu::replay_console(stdout, options.path);
+        }
         return 0;
       }
       const mgpu::BenchOptions options = mgpu::parse_options(argc, argv);

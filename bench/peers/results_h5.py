@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Purpose: writes mgpu_bench's results format (docs/results-format.md, schema_version 14) with h5py alone, for the
+"""Purpose: writes mgpu_bench's results format (docs/results-format.md, schema_version 16) with h5py alone, for the
 framework peers in bench/peers/: the same groups, attributes, types, shapes, units and flush-after-every-run
 behaviour as src/results/results_writer.cpp, so `mgpu_analyze`, tests/end_to_end/check_results_h5py.py and read_results_file read a peer's
 file like ours. Needs h5py and numpy, not torch.
@@ -18,7 +18,7 @@ import sys
 import h5py
 import numpy as np
 
-SCHEMA_VERSION = 14
+SCHEMA_VERSION = 16
 
 
 def read_presets():
@@ -146,6 +146,9 @@ def add_configuration(f, name, attributes):
     group.attrs["math_check_seconds"] = np.float64(0.0)
     group.attrs["gemm_candidates_checked"] = np.int32(0)
     group.attrs["gemm_candidates_rejected"] = np.int32(0)
+    # v15: what mgpu_bench's console printed that its runs do not say; the peer prints its own, so none is recorded.
+    for printed in ("setup", "unique_id_check", "job_notice", "job_plan"):
+        group.attrs[printed] = ""
     warmup, measured = int(attributes["warmup_steps"]), int(attributes["measured_steps"])
     steps = warmup + measured
     dataset = group.create_dataset("is_warmup", data=np.array([1] * warmup + [0] * measured, dtype="u1"),

@@ -327,7 +327,8 @@ std::string help_text() {
   std::ostringstream text;
   text << "mgpu_bench " << project_version() << ": data-parallel MLP training benchmark (MPI + NCCL + cuBLAS)\n"
        << "usage: mpirun -np N mgpu_bench [options]   (one rank per GPU)\n"
-       << "       mgpu_bench allreduce --help | mgpu_bench probe --help   (the measurement subcommands)\n\n"
+       << "       mgpu_bench allreduce --help | mgpu_bench probe --help   (the measurement subcommands)\n"
+       << "       mgpu_bench replay FILE.h5   (a job's console, re-made from its results file)\n\n"
        << describe_options();
   return text.str();
 }

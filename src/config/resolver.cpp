@@ -23,6 +23,11 @@ void check_step_request(const StepRequest& request) {
     throw UsageError("--optimizer-sharding on: needs --overlap off (it reduce-scatters after backward)");
   if (request.optimizer_sharding == Toggle::on && request.grad_dtype != GradDtype::fp32)
     throw UsageError("--optimizer-sharding on: needs --grad-dtype fp32");
+  // Adam writes tf32x3's split of the weights it updates; the all-gathered shards of the other ranks would have none.
+  if (request.optimizer_sharding == Toggle::on && request.precision == Precision::tf32x3)
+    throw UsageError(
+        "--optimizer-sharding on: needs a --precision other than tf32x3 (its weight split is written by "
+        "Adam, which updates only this rank's shard)");
   // The fused optimizer computes fp32 weight gradients from fp32 activations; other precisions keep the GEMM path.
   if (request.fuse_optimizer == Toggle::on && request.precision != Precision::fp32) {
     throw UsageError("--fuse-optimizer on: needs --precision fp32 (got " +

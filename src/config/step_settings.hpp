@@ -20,10 +20,15 @@ struct AdamSettings {
 };
 
 // GEMM arithmetic: fp32 (true fp32 products), tf32 (CUBLAS_COMPUTE_32F_FAST_TF32: tensor cores, fp32 accumulation),
-// bf16 (bf16 operands, fp32 accumulation and fp32 master weights).
-enum class Precision { fp32, tf32, bf16 };
+// bf16 (bf16 operands, fp32 accumulation and fp32 master weights), tf32x3 (split TF32: each fp32 operand as a TF32
+// "big" part and the TF32 rounding of its remainder, three tensor-core products summed in fp32, small x small
+// dropped: fp32-level accuracy; train/tf32x3_operands.hpp).
+enum class Precision { fp32, tf32, bf16, tf32x3 };
 inline constexpr NamedValue<Precision> kPrecisionNames[] = {
-    {Precision::fp32, "fp32"}, {Precision::tf32, "tf32"}, {Precision::bf16, "bf16"}};
+    {Precision::fp32, "fp32", "fp32 products"},
+    {Precision::tf32, "tf32", "tensor cores on TF32-rounded operands"},
+    {Precision::bf16, "bf16", "bf16 operands"},
+    {Precision::tf32x3, "tf32x3", "split TF32, three tensor-core products per GEMM (fp32-level accuracy)"}};
 constexpr const auto& named_values(Precision) { return kPrecisionNames; }
 
 // Element type of the gradient all-reduce: fp32, or bf16 (cast before the reduction, ncclBfloat16 + ncclAvg, read

@@ -10,6 +10,7 @@
 #include "kernels/cuda_kernels.cuh"
 #include "kernels/dependent_launch.cuh"
 #include "kernels/last_block.cuh"
+#include "kernels/tf32_split_store.cuh"
 #include "model/synthetic_data.hpp"
 #include "platform/cuda_check.hpp"
 
@@ -139,7 +140,8 @@ __global__ void initialize_weights_kernel(float* weights, std::uint64_t seed, st
 template <int kVector, int kGroups>
 __global__ void bias_relu_dropout_kernel(float* __restrict__ z, const float* __restrict__ bias, int batch, int width,
                                          std::uint32_t layer, float drop_probability, float keep_scale,
-                                         const StepParams* params, __nv_bfloat16* __restrict__ z_bf16) {
+                                         const StepParams* params, __nv_bfloat16* __restrict__ z_bf16,
+                                         SplitRows z_split) {
   wait_for_previous_kernel();  // launched dependent (dependent_launch.cuh): its input is the last kernel's output
   allow_next_kernel_to_start();
   // The layer's mask key once per thread: the per-unit hash is then one mix (two 64-bit multiplies), not five.
@@ -174,6 +176,9 @@ __global__ void bias_relu_dropout_kernel(float* __restrict__ z, const float* __r
       store<kVector>(z + first, values[g]);
       if (z_bf16 != nullptr) {
         for (int k = 0; k < kVector; ++k) z_bf16[first + k] = __float2bfloat16(values[g][k]);
+      }
+      if (z_split.data != nullptr) {
+        for (int k = 0; k < kVector; ++k) store_split(z_split, row, first_unit + k, values[g][k]);
       }
     }
   }
@@ -214,18 +219,21 @@ template <int kVector>
 __global__ void relu_dropout_backward_bias_kernel(float* __restrict__ grad, const float* __restrict__ h,
                                                   float* bias_grad, int batch, int width, float keep_scale,
                                                   bool accumulate, __nv_bfloat16* __restrict__ grad_bf16,
-                                                  int rows_per_block, ReductionWorkspace workspace) {
+                                                  int rows_per_block, ReductionWorkspace workspace,
+                                                  SplitRows grad_split) {
   wait_for_previous_kernel();  // launched dependent (dependent_launch.cuh): its input is the last kernel's output
   allow_next_kernel_to_start();
   const int unit = (blockIdx.x * kBiasColumns + threadIdx.x) * kVector;  // the lane's first unit
   const int row_begin = blockIdx.y * rows_per_block;
   const int row_end = min(batch, row_begin + rows_per_block);
-  // In place on the lane's kVector units of one row; adds the new values to sums.
-  const auto apply = [&](std::size_t i, float(&g)[kVector], const float(&activation)[kVector], float(&sums)[kVector]) {
+  // In place on the lane's kVector units of row `row`; adds the new values to sums.
+  const auto apply = [&](int row, float(&g)[kVector], const float(&activation)[kVector], float(&sums)[kVector]) {
+    const std::size_t i = static_cast<std::size_t>(row) * width + unit;
     for (int v = 0; v < kVector; ++v) {
       g[v] = activation[v] > 0.0f ? g[v] * keep_scale : 0.0f;
       sums[v] += g[v];
       if (grad_bf16 != nullptr) grad_bf16[i + v] = __float2bfloat16(g[v]);
+      if (grad_split.data != nullptr) store_split(grad_split, row, unit + v, g[v]);
     }
     store<kVector>(grad + i, g);
   };
@@ -242,7 +250,7 @@ __global__ void relu_dropout_backward_bias_kernel(float* __restrict__ grad, cons
       }
 #pragma unroll
       for (int r = 0; r < kBiasRowsInFlight; ++r) {
-        apply(static_cast<std::size_t>(row + r * kBiasRowLanes) * width + unit, g[r], activation[r], sums);
+        apply(row + r * kBiasRowLanes, g[r], activation[r], sums);
       }
     }
     for (; row < row_end; row += kBiasRowLanes) {
@@ -250,7 +258,7 @@ __global__ void relu_dropout_backward_bias_kernel(float* __restrict__ grad, cons
       float g[kVector], activation[kVector];
       load<kVector>(grad + i, g);
       load<kVector>(h + i, activation);
-      apply(i, g, activation, sums);
+      apply(row, g, activation, sums);
     }
   }
   if (bias_grad == nullptr) return;  // uniform over the grid: no block waits at a barrier below
@@ -281,7 +289,7 @@ __global__ void relu_dropout_backward_bias_kernel(float* __restrict__ grad, cons
 
 __global__ void mse_loss_and_gradient_kernel(const float* __restrict__ y, const float* __restrict__ targets, int count,
                                              float* __restrict__ grad_y, LossSlots losses, const StepParams* params,
-                                             __nv_bfloat16* __restrict__ grad_y_bf16) {
+                                             __nv_bfloat16* __restrict__ grad_y_bf16, SplitRows grad_y_split) {
   wait_for_previous_kernel();  // launched dependent (dependent_launch.cuh): its input is the last kernel's output
   allow_next_kernel_to_start();
   // kLossLoadsInFlight values per thread loaded before the first is used (one block walks the whole batch: latency,
@@ -304,6 +312,10 @@ __global__ void mse_loss_and_gradient_kernel(const float* __restrict__ y, const 
       const float gradient = 2.0f * diffs[r] / static_cast<float>(count);
       grad_y[i] = gradient;
       if (grad_y_bf16 != nullptr) grad_y_bf16[i] = __float2bfloat16(gradient);
+      if (grad_y_split.data != nullptr) {
+        const int row = i / grad_y_split.width;
+        store_split(grad_y_split, row, i - row * grad_y_split.width, gradient);
+      }
     }
   }
   const float sum = block_sum(partial);
@@ -314,7 +326,8 @@ __global__ void mse_loss_and_gradient_kernel(const float* __restrict__ y, const 
 template <int kVector>
 __global__ void adam_kernel(float* parameters, const float* gradients, float* first_moment, float* second_moment,
                             std::size_t count, AdamConstants adam, const StepParams* params,
-                            __nv_bfloat16* parameters_bf16, const __nv_bfloat16* gradients_bf16) {
+                            __nv_bfloat16* parameters_bf16, const __nv_bfloat16* gradients_bf16,
+                            WeightSplit weight_split) {
   wait_for_previous_kernel();  // launched dependent: the gradients are written by the kernels ahead
   allow_next_kernel_to_start();
   const AdamStep step = adam_step(adam, params->correction1, params->correction2);
@@ -338,6 +351,9 @@ __global__ void adam_kernel(float* parameters, const float* gradients, float* fi
     store<kVector>(second_moment + first, v);
     if (parameters_bf16 != nullptr) {
       for (int k = 0; k < kVector; ++k) parameters_bf16[first + k] = __float2bfloat16(p[k]);
+    }
+    if (weight_split.data != nullptr) {
+      for (int k = 0; k < kVector; ++k) store_weight_split(weight_split, first + k, p[k]);
     }
   }
 }
@@ -429,7 +445,7 @@ void initialize_weights(float* weights, std::uint64_t seed, std::uint64_t run, s
 }
 
 void bias_relu_dropout(float* z, const float* bias, int batch, int width, std::uint32_t layer, float drop_probability,
-                       const StepParams* params, cudaStream_t stream, __nv_bfloat16* z_bf16) {
+                       const StepParams* params, cudaStream_t stream, __nv_bfloat16* z_bf16, const SplitRows& z_split) {
   const std::size_t count = static_cast<std::size_t>(batch) * width;
   if (count == 0) return;
   MGPU_REQUIRE(count < (std::size_t{1} << 32), "bias_relu_dropout: more than 2^32 - 1 activations");
@@ -438,19 +454,19 @@ void bias_relu_dropout(float* z, const float* bias, int batch, int width, std::u
   constexpr std::size_t kManyGroups = std::size_t{kThreads} * 4 * 256;
   if (width % 4 == 0 && count / 4 >= kManyGroups) {
     MGPU_CUDA_CHECK(launch_dependent(bias_relu_dropout_kernel<4, 4>, grid_for(count / 16), kThreads, 0, stream, z, bias,
-                                     batch, width, layer, drop_probability, keep_scale, params, z_bf16));
+                                     batch, width, layer, drop_probability, keep_scale, params, z_bf16, z_split));
   } else if (width % 4 == 0) {
     MGPU_CUDA_CHECK(launch_dependent(bias_relu_dropout_kernel<4, 1>, grid_for(count / 4), kThreads, 0, stream, z, bias,
-                                     batch, width, layer, drop_probability, keep_scale, params, z_bf16));
+                                     batch, width, layer, drop_probability, keep_scale, params, z_bf16, z_split));
   } else {
     MGPU_CUDA_CHECK(launch_dependent(bias_relu_dropout_kernel<1, 1>, grid_for(count), kThreads, 0, stream, z, bias,
-                                     batch, width, layer, drop_probability, keep_scale, params, z_bf16));
+                                     batch, width, layer, drop_probability, keep_scale, params, z_bf16, z_split));
   }
 }
 
 void relu_dropout_backward_bias(float* grad, const float* h, float* bias_grad, int batch, int width,
                                 float drop_probability, bool accumulate, cudaStream_t stream, __nv_bfloat16* grad_bf16,
-                                const ReductionWorkspace& workspace) {
+                                const ReductionWorkspace& workspace, const SplitRows& grad_split) {
   if (batch == 0 || width == 0) return;
   const float keep_scale = dropout_keep_scale(drop_probability);
   const BiasGradientSplit split = bias_gradient_split(batch, width);
@@ -467,31 +483,34 @@ void relu_dropout_backward_bias(float* grad, const float* h, float* bias_grad, i
                "relu_dropout_backward_bias: grad, h and the workspace must start on 16-byte boundaries");
   const auto kernel = split.vector == 4 ? relu_dropout_backward_bias_kernel<4> : relu_dropout_backward_bias_kernel<1>;
   MGPU_CUDA_CHECK(launch_dependent(kernel, grid, block, 0, stream, grad, h, bias_grad, batch, width, keep_scale,
-                                   accumulate, grad_bf16, split.rows_per_block, workspace));
+                                   accumulate, grad_bf16, split.rows_per_block, workspace, grad_split));
 }
 
 void mse_loss_and_gradient(const float* y, const float* targets, int count, float* grad_y, LossSlots losses,
-                           const StepParams* params, cudaStream_t stream, __nv_bfloat16* grad_y_bf16) {
+                           const StepParams* params, cudaStream_t stream, __nv_bfloat16* grad_y_bf16,
+                           const SplitRows& grad_y_split) {
   MGPU_REQUIRE(count > 0, "the MSE loss needs at least one value");
+  MGPU_REQUIRE(grad_y_split.data == nullptr || (grad_y_split.width > 0 && count % grad_y_split.width == 0),
+               "mse_loss_and_gradient: the split's rows do not tile the " + std::to_string(count) + " values");
   MGPU_CUDA_CHECK(launch_dependent(mse_loss_and_gradient_kernel, 1, kReductionThreads, 0, stream, y, targets, count,
-                                   grad_y, losses, params, grad_y_bf16));
+                                   grad_y, losses, params, grad_y_bf16, grad_y_split));
 }
 
 void adam_update(float* parameters, const float* gradients, float* first_moment, float* second_moment,
                  std::size_t count, const AdamConstants& adam, const StepParams* params, cudaStream_t stream,
-                 __nv_bfloat16* parameters_bf16, const __nv_bfloat16* gradients_bf16) {
+                 __nv_bfloat16* parameters_bf16, const __nv_bfloat16* gradients_bf16, const WeightSplit& weight_split) {
   if (count == 0) return;
   // float4 only where every buffer of the range starts on a 16-byte boundary (a bucket may start anywhere).
   const bool vector4 = count % 4 == 0 && aligned16(parameters) && aligned16(gradients) && aligned16(first_moment) &&
                        aligned16(second_moment);
   if (vector4) {
     MGPU_CUDA_CHECK(launch_dependent(adam_kernel<4>, grid_for(count / 4), kThreads, 0, stream, parameters, gradients,
-                                     first_moment, second_moment, count, adam, params, parameters_bf16,
-                                     gradients_bf16));
+                                     first_moment, second_moment, count, adam, params, parameters_bf16, gradients_bf16,
+                                     weight_split));
   } else {
     MGPU_CUDA_CHECK(launch_dependent(adam_kernel<1>, grid_for(count), kThreads, 0, stream, parameters, gradients,
-                                     first_moment, second_moment, count, adam, params, parameters_bf16,
-                                     gradients_bf16));
+                                     first_moment, second_moment, count, adam, params, parameters_bf16, gradients_bf16,
+                                     weight_split));
   }
 }
 

@@ -10,6 +10,7 @@
 #include <cstdint>
 
 #include "kernels/reduction_workspace.hpp"
+#include "kernels/tf32_split.cuh"
 
 namespace mgpu::kernels {
 
@@ -62,14 +63,17 @@ void initialize_weights(float* weights, std::uint64_t seed, std::uint64_t run, s
 
 // In place on z[batch, width] (row-major): z = keep ? max(z + bias[unit], 0) / (1 - p) : 0, the mask being
 // synthetic::dropout_keep(seed, run, step, layer, first_sample + row, unit) with the step's values from *params.
-// With `z_bf16` (non-null, --precision bf16) the result is also written there rounded to bf16: the next GEMM's input.
+// With `z_bf16` (non-null, --precision bf16) the result is also written there rounded to bf16: the next GEMM's input;
+// with `z_split` (--precision tf32x3) its TF32 split, likewise.
 void bias_relu_dropout(float* z, const float* bias, int batch, int width, std::uint32_t layer, float drop_probability,
-                       const StepParams* params, cudaStream_t stream, __nv_bfloat16* z_bf16 = nullptr);
+                       const StepParams* params, cudaStream_t stream, __nv_bfloat16* z_bf16 = nullptr,
+                       const SplitRows& z_split = {});
 
 // In place on grad[batch, width]: grad *= (h > 0 ? 1 / (1 - p) : 0), h being the stored post-dropout activation; and,
 // fused into the same pass, bias_grad[unit] = sum over rows of the new grad (the layer's bias gradient; with
 // `accumulate`, added to bias_grad[unit]). A null `bias_grad` skips the bias gradient (the fused optimizer sums it
-// itself). With `grad_bf16` (non-null) the new grad is also written there rounded to bf16 (the next GEMMs' operand).
+// itself). With `grad_bf16` (non-null) the new grad is also written there rounded to bf16 (the next GEMMs' operand);
+// with `grad_split` its TF32 split.
 // The rows are split over bias_gradient_row_blocks(batch, width) blocks per column block, so that a tall matrix fills
 // the GPU; the blocks' column sums are added in a fixed order, so the result is reproducible bit for bit. With more
 // than one row block the bias gradient needs `workspace` (bias_gradient_workspace_floats and _counters; refused if
@@ -79,13 +83,16 @@ std::size_t bias_gradient_workspace_floats(int batch, int width);
 std::size_t bias_gradient_workspace_counters(int batch, int width);
 void relu_dropout_backward_bias(float* grad, const float* h, float* bias_grad, int batch, int width,
                                 float drop_probability, bool accumulate, cudaStream_t stream,
-                                __nv_bfloat16* grad_bf16 = nullptr, const ReductionWorkspace& workspace = {});
+                                __nv_bfloat16* grad_bf16 = nullptr, const ReductionWorkspace& workspace = {},
+                                const SplitRows& grad_split = {});
 
 // MSE over count values: grad_y = 2 (y - t) / count, losses.values[params->loss_index] = mean (y - t)^2 where that
 // slot exists (LossSlots). One block, fixed reduction order: the same inputs always give the same loss bits.
-// With `grad_y_bf16` (non-null) grad_y is also written there rounded to bf16.
+// With `grad_y_bf16` (non-null) grad_y is also written there rounded to bf16; with `grad_y_split` (its rows
+// grad_y_split.width values each) its TF32 split.
 void mse_loss_and_gradient(const float* y, const float* targets, int count, float* grad_y, LossSlots losses,
-                           const StepParams* params, cudaStream_t stream, __nv_bfloat16* grad_y_bf16 = nullptr);
+                           const StepParams* params, cudaStream_t stream, __nv_bfloat16* grad_y_bf16 = nullptr,
+                           const SplitRows& grad_y_split = {});
 
 // One Adam step over flat buffers (any contiguous range of them), cpu::adam_update's formula on the gradient
 // g * gradient_scale (1 / K for the mean of K accumulated gradients; 1 is exact); the bias corrections 1 - beta^t come
@@ -100,10 +107,12 @@ struct AdamConstants {
 // With `parameters_bf16` (non-null, --precision bf16) the updated parameters are also written there rounded to bf16
 // (the GEMMs' copy of the fp32 master weights), in the same pass. With `gradients_bf16` (non-null, --grad-dtype bf16)
 // the gradient is read from there (the bf16 all-reduce's result, widened to fp32 as it is read) instead of
-// `gradients`.
+// `gradients`. With `weight_split` (--precision tf32x3) the updated weights' TF32 split is written there, in the same
+// pass.
 void adam_update(float* parameters, const float* gradients, float* first_moment, float* second_moment,
                  std::size_t count, const AdamConstants& adam, const StepParams* params, cudaStream_t stream,
-                 __nv_bfloat16* parameters_bf16 = nullptr, const __nv_bfloat16* gradients_bf16 = nullptr);
+                 __nv_bfloat16* parameters_bf16 = nullptr, const __nv_bfloat16* gradients_bf16 = nullptr,
+                 const WeightSplit& weight_split = {});
 
 // destination[i] = source[i] rounded to bf16 (round to nearest even), i < count.
 void cast_to_bf16(const float* source, __nv_bfloat16* destination, std::size_t count, cudaStream_t stream);

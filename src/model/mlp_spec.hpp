@@ -31,7 +31,7 @@ struct MlpSpec {
   // Layers in forward order with offsets into the flat buffer [W0, b0, W1, b1, ..., W_last].
   std::vector<DenseLayer> layers() const;
   std::size_t parameter_count() const;
-  // Weights of the dense layers only (no biases): the "weights" of the 6·W·B FLOP estimate in docs/measurement.md.
+  // Weights of the dense layers only (no biases); the step's FLOPs are step_flops.hpp's.
   std::size_t dense_weight_count() const;
   // Widest activation (for sizing buffers).
   int max_width() const;

@@ -17,6 +17,7 @@
 
 #include "kernels/probe_kernels.cuh"
 #include "model/mlp_spec.hpp"
+#include "model/step_flops.hpp"
 #include "platform/cuda_check.hpp"
 #include "platform/cuda_resources.hpp"
 #include "platform/gpu_devices.hpp"
@@ -44,18 +45,17 @@ struct GemmShape {
   double flops() const { return 2.0 * m * n * k; }
 };
 
-// The training step's GEMMs (src/train/cuda_mlp.cpp) for one model and per-GPU batch, in its column-major view:
-// forward gemm(T, N, out, B, in); weight gradient gemm(N, T, in, out, B); input gradient gemm(N, N, in, B, out),
-// not for the first layer.
-std::vector<GemmShape> step_gemms(const std::string& model, int batch) {
+// The training step's GEMMs for one model and per-GPU batch (model/step_flops.hpp, the shapes every FLOP figure
+// counts), as cuBLAS calls.
+std::vector<GemmShape> step_gemm_shapes(const std::string& model, int batch) {
   std::vector<GemmShape> shapes;
-  const std::vector<DenseLayer> layers = preset_model(model).layers();
-  for (std::size_t l = 0; l < layers.size(); ++l) {
-    const int in = layers[l].fan_in, out = layers[l].fan_out;
-    const std::string prefix = model + " b" + std::to_string(batch) + " L" + std::to_string(l) + " ";
-    shapes.push_back({prefix + "forward", CUBLAS_OP_T, CUBLAS_OP_N, out, batch, in});
-    shapes.push_back({prefix + "weight_grad", CUBLAS_OP_N, CUBLAS_OP_T, in, out, batch});
-    if (l > 0) shapes.push_back({prefix + "input_grad", CUBLAS_OP_N, CUBLAS_OP_N, in, batch, out});
+  for (const StepGemm& gemm : step_gemms(preset_model(model), batch)) {
+    const bool forward = gemm.kind == StepGemm::Kind::forward;
+    const bool weight_grad = gemm.kind == StepGemm::Kind::weight_grad;
+    shapes.push_back({model + " b" + std::to_string(batch) + " L" + std::to_string(gemm.layer) + " " +
+                          step_gemm_kind_name(gemm.kind),
+                      forward ? CUBLAS_OP_T : CUBLAS_OP_N, weight_grad ? CUBLAS_OP_T : CUBLAS_OP_N, int(gemm.m),
+                      int(gemm.n), int(gemm.k)});
   }
   return shapes;
 }
@@ -116,7 +116,7 @@ class Probe {
     std::vector<GemmShape> shapes;
     for (const std::string& model : options_.models)
       for (int batch : options_.batches)
-        for (const GemmShape& shape : step_gemms(model, batch)) shapes.push_back(shape);
+        for (const GemmShape& shape : step_gemm_shapes(model, batch)) shapes.push_back(shape);
     const int s = options_.square;
     shapes.push_back({"square " + std::to_string(s), CUBLAS_OP_N, CUBLAS_OP_N, s, s, s});
     std::size_t a_max = 0, b_max = 0, c_max = 0;

@@ -59,7 +59,7 @@ struct ConfigurationMetadata : RanksAndLibraries {
   Configuration configuration = version_one_configuration();
   // Facts of the model and batch, recorded for readers of the file (record_configuration fills them).
   std::int64_t parameter_count = 0;
-  std::int64_t dense_weight_count = 0;  // weights of the dense layers, no biases (the W of 6·W·B FLOPs)
+  std::int64_t dense_weight_count = 0;  // weights of the dense layers, no biases
   std::int32_t local_batch = 0;
   std::string batch_mode = "global";        // "global": --batch split across ranks (docs/measurement.md)
   std::string environment_preset = "none";  // launch/presets name the launcher applied (MGPU_ENVIRONMENT_PRESET)
@@ -80,6 +80,14 @@ struct ConfigurationMetadata : RanksAndLibraries {
   double math_check_tolerance = 0.0;
   std::int32_t math_check_steps = 0;
   double math_check_seconds = 0.0;
+  // What the job printed that its runs do not say (v15), so that `mgpu_bench replay` re-makes its console from the
+  // file: rank 0's set-up line ("0.07 s on rank 0"), how its unique id reached the ranks ("" on one rank), the job's
+  // notice ("" without one: the CPU fallback chosen without being asked for) and the job's plan ("2 configurations,
+  // 124 runs"; "" for a job of one configuration). "" in a file that predates them.
+  std::string setup;
+  std::string unique_id_check;
+  std::string job_notice;
+  std::string job_plan;
   std::vector<std::string> nccl_environment;  // "NAME=value" for every NCCL_* variable in effect
   std::string command_line;
   std::string started_utc;                   // ISO 8601; the writer fills it in when empty
@@ -185,6 +193,14 @@ inline constexpr auto kAttributesAfterSettings = std::tuple_cat(
             "math_check_steps", kCondition, 10, [](auto& m) -> auto& { return m.math_check_steps; }),
         attribute(
             "math_check_seconds", kCondition, 10, [](auto& m) -> auto& { return m.math_check_seconds; }),
+        attribute(
+            "setup", kCondition, 15, [](auto& m) -> auto& { return m.setup; }),
+        attribute(
+            "unique_id_check", kCondition, 15, [](auto& m) -> auto& { return m.unique_id_check; }),
+        attribute(
+            "job_notice", kCondition, 15, [](auto& m) -> auto& { return m.job_notice; }),
+        attribute(
+            "job_plan", kCondition, 15, [](auto& m) -> auto& { return m.job_plan; }),
         attribute(
             "nccl_environment", kSetting, 1, [](auto& m) -> auto& { return m.nccl_environment; }),
         attribute(

@@ -64,8 +64,8 @@ inline constexpr AddedName kAddedOtherAttributes[] = {
 };
 
 // The version of the newest change to the format that added no name (a type, a shape, a storage, a meaning): such a
-// change bumps it; up to version 12 every change added a name.
-inline constexpr std::int32_t kNewestChangeWithoutAName = 1;
+// change bumps it; up to version 12 every change added a name. 16: precision "tf32x3".
+inline constexpr std::int32_t kNewestChangeWithoutAName = 16;
 
 // The format's version, which readers check first and refuse when newer: the newest version any row names (a new
 // setting's row in config/settings_table.hpp, a dataset's or another attribute's here, bumps it) or

@@ -93,20 +93,11 @@ std::string range_text(double lowest, double highest) {
   return "(" + speedup_text(lowest) + " to " + speedup_text(highest) + ")";
 }
 
-// What a run of points with one verdict is called; points without an interval say why.
+// What a run of points with one verdict is called; points without an interval say why. A band of no clear
+// difference holds both kinds of neither faster nor slower.
 std::string verdict_words(SpeedupVerdict verdict, const SpeedupPoint& p) {
-  switch (verdict) {
-    case SpeedupVerdict::slower:
-      return "slower";
-    case SpeedupVerdict::faster:
-      return "faster";
-    case SpeedupVerdict::no_significant_difference:
-    case SpeedupVerdict::no_clear_difference:
-      return "no clear difference";
-    case SpeedupVerdict::no_interval:
-      break;
-  }
-  return p.missing_interval + " to tell";
+  return speedup_verdict_words(is_no_difference(verdict) ? SpeedupVerdict::no_clear_difference : verdict,
+                               p.missing_interval);
 }
 
 }  // namespace

@@ -77,6 +77,17 @@ const char* protocol_name(WireProtocol protocol) {
 
 double base_latency_us() { return kBaseLatencyUs; }
 
+const std::vector<FittedConstant>& fitted_constants() {
+  static const std::vector<FittedConstant> constants = {{"base latency (us)", kBaseLatencyUs},
+                                                        {"LL128 hop factor", kLl128HopFactor},
+                                                        {"ring Simple hop factor", kRingSimpleHopFactor},
+                                                        {"tree Simple hop factor", kTreeSimpleHopFactor},
+                                                        {"LL bandwidth share", kLlBandwidthShare},
+                                                        {"LL128 bandwidth share", kLl128BandwidthShare},
+                                                        {"tree efficiency", kTreeEfficiency}};
+  return constants;
+}
+
 NodeInterconnect node_from_sweep(const AllreduceCurve& curve) {
   if (curve.nodes != 1 || curve.ranks < 2 || curve.bytes_ms.empty())
     throw UsageError(

@@ -32,6 +32,14 @@ struct NodeInterconnect {
 // measured small all-reduce to leave the hops.
 double base_latency_us();
 
+// The constants fitted together to the published table marked used_to_fit (published_allreduce.hpp): each name and
+// value, so that what judges the fit can say how many constants its rows were fitted with.
+struct FittedConstant {
+  const char* name;
+  double value;
+};
+const std::vector<FittedConstant>& fitted_constants();
+
 // From a sweep on `curve.ranks` GPUs of one node: the algorithm bandwidth at its largest size, the bus bandwidth
 // (x 2(g-1)/g, the ring's), and the hop latency: (its fastest time - the base latency) / 2(g-1), the ring's hops.
 // UsageError for a curve of several nodes, of one rank, or without sizes.

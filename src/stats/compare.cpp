@@ -5,6 +5,7 @@
 #include <map>
 #include <set>
 
+#include "config/settings_table.hpp"
 #include "stats/pairing_identity.hpp"
 #include "stats/scaling.hpp"
 #include "stats/speedup_verdict.hpp"
@@ -43,9 +44,24 @@ Verdict decide_verdict(const RatioInterval& ratio, const CompareOptions& options
   return Verdict::none;
 }
 
+bool is_ignorable_setting(const std::string& name) {
+  if (name == kPerBatchSettings) return true;
+  const std::vector<IdentityAttribute>& attributes = comparison_identity_attributes();
+  return std::any_of(attributes.begin(), attributes.end(),
+                     [&](const IdentityAttribute& attribute) { return name == attribute.name; });
+}
+
 namespace {
 
 using Group = std::vector<const ConfigurationStats*>;
+
+// Whether the options leave `attribute` out of the pairing.
+bool ignored(const IdentityAttribute& attribute, const CompareOptions& options) {
+  if (!options.match_nccl_settings && is_nccl_setting(attribute)) return true;
+  for (const std::string& name : options.ignored_settings)
+    if (name == attribute.name || (name == kPerBatchSettings && decided_per_batch(attribute.name))) return true;
+  return false;
+}
 
 // The k-th member's mean throughput, for every k.
 std::vector<double> trial_means(const Group& trials) {
@@ -85,7 +101,7 @@ Comparison compare_results(const std::vector<ConfigurationStats>& before, const 
   Comparison comparison;
   std::vector<IdentityAttribute> attributes;
   for (const IdentityAttribute& attribute : comparison_identity_attributes())
-    if (options.match_nccl_settings || !is_nccl_setting(attribute)) attributes.push_back(attribute);
+    if (!ignored(attribute, options)) attributes.push_back(attribute);
   // Each side's configurations grouped by identity, the groups in the order of their first member.
   const auto grouped = [&](const std::vector<ConfigurationStats>& side, std::vector<std::vector<std::string>>& order) {
     std::map<std::vector<std::string>, Group> groups;

@@ -17,7 +17,14 @@ struct CompareOptions {
   double min_effect = kMinimumEffect;  // δ of the interval rule: the smallest relative change that counts (0.02 = 2%)
   // false: pair configurations that differ only in nccl_algo / nccl_proto (to compare NCCL settings themselves).
   bool match_nccl_settings = true;
+  // Identity attributes left out of the pairing (--ignore-setting): a name of comparison_identity_attributes(), or
+  // kPerBatchSettings for every setting --X auto decides per batch (config/settings_table.hpp: two builds' default
+  // steps, whichever way each decides them; the precision, to hold tf32x3 to the fp32 it replaces).
+  std::vector<std::string> ignored_settings;
 };
+inline constexpr char kPerBatchSettings[] = "per-batch";
+// Whether `name` may be given to --ignore-setting.
+bool is_ignorable_setting(const std::string& name);
 
 // The answer's interval rule (speedup_verdict.hpp) in compare's words, on the after/before ratio's interval: FASTER
 // where it lies wholly above 1 + min_effect, SLOWER wholly below 1 − min_effect, SAME where it contains 1, UNCLEAR

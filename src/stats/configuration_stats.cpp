@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "model/step_flops.hpp"
 #include "platform/error.hpp"
 #include "stats/pairing_identity.hpp"
 #include "stats/run_kinds.hpp"
@@ -141,9 +142,10 @@ ConfigurationStats compute_configuration_stats(const ConfigurationResults& c, co
   double& other = s.phase_ms[static_cast<int>(BreakdownPhase::other)];
   if (std::fabs(other) < 1e-6 * s.phase(BreakdownPhase::step)) other = 0;
   s.throughput = summarize_sample(s.kept_throughput);
-  if (s.mean_step_ms > 0)
-    s.tflops =
-        6.0 * double(c.metadata.dense_weight_count) * c.metadata.global_batch() / (s.mean_step_ms / 1000.0) / 1e12;
+  // Per GPU, so that a figure compares with one GPU's peak: each rank runs the step on its local batch.
+  if (s.mean_step_ms > 0 && c.metadata.ranks() > 0)
+    s.tflops = step_flops(c.metadata.configuration.model(), c.metadata.global_batch() / c.metadata.ranks()) /
+               (s.mean_step_ms / 1000.0) / 1e12;
   return s;
 }
 

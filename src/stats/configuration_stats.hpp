@@ -59,7 +59,7 @@ struct ConfigurationStats {
   // phase runs where there are any, else over the throughput runs.
   std::array<double, kBreakdownPhaseCount> phase_ms{};
   double mean_step_ms = 0;       // over the kept throughput runs: what throughput and TFLOP/s are computed from
-  double tflops = 0;             // 6 · dense_weight_count · global_batch / mean step
+  double tflops = 0;             // per GPU: step_flops (model/step_flops.hpp) at the local batch / mean step
   double peak_memory_mib = 0;    // max over kept runs and ranks of memory_peak_bytes, MiB
   bool clocks_recorded = false;  // some run had clock samples
   int throttled_runs = 0;        // kept runs with any rank flagged throttled

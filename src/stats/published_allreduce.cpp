@@ -31,9 +31,20 @@ HeldTable hold_against(const PublishedTable& table) {
       held.worst_abs_error_1_to_128_mib = std::max(held.worst_abs_error_1_to_128_mib, std::fabs(out.error));
       ++held.rows_1_to_128_mib;
     }
+    held.lowest_error = held.rows.empty() ? out.error : std::min(held.lowest_error, out.error);
+    held.highest_error = held.rows.empty() ? out.error : std::max(held.highest_error, out.error);
     held.rows.push_back(out);
   }
   return held;
+}
+
+std::optional<double> carried_allreduce_error(const std::vector<PublishedTable>& tables) {
+  const bool held_out =
+      std::any_of(tables.begin(), tables.end(), [](const PublishedTable& t) { return !t.used_to_fit; });
+  if (!held_out) return std::nullopt;
+  double worst = 0;
+  for (const PublishedTable& table : tables) worst = std::max(worst, hold_against(table).worst_abs_error());
+  return worst;
 }
 
 }  // namespace mgpu::stats

@@ -1,8 +1,11 @@
 // Purpose: the cluster all-reduce model held against a published all-reduce table (docs/cluster.md, "Validation"):
-// per row the published time, the model's, their relative error and the candidate that answered, and the worst
-// error over 1 to 128 MiB and below 1 MiB.
+// per row the published time, the model's, their relative error and the candidate that answered, the error's range
+// over every row and its worst over 1 to 128 MiB and below 1 MiB; and the error a prediction carries, from the tables
+// held out of the fit.
 #pragma once
 
+#include <algorithm>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -40,6 +43,9 @@ struct HeldTable {
   // The worst |error| and the rows it is over, from 1 to 128 MiB and below 1 MiB.
   double worst_abs_error_1_to_128_mib = 0, worst_abs_error_below_1_mib = 0;
   int rows_1_to_128_mib = 0, rows_below_1_mib = 0;
+  // The signed error's range over every row, whatever its size.
+  double lowest_error = 0, highest_error = 0;
+  double worst_abs_error() const { return std::max(-lowest_error, highest_error); }
 };
 
 inline constexpr long long kMiB = 1LL << 20;
@@ -47,5 +53,10 @@ inline constexpr long long kMiB = 1LL << 20;
 // The model on every row; UsageError naming the table when its GPU has no NVLink figures, its link is unknown or a
 // row is not a positive size and time.
 HeldTable hold_against(const PublishedTable& table);
+
+// The relative error of the model's all-reduce a prediction carries (docs/cluster.md, "The error band"): the worst
+// |error| over every row of `tables`, once at least one of them was held out of the fit (an error judged only on the
+// rows the constants were fitted to understates it); nullopt otherwise.
+std::optional<double> carried_allreduce_error(const std::vector<PublishedTable>& tables);
 
 }  // namespace mgpu::stats

@@ -21,4 +21,20 @@ std::string missing_interval_reason(int fewest_kept_runs) {
   return fewest_kept_runs < static_cast<int>(kMinimumRunsForInterval) ? "too few runs" : "too noisy";
 }
 
+std::string speedup_verdict_words(SpeedupVerdict verdict, const std::string& missing_interval) {
+  switch (verdict) {
+    case SpeedupVerdict::slower:
+      return "slower";
+    case SpeedupVerdict::faster:
+      return "faster";
+    case SpeedupVerdict::no_significant_difference:
+      return "no significant difference";
+    case SpeedupVerdict::no_clear_difference:
+      return "no clear difference";
+    case SpeedupVerdict::no_interval:
+      break;
+  }
+  return missing_interval + " to tell";
+}
+
 }  // namespace mgpu::stats

@@ -32,4 +32,8 @@ bool is_no_difference(SpeedupVerdict verdict);
 // above 0).
 std::string missing_interval_reason(int fewest_kept_runs);
 
+// The verdict in a word or two, as the break-even's statement and README's answer give it: "faster", "slower", "no
+// significant difference", "no clear difference", or, without an interval, its reason ("too few runs") + " to tell".
+std::string speedup_verdict_words(SpeedupVerdict verdict, const std::string& missing_interval);
+
 }  // namespace mgpu::stats

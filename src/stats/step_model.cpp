@@ -19,6 +19,10 @@ constexpr double kActivationFloats = 2, kActivationBackwardFloats = 3, kLossFloa
 // Adam per parameter: reads p, g, m, v and writes p, m, v; fused with the weight gradient, g is never in memory (the
 // activations it reads instead are batch x width, small beside the parameters at the batches where it is used).
 constexpr double kAdamFloats = 7, kFusedAdamFloats = 6;
+// tf32x3 (train/tf32x3_operands.hpp): every GEMM is three TF32 products of its shape (the two small terms as one over
+// twice the K where the layout allows), and each kernel that writes a GEMM operand also writes its split, two floats
+// per value.
+constexpr double kTf32x3Products = 3, kSplitFloats = 2;
 // With overlap the first (layerwise) or last (deferred) bucket closes at 1 MB: what is left to reduce after backward.
 constexpr double kSmallBucketBytes = 1e6;
 
@@ -54,6 +58,13 @@ const char* term_source_name(TermSource source) {
 }
 
 ProbeRates probe_rates(const results_schema::HardwareProbe& probe, Precision precision) {
+  if (precision == Precision::tf32x3) {  // the probe's tf32 GEMMs, three of each
+    ProbeRates rates = probe_rates(probe, Precision::tf32);
+    rates.precision = precision;
+    for (MeasuredGemm& gemm : rates.gemms) gemm.ms *= kTf32x3Products;
+    rates.peak_gemm_tflops /= kTf32x3Products;
+    return rates;
+  }
   ProbeRates rates;
   rates.precision = precision;
   const std::string name = setting_name(precision);
@@ -240,7 +251,7 @@ double StepModel::alone_allreduce_ms(long long bytes, int ranks, TermSource* sou
   if (cluster_) {
     if (const AllreduceCurve* measured = cluster_->measured_curve(ranks)) return curve_ms(*measured, bytes, source);
     *source = TermSource::estimated;
-    return cluster_->estimate(bytes, ranks).ms(bytes);
+    return modelled_allreduce_scale_ * cluster_->estimate(bytes, ranks).ms(bytes);
   }
   if (!link_overrides_curves_)
     for (const AllreduceCurve& curve : curves_)
@@ -251,6 +262,12 @@ double StepModel::alone_allreduce_ms(long long bytes, int ranks, TermSource* sou
                      "--link-bandwidth and --link-latency");
   *source = TermSource::estimated;
   return alpha_beta_allreduce_ms(bytes, ranks, *link_);
+}
+
+void StepModel::scale_modelled_allreduce(double factor) {
+  if (!(factor > 0) || !std::isfinite(factor))
+    throw UsageError("step model: all-reduce scale " + std::to_string(factor) + ": expected a positive number");
+  modelled_allreduce_scale_ = factor;
 }
 
 std::string StepModel::probed_preset(const MlpSpec& model) const {
@@ -330,20 +347,21 @@ ComputeTerms compose_gemms(const ProbeRates& rates, const MlpSpec& model, const 
     return ms;
   };
   const auto floats_pass = [&](double floats) { return memory_pass_ms(rates, floats * kFloatBytes); };
+  const double split = rates.precision == Precision::tf32x3 ? kSplitFloats : 0;  // per value written
   const std::vector<DenseLayer> layers = model.layers();
   for (std::size_t l = 0; l < layers.size(); ++l) {
     const DenseLayer& layer = layers[l];
     const double outputs = double(batch) * layer.fan_out;
-    terms.forward_ms +=
-        gemm(GemmKind::forward, layer) + floats_pass((layer.hidden ? kActivationFloats : kLossFloats) * outputs);
+    terms.forward_ms += gemm(GemmKind::forward, layer) +
+                        floats_pass(((layer.hidden ? kActivationFloats : kLossFloats) + split) * outputs);
     if (l > 0) terms.backward_ms += gemm(GemmKind::input_grad, layer);
-    if (layer.hidden) terms.backward_ms += floats_pass(kActivationBackwardFloats * outputs);
+    if (layer.hidden) terms.backward_ms += floats_pass((kActivationBackwardFloats + split) * outputs);
     terms.weight_gradients_ms += gemm(GemmKind::weight_grad, layer);
   }
   const double parameters = double(model.parameter_count());
   terms.adam_ms = settings.fused_optimizer
                       ? fused_optimizer_ms(rates, double(model.dense_weight_count()), parameters, batch)
-                      : floats_pass(kAdamFloats * parameters);
+                      : floats_pass((kAdamFloats + split) * parameters);
   return terms;
 }
 

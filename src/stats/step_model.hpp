@@ -107,6 +107,9 @@ class StepModel {
   // With a cluster (cluster_allreduce.hpp) the all-reduce of every GPU count is the sweep measured on its layout
   // where there is one, else the cluster model's; the link and the curves of other layouts no longer answer.
   void use_cluster(ClusterAllreduceModel cluster) { cluster_ = std::move(cluster); }
+  // Every all-reduce the cluster model gives (never a measured sweep's) times `factor`: the ends of a prediction's
+  // error band (docs/cluster.md, "The error band"). UsageError for a factor that is not positive and finite.
+  void scale_modelled_allreduce(double factor);
   const std::optional<ClusterAllreduceModel>& cluster() const { return cluster_; }
   const ProbeRates& rates() const { return rates_; }
   // The preset whose step units the probe timed and whose widths `model` has ("" if none): its step is then composed
@@ -121,6 +124,7 @@ class StepModel {
   std::optional<Link> link_;
   bool link_overrides_curves_ = false;
   std::optional<ClusterAllreduceModel> cluster_;
+  double modelled_allreduce_scale_ = 1.0;
 };
 
 }  // namespace mgpu::stats

@@ -30,7 +30,8 @@ std::string gigabytes(double bytes) {
 // Bytes the trainers allocate for one rank: four parameter-sized buffers (parameters, gradients, Adam's two
 // moments) and, per sample of the local batch, the input, every layer's output, the targets and every layer's output
 // gradient (CudaMlp keeps one per layer); with --precision bf16 also 2-byte copies of the parameters, the inputs, the
-// hidden activations and two gradient scratch rows of the widest layer.
+// hidden activations and two gradient scratch rows of the widest layer; with tf32x3, 8-byte splits of the parameters,
+// the inputs, the hidden activations and every layer's output gradient.
 double training_bytes(const TrainingSettings& settings, int ranks) {
   const MlpSpec& model = settings.model;
   const double local_batch = double(settings.global_batch / ranks);
@@ -41,6 +42,8 @@ double training_bytes(const TrainingSettings& settings, int ranks) {
       4.0 * (4.0 * double(model.parameter_count()) + local_batch * (widths + model.output_width() + output_gradients));
   if (settings.precision == Precision::bf16)
     bytes += 2.0 * (double(model.parameter_count()) + local_batch * (widths + 2.0 * model.max_width()));
+  if (settings.precision == Precision::tf32x3)
+    bytes += 8.0 * (double(model.parameter_count()) + local_batch * (widths - model.output_width() + output_gradients));
   return bytes;
 }
 

@@ -61,6 +61,7 @@ struct JobFacts {
   std::string environment_preset;
   std::string command_line;
   std::string output_path;
+  std::string plan;  // sweep_plan_text of a job of several configurations, else ""
 };
 
 // What a configuration's group records. `hardware` and `hosts`: one entry per participating rank, in rank order.
@@ -73,6 +74,8 @@ ConfigurationMetadata describe_configuration(const Configuration& configuration,
   meta.environment_preset = job.environment_preset;
   meta.nccl_environment = job.nccl_environment;
   meta.command_line = job.command_line;
+  meta.job_notice = job.choice.notice;
+  meta.job_plan = job.plan;
   record_ranks_and_libraries(meta, job.versions, hosts, hardware, configuration.gpus);
   for (int r = 0; r < configuration.gpus; ++r) {
     meta.max_sm_clock_mhz.push_back(hardware[r].max_sm_clock_mhz);
@@ -154,6 +157,8 @@ ResultsWriter::Configuration create_group(const Configuration& configuration, co
       metadata.gemm_candidates_checked = trainer.gemm_candidates_checked();
       metadata.gemm_candidates_rejected = trainer.gemm_candidates_rejected();
       record_math_check(metadata, math);
+      metadata.setup = facts.setup;
+      metadata.unique_id_check = facts.unique_id;
       if (action == ResumeAction::replace) results->remove_configuration(metadata.name);
       group = results->add_configuration(metadata);
       if (!math.passed) results->mark_interrupted(group, math.refusal);
@@ -247,10 +252,7 @@ void finish_configuration(const std::string& name, const MpiContext& sub, const 
   results->finish(group, measured.stopped_early);
   stop_recorder->set_current(nullptr);
   progress->clear();
-  if (!measured.stopped_early.empty())
-    std::printf("# stopped after %zu of %d runs: %s\n", measured.summaries.size(), planned_runs,
-                measured.stopped_early.c_str());
-  std::printf("# replicas after the runs: %s\n", replicas.text.c_str());
+  print_runs_end(stdout, measured.summaries.size(), planned_runs, measured.stopped_early, replicas.text);
   print_summary(stdout, measured.summaries, output_path);
   progress->finish_configuration();
 }
@@ -280,6 +282,7 @@ std::vector<RunSummary> run_configuration(const Configuration& configuration, co
   const double setup_seconds = seconds_since(setup_start);
   const MathCheckRecord math = check_configuration_math(*trainer, settings, sub, name, sweep.references);
   BannerFacts facts;
+  facts.build = build_text();
   facts.configuration = &configuration;
   facts.backend = job.choice.backend;
   facts.ranks = sub.size;
@@ -336,7 +339,7 @@ JobFacts prepare_job(const BenchOptions& options, const MpiContext& mpi) {
   job.output_path = options.output_path.empty() ? options.default_output_path(mpi.size) : options.output_path;
   check_output_writable(options, job.output_path, mpi);
   job.choice = choose_backend(options.device, mpi);
-  if (mpi.rank == 0 && !job.choice.notice.empty()) std::printf("#\n# NOTE: %s\n#\n", job.choice.notice.c_str());
+  if (mpi.rank == 0 && !job.choice.notice.empty()) print_notice(stdout, job.choice.notice);
   apply_nccl_options(mpi.rank, job.choice.backend == Backend::cpu, options.settings.nccl_algo,
                      options.settings.nccl_proto);
   job.versions = library_versions(job.choice.backend);
@@ -404,7 +407,7 @@ void run_benchmark(const BenchOptions& given, const MpiContext& mpi) {
   // From here on SIGTERM/SIGINT and stalls end the job through the watchdog, which keeps the completed runs.
   install_shutdown_signal_handlers();
   watchdog::set_timeout_option(given.timeout_seconds);
-  const JobFacts job = prepare_job(given, mpi);
+  JobFacts job = prepare_job(given, mpi);
   const std::optional<ResultsFile> resumed = read_resumed_file(given, job.output_path, mpi);
   const int resumed_trials = given.resume && !given.trials_given ? trials_in_resumed_file(resumed, mpi) : 1;
   BenchOptions options = with_default_trials(given, job.choice.backend == Backend::cuda, mpi.size, resumed_trials);
@@ -417,19 +420,17 @@ void run_benchmark(const BenchOptions& given, const MpiContext& mpi) {
   const std::vector<RankHardware> job_hardware = gather_rank_hardware(mpi, describe_rank_hardware(job.choice, mpi));
   if (!options.gemm_plan_path.empty())
     attach_gemm_plans(plan, options.gemm_plan_path, job.choice, job.versions, job_hardware, mpi);
+  long long total_runs = 0;
+  for (const Configuration& configuration : plan) total_runs += configuration.runs();
+  if (plan.size() > 1) job.plan = sweep_plan_text(options.adaptive_trials, plan.size(), total_runs);
   // Rank 0, the one that writes the file, read it where --resume found one.
   const bool creates_file = !resumed.has_value();
   SweepState state = open_results(options, plan, job, mpi, job_hardware, resumed);
   StopRecorder stop_recorder(state.results.get(), job.output_path, creates_file);
 
-  long long total_runs = 0;
-  for (const Configuration& configuration : plan) total_runs += configuration.runs();
   // On stderr, so that a log of stdout (the report, the tables, the verdict) never holds it, as curl and pip do.
   SweepProgress progress(stderr, progress_in_place(stderr), static_cast<int>(plan.size()), total_runs);
-  if (mpi.rank == 0 && plan.size() > 1) {
-    std::printf("# sweep: %s%zu configurations, %lld runs, results %s\n", options.adaptive_trials ? "at most " : "",
-                plan.size(), total_runs, job.output_path.c_str());
-  }
+  if (mpi.rank == 0 && !job.plan.empty()) print_sweep_plan(stdout, job.plan, job.output_path);
   SweepRun sweep{std::move(state), &stop_recorder, &progress, {}, {}};
   AdaptiveTrials trials(options, plan, job.output_path, backend_name(job.choice.backend));
   std::vector<SweepTableRow> table;

@@ -27,12 +27,27 @@ std::string setup_text(double setup_seconds, int candidates_checked, int candida
   return text;
 }
 
+std::string build_text() { return std::string(project_version()) + " (git " + git_revision() + ")"; }
+
+void print_notice(std::FILE* out, const std::string& notice) {
+  std::fprintf(out, "#\n# NOTE: %s\n#\n", notice.c_str());
+}
+
+std::string sweep_plan_text(bool at_most, std::size_t configurations, long long runs) {
+  return std::string(at_most ? "at most " : "") + std::to_string(configurations) + " configurations, " +
+         std::to_string(runs) + " runs";
+}
+
+void print_sweep_plan(std::FILE* out, const std::string& plan, const std::string& results_path) {
+  std::fprintf(out, "# sweep: %s, results %s\n", plan.c_str(), results_path.c_str());
+}
+
 void print_banner(std::FILE* out, const BannerFacts& facts) {
   const Configuration& configuration = *facts.configuration;
   const TrainingSettings& st = configuration.training;
   const MlpSpec& model = st.model;
   const unsigned long long bytes = model.parameter_count() * 4ull;  // fp32
-  std::fprintf(out, "# mgpu_bench %s (git %s)\n", project_version(), git_revision());
+  std::fprintf(out, "# mgpu_bench %s\n", facts.build.c_str());
   std::fprintf(out, "# model %s %s: %s parameters, dropout %.2f\n", model.name.c_str(), model.widths_string().c_str(),
                with_thousands(model.parameter_count()).c_str(), model.dropout);
   std::fprintf(out, "#   fp32 bytes: parameters %s, gradients %s, Adam state %s\n", with_thousands(bytes).c_str(),
@@ -87,6 +102,13 @@ void print_run_line(std::FILE* out, int run_index, const RunSummary& run, bool i
   std::fprintf(out, " %10.6f%s\n", run.final_loss,
                interleaved && run.phases_marked ? "  phases marked (not in samples/s)" : "");
   std::fflush(out);
+}
+
+void print_runs_end(std::FILE* out, std::size_t runs_made, int planned_runs, const std::string& stopped_early,
+                    const std::string& replica_check) {
+  if (!stopped_early.empty())
+    std::fprintf(out, "# stopped after %zu of %d runs: %s\n", runs_made, planned_runs, stopped_early.c_str());
+  std::fprintf(out, "# replicas after the runs: %s\n", replica_check.c_str());
 }
 
 namespace {

@@ -14,6 +14,7 @@
 namespace mgpu {
 
 struct BannerFacts {
+  std::string build;  // "0.1.0 (git 6ff1a7a9d516)": the build that measured (build_text() for this one)
   const Configuration* configuration = nullptr;  // resolved: its step settings are what the banner prints
   Backend backend = Backend::cpu;
   int ranks = 1;
@@ -41,10 +42,22 @@ struct SweepTableRow {
   std::vector<RunSummary> runs;  // warm-up excluded; empty for a configuration --resume skipped
 };
 
+// This build as the banner names it: "0.1.0 (git 6ff1a7a9d516)".
+std::string build_text();
+// The job's notice ("#\n# NOTE: ...\n#"), and its plan: "# sweep: 2 configurations, 124 runs, results FILE" (the plan
+// text of sweep_plan_text).
+void print_notice(std::FILE* out, const std::string& notice);
+std::string sweep_plan_text(bool at_most, std::size_t configurations, long long runs);
+void print_sweep_plan(std::FILE* out, const std::string& plan, const std::string& results_path);
+
 void print_banner(std::FILE* out, const BannerFacts& facts);
 void print_run_header(std::FILE* out);
 // `interleaved` (--timing interleaved): the runs that marked their phases say so (their step is not in samples/s).
 void print_run_line(std::FILE* out, int run_index, const RunSummary& run, bool interleaved);
+// After a configuration's runs: why they stopped before the planned number (nothing when they did not), and the
+// replicas' check.
+void print_runs_end(std::FILE* out, std::size_t runs_made, int planned_runs, const std::string& stopped_early,
+                    const std::string& replica_check);
 // Mean throughput over a configuration's throughput runs and phases over its phase runs (the same runs unless
 // --timing interleaved made both kinds), and where its statistics are: `mgpu_analyze report
 // results_path`.

@@ -1,4 +1,5 @@
-// Purpose: CudaMlp: the forward/backward GEMMs through cuBLASLt (fp32, tf32 or bf16 operands with fp32 accumulation;
+// Purpose: CudaMlp: the forward/backward GEMMs through cuBLASLt (fp32, tf32, bf16 or split-TF32 operands with fp32
+// accumulation;
 // column-major view of row-major data,
 // the algorithm of each shape chosen by timing, see tuned_gemm.hpp)
 // and the rest of the step through our kernels (bias + ReLU + dropout, its backward fused with the bias gradient,
@@ -93,6 +94,7 @@ CudaMlp::CudaMlp(const MlpSpec& model, int batch, cudaStream_t stream, Precision
     for (const DeviceBuffer<float>& gradient : output_gradients_) output_gradients_bf16_.emplace_back(gradient.size());
   }
   if (reduce_dtype == GradDtype::bf16) gradients_bf16_ = DeviceBuffer<__nv_bfloat16>(model.parameter_count());
+  if (precision == Precision::tf32x3) tf32x3_ = std::make_unique<Tf32x3Operands>(model, batch);
   for (std::size_t l = 0; l < layers_.size(); ++l) {
     kernels::WeightGradientAdamLayer fused;
     fused.input = l == 0 ? inputs_.data() : hidden_[l - 1].data();
@@ -128,12 +130,14 @@ const void* CudaMlp::gemm_input(int layer) const {
   return bf16_ ? static_cast<const void*>(hidden_bf16_[layer - 1].data()) : hidden_[layer - 1].data();
 }
 
-void CudaMlp::refresh_bf16_parameters() {
+void CudaMlp::refresh_gemm_parameters() {
   if (bf16_) kernels::cast_to_bf16(parameters_.data(), parameters_bf16_.data(), parameters_.size(), stream_);
+  if (tf32x3_) kernels::split_weights(parameters_.data(), parameters_.size(), tf32x3_->weight_split(), stream_);
 }
 
-void CudaMlp::refresh_bf16_inputs() {
+void CudaMlp::refresh_gemm_inputs() {
   if (bf16_) kernels::cast_to_bf16(inputs_.data(), inputs_bf16_.data(), inputs_.size(), stream_);
+  if (tf32x3_) kernels::split_rows(inputs_.data(), batch_, tf32x3_->input_split(), stream_);
 }
 
 void CudaMlp::initialize(std::uint64_t seed, std::uint64_t run) {
@@ -145,7 +149,7 @@ void CudaMlp::initialize(std::uint64_t seed, std::uint64_t run) {
           cudaMemsetAsync(parameters_.data() + layer.bias_offset, 0, layer.bias_count() * sizeof(float), stream_));
     }
   }
-  refresh_bf16_parameters();
+  refresh_gemm_parameters();
   MGPU_CUDA_CHECK(cudaMemsetAsync(first_moment_.data(), 0, first_moment_.bytes(), stream_));
   MGPU_CUDA_CHECK(cudaMemsetAsync(second_moment_.data(), 0, second_moment_.bytes(), stream_));
   build_teacher(seed);
@@ -169,7 +173,7 @@ void CudaMlp::generate_batch() {
   MGPU_REQUIRE(have_teacher_, "generate_batch before initialize: no teacher network yet");
   kernels::generate_batch(inputs_.data(), targets_.data(), teacher_.data(), step_params_.data(), batch_,
                           model_.input_width(), model_.output_width(), stream_);
-  refresh_bf16_inputs();  // part of data loading, outside the step like the batch itself
+  refresh_gemm_inputs();  // part of data loading, outside the step like the batch itself
 }
 
 void CudaMlp::forward() {
@@ -198,21 +202,29 @@ void CudaMlp::forward_layer(std::size_t l) {
   // From layer 1 on, the kernel ahead is this pass's own, which writes no weight, so the weights are stable
   // (tuned_gemm.hpp): our GEMM may read them before that kernel is done. Layer 0's GEMM may follow anything the
   // caller enqueued, the optimizer included, so it reads them only after the wait.
-  const bool folded = gemm_.multiply(
-      CUBLAS_OP_T, CUBLAS_OP_N, layer.fan_out, batch_, layer.fan_in, gemm_parameters(layer.weight_offset), layer.fan_in,
-      gemm_input(static_cast<int>(l)), layer.fan_in, z, layer.fan_out, false, l > 0, fold ? &epilogue : nullptr);
+  bool folded = false;
+  if (tf32x3_) {
+    tf32x3_->forward(gemm_, static_cast<int>(l), z, l > 0);
+  } else {
+    folded = gemm_.multiply(CUBLAS_OP_T, CUBLAS_OP_N, layer.fan_out, batch_, layer.fan_in,
+                            gemm_parameters(layer.weight_offset), layer.fan_in, gemm_input(static_cast<int>(l)),
+                            layer.fan_in, z, layer.fan_out, false, l > 0, fold ? &epilogue : nullptr);
+  }
   if (!layer.hidden || folded) return;  // the output layer is linear and has no bias
-  // The fp32 activation stays (backward's ReLU/dropout mask); with bf16 the same pass writes the next GEMM's input.
+  // The fp32 activation stays (backward's ReLU/dropout mask); with bf16 or tf32x3 the same pass writes the next GEMM's
+  // input.
   kernels::bias_relu_dropout(z, parameters_.data() + layer.bias_offset, batch_, layer.fan_out,
                              static_cast<std::uint32_t>(l), drop_probability_, step_params_.data(), stream_,
-                             bf16_ ? hidden_bf16_[l].data() : nullptr);
+                             bf16_ ? hidden_bf16_[l].data() : nullptr,
+                             tf32x3_ ? tf32x3_->activation_split(static_cast<int>(l)) : kernels::SplitRows{});
 }
 
 void CudaMlp::loss_and_gradient(kernels::LossSlots losses) {
   // dL/dy is the output layer's dL/dZ (it is linear), where backward starts.
-  kernels::mse_loss_and_gradient(output_.data(), targets_.data(), batch_ * model_.output_width(),
-                                 output_gradients_.back().data(), losses, step_params_.data(), stream_,
-                                 bf16_ ? output_gradients_bf16_.back().data() : nullptr);
+  kernels::mse_loss_and_gradient(
+      output_.data(), targets_.data(), batch_ * model_.output_width(), output_gradients_.back().data(), losses,
+      step_params_.data(), stream_, bf16_ ? output_gradients_bf16_.back().data() : nullptr,
+      tf32x3_ ? tf32x3_->gradient_split(static_cast<int>(layers_.size()) - 1) : kernels::SplitRows{});
 }
 
 bool CudaMlp::output_head_fusable() const {
@@ -312,10 +324,14 @@ void CudaMlp::weight_gradient_rows(int l, int row_begin, int rows, bool accumula
   // dW^T[in, rows] = X^T * dZ[:, rows]. The layer's bias gradient was written with its dZ (in the chain of input
   // gradients, one layer up), so the rows are complete after this GEMM.
   const DenseLayer& layer = layers_[l];
+  float* weight_gradient = gradients_.data() + layer.weight_offset + static_cast<std::size_t>(row_begin) * layer.fan_in;
+  if (tf32x3_) {
+    tf32x3_->weight_gradient(gemm_, l, row_begin, rows, weight_gradient, accumulate);
+    return;
+  }
   gemm_.multiply(CUBLAS_OP_N, CUBLAS_OP_T, layer.fan_in, rows, batch_, gemm_input(l), layer.fan_in,
-                 gradient_operand(l, static_cast<std::size_t>(row_begin)), layer.fan_out,
-                 gradients_.data() + layer.weight_offset + static_cast<std::size_t>(row_begin) * layer.fan_in,
-                 layer.fan_in, accumulate);
+                 gradient_operand(l, static_cast<std::size_t>(row_begin)), layer.fan_out, weight_gradient, layer.fan_in,
+                 accumulate);
 }
 
 void CudaMlp::weight_gradient(int layer) { weight_gradient_rows(layer, 0, layers_[layer].fan_out, false); }
@@ -336,15 +352,19 @@ void CudaMlp::input_gradient(int l, bool bias_in_optimizer, bool accumulate) {
   epilogue.activation = hidden_[l - 1].data();
   epilogue.keep_scale = kernels::dropout_keep_scale(drop_probability_);
   // Stable weights: the kernel ahead is backward's, the loss or the output head, none of which writes them.
-  const bool folded =
-      gemm_.multiply(CUBLAS_OP_N, CUBLAS_OP_N, layer.fan_in, batch_, layer.fan_out,
-                     gemm_parameters(layer.weight_offset), layer.fan_in, gradient_operand(l, 0), layer.fan_out, other,
-                     layer.fan_in, false, true, bias_in_optimizer && !bf16_ ? &epilogue : nullptr);
+  bool folded = false;
+  if (tf32x3_) {
+    tf32x3_->input_gradient(gemm_, l, other);
+  } else {
+    folded = gemm_.multiply(CUBLAS_OP_N, CUBLAS_OP_N, layer.fan_in, batch_, layer.fan_out,
+                            gemm_parameters(layer.weight_offset), layer.fan_in, gradient_operand(l, 0), layer.fan_out,
+                            other, layer.fan_in, false, true, bias_in_optimizer && !bf16_ ? &epilogue : nullptr);
+  }
   if (folded) return;
   kernels::relu_dropout_backward_bias(
       other, hidden_[l - 1].data(), bias_in_optimizer ? nullptr : gradients_.data() + previous.bias_offset, batch_,
       layer.fan_in, drop_probability_, accumulate, stream_, bf16_ ? output_gradients_bf16_[l - 1].data() : nullptr,
-      bias_gradient_workspace_.view());
+      bias_gradient_workspace_.view(), tf32x3_ ? tf32x3_->gradient_split(l - 1) : kernels::SplitRows{});
 }
 
 void CudaMlp::adam(const AdamSettings& adam, std::size_t begin, std::size_t count, float gradient_scale) {
@@ -358,7 +378,8 @@ void CudaMlp::adam(const AdamSettings& adam, std::size_t begin, std::size_t coun
   kernels::adam_update(parameters_.data() + begin, gradients_.data() + begin, first_moment_.data() + begin,
                        second_moment_.data() + begin, count, adam_constants(adam, gradient_scale), step_params_.data(),
                        stream, bf16_ ? parameters_bf16_.data() + begin : nullptr,
-                       gradients_bf16_.size() > 0 ? gradients_bf16_.data() + begin : nullptr);
+                       gradients_bf16_.size() > 0 ? gradients_bf16_.data() + begin : nullptr,
+                       tf32x3_ ? tf32x3_->weight_split(begin) : kernels::WeightSplit{});
 }
 
 void CudaMlp::adam_with_weight_gradients(const AdamSettings& adam, float gradient_scale, bool accumulated) {
@@ -394,12 +415,12 @@ void CudaMlp::update_layers(std::size_t first, std::size_t last, const AdamSetti
 void CudaMlp::upload_batch(const std::vector<float>& inputs, const std::vector<float>& targets) {
   copy_to_device(inputs_, inputs, stream_);
   copy_to_device(targets_, targets, stream_);
-  refresh_bf16_inputs();
+  refresh_gemm_inputs();
 }
 
 void CudaMlp::upload_parameters(const std::vector<float>& parameters) {
   copy_to_device(parameters_, parameters, stream_);
-  refresh_bf16_parameters();
+  refresh_gemm_parameters();
 }
 
 std::vector<float> CudaMlp::download_bf16_parameters() const {
@@ -422,6 +443,7 @@ void CudaMlp::fill_work_buffers_with_nan() {
     for (DeviceBuffer<__nv_bfloat16>& gradient : output_gradients_bf16_)  // all bits set: a NaN in bf16
       MGPU_CUDA_CHECK(cudaMemsetAsync(gradient.data(), 0xFF, gradient.bytes(), stream_));
   }
+  if (tf32x3_) tf32x3_->fill_with_nan(stream_);
   MGPU_CUDA_CHECK(cudaStreamSynchronize(stream_));
 }
 

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <utility>
 #include <vector>
 
@@ -18,6 +19,7 @@
 #include "train/cpu_mlp.hpp"
 #include "train/gemm/tuned_gemm.hpp"
 #include "train/gradient_buckets.hpp"
+#include "train/tf32x3_operands.hpp"
 #include "train/trainer.hpp"
 
 namespace mgpu {
@@ -31,7 +33,8 @@ class CudaMlp {
   // outlive this object). Nothing is allocated after construction (cuBLAS gets its workspace here too), which is what
   // stream capture requires. precision: fp32, tf32 or bf16 (bf16 GEMM operands: a bf16 copy of the weights that Adam
   // keeps in step with the fp32 master weights, and bf16 copies of the activations and activation gradients that the
-  // kernels producing them write in the same pass; products, gradients and Adam stay fp32).
+  // kernels producing them write in the same pass; products, gradients and Adam stay fp32; tf32x3 likewise with the
+  // operands' TF32 splits, tf32x3_operands.hpp).
   // reduce_dtype bf16 (--grad-dtype bf16): a bf16 gradient buffer for the all-reduce, which adam() then reads.
   // gemm_selection: how the GEMMs' algorithms are chosen (tuned_gemm.hpp; library_default for the math check's
   // reference step); gemm_tunings: the job's tunings, shared with its other models (none: the process's).
@@ -181,9 +184,10 @@ class CudaMlp {
   const void* gradient_operand(int layer, std::size_t offset) const;  // dL/dZ of `layer` from element `offset` on
   // Rows [row_begin, row_begin + rows) of layer l's weight gradient: dW^T[in, rows] = X^T * dZ[:, rows].
   void weight_gradient_rows(int layer, int row_begin, int rows, bool accumulate);
-  // Copies the fp32 parameters and inputs into their bf16 copies (bf16 only; after initialisation and uploads).
-  void refresh_bf16_parameters();
-  void refresh_bf16_inputs();
+  // Copies the fp32 parameters and inputs into the GEMMs' copies, bf16 or tf32x3 splits (none with fp32 and tf32;
+  // after initialisation and uploads).
+  void refresh_gemm_parameters();
+  void refresh_gemm_inputs();
   void build_teacher(std::uint64_t seed);
   // forward() over layers [0, layer_count) of layers_.
   void forward_layers(std::size_t layer_count);
@@ -228,6 +232,7 @@ class CudaMlp {
   // so the deferred weight gradients (after the whole chain of input gradients) still find it.
   std::vector<DeviceBuffer<__nv_bfloat16>> output_gradients_bf16_;
   DeviceBuffer<__nv_bfloat16> gradients_bf16_;  // --grad-dtype bf16 only: the all-reduced gradient
+  std::unique_ptr<Tf32x3Operands> tf32x3_;      // tf32x3 only: the operands' splits and the split products
   // The fused optimizer's layer table, built once (the buffers it points into never move).
   std::vector<kernels::WeightGradientAdamLayer> fused_layers_;
   // Early updates (backward_without_weight_gradients(&early)): their stream, the event that hands each layer over

@@ -1,6 +1,6 @@
 // Purpose: the math check's reference on one GPU (math_check.hpp): the plain step on the whole global batch, with
-// nothing of what the benchmark tunes or overlaps: cuBLASLt's default algorithms in the configuration's precision,
-// eager launches, the unfused optimizer, no reduction.
+// nothing of what the benchmark tunes or overlaps: cuBLASLt's default algorithms in the configuration's precision
+// (fp32 for tf32x3, whose claim is fp32's accuracy), eager launches, the unfused optimizer, no reduction.
 #pragma once
 
 #include <vector>

@@ -22,6 +22,7 @@ double math_check_tolerance(const TrainingSettings& settings) {
   // so a gradient element that rounding moves across zero costs 2 lr, and a ReLU that rounding decides the other way
   // changes the sign of small gradients: two correct steps part by the share of such elements, which grows with the
   // batch (more near-zero sums). One wrong sample in every step flips a large share of the signs instead.
+  // tf32x3 keeps fp32's: its claim is fp32's accuracy, against the fp32 reference step (cuda_reference_step.hpp).
   double tolerance = kFp32Tolerance;
   if (settings.precision == Precision::tf32) tolerance = kTf32Tolerance;
   if (settings.precision == Precision::bf16) tolerance = kBf16Tolerance;

@@ -463,6 +463,15 @@ TEST_F(AnalyzeCli, BreakEvenOfASweepInEveryFormat) {
   EXPECT_EQ(answer.at("break_evens").at(0).at("line").get<std::string>().rfind("  break-even, 16-8-3 on 2 GPUs: ", 0),
             0u);
   EXPECT_EQ(answer.at("lines").back(), answer.at("break_evens").at(0).at("line"));
+  // Each pair's verdict in the break-even's words (speedups 0.5 and 2 at the ends of the sweep).
+  EXPECT_EQ(answer.at("pairs").at(0).at("verdict"), "slower");
+  EXPECT_EQ(answer.at("pairs").at(3).at("verdict"), "faster");
+  // Where the file comes from, for a page that cites it.
+  const nlohmann::json& provenance = json.at("provenance").at(0);
+  EXPECT_NE(provenance.at("file").get<std::string>().find("sweep.h5"), std::string::npos);
+  EXPECT_EQ(provenance.at("producer"), "mgpu_bench");
+  EXPECT_FALSE(provenance.at("created_utc").get<std::string>().empty());
+  EXPECT_EQ(provenance.at("command_lines").size(), 1u);  // every configuration written by one job
   ASSERT_EQ(run("report sweep.h5 --out csv --format csv").exit_code, 0);
   ASSERT_TRUE(fs::exists(dir_ + "/csv/break_even.csv"));
   ASSERT_TRUE(fs::exists(dir_ + "/csv/break_even_crossings.csv"));
@@ -632,6 +641,32 @@ TEST_F(AnalyzeCli, CompareAFileWithItself) {
     EXPECT_EQ(row.at("verdict"), "SAME");
     EXPECT_DOUBLE_EQ(row.at("ratio").get<double>(), 1.0);
   }
+}
+
+// A side of several files (a build's processes in turn with the other's): each file's configuration is a trial of it,
+// so the two sides of two files each are compared by their trial means, one row per configuration.
+TEST_F(AnalyzeCli, CompareSidesOfSeveralFilesAreTrials) {
+  const nlohmann::json json = nlohmann::json::parse(run("compare good.h5,good.h5 good.h5,good.h5 --format json").out);
+  const nlohmann::json& table = json.at("tables").at("comparison");
+  ASSERT_EQ(table.at("rows").size(), 2u);
+  for (const auto& row : table.at("rows")) {
+    EXPECT_EQ(row.at("before_trials"), 2);
+    EXPECT_EQ(row.at("after_trials"), 2);
+    EXPECT_DOUBLE_EQ(row.at("ratio").get<double>(), 1.0);
+  }
+  expect_rejected(run("compare good.h5, good.h5"), {"'good.h5,'", "empty file name"});
+  expect_rejected(run("compare good.h5,missing.h5 good.h5"), {"missing.h5"});
+}
+
+TEST_F(AnalyzeCli, CompareIgnoresTheSettingsItIsToldTo) {
+  const Outcome o = run("compare good.h5 good.h5 --ignore-setting precision --ignore-setting per-batch");
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  EXPECT_NE(o.out.find("whatever their precision, whatever the settings decided per batch (--ignore-setting)"),
+            std::string::npos)
+      << o.out;
+  expect_rejected(run("compare good.h5 good.h5 --ignore-setting seed_of_the_moon"),
+                  {"--ignore-setting seed_of_the_moon", "not a setting compare pairs on"});
+  expect_rejected(run("compare good.h5 good.h5 --ignore-setting hosts"), {"--ignore-setting hosts"});
 }
 
 TEST_F(AnalyzeCli, CompareListsOneSidedConfigurations) {

@@ -2,7 +2,7 @@
 // (bench/results/published-allreduce/, read as `predict --published` reads them): on nccl-tests #309 (2 x 8 H100, the
 // table the protocol constants were fitted to) within 25% at every size from 1 to 128 MiB and within 30% below 1 MiB;
 // on nccl-tests #119 (3 x 8 A100, held out) the error as measured, pinned so that a change of the model shows; the
-// table as predict prints it; and the reader's refusals by name.
+// table as predict prints it, and each table's error apart (in-sample, held out); and the reader's refusals by name.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -64,8 +64,10 @@ TEST(PublishedTable, Nccl309WithinTheTargetsAtEverySize) {
     else if (row.bytes <= 128 * stats::kMiB)
       EXPECT_LE(std::fabs(row.error), 0.25) << row.bytes << " bytes";
   }
-  // What the fit leaves (docs/cluster.md states it): at most 5.0% from 1 to 128 MiB.
+  // What the fit leaves (docs/cluster.md states it): at most 5.0% from 1 to 128 MiB, and over every row.
   EXPECT_NEAR(table.worst_abs_error_1_to_128_mib, 0.050, 0.001);
+  EXPECT_NEAR(table.lowest_error, -0.050, 0.001);  // 64 MiB
+  EXPECT_NEAR(table.highest_error, 0.046, 0.001);  // 128 MiB
 }
 
 TEST(PublishedTable, Nccl119HeldOutAsMeasured) {
@@ -75,6 +77,11 @@ TEST(PublishedTable, Nccl119HeldOutAsMeasured) {
   EXPECT_EQ(table.rows_below_1_mib, 0);
   // As measured, and stated in docs/cluster.md: the model is 18.6% slow at 22 MiB and -2.5% to +18.6% over the rows.
   EXPECT_NEAR(table.worst_abs_error_1_to_128_mib, 0.186, 0.001);
+  EXPECT_NEAR(table.lowest_error, -0.025, 0.001);  // 80 MiB
+  EXPECT_NEAR(table.highest_error, 0.186, 0.001);  // 22 MiB
+  // At 22 to 32 MiB, large's gradient size: +12.5% to +18.6%.
+  for (const stats::HeldRow& row : table.rows)
+    if (row.bytes <= 32 * stats::kMiB + 8) EXPECT_GE(row.error, 0.124) << row.bytes;
   for (const stats::HeldRow& row : table.rows) {
     EXPECT_EQ(row.candidate.algorithm, stats::CollectiveAlgorithm::ring) << row.bytes;  // 3 nodes: the ring
     EXPECT_GE(row.error, -0.03) << row.bytes;
@@ -92,9 +99,30 @@ TEST(PublishedTable, TheTableAsPredictPrintsIt) {
   EXPECT_EQ(std::get<std::string>(table.rows[0][5]), "LL");
   std::string notes;
   for (const std::string& note : table.notes) notes += note + "\n";
-  for (const char* part :
-       {"issues/309", "NCCL 2.26.2", "fitted to", "5.0% from 1 to 128 MiB (6 rows)", "below 1 MiB (1 row)", "469 GB/s"})
+  for (const char* part : {"issues/309", "NCCL 2.26.2", "in-sample: the table the model's 7 constants were fitted to",
+                           "5.0% from 1 to 128 MiB (6 rows)", "below 1 MiB (1 row)", "469 GB/s"})
     EXPECT_NE(notes.find(part), std::string::npos) << part << "\n" << notes;
+}
+
+// Each table's error apart: the in-sample one with the constants fitted to its rows, the held-out one without.
+TEST(PublishedTable, EachTablesErrorApart) {
+  const Table table = published_error_table({read_published_table(kArchive + "/nccl-tests-309.json"),
+                                             read_published_table(kArchive + "/nccl-tests-119.json")});
+  EXPECT_EQ(table.key, "allreduce_model_error");
+  ASSERT_EQ(table.rows.size(), 2u);
+  const auto& fitted = table.rows[0];
+  EXPECT_EQ(std::get<std::string>(fitted[0]), "nccl-tests #309");
+  EXPECT_EQ(std::get<std::string>(fitted[1]), "in-sample");
+  EXPECT_EQ(std::get<std::int64_t>(fitted[2]), 8);
+  EXPECT_EQ(std::get<std::int64_t>(fitted[3]), 7);
+  EXPECT_NEAR(std::get<double>(fitted[6]), 5.0, 0.05);
+  const auto& held_out = table.rows[1];
+  EXPECT_EQ(std::get<std::string>(held_out[1]), "held out");
+  EXPECT_EQ(std::get<std::int64_t>(held_out[2]), 9);
+  EXPECT_TRUE(std::holds_alternative<std::monostate>(held_out[3]));  // nothing was fitted to it
+  EXPECT_NEAR(std::get<double>(held_out[4]), -2.5, 0.05);
+  EXPECT_NEAR(std::get<double>(held_out[5]), 18.6, 0.05);
+  EXPECT_NEAR(std::get<double>(held_out[6]), 18.6, 0.05);
 }
 
 TEST(PublishedTable, TheReaderRefusesByName) {

@@ -42,16 +42,17 @@ class ReportTables : public ::testing::Test {
 
 // single: kept runs 2000 2000 2000 1600 1600 (run 5, 200 samples/s, has M = 0.6745·(200 − 1800)/200 = −5.40):
 // mean 1840, sd √48000 = 219.09, t(0.975, 4)·219.09/√5 = 272.03, median 2000, CV 11.91%, step 4.4 ms,
-// 6·1e6·8/4.4 ms = 0.0109 TFLOP/s, 1024 MiB, no clocks (—). double: 3200 ×3, 4000 ×2 (MAD 0, none excluded): mean
-// 3520, sd √192000 = 438.18, ± 544.07, median 3200, CV 12.45%, step 2.3 ms, 0.0209 TFLOP/s, 3072 MiB, 1 throttled.
+// the 16-8-3 model's 5,248 FLOPs / 4.4 ms (0.00 TFLOP/s; test_configuration_stats pins it), 1024 MiB, no clocks (—).
+// double: 3200 ×3, 4000 ×2 (MAD 0, none excluded): mean 3520, sd √192000 = 438.18, ± 544.07, median 3200, CV 12.45%,
+// step 2.3 ms, 0.00 TFLOP/s per GPU, 3072 MiB, 1 throttled.
 const char kExpectedConfigurations[] = R"(Throughput per configuration (samples/s over kept runs; step = max over ranks)
-  file          configuration  model   batch  GPUs   runs    samples/s  median   sd   CV %  step ms  TFLOP/s  MiB/GPU  throttled  complete  math check   replicas
-  ------------  -------------  ------  -----  ----  -----  -----------  ------  ---  -----  -------  -------  -------  ---------  --------  -----------  -----------
-  synthetic.h5  single         custom      8     1  5 / 6  1,840 ± 272   2,000  219  11.91   4.4000     0.01    1,024          —  yes       not checked  not checked
-  synthetic.h5  double         custom      8     2  5 / 5  3,520 ± 544   3,200  438  12.45   2.3000     0.02    3,072          1  yes       not checked  not checked
+  file          configuration  model   batch  GPUs   runs    samples/s  median   sd   CV %  step ms  TFLOP/s/GPU  MiB/GPU  throttled  complete  math check   replicas
+  ------------  -------------  ------  -----  ----  -----  -----------  ------  ---  -----  -------  -----------  -------  ---------  --------  -----------  -----------
+  synthetic.h5  single         custom      8     1  5 / 6  1,840 ± 272   2,000  219  11.91   4.4000         0.00    1,024          —  yes       not checked  not checked
+  synthetic.h5  double         custom      8     2  5 / 5  3,520 ± 544   3,200  438  12.45   2.3000         0.00    3,072          1  yes       not checked  not checked
   ± is the 95% Student-t interval t(0.975, n-1)·s/√n over the kept runs (none below 5 runs)
   Outliers: runs with |modified z| = |0.6745 (x - median) / MAD| > 3.5 on run throughput are excluded (Iglewicz & Hoaglin; none when MAD = 0); warm-up steps excluded.
-  TFLOP/s = 6 x dense weights x global batch / mean step; MiB/GPU = peak device memory, max over kept runs and ranks; throttled = kept runs with a rank below 75% of its max SM clock (— where clocks were not recorded).
+  TFLOP/s/GPU = the step's GEMM FLOPs at the local batch B, 2 B (3 W - W0) for W dense weights of which W0 are the first layer's (it has no input gradient), / mean step; MiB/GPU = peak device memory, max over kept runs and ranks; throttled = kept runs with a rank below 75% of its max SM clock (— where clocks were not recorded).
   'synthetic.h5' single: excluded runs 5 (200 samples/s, M -5.40)
 )";
 

@@ -61,6 +61,7 @@ TEST(Resolver, TheCpuFallbackRefusesWhatItCannotHonourWithOneLine) {
       {with([](StepRequest& r) { r.fuse_optimizer = Toggle::on; }), "--fuse-optimizer on: the CPU fallback"},
       {with([](StepRequest& r) { r.precision = Precision::tf32; }), "--precision tf32"},
       {with([](StepRequest& r) { r.precision = Precision::bf16; }), "--precision bf16"},
+      {with([](StepRequest& r) { r.precision = Precision::tf32x3; }), "--precision tf32x3"},
       {with([](StepRequest& r) { r.grad_dtype = GradDtype::bf16; }), "--grad-dtype bf16"},
       {with([](StepRequest& r) { r.optimizer_sharding = Toggle::on; }), "--optimizer-sharding on: the CPU fallback"},
       {with([](StepRequest& r) { r.nccl_max_ctas = 1; }), "--nccl-max-ctas 1: the CPU fallback has no NCCL"}};
@@ -79,12 +80,32 @@ TEST(Resolver, CombinationsNoBackEndRunsAreRefusedEverywhere) {
   StepRequest fused_bf16;
   fused_bf16.fuse_optimizer = Toggle::on;
   fused_bf16.precision = Precision::bf16;
+  // tf32x3 with each 1-GPU-or-fp32 option: its precision set on a request with the option on.
+  const auto tf32x3_with = [](Toggle StepRequest::*option) {
+    StepRequest request;
+    request.*option = Toggle::on;
+    request.precision = Precision::tf32x3;
+    return request;
+  };
+  StepRequest sharded_tf32x3 = tf32x3_with(&StepRequest::optimizer_sharding);
+  const StepRequest fused_tf32x3 = tf32x3_with(&StepRequest::fuse_optimizer);
   EXPECT_EQ(refusal(sharded_overlap, true),
             "--optimizer-sharding on: needs --overlap off (it reduce-scatters after "
             "backward)");
   EXPECT_EQ(refusal(sharded_bf16, true), "--optimizer-sharding on: needs --grad-dtype fp32");
   EXPECT_EQ(refusal(fused_bf16, true), "--fuse-optimizer on: needs --precision fp32 (got bf16)");
   EXPECT_THROW(check_step_request(fused_bf16), UsageError);
+  EXPECT_EQ(refusal(sharded_tf32x3, true),
+            "--optimizer-sharding on: needs a --precision other than tf32x3 (its weight split is written by Adam, "
+            "which updates only this rank's shard)");
+  EXPECT_EQ(refusal(fused_tf32x3, true), "--fuse-optimizer on: needs --precision fp32 (got tf32x3)");
+  sharded_tf32x3.precision = Precision::tf32;
+  EXPECT_EQ(refusal(sharded_tf32x3, true), "");
+  // tf32x3 on one GPU at a fused batch: auto leaves the fused optimizer (fp32 only) off.
+  StepRequest tf32x3;
+  tf32x3.precision = Precision::tf32x3;
+  EXPECT_FALSE(resolved(tf32x3, true, 1, 32).fused_optimizer);
+  EXPECT_EQ(resolved(tf32x3, true, 1, 32).precision, Precision::tf32x3);
   // auto and off accept another precision: they resolve to off there.
   for (Toggle toggle : {Toggle::automatic, Toggle::off}) {
     StepRequest request = fused_bf16;

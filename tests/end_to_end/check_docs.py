@@ -8,9 +8,12 @@
                            mgpu_analyze or a script is one their source defines; no measured figure outside a
                            generated block (an interval, a break-even batch anywhere; in README.md also a speedup,
                            a time or a decimal figure), and every generated block one bench/generate_docs.py fills;
-                           README.md within README_LINES lines, each page of docs/ within PAGE_LINES, the prose of
-                           all of them (outside generated blocks) within TOTAL_WORDS words, no commit hash or date
-                           of a run, and bench/results/ within ARCHIVE_BYTES;
+                           outside generated blocks README.md within README_LINES lines, each page of docs/ within
+                           PAGE_LINES, all of them within TOTAL_WORDS words, and no commit hash or date of a run
+                           (a generated block states its source's); README.md's first FIRST_SCREEN lines open
+                           the measured answer and hold its plot; bench/results/ within ARCHIVE_BYTES; and what
+                           check_claims.py holds to the archive (no rate above its peak, run counts, pointers, the
+                           GPU targets' last values);
   example ROOT FILE.h5     the h5py example of docs/results-format.md runs on FILE.h5 and prints one line per
                            configuration of the file.
 (Whether every generated block and the README's plot are what the archive gives now is bench/generate_docs.py --check,
@@ -24,6 +27,8 @@ import subprocess
 import sys
 
 import h5py
+
+import check_claims  # tests/end_to_end/: what the archive must bear out (rates, run counts, pointers, targets)
 
 # A shell command of the README: an indented block line, or inline code that starts with a program we ship or run.
 PROGRAMS = ("bash ", "cmake ", "mpirun ", "build/", "ctest ", "python3 ", "sbatch ", "srun ", "launch/", "bench/")
@@ -48,7 +53,8 @@ def known_options(root: pathlib.Path):
     defined = set(re.findall(r'"([a-z][a-z0-9-]*)[,"]', text))  # Boost.Program_options names: "model,m", "batch"
     defined |= {option[2:] for option in OPTION.findall(text)}
     # Options of the tools the commands run around ours.
-    defined |= {"allow-run-as-root", "test-dir", "build", "output-on-failure", "timeout", "hostfile", "np"}
+    defined |= {"allow-run-as-root", "test-dir", "build", "output-on-failure", "timeout", "hostfile", "np", "install",
+                "prefix"}
     return defined
 
 
@@ -82,6 +88,8 @@ def check_page_paths(root: pathlib.Path):
 
 
 README_LINES = 160  # the front door: its first screen holds the measured answer
+FIRST_SCREEN = 40  # README.md's lines that must hold the answer's block and its plot
+ANSWER_PLOT = "docs/figures/speedup_vs_batch.svg"
 PAGE_LINES = 250  # a reference page read once, whole
 TOTAL_WORDS = 25000  # README.md and docs/ together, outside their generated blocks
 ARCHIVE_BYTES = 5_000_000  # bench/results/: what the docs cite, not every run ever made (git keeps those)
@@ -125,21 +133,37 @@ def check_pages(root: pathlib.Path):
         problems += link_problems(root, page)
     for page in pages:
         text = page.read_text()
-        lines = text.count("\n")
+        # The budgets are the prose's: generated blocks (tables, --help, outputs, the provenance of measured figures:
+        # a run's date and revision) are bounded by their generator.
+        prose = GENERATED.sub("", text)
+        lines = prose.count("\n")
         limit = README_LINES if page.name == "README.md" and page.parent == root else PAGE_LINES
         if lines > limit:
-            problems.append(f"{page.relative_to(root)}: {lines} lines, over {limit}")
-        # The budget is the prose's: generated blocks (tables, --help, outputs) are bounded by their generator.
-        words += len(GENERATED.sub("", text).split())
+            problems.append(f"{page.relative_to(root)}: {lines} lines outside generated blocks, over {limit}")
+        words += len(prose.split())
         problems += link_problems(root, page)
-        for trace in RUN_TRACE.findall(LINK.sub("", text)):
+        for trace in RUN_TRACE.findall(LINK.sub("", prose)):
             problems.append(f"{page.relative_to(root)}: names '{trace}' (a run's date or revision belongs in "
                             "bench/results/README.md)")
+    problems += first_screen_problems(root)
     if words > TOTAL_WORDS:
         problems.append(f"README.md and docs/: {words} words, over {TOTAL_WORDS}")
     archive = sum(path.stat().st_size for path in (root / "bench" / "results").rglob("*") if path.is_file())
     if archive > ARCHIVE_BYTES:
         problems.append(f"bench/results/: {archive:,} bytes, over {ARCHIVE_BYTES:,}")
+    return problems
+
+
+def first_screen_problems(root: pathlib.Path):
+    """README.md's first screen opens the measured answer and shows its plot where one is drawn."""
+    lines = (root / "README.md").read_text().splitlines()
+    first = "\n".join(lines[:FIRST_SCREEN])
+    problems = []
+    if "<!-- generated: grid-answer -->" not in first:
+        problems.append(f"README.md: the measured answer (block grid-answer) does not open in the first {FIRST_SCREEN} "
+                        "lines")
+    if any(ANSWER_PLOT in line for line in lines) and ANSWER_PLOT not in first:
+        problems.append(f"README.md: the answer's plot ({ANSWER_PLOT}) is not in the first {FIRST_SCREEN} lines")
     return problems
 
 
@@ -252,6 +276,7 @@ def check_generated_blocks(root: pathlib.Path):
 def check_readme(root: pathlib.Path):
     problems = check_page_paths(root) + check_pages(root) + check_cited_sections(root) + check_test_names(root)
     problems += check_measured_figures(root) + check_generated_blocks(root)
+    problems += check_claims.problems(root, prose_outside_generated)
     readme = (root / "README.md").read_text()
     options = known_options(root)
     for command in readme_commands(readme):

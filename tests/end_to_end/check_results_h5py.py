@@ -19,7 +19,7 @@ import sys
 import h5py
 import numpy as np
 
-SUPPORTED_SCHEMA_VERSION = 14
+SUPPORTED_SCHEMA_VERSION = 16
 IMPLEMENTATIONS = ("mgpu_bench", "pytorch-ddp", "pytorch-graph")
 PHASES = ["forward", "backward", "allreduce", "exposed_comm", "optimizer", "step"]
 THROTTLE_FRACTION = 0.75  # docs/measurement.md: mean SM clock below 75% of the maximum
@@ -137,6 +137,13 @@ def check_configuration(name, group, expected_sizes, flags, problems, version):
                 problem(f"{attribute} is {value}, expected 0 to {most}")
         if group.attrs.get("overlap") != "on" and int(group.attrs.get("overlap_sm_target", 0)) != 0:
             problem("overlap_sm_target is set with overlap off (it applies only with overlap)")
+
+    # schema_version 15 added what the job printed that no run says (mgpu_bench replay's source): the set-up line,
+    # the unique id's check, the job's notice and plan, each a string ("" where the job printed none).
+    if version >= 15:
+        for attribute in ("setup", "unique_id_check", "job_notice", "job_plan"):
+            if not isinstance(group.attrs.get(attribute), str):
+                problem(f"missing string attribute '{attribute}'")
 
     # schema_version 7 added interrupted (why the benchmark stopped before completing the configuration: "SIGTERM",
     # "watchdog: ...", a full disk; "" when it was not stopped) and interrupted_utc, and a Fletcher32 checksum on

@@ -1,10 +1,14 @@
 #!/usr/bin/python3
-"""Purpose: bench/generate_docs.py end to end on a copy of the pages: with no grid archived the README's answer says so
-and gives the command, and no plot is kept; with a CPU-fallback grid in trials archived where the headline grid goes,
-every cell, break-even, band and sentence comes from mgpu_analyze's JSON of it (a cell without an interval says why),
-docs/study.md shows the same cells, docs/verdict.md the verdict's own lines, the plot is drawn, and --check passes,
-then fails once a generated cell is edited; a file measured in one trial is refused; check_docs' measured-figure
-check passes on the generated pages and names a figure written by hand.
+"""Purpose: bench/generate_docs.py end to end on a copy of the pages, its choice of source switching as the archive
+grows: with no grid archived the README's answer says so and gives the command, and no plot is kept; with only a
+one-trial file in an archived tarball (where bench/large_batch_performance.sh's grid goes) the answer comes from it
+with its method (the intervals cover the runs of one process); with a CPU-fallback grid in trials archived where the
+default method's file goes, the answer switches to it (its intervals cover independent processes): every cell,
+verdict, break-even and band from mgpu_analyze's JSON of it (a cell without an interval says why), docs/study.md
+shows the same cells, docs/verdict.md the verdict's own lines, the plot is drawn, the pairs whose independent jobs
+disagree are too close to call, and --check passes, then fails once a generated cell is edited; a one-trial file
+where the default method's goes is refused; check_docs' measured-figure check passes on the generated pages and
+names a figure written by hand.
 
 Usage: generate_docs_test.py ROOT MGPU_ANALYZE MGPU_BENCH GRID_IN_TRIALS.h5 ONE_TRIAL.h5 WORK_DIR
 """
@@ -14,14 +18,19 @@ import re
 import shutil
 import subprocess
 import sys
+import tarfile
 
-# What the generator reads besides the grid (the pages and the archive's tables and console texts).
-COPIED = ["README.md", "docs", "bench/results/cpu-first-run.txt", "bench/results/cpu-compare.txt",
+# What the generator reads besides the grid (the pages, the archive's tables and the console samples' files).
+COPIED = ["README.md", "docs", "bench/results/cpu-console",  # the console samples' results files
           "bench/results/grid-h200x4/large_batch_table_1.md", "bench/results/grid-h200x4/large_batch_table_2.md",
           "bench/results/grid-h200x4/large_batch_table_4.md",
-          # docs/cluster.md's blocks (bench/cluster_docs.py): the probe and sweeps, the published tables.
-          "bench/results/h200x4-2026-11-28c", "bench/results/published-allreduce"]
-GRID = "bench/results/grid-h200x2/grid.h5"
+          "bench/results/grid-h200x4/large_batch_results_4.tar.gz",  # the peer table's probe (its floors)
+          # docs/cluster.md's blocks (bench/cluster_docs.py): the probe, sweeps and grid, the published tables.
+          "bench/results/model-check-h200x4/validation_default.tar.xz", "bench/results/published-allreduce",
+          # Independent jobs of single pairs: which are too close to call.
+          "bench/results/h200x4-2026-11-26/plan_convergence.md"]
+GRID = "bench/results/grid-h200x2/grid.h5"  # the default method's file on 2 GPUs
+ARCHIVED_GRID = "bench/results/grid-h200x4/large_batch_results_2.tar.gz"  # the grid's tarball, results/ours.h5 in it
 CELL = r"(?:\d\.\d{3} \[-?\d\.\d{3}, \d\.\d{3}\]|too few runs|too noisy)"  # a cell: its interval (on a loaded CPU a low end may fall below 0), or why none
 
 
@@ -64,7 +73,26 @@ def main(argv):
     if (root / "docs/figures/speedup_vs_batch.svg").exists():
         fail("a plot is kept without a grid to draw it from")
 
-    # A grid in trials archived: stale until generated, then every figure from it.
+    # Only the grid's tarball archived: the answer comes from it, with its method.
+    (root / ARCHIVED_GRID).parent.mkdir(parents=True, exist_ok=True)
+    with tarfile.open(root / ARCHIVED_GRID, "w:gz") as archive:
+        archive.add(one_trial, "results/ours.h5")
+    if generate().returncode != 0:
+        fail("the generator on the archived tarball")
+    words = " ".join(block((root / "README.md").read_text(), "grid-answer").split())
+    for expected in ("Measured on 2 ranks of the CPU fallback against 1, ",
+                     "`--timing interleaved`, 3 runs per configuration (",  # how many were kept varies
+                     "kept by the outlier screen), 1 trial per cell: the intervals are over the runs of one process, "
+                     "not over independent processes",
+                     "([grid-h200x4/large_batch_results_2.tar.gz](bench/results/grid-h200x4/large_batch_results_2.tar"
+                     ".gz): `results/ours.h5`)", "| 16 | too few runs | too few runs to tell |",
+                     "medium, global batch 128, 2 GPUs: too close to call (18 jobs, speedups 0.941 to 1.067; slower "
+                     "in 4, no clear difference in 11, faster in 3)"):
+        if expected not in words:
+            fail(f"README's answer from the tarball lacks '{expected}':\n{words}")
+
+    # A grid in trials archived where the default method's file goes: stale until generated, then every figure from
+    # it, the tarball no longer cited.
     (root / GRID).parent.mkdir(parents=True)
     shutil.copy(grid, root / GRID)
     stale = generate("--check")
@@ -75,19 +103,23 @@ def main(argv):
         fail(f"the generator on the grid: {run.stdout}{run.stderr}")
     readme = (root / "README.md").read_text()
     answer = block(readme, "grid-answer")
-    table = re.findall(rf"^\| medium \(258,432\) \| 2 \| (?:{CELL} \| )+[^|]+ \| [^|]+ \|$", answer, re.M)
-    if len(table) != 1 or "| model | GPUs | batch 8 | batch 64 | break-even [95%] | no clear difference |" not in answer:
+    table = re.findall(rf"^\| (?:8|64) \| {CELL} \| [a-z ]+ \|$", answer, re.M)
+    if len(table) != 2 or "| 2 GPUs, global batch | medium: speedup [95%] | medium: verdict |" not in answer:
         fail(f"README's table:\n{answer}")
     words = " ".join(answer.split())  # the prose is wrapped at 120 characters
-    for expected in ("Measured on the CPU fallback with 2 ranks, 3 trials per pair, `bench/results/grid-h200x2/`:",
-                     "- **medium on 2 GPUs**: ", "the largest batch measured.",
-                     "- The exposed all-reduce (the part of the 2-GPU step", "docs/figures/speedup_vs_batch.svg"):
+    for expected in ("Measured on 2 ranks of the CPU fallback against 1, ", "`--timing interleaved`, 3 trials per cell",
+                     "the intervals are over the trial means: they cover independent processes",
+                     "[grid-h200x2/grid.h5](bench/results/grid-h200x2/grid.h5)", "- medium on 2 GPUs: ",
+                     "the largest batch measured; no clear difference: ", "too close to call",
+                     "docs/figures/speedup_vs_batch.svg"):
         if expected not in words:
             fail(f"README's answer lacks '{expected}':\n{answer}")
+    if "large_batch_results_2.tar.gz" in words:
+        fail(f"README's answer still cites the tarball:\n{answer}")
     if "<svg" not in (root / "docs/figures/speedup_vs_batch.svg").read_text():
         fail("no plot drawn")
     study = block((root / "docs/study.md").read_text(), "nvlink-answer")
-    if table[0] not in study:
+    if any(row not in study for row in table):
         fail(f"docs/study.md's cells differ from README's:\n{study}")
     verdict = block((root / "docs/verdict.md").read_text(), "verdict-example")
     if "# verdict (" not in verdict or "#   medium, global batch 8, 2 GPUs, 3 trials: speedup" not in verdict or \
@@ -109,16 +141,17 @@ def main(argv):
         fail(f"a figure written by hand outside a generated block was not named: {problems}")
 
     # An edited cell is stale.
-    (root / "README.md").write_text(readme.replace(table[0], table[0].replace("| medium", "| medium edited")))
+    (root / "README.md").write_text(readme.replace(table[0], table[0].replace("| 8 |", "| 9 |")))
     if generate("--check").returncode != 1:
         fail("--check passed with an edited cell")
 
-    # A file measured in one trial is no published figure.
+    # A file measured in one trial where the default method's goes is refused.
     shutil.copy(one_trial, root / GRID)
     refused = generate()
     if refused.returncode == 0 or "is not measured by the default method" not in refused.stderr:
         fail(f"a one-trial grid was not refused: {refused.returncode} {refused.stderr}")
-    print("generate_docs: no grid, a CPU grid in trials, an edited cell, a one-trial file: as expected")
+    print("generate_docs: no grid, the grid's tarball, a CPU grid in trials, an edited cell, a one-trial file where the "
+          "default method's goes: as expected")
     return 0
 
 

@@ -2,10 +2,12 @@
 // one node and on several, each algorithm's bandwidth (the node's or the NICs', whichever limits; the tree on 2 nodes
 // against more), every protocol's latency and bandwidth, the fastest candidate and its switches by size on #309's
 // shape (LL to LL128 to the ring's Simple to the tree's Simple), the inside of a node from a sweep or stated NVLink
-// figures, and a measured sweep of a layout answering for it in the step model.
+// figures, a measured sweep of a layout answering for it in the step model and the model's all-reduce alone scaled for
+// an error band, and the fitted constants listed with the values the terms use.
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <map>
 
 #include "platform/error.hpp"
 #include "stats/cluster_allreduce.hpp"
@@ -207,4 +209,35 @@ TEST(ClusterAllreduce, AMeasuredMultiNodeSweepOverridesTheModelInTheStep) {
   EXPECT_NEAR(modelled, 1.06 * fastest_candidate(10000, {4, 1, 1}, model.cluster()->node(1), round_nic()).ms(10000),
               1e-12);
   EXPECT_EQ(model.allreduce_ms(10000, 1, &source), 0.0);
+}
+
+// An error band's end scales the cluster model's all-reduce in the step, never a measured sweep's.
+TEST(ClusterAllreduce, TheBandsScaleReachesOnlyTheModelsAllreduce) {
+  const ProbeRates rates = probe_rates(step_model_test::probe(), Precision::fp32);
+  const AllreduceCurve across{2, {{1000, 0.02}, {100000, 0.2}}, 2};  // 2 ranks on 2 nodes: measured
+  StepModel model(rates, {across}, round_nic(), true);
+  model.use_cluster(ClusterAllreduceModel(1, 1, round_nic(), "GPU", {across}));
+  TermSource source = TermSource::measured;
+  const double measured = model.allreduce_ms(10000, 2, &source), modelled = model.allreduce_ms(10000, 4, &source);
+  model.scale_modelled_allreduce(1.25);
+  EXPECT_DOUBLE_EQ(model.allreduce_ms(10000, 2, &source), measured);
+  EXPECT_NEAR(model.allreduce_ms(10000, 4, &source), 1.25 * modelled, 1e-15);
+  EXPECT_EQ(source, TermSource::estimated);
+  EXPECT_THROW(model.scale_modelled_allreduce(0.0), UsageError);
+  EXPECT_THROW(model.scale_modelled_allreduce(-1.0), UsageError);
+  EXPECT_THROW(model.scale_modelled_allreduce(INFINITY), UsageError);
+}
+
+// The constants fitted to #309, as the terms use them (EveryProtocolsLatencyAndBandwidth pins the terms): seven.
+TEST(ClusterAllreduce, TheFittedConstantsAreTheTermsOwn) {
+  std::map<std::string, double> constants;
+  for (const FittedConstant& c : fitted_constants()) constants[c.name] = c.value;
+  ASSERT_EQ(constants.size(), 7u);
+  EXPECT_DOUBLE_EQ(constants.at("base latency (us)"), base_latency_us());
+  EXPECT_DOUBLE_EQ(constants.at("LL128 hop factor"), 3.2);
+  EXPECT_DOUBLE_EQ(constants.at("ring Simple hop factor"), 2.8);
+  EXPECT_DOUBLE_EQ(constants.at("tree Simple hop factor"), 20.0);
+  EXPECT_DOUBLE_EQ(constants.at("LL bandwidth share"), 0.09);
+  EXPECT_DOUBLE_EQ(constants.at("LL128 bandwidth share"), 0.55);
+  EXPECT_DOUBLE_EQ(constants.at("tree efficiency"), 0.91);
 }

@@ -166,6 +166,32 @@ TEST(Compare, FusedOptimizerOnAndOffDoNotPair) {
   EXPECT_EQ(c.only_after[0]->label, "n1_fused fused_optimizer=on");
 }
 
+// --ignore-setting: a named attribute leaves the pairing (tf32x3 against the fp32 it replaces); per-batch, every
+// setting --X auto decides per batch (a new build's fused optimizer at a batch where the old one's was off); a name
+// compare does not pair on is refused by is_ignorable_setting.
+TEST(Compare, IgnoredSettingsPairAcrossThem) {
+  Side before, after;
+  before.add("b", 1, "default", {100, 101, 99, 100, 100}, {{"precision", "fp32"}, {"fused_optimizer", "off"}});
+  after.add("a", 1, "default", {150, 151, 149, 150, 150}, {{"precision", "tf32x3"}, {"fused_optimizer", "on"}});
+  EXPECT_TRUE(compare_results(before.stats, after.stats, {}).pairs.empty());
+  CompareOptions options;
+  options.ignored_settings = {"precision"};
+  EXPECT_TRUE(compare_results(before.stats, after.stats, options).pairs.empty());  // fused_optimizer still differs
+  options.ignored_settings.push_back(kPerBatchSettings);
+  const Comparison c = compare_results(before.stats, after.stats, options);
+  ASSERT_EQ(c.pairs.size(), 1u);
+  EXPECT_NEAR(c.pairs[0].ratio.ratio, 1.5, 1e-12);
+  EXPECT_EQ(c.pairs[0].verdict, Verdict::faster);
+  options.ignored_settings = {"fused_optimizer"};  // per-batch is not needed where one setting is named
+  after.results.front().attribute_text["precision"] = "fp32";
+  EXPECT_EQ(compare_results(before.stats, after.stats, options).pairs.size(), 1u);
+  EXPECT_TRUE(is_ignorable_setting("precision"));
+  EXPECT_TRUE(is_ignorable_setting("ranks"));
+  EXPECT_TRUE(is_ignorable_setting(kPerBatchSettings));
+  EXPECT_FALSE(is_ignorable_setting("hosts"));  // a run condition: never paired on
+  EXPECT_FALSE(is_ignorable_setting("no_such_setting"));
+}
+
 // Files with trials: each side's trials of a configuration are compared by their means, one row; each trial's runs
 // alone would call every change significant. A side with one configuration is paired as before trials existed.
 TEST(Compare, TrialsAreComparedByTheirMeans) {

@@ -60,8 +60,9 @@ TEST_F(ConfigurationStatsTest, SingleGpuOutlierExcludedAndFiguresByHand) {
   EXPECT_NEAR(s.phase(BreakdownPhase::optimizer), 0.5, 1e-12);
   EXPECT_NEAR(s.phase(BreakdownPhase::other), 0.7, 1e-12);
   EXPECT_EQ(s.phase(BreakdownPhase::allreduce), 0);
-  // 6 × 1e6 weights × 8 samples / 4.4 ms.
-  EXPECT_NEAR(s.tflops, 6e6 * 8 / 4.4e-3 / 1e12, 1e-15);
+  // The step's GEMMs of the 16-8-3 model at batch 8 (no input gradient for layer 0): 2·8·(3·152 − 128) = 5,248
+  // FLOPs in 4.4 ms; not the file's dense_weight_count, which the count never reads.
+  EXPECT_NEAR(s.tflops, 5248 / 4.4e-3 / 1e12, 1e-20);
   EXPECT_NEAR(s.peak_memory_mib, 1024, 1e-9);  // the excluded run's 10 GiB does not count
   EXPECT_FALSE(s.clocks_recorded);
 }
@@ -73,6 +74,8 @@ TEST_F(ConfigurationStatsTest, TwoGpuStepIsThePerStepMaximumOverRanks) {
   EXPECT_EQ(s.runs_kept, 5);  // MAD = 0: nothing excluded
   EXPECT_NEAR(s.throughput.mean, 3520, 1e-9);
   EXPECT_NEAR(s.mean_step_ms, 2.3, 1e-12);
+  // TFLOP/s per GPU: each rank's step runs the local batch of 4, 2·4·328 = 2,624 FLOPs in the mean step of 2.3 ms.
+  EXPECT_NEAR(s.tflops, 2624 / 2.3e-3 / 1e12, 1e-20);
   // The critical rank's phases; the fast rank's 0.05 ms values would give other ≈ 2.1.
   EXPECT_NEAR(s.phase(BreakdownPhase::forward), 0.92, 1e-12);
   EXPECT_NEAR(s.phase(BreakdownPhase::backward), 0.46, 1e-12);
@@ -134,13 +137,13 @@ TEST(ConfigurationStatsRunKinds, ThroughputFromUnmarkedRunsPhasesFromMarkedOnes)
   EXPECT_NEAR(s.share(BreakdownPhase::forward), 1.75 / 4.75, 1e-12);
 }
 
-// A GPU's step is a fraction of a millisecond: its TFLOP/s come from the mean step like any other's (6 x 1e6
-// weights x 8 samples / 0.04 ms = 1.2 TFLOP/s).
+// A GPU's step is a fraction of a millisecond: its TFLOP/s come from the mean step like any other's (5,248 FLOPs /
+// 0.04 ms = 1.312e-4 TFLOP/s).
 TEST(ConfigurationStatsRunKinds, TflopsOfASubMillisecondStep) {
   const ResultsFile file = steady_results("mgpu_stats_fast", "fast", {0.01, 0.02, 0.0, 0.0, 0.005, 0.04}, 3);
   const ConfigurationStats s = compute_configuration_stats(file.configuration("fast"), "fast.h5", {});
   EXPECT_NEAR(s.mean_step_ms, 0.04, 1e-12);
-  EXPECT_NEAR(s.tflops, 6e6 * 8 / 0.04e-3 / 1e12, 1e-9);
+  EXPECT_NEAR(s.tflops, 1.312e-4, 1e-16);
 }
 
 // Phases that add up to the step but for the rounding of their stored fp32 times leave an "other" of exactly 0; one

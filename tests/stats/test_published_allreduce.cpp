@@ -1,6 +1,7 @@
 // Purpose: tests of holding the cluster model against a published table: each row's prediction is the fastest
 // candidate's, its error relative to the published time, and the worst |error| kept apart below 1 MiB and from 1 to
-// 128 MiB (a row above 128 MiB in neither); bad rows and a GPU without NVLink figures refused by name.
+// 128 MiB (a row above 128 MiB in neither), the signed error's range over every row; the error a prediction carries,
+// only once a table is held out of the fit; bad rows and a GPU without NVLink figures refused by name.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -60,6 +61,32 @@ TEST(PublishedAllreduce, TheBandsEndAtOneAndAt128MiB) {
   EXPECT_EQ(held.rows_1_to_128_mib, 1);
   EXPECT_NEAR(held.worst_abs_error_1_to_128_mib, 0.0, 1e-12);
   EXPECT_NEAR(held.rows[2].error, -0.9, 1e-12);  // reported, outside both bands
+}
+
+TEST(PublishedAllreduce, TheErrorsRangeIsOverEveryRow) {
+  // -90% above 128 MiB, +100% below 1 MiB, 0 between: every row counts, whatever its size.
+  const long long below = 4096, at = kMiB, above = 256 * kMiB;
+  const HeldTable held = hold_against(table_of(
+      {{below, 0.5 * predicted_us(below), ""}, {at, predicted_us(at), ""}, {above, 10 * predicted_us(above), ""}}));
+  EXPECT_NEAR(held.lowest_error, -0.9, 1e-12);
+  EXPECT_NEAR(held.highest_error, 1.0, 1e-12);
+  EXPECT_NEAR(held.worst_abs_error(), 1.0, 1e-12);
+  // One row: the range is that row's error, not 0.
+  const HeldTable one = hold_against(table_of({{at, 0.8 * predicted_us(at), ""}}));
+  EXPECT_NEAR(one.lowest_error, 0.25, 1e-12);
+  EXPECT_NEAR(one.highest_error, 0.25, 1e-12);
+}
+
+TEST(PublishedAllreduce, APredictionCarriesTheErrorOnceATableIsHeldOut) {
+  PublishedTable fitted = table_of({{kMiB, predicted_us(kMiB) / 1.3, ""}});  // +30%, in-sample
+  fitted.used_to_fit = true;
+  PublishedTable held = table_of({{8 * kMiB, predicted_us(8 * kMiB) / 1.1, ""}});  // +10%, held out
+  EXPECT_FALSE(carried_allreduce_error({fitted}).has_value());
+  EXPECT_FALSE(carried_allreduce_error({}).has_value());
+  ASSERT_TRUE(carried_allreduce_error({held}).has_value());
+  EXPECT_NEAR(*carried_allreduce_error({held}), 0.1, 1e-12);
+  // With a table held out, the worst row of every table given: the fitted one's 30% here.
+  EXPECT_NEAR(*carried_allreduce_error({fitted, held}), 0.3, 1e-12);
 }
 
 TEST(PublishedAllreduce, BadRowsAndUnknownGpusAreRefusedByName) {

@@ -46,5 +46,15 @@ TEST(SpeedupVerdict, TheTwoPercentEdgesBelongToTheBand) {
   EXPECT_EQ(missing_interval_reason(5), "too noisy");
 }
 
+// Each verdict's words are distinct; without an interval they give its reason.
+TEST(SpeedupVerdict, WordsNameEachVerdictAndWhyThereIsNone) {
+  EXPECT_EQ(speedup_verdict_words(SpeedupVerdict::faster, ""), "faster");
+  EXPECT_EQ(speedup_verdict_words(SpeedupVerdict::slower, ""), "slower");
+  EXPECT_EQ(speedup_verdict_words(SpeedupVerdict::no_significant_difference, ""), "no significant difference");
+  EXPECT_EQ(speedup_verdict_words(SpeedupVerdict::no_clear_difference, ""), "no clear difference");
+  EXPECT_EQ(speedup_verdict_words(SpeedupVerdict::no_interval, "too few runs"), "too few runs to tell");
+  EXPECT_EQ(speedup_verdict_words(SpeedupVerdict::no_interval, "too noisy"), "too noisy to tell");
+}
+
 }  // namespace
 }  // namespace mgpu::stats

@@ -88,6 +88,45 @@ TEST_F(StepModelTest, EachGemmIsItsMedianOverTheProbesRuns) {
   EXPECT_EQ(source, TermSource::measured);
 }
 
+// tf32x3 runs three TF32 products per GEMM, so its rates are the probe's tf32 ones with every GEMM three times as long
+// (the peak a third); and each kernel that writes a GEMM operand writes its split too: 2 floats more per value.
+TEST_F(StepModelTest, Tf32x3IsThreeTf32GemmsAndTheSplitsTraffic) {
+  results_schema::HardwareProbe probe = fixture::probe();
+  const std::size_t gemms = probe.gemm_labels.size();
+  probe.gemm_precisions = {"fp32", "tf32"};
+  probe.gemm_ms.shape = {1, 2, gemms};
+  std::vector<double> tf32_ms;
+  for (std::size_t g = 0; g < gemms; ++g) tf32_ms.push_back(probe.gemm_ms.values[g] / 8);  // tf32: 8x fp32's rate
+  probe.gemm_ms.values.insert(probe.gemm_ms.values.end(), tf32_ms.begin(), tf32_ms.end());
+  const ProbeRates tf32 = probe_rates(probe, Precision::tf32);
+  const ProbeRates tf32x3 = probe_rates(probe, Precision::tf32x3);
+  EXPECT_EQ(tf32x3.precision, Precision::tf32x3);
+  ASSERT_EQ(tf32x3.gemms.size(), tf32.gemms.size());
+  for (std::size_t g = 0; g < tf32.gemms.size(); ++g) EXPECT_DOUBLE_EQ(tf32x3.gemms[g].ms, 3 * tf32.gemms[g].ms);
+  EXPECT_NEAR(tf32x3.peak_gemm_tflops, tf32.peak_gemm_tflops / 3, 1e-9);
+  EXPECT_NEAR(tf32.peak_gemm_tflops, 160.0, 1e-9);
+  // A batch large enough that every pass is far above the graph node's floor: forward's elementwise passes move
+  // (2 + 2) floats per hidden output and (3 + 2) per loss value, Adam (7 + 2) per parameter.
+  constexpr long long kBatch = 1LL << 22;
+  const StepModel model(tf32x3, {curve_}, std::nullopt, false);
+  const Configuration settings = default_gpu_configuration(kMlp, 1, kBatch, Precision::tf32x3);
+  ASSERT_FALSE(settings.training.fused_optimizer);
+  const StepPrediction p = model.predict(settings);
+  TermSource source = TermSource::measured;
+  EXPECT_NEAR(
+      p.forward_ms,
+      gemm_ms(tf32x3, GemmKind::forward, 16, 8, kBatch, &source) + memory_pass_ms(tf32x3, 4.0 * 4 * kBatch * 8) +
+          gemm_ms(tf32x3, GemmKind::forward, 8, 3, kBatch, &source) + memory_pass_ms(tf32x3, 5.0 * 4 * kBatch * 3),
+      1e-12);
+  // Adam over a million parameters (far above the node's floor; its layers' GEMMs estimated from the peak).
+  const MlpSpec wide = custom_model({1000, 1000, 3}, 0.0);
+  const double parameters = double(wide.parameter_count());
+  const double adam_ms = model.predict(default_gpu_configuration(wide, 1, 128, Precision::tf32x3)).optimizer_ms;
+  EXPECT_NEAR(adam_ms, memory_pass_ms(tf32x3, 9.0 * 4 * parameters), 1e-15);
+  EXPECT_GT(adam_ms, memory_pass_ms(tf32x3, 7.5 * 4 * parameters));
+  EXPECT_THROW(probe_rates(fixture::probe(), Precision::tf32x3), UsageError);  // no tf32 GEMMs probed
+}
+
 TEST_F(StepModelTest, GemmAtAMeasuredBatchIsTheMeasurement) {
   EXPECT_DOUBLE_EQ(gemm(GemmKind::forward, 16, 8, 16, TermSource::measured), 0.010);
   EXPECT_DOUBLE_EQ(gemm(GemmKind::weight_grad, 16, 8, 64, TermSource::measured), 0.030);

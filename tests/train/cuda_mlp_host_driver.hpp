@@ -54,6 +54,11 @@ class CudaMlpHostDriver {
     copy_to_device(mlp_.first_moment_, first, mlp_.stream_);
     copy_to_device(mlp_.second_moment_, second, mlp_.stream_);
   }
+  // --precision tf32x3: every product without its small terms from now on (Tf32x3Operands::drop_small_products).
+  void drop_small_products() {
+    MGPU_REQUIRE(mlp_.tf32x3_ != nullptr, "drop_small_products: the model is not tf32x3");
+    mlp_.tf32x3_->drop_small_products = true;
+  }
 
  private:
   void set_dropout_key(const cpu::DropoutKey& dropout) {

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <numeric>
 #include <random>
 #include <string>
 #include <tuple>
@@ -389,15 +390,14 @@ void expect_gradients_match(const ModelCase& c, const std::vector<float>& gradie
   }
 }
 
-TEST_P(CudaMlpReference, BackwardInBucketPiecesMatchesFloat64Reference) {
-  const ReferenceCase& rc = GetParam();
-  // Caps of a few rows: every layer's weight gradient is cut into several GEMMs, as overlap does it; in both orders
-  // (deferred: every weight gradient after the chain of input gradients, first layer first).
+// Caps of a few rows: every layer's weight gradient is cut into several GEMMs, as overlap does it; in both orders
+// (deferred: every weight gradient after the chain of input gradients, first layer first).
+void expect_backward_in_pieces_matches(const ReferenceCase& rc, Precision precision, double tolerance) {
   const std::size_t cap = std::size_t(4) * rc.model.model.max_width() * 3;
   for (const BucketPlan& plan :
        {overlap_plan(rc.model.model, cap, cap / 2), deferred_overlap_plan(rc.model.model, cap, cap / 2)}) {
-    const std::string order = setting_name(plan.order);
-    GpuFixture gpu(rc.model);
+    const std::string order = std::string(setting_name(precision)) + " " + setting_name(plan.order);
+    GpuFixture gpu(rc.model, precision);
     gpu.mlp.fill_work_buffers_with_nan();  // a piece that is never written shows as NaN
     const cpu::DropoutKey key = dropout_key(rc.drop_probability);
     DeviceBuffer<float> loss(1);
@@ -408,8 +408,12 @@ TEST_P(CudaMlpReference, BackwardInBucketPiecesMatchesFloat64Reference) {
     ASSERT_EQ(pieces_seen.size(), plan.pieces.size()) << order;
     for (std::size_t p = 0; p < pieces_seen.size(); ++p) EXPECT_EQ(pieces_seen[p], static_cast<int>(p)) << order;
     const Reference reference(rc.model, gpu, key);
-    expect_gradients_match(rc.model, gpu.mlp.download_gradients(), reference, kMathTolerance, "pieces, " + order);
+    expect_gradients_match(rc.model, gpu.mlp.download_gradients(), reference, tolerance, "pieces, " + order);
   }
+}
+
+TEST_P(CudaMlpReference, BackwardInBucketPiecesMatchesFloat64Reference) {
+  expect_backward_in_pieces_matches(GetParam(), Precision::fp32, kMathTolerance);
 }
 
 // After a fused update (adam_with_weight_gradients, update 1, from zero moments) of `gpu` from its fixture's state,
@@ -545,6 +549,7 @@ TEST_F(CudaMlpTest, OutputHeadOnlyWhereItServes) {
   EXPECT_FALSE(CudaMlp(large, 128, stream.get()).output_head_fusable());
   EXPECT_FALSE(CudaMlp(medium, 64, stream.get(), Precision::tf32).output_head_fusable());
   EXPECT_FALSE(CudaMlp(medium, 64, stream.get(), Precision::bf16).output_head_fusable());
+  EXPECT_FALSE(CudaMlp(medium, 64, stream.get(), Precision::tf32x3).output_head_fusable());
   EXPECT_FALSE(CudaMlp(custom_model({3, 2}, 0.0), 8, stream.get()).output_head_fusable());  // no hidden layer
   CudaMlp wide_head(custom_model({37, 64, 48, 5}, 0.0), 24, stream.get());
   EXPECT_FALSE(wide_head.output_head_fusable());
@@ -653,6 +658,119 @@ TEST_P(CudaMlpReference, Tf32GradientsMatchFloat64ReferenceLoosely) {
 
 TEST_P(CudaMlpReference, Bf16GradientsMatchFloat64ReferenceLoosely) {
   expect_reduced_precision_matches(GetParam(), Precision::bf16, kBf16Tolerance, kBf16GradientTolerance, "bf16");
+}
+
+// --- tf32x3 (split TF32, tf32x3_operands.hpp): fp32's accuracy from TF32 tensor-core products. ---
+
+// tf32x3 keeps fp32's rounding of the operands but not fp32's summation: the tensor cores add the products in their
+// own order and way. A pre-activation within that of zero takes the other side of the ReLU, and each such flip moves
+// a layer's gradient by about 1 / sqrt(its nonzero dL/dZ) of its norm (0.8% for large's first layer at batch 32),
+// whatever the precision: so the gradients are held to fp32's tolerance where a step has few pre-activations (the
+// small and odd cases, a few thousand), and to a few flips' worth over the tens of thousands of tall and the presets.
+// The output, continuous in the pre-activations, is held to fp32's tolerance everywhere, and a wrong split (a part
+// lost, misplaced or paired with the wrong part) is off by 2^-11 or far more: the small cases see that too.
+constexpr double kTf32x3ManyPreactivationsGradientTolerance = 5e-2;
+double tf32x3_gradient_tolerance(const ModelCase& c) {
+  const std::vector<int>& widths = c.model.widths;
+  const long long preactivations =
+      static_cast<long long>(c.batch) * (std::accumulate(widths.begin() + 1, widths.end() - 1, 0LL));
+  return preactivations < 5000 ? kMathTolerance : kTf32x3ManyPreactivationsGradientTolerance;
+}
+
+// The largest relative error of the output and of every layer's weight and bias gradients against float64.
+double worst_step_error(const ModelCase& c, CudaMlp& mlp, const Reference& reference) {
+  double worst = relative_error(mlp.download_output(), reference.activations.output);
+  const std::vector<float> gradients = mlp.download_gradients();
+  for (const DenseLayer& layer : c.model.layers()) {
+    worst = std::max(worst, relative_error(gradients, reference.gradients, layer.weight_offset, layer.weight_count()));
+    if (layer.hidden)
+      worst = std::max(worst, relative_error(gradients, reference.gradients, layer.bias_offset, layer.bias_count()));
+  }
+  return worst;
+}
+
+// A whole forward and backward in tf32x3 meets fp32's tolerance against float64; the same step with every product's
+// small terms dropped (big x big alone: TF32 on the big parts) does not, so this test fails if the small terms are
+// lost. The process's tunings are forgotten first, so that every product's first call tunes its shape, the ones that
+// add to their output (the big x big parts) included.
+TEST_P(CudaMlpReference, Tf32x3MatchesFloat64WithinFp32ToleranceAndNotWithoutItsSmallTerms) {
+  const ReferenceCase& rc = GetParam();
+  forget_gemm_tunings();
+  double worst[2] = {0.0, 0.0};
+  for (int dropped = 0; dropped < 2; ++dropped) {
+    GpuFixture gpu(rc.model, Precision::tf32x3);
+    if (dropped == 1) gpu.host.drop_small_products();
+    const cpu::DropoutKey key = dropout_key(rc.drop_probability);
+    DeviceBuffer<float> loss(1);
+    gpu.host.forward(key);
+    gpu.mlp.loss_and_gradient(loss_slots(loss));
+    gpu.mlp.backward();
+    const Reference reference(rc.model, gpu, key);
+    worst[dropped] = worst_step_error(rc.model, gpu.mlp, reference);
+    if (dropped == 0) {
+      EXPECT_LE(relative_error(gpu.mlp.download_output(), reference.activations.output), kMathTolerance) << "output";
+      expect_gradients_match(rc.model, gpu.mlp.download_gradients(), reference, tf32x3_gradient_tolerance(rc.model),
+                             "tf32x3");
+    }
+  }
+  std::printf("[ measured ] tf32x3 %s: worst relative error %.3g; without the small terms %.3g\n",
+              rc.model.name.c_str(), worst[0], worst[1]);
+  // The output or a gradient of the step without them: TF32's rounding, 2^-11 per operand, beyond fp32's tolerance.
+  EXPECT_GT(worst[1], kMathTolerance) << "dropping the small terms stays within fp32's tolerance: the test cannot fail";
+}
+
+TEST_P(CudaMlpReference, Tf32x3BackwardInBucketPiecesMatchesFloat64Reference) {
+  expect_backward_in_pieces_matches(GetParam(), Precision::tf32x3, tf32x3_gradient_tolerance(GetParam().model));
+}
+
+// Gradient accumulation: both parts of every weight gradient add to what the buffer holds (here half the gradient,
+// so the result is 1.5 times it).
+TEST_P(CudaMlpReference, Tf32x3AccumulatedGradientsAddToTheBuffer) {
+  const ReferenceCase& rc = GetParam();
+  GpuFixture gpu(rc.model, Precision::tf32x3);
+  const cpu::DropoutKey key = dropout_key(rc.drop_probability);
+  Reference expected(rc.model, gpu, key);
+  std::vector<float> earlier(expected.gradients.size());
+  for (std::size_t i = 0; i < earlier.size(); ++i) earlier[i] = static_cast<float>(0.5 * expected.gradients[i]);
+  gpu.mlp.upload_gradients(earlier);
+  for (std::size_t i = 0; i < earlier.size(); ++i) expected.gradients[i] += double(earlier[i]);
+  DeviceBuffer<float> loss(1);
+  gpu.host.forward(key);
+  gpu.mlp.loss_and_gradient(loss_slots(loss));
+  gpu.mlp.backward(whole_buffer_plan(rc.model.model), {}, true);
+  expect_gradients_match(rc.model, gpu.mlp.download_gradients(), expected, tf32x3_gradient_tolerance(rc.model),
+                         "tf32x3 accumulated");
+}
+
+// Adam writes the split of the weights it updates, which the next forward reads: whether it updates the whole buffer
+// or bucket ranges that start anywhere (their flat offsets find each weight's layer and row), the forward after it is
+// the float64 forward of the updated parameters, bit for bit the same either way.
+TEST_F(CudaMlpTest, Tf32x3AdamWritesTheWeightSplitTheNextForwardReads) {
+  const AdamSettings adam;
+  for (const ModelCase& c : model_cases()) {
+    const std::vector<float> gradients = normal_values(c.model.parameter_count(), 1e-2f, 41);
+    std::vector<float> outputs[2];
+    for (int buckets = 0; buckets < 2; ++buckets) {
+      GpuFixture gpu(c, Precision::tf32x3);
+      gpu.host.upload_moments(std::vector<float>(gradients.size(), 0.0f), std::vector<float>(gradients.size(), 0.0f));
+      gpu.mlp.upload_gradients(gradients);
+      gpu.host.set_adam_corrections(adam, 1);
+      if (buckets == 0) {
+        gpu.mlp.adam(adam);
+      } else {
+        for (const GradientBucket& bucket : overlap_plan(c.model, 4 * 37, 4 * 11).buckets)
+          gpu.mlp.adam(adam, bucket.begin, bucket.end - bucket.begin);
+      }
+      gpu.parameters = gpu.mlp.download_parameters();  // the float64 forward of the updated weights
+      const cpu::DropoutKey key = dropout_key(0.0f);
+      gpu.host.forward(key);
+      outputs[buckets] = gpu.mlp.download_output();
+      const Reference reference(c, gpu, key);
+      EXPECT_LE(relative_error(outputs[buckets], reference.activations.output), kMathTolerance)
+          << c.name << (buckets == 1 ? ", Adam per bucket" : ", one Adam");
+    }
+    EXPECT_EQ(outputs[1], outputs[0]) << c.name;
+  }
 }
 
 std::vector<ReferenceCase> reference_cases() {

@@ -80,6 +80,8 @@ TEST(MathCheck, ToleranceFollowsTheGemmsAndTheAllReducesPrecision) {
   EXPECT_DOUBLE_EQ(math_check_tolerance(settings), kTf32Tolerance);
   settings.precision = Precision::bf16;
   EXPECT_DOUBLE_EQ(math_check_tolerance(settings), kBf16Tolerance);
+  settings.precision = Precision::tf32x3;  // held to fp32's: its claim
+  EXPECT_DOUBLE_EQ(math_check_tolerance(settings), kFp32Tolerance);
   settings.precision = Precision::fp32;
   settings.grad_dtype = GradDtype::bf16;
   EXPECT_DOUBLE_EQ(math_check_tolerance(settings), kBf16GradientTolerance);

@@ -2,7 +2,7 @@
 // (both presets and an odd-width model, local batch 1 to 4096 around every kernel threshold, each precision) matches
 // the float64 product before it may be timed, and a corrupted candidate (the MGPU_FAULT_GEMM_CANDIDATE hook) is
 // rejected, reported and never chosen; with MGPU_GEMM_VERIFY=fatal it stops the program; a GEMM plan is followed; an
-// SM count target keeps the product right and its own tuning.
+// SM count target keeps the product right and its own tuning; a first call that accumulates keeps C.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -59,7 +59,7 @@ TEST_F(TunedGemmTest, EveryCandidateAtEveryStepShapeMatchesFloat64) {
   const MlpSpec odd = custom_model({37, 100, 33, 5}, 0.1);
   for (const MlpSpec& model : {preset_model("medium"), preset_model("large"), odd}) {
     for (int batch : batches) {
-      for (Precision precision : {Precision::fp32, Precision::tf32, Precision::bf16}) {
+      for (Precision precision : {Precision::fp32, Precision::tf32, Precision::bf16, Precision::tf32x3}) {
         // Every precision at the thresholds of our kernel (64 columns) and one large batch; fp32 everywhere.
         if (precision != Precision::fp32 && batch != 64 && batch != 65 && batch != 1024) continue;
         CudaMlp mlp(model, batch, stream.get(), precision);
@@ -93,16 +93,17 @@ struct Product {
     copy_to_device(a, host_a, stream);
     copy_to_device(b, host_b, stream);
   }
-  // Column-major C = A B with A stored [m, k] and B [k, n], through `gemm`.
-  void multiply(TunedGemm& gemm) {
-    gemm.multiply(CUBLAS_OP_N, CUBLAS_OP_N, m, n, k, a.data(), m, b.data(), k, c.data(), m);
+  // Column-major C = A B with A stored [m, k] and B [k, n], through `gemm` (with `accumulate`, C += A B).
+  void multiply(TunedGemm& gemm, bool accumulate = false) {
+    gemm.multiply(CUBLAS_OP_N, CUBLAS_OP_N, m, n, k, a.data(), m, b.data(), k, c.data(), m, accumulate);
   }
-  double worst_error(cudaStream_t stream) const {
+  // The largest |C - (C0 + A B)| over C's elements, C0 what C held before (zero: none).
+  double worst_error(cudaStream_t stream, const std::vector<float>& c0 = {}) const {
     const std::vector<float> got = copy_to_host(c, stream);
     double worst = 0.0;
     for (int j = 0; j < n; ++j)
       for (int i = 0; i < m; ++i) {
-        double exact = 0.0;
+        double exact = c0.empty() ? 0.0 : c0[std::size_t(j) * m + i];
         for (int l = 0; l < k; ++l) exact += double(host_a[std::size_t(l) * m + i]) * host_b[std::size_t(j) * k + l];
         worst = std::max(worst, std::abs(got[std::size_t(j) * m + i] - exact));
       }
@@ -178,6 +179,20 @@ TEST_F(TunedGemmTest, OptionsAreTheFirstListedTieThenTheOthersFastestFirst) {
   };
   EXPECT_TRUE(has("skinny (") && has("cuBLASLt (")) << shape.options.front() << " ... " << shape.options.back();
   EXPECT_EQ(shape.selected, 0);
+}
+
+// A shape first met by a call that adds to C (beta 1: the big x big part of a tf32x3 product) is tuned on C, which
+// tuning overwrites: the call must still add to what C held before it.
+TEST_F(TunedGemmTest, AnAccumulatingFirstCallAddsToWhatCHeld) {
+  Fp32Gemm g;
+  Product product(384, 72, 256, g.stream.get());
+  std::vector<float> c0(product.c.size());
+  for (std::size_t i = 0; i < c0.size(); ++i) c0[i] = 100.0f + static_cast<float>(i % 7);  // far from any product
+  copy_to_device(product.c, c0, g.stream.get());
+  product.multiply(g.gemm, true);
+  ASSERT_EQ(g.gemm.shape_options().size(), 1u);
+  EXPECT_GT(g.gemm.shape_options().front().checked, 1) << "the shape was tuned by this call";
+  EXPECT_LE(product.worst_error(g.stream.get(), c0), 1e-3);
 }
 
 // The message a multiply refused with, or "" when it ran.

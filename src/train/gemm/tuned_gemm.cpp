@@ -133,7 +133,7 @@ bool TunedGemm::multiply(cublasOperation_t op_a, cublasOperation_t op_b, int m, 
   MGPU_REQUIRE(epilogue == nullptr || !accumulate, "TunedGemm: an epilogue cannot be combined with accumulation");
   const Operands product{op_a, op_b, m, n, k, a, lda, b, ldb, c, ldc};
   const Key key = product.key(sm_count_target_);
-  const Plan& plan = plan_for(key, product);
+  const Plan& plan = plan_for(key, product, accumulate);
   const Choice& choice = plan.choice();
   bool folded = false;
   if (choice.skinny) {
@@ -192,7 +192,7 @@ void TunedGemm::select(std::size_t shape, int option) {
   store_->tunings[plan.choice_key].selected = option;
 }
 
-TunedGemm::Plan& TunedGemm::plan_for(const Key& key, const Operands& product) {
+TunedGemm::Plan& TunedGemm::plan_for(const Key& key, const Operands& product, bool keep_output) {
   const auto found = plans_.find(key);
   if (found != plans_.end()) return *found->second;
   std::unique_ptr<Plan> plan = describe_shape(key);
@@ -218,10 +218,23 @@ TunedGemm::Plan& TunedGemm::plan_for(const Key& key, const Operands& product) {
     plan->tuning.names.push_back(describe_algo(heuristic.front()) + ", the library's first choice");
     return *plans_.emplace(key, std::move(plan)).first->second;
   }
+  // Tuning writes the product's buffer; a call that adds to it (beta 1: the second part of a tf32x3 product, say) must
+  // then find it as it was. Outside any capture (checked above), so the copy may allocate.
+  DeviceBuffer<float> kept(keep_output ? std::size_t(product.m) * product.n : 0);
+  const auto copy_output = [&](float* to, std::size_t to_pitch, const float* from, std::size_t from_pitch) {
+    MGPU_CUDA_CHECK(cudaMemcpy2DAsync(to, to_pitch * sizeof(float), from, from_pitch * sizeof(float),
+                                      sizeof(float) * std::size_t(product.m), std::size_t(product.n),
+                                      cudaMemcpyDeviceToDevice, stream_));
+  };
+  if (keep_output) copy_output(kept.data(), product.m, product.c, product.ldc);
   if (followed_plan_.empty()) {
     tune(*plan, product, heuristic);
   } else {
     adopt_planned(*plan, product, heuristic);
+  }
+  if (keep_output) {
+    copy_output(product.c, product.ldc, kept.data(), product.m);
+    MGPU_CUDA_CHECK(cudaStreamSynchronize(stream_));  // before `kept` is freed
   }
   {
     std::lock_guard<std::mutex> lock(store_->mutex);
@@ -444,8 +457,9 @@ bool gemm_report_enabled() {
 
 cublasComputeType_t compute_type_for(Precision precision) {
   // CUBLAS_COMPUTE_32F: fp32 products and accumulation (of fp32 or bf16 operands). FAST_TF32: tensor cores round the
-  // fp32 inputs to TF32.
-  return precision == Precision::tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
+  // fp32 inputs to TF32; tf32x3's operands are TF32 values already (its splits), so they pass unchanged.
+  return precision == Precision::tf32 || precision == Precision::tf32x3 ? CUBLAS_COMPUTE_32F_FAST_TF32
+                                                                        : CUBLAS_COMPUTE_32F;
 }
 
 cudaDataType_t operand_type_for(Precision precision) { return precision == Precision::bf16 ? CUDA_R_16BF : CUDA_R_32F; }

@@ -137,8 +137,9 @@ class TunedGemm {
   };
   struct Candidate;  // a Choice and its name in reports (tuned_gemm.cpp)
   // The shape's plan: the process's tuning where one exists, else tuned on these operands (GemmSelection::tuned) or
-  // the heuristic's first answer that fits the workspace, as the only option (library_default).
-  Plan& plan_for(const Key& key, const Operands& product);
+  // the heuristic's first answer that fits the workspace, as the only option (library_default). keep_output: the
+  // call adds to C, so tuning leaves C as it found it.
+  Plan& plan_for(const Key& key, const Operands& product, bool keep_output);
   std::unique_ptr<Plan> describe_shape(const Key& key) const;  // cuBLASLt's descriptors of the shape
   std::vector<cublasLtMatmulAlgo_t> heuristic_algorithms(const Plan& plan, int alignment) const;
   std::vector<Candidate> candidates_for(const Plan& plan, const Operands& product,
