@@ -114,8 +114,8 @@ po::options_description compare_options() {
   description.add_options()
     ("alpha", po::value<double>()->default_value(0.05, "0.05")->value_name("A"),
      "the interval's level is 1 - A (0.05: 95%, the answer's)")
-    ("min-effect", po::value<double>()->default_value(0.02)->value_name("E"),
-     "the band E either side of 1 (0.02 = 2%, the answer's)")
+    ("min-effect", po::value<double>()->default_value(stats::kMinimumEffect)->value_name("E"),
+     "the band E either side of 1 (the default: the answer's)")
     ("ignore-nccl-settings", po::bool_switch(),
      "pair configurations that differ only in NCCL algorithm/protocol")
     ("ignore-setting", po::value<std::vector<std::string>>()->default_value({}, "")->composing()->value_name("NAME"),
