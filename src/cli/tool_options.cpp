@@ -23,6 +23,13 @@ constexpr std::int64_t kMaxSweepBytes = 4LL << 30;
 constexpr long long kMaxIterations = 100000;
 constexpr long long kMaxTimedRuns = 10000;
 
+// "medium,large": every preset, each subcommand's default --model.
+std::string every_preset() {
+  std::string list;
+  for (const std::string& name : preset_names()) list += (list.empty() ? "" : ",") + name;
+  return list;
+}
+
 po::options_description allreduce_description() {
   po::options_description description("mgpu_bench allreduce options", 120);
   // clang-format off
@@ -30,7 +37,7 @@ po::options_description allreduce_description() {
     ("min-bytes", po::value<std::string>()->default_value("8"), "smallest message per rank (K, M, G: binary multiples)")
     ("max-bytes", po::value<std::string>()->default_value("128M"), "largest message per rank")
     ("factor", po::value<long long>()->default_value(2), "each size is the previous one times this (>= 2)")
-    ("model", po::value<std::string>()->default_value("medium,large"),
+    ("model", po::value<std::string>()->default_value(every_preset()),
      "also time the exact fp32 gradient of these presets (comma-separated; 'none' for no extra sizes)")
     ("dtype", po::value<std::string>()->default_value(setting_name(AllreduceDtype::fp32)),
      (command_line_value_list<AllreduceDtype>() + " (bf16: GPU only)").c_str())
@@ -60,7 +67,7 @@ po::options_description probe_description() {
   po::options_description description("mgpu_bench probe options", 120);
   // clang-format off
   description.add_options()
-    ("model", po::value<std::string>()->default_value("medium,large"), "presets whose GEMM shapes are timed")
+    ("model", po::value<std::string>()->default_value(every_preset()), "presets whose GEMM shapes are timed")
     ("batches", po::value<std::string>()->default_value("16,32,64,128,512,1024,2048,4096"),
      "per-GPU batches whose GEMM shapes are timed (comma-separated)")
     ("square", po::value<long long>()->default_value(8192), "m = n = k of the GEMM that measures the peak rate")
