@@ -258,6 +258,7 @@ product_rows() {
 1|all|--model $model --batch 8,64,1024 --gemm-tuning alone
 1|$tf32_race|--model $model --batch 8,64,1024 --precision tf32
 1|subset|--model $model --batch 8,64,1024 --precision bf16
+1|subset|--model $model --batch 8,64,1024 --precision tf32x3
 1|subset|--model $model --batch 8,64,128 --accumulate 2
 2|all|--model $model --batch 2,16,64,130,2048 --gpus 2
 2|subset|--model $model --batch 2,16,64,130,2048 --gpus 2 --overlap on --overlap-order deferred
