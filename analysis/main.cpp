@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "analyze_options.hpp"
 #include "answer_json.hpp"
 #include "break_even_curves.hpp"
 #include "html_report.hpp"
@@ -28,7 +29,6 @@
 #include "stats/compare.hpp"
 #include "stats/configuration_stats.hpp"
 #include "stats/speedup_interval.hpp"
-#include "stats/speedup_verdict.hpp"
 #include "table.hpp"
 #include "timeline.hpp"
 #include "trace_command.hpp"
@@ -41,101 +41,6 @@ using namespace mgpu::analysis;
 namespace {
 
 constexpr int kExitNoBaseline = 3;
-
-const char kUsage[] =
-    "usage: mgpu_analyze report FILE.h5 [FILE.h5 ...] [--format table|markdown|csv|json] [--out DIR]\n"
-    "                           [--outlier-threshold M] [--include-warmup] [--no-scaling] [--per-trial]\n"
-    "                           [--require-baseline]\n"
-    "       mgpu_analyze compare BEFORE.h5[,MORE.h5...] AFTER.h5[,MORE.h5...] [--alpha A] [--min-effect E]\n"
-    "                           [--ignore-nccl-settings] [--ignore-setting NAME ...] [--format "
-    "table|markdown|csv|json]\n"
-    "       mgpu_analyze predict --probe FILE.h5 [--allreduce FILE.h5 ...]\n"
-    "                           ((--model M | --layers W,...) --batch B,... [--gpus N,...] | --check RESULTS.h5)\n"
-    "                           [--precision P] [--link NAME | --link-bandwidth GB/s --link-latency us]\n"
-    "                           [--cluster NxG | [--nodes N] --gpus-per-node G] [--nics-per-node K]\n"
-    "                           [--published TABLE.json ...] [--format table|markdown|csv|json] [--out DIR]\n"
-    "       mgpu_analyze predict --published TABLE.json [...] [--format table|markdown|csv|json]\n"
-    "       mgpu_analyze --help | --version\n";
-
-// The usage lines of every command.
-void print_usage() {
-  std::fputs(kUsage, stdout);
-  std::fputs(kTraceUsage, stdout);
-}
-
-const char kHelp[] =
-    "\n"
-    "mgpu_analyze summarises mgpu_bench results files from their raw per-step, per-rank data, following the\n"
-    "statistics of docs/statistics.md, which states every formula.\n"
-    "\n"
-    "report: per configuration, kept runs (outliers by modified z-score), throughput mean with its 95% Student-t\n"
-    "  interval, median, sd, CV, the mean step and its phases, TFLOP/s and peak memory per GPU, throttled runs; the\n"
-    "  scaling table (one row per pair: N GPUs against 1 of the same model, global batch and settings, speedup with\n"
-    "  Fieller's 95% interval over the runs, or over the trial means paired by trial where measured in trials,\n"
-    "  efficiency, both variance components, Welch's t-test, the verdict); per model and GPU count of a batch sweep,\n"
-    "  the break-even: every batch where the speedup crosses 1 with its 95% interval, the batches of no clear\n"
-    "  difference and the batch from which N GPUs are faster; the timeline of each mean step.\n"
-    "  --format F            table (aligned text, default), markdown, csv or json\n"
-    "  --out DIR             also write report.<txt|md|csv|json> there (and one CSV per table with --format csv),\n"
-    "                        report.html (one self-contained page: answer, plots, tables, run conditions),\n"
-    "                        with gnuplot plots (.png, .svg, .dat, .gp): phases per configuration, speedup and\n"
-    "                        throughput vs batch, efficiency vs GPUs (more than two GPU counts)\n"
-    "  --outlier-threshold M exclude runs with |modified z| > M (default 3.5)\n"
-    "  --include-warmup      count the warm-up steps as measured steps (excluded by default)\n"
-    "  --no-scaling          leave the scaling table out\n"
-    "  --per-trial           show the per-trial table on screen too (each trial against the other side's trial it\n"
-    "                        pairs with, from its own file where it has one, over its runs; always in CSV and JSON)\n"
-    "  --require-baseline    exit status 3 when an N-GPU configuration has no 1-GPU baseline (one error line each);\n"
-    "                        without it the report notes the mgpu_bench command that measures the baseline, exit 0\n"
-    "compare: configurations of BEFORE and AFTER paired by model, widths, batch, GPUs, NCCL settings and every other\n"
-    "  setting (not hosts or library versions); for each, the after/before throughput ratio with Fieller's 95%\n"
-    "  interval, Welch's p and the verdict of the answer's interval rule in its words: faster or slower where the\n"
-    "  interval lies wholly beyond 1 +- E, no significant difference where it contains 1, no clear difference where\n"
-    "  it excludes 1 but not the band; configurations found on one side only are listed. A side of several files\n"
-    "  (comma-separated: the processes of one build, in turn with the other's) counts each file's configuration as a\n"
-    "  trial of it.\n"
-    "  --alpha A             the interval's level is 1 - A (default 0.05: 95%, the answer's)\n"
-    "  --min-effect E        the band E either side of 1 (default {min_effect}, the answer's)\n"
-    "  --ignore-nccl-settings  pair configurations that differ only in NCCL algorithm/protocol\n"
-    "  --ignore-setting NAME pair configurations whatever their setting NAME (a paired attribute, e.g. precision;\n"
-    "                        per-batch: every setting --X auto decides per batch, so two builds' defaults pair)\n"
-    "  --format F            as for report\n"
-    "predict: a cost model of one training step from measured rates (docs/prediction.md): GEMMs from the probe at\n"
-    "  their shapes, elementwise kernels and Adam from its copy bandwidth and graph-node cost, the gradient "
-    "all-reduce\n"
-    "  from the sweep at that rank count, else the alpha-beta cost model of ring and tree all-reduce (or the cluster\n"
-    "  cost model). Per GPU count and global batch: predicted phases, step, throughput and speedup; the break-even\n"
-    "  batch per GPU count; a recommendation.\n"
-    "  --probe FILE          /probe of mgpu_bench probe (required)\n"
-    "  --allreduce FILE      /allreduce of mgpu_bench allreduce (repeatable; a 2-rank sweep also gives the link)\n"
-    "  --model M | --layers W,...  the MLP (a preset or its widths)\n"
-    "  --batch B,...         global batches\n"
-    "  --gpus N,...          GPU counts (default 1,2,4; on a cluster 1,G,NxG, or 1,G,2G,4G without --nodes)\n"
-    "  --precision P         fp32 (default), tf32, bf16 or tf32x3 (three of tf32's): which of the probe's GEMM times\n"
-    "  --link NAME           the link between GPUs (on a cluster, each NIC): ib100, ib200, ib400, ib800; or\n"
-    "                        --link-bandwidth GB/s with --link-latency us\n"
-    "  --cluster NxG         N nodes of G GPUs (docs/cluster.md; --gpus-per-node alone: the nodes each count needs)\n"
-    "  --nics-per-node K     NICs per node (default: one per GPU)\n"
-    "  --published FILE      the cluster all-reduce cost model against a published table, per size, and each table's\n"
-    "                        error apart (repeatable); on a cluster, once one table is held out of the fit, the\n"
-    "                        worst |error| of every row widens each speedup into its error band (docs/cluster.md)\n"
-    "  --check RESULTS.h5    predict every configuration of that file from its settings alone and report predicted\n"
-    "                        and measured step (and speedup where a 1-GPU baseline is there), with median and worst\n"
-    "                        |error|; the worst speedup |error| widens each predicted speedup's error band too\n"
-    "  --out DIR             predicted_speedup.{dat,gp} there, and .png/.svg when gnuplot is on PATH\n"
-    "Bad input (a missing, empty or non-HDF5 file, a missing dataset, a newer schema_version) is one line naming the\n"
-    "file and the problem, exit status 1.\n";
-
-// The help, with the answer's minimum effect (stats::kMinimumEffect) as a fraction and a percentage in the place of
-// "{min_effect}".
-void print_help() {
-  std::string help = kHelp;
-  const std::string placeholder = "{min_effect}";
-  std::ostringstream effect;
-  effect << stats::kMinimumEffect << " = " << stats::percent_text(stats::kMinimumEffect);
-  help.replace(help.find(placeholder), placeholder.size(), effect.str());
-  std::fputs(help.c_str(), stdout);
-}
 
 struct ReportOptions {
   std::vector<std::string> files;
@@ -327,9 +232,7 @@ int run(int argc, char** argv) {
   if (argc < 2) throw UsageError("no command given: expected report, compare, trace or predict (see --help)");
   const std::string command = argv[1];
   if (command == "--help" || command == "-h") {
-    print_usage();
-    print_help();
-    std::fputs(kTraceHelp, stdout);
+    std::fputs(analyze_help().c_str(), stdout);
     return 0;
   }
   if (command == "--version") {
@@ -341,8 +244,7 @@ int run(int argc, char** argv) {
     bool help = false;
     const PredictOptions options = parse_predict_options(argc - 1, argv + 1, &help);
     if (help) {
-      std::fputs(kUsage, stdout);
-      print_help();
+      std::fputs(analyze_help().c_str(), stdout);
       return 0;
     }
     return run_predict(options);
@@ -350,19 +252,8 @@ int run(int argc, char** argv) {
   if (command != "report" && command != "compare")
     throw UsageError("unknown command '" + command + "': expected report, compare, trace or predict (see --help)");
 
-  po::options_description described;
-  described.add_options()("help,h", "")("format", po::value<std::string>()->default_value("table"), "")(
-      "files", po::value<std::vector<std::string>>()->default_value({}, ""), "");
-  if (command == "report")
-    described.add_options()("out", po::value<std::string>()->default_value(""), "")(
-        "outlier-threshold", po::value<double>()->default_value(stats::kDefaultOutlierThreshold), "")(
-        "include-warmup", po::bool_switch(), "")("no-scaling", po::bool_switch(), "")(
-        "per-trial", po::bool_switch(), "")("require-baseline", po::bool_switch(), "");
-  else
-    described.add_options()("alpha", po::value<double>()->default_value(0.05), "")(
-        "min-effect", po::value<double>()->default_value(stats::kMinimumEffect), "")("ignore-nccl-settings",
-                                                                                     po::bool_switch(), "")(
-        "ignore-setting", po::value<std::vector<std::string>>()->default_value({}, "")->composing(), "");
+  po::options_description described = command == "report" ? report_options() : compare_options();
+  described.add_options()("help,h", "")("files", po::value<std::vector<std::string>>()->default_value({}, ""), "");
   po::positional_options_description positional;
   positional.add("files", -1);
   po::variables_map vm;
@@ -378,9 +269,7 @@ int run(int argc, char** argv) {
     throw UsageError(command + ": " + option_error_message(e, described));
   }
   if (vm.count("help") > 0) {
-    print_usage();
-    print_help();
-    std::fputs(kTraceHelp, stdout);
+    std::fputs(analyze_help().c_str(), stdout);
     return 0;
   }
   const Format format = parse_format(vm["format"].as<std::string>());

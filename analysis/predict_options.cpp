@@ -3,10 +3,10 @@
 
 #include <boost/program_options.hpp>
 #include <cmath>
-#include <optional>
 #include <sstream>
 
-#include "config/step_settings.hpp"
+#include "analyze_options.hpp"
+#include "config/setting_options.hpp"
 #include "model/mlp_spec.hpp"
 #include "platform/error.hpp"
 #include "platform/exact_options.hpp"
@@ -101,18 +101,58 @@ std::string default_cluster_gpus(const PredictOptions& options) {
 
 }  // namespace
 
+po::options_description predict_option_description() {
+  po::options_description description(120);
+  // clang-format off
+  description.add_options()
+    ("probe", po::value<std::string>()->value_name("FILE"), "/probe of mgpu_bench probe (required)")
+    ("allreduce", po::value<std::vector<std::string>>()->value_name("FILE"),
+     "/allreduce of mgpu_bench allreduce (repeatable; a 2-rank sweep also gives the link)");
+  // clang-format on
+  // The MLP, its batches and GPU counts and its precision: mgpu_bench's options, from their rows.
+  with_option_row("model", [&](const auto& row) {
+    describe_option(description, row, "the MLP, one preset: " + preset_list_text());
+  });
+  with_option_row("layers", [&](const auto& row) { describe_option(description, row); });
+  with_option_row("batch",
+                  [&](const auto& row) { describe_option(description, row, "global batches, comma-separated"); });
+  with_option_row("gpus", [&](const auto& row) {
+    describe_option(description, row,
+                    "GPU counts, comma-separated (default 1,2,4; on a cluster 1,G,NxG, or 1,G,2G,4G without --nodes)");
+  });
+  with_option_row("precision", [&](const auto& row) {
+    describe_option(description, row, "which of the probe's GEMM times: " + command_line_value_list<Precision>());
+  });
+  // clang-format off
+  description.add_options()
+    ("link", po::value<std::string>()->value_name("NAME"),
+     "the link between GPUs (on a cluster, each NIC): ib100, ib200, ib400, ib800; or --link-bandwidth GB/s with "
+     "--link-latency us")
+    ("link-bandwidth", po::value<double>()->value_name("GB/s"), "the link's bandwidth (with --link-latency)")
+    ("link-latency", po::value<double>()->value_name("us"), "the link's latency (with --link-bandwidth)")
+    ("cluster", po::value<std::string>()->value_name("NxG"),
+     "N nodes of G GPUs (docs/cluster.md; --gpus-per-node alone: the nodes each count needs)")
+    ("nodes", po::value<std::string>()->value_name("N"), "the cluster's nodes (with --gpus-per-node)")
+    ("gpus-per-node", po::value<std::string>()->value_name("G"), "GPUs per node of a cluster")
+    ("nics-per-node", po::value<std::string>()->value_name("K"), "NICs per node (default: one per GPU)")
+    ("published", po::value<std::vector<std::string>>()->value_name("FILE"),
+     "the cluster all-reduce cost model against a published table, per size, and each table's error apart (repeatable); "
+     "on a cluster, once one table is held out of the fit, the worst |error| of every row widens each speedup into "
+     "its error band (docs/cluster.md)")
+    ("check", po::value<std::string>()->value_name("RESULTS.h5"),
+     "predict every configuration of that file from its settings alone and report predicted and measured step (and "
+     "speedup where a 1-GPU baseline is there), with median and worst |error|; the worst speedup |error| widens "
+     "each predicted speedup's error band too");
+  // clang-format on
+  describe_format_option(description, "how the tables are written");
+  description.add_options()("out", po::value<std::string>()->default_value("")->value_name("DIR"),
+                            "predicted_speedup.{dat,gp} there, and .png/.svg when gnuplot is on PATH");
+  return description;
+}
+
 PredictOptions parse_predict_options(int argc, const char* const* argv, bool* help) {
-  po::options_description described;
-  described.add_options()("help,h", "")("probe", po::value<std::string>(), "")(
-      "allreduce", po::value<std::vector<std::string>>(), "")("model", po::value<std::string>(), "")(
-      "layers", po::value<std::string>(), "")("batch", po::value<std::string>(), "")(
-      "gpus", po::value<std::string>(), "")("cluster", po::value<std::string>(), "")(
-      "nodes", po::value<std::string>(), "")("gpus-per-node", po::value<std::string>(), "")(
-      "nics-per-node", po::value<std::string>(), "")("published", po::value<std::vector<std::string>>(), "")(
-      "precision", po::value<std::string>()->default_value("fp32"), "")("link", po::value<std::string>(), "")(
-      "link-bandwidth", po::value<double>(), "")("link-latency", po::value<double>(), "")(
-      "check", po::value<std::string>(), "")("format", po::value<std::string>()->default_value("table"), "")(
-      "out", po::value<std::string>()->default_value(""), "");
+  po::options_description described = predict_option_description();
+  described.add_options()("help,h", "");
   po::variables_map vm;
   try {
     po::positional_options_description none;
@@ -142,15 +182,17 @@ PredictOptions parse_predict_options(int argc, const char* const* argv, bool* he
   if (vm.count("allreduce")) options.allreduce_paths = vm["allreduce"].as<std::vector<std::string>>();
   if (vm.count("model") && vm.count("layers")) throw UsageError("predict: give --model or --layers, not both");
   if (vm.count("model")) {
-    options.model_name = vm["model"].as<std::string>();
-    (void)preset_model(options.model_name);  // names the unknown preset
+    const std::vector<std::string> models = parse_model_list(vm["model"].as<std::string>());  // names an unknown one
+    if (models.size() != 1) throw UsageError("predict: --model takes one preset, not several");
+    options.model_name = models.front();
   }
   if (vm.count("layers")) options.layer_widths = parse_layer_widths(vm["layers"].as<std::string>());
   if (vm.count("check")) options.check_path = vm["check"].as<std::string>();
   const bool has_model = vm.count("model") || vm.count("layers");
   if (vm.count("batch")) {
     if (!has_model) throw UsageError("predict: --batch needs --model or --layers");
-    options.batches = positive_list("batch", vm["batch"].as<std::string>(), 1LL << 24);
+    for (const int batch : parse_number_list_option("batch", vm["batch"].as<std::string>()))
+      options.batches.push_back(batch);
   } else if (has_model) {
     throw UsageError("predict: --batch B,... is required with --model or --layers");
   } else if (options.check_path.empty()) {
@@ -160,12 +202,8 @@ PredictOptions parse_predict_options(int argc, const char* const* argv, bool* he
   const std::string gpus = vm.count("gpus")            ? vm["gpus"].as<std::string>()
                            : options.gpus_per_node > 0 ? default_cluster_gpus(options)
                                                        : "1,2,4";
-  for (const long long n : positive_list("gpus", gpus, 1024)) options.gpus.push_back(int(n));
-  const std::string precision = vm["precision"].as<std::string>();
-  const std::optional<Precision> named = find_setting_value<Precision>(precision);
-  if (!named)
-    throw UsageError("--precision '" + precision + "': expected " + choice_list(command_line_names<Precision>()));
-  options.precision = *named;
+  options.gpus = parse_number_list_option("gpus", gpus);
+  options.precision = parse_named<Precision>("precision", vm["precision"].as<std::string>());
   if (vm.count("link")) {
     if (vm.count("link-bandwidth") || vm.count("link-latency"))
       throw UsageError("predict: give --link NAME or --link-bandwidth and --link-latency, not both");

@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "missing_baseline.hpp"
+#include "stats/run_checks.hpp"
 #include "stats/speedup_interval.hpp"
 #include "stats/speedup_verdict.hpp"
 
@@ -92,12 +93,12 @@ std::string configuration_note_name(const stats::ConfigurationStats& s) { return
 
 // The replica check in one word: identical, 1 rank, not checked (a file before version 9, the PyTorch peer), DIFFER.
 std::string replicas_word(const stats::ConfigurationStats& s) {
-  switch (results_schema::replica_verdict(s.results->progress.replica_check)) {
-    case results_schema::ReplicaVerdict::identical:
+  switch (stats::replica_verdict(s.results->progress.replica_check)) {
+    case stats::ReplicaVerdict::identical:
       return s.results->ranks() == 1 ? "1 rank" : "identical";
-    case results_schema::ReplicaVerdict::not_checked:
+    case stats::ReplicaVerdict::not_checked:
       return "not checked";
-    case results_schema::ReplicaVerdict::differ:
+    case stats::ReplicaVerdict::differ:
       break;
   }
   return "DIFFER";
@@ -105,12 +106,12 @@ std::string replicas_word(const stats::ConfigurationStats& s) {
 
 // The math check in one word: passed, not checked (a file before version 10, the PyTorch peer), FAILED.
 std::string math_check_word(const stats::ConfigurationStats& s) {
-  switch (results_schema::math_check_verdict(s.results->metadata.math_check)) {
-    case results_schema::MathCheckVerdict::passed:
+  switch (stats::math_check_verdict(s.results->metadata.math_check)) {
+    case stats::MathCheckVerdict::passed:
       return "passed";
-    case results_schema::MathCheckVerdict::not_checked:
+    case stats::MathCheckVerdict::not_checked:
       return "not checked";
-    case results_schema::MathCheckVerdict::failed:
+    case stats::MathCheckVerdict::failed:
       break;
   }
   return "FAILED";

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <utility>
@@ -132,11 +133,8 @@ Column data_column(std::string key, std::string header) {
 }
 
 Format parse_format(const std::string& name) {
-  if (name == "table") return Format::terminal;
-  if (name == "markdown") return Format::markdown;
-  if (name == "csv") return Format::csv;
-  if (name == "json") return Format::json;
-  throw UsageError("--format " + name + ": expected table, markdown, csv or json");
+  if (const std::optional<Format> format = find_setting_value<Format>(name, true)) return *format;
+  throw UsageError("--format " + name + ": expected " + choice_list(command_line_names<Format>()));
 }
 
 const char* format_extension(Format format) {

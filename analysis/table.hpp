@@ -9,6 +9,8 @@
 #include <variant>
 #include <vector>
 
+#include "config/setting_values.hpp"
+
 namespace mgpu::analysis {
 
 // Empty (no value: "—" on screen, empty in CSV, null in JSON), a number, an integer or text.
@@ -46,8 +48,16 @@ struct Table {
   Table& add_row(std::vector<Value> row);
 };
 
+// The report formats, in the order --help lists them; a new one has its name here and its renderer and file extension
+// in table.cpp.
 enum class Format { terminal, markdown, csv, json };
-// "table", "markdown", "csv", "json"; throws UsageError otherwise.
+inline constexpr NamedValue<Format> kFormatNames[] = {
+    {Format::terminal, "table", "aligned text"},
+    {Format::markdown, "markdown", "Markdown tables"},
+    {Format::csv, "csv", "RFC 4180, a title line before each table"},
+    {Format::json, "json", "the tables with the settings (and report's answer)"}};
+constexpr const auto& named_values(Format) { return kFormatNames; }
+// The format named `name`; throws UsageError naming --format and the names otherwise.
 Format parse_format(const std::string& name);
 const char* format_extension(Format format);  // "txt", "md", "csv", "json"
 

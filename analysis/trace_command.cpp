@@ -3,6 +3,7 @@
 
 #include <boost/program_options.hpp>
 #include <cstdio>
+#include <iostream>
 #include <string>
 #include <vector>
 
@@ -20,24 +21,32 @@ const char kTraceUsage[] =
     "       mgpu_analyze trace FILE.h5 [--configuration NAME] [--runs R1,R2|all|slowest|median|fastest]\n"
     "                          [-o trace.json]\n";
 
-const char kTraceHelp[] =
+const char kTraceAbout[] =
     "trace: the steps of FILE.h5 as a Chrome trace-event JSON for ui.perfetto.dev or chrome://tracing: one process\n"
     "  per configuration; per rank a compute track (run > step > forward, backward, exposed_comm, optimizer) and a\n"
     "  communication track (allreduce); warm-up steps marked; clocks and throttling per run as counters; every\n"
     "  attribute of the configuration on its 'configuration settings' marker. Durations are the file's values;\n"
     "  positions follow docs/report.md (ranks aligned where each step's reduction ends). Steps timed without phase\n"
-    "  marks show whole.\n"
-    "  --configuration NAME  only this configuration (its group name; default: every configuration)\n"
-    "  --runs SEL            run indices (0-based, e.g. 0,3), all, or the run of lowest, median or highest\n"
-    "                        throughput (slowest, median, fastest; default median)\n"
-    "  -o, --output PATH     where to write the JSON (default trace.json)\n";
+    "  marks show whole.\n";
+
+po::options_description trace_option_description() {
+  po::options_description description(120);
+  // clang-format off
+  description.add_options()
+    ("configuration", po::value<std::string>()->value_name("NAME"),
+     "only this configuration (its group name; default: every configuration)")
+    ("runs", po::value<std::string>()->default_value("median")->value_name("SEL"),
+     "run indices (0-based, e.g. 0,3), all, or the run of lowest, median or highest throughput (slowest, median, "
+     "fastest)")
+    ("output,o", po::value<std::string>()->default_value("trace.json")->value_name("PATH"),
+     "where to write the JSON");
+  // clang-format on
+  return description;
+}
 
 int run_trace_command(int argc, char** argv) {
-  po::options_description described;
-  described.add_options()("help,h", "")("configuration", po::value<std::string>(), "")(
-      "runs", po::value<std::string>()->default_value("median"), "")(
-      "output,o", po::value<std::string>()->default_value("trace.json"), "")(
-      "files", po::value<std::vector<std::string>>()->default_value({}, ""), "");
+  po::options_description described = trace_option_description();
+  described.add_options()("help,h", "")("files", po::value<std::vector<std::string>>()->default_value({}, ""), "");
   po::positional_options_description positional;
   positional.add("files", -1);
   po::variables_map vm;
@@ -50,7 +59,8 @@ int run_trace_command(int argc, char** argv) {
   }
   if (vm.count("help") > 0) {
     std::fputs(kTraceUsage, stdout);
-    std::fputs(kTraceHelp, stdout);
+    std::fputs(kTraceAbout, stdout);
+    std::cout << trace_option_description();
     return 0;
   }
   const std::vector<std::string> files = vm["files"].as<std::vector<std::string>>();

@@ -2,11 +2,15 @@
 // fastest] [-o trace.json]`: reads the file, builds the Chrome trace (trace.hpp) and writes it.
 #pragma once
 
+#include <boost/program_options.hpp>
+
 namespace mgpu::analysis {
 
-// Usage and help lines for mgpu_analyze --help.
+// Usage and what trace does, for mgpu_analyze --help.
 extern const char kTraceUsage[];
-extern const char kTraceHelp[];
+extern const char kTraceAbout[];
+// trace's options, with their help and defaults.
+boost::program_options::options_description trace_option_description();
 
 // argv[0] is "trace". Returns the exit status; throws UsageError on bad input (nothing is written then).
 int run_trace_command(int argc, char** argv);

@@ -11,6 +11,7 @@ import argparse
 import datetime
 import math
 import os
+import re
 import subprocess
 import sys
 
@@ -18,8 +19,22 @@ import h5py
 import numpy as np
 
 SCHEMA_VERSION = 17
-# mgpu_bench's model presets (src/model/mlp_spec.cpp): layer widths, input to output, and dropout.
-PRESETS = {"medium": ([847, 256, 128, 64, 3], 0.2), "large": ([4800, 1024, 1024, 512, 512, 256, 3], 0.3)}
+
+
+def read_presets():
+    """mgpu_bench's model presets, read from their one list (src/model/presets.def): name -> (layer widths, input to
+    output, and dropout)."""
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "src", "model", "presets.def")
+    presets = {}
+    with open(path) as stream:
+        for match in re.finditer(r"^MGPU_PRESET\((\w+), ([0-9.]+), ([0-9, ]+)\)$", stream.read(), re.M):
+            presets[match.group(1)] = ([int(w) for w in match.group(3).split(",")], float(match.group(2)))
+    if not presets:
+        sys.exit(f"results_h5: no MGPU_PRESET line in {path}")
+    return presets
+
+
+PRESETS = read_presets()
 PRODUCER = "mgpu_bench"  # the format's name; `implementation` says which code measured (results_schema.hpp)
 PHASES = ["forward", "backward", "allreduce", "exposed_comm", "optimizer", "step"]
 PHASE_DESCRIPTIONS = {

@@ -12,7 +12,7 @@
 
 #include "cli/option_parsing.hpp"
 #include "config/resolver.hpp"
-#include "config/settings_table.hpp"
+#include "config/setting_options.hpp"
 #include "platform/build_info.hpp"
 #include "platform/error.hpp"
 
@@ -21,78 +21,27 @@ namespace po = boost::program_options;
 namespace mgpu {
 namespace {
 
-// --help's text of a step option: its help, with the values' names (and what each does, where its value list says).
-template <typename Row>
-std::string step_option_help(const Row& row) {
-  using Request = std::decay_t<decltype(StepRequest{}.*row.request)>;
-  if constexpr (!kNamedSetting<Request>) {
-    return row.help;
-  } else {
-    std::string described;
-    for (const NamedValue<Request>& value : named_values(Request{}))
-      if (value.on_command_line)
-        described += (described.empty() ? "" : " | ") + std::string(value.name) + ": " + value.help;
-    return *named_values(Request{})[0].help == '\0' ? command_line_value_list<Request>() + ": " + row.help
-                                                    : std::string(row.help) + "; " + described;
-  }
-}
-
-// The step options, one per row of the settings table, its default the command line's (StepRequest's).
-void describe_step_options(po::options_description& description) {
-  const StepRequest defaults;
-  for_each_step_option([&](const auto& row) {
-    const auto& given = defaults.*row.request;
-    using Request = std::decay_t<decltype(given)>;
-    const std::string help = step_option_help(row);
-    if constexpr (std::is_floating_point_v<Request>)
-      description.add_options()(row.option, po::value<double>()->default_value(given), help.c_str());
-    else if constexpr (std::is_integral_v<Request>)
-      description.add_options()(row.option, po::value<long long>()->default_value(given), help.c_str());
-    else
-      description.add_options()(row.option, po::value<std::string>()->default_value(setting_name(given)), help.c_str());
-  });
-}
-
 // Options a study file (--config) may set: everything that describes the study. --config, --force, --resume, --help
 // and --version concern one invocation and are command-line only.
 po::options_description describe_study_options() {
   po::options_description description("study options (command line or --config file)", 120);
+  describe_setting_options(description);  // every setting an option sets, in the settings table's order
+  const BenchOptions defaults;
   // clang-format off
   description.add_options()
-    ("model", po::value<std::string>(),
-     "preset MLPs, comma-separated: medium (258,432 parameters), large (6,885,376); default large")
-    ("layers", po::value<std::string>(), "any other MLP by its widths, e.g. 50,256,128,64,3 (exclusive with --model)")
-    ("dropout", po::value<double>(), "drop probability after each hidden layer (default: the preset's; 0 for --layers)")
-    ("batch", po::value<std::string>(),
-     "global batches, comma-separated, each split evenly across the ranks; default 32")
-    ("gpus", po::value<std::string>(),
-     "GPU counts (ranks) per configuration, comma-separated, e.g. 1,2; default: 1 and all ranks (1 alone with one "
-     "rank)")
     ("sweep", po::value<std::vector<std::string>>(),
      "MODEL:B1,B2,... one model with its own batches (repeatable; instead of --model/--batch)")
-    ("warmup", po::value<long long>()->default_value(10), "warm-up steps per run (recorded and flagged)")
-    ("steps", po::value<long long>()->default_value(100), "measured steps per run")
-    ("runs", po::value<long long>()->default_value(50),
-     "runs per configuration (fresh initialisation each): the most a configuration measures; given, exactly these "
-     "unless --max-noise is given too or --max-time ends them")
-    ("max-noise", po::value<std::string>()->default_value("1"),
+    ("max-noise", po::value<std::string>()->default_value(setting_text(defaults.max_noise_percent)),
      "percent: a configuration stops once its throughput interval is narrow enough for a speedup interval of this "
      "relative half-width (at least 10 runs; 0 = off; off by default when --runs is given)")
-    ("max-time", po::value<std::string>()->default_value("60"),
+    ("max-time", po::value<std::string>()->default_value(setting_text(defaults.max_time_seconds)),
      "seconds of runs per configuration, after which it stops (at least 5 runs; 0 = no limit)")
-    ("trials", po::value<std::string>()->default_value("1", "auto"),
+    ("trials", po::value<std::string>()->default_value(setting_text(defaults.trials), "auto"),
      "trials per configuration, each its own set-up and GEMM tuning; with 2 or more the speedup's interval comes from "
      "the trial means; auto: 5 to 10, until every speedup's trial interval is within --max-noise or --max-time is "
      "spent (left out: auto on GPUs where a batch runs on 1 GPU and on more, else 1; with --resume, the file's)")
-    ("seed", po::value<std::string>()->default_value("1"), "seed of data, initialisation and dropout")
-    ("device", po::value<std::string>()->default_value("auto"), "auto | cuda | cpu (auto: GPUs if every rank has one)")
-    ("nccl-algo", po::value<std::string>(),
-     "NCCL_ALGO for the gradient all-reduce, e.g. tree or ring (default: NCCL's)")
-    ("nccl-proto", po::value<std::string>(), "NCCL_PROTO, e.g. simple, ll, ll128 (default: NCCL's)");
-  // clang-format on
-  describe_step_options(description);
-  // clang-format off
-  description.add_options()
+    ("device", po::value<std::string>()->default_value(setting_name(defaults.device)),
+     named_option_help<DeviceChoice>("the back-end").c_str())
     ("gemm-plan", po::value<std::string>(),
      "FILE.h5: an earlier job's results on this machine (GPU model, driver, cuBLAS); each configuration runs the GEMM "
      "plan its namesake there ran (verified, not tuned) instead of tuning its own")
@@ -123,36 +72,6 @@ po::options_description describe_options() {
   return description;
 }
 
-// Upper bounds keep every count, product and MPI message size far inside 32 bits: 100,000 steps of 7 values per
-// rank are 5.6 MB a run, and the study itself uses 110 steps and 50 runs.
-constexpr long long kMaxSteps = 100000;
-constexpr long long kMaxRuns = 100000;
-constexpr long long kMaxBatch = 1LL << 24;
-constexpr long long kMaxRanks = 1LL << 20;
-
-// ---- Step execution options: one per row of the settings table.
-
-// The value of step option `row` in `vm`: a named value the command line offers, or a number within the row's bounds.
-template <typename Row>
-auto parse_step_option(const Row& row, const po::variables_map& vm) {
-  using Request = std::decay_t<decltype(StepRequest{}.*row.request)>;
-  const std::string option = row.option;
-  if constexpr (kNamedSetting<Request>) {
-    return option_parsing::parse_named<Request>(option, vm[option].as<std::string>());
-  } else if constexpr (std::is_integral_v<Request>) {
-    return static_cast<Request>(option_parsing::checked_int(vm, row.option, static_cast<long long>(row.bounds.minimum),
-                                                            static_cast<long long>(row.bounds.maximum)));
-  } else {
-    const double value = vm[option].as<double>();
-    if (!(value >= row.bounds.minimum && value <= row.bounds.maximum)) {  // NaN too
-      throw UsageError("--" + option + " " + shortest_double_text(value) + ": must be from " +
-                       shortest_double_text(row.bounds.minimum) + " to " + shortest_double_text(row.bounds.maximum) +
-                       row.bounds.unit);
-    }
-    return static_cast<Request>(value);
-  }
-}
-
 StepRequest parse_step_options(const po::variables_map& vm) {
   StepRequest step;
   for_each_step_option([&](const auto& row) { step.*row.request = parse_step_option(row, vm); });
@@ -160,22 +79,6 @@ StepRequest parse_step_options(const po::variables_map& vm) {
 }
 
 }  // namespace
-
-const char* device_choice_name(DeviceChoice choice) {
-  switch (choice) {
-    case DeviceChoice::cuda:
-      return "cuda";
-    case DeviceChoice::cpu:
-      return "cpu";
-    default:
-      return "auto";
-  }
-}
-
-DeviceChoice parse_device_choice(const std::string& text) {
-  return option_parsing::parse_choice<DeviceChoice>(
-      "device", text, {{"auto", DeviceChoice::automatic}, {"cuda", DeviceChoice::cuda}, {"cpu", DeviceChoice::cpu}});
-}
 
 SweepEntry parse_sweep_entry(const std::string& text, long long max_batch) {
   const std::size_t colon = text.find(':');
@@ -262,11 +165,6 @@ auto with_origin(const OptionSources& sources, const char* name, Parse&& parse) 
   }
 }
 
-int checked_source_int(const OptionSources& sources, const char* name, long long minimum, long long maximum) {
-  return with_origin(sources, name,
-                     [&] { return option_parsing::checked_int(sources.merged, name, minimum, maximum); });
-}
-
 // The grid (see the option help and bench/README.md): `sweep` entries, or every --model with every --batch. A
 // command-line --model keeps only the study file's entries for those models; a command-line --batch replaces every
 // entry's batches.
@@ -296,7 +194,8 @@ std::vector<SweepEntry> read_grid(const OptionSources& sources) {
   const po::variables_map& sweep_source = cl.count("sweep") ? cl : file;
   if (sweep_source.count("sweep")) {
     for (const std::string& text : sweep_source["sweep"].as<std::vector<std::string>>()) {
-      SweepEntry entry = with_origin(sources, "sweep", [&] { return parse_sweep_entry(text, kMaxBatch); });
+      SweepEntry entry =
+          with_origin(sources, "sweep", [&] { return parse_sweep_entry(text, static_cast<long long>(kMaxBatch)); });
       for (const SweepEntry& earlier : entries)
         if (earlier.model.name == entry.model.name)
           throw UsageError(sources.origin("sweep") + "--sweep: names model '" + entry.model.name +
@@ -318,7 +217,7 @@ std::vector<SweepEntry> read_grid(const OptionSources& sources) {
       entries = kept;
     }
     if (cl.count("batch")) {
-      const std::vector<int> batches = parse_int_list("--batch", cl["batch"].as<std::string>(), 1, kMaxBatch);
+      const std::vector<int> batches = parse_number_list_option("batch", cl["batch"].as<std::string>());
       for (SweepEntry& entry : entries) entry.global_batches = batches;
     }
     return entries;
@@ -326,10 +225,9 @@ std::vector<SweepEntry> read_grid(const OptionSources& sources) {
 
   const std::vector<int> batches =
       sources.merged.count("batch")
-          ? with_origin(
-                sources, "batch",
-                [&] { return parse_int_list("--batch", sources.merged["batch"].as<std::string>(), 1, kMaxBatch); })
-          : std::vector<int>{32};
+          ? with_origin(sources, "batch",
+                        [&] { return parse_number_list_option("batch", sources.merged["batch"].as<std::string>()); })
+          : std::vector<int>{TrainingSettings{}.global_batch};
   if (sources.merged.count("layers")) {
     const MlpSpec model = with_origin(sources, "layers", [&] {
       return custom_model(parse_layer_widths(sources.merged["layers"].as<std::string>()), dropout);
@@ -339,7 +237,7 @@ std::vector<SweepEntry> read_grid(const OptionSources& sources) {
   const std::vector<std::string> models =
       sources.merged.count("model")
           ? with_origin(sources, "model", [&] { return parse_model_list(sources.merged["model"].as<std::string>()); })
-          : std::vector<std::string>{"large"};
+          : std::vector<std::string>{kDefaultPreset};
   for (const std::string& name : models) entries.push_back(SweepEntry{with_dropout(preset_model(name)), batches});
   return entries;
 }
@@ -359,12 +257,15 @@ BenchOptions parse_options(int argc, const char* const* argv) {
   options.config_path = sources.file_path;
   options.sweep = read_grid(sources);
   if (vm.count("gpus")) {
-    options.gpus = with_origin(sources, "gpus",
-                               [&] { return parse_int_list("--gpus", vm["gpus"].as<std::string>(), 1, kMaxRanks); });
+    options.gpus =
+        with_origin(sources, "gpus", [&] { return parse_number_list_option("gpus", vm["gpus"].as<std::string>()); });
   }
-  options.warmup_steps = checked_source_int(sources, "warmup", 0, kMaxSteps);
-  options.measured_steps = checked_source_int(sources, "steps", 1, kMaxSteps);
-  options.runs = checked_source_int(sources, "runs", 1, kMaxRuns);
+  // Every recorded setting an option sets (--warmup, --steps, --runs, --seed, --nccl-algo, ...), from its row.
+  for_each_setting_row([&](const auto& row) {
+    if constexpr (!kIsStepOption<decltype(row)>)
+      if (row.option != nullptr)
+        with_origin(sources, row.option, [&] { parse_recorded_option(row, vm, options.settings); });
+  });
   const std::string trials = vm["trials"].as<std::string>();
   options.trials_given = !vm["trials"].defaulted();
   options.adaptive_trials = trials == "auto";
@@ -376,14 +277,8 @@ BenchOptions parse_options(int argc, const char* const* argv) {
   if (!vm["runs"].defaulted() && vm["max-noise"].defaulted()) options.max_noise_percent = 0;
   options.max_time_seconds =
       with_origin(sources, "max-time", [&] { return parse_max_time(vm["max-time"].as<std::string>()); });
-  options.seed = with_origin(sources, "seed", [&] { return parse_seed(vm["seed"].as<std::string>()); });
-  options.device = with_origin(sources, "device", [&] { return parse_device_choice(vm["device"].as<std::string>()); });
-  if (vm.count("nccl-algo"))
-    options.nccl_algo =
-        with_origin(sources, "nccl-algo", [&] { return nccl_algo_env_value(vm["nccl-algo"].as<std::string>()); });
-  if (vm.count("nccl-proto"))
-    options.nccl_proto =
-        with_origin(sources, "nccl-proto", [&] { return nccl_proto_env_value(vm["nccl-proto"].as<std::string>()); });
+  options.device = with_origin(sources, "device",
+                               [&] { return parse_named<DeviceChoice>("device", vm["device"].as<std::string>()); });
   if (vm.count("output")) {
     options.output_path = vm["output"].as<std::string>();
     if (options.output_path.empty()) throw UsageError(sources.origin("output") + "--output '': give a file name");

@@ -2,7 +2,6 @@
 // BenchOptions, including the lists that make a sweep (models, batches, GPU counts).
 #pragma once
 
-#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -17,8 +16,13 @@ namespace mgpu {
 inline constexpr int kMinAutoTrials = 5;
 inline constexpr int kMaxAutoTrials = 10;
 
+// --device: the back-end every rank runs (study/backend.hpp).
 enum class DeviceChoice { automatic, cuda, cpu };
-const char* device_choice_name(DeviceChoice choice);
+inline constexpr NamedValue<DeviceChoice> kDeviceChoiceNames[] = {
+    {DeviceChoice::automatic, "auto", "GPUs if every rank has one, else the CPU fallback"},
+    {DeviceChoice::cuda, "cuda", "one GPU per rank"},
+    {DeviceChoice::cpu, "cpu", "the CPU fallback (OpenBLAS, MPI_Allreduce)"}};
+constexpr const auto& named_values(DeviceChoice) { return kDeviceChoiceNames; }
 
 // One model of the sweep with the global batches it runs (`--model M --batch B1,B2` or a `sweep = M:B1,B2` entry).
 struct SweepEntry {
@@ -31,9 +35,9 @@ struct BenchOptions {
   // single-configuration run of the core (all ranks of the job).
   std::vector<SweepEntry> sweep;
   std::vector<int> gpus;  // ranks per configuration (the first k ranks of the job); empty: gpu_counts' default
-  int warmup_steps = 10;
-  int measured_steps = 100;
-  int runs = 50;
+  // What every configuration of the job starts from: each recorded setting an option sets (--warmup, --steps, --runs,
+  // --seed, --nccl-algo, ...: the rows of config/settings_table.hpp), at its default unless given.
+  Configuration settings;
   // Trials per configuration: independent measurements, each with its own set-up and GEMM tuning (docs/statistics.md,
   // "Trials"); the 1-GPU and N-GPU configurations of a batch alternate trial by trial. --trials auto: kMaxAutoTrials
   // planned, of which a batch measures at least kMinAutoTrials and stops once its speedups' trial intervals are within
@@ -48,10 +52,7 @@ struct BenchOptions {
   // is given without --max-noise), or this many seconds of runs spent (0 = no limit).
   double max_noise_percent = 1.0;
   double max_time_seconds = 60.0;
-  std::uint64_t seed = 1;
   DeviceChoice device = DeviceChoice::automatic;
-  std::string nccl_algo;    // empty: NCCL chooses
-  std::string nccl_proto;   // empty: NCCL chooses
   std::string output_path;  // empty: default_output_path()
   // --gemm-plan: a results file of an earlier job on this machine; each configuration runs the GEMM plan its
   // namesake there ran instead of tuning (study/gemm_plan_file.hpp). Empty: tune.
@@ -84,8 +85,6 @@ BenchOptions parse_options(int argc, const char* const* argv);
 void validate_for_ranks(const BenchOptions& options, int ranks);
 std::string help_text();
 
-// "auto" | "cuda" | "cpu" -> DeviceChoice; throws UsageError naming --device and the bad value.
-DeviceChoice parse_device_choice(const std::string& text);
 // A study file's `sweep = MODEL:B1,B2,...` entry (MODEL a preset name). Throws UsageError naming the entry.
 SweepEntry parse_sweep_entry(const std::string& text, long long max_batch);
 

@@ -21,7 +21,14 @@ namespace {
 // our int64 datasets.
 constexpr std::int64_t kMaxSweepBytes = 4LL << 30;
 constexpr long long kMaxIterations = 100000;
-constexpr long long kMaxRuns = 10000;
+constexpr long long kMaxTimedRuns = 10000;
+
+// "medium,large": every preset, each subcommand's default --model.
+std::string every_preset() {
+  std::string list;
+  for (const std::string& name : preset_names()) list += (list.empty() ? "" : ",") + name;
+  return list;
+}
 
 po::options_description allreduce_description() {
   po::options_description description("mgpu_bench allreduce options", 120);
@@ -30,16 +37,22 @@ po::options_description allreduce_description() {
     ("min-bytes", po::value<std::string>()->default_value("8"), "smallest message per rank (K, M, G: binary multiples)")
     ("max-bytes", po::value<std::string>()->default_value("128M"), "largest message per rank")
     ("factor", po::value<long long>()->default_value(2), "each size is the previous one times this (>= 2)")
-    ("model", po::value<std::string>()->default_value("medium,large"),
+    ("model", po::value<std::string>()->default_value(every_preset()),
      "also time the exact fp32 gradient of these presets (comma-separated; 'none' for no extra sizes)")
     ("dtype", po::value<std::string>()->default_value(setting_name(AllreduceDtype::fp32)),
      (command_line_value_list<AllreduceDtype>() + " (bf16: GPU only)").c_str())
     ("iters", po::value<long long>()->default_value(20), "back-to-back all-reduces per timed run")
     ("warmup", po::value<long long>()->default_value(5), "untimed all-reduces before each timed run")
     ("runs", po::value<long long>()->default_value(5), "timed runs per size")
-    ("device", po::value<std::string>()->default_value("auto"), "auto | cuda | cpu (cpu: MPI_Allreduce)")
-    ("nccl-algo", po::value<std::string>(), "NCCL_ALGO, e.g. tree or ring (default: NCCL's)")
-    ("nccl-proto", po::value<std::string>(), "NCCL_PROTO, e.g. simple, ll, ll128 (default: NCCL's)")
+    ("device", po::value<std::string>()->default_value(setting_name(DeviceChoice::automatic)),
+     named_option_help<DeviceChoice>("the back-end").c_str())
+  ;
+  // clang-format on
+  // NCCL's algorithm and protocol, as for training (their rows of the settings table).
+  for (const char* option : {"nccl-algo", "nccl-proto"})
+    with_option_row(option, [&](const auto& row) { describe_option(description, row); });
+  // clang-format off
+  description.add_options()
     ("output", po::value<std::string>()->default_value("mgpu_bench_allreduce.h5"),
      "results file: created, or an existing one (e.g. a training sweep's) that gets an /allreduce group")
     ("force", "replace an existing /allreduce group (the rest of the file is kept)")
@@ -54,7 +67,7 @@ po::options_description probe_description() {
   po::options_description description("mgpu_bench probe options", 120);
   // clang-format off
   description.add_options()
-    ("model", po::value<std::string>()->default_value("medium,large"), "presets whose GEMM shapes are timed")
+    ("model", po::value<std::string>()->default_value(every_preset()), "presets whose GEMM shapes are timed")
     ("batches", po::value<std::string>()->default_value("16,32,64,128,512,1024,2048,4096"),
      "per-GPU batches whose GEMM shapes are timed (comma-separated)")
     ("square", po::value<long long>()->default_value(8192), "m = n = k of the GEMM that measures the peak rate")
@@ -160,13 +173,13 @@ AllreduceOptions parse_allreduce_options(int argc, const char* const* argv) {
   if (options.max_bytes < options.min_bytes)
     throw UsageError("--max-bytes " + std::to_string(options.max_bytes) + ": smaller than --min-bytes " +
                      std::to_string(options.min_bytes));
-  options.factor = option_parsing::checked_int(vm, "factor", 2, 1024);
+  options.factor = checked_int(vm, "factor", 2, 1024);
   options.gradient_models = model_list(vm["model"].as<std::string>(), true);
-  options.dtype = option_parsing::parse_named<AllreduceDtype>("dtype", vm["dtype"].as<std::string>());
-  options.iterations = option_parsing::checked_int(vm, "iters", 1, kMaxIterations);
-  options.warmup_iterations = option_parsing::checked_int(vm, "warmup", 0, kMaxIterations);
-  options.runs = option_parsing::checked_int(vm, "runs", 1, kMaxRuns);
-  options.device = parse_device_choice(vm["device"].as<std::string>());
+  options.dtype = parse_named<AllreduceDtype>("dtype", vm["dtype"].as<std::string>());
+  options.iterations = checked_int(vm, "iters", 1, kMaxIterations);
+  options.warmup_iterations = checked_int(vm, "warmup", 0, kMaxIterations);
+  options.runs = checked_int(vm, "runs", 1, kMaxTimedRuns);
+  options.device = parse_named<DeviceChoice>("device", vm["device"].as<std::string>());
   if (vm.count("nccl-algo")) options.nccl_algo = nccl_algo_env_value(vm["nccl-algo"].as<std::string>());
   if (vm.count("nccl-proto")) options.nccl_proto = nccl_proto_env_value(vm["nccl-proto"].as<std::string>());
   options.output_path = output_path(vm);
@@ -195,9 +208,9 @@ ProbeOptions parse_probe_options(int argc, const char* const* argv) {
     options.batches.push_back(batch);
   }
   if (options.batches.empty() || batches.back() == ',') throw UsageError("--batches '" + batches + "': empty list");
-  options.square = option_parsing::checked_int(vm, "square", 64, 32768);
-  options.iterations = option_parsing::checked_int(vm, "iters", 1, 10000);
-  options.runs = option_parsing::checked_int(vm, "runs", 1, kMaxRuns);
+  options.square = checked_int(vm, "square", 64, 32768);
+  options.iterations = checked_int(vm, "iters", 1, 10000);
+  options.runs = checked_int(vm, "runs", 1, kMaxTimedRuns);
   options.output_path = output_path(vm);
   options.force = vm.count("force") > 0;
   return options;

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "cli/options.hpp"
+#include "model/mlp_spec.hpp"
 
 namespace mgpu {
 
@@ -24,7 +25,7 @@ struct AllreduceOptions {
   std::int64_t min_bytes = 8;
   std::int64_t max_bytes = 128LL << 20;
   int factor = 2;
-  std::vector<std::string> gradient_models = {"medium", "large"};  // their exact fp32 gradient sizes are added
+  std::vector<std::string> gradient_models = preset_names();  // their exact fp32 gradient sizes are added
   AllreduceDtype dtype = AllreduceDtype::fp32;
   int iterations = 20;
   int warmup_iterations = 5;
@@ -44,7 +45,7 @@ struct AllreduceOptions {
 };
 
 struct ProbeOptions {
-  std::vector<std::string> models = {"medium", "large"};
+  std::vector<std::string> models = preset_names();
   std::vector<int> batches = {16, 32, 64, 128, 512, 1024, 2048, 4096};  // per-GPU batches whose GEMMs are timed
   int square = 8192;                                                    // the m = n = k of the peak-rate GEMM
   int iterations = 20;                                                  // operations per timed graph replay

@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "config/configuration.hpp"
 #include "platform/error.hpp"
 
 extern char** environ;
@@ -33,8 +34,15 @@ std::string set_nccl_variable(const std::string& name, const std::string& value)
   return replaced;
 }
 
+namespace {
+
+// An option's value that asks for nothing: NCCL's own choice ("" or the recorded word for it).
+bool leaves_to_nccl(const std::string& value) { return value.empty() || value == kNcclDefault; }
+
+}  // namespace
+
 void apply_nccl_option(int rank, const char* variable, const std::string& value) {
-  if (value.empty()) return;
+  if (leaves_to_nccl(value)) return;
   const std::string replaced = set_nccl_variable(variable, value);
   if (rank == 0 && !replaced.empty() && replaced != value) {
     std::printf("# note: the command line sets %s=%s over %s=%s from the environment\n", variable, value.c_str(),
@@ -43,7 +51,7 @@ void apply_nccl_option(int rank, const char* variable, const std::string& value)
 }
 
 void apply_nccl_options(int rank, bool cpu_fallback, const std::string& algo, const std::string& proto) {
-  if (rank == 0 && cpu_fallback && !(algo + proto).empty())
+  if (rank == 0 && cpu_fallback && !(leaves_to_nccl(algo) && leaves_to_nccl(proto)))
     std::printf("# note: --nccl-algo/--nccl-proto have no effect on the CPU fallback (MPI_Allreduce)\n");
   apply_nccl_option(rank, "NCCL_ALGO", algo);
   apply_nccl_option(rank, "NCCL_PROTO", proto);
@@ -51,7 +59,7 @@ void apply_nccl_options(int rank, bool cpu_fallback, const std::string& algo, co
 
 std::string nccl_variable_or_default(const char* name) {
   const char* value = std::getenv(name);
-  return value != nullptr && *value != '\0' ? value : "default";
+  return value != nullptr && *value != '\0' ? value : kNcclDefault;
 }
 
 }  // namespace mgpu

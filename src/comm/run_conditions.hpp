@@ -15,8 +15,8 @@ std::string environment_preset();
 // Sets NAME=value for NCCL before the communicator exists (the only time NCCL reads it). Returns what it replaced
 // ("" if unset), so the caller can say that a command-line option overrode the environment.
 std::string set_nccl_variable(const std::string& name, const std::string& value);
-// Applies a --nccl-algo / --nccl-proto value (NCCL's spelling; "" = leave NCCL's choice) before the communicator
-// exists; rank 0 says so when it overrides a different value from the environment.
+// Applies a --nccl-algo / --nccl-proto value (NCCL's spelling; "" or "default" = leave NCCL's choice) before the
+// communicator exists; rank 0 says so when it overrides a different value from the environment.
 void apply_nccl_option(int rank, const char* variable, const std::string& value);
 // Applies --nccl-algo and --nccl-proto (both drivers); on the CPU fallback rank 0 first notes that they have no
 // effect there.

@@ -1,6 +1,6 @@
 // Purpose: one configuration of a job, resolved: its step (TrainingSettings: model, global batch, steps, runs, seed
-// and every step setting), its GPU count, trial and stopping rules, and its name. plan_sweep makes them once; every
-// later stage reads them as given.
+// and every step setting), its GPU count, NCCL's algorithm and protocol, trial and stopping rules, and its name.
+// plan_sweep makes them once; every later stage reads them as given.
 #pragma once
 
 #include <string>
@@ -10,6 +10,9 @@
 
 namespace mgpu {
 
+// NCCL_ALGO's or NCCL_PROTO's recorded value where the variable is unset: NCCL chooses.
+inline constexpr char kNcclDefault[] = "default";
+
 struct Configuration {
   TrainingSettings training;     // runs: every run (--timing interleaved: its marked runs included)
   int gpus = 1;                  // runs on ranks 0..gpus-1 of the job, through communicators of their own
@@ -18,6 +21,10 @@ struct Configuration {
   double max_time_seconds = 0;   // --max-time (0 = no limit)
   int trial = 1;                 // which trial of the configuration this is (1 to trials)
   int trials = 1;                // --trials
+  // NCCL_ALGO and NCCL_PROTO in effect for the configuration's communicator, in NCCL's spelling ("Tree", "^NVLS"):
+  // --nccl-algo / --nccl-proto, else the environment's.
+  std::string nccl_algo = kNcclDefault;
+  std::string nccl_proto = kNcclDefault;
 
   const MlpSpec& model() const { return training.model; }
   int global_batch() const { return training.global_batch; }

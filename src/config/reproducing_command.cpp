@@ -78,16 +78,12 @@ ReproducingCommand reproducing_command(const Configuration& configuration, const
   ReproducingCommand command;
   const StepRequest request = reproducing_request(configuration, context.cuda, command.unreproduced);
   const StepRequest defaults;
-  const Configuration default_configuration;
   for_each_setting_row([&](const auto& row) {
-    using Row = std::decay_t<decltype(row)>;
-    if constexpr (kIsStepOption<Row>) {
+    if constexpr (kIsStepOption<decltype(row)>) {
       if (!(request.*row.request == defaults.*row.request))
         command.arguments += " --" + std::string(row.option) + " " + request_text(row, request);
-    } else if (row.arguments != nullptr) {
-      command.arguments += row.arguments(configuration, context);
-    } else if (setting_text(setting_of(row, configuration)) != setting_text(setting_of(row, default_configuration))) {
-      command.unreproduced.push_back(row.facts.attribute);
+    } else {
+      command.arguments += recorded_arguments(row, configuration, context, command.unreproduced);
     }
   });
   return command;
@@ -101,6 +97,12 @@ Configuration one_gpu_baseline(const Configuration& scaled, bool cuda) {
       request.*row.request = explicit_request_of<Request>(setting_of(row, scaled));
   });
   Configuration baseline = scaled;
+  // What keeps N-GPU configurations apart only (the GPU count, NCCL's choices) is what one GPU runs by default.
+  const Configuration defaults;
+  for_each_setting_row([&](const auto& row) {
+    if constexpr (!kIsStepOption<decltype(row)>)
+      if (row.facts.role == AttributeRole::compared) setting_of(row, baseline) = setting_of(row, defaults);
+  });
   baseline.gpus = 1;
   TrainingSettings one_gpu = scaled.training;
   try {

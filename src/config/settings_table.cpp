@@ -1,50 +1,27 @@
-// Purpose: the settings table's lookups, its generated texts and the arguments of the rows that are no step options
-// (settings_table.hpp).
+// Purpose: the settings table's lookups, its generated texts and the grid rows' arguments (settings_table.hpp).
 #include "config/settings_table.hpp"
-
-#include <algorithm>
 
 namespace mgpu {
 
 std::string model_arguments(const Configuration& c, const CommandContext&) {
   const MlpSpec& model = c.training.model;
-  const std::vector<std::string> presets = preset_names();
-  if (std::find(presets.begin(), presets.end(), model.name) != presets.end()) return " --model " + model.name;
+  if (find_preset(model.name) != nullptr) return " --model " + model.name;
   return " --layers " + setting_text(model.widths);
 }
 
 std::string dropout_arguments(const Configuration& c, const CommandContext&) {
   // The default of --dropout: the preset's, and 0 for --layers.
   const MlpSpec& model = c.training.model;
-  const std::vector<std::string> presets = preset_names();
-  const bool preset = std::find(presets.begin(), presets.end(), model.name) != presets.end();
-  const double given = preset ? preset_model(model.name).dropout : 0.0;
+  const MlpSpec* preset = find_preset(model.name);
+  const double given = preset != nullptr ? preset->dropout : 0.0;
   return model.dropout == given ? "" : " --dropout " + setting_text(model.dropout);
-}
-
-std::string batch_arguments(const Configuration& c, const CommandContext&) {
-  return " --batch " + setting_text(c.training.global_batch);
 }
 
 std::string gpus_and_device_arguments(const Configuration&, const CommandContext& context) {
   return " --gpus " + context.gpus + (context.cuda ? "" : " --device cpu");
 }
 
-std::string warmup_arguments(const Configuration& c, const CommandContext&) {
-  return " --warmup " + setting_text(c.training.warmup_steps);
-}
-
-std::string steps_arguments(const Configuration& c, const CommandContext&) {
-  return " --steps " + setting_text(c.training.measured_steps);
-}
-
-std::string runs_arguments(const Configuration& c, const CommandContext&) {
-  return " --runs " + setting_text(c.runs_requested);
-}
-
-std::string seed_arguments(const Configuration& c, const CommandContext&) {
-  return c.training.seed == TrainingSettings{}.seed ? "" : " --seed " + setting_text(c.training.seed);
-}
+std::string runs_made_text(const Configuration& c) { return setting_text(c.training.runs); }
 
 std::string given_elsewhere(const Configuration&, const CommandContext&) { return ""; }
 

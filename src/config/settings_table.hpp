@@ -1,10 +1,12 @@
-// Purpose: the one table of a configuration's settings: a row per setting with every face it has: its attribute in the
-// results file, where it lives in Configuration (and in StepRequest for a step option), its command-line option, help
-// and values (the value type's named_values), when it applies, its role in pairing, the schema version that added it,
-// whether --X auto decides it per batch, and whether the math check's reference step depends on it. From it come the
-// command line's step options (cli/options.cpp), the results file's visit list and roles (results_schema.hpp), the
-// banner's step line, the answer's settings decided per batch, the math check's cache key and the command that
-// reproduces a configuration (reproducing_command.hpp); docs/architecture.md says what a new option costs.
+// Purpose: the one table of a configuration's settings (its kinds of row: setting_rows.hpp): a row per setting with
+// every face it has: its attribute in the results file, where it lives in Configuration (and in StepRequest for a
+// step option), its command-line option, help, default (the member's) and values (the value type's named_values),
+// when it applies, its role in pairing, the schema version that added it, whether --X auto decides it per batch,
+// whether the math check's reference step depends on it, and its word on the banner. From it come the command line's
+// options and their parsing (setting_options.hpp, read by cli/options.cpp and the analyzer's predict), the results
+// file's visit list and roles (results/configuration_attributes.hpp), the banner, the answer's settings decided per
+// batch, the math check's cache key and the command that reproduces a configuration (reproducing_command.hpp);
+// docs/architecture.md says what a new setting costs.
 #pragma once
 
 #include <cstdint>
@@ -15,159 +17,29 @@
 #include <vector>
 
 #include "config/configuration.hpp"
+#include "config/option_text.hpp"
+#include "config/setting_rows.hpp"
 #include "config/setting_values.hpp"
 #include "config/step_request.hpp"
 
 namespace mgpu {
 
-// What a configuration attribute takes part in; each role includes the ones above it in this list:
-//   condition: where and when it ran or what the process chose; no identity (a --resume on another node of the same
-//              kind still matches; gemm_choices is an outcome of set-up, not a setting).
-//   setting:   what ran: the --resume identity (results/configuration_identity.hpp) refuses a stored configuration
-//              that differs.
-//   compared:  also keeps configurations apart in compare (stats/pairing_identity.hpp), not in the scaling table.
-//   scaled:    also keeps an N-GPU configuration from a 1-GPU baseline of other settings (the scaling table).
-enum class AttributeRole { condition, setting, compared, scaled };
-
-// Where a recorded setting means something; where it does not, the results file stores "n/a" (or 0).
-enum class Applies {
-  always,
-  with_overlap,    // exists only with overlap on
-  with_own_gemms,  // where this program chose the GEMMs: mgpu_bench on the CUDA back-end (not the CPU, not the peer)
-};
-
-// The columns every row has.
-struct SettingFacts {
-  const char* attribute;       // the results file's attribute and the banner's and the labels' name
-  AttributeRole role;          // in pairing
-  std::int32_t since_version;  // the schema version that added it (1: an original one); never changes
-  Applies applies = Applies::always;
-  // --X auto decides it per local batch (config/resolver.hpp), or it exists only with such a setting: one default
-  // job's batch sweep changes it along the way, so the answer's speedup curves do not split on it.
-  bool decided_per_batch = false;
-  bool math_reference = false;  // the math check's float64 reference step depends on it (its cache key)
-
-  constexpr SettingFacts applying(Applies where) const {
-    SettingFacts f = *this;
-    f.applies = where;
-    return f;
-  }
-  constexpr SettingFacts per_batch() const {
-    SettingFacts f = *this;
-    f.decided_per_batch = true;
-    return f;
-  }
-  constexpr SettingFacts in_math_reference() const {
-    SettingFacts f = *this;
-    f.math_reference = true;
-    return f;
-  }
-};
-constexpr SettingFacts facts(const char* attribute, AttributeRole role, std::int32_t since_version) {
-  return {attribute, role, since_version};
-}
-
-// What a command that reproduces a configuration passes besides its settings: the --gpus list and the back-end.
-struct CommandContext {
-  std::string gpus;  // "1,2": the GPU counts the command measures
-  bool cuda = true;  // false: --device cpu
-};
-// The command-line arguments that give a setting that is no step option (" --warmup 10"; "" where the command
-// line's default gives it or another row's arguments do).
-using ArgumentsOf = std::string (*)(const Configuration&, const CommandContext&);
-
-// Where a member of each part of a Configuration is (C: Configuration, const or not).
-template <typename C>
-auto& owner_of(C& c, const Configuration*) {
-  return c;
-}
-template <typename C>
-auto& owner_of(C& c, const TrainingSettings*) {
-  return c.training;
-}
-template <typename C>
-auto& owner_of(C& c, const MlpSpec*) {
-  return c.training.model;
-}
-template <typename C>
-auto& owner_of(C& c, const AdamSettings*) {
-  return c.training.adam;
-}
-
-// A setting reached by its member: `&MlpSpec::dropout` is configuration.training.model.dropout.
-template <typename Owner, typename Setting>
-struct MemberOf {
-  Setting Owner::*member;
-  template <typename C>
-  auto& operator()(C& configuration) const {
-    return owner_of(configuration, static_cast<const Owner*>(nullptr)).*member;
-  }
-};
-
-// A setting the resolver does not decide (the model, batch, GPU count, steps, runs, seed, Adam), by its member;
-// `arguments` nullptr where no option sets it.
-template <typename Owner, typename Setting>
-struct RecordedSetting {
-  SettingFacts facts;
-  MemberOf<Owner, Setting> get;
-  ArgumentsOf arguments;
-};
-template <typename Owner, typename Setting>
-constexpr RecordedSetting<Owner, Setting> recorded(SettingFacts facts, Setting Owner::*member, ArgumentsOf arguments) {
-  return {facts, {member}, arguments};
-}
-
-// The bounds of a number option (both included).
-struct OptionBounds {
-  double minimum = 0;
-  double maximum = 0;
-  const char* unit = "";  // " MB" in the message "--bucket-mb 0: must be from 1e-06 to 1e+06 MB"
-};
-
-// A step option: a StepRequest member the command line sets, resolved (config/resolver.hpp) into a TrainingSettings
-// member. Its values are the request type's named_values (a Toggle: auto | on | off), or a number within `bounds`.
-// A request and a setting of one type are taken as given unless the resolver has a rule for it.
-template <typename Setting, typename Request>
-struct StepOption {
-  SettingFacts facts;
-  Setting TrainingSettings::*setting;
-  Request StepRequest::*request;
-  const char* option;  // without the leading "--"
-  const char* help;    // --help's text; the values' names (and their own help) are added to it
-  // Why the CPU fallback refuses this option other than at its default (a Toggle: on), one line after "--option
-  // value: "; nullptr where the CPU fallback honours every value.
-  const char* cpu_refusal = nullptr;
-  OptionBounds bounds = {};
-
-  constexpr StepOption refused_on_cpu(const char* reason) const {
-    StepOption o = *this;
-    o.cpu_refusal = reason;
-    return o;
-  }
-  constexpr StepOption within(OptionBounds number_bounds) const {
-    StepOption o = *this;
-    o.bounds = number_bounds;
-    return o;
-  }
-};
-template <typename Setting, typename Request>
-constexpr StepOption<Setting, Request> step_option(SettingFacts facts, Setting TrainingSettings::*setting,
-                                                   Request StepRequest::*request, const char* option,
-                                                   const char* help) {
-  return {facts, setting, request, option, help};
-}
-
-// The arguments of the rows that are no step options (settings_table.cpp).
+// The grid's arguments (settings_table.cpp): --model or --layers, --dropout where it is not the preset's, and the
+// command's --gpus and back-end.
 std::string model_arguments(const Configuration& c, const CommandContext&);
 std::string dropout_arguments(const Configuration& c, const CommandContext&);
-std::string batch_arguments(const Configuration& c, const CommandContext&);
 std::string gpus_and_device_arguments(const Configuration& c, const CommandContext& context);
-std::string warmup_arguments(const Configuration& c, const CommandContext&);
-std::string steps_arguments(const Configuration& c, const CommandContext&);
-std::string runs_arguments(const Configuration& c, const CommandContext&);
-std::string seed_arguments(const Configuration& c, const CommandContext&);
 // Given by the arguments of another row (the widths by --model or --layers) or by the job (the trial).
 std::string given_elsewhere(const Configuration& c, const CommandContext&);
+// The runs a configuration makes, which the banner shows for the runs asked for (timing interleaved adds its own).
+std::string runs_made_text(const Configuration& c);
+
+// Upper bounds keep every count, product and MPI message size far inside 32 bits: 100,000 steps of 7 values per
+// rank are 5.6 MB a run, and the study itself uses 110 steps and 50 runs.
+inline constexpr double kMaxSteps = 100000;
+inline constexpr double kMaxRuns = 100000;
+inline constexpr double kMaxBatch = 1 << 24;
+inline constexpr double kMaxRanks = 1 << 20;
 
 // ---- The table. Its order is the results file's visit order, the banner's and the labels' order, and the order of
 // each role's attributes in the pairing identities. A row's since_version never changes; a new row takes the next
@@ -176,17 +48,33 @@ inline constexpr AttributeRole kScaled = AttributeRole::scaled;
 inline constexpr AttributeRole kCompared = AttributeRole::compared;
 inline constexpr AttributeRole kSetting = AttributeRole::setting;
 inline constexpr AttributeRole kCondition = AttributeRole::condition;
+inline constexpr char kNcclGroup[] = "nccl";  // NCCL's choices: compare --ignore-nccl-settings, the label's "nccl a/b"
 
 inline constexpr auto kSettingsTable = std::make_tuple(
-    // What the model computes and on how many GPUs.
-    recorded(facts("model", kScaled, 1), &MlpSpec::name, model_arguments),
-    recorded(facts("layer_widths", kScaled, 1).in_math_reference(), &MlpSpec::widths, given_elsewhere),
-    recorded(facts("dropout", kScaled, 1).in_math_reference(), &MlpSpec::dropout, dropout_arguments),
-    recorded(facts("global_batch", kScaled, 1).in_math_reference(), &TrainingSettings::global_batch, batch_arguments),
-    recorded(facts("ranks", kCompared, 1), &Configuration::gpus, gpus_and_device_arguments),
+    // What the model computes and on how many GPUs: the grid.
+    recorded(facts("model", kScaled, 1), &MlpSpec::name)
+        .in_the_grid("model", "preset MLPs, comma-separated", model_arguments)
+        .offering(preset_list_text),
+    recorded(facts("layer_widths", kScaled, 1).in_math_reference(), &MlpSpec::widths)
+        .in_the_grid("layers", "any other MLP by its widths, e.g. 50,256,128,64,3 (exclusive with --model)",
+                     given_elsewhere),
+    recorded(facts("dropout", kScaled, 1).in_math_reference(), &MlpSpec::dropout)
+        .in_the_grid("dropout", "drop probability after each hidden layer (default: the preset's; 0 for --layers)",
+                     dropout_arguments),
+    recorded(facts("global_batch", kScaled, 1).in_math_reference(), &TrainingSettings::global_batch)
+        .in_the_grid("batch", "global batches, comma-separated, each split evenly across the ranks; default 32",
+                     nullptr)
+        .within({1, kMaxBatch})
+        .always_spelled(),
+    recorded(facts("ranks", kCompared, 1), &Configuration::gpus)
+        .in_the_grid("gpus",
+                     "GPU counts (ranks) per configuration, comma-separated, e.g. 1,2; default: 1 and all ranks (1 "
+                     "alone with one rank)",
+                     gpus_and_device_arguments)
+        .within({1, kMaxRanks}),
     // Trials of one configuration must pair as trials (stats::build_trial_scaling), so no identity holds it; each
     // trial is a group of its own name.
-    recorded(facts("trial", kCondition, 9), &Configuration::trial, given_elsewhere),
+    recorded(facts("trial", kCondition, 9), &Configuration::trial).given_by(given_elsewhere),
     // The step options.
     // A version-1 file lacks it: its runs were not graphs.
     step_option(facts("graph", kScaled, 2), &TrainingSettings::graph, &StepRequest::graph, "graph",
@@ -256,14 +144,38 @@ inline constexpr auto kSettingsTable = std::make_tuple(
     step_option(facts("gemm_tuning", kSetting, 6).applying(Applies::with_own_gemms), &TrainingSettings::gemm_tuning,
                 &StepRequest::gemm_tuning, "gemm-tuning", "how each GEMM shape's algorithm is chosen"),
     // How it is trained and timed, on any GPU count.
-    recorded(facts("warmup_steps", kScaled, 1), &TrainingSettings::warmup_steps, warmup_arguments),
-    recorded(facts("measured_steps", kScaled, 1), &TrainingSettings::measured_steps, steps_arguments),
-    recorded(facts("runs_requested", kSetting, 1), &Configuration::runs_requested, runs_arguments),
-    recorded(facts("seed", kScaled, 1).in_math_reference(), &TrainingSettings::seed, seed_arguments),
-    recorded(facts("adam_learning_rate", kScaled, 1).in_math_reference(), &AdamSettings::learning_rate, nullptr),
-    recorded(facts("adam_beta1", kScaled, 1).in_math_reference(), &AdamSettings::beta1, nullptr),
-    recorded(facts("adam_beta2", kScaled, 1).in_math_reference(), &AdamSettings::beta2, nullptr),
-    recorded(facts("adam_epsilon", kScaled, 1).in_math_reference(), &AdamSettings::epsilon, nullptr));
+    recorded(facts("warmup_steps", kScaled, 1), &TrainingSettings::warmup_steps)
+        .set_by("warmup", "warm-up steps per run (recorded and flagged)")
+        .within({0, kMaxSteps})
+        .always_spelled()
+        .on_banner("warm-up"),
+    recorded(facts("measured_steps", kScaled, 1), &TrainingSettings::measured_steps)
+        .set_by("steps", "measured steps per run")
+        .within({1, kMaxSteps})
+        .always_spelled()
+        .on_banner("steps"),
+    recorded(facts("runs_requested", kSetting, 1), &Configuration::runs_requested)
+        .set_by("runs",
+                "runs per configuration (fresh initialisation each): the most a configuration measures; given, "
+                "exactly these unless --max-noise is given too or --max-time ends them")
+        .within({1, kMaxRuns})
+        .always_spelled()
+        .on_banner("runs", runs_made_text),
+    recorded(facts("seed", kScaled, 1).in_math_reference(), &TrainingSettings::seed)
+        .set_by("seed", "seed of data, initialisation and dropout")
+        .on_banner("seed"),
+    recorded(facts("adam_learning_rate", kScaled, 1).in_math_reference(), &AdamSettings::learning_rate),
+    recorded(facts("adam_beta1", kScaled, 1).in_math_reference(), &AdamSettings::beta1),
+    recorded(facts("adam_beta2", kScaled, 1).in_math_reference(), &AdamSettings::beta2),
+    recorded(facts("adam_epsilon", kScaled, 1).in_math_reference(), &AdamSettings::epsilon),
+    // NCCL's choices pair N-GPU configurations with each other, never with their baseline (recorded as in effect:
+    // the option's, else the environment's).
+    recorded(facts("nccl_algo", kCompared, 1).grouped(kNcclGroup), &Configuration::nccl_algo)
+        .set_by("nccl-algo", "NCCL_ALGO for the all-reduce, e.g. tree or ring (default: NCCL's)")
+        .parsed_by(nccl_algo_env_value),
+    recorded(facts("nccl_proto", kCompared, 1).grouped(kNcclGroup), &Configuration::nccl_proto)
+        .set_by("nccl-proto", "NCCL_PROTO, e.g. simple, ll, ll128 (default: NCCL's)")
+        .parsed_by(nccl_proto_env_value));
 
 // ---- Walking the table.
 
@@ -274,10 +186,17 @@ struct IsStepOption<StepOption<Setting, Request>> : std::true_type {};
 template <typename Row>
 inline constexpr bool kIsStepOption = IsStepOption<std::decay_t<Row>>::value;
 
+using SettingsTable = std::decay_t<decltype(kSettingsTable)>;
+
+// visit(row) for every row of `table` (the settings table, or a test's with a row of its own), in order.
+template <typename Table, typename Visit>
+void for_each_row_of(const Table& table, Visit&& visit) {
+  std::apply([&](const auto&... row) { (visit(row), ...); }, table);
+}
 // visit(row) for every row, in order.
 template <typename Visit>
 void for_each_setting_row(Visit&& visit) {
-  std::apply([&](const auto&... row) { (visit(row), ...); }, kSettingsTable);
+  for_each_row_of(kSettingsTable, visit);
 }
 // visit(row) for every step option, in order.
 template <typename Visit>
@@ -311,15 +230,19 @@ inline bool setting_applies(Applies where, const Configuration& configuration, b
   return true;
 }
 
-// Every recorded setting as visit(attribute, setting, applies), in the table's order; C: Configuration, const or not.
-// A reader restores each setting as it is visited, so `applies` is decided from the settings before it (overlap
-// before what exists only with it). The results writer and reader walk this list (results_schema.hpp).
-template <typename C, typename Visit>
-void for_each_recorded_setting(C& configuration, bool own_gemms, Visit&& visit) {
-  for_each_setting_row([&](const auto& row) {
-    visit(row.facts.attribute, setting_of(row, configuration),
-          setting_applies(row.facts.applies, configuration, own_gemms));
-  });
+// Every recorded setting as visit(attribute, setting, applies); C: Configuration, const or not. A reader restores each
+// setting as it is visited and decides where a setting applies from those restored before it, so the order is
+// explicit: first every setting that always applies (overlap among them), then those that apply only somewhere, each
+// in the table's order. The results writer and reader walk this list (results_schema.hpp).
+template <typename C, typename Visit, typename Table = SettingsTable>
+void for_each_recorded_setting(C& configuration, bool own_gemms, Visit&& visit, const Table& table = kSettingsTable) {
+  for (const bool always : {true, false}) {
+    for_each_row_of(table, [&](const auto& row) {
+      if ((row.facts.applies == Applies::always) != always) return;
+      visit(row.facts.attribute, setting_of(row, configuration),
+            setting_applies(row.facts.applies, configuration, own_gemms));
+    });
+  }
 }
 
 // Every row's facts, in the table's order.
@@ -357,6 +280,39 @@ std::string command_line_default_text(std::string_view attribute);
 template <typename Row>
 std::string request_text(const Row& row, const StepRequest& request) {
   return setting_text(request.*row.request);
+}
+
+// The banner's settings after the grid's (model, device, ranks, batch): ", warm-up 10, steps 100, runs 62, seed 1",
+// every row with a banner word, in the table's order.
+template <typename Table = SettingsTable>
+std::string banner_settings_text(const Configuration& configuration, const Table& table = kSettingsTable) {
+  std::string text;
+  for_each_row_of(table, [&](const auto& row) {
+    if constexpr (!kIsStepOption<decltype(row)>) {
+      if (row.banner == nullptr) return;
+      text += ", " + std::string(row.banner) + " " +
+              (row.banner_value != nullptr ? row.banner_value(configuration)
+                                           : setting_text(setting_of(row, configuration)));
+    }
+  });
+  return text;
+}
+
+// The arguments that give recorded setting `row` of `configuration` on a command line (" --warmup 10"; "" where the
+// command line's default or another row's arguments give it). Without an option, "" and, where the setting is not at
+// its default, its attribute added to `unreproduced`.
+template <typename Row>
+std::string recorded_arguments(const Row& row, const Configuration& configuration, const CommandContext& context,
+                               std::vector<std::string>& unreproduced) {
+  if (row.arguments != nullptr) return row.arguments(configuration, context);
+  const Configuration defaults;
+  const std::string value = setting_text(setting_of(row, configuration));
+  const bool at_default = value == setting_text(setting_of(row, defaults));
+  if (row.option == nullptr) {
+    if (!at_default) unreproduced.push_back(row.facts.attribute);
+    return "";
+  }
+  return at_default && row.spelling == Spelling::off_default ? "" : " --" + std::string(row.option) + " " + value;
 }
 
 // The banner's step line: every step option that applies, as attribute=value in the table's order ("graph=on

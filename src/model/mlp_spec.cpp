@@ -1,9 +1,10 @@
-// Purpose: presets, validation and parameter layout of the benchmarked MLP.
+// Purpose: presets (presets.def), validation and parameter layout of the benchmarked MLP.
 #include "model/mlp_spec.hpp"
 
 #include <sstream>
 
 #include "platform/error.hpp"
+#include "platform/number_text.hpp"
 
 namespace mgpu {
 
@@ -63,15 +64,44 @@ MlpSpec custom_model(const std::vector<int>& widths, double dropout) {
   return MlpSpec{"custom", widths, dropout};
 }
 
-MlpSpec preset_model(const std::string& name) {
-  // docs/measurement.md: input widths 847 and 4800 with a bias-free output layer of width 3 reproduce the study's
-  // stated parameter counts (258,432 and 6,885,376) exactly.
-  if (name == "medium") return MlpSpec{"medium", {847, 256, 128, 64, 3}, 0.2};
-  if (name == "large") return MlpSpec{"large", {4800, 1024, 1024, 512, 512, 256, 3}, 0.3};
-  throw UsageError("--model '" + name + "': unknown model (choose medium or large, or give --layers)");
+const std::vector<MlpSpec>& model_presets() {
+  // The widths' braces are the preset's list of widths (presets.def).
+#define MGPU_PRESET(name, dropout, ...) MlpSpec{#name, {__VA_ARGS__}, dropout},
+  static const std::vector<MlpSpec> presets = {
+#include "model/presets.def"
+  };
+#undef MGPU_PRESET
+  return presets;
 }
 
-std::vector<std::string> preset_names() { return {"medium", "large"}; }
+const MlpSpec* find_preset(const std::string& name) {
+  for (const MlpSpec& preset : model_presets())
+    if (preset.name == name) return &preset;
+  return nullptr;
+}
+
+MlpSpec preset_model(const std::string& name) {
+  if (const MlpSpec* preset = find_preset(name)) return *preset;
+  std::string names;
+  const std::vector<std::string> all = preset_names();
+  for (std::size_t i = 0; i < all.size(); ++i) names += (i == 0 ? "" : i + 1 == all.size() ? " or " : ", ") + all[i];
+  throw UsageError("--model '" + name + "': unknown model (choose " + names + ", or give --layers)");
+}
+
+std::vector<std::string> preset_names() {
+  std::vector<std::string> names;
+  for (const MlpSpec& preset : model_presets()) names.push_back(preset.name);
+  return names;
+}
+
+std::string preset_list_text() {
+  std::string text;
+  for (const MlpSpec& preset : model_presets()) {
+    text += (text.empty() ? "" : ", ") + preset.name + " (" + with_thousands(preset.parameter_count()) + " parameters" +
+            (preset.name == kDefaultPreset ? "; the default)" : ")");
+  }
+  return text;
+}
 
 std::vector<int> parse_layer_widths(const std::string& text) {
   std::vector<int> widths;

@@ -39,7 +39,13 @@ struct MlpSpec {
   std::string widths_string() const;
 };
 
-// The presets of docs/measurement.md; throws UsageError naming an unknown preset.
+// The presets of docs/measurement.md (presets.def), in order.
+const std::vector<MlpSpec>& model_presets();
+// The preset a job measures when neither --model nor --layers is given.
+inline constexpr char kDefaultPreset[] = "large";
+// The preset named `name`; nullptr for any other name.
+const MlpSpec* find_preset(const std::string& name);
+// The preset named `name`; throws UsageError naming an unknown preset.
 MlpSpec preset_model(const std::string& name);
 // Any other MLP; throws UsageError for fewer than two widths or a non-positive width.
 MlpSpec custom_model(const std::vector<int>& widths, double dropout);
@@ -47,5 +53,8 @@ MlpSpec custom_model(const std::vector<int>& widths, double dropout);
 std::vector<int> parse_layer_widths(const std::string& text);
 // Names of the presets, for help text and messages.
 std::vector<std::string> preset_names();
+// The presets as --help lists them: "medium (258,432 parameters), large (6,885,376 parameters; the
+// default)".
+std::string preset_list_text();
 
 }  // namespace mgpu

@@ -1,4 +1,4 @@
-// Purpose: shortest_double_text and shortest_float_text (number_text.hpp).
+// Purpose: shortest_double_text, shortest_float_text and with_thousands (number_text.hpp).
 #include "platform/number_text.hpp"
 
 #include <cmath>
@@ -30,6 +30,12 @@ std::string shortest_float_text(float value) {
     if (std::strtof(text, nullptr) == value) break;
   }
   return text;
+}
+
+std::string with_thousands(unsigned long long value) {
+  std::string digits = std::to_string(value);
+  for (int i = static_cast<int>(digits.size()) - 3; i > 0; i -= 3) digits.insert(static_cast<std::size_t>(i), ",");
+  return digits;
 }
 
 }  // namespace mgpu

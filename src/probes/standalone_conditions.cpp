@@ -11,6 +11,8 @@ results_schema::MeasurementConditions describe_standalone_conditions(const Backe
   results_schema::MeasurementConditions c;
   c.implementation = results_schema::kImplementation;
   c.device = backend_name(choice.backend);
+  c.nccl_algo = nccl_variable_or_default("NCCL_ALGO");  // as a configuration records them (in effect)
+  c.nccl_proto = nccl_variable_or_default("NCCL_PROTO");
   c.nccl_environment = nccl_environment();
   c.command_line = command_line;
   c.ranks = mpi.size;

@@ -7,6 +7,8 @@
 #include <utility>
 #include <vector>
 
+#include "results/attribute_roles.hpp"
+
 namespace mgpu {
 namespace {
 

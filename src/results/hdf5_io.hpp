@@ -14,6 +14,7 @@
 
 #include "platform/error.hpp"
 #include "platform/hdf5_check.hpp"
+#include "results/attribute_roles.hpp"
 #include "results/hdf5_handles.hpp"
 #include "results/results_schema.hpp"
 

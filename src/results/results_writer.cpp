@@ -96,8 +96,7 @@ void append_rows(hid_t group, const DatasetSpec& spec, const ResultArray<T>& row
 }
 
 // One run of every rank as the rows to append (runs dimension = 1).
-Measurements measurements_of_run(const std::vector<RunRecord>& per_rank, int measured_steps,
-                                 const std::vector<double>& max_sm_clock_mhz) {
+Measurements measurements_of_run(const std::vector<RunRecord>& per_rank, int measured_steps) {
   const std::size_t ranks = per_rank.size();
   const std::size_t steps = static_cast<std::size_t>(per_rank.front().total_steps);
   Measurements row;
@@ -122,7 +121,7 @@ Measurements measurements_of_run(const std::vector<RunRecord>& per_rank, int mea
     row.sm_clock_mhz.values.push_back(record.sm_clock_mhz);
     row.memory_clock_mhz.values.push_back(record.memory_clock_mhz);
     row.clock_samples.values.push_back(record.clock_samples);
-    row.throttled.values.push_back(schema::is_throttled(record.sm_clock_mhz, max_sm_clock_mhz[r]) ? 1 : 0);
+    row.throttled.values.push_back(record.throttled ? 1 : 0);
     // The trainer's wall span of the measured steps (RunRecord::measured_wall_ms) per measured step; NaN when the
     // configuration has no measured steps.
     row.wall_per_step_ms.values.push_back(measured_steps > 0 ? record.measured_wall_ms / measured_steps
@@ -328,7 +327,6 @@ ResultsWriter::Configuration ResultsWriter::add_configuration(const Configuratio
     configuration.ranks_ = metadata.ranks();
     configuration.steps_ = metadata.total_steps();
     configuration.measured_steps_ = metadata.training().measured_steps;
-    configuration.max_sm_clock_mhz_ = metadata.max_sm_clock_mhz;
 
     const H5Group group(MGPU_H5_CHECK(
         H5Gcreate2(impl.configurations.get(), metadata.name.c_str(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT)));
@@ -375,8 +373,7 @@ void ResultsWriter::append_run(Configuration& configuration, const std::vector<R
 
     require_free_space(impl.path, free_space_to_append_run(configuration.ranks_, configuration.steps_));
     const H5Group group(MGPU_H5_CHECK(H5Gopen2(impl.configurations.get(), name.c_str(), H5P_DEFAULT)));
-    const Measurements row =
-        measurements_of_run(per_rank, configuration.measured_steps_, configuration.max_sm_clock_mhz_);
+    const Measurements row = measurements_of_run(per_rank, configuration.measured_steps_);
     schema::for_each_dataset(
         row, [&](const DatasetSpec& spec, const auto& array) { append_rows(group.get(), spec, array); });
     // runs_completed moves only after every dataset holds the run: it is what readers trust.

@@ -36,8 +36,7 @@ class ResultsWriter {
     std::string name_;
     int ranks_ = 0;
     int steps_ = 0;
-    int measured_steps_ = 0;                // the divisor of wall_per_step_ms
-    std::vector<double> max_sm_clock_mhz_;  // per rank, for the throttled flag
+    int measured_steps_ = 0;  // the divisor of wall_per_step_ms
     ConfigurationProgress progress_;
   };
 
@@ -70,10 +69,10 @@ class ResultsWriter {
   // length is not metadata.ranks.
   Configuration add_configuration(const ConfigurationMetadata& metadata);
 
-  // Appends one run: per_rank[r] is what rank r measured (size = ranks, each with warm-up + measured steps). Extends
-  // every per-run dataset by one row, then updates runs_completed and flushes, so the file on disk is valid and holds
-  // this run even if the process dies before the next one. A disk without room for the run is refused first
-  // (UsageError, disk_space.hpp), so that a full disk leaves the file valid.
+  // Appends one run: per_rank[r] is what rank r measured (size = ranks, each with warm-up + measured steps, and its
+  // throttled flag as judged). Extends every per-run dataset by one row, then updates runs_completed and flushes, so
+  // the file on disk is valid and holds this run even if the process dies before the next one. A disk without room for
+  // the run is refused first (UsageError, disk_space.hpp), so that a full disk leaves the file valid.
   void append_run(Configuration& configuration, const std::vector<RunRecord>& per_rank);
   // The free space append_run requires for one run of `ranks` × `steps`: 4 × the run's packed bytes (its chunks,
   // grown indexes and attributes, and the interrupted mark that may follow) + 64 KiB, as docs/reliability.md states.

@@ -33,6 +33,9 @@ struct RunRecord {
   // A run without marks inside its steps: the step's bookkeeping and batch generation per step, timed alone after
   // the run and already subtracted from its step_ms; NaN in every other run (their marks leave it outside the step).
   double batch_generation_ms = std::numeric_limits<double>::quiet_NaN();
+  // Whether the run's mean SM clock was throttled against the rank's maximum (stats/run_checks.hpp): judged by rank 0
+  // once the ranks' records are gathered (it knows every rank's maximum), recorded as given; not packed.
+  bool throttled = false;
 
   explicit RunRecord(int steps = 0)
       : total_steps(steps), phase_ms(static_cast<std::size_t>(kPhaseCount) * steps, 0.0), loss(steps, 0.0) {}

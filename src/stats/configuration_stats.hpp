@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "results/results_reader.hpp"
+#include "stats/run_checks.hpp"
 #include "stats/statistics.hpp"
 
 namespace mgpu::stats {
@@ -68,9 +69,9 @@ struct ConfigurationStats {
   // (math_check) or the ranks' parameters differed after the runs (replica_check). Such a configuration gives no
   // speedup and takes no part in a verdict.
   std::string wrong_step() const {
-    if (results_schema::math_check_verdict(results->metadata.math_check) == results_schema::MathCheckVerdict::failed)
+    if (math_check_verdict(results->metadata.math_check) == MathCheckVerdict::failed)
       return "its math check failed (" + results->metadata.math_check + ")";
-    if (results_schema::replica_verdict(results->progress.replica_check) == results_schema::ReplicaVerdict::differ)
+    if (replica_verdict(results->progress.replica_check) == ReplicaVerdict::differ)
       return "the ranks' parameters differed after its runs (" + results->progress.replica_check + ")";
     return "";
   }

@@ -1,8 +1,11 @@
 // Purpose: identity keys of configurations, defined once.
 #include "stats/pairing_identity.hpp"
 
+#include <algorithm>
 #include <cstring>
 #include <map>
+
+#include "results/attribute_roles.hpp"
 
 namespace mgpu::stats {
 
@@ -36,8 +39,8 @@ std::vector<IdentityAttribute> without_global_batch(const std::vector<IdentityAt
 }
 
 bool is_nccl_setting(const IdentityAttribute& attribute) {
-  return std::strcmp(attribute.name, results_schema::kNcclAlgoAttribute) == 0 ||
-         std::strcmp(attribute.name, results_schema::kNcclProtoAttribute) == 0;
+  const SettingFacts* row = find_setting_facts(attribute.name);
+  return row != nullptr && row->group != nullptr && std::strcmp(row->group, kNcclGroup) == 0;
 }
 
 namespace {
@@ -50,6 +53,34 @@ const std::map<std::string, std::string>& defaults() {
 }
 
 bool has_default(const char* name) { return results_schema::attribute_added_in(name) > 1; }
+
+// The attribute's text, or where the file lacks it, what the defaults imply.
+std::string text_or_default(const ConfigurationResults& configuration, const std::string& name) {
+  const auto found = configuration.attribute_text.find(name);
+  return found != configuration.attribute_text.end() ? found->second : defaults().at(name);
+}
+
+// " nccl Tree/Simple": every group of settings (settings_table.hpp) with any of its values off the default, named
+// once with its values joined.
+std::string grouped_settings_label(const ConfigurationResults& configuration) {
+  std::vector<std::string> groups;
+  for (const SettingFacts& row : settings_facts())
+    if (row.group != nullptr && std::find(groups.begin(), groups.end(), row.group) == groups.end())
+      groups.push_back(row.group);
+  std::string label;
+  for (const std::string& group : groups) {
+    std::string values;
+    bool off_default = false;
+    for (const SettingFacts& row : settings_facts()) {
+      if (row.group == nullptr || group != row.group) continue;
+      const std::string value = text_or_default(configuration, row.attribute);
+      off_default = off_default || value != defaults().at(row.attribute);
+      values += (values.empty() ? "" : "/") + value;
+    }
+    if (off_default) label += " " + group + " " + values;
+  }
+  return label;
+}
 
 }  // namespace
 
@@ -68,15 +99,7 @@ std::vector<std::string> identity_key(const ConfigurationResults& configuration,
 }
 
 std::string configuration_label(const ConfigurationResults& configuration) {
-  std::string label = configuration.metadata.name;
-  const auto nccl_setting = [&](const char* name) {
-    const auto found = configuration.attribute_text.find(name);
-    return found != configuration.attribute_text.end() ? found->second : std::string(results_schema::kNcclDefault);
-  };
-  const std::string algo = nccl_setting(results_schema::kNcclAlgoAttribute);
-  const std::string proto = nccl_setting(results_schema::kNcclProtoAttribute);
-  if (algo != results_schema::kNcclDefault || proto != results_schema::kNcclDefault)
-    label += " nccl " + algo + "/" + proto;
+  std::string label = configuration.metadata.name + grouped_settings_label(configuration);
   for (const IdentityAttribute& attribute : comparison_identity_attributes()) {
     if (!has_default(attribute.name)) continue;
     const std::string value = attribute_or_default(configuration, attribute);

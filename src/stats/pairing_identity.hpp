@@ -27,7 +27,8 @@ const std::vector<IdentityAttribute>& comparison_identity_attributes();
 // `attributes` less global_batch: the identity of a curve over batches, or of configurations that differ in batch only.
 std::vector<IdentityAttribute> without_global_batch(const std::vector<IdentityAttribute>& attributes);
 
-// nccl_algo or nccl_proto (compare --ignore-nccl-settings leaves them out).
+// A setting of NCCL's group (nccl_algo, nccl_proto: their rows in config/settings_table.hpp), which compare
+// --ignore-nccl-settings leaves out.
 bool is_nccl_setting(const IdentityAttribute& attribute);
 
 // The values of the given attributes, in order, as one comparable key.

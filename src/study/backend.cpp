@@ -77,7 +77,7 @@ BackendChoice choose_backend(DeviceChoice requested, const MpiContext& mpi) {
   }
   std::string mine;
   if (!every_rank_has_gpu && !has_gpu) {
-    mine = "--device " + std::string(device_choice_name(requested)) + ": rank " + std::to_string(mpi.rank) + " on " +
+    mine = "--device " + std::string(setting_name(requested)) + ": rank " + std::to_string(mpi.rank) + " on " +
            mpi.host + " sees no GPU" + (most_gpus_on_a_host > 0 ? " while other ranks do" : "") +
            "; run one rank per GPU (or --device cpu)";
   }

@@ -23,6 +23,7 @@
 #include "results/configuration_record.hpp"
 #include "results/results_reader.hpp"
 #include "results/results_writer.hpp"
+#include "stats/run_checks.hpp"
 #include "stats/verdict.hpp"
 #include "study/adaptive_trials.hpp"
 #include "study/backend.hpp"
@@ -182,7 +183,8 @@ struct MeasuredRuns {
 // run) and printed; they end early where the stopping rule says so (run_stopping.hpp): rank 0 decides, having every
 // rank's times, and every rank follows, outside any run. Collective over `sub`.
 MeasuredRuns measure_runs(const Configuration& configuration, const MpiContext& sub, Trainer& trainer,
-                          ResultsWriter* results, ResultsWriter::Configuration& group, SweepProgress* progress) {
+                          ResultsWriter* results, ResultsWriter::Configuration& group, SweepProgress* progress,
+                          const std::vector<RankHardware>& hardware) {
   MeasuredRuns measured;
   const TrainingSettings& settings = configuration.training;
   const bool interleaved = settings.timing == TimingMode::interleaved;
@@ -197,12 +199,14 @@ MeasuredRuns measure_runs(const Configuration& configuration, const MpiContext& 
     if (run == 0) startup_deadline::begin("the first run");
     // Fault injection (docs/reliability.md): MGPU_FAULT_STOP_IN_RUN=R:K stops rank R as its K-th run starts.
     stop_here_if_asked("MGPU_FAULT_STOP_IN_RUN", sub.rank);
-    const std::vector<RunRecord> per_rank = gather_run(sub, trainer.run(run));
+    std::vector<RunRecord> per_rank = gather_run(sub, trainer.run(run));
     // Set-up is over: from here every wait of the configuration bounds itself (watchdog.hpp).
     if (run == 0) startup_deadline::finished();
     watchdog::record_run_seconds(seconds_since(run_start));
     if (sub.rank == 0) {
       measured.summaries.push_back(summarize_run(per_rank, settings.warmup_steps, settings.global_batch));
+      for (std::size_t r = 0; r < per_rank.size(); ++r)
+        per_rank[r].throttled = stats::is_throttled(per_rank[r].sm_clock_mhz, hardware[r].max_sm_clock_mhz);
       // A failure here is rank 0's alone (a full disk) while the others already wait in the next run: the watchdog
       // stops them all, the configuration marked with the reason.
       try {
@@ -304,7 +308,7 @@ std::vector<RunSummary> run_configuration(const Configuration& configuration, co
     print_run_header(stdout);
     progress->redraw();
   }
-  const MeasuredRuns measured = measure_runs(configuration, sub, *trainer, results, group, progress);
+  const MeasuredRuns measured = measure_runs(configuration, sub, *trainer, results, group, progress, facts.hardware);
   finish_configuration(name, sub, *trainer, measured, configuration.runs(), job.output_path, results, group, progress,
                        stop_recorder);
   return measured.summaries;
@@ -337,7 +341,8 @@ JobFacts prepare_job(const BenchOptions& options, const MpiContext& mpi) {
   check_output_writable(options, job.output_path, mpi);
   job.choice = choose_backend(options.device, mpi);
   if (mpi.rank == 0 && !job.choice.notice.empty()) print_notice(stdout, job.choice.notice);
-  apply_nccl_options(mpi.rank, job.choice.backend == Backend::cpu, options.nccl_algo, options.nccl_proto);
+  apply_nccl_options(mpi.rank, job.choice.backend == Backend::cpu, options.settings.nccl_algo,
+                     options.settings.nccl_proto);
   job.versions = library_versions(job.choice.backend);
   job.nccl_environment = nccl_environment();
   job.environment_preset = environment_preset();
@@ -399,15 +404,17 @@ SweepTableRow run_plan_entry(const std::vector<Configuration>& plan, std::size_t
 
 void run_benchmark(const BenchOptions& given, const MpiContext& mpi) {
   startup_deadline::begin("the job's set-up (devices, results file)");
-  validate_for_ranks(given, mpi.size);  // a bad grid is refused before anything else happens
+  validate_for_ranks(given, mpi.size);  // a bad grid is refused before anything else happens, once
   // From here on SIGTERM/SIGINT and stalls end the job through the watchdog, which keeps the completed runs.
   install_shutdown_signal_handlers();
   watchdog::set_timeout_option(given.timeout_seconds);
   JobFacts job = prepare_job(given, mpi);
   const std::optional<ResultsFile> resumed = read_resumed_file(given, job.output_path, mpi);
   const int resumed_trials = given.resume && !given.trials_given ? trials_in_resumed_file(resumed, mpi) : 1;
-  const BenchOptions options =
-      with_default_trials(given, job.choice.backend == Backend::cuda, mpi.size, resumed_trials);
+  BenchOptions options = with_default_trials(given, job.choice.backend == Backend::cuda, mpi.size, resumed_trials);
+  // NCCL's choices as in effect (the options', else the environment's): what every configuration records.
+  options.settings.nccl_algo = nccl_variable_or_default("NCCL_ALGO");
+  options.settings.nccl_proto = nccl_variable_or_default("NCCL_PROTO");
   std::vector<Configuration> plan = plan_sweep(options, mpi.size, job.choice.backend == Backend::cuda);
   check_plan_fits(job, plan, mpi);
   // Every rank's hardware, for matching a resumed file's configurations (their GPU models must be the same).

@@ -8,16 +8,11 @@
 
 #include "config/settings_table.hpp"
 #include "platform/build_info.hpp"
+#include "platform/number_text.hpp"
 #include "stats/run_kinds.hpp"
 #include "stats/verdict.hpp"
 
 namespace mgpu {
-
-std::string with_thousands(unsigned long long value) {
-  std::string digits = std::to_string(value);
-  for (int i = static_cast<int>(digits.size()) - 3; i > 0; i -= 3) digits.insert(static_cast<std::size_t>(i), ",");
-  return digits;
-}
 
 std::string setup_text(double setup_seconds, int candidates_checked, int candidates_rejected,
                        double verification_seconds) {
@@ -57,9 +52,10 @@ void print_banner(std::FILE* out, const BannerFacts& facts) {
                with_thousands(model.parameter_count()).c_str(), model.dropout);
   std::fprintf(out, "#   fp32 bytes: parameters %s, gradients %s, Adam state %s\n", with_thousands(bytes).c_str(),
                with_thousands(bytes).c_str(), with_thousands(2 * bytes).c_str());
-  std::fprintf(out, "# device %s, ranks %d, global batch %d (%d per rank), warm-up %d, steps %d, runs %d, seed %llu\n",
-               backend_name(facts.backend), facts.ranks, st.global_batch, st.global_batch / facts.ranks,
-               st.warmup_steps, st.measured_steps, st.runs, static_cast<unsigned long long>(st.seed));
+  // The grid's part (what the configuration's name says), then every setting with a banner word, from its row.
+  std::fprintf(out, "# device %s, ranks %d, global batch %d (%d per rank)%s\n", backend_name(facts.backend),
+               facts.ranks, st.global_batch, st.global_batch / facts.ranks,
+               banner_settings_text(configuration).c_str());
   // Every step option that applies, in the results file's words (config/settings_table.hpp).
   const std::string step = step_settings_text(configuration, facts.backend == Backend::cuda);
   std::fprintf(out, "# step: %s", step.c_str());

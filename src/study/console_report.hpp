@@ -69,7 +69,4 @@ void print_sweep_table(std::FILE* out, const std::vector<SweepTableRow>& rows);
 // The verdict (stats/verdict.hpp) of the results file a job of `job_ranks` ranks has written, '#'-prefixed.
 void print_verdict(std::FILE* out, const ResultsFile& results, int job_ranks);
 
-// "6,885,376"
-std::string with_thousands(unsigned long long value);
-
 }  // namespace mgpu

@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "comm/mpi_context.hpp"
-#include "comm/run_conditions.hpp"
+#include "results/results_schema.hpp"
 #include "study/backend.hpp"
 
 namespace mgpu {
@@ -30,15 +30,12 @@ struct LibraryVersions {
 LibraryVersions library_versions(Backend backend);
 
 // Fills what a training configuration (results_schema::ConfigurationMetadata) and a standalone measurement
-// (results_schema::MeasurementConditions) both record under the same attribute names: library versions, NCCL_ALGO /
-// NCCL_PROTO as recorded, and the host, GPU and peer topology of each of the first `ranks` ranks
-// (`hosts` and `hardware` in rank order, at least `ranks` long).
-template <typename Recorded>
-void record_ranks_and_libraries(Recorded& recorded, const LibraryVersions& versions,
-                                const std::vector<std::string>& hosts, const std::vector<RankHardware>& hardware,
-                                int ranks) {
-  recorded.nccl_algo = nccl_variable_or_default("NCCL_ALGO");
-  recorded.nccl_proto = nccl_variable_or_default("NCCL_PROTO");
+// (results_schema::MeasurementConditions) both record under the same attribute names: library versions, and the host,
+// GPU and peer topology of each of the first `ranks` ranks (`hosts` and `hardware` in rank order, at least `ranks`
+// long).
+inline void record_ranks_and_libraries(results_schema::RanksAndLibraries& recorded, const LibraryVersions& versions,
+                                       const std::vector<std::string>& hosts, const std::vector<RankHardware>& hardware,
+                                       int ranks) {
   recorded.cuda_runtime_version = versions.cuda_runtime;
   recorded.cuda_driver_version = versions.cuda_driver;
   recorded.cublas_version = versions.cublas;

@@ -6,25 +6,20 @@
 namespace mgpu {
 
 std::vector<Configuration> plan_sweep(const BenchOptions& options, int job_ranks, bool cuda_backend) {
-  validate_for_ranks(options, job_ranks);
   const std::vector<int> gpu_counts = options.gpu_counts(job_ranks);
   std::vector<Configuration> plan;
   for (const SweepEntry& entry : options.sweep) {
     for (int batch : entry.global_batches) {
       for (int trial = 1; trial <= options.trials; ++trial) {
         for (int gpus : gpu_counts) {
-          Configuration configuration;
+          Configuration configuration = options.settings;  // every setting an option gave, the grid's below
           TrainingSettings& training = configuration.training;
           training.model = entry.model;
           training.global_batch = batch;
-          training.warmup_steps = options.warmup_steps;
-          training.measured_steps = options.measured_steps;
-          training.seed = options.seed;
           // --runs counts the runs throughput is computed from; interleaved timing adds its phase-marked runs.
-          training.runs = runs_made(options.runs, options.step.timing);
+          training.runs = runs_made(configuration.runs_requested, options.step.timing);
           resolve_step(options.step, cuda_backend, gpus, training);
           configuration.gpus = gpus;
-          configuration.runs_requested = options.runs;
           configuration.max_noise_percent = options.max_noise_percent;
           configuration.max_time_seconds = options.max_time_seconds;
           configuration.trial = trial;

@@ -1,6 +1,6 @@
 // Purpose: the sweep as a list of resolved configurations: the grid of BenchOptions expanded (model, global batch,
-// trial, GPU count) and each configuration resolved once for the job's back-end (config/resolver.hpp), validated
-// against the job before any work starts.
+// trial, GPU count) and each configuration resolved once for the job's back-end (config/resolver.hpp) before any work
+// starts.
 #pragma once
 
 #include <vector>
@@ -11,9 +11,9 @@
 namespace mgpu {
 
 // Every configuration of the grid, model by model, batch by batch, each batch trial by trial on every GPU count in the
-// order given (so the 1- and 2-GPU runs of a batch's trial are neighbours in time), each resolved for the back-end
-// (resolve_step). Throws UsageError when a GPU count exceeds the job or does not divide a batch (validate_for_ranks),
-// or for a step option the back-end cannot honour.
+// order given (so the 1- and 2-GPU runs of a batch's trial are neighbours in time), each the options' settings with
+// the grid's and resolved for the back-end (resolve_step). The grid fits the job (validate_for_ranks, checked once
+// before); throws UsageError for a step option the back-end cannot honour.
 std::vector<Configuration> plan_sweep(const BenchOptions& options, int job_ranks, bool cuda_backend);
 
 // The trials of a job whose --trials was left out (a given one is kept): with --resume, `resumed_trials` (those the

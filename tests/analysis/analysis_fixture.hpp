@@ -13,6 +13,7 @@
 
 #include "results/results_reader.hpp"
 #include "results/results_writer.hpp"
+#include "stats/run_checks.hpp"
 
 namespace mgpu::analysis_test {
 
@@ -21,6 +22,7 @@ inline constexpr int kGlobalBatch = 8;
 inline constexpr int kWarmup = 1;
 inline constexpr int kMeasured = 2;
 inline constexpr double kMiB = 1024.0 * 1024.0;
+inline constexpr double kMaxSmClockMhz = 2000;  // every rank's, in synthetic_metadata
 
 // Hosts, GPU names, UUIDs, PCI bus ids and topology of `ranks` ranks on one node (a configuration's or a standalone
 // measurement's: both have these per-rank lists).
@@ -58,7 +60,7 @@ inline ConfigurationMetadata synthetic_metadata(const std::string& name, int ran
   m.command_line = "synthetic";
   add_rank_identity(m, ranks);
   for (int rank = 0; rank < ranks; ++rank) {
-    m.max_sm_clock_mhz.push_back(2000);
+    m.max_sm_clock_mhz.push_back(kMaxSmClockMhz);
     m.max_memory_clock_mhz.push_back(3000);
   }
   return m;
@@ -75,6 +77,7 @@ inline RunRecord synthetic_record(const std::vector<std::vector<double>>& measur
   record.memory_peak_bytes = memory_bytes;
   record.sm_clock_mhz = sm_clock_mhz;
   record.clock_samples = clock_samples;
+  record.throttled = stats::is_throttled(sm_clock_mhz, kMaxSmClockMhz);  // as rank 0 judges it before writing
   return record;
 }
 

@@ -740,10 +740,11 @@ TEST_F(AnalyzeCli, PredictRefusesBadValuesByName) {
   expect_rejected(run("predict --layers 16,8,3 --batch 8"), {"--probe"});
   expect_rejected(run("predict --probe absent.h5 --layers 16,8,3 --batch 8"), {"absent.h5"});
   expect_rejected(run(base + "--layers 16,8,3 --batch 8,x"), {"--batch", "'x'"});
-  expect_rejected(run(base + "--layers 16,8,3 --batch 8 --gpus 0"), {"--gpus", "'0'"});
-  // The bounds themselves: at most 1024 GPUs and a global batch of at most 2^24.
-  expect_rejected(run(base + "--layers 16,8,3 --batch 8 --gpus 1025"), {"--gpus", "'1025'", "from 1 to 1024"});
-  expect_rejected(run(base + "--layers 16,8,3 --batch 16777217"), {"--batch", "'16777217'", "from 1 to 16777216"});
+  expect_rejected(run(base + "--layers 16,8,3 --batch 8 --gpus 0"), {"--gpus 0"});
+  // The bounds themselves, mgpu_bench's (the same rows): at most 2^20 GPUs and a global batch of at most 2^24.
+  expect_rejected(run(base + "--layers 16,8,3 --batch 8 --gpus 1048577"), {"--gpus 1048577", "from 1 to 1048576"});
+  expect_rejected(run(base + "--layers 16,8,3 --batch 16777217"), {"--batch 16777217", "from 1 to 16777216"});
+  expect_rejected(run(base + "--model medium,large --batch 8"), {"--model", "one preset"});
   expect_rejected(run(base + "--layers 16,8,3 --batch 6 --gpus 4"), {"--batch 6", "4 GPUs"});
   expect_rejected(run(base + "--model huge --batch 8"), {"huge"});
   expect_rejected(run(base + "--model large --layers 16,8,3 --batch 8"), {"--model or --layers"});

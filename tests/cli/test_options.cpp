@@ -33,7 +33,7 @@ TEST(Options, OptionsAreExactAndHelpSaysTheDefaults) {
   EXPECT_NE(error_of({"--run", "2"}).find("'--run' (did you mean --runs?)"), std::string::npos)
       << error_of({"--run", "2"});
   EXPECT_NE(error_of({"--mod", "large"}).find("'--mod'"), std::string::npos);
-  EXPECT_EQ(parse({"--runs", "2"}).runs, 2);
+  EXPECT_EQ(parse({"--runs", "2"}).settings.runs_requested, 2);
   EXPECT_TRUE(parse({"-h"}).show_help);
   EXPECT_NE(help_text().find("--trials arg (=auto)"), std::string::npos) << help_text();
   EXPECT_NE(help_text().find("mgpu_bench_large_b32_n1-2.h5"), std::string::npos);
@@ -72,15 +72,15 @@ TEST(Options, DefaultsFollowTheStudy) {
   EXPECT_TRUE(options.gpus.empty());
   EXPECT_FALSE(options.resume);
   EXPECT_EQ(options.configuration_count(1), 1u);
-  EXPECT_EQ(options.warmup_steps, 10);
-  EXPECT_EQ(options.measured_steps, 100);
-  EXPECT_EQ(options.runs, 50);
+  EXPECT_EQ(options.settings.training.warmup_steps, 10);
+  EXPECT_EQ(options.settings.training.measured_steps, 100);
+  EXPECT_EQ(options.settings.runs_requested, 50);
   EXPECT_EQ(options.trials, 1);
   EXPECT_FALSE(options.adaptive_trials);
   EXPECT_FALSE(options.trials_given);  // the driver decides (study/sweep_plan.hpp, with_default_trials)
   EXPECT_TRUE(parse({"--trials", "1"}).trials_given);
   EXPECT_EQ(options.device, DeviceChoice::automatic);
-  EXPECT_TRUE(options.nccl_algo.empty());
+  EXPECT_EQ(options.settings.nccl_algo, kNcclDefault);  // NCCL chooses, unless the environment says
   EXPECT_FALSE(options.force);
   EXPECT_LT(options.timeout_seconds, 0);  // derived from the configuration's runs (watchdog.hpp)
   EXPECT_EQ(parse({"--timeout", "0"}).timeout_seconds, 0);
@@ -180,13 +180,13 @@ TEST(Options, ParsesEverything) {
   EXPECT_EQ(options.sweep.front().model.name, "medium");
   EXPECT_EQ(options.sweep.front().model.dropout, 0.0);
   EXPECT_EQ(options.sweep.front().global_batches, std::vector<int>{128});
-  EXPECT_EQ(options.warmup_steps, 0);
-  EXPECT_EQ(options.measured_steps, 7);
-  EXPECT_EQ(options.runs, 3);
-  EXPECT_EQ(options.seed, 18446744073709551615ull);
+  EXPECT_EQ(options.settings.training.warmup_steps, 0);
+  EXPECT_EQ(options.settings.training.measured_steps, 7);
+  EXPECT_EQ(options.settings.runs_requested, 3);
+  EXPECT_EQ(options.settings.training.seed, 18446744073709551615ull);
   EXPECT_EQ(options.device, DeviceChoice::cpu);
-  EXPECT_EQ(options.nccl_algo, "Tree");
-  EXPECT_EQ(options.nccl_proto, "Simple");
+  EXPECT_EQ(options.settings.nccl_algo, "Tree");
+  EXPECT_EQ(options.settings.nccl_proto, "Simple");
   EXPECT_EQ(options.output_path, "x.h5");
   EXPECT_TRUE(options.force);
 }
@@ -196,12 +196,6 @@ TEST(Options, CustomLayers) {
   EXPECT_EQ(options.sweep.front().model.name, "custom");
   EXPECT_EQ(options.sweep.front().model.widths, (std::vector<int>{50, 256, 3}));
   EXPECT_EQ(options.default_output_path(1), "mgpu_bench_50-256-3_b32_n1.h5");
-}
-
-TEST(Options, NcclListsKeepExclusionAndSpelling) {
-  EXPECT_EQ(nccl_algo_env_value("ring,tree"), "Ring,Tree");
-  EXPECT_EQ(nccl_algo_env_value("^nvls"), "^NVLS");
-  EXPECT_EQ(nccl_proto_env_value("ll128"), "LL128");
 }
 
 TEST(Options, EachBadValueGivesOneLineNamingIt) {
@@ -375,7 +369,6 @@ TEST(Options, ListsMakeAGrid) {
   EXPECT_EQ(options.configuration_count(2), 12u);
   EXPECT_EQ(options.default_output_path(2), "mgpu_bench_sweep_12configs.h5");
   EXPECT_EQ(parse({"--gpus", "1"}).default_output_path(2), "mgpu_bench_large_b32_n1.h5");
-  EXPECT_EQ(parse_int_list("--batch", "4,8192", 1, 1 << 24), (std::vector<int>{4, 8192}));
 }
 
 TEST(Options, SweepEntriesGiveEachModelItsBatches) {
@@ -440,16 +433,16 @@ TEST_F(StudyFile, GivesTheGridAndTheCommandLineOverridesIt) {
   EXPECT_EQ(options.sweep[0].global_batches, (std::vector<int>{8, 16, 32}));
   EXPECT_EQ(options.sweep[1].global_batches, (std::vector<int>{4, 8}));
   EXPECT_EQ(options.gpus, (std::vector<int>{1, 2}));
-  EXPECT_EQ(options.warmup_steps, 3);
-  EXPECT_EQ(options.measured_steps, 7);
-  EXPECT_EQ(options.runs, 5);
+  EXPECT_EQ(options.settings.training.warmup_steps, 3);
+  EXPECT_EQ(options.settings.training.measured_steps, 7);
+  EXPECT_EQ(options.settings.runs_requested, 5);
   EXPECT_EQ(options.configuration_count(1), 10u);
 
   // Scalars: the command line wins.
   const BenchOptions fewer = parse({"--config", file, "--runs", "2", "--gpus", "2"});
-  EXPECT_EQ(fewer.runs, 2);
+  EXPECT_EQ(fewer.settings.runs_requested, 2);
   EXPECT_EQ(fewer.gpus, std::vector<int>{2});
-  EXPECT_EQ(fewer.measured_steps, 7);
+  EXPECT_EQ(fewer.settings.training.measured_steps, 7);
   // --model keeps the file's entries of those models; --batch replaces every entry's batches.
   const BenchOptions large = parse({"--config", file, "--model", "large"});
   ASSERT_EQ(large.sweep.size(), 1u);

@@ -3,6 +3,7 @@
 // command line's defaults), and the lookups by member.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <set>
 #include <string>
 #include <vector>
@@ -13,7 +14,7 @@ namespace mgpu {
 namespace {
 
 TEST(SettingsTable, EveryAttributeAndEveryOptionOnce) {
-  std::set<std::string> attributes, options;
+  std::set<std::string> attributes, options, recorded_options;
   std::size_t rows = 0, step_options = 0;
   for_each_setting_row([&](const auto& row) {
     ++rows;
@@ -23,12 +24,39 @@ TEST(SettingsTable, EveryAttributeAndEveryOptionOnce) {
       ++step_options;
       options.insert(row.option);
       EXPECT_NE(std::string(row.help), "") << row.option;
+    } else if (row.option != nullptr) {
+      recorded_options.insert(row.option);
+      EXPECT_NE(std::string(row.help), "") << row.option;
     }
   });
   EXPECT_EQ(attributes.size(), rows);
   EXPECT_EQ(options.size(), step_options);
   EXPECT_EQ(settings_facts().size(), rows);
   EXPECT_EQ(step_options, 15u);
+  // The recorded settings an option sets: the grid's, then the ones given as they are.
+  EXPECT_EQ(recorded_options, (std::set<std::string>{"model", "layers", "dropout", "batch", "gpus", "warmup", "steps",
+                                                     "runs", "seed", "nccl-algo", "nccl-proto"}));
+  for (const std::string& option : recorded_options) EXPECT_EQ(options.count(option), 0u) << option;
+}
+
+// The banner's settings after the grid's: every row with a banner word, in the table's order; the runs a configuration
+// makes for the runs it asked for (interleaved timing adds its phase-marked ones).
+TEST(SettingsTable, TheBannerNamesTheRowsWithABannerWord) {
+  Configuration c;
+  c.runs_requested = 50;
+  c.training.runs = runs_made(c.runs_requested, TimingMode::interleaved);
+  EXPECT_EQ(banner_settings_text(c), ", warm-up 10, steps 100, runs 62, seed 1");
+  c.training.seed = 18446744073709551615ull;
+  c.training.warmup_steps = 0;
+  EXPECT_EQ(banner_settings_text(c), ", warm-up 0, steps 100, runs 62, seed 18446744073709551615");
+}
+
+// NCCL's algorithm and protocol are one group (compare may leave it out, a label names it once); nothing else is.
+TEST(SettingsTable, OnlyNcclsChoicesAreAGroup) {
+  std::set<std::string> grouped;
+  for (const SettingFacts& row : settings_facts())
+    if (row.group != nullptr) grouped.insert(std::string(row.group) + ":" + row.attribute);
+  EXPECT_EQ(grouped, (std::set<std::string>{"nccl:nccl_algo", "nccl:nccl_proto"}));
 }
 
 TEST(SettingsTable, OnlyTheOverlapsOwnSettingsApplyOnlyWithOverlap) {
@@ -45,6 +73,24 @@ TEST(SettingsTable, OnlyTheOverlapsOwnSettingsApplyOnlyWithOverlap) {
                             [&](const char* name, const auto&, bool applies) { EXPECT_TRUE(applies) << name; });
   EXPECT_FALSE(applies_only_with_overlap("overlap"));
   EXPECT_FALSE(applies_only_with_overlap("no_such_setting"));
+}
+
+// A reader restores each setting as it is visited and decides where the next one applies from those before it: every
+// setting that always applies (overlap among them) is visited before any that applies only somewhere.
+TEST(SettingsTable, SettingsThatAlwaysApplyAreVisitedFirst) {
+  std::vector<std::string> order;
+  Configuration c;
+  c.training.overlap = true;
+  for_each_recorded_setting(c, true, [&](const char* name, const auto&, bool) { order.push_back(name); });
+  ASSERT_EQ(order.size(), settings_facts().size());
+  bool conditional_seen = false;
+  for (const std::string& name : order) {
+    const bool always = find_setting_facts(name)->applies == Applies::always;
+    EXPECT_FALSE(conditional_seen && always) << name << " is visited after a setting that applies only somewhere";
+    conditional_seen = conditional_seen || !always;
+  }
+  EXPECT_TRUE(conditional_seen);
+  EXPECT_LT(std::find(order.begin(), order.end(), "overlap"), std::find(order.begin(), order.end(), "overlap_order"));
 }
 
 TEST(SettingsTable, HowGemmsWereChosenAppliesOnlyWhereThisProgramChoseThem) {

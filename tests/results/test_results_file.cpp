@@ -19,6 +19,7 @@
 #include "platform/build_info.hpp"
 #include "platform/error.hpp"
 #include "platform/hdf5_check.hpp"
+#include "results/attribute_roles.hpp"
 #include "results/hdf5_handles.hpp"
 #include "results/results_reader.hpp"
 #include "results/results_writer.hpp"
@@ -44,8 +45,9 @@ double synthetic_ms(int config, int run, int rank, int phase, int step) {
 }
 double synthetic_loss(int run, int rank, int step) { return 2.0 + run + 0.5 * rank - 0.25 * step; }
 double synthetic_memory_bytes(int config, int run, int rank) { return 1e9 * (config + 1) + 1e6 * rank + run; }
-// Rank 1 of run 1 runs at half clock: the one throttled (run, rank) of configuration 0. Configuration 1 does not know
-// rank 1's maximum, so the same low clock does not flag it.
+// Rank 1 of run 1 runs at half clock: the one throttled (run, rank) of configuration 0, as rank 0 judged it
+// (stats/run_checks.hpp) and the record says. Configuration 1 does not know rank 1's maximum, so the same low clock is
+// not flagged there.
 double synthetic_sm_clock(int run, int rank) { return (run == 1 && rank == 1) ? 990.0 : 1900.0 + rank; }
 double synthetic_memory_clock(int run, int rank) { return 2619.0 - run - rank; }
 int synthetic_clock_samples(int run, int rank) { return 10 + run + rank; }
@@ -62,6 +64,7 @@ RunRecord synthetic_record(int config, int run, int rank) {
   record.sm_clock_mhz = synthetic_sm_clock(run, rank);
   record.memory_clock_mhz = synthetic_memory_clock(run, rank);
   record.clock_samples = synthetic_clock_samples(run, rank);
+  record.throttled = expected_throttled(config, run, rank) != 0;
   record.measured_wall_ms = kMeasured * synthetic_wall_per_step_ms(config, run, rank);
   return record;
 }
@@ -97,7 +100,7 @@ ConfigurationMetadata synthetic_metadata(int config) {
   m.configuration.training.adam.beta2 = 0.999;
   m.configuration.training.adam.epsilon = 1e-7;
   if (config == 1) {
-    m.nccl_algo = "Ring";
+    m.configuration.nccl_algo = "Ring";
     m.nccl_environment = {"NCCL_ALGO=Ring", "NCCL_DEBUG=WARN"};
     m.cuda_runtime_version = "12.4";
     m.nccl_version = "2.21.5";

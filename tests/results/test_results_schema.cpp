@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "results/attribute_roles.hpp"
 #include "results/results_schema.hpp"
 
 namespace mgpu {
@@ -49,18 +50,6 @@ TEST(ResultsSchema, RolesNameWhatEachIdentityHolds) {
   EXPECT_LT(AttributeRole::condition, AttributeRole::setting);
   EXPECT_LT(AttributeRole::setting, AttributeRole::compared);
   EXPECT_LT(AttributeRole::compared, AttributeRole::scaled);
-}
-
-// The readers' verdict of the math check comes from how the recorded text starts ("passed: ..." or "FAILED: ...");
-// empty means the file predates the check.
-TEST(ResultsSchema, CheckTextsAreJudgedByHowTheyStart) {
-  using results_schema::math_check_verdict;
-  using results_schema::MathCheckVerdict;
-  EXPECT_EQ(math_check_verdict(""), MathCheckVerdict::not_checked);
-  EXPECT_EQ(math_check_verdict("passed: relative error 1e-06 on rank 0"), MathCheckVerdict::passed);
-  EXPECT_EQ(math_check_verdict("FAILED: relative error 0.5 on rank 1 (passed on rank 0)"), MathCheckVerdict::failed);
-  EXPECT_EQ(math_check_verdict(" passed"), MathCheckVerdict::failed);
-  EXPECT_EQ(math_check_verdict("Xpassed"), MathCheckVerdict::failed);
 }
 
 TEST(ResultsSchema, AnAttributeWithoutARoleIsRefusedByName) {

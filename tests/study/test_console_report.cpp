@@ -66,6 +66,10 @@ TEST(Banner, TheStepLineAndTheTopologyOnGpusOnly) {
             std::string::npos)
       << cpu;
   EXPECT_EQ(cpu.find("topology"), std::string::npos) << cpu;
+  // The grid's part, then every setting with a banner word: the runs a configuration makes, here its one.
+  EXPECT_NE(cpu.find("\n# device cpu, ranks 2, global batch 32 (16 per rank), warm-up 10, steps 100, runs 1, seed 1\n"),
+            std::string::npos)
+      << cpu;
   // A GEMM plan from another file says which.
   c.training.gemm_tuning = mgpu::GemmTuning::plan;
   c.training.gemm_plan.source = "old.h5, configuration medium_b32_n2_cuda";
