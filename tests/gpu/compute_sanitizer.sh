@@ -4,7 +4,7 @@
 # "product": mgpu_bench's short runs (--runs 1 --warmup 0 --steps 3; racecheck's one step) over a grid that reaches
 # every code path of the step (both presets and a --layers model; local batch 1 to 4096 around every kernel threshold;
 # graph on and off; fused optimizer on and off; overlap off, deferred and layerwise; GEMM tuning step and alone; fp32,
-# tf32, bf16 and --grad-dtype bf16; --accumulate 2; --optimizer-sharding on; the persistent step kernel; 1, 2 and 4
+# tf32, tf32x3, bf16 and --grad-dtype bf16; --accumulate 2; --optimizer-sharding on; the persistent step kernel; 1, 2 and 4
 # ranks, each rank under the sanitizer), `mgpu_bench probe` and `mgpu_bench allreduce`: memcheck and initcheck over the
 # whole grid, synccheck and racecheck over the rows marked "subset", which still launch every kernel of ours. A table
 # (tool, what ran, configurations or tests, errors, seconds) follows. It passes only when every run has 0 sanitizer
@@ -262,7 +262,6 @@ product_rows() {
 1|all|--model $model --batch 8,64,1024 --gemm-tuning alone
 1|$tf32_race|--model $model --batch 8,64,1024 --precision tf32
 1|subset|--model $model --batch 8,64,1024 --precision bf16
-1|subset|--model $model --batch 8,64,1024 --precision tf32x3
 1|subset|--model $model --batch 8,64,128 --accumulate 2
 2|all|--model $model --batch 2,16,64,130,2048 --gpus 2
 2|subset|--model $model --batch 2,16,64,130,2048 --gpus 2 --overlap on --overlap-order deferred
@@ -286,6 +285,8 @@ ROWS
 1|subset|--model medium --batch 1,8,13,64,128 --step-kernel persistent
 1|subset|--layers 37,100,33,5 --batch 1,17,64 --step-kernel persistent
 1|all|--model large --batch 8,32 --step-kernel persistent
+1|subset|--model large --batch 8,64,1024 --precision tf32x3
+1|subset|--model medium --batch 8,64,1024 --precision tf32x3
 ROWS
 }
 

@@ -63,7 +63,7 @@ gtest() {
 
 { nvidia-smi -L; nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv; } >>"$log" 2>&1
 for t in test_cuda_mlp test_skinny_gemm test_relu_dropout_backward_bias test_generate_batch test_gpu_devices \
-  test_loss_buffer test_tuned_gemm test_gpu_clocks test_hold_sms test_tf32_split_kernels; do
+  test_loss_buffer test_tuned_gemm test_gpu_clocks test_hold_sms test_tf32_split_kernels test_weight_gradient_adam; do
   needs 1 "$t" 1 && gtest "$t" 1 0 "$(tool "$t")"
 done
 needs 1 test_cuda_trainer 1 && gtest test_cuda_trainer 1 0 "${mpirun[@]}" -np 1 "$(tool test_cuda_trainer)"
