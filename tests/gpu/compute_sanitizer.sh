@@ -4,13 +4,13 @@
 # "product": mgpu_bench's short runs (--runs 1 --warmup 0 --steps 3; racecheck's one step) over a grid that reaches
 # every code path of the step (both presets and a --layers model; local batch 1 to 4096 around every kernel threshold;
 # graph on and off; fused optimizer on and off; overlap off, deferred and layerwise; GEMM tuning step and alone; fp32,
-# tf32, tf32x3, bf16 and --grad-dtype bf16; --accumulate 2; --optimizer-sharding on; the persistent step kernel; 1, 2 and 4
-# ranks, each rank under the sanitizer), `mgpu_bench probe` and `mgpu_bench allreduce`: memcheck and initcheck over the
-# whole grid, synccheck and racecheck over the rows marked "subset", which still launch every kernel of ours. A table
-# (tool, what ran, configurations or tests, errors, seconds) follows. It passes only when every run has 0 sanitizer
-# errors in our code and exits 0, every test passes and none is skipped. racecheck's hazards inside a library's kernel
-# (one outside namespace mgpu: cuBLAS's, NCCL's) are named in the row's verdict but not counted against it
-# (docs/testing.md).
+# tf32, tf32x3, bf16 and --grad-dtype bf16; --accumulate 2; --optimizer-sharding on; the persistent step kernel; 1, 2
+# and 4 ranks, each rank under the sanitizer), `mgpu_bench probe` and `mgpu_bench allreduce`: memcheck and initcheck
+# over the whole grid, synccheck and racecheck over the rows marked "subset", which still launch every kernel of ours.
+# A table (tool, what ran, configurations or tests, errors, seconds) follows. It passes only when every run has 0
+# sanitizer errors in our code and exits 0, every test passes and none is skipped. racecheck's hazards inside a
+# library's kernel (one outside namespace mgpu: cuBLAS's, NCCL's) are named in the row's verdict but not counted
+# against it (docs/testing.md).
 # Usage (from the repository root): BIN_DIR=build/tests BENCH=build/mgpu_bench OUT=/tmp/sanitizer \
 #   bash tests/gpu/compute_sanitizer.sh
 # Knobs: PARTS (default "tests product"), TOOLS (default "memcheck initcheck synccheck racecheck"), LANES=N (that many
