@@ -136,9 +136,9 @@ po::options_description predict_option_description() {
     ("gpus-per-node", po::value<std::string>()->value_name("G"), "GPUs per node of a cluster")
     ("nics-per-node", po::value<std::string>()->value_name("K"), "NICs per node (default: one per GPU)")
     ("published", po::value<std::vector<std::string>>()->value_name("FILE"),
-     "the cluster all-reduce cost model against a published table, per size, and each table's error apart (repeatable); "
-     "on a cluster, once one table is held out of the fit, the worst |error| of every row widens each speedup into "
-     "its error band (docs/cluster.md)")
+     "the cluster all-reduce cost model against a published table, per size, and each table's error apart "
+     "(repeatable); on a cluster, once one table is held out of the fit, the worst |error| of every row widens each "
+     "speedup into its error band (docs/cluster.md)")
     ("check", po::value<std::string>()->value_name("RESULTS.h5"),
      "predict every configuration of that file from its settings alone and report predicted and measured step (and "
      "speedup where a 1-GPU baseline is there), with median and worst |error|; the worst speedup |error| widens "

@@ -70,7 +70,7 @@ def peer_probe_rates(root):
 def minimum_effect():
     """The verdict's minimum effect (kMinimumEffect) as mgpu_analyze's --help states it: compare's default band."""
     run = subprocess.run([ANALYZE, "--help"], capture_output=True, text=True)
-    found = re.search(r"--min-effect E .*\(default ([0-9.]+) = ", run.stdout)
+    found = re.search(r"--min-effect E \(=([0-9.]+)\)", run.stdout)
     if run.returncode != 0 or found is None:
         sys.exit(f"generate_docs: {ANALYZE} --help states no default --min-effect")
     return float(found[1])

@@ -10,7 +10,8 @@
 namespace mgpu {
 
 bool fused_optimizer_by_default(int gpus, bool fp32, long long local_batch, long long dense_weights) {
-  return gpus == 1 && fp32 && local_batch * dense_weights <= kFusedOptimizerMostWeightSamples;
+  return gpus == 1 && fp32 && local_batch <= kFusedOptimizerMostLocalBatch &&
+         local_batch * dense_weights <= kFusedOptimizerMostWeightSamples;
 }
 
 bool overlap_by_default(int gpus, long long local_batch) {

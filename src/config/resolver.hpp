@@ -8,15 +8,14 @@
 
 namespace mgpu {
 
-// The fused optimizer (weight gradients computed inside Adam) by default: one GPU, fp32, and a weight-gradient work of
-// at most kFusedOptimizerMostWeightSamples (dense weights x local batch: medium up to a local batch of 3,876, large up
-// to 145). Why the work and not the batch: the fused kernel sums the batch at a steady rate whatever the shape (split
-// over a cluster where a model has few tiles), while the weight-gradient GEMMs it replaces, and the separate Adam pass,
-// cost their latency and their few tiles on a small model, and reach the GEMM's full rate only on a large model at a
-// large batch. The archived probe of the unsplit kernel (H200) puts large's crossing between local batches 128 (fused
-// faster) and 256 (slower), which this bound sits between; medium's split kernel is unprobed beyond batch 64, and
-// bench/fused_wide_check.sh (PART=fused) measures the step both ways per cell.
-inline constexpr long long kFusedOptimizerMostWeightSamples = 1'000'000'000;
+// The fused optimizer (weight gradients computed inside Adam) by default: one GPU, fp32, a local batch of at most
+// kFusedOptimizerMostLocalBatch and a weight-gradient work of at most kFusedOptimizerMostWeightSamples (dense weights x
+// local batch): medium up to a local batch of 1,024, large up to 290. The work bounds a large model, whose
+// weight-gradient GEMMs reach their full rate once the batch is large; the batch bounds a small one, whose tiles the
+// fused kernel splits over a cluster, a sum that grows with the batch while the GEMMs it replaces stay short. Measured
+// fused against unfused per cell by bench/fused_wide_check.sh (PART=fused): on one H100, medium 2,048 lost by 5%.
+inline constexpr long long kFusedOptimizerMostWeightSamples = 2'000'000'000;
+inline constexpr long long kFusedOptimizerMostLocalBatch = 1024;
 bool fused_optimizer_by_default(int gpus, bool fp32, long long local_batch, long long dense_weights);
 
 // Bucketed overlap (deferred order) by default: 4 GPUs or more and a local batch of at least kOverlapMinLocalBatch,

@@ -108,7 +108,8 @@ inline constexpr auto kSettingsTable = std::make_tuple(
     step_option(
         facts("fused_optimizer", kCompared, 4).per_batch(), &TrainingSettings::fused_optimizer,
         &StepRequest::fuse_optimizer, "fuse-optimizer",
-        "weight gradients computed inside Adam, one rank fp32 only (auto: on where dense weights x local batch <= 1e9)")
+        "weight gradients computed inside Adam, one rank fp32 only (auto: on up to a local batch of 1024 and dense "
+        "weights x local batch <= 2e9)")
         .refused_on_cpu("the CPU fallback has no fused optimizer"),
     step_option(facts("optimizer_sharding", kCompared, 11), &TrainingSettings::optimizer_sharding,
                 &StepRequest::optimizer_sharding, "optimizer-sharding",

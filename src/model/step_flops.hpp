@@ -24,7 +24,7 @@ struct StepGemm {
 const char* step_gemm_kind_name(StepGemm::Kind kind);
 
 // The step's GEMMs in layer order: every layer's forward and weight gradient, and the input gradient of every layer
-// but the first. No step computes the input's gradient: the data is not trained (docs/model.md's backward term).
+// but the first. No step computes the input's gradient: the data is not trained (docs/prediction.md's backward term).
 std::vector<StepGemm> step_gemms(const MlpSpec& model, std::int64_t batch);
 
 // FLOPs of one step on `batch` samples: the sum of step_gemms, 2 B (3 W - W_0) for W dense weights of which W_0 are

@@ -695,10 +695,9 @@ TEST_F(AnalyzeCli, BadCommandLines) {
   const Outcome help = run("--help");
   EXPECT_EQ(help.exit_code, 0);
   EXPECT_NE(help.out.find("usage: mgpu_analyze report"), std::string::npos);
-  // compare's default band is the answer's minimum effect, printed from the constant as a fraction and a percentage.
+  // compare's default band is the answer's minimum effect, printed from the constant.
   std::ostringstream band;
-  band << "(default " << stats::kMinimumEffect << " = " << stats::percent_text(stats::kMinimumEffect)
-       << ", the answer's)";
+  band << "--min-effect E (=" << stats::kMinimumEffect << ")  the band E either side of 1 (the default: the answer's)";
   EXPECT_NE(help.out.find(band.str()), std::string::npos) << help.out;
   EXPECT_EQ(run("report --help").exit_code, 0);
   EXPECT_NE(help.out.find("mgpu_analyze trace FILE.h5"), std::string::npos);

@@ -164,13 +164,15 @@ bool fused(const char* model, int gpus, int global_batch, const StepRequest& req
   return settings.fused_optimizer;
 }
 
-TEST(Resolver, FusedOptimizerAutoOnOneGpuInFp32UpToTheWeightGradientWork) {
-  EXPECT_EQ(kFusedOptimizerMostWeightSamples, 1'000'000'000);
-  // Dense weights x local batch: medium's 257,984 weights up to a local batch of 3,876, large's 6,882,048 up to 145.
-  EXPECT_TRUE(fused("medium", 1, 3876));
-  EXPECT_FALSE(fused("medium", 1, 3877));
-  EXPECT_TRUE(fused("large", 1, 145));
-  EXPECT_FALSE(fused("large", 1, 146));
+TEST(Resolver, FusedOptimizerAutoOnOneGpuInFp32UpToTheBatchAndTheWeightGradientWork) {
+  EXPECT_EQ(kFusedOptimizerMostWeightSamples, 2'000'000'000);
+  EXPECT_EQ(kFusedOptimizerMostLocalBatch, 1024);
+  // medium's 257,984 dense weights up to the batch bound, a local batch of 1,024; large's 6,882,048 up to the work
+  // bound, 290.
+  EXPECT_TRUE(fused("medium", 1, 1024));
+  EXPECT_FALSE(fused("medium", 1, 1025));
+  EXPECT_TRUE(fused("large", 1, 290));
+  EXPECT_FALSE(fused("large", 1, 291));
   EXPECT_TRUE(fused("large", 1, 128));
   EXPECT_FALSE(fused("medium", 2, 128));  // more GPUs: the gradient is reduced between the GEMMs and Adam
   StepRequest tf32;

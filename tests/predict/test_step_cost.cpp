@@ -225,10 +225,10 @@ TEST_F(StepCostTest, UnfusedAdamMovesSevenFloatsPerParameter) {
 }
 
 TEST_F(StepCostTest, FusedOptimizerOnlyOnOneGpuFp32UpToTheResolversWeightGradientWork) {
-  // The resolver's rule (config/resolver.hpp): large's 6,882,048 dense weights up to a local batch of 145.
+  // The resolver's rule (config/resolver.hpp): large's 6,882,048 dense weights up to a local batch of 290.
   const MlpSpec large = preset_model("large");
-  EXPECT_TRUE(default_gpu_configuration(large, 1, 145, Precision::fp32).training.fused_optimizer);
-  EXPECT_FALSE(default_gpu_configuration(large, 1, 146, Precision::fp32).training.fused_optimizer);
+  EXPECT_TRUE(default_gpu_configuration(large, 1, 290, Precision::fp32).training.fused_optimizer);
+  EXPECT_FALSE(default_gpu_configuration(large, 1, 291, Precision::fp32).training.fused_optimizer);
   EXPECT_FALSE(default_gpu_configuration(kMlp, 1, 16, Precision::bf16).training.fused_optimizer);
   EXPECT_FALSE(default_gpu_configuration(kMlp, 2, 32, Precision::fp32).training.fused_optimizer);
   EXPECT_THROW(default_gpu_configuration(kMlp, 4, 6, Precision::fp32), UsageError);

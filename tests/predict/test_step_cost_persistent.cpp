@@ -1,7 +1,8 @@
-// Purpose: the step cost model's persistent step (--step-kernel; step_cost.cpp): on one GPU a probed preset's step is the
-// probe's persistent launch where asked for, the faster of it and the chain under auto, the chain with --step-kernel
-// chain, on more GPUs, above the largest batch the probe timed it at, and where the probe has no persistent units;
-// its phases are the marked launches' shares of the one launch. Hand-computed values on a synthetic probe.
+// Purpose: the step cost model's persistent step (--step-kernel; step_cost.cpp): on one GPU a probed preset's step
+// is the probe's persistent launch where asked for, the faster of it and the chain under auto, the chain with
+// --step-kernel chain, on more GPUs, above the largest batch the probe timed it at, and where the probe has no
+// persistent units; its phases are the marked launches' shares of the one launch. Hand-computed values on a
+// synthetic probe.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -11,9 +12,9 @@
 #include <vector>
 
 #include "model/mlp_spec.hpp"
-#include "results/results_reader.hpp"
 #include "predict/step_cost.hpp"
 #include "predict/step_cost_fixture.hpp"
+#include "results/results_reader.hpp"
 
 using namespace mgpu;
 using namespace mgpu::predict;

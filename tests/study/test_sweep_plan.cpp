@@ -77,16 +77,16 @@ TEST(SweepPlan, TrialsLeftOutAreAutoOnGpusWhereABatchPairsGpuCounts) {
   }
 }
 
-TEST(SweepPlan, FuseOptimizerAutoIsOnForOneGpuFp32UpToTheWeightGradientWork) {
-  EXPECT_EQ(kFusedOptimizerMostWeightSamples, 1'000'000'000);
+TEST(SweepPlan, FuseOptimizerAutoIsOnForOneGpuFp32UpToTheBatchAndTheWeightGradientWork) {
+  EXPECT_EQ(kFusedOptimizerMostWeightSamples, 2'000'000'000);
   EXPECT_TRUE(settings_of({"--batch", "32"}, 1).fused_optimizer);  // the default is auto
   EXPECT_TRUE(settings_of({"--batch", "32", "--fuse-optimizer", "auto"}, 1).fused_optimizer);
-  // large (the default model): 6,882,048 dense weights x 145 samples is the last local batch within the work limit.
-  EXPECT_TRUE(settings_of({"--batch", "145"}, 1).fused_optimizer);
-  EXPECT_FALSE(settings_of({"--batch", "146"}, 1).fused_optimizer);
+  // large (the default model): 6,882,048 dense weights x 290 samples is the last local batch within the work limit.
+  EXPECT_TRUE(settings_of({"--batch", "290"}, 1).fused_optimizer);
+  EXPECT_FALSE(settings_of({"--batch", "291"}, 1).fused_optimizer);
   EXPECT_FALSE(settings_of({"--batch", "512", "--fuse-optimizer", "auto"}, 1).fused_optimizer);
-  EXPECT_TRUE(settings_of({"--model", "medium", "--batch", "2048"}, 1).fused_optimizer);  // 257,984 weights
-  EXPECT_FALSE(settings_of({"--model", "medium", "--batch", "4096"}, 1).fused_optimizer);
+  EXPECT_TRUE(settings_of({"--model", "medium", "--batch", "1024"}, 1).fused_optimizer);  // the batch bound
+  EXPECT_FALSE(settings_of({"--model", "medium", "--batch", "1025"}, 1).fused_optimizer);
   // auto never takes it where it cannot apply: another precision, the CPU fallback.
   EXPECT_FALSE(settings_of({"--batch", "32", "--precision", "tf32"}, 1).fused_optimizer);
   EXPECT_FALSE(settings_of({"--batch", "32", "--precision", "bf16"}, 1).fused_optimizer);
