@@ -635,16 +635,21 @@ std::vector<ReferenceCase> output_head_cases() {
   return cases;
 }
 
+// One forward, loss and backward of the fixture's batch under the dropout key.
+void forward_and_backward(GpuFixture& gpu, const cpu::DropoutKey& key) {
+  DeviceBuffer<float> loss(1);
+  gpu.host.forward(key);
+  gpu.mlp.loss_and_gradient(loss_slots(loss));
+  gpu.mlp.backward();
+}
+
 // One step in a reduced precision (tf32, or bf16 operands with fp32 master weights) against the float64 reference,
 // within that precision's bounds; the output error is printed so the bounds can be checked against measurements.
 void expect_reduced_precision_matches(const ReferenceCase& rc, Precision precision, double output_tolerance,
                                       double gradient_tolerance, const char* label) {
   GpuFixture gpu(rc.model, precision);
   const cpu::DropoutKey key = dropout_key(rc.drop_probability);
-  DeviceBuffer<float> loss(1);
-  gpu.host.forward(key);
-  gpu.mlp.loss_and_gradient(loss_slots(loss));
-  gpu.mlp.backward();
+  forward_and_backward(gpu, key);
   const Reference reference(rc.model, gpu, key);
   const double output_error = relative_error(gpu.mlp.download_output(), reference.activations.output);
   std::printf("[ measured ] %s %s: output relative error %.3g\n", label, rc.model.name.c_str(), output_error);
@@ -701,10 +706,7 @@ TEST_P(CudaMlpReference, Tf32x3MatchesFloat64WithinFp32ToleranceAndNotWithoutIts
     GpuFixture gpu(rc.model, Precision::tf32x3);
     if (dropped == 1) gpu.host.drop_small_products();
     const cpu::DropoutKey key = dropout_key(rc.drop_probability);
-    DeviceBuffer<float> loss(1);
-    gpu.host.forward(key);
-    gpu.mlp.loss_and_gradient(loss_slots(loss));
-    gpu.mlp.backward();
+    forward_and_backward(gpu, key);
     const Reference reference(rc.model, gpu, key);
     worst[dropped] = worst_step_error(rc.model, gpu.mlp, reference);
     if (dropped == 0) {
