@@ -218,8 +218,7 @@ TunedGemm::Plan& TunedGemm::plan_for(const Key& key, const Operands& product, bo
     plan->tuning.names.push_back(describe_algo(heuristic.front()) + ", the library's first choice");
     return *plans_.emplace(key, std::move(plan)).first->second;
   }
-  // Tuning writes the product's buffer; a call that adds to it (beta 1: the second part of a tf32x3 product, say) must
-  // then find it as it was. Outside any capture (checked above), so the copy may allocate.
+  // Tuning writes the product's buffer; a call that adds to it (beta 1: tf32x3's second part) must find it as it was.
   DeviceBuffer<float> kept(keep_output ? std::size_t(product.m) * product.n : 0);
   const auto copy_output = [&](float* to, std::size_t to_pitch, const float* from, std::size_t from_pitch) {
     MGPU_CUDA_CHECK(cudaMemcpy2DAsync(to, to_pitch * sizeof(float), from, from_pitch * sizeof(float),
@@ -232,10 +231,8 @@ TunedGemm::Plan& TunedGemm::plan_for(const Key& key, const Operands& product, bo
   } else {
     adopt_planned(*plan, product, heuristic);
   }
-  if (keep_output) {
-    copy_output(product.c, product.ldc, kept.data(), product.m);
-    MGPU_CUDA_CHECK(cudaStreamSynchronize(stream_));  // before `kept` is freed
-  }
+  if (keep_output) copy_output(product.c, product.ldc, kept.data(), product.m);
+  if (keep_output) MGPU_CUDA_CHECK(cudaStreamSynchronize(stream_));  // before `kept` is freed
   {
     std::lock_guard<std::mutex> lock(store_->mutex);
     store_->tunings.emplace(plan->choice_key, plan->tuning);
@@ -458,8 +455,8 @@ bool gemm_report_enabled() {
 cublasComputeType_t compute_type_for(Precision precision) {
   // CUBLAS_COMPUTE_32F: fp32 products and accumulation (of fp32 or bf16 operands). FAST_TF32: tensor cores round the
   // fp32 inputs to TF32; tf32x3's operands are TF32 values already (its splits), so they pass unchanged.
-  return precision == Precision::tf32 || precision == Precision::tf32x3 ? CUBLAS_COMPUTE_32F_FAST_TF32
-                                                                        : CUBLAS_COMPUTE_32F;
+  const bool tf32 = precision == Precision::tf32 || precision == Precision::tf32x3;
+  return tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
 }
 
 cudaDataType_t operand_type_for(Precision precision) { return precision == Precision::bf16 ? CUDA_R_16BF : CUDA_R_32F; }
