@@ -1,9 +1,8 @@
 // Purpose: CudaMlp: the forward/backward GEMMs through cuBLASLt (fp32, tf32, bf16 or split-TF32 operands with fp32
-// accumulation;
-// column-major view of row-major data,
-// the algorithm of each shape chosen by timing, see tuned_gemm.hpp)
-// and the rest of the step through our kernels (bias + ReLU + dropout, its backward fused with the bias gradient,
-// loss + gradient, one Adam over the flat buffer), all on one stream, every per-step value read from device memory.
+// accumulation; column-major view of row-major data, the algorithm of each shape chosen by timing, see
+// tuned_gemm.hpp) and the rest of the step through our kernels (bias + ReLU + dropout, its backward fused with the
+// bias gradient, loss + gradient, one Adam over the flat buffer), all on one stream, every per-step value read from
+// device memory.
 #include "train/cuda_mlp.hpp"
 
 #include <algorithm>
