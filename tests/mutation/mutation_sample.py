@@ -8,6 +8,7 @@ into '-') is not counted: the next site of the draw takes its place. Not run by 
 Usage: BUILD_DIR=build-sanitize python3 tests/mutation/mutation_sample.py [--count 40] [--seed 2026] [--list]
            [--base REV]   (only the files a change touched since REV: git diff REV HEAD, moved files by their new
                           names; --changed-since REV says the same)
+           [--skip N]     (goes on with a stopped sample of the same seed: the draw's first N sites were tested)
 """
 import argparse
 import os
@@ -183,6 +184,8 @@ def main():
     parser.add_argument("--count", type=int, default=40)
     parser.add_argument("--seed", type=int, default=2026)
     parser.add_argument("--list", action="store_true", help="print the sample without running it")
+    parser.add_argument("--skip", type=int, default=0, metavar="N",
+                        help="leave out the draw's first N sites (a stopped sample of the same seed tested them)")
     parser.add_argument("--base", "--changed-since", dest="base", metavar="REV",
                         help="sample only the files changed between REV and HEAD")
     args = parser.parse_args()
@@ -193,7 +196,7 @@ def main():
     random.Random(args.seed).shuffle(draw)
     print(f"{len(everything)} sites in {len(source_files(args.base))} files; "
           f"drawing {args.count} with seed {args.seed}")
-    mutants = (operator_mutant(*site) for site in draw)
+    mutants = (operator_mutant(*site) for site in draw[args.skip:])
     if args.list:
         for index, (path, _, where, changed) in zip(range(1, args.count + 1), mutants):
             print(f"[{index:2}] {where}  ({', '.join(affected(path, registered)[0])})\n      {changed}")
