@@ -180,8 +180,14 @@ AllreduceOptions parse_allreduce_options(int argc, const char* const* argv) {
   options.warmup_iterations = checked_int(vm, "warmup", 0, kMaxIterations);
   options.runs = checked_int(vm, "runs", 1, kMaxTimedRuns);
   options.device = parse_named<DeviceChoice>("device", vm["device"].as<std::string>());
-  if (vm.count("nccl-algo")) options.nccl_algo = nccl_algo_env_value(vm["nccl-algo"].as<std::string>());
-  if (vm.count("nccl-proto")) options.nccl_proto = nccl_proto_env_value(vm["nccl-proto"].as<std::string>());
+  // NCCL's algorithm and protocol through their rows of the settings table, as training reads them.
+  Configuration nccl;
+  for (const char* option : {"nccl-algo", "nccl-proto"})
+    with_option_row(option, [&](const auto& row) {
+      if constexpr (!kIsStepOption<decltype(row)>) parse_recorded_option(row, vm, nccl);
+    });
+  options.nccl_algo = nccl.nccl_algo;
+  options.nccl_proto = nccl.nccl_proto;
   options.output_path = output_path(vm);
   options.force = vm.count("force") > 0;
   if (vm.count("timeout")) options.timeout_seconds = parse_timeout_seconds(vm["timeout"].as<std::string>());

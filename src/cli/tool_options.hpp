@@ -31,8 +31,8 @@ struct AllreduceOptions {
   int warmup_iterations = 5;
   int runs = 5;
   DeviceChoice device = DeviceChoice::automatic;
-  std::string nccl_algo;  // NCCL's spelling, empty: NCCL chooses
-  std::string nccl_proto;
+  std::string nccl_algo = kNcclDefault;  // NCCL's spelling; kNcclDefault: NCCL chooses
+  std::string nccl_proto = kNcclDefault;
   std::string output_path = "mgpu_bench_allreduce.h5";
   bool force = false;           // replace an existing /allreduce group (never the rest of the file)
   double timeout_seconds = -1;  // --timeout: the watchdog's deadline of every wait; 0 = none; < 0 = its default

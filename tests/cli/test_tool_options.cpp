@@ -1,5 +1,5 @@
 // Purpose: tests of the measurement subcommands' options: the all-reduce sweep's sizes (whole elements, gradient
-// sizes added and labelled, no duplicates) and the byte-size syntax.
+// sizes added and labelled, no duplicates), the byte-size syntax and NCCL's choices read through the settings table.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -64,6 +64,21 @@ TEST(ToolOptions, AllreduceTimeoutIsTheWatchdogsDeadline) {
   EXPECT_EQ(parse({"--timeout", "604800"}).timeout_seconds, 604800.0);
   EXPECT_THROW(parse({"--timeout", "604801"}), UsageError);
   EXPECT_THROW(parse({"--timeout", "-1"}), UsageError);
+}
+
+TEST(ToolOptions, AllreduceReadsNcclChoicesAsTrainingDoes) {
+  const AllreduceOptions chosen = parse({"--nccl-algo", "tree", "--nccl-proto", "simple"});
+  EXPECT_EQ(chosen.nccl_algo, "Tree");
+  EXPECT_EQ(chosen.nccl_proto, "Simple");
+  const AllreduceOptions left = parse({});
+  EXPECT_EQ(left.nccl_algo, kNcclDefault);
+  EXPECT_EQ(left.nccl_proto, kNcclDefault);
+  try {
+    parse({"--nccl-algo", "spiral"});
+    FAIL() << "an unknown algorithm was taken";
+  } catch (const UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("spiral"), std::string::npos) << e.what();
+  }
 }
 
 TEST(ToolOptions, HelpAndExactNames) {
