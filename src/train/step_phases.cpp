@@ -3,6 +3,11 @@
 
 namespace mgpu {
 
+StepWork work_of_step(const TrainingSettings& settings, int step, bool reduces) {
+  const bool update = settings.ends_accumulation(step);
+  return {update, reduces && update};
+}
+
 void record_marked_step(RunRecord& record, int step, const StepMarkTimes& marks, StepWork work, bool phases) {
   const auto set = [&](Phase phase, double ms) { record.ms(phase, step) = ms; };
   set(Phase::step, marks.end);

@@ -4,6 +4,7 @@
 
 #include <limits>
 
+#include "config/step_settings.hpp"
 #include "results/run_record.hpp"
 
 namespace mgpu {
@@ -24,6 +25,10 @@ struct StepWork {
   bool update = true;
   bool reduced = false;
 };
+
+// What step `step` of a run does: it updates where it ends an accumulation group, and reduces where it updates and
+// the job has gradients to reduce (`reduces`: more than one rank).
+StepWork work_of_step(const TrainingSettings& settings, int step, bool reduces);
 
 // Fills step `step` of `record` from its marks. phases = the run marked every phase; otherwise only the step time
 // was marked (--timing step) and every other phase is NaN. A step that does not update has backward up to its end

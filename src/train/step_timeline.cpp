@@ -105,7 +105,7 @@ void StepTimeline::read_phase_times(RunRecord& record, bool marked, bool reduced
   if (!marked) return read_unmarked_run(record);
   const bool phases = settings_.timing != TimingMode::step;
   for (int step = 0; step < record.total_steps; ++step) {
-    const StepWork work{settings_.ends_accumulation(step), reduced && settings_.ends_accumulation(step)};
+    const StepWork work = work_of_step(settings_, step, reduced);
     record_marked_step(record, step, marked_step_times(step, work), work, phases);
   }
 }

@@ -39,6 +39,12 @@ TEST(Options, OptionsAreExactAndHelpSaysTheDefaults) {
   EXPECT_NE(help_text().find("mgpu_bench_large_b32_n1-2.h5"), std::string::npos);
 }
 
+// --help and --version answer whatever else the command line holds: a value that would be refused is not read.
+TEST(Options, HelpOrVersionAloneAnswersBeforeAnyValueIsRead) {
+  EXPECT_TRUE(parse({"--help", "--batch", "0"}).show_help);
+  EXPECT_TRUE(parse({"--version", "--batch", "0"}).show_version);
+}
+
 // The step options come from the settings table: each in --help with its default and the names it takes, and each
 // name parses back to its value (the command line's half of parse and print).
 TEST(Options, EveryStepOptionTakesEveryNameItsTypeOffers) {

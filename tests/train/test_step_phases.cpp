@@ -1,6 +1,6 @@
 // Purpose: tests of the mapping from a step's marks to its phase times (step_phases.hpp), which both trainers use:
 // each phase from the marks it is defined by, the phases summing to the step, and what a step that does not update,
-// does not reduce, or was not marked records.
+// does not reduce, or was not marked records; which steps update and reduce.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -44,6 +44,19 @@ TEST(StepPhases, AStepWithoutReductionUpdatesFromBackwardsEnd) {
   EXPECT_DOUBLE_EQ(record.ms(Phase::optimizer, 0), 3.0);
   const double sum = record.ms(Phase::forward, 0) + record.ms(Phase::backward, 0) + record.ms(Phase::optimizer, 0);
   EXPECT_DOUBLE_EQ(sum, record.ms(Phase::step, 0));
+}
+
+TEST(StepPhases, OnlyTheLastStepOfAnAccumulationGroupUpdatesAndOnlyItReduces) {
+  TrainingSettings settings;
+  settings.accumulate_steps = 3;
+  for (int step = 0; step < 6; ++step) {
+    const bool last = step % 3 == 2;
+    for (bool reduces : {false, true}) {
+      const StepWork work = work_of_step(settings, step, reduces);
+      EXPECT_EQ(work.update, last) << "step " << step;
+      EXPECT_EQ(work.reduced, last && reduces) << "step " << step << (reduces ? ", reducing" : ", one rank");
+    }
+  }
 }
 
 TEST(StepPhases, AStepThatOnlyAccumulatesIsBackwardToItsEnd) {
