@@ -143,4 +143,6 @@ void reset_device_between_configurations(const BackendChoice& choice, GemmTuning
 #endif
 }
 
+bool device_reset_follows(std::size_t index, std::size_t count) { return index + 1 < count; }
+
 }  // namespace mgpu

@@ -2,6 +2,7 @@
 // rank; whether a configuration fits; the trainer for it; the reset between configurations.
 #pragma once
 
+#include <cstddef>
 #include <memory>
 #include <string>
 #include <vector>
@@ -42,4 +43,8 @@ std::unique_ptr<Trainer> make_trainer(const BackendChoice& choice, const Trainin
 // configuration after the first ran up to 8% slower on 2 x H200 (docs/measurement.md, "Configuration order"). No-op
 // on the CPU fallback.
 void reset_device_between_configurations(const BackendChoice& choice, GemmTunings& gemm_tunings);
+
+// Whether configuration `index` (from 0) of a job's `count` is followed by that reset: every one but the last, which
+// the process's end follows.
+bool device_reset_follows(std::size_t index, std::size_t count);
 }  // namespace mgpu

@@ -393,7 +393,7 @@ SweepTableRow run_plan_entry(const std::vector<Configuration>& plan, std::size_t
     }
   }
   // The trainer is gone (run_configuration returned): the next configuration starts on a fresh CUDA context.
-  if (i + 1 < plan.size()) reset_device_between_configurations(job.choice, sweep.gemm_tunings);
+  if (device_reset_follows(i, plan.size())) reset_device_between_configurations(job.choice, sweep.gemm_tunings);
   // Bounded for the configuration's own ranks, which finish it together; the others waited for it unbounded.
   barrier(mpi, "the other ranks to finish configuration '" + row.name + "'", member);
   agree_or_throw(mpi, error, "after configuration '" + row.name + "'");
