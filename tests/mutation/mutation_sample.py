@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""Purpose: a mutation sample of the CPU-reachable code of src/ and analysis/ (GPU-only files and `#if MGPU_HAVE_CUDA`
-parts left out): single-operator changes at sites drawn
+"""Purpose: a mutation sample of the CPU-reachable code of src/ and analysis/ (the sources CMake compiles only with
+CUDA, GPU-only headers and `#if MGPU_HAVE_CUDA` parts left out): single-operator changes at sites drawn
 at random with a fixed seed, each rebuilt and tested in an existing build (the sanitized one: an off-by-one read is
 then an error); prints every mutant and the kill rate. A mutant that does not compile (a '+' between strings turned
 into '-') is not counted: the next site of the draw takes its place. Not run by CI (docs/testing.md).
@@ -27,7 +27,8 @@ SWAPS = {" < ": " <= ", " <= ": " < ", " > ": " >= ", " >= ": " > ", " == ": " !
          " + ": " - ", " - ": " + ", " && ": " || ", " || ": " && "}
 OPERATOR = re.compile("|".join(re.escape(op) for op in sorted(SWAPS, key=len, reverse=True)))
 
-# Code the CPU build does not compile or cannot run (the GPU paths); docs/testing.md names them.
+# Code the CPU build does not compile or cannot run (the GPU paths), by name, for headers and files the CMake lists
+# below do not name; docs/testing.md names them.
 GPU_ONLY = re.compile(r"cuda|nccl|nvml|gpu_devices|hardware_probe|graph_timing|per_device_once|tuned_gemm|"
                       r"reduction_workspace")
 
@@ -41,6 +42,16 @@ TEST_FOLDERS = {"platform": ["platform", "model"], "model": ["model", "train"], 
                 "analysis": ["analysis"]}
 
 
+def cuda_only_files():
+    """The sources src/'s CMakeLists.txt compile only with CUDA (inside `if(MGPU_HAVE_CUDA)`); a header is compiled
+    wherever it is included, so headers are left to GPU_ONLY."""
+    found = set()
+    for cmake in (ROOT / "src").rglob("CMakeLists.txt"):
+        for block in re.findall(r"if\(MGPU_HAVE_CUDA\)(.*?)endif\(\)", cmake.read_text(), re.S):
+            found.update(cmake.parent / name for name in re.findall(r"[\w/]+\.cpp", block))
+    return found
+
+
 def source_files(changed_since=None):
     """The sampled files; with `changed_since` (a git revision), only those changed between it and HEAD."""
     files = list((ROOT / "src").rglob("*.cpp")) + list((ROOT / "src").rglob("*.hpp")) + \
@@ -49,7 +60,8 @@ def source_files(changed_since=None):
         changed = subprocess.run(["git", "diff", "--name-only", changed_since, "HEAD"], cwd=ROOT, check=True,
                                  stdout=subprocess.PIPE, text=True).stdout.split()
         files = [f for f in files if str(f.relative_to(ROOT)) in changed]
-    return sorted(f for f in files if not GPU_ONLY.search(f.name) and f.name != "main.cpp")
+    cuda_only = cuda_only_files()
+    return sorted(f for f in files if f not in cuda_only and not GPU_ONLY.search(f.name) and f.name != "main.cpp")
 
 
 def code_part(line):
