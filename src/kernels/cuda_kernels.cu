@@ -484,10 +484,10 @@ void relu_dropout_backward_bias(float* grad, const float* h, float* bias_grad, i
   MGPU_REQUIRE(split.vector == 1 || (aligned16(grad) && aligned16(h) && aligned16(workspace.partials)),
                "relu_dropout_backward_bias: grad, h and the workspace must start on 16-byte boundaries");
   const bool splits = grad_split.data != nullptr;
-  const auto kernel = split.vector == 4 ? (splits ? relu_dropout_backward_bias_kernel<4, true>
-                                                  : relu_dropout_backward_bias_kernel<4, false>)
-                                        : (splits ? relu_dropout_backward_bias_kernel<1, true>
-                                                  : relu_dropout_backward_bias_kernel<1, false>);
+  const auto kernel =
+      split.vector == 4
+          ? (splits ? relu_dropout_backward_bias_kernel<4, true> : relu_dropout_backward_bias_kernel<4, false>)
+          : (splits ? relu_dropout_backward_bias_kernel<1, true> : relu_dropout_backward_bias_kernel<1, false>);
   MGPU_CUDA_CHECK(launch_dependent(kernel, grid, block, 0, stream, grad, h, bias_grad, batch, width, keep_scale,
                                    accumulate, grad_bf16, split.rows_per_block, workspace, grad_split));
 }
