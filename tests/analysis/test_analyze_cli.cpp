@@ -820,7 +820,8 @@ TEST_F(AnalyzeCli, PredictRefusesBadClusterValuesByName) {
   expect_rejected(run("predict --published absent.json"), {"absent.json"});
 }
 
-// --published alone: the model against each table, nothing else read; options of the step cost model refused.
+// --published alone: the model against each table, nothing else read; options of the step cost model refused, or
+// read as a prediction that needs the probe.
 TEST_F(AnalyzeCli, PredictAgainstAPublishedTable) {
   std::ofstream(dir_ + "/table.json")
       << R"({"name": "two rows", "url": "u", "hardware": "h", "software": "s", "gpu": "NVIDIA H100",
@@ -836,5 +837,8 @@ TEST_F(AnalyzeCli, PredictAgainstAPublishedTable) {
   EXPECT_NE(text.out.find("worst |error|"), std::string::npos) << text.out;
   expect_rejected(run("predict --published table.json --gpus 2"), {"--gpus", "--published"});
   expect_rejected(run("predict --published table.json --cluster 2x8"), {"--cluster", "--published"});
+  // Any of the step's options makes it a prediction, which needs the probe: none is ignored.
+  expect_rejected(run("predict --published table.json --layers 8,4,1"), {"--probe"});
+  expect_rejected(run("predict --published table.json --batch 32"), {"--probe"});
 }
 }  // namespace
