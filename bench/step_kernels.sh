@@ -4,8 +4,8 @@
 # the same configuration under `ncu` with the plain run's GEMM plan, profiling only the run's steps (mgpu_bench brackets
 # them with cudaProfilerStart/Stop; ncu starts with profiling off, so set-up's tuning and clock settling run
 # unprofiled); bench/step_kernels_table.py divides by the steps profiled: one step's kernels, each with its duration,
-# DRAM bytes and its DRAM and SM throughput as a share of the GPU's peak, and the step's time outside every kernel
-# (launches and the waits between dependent kernels). A kernel at neither peak is bound by its latency or its size.
+# DRAM bytes and its DRAM and SM throughput as a share of the GPU's peak, and what bounds it. A kernel at neither
+# peak is bound by its latency or its size.
 # Usage (binaries built for the GPU, ncu on the PATH; from the repository root):
 #   BIN_DIR=build OUT=/tmp/step_kernels bash bench/step_kernels.sh
 #   CELLS="fp32:medium:8:chain bf16:large:4096:auto" BASE_BIN=/path/to/old/build ...   (cells of the old build are

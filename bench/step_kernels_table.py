@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Purpose: bench/step_kernels.sh's table: one step's kernels per cell, from an Nsight Compute profile of a run's
-steps (its totals over the steps profiled), beside the step's mean time from the plain run; the time outside every
-kernel is the step's launches and the waits between dependent kernels.
+steps (its totals over the steps profiled), beside the step's mean time from the plain run, and the share of the
+kernels' time that DRAM, the SMs or latency bounds.
 
 Usage: python3 bench/step_kernels_table.py OUT STEPS CELL...   (STEPS: the steps each profile holds; CELL as
        step_kernels.sh names it; OUT holds its files)

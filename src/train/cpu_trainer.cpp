@@ -117,7 +117,7 @@ Trainer::ReferenceRun CpuTrainer::reference_run(int steps) const {
 
 struct CpuTrainer::StepMarks {
   Clock::time_point start, forward_end, backward_end, allreduce_end, end;  // all unset in an unmarked step
-  bool update = false;                                                     // the step ended an accumulation group
+  StepWork work;                                                           // whether it updated and reduced
 };
 
 // The marks as times from the step's start. The CPU reduces right after backward and updates right after the
@@ -147,8 +147,7 @@ CpuTrainer::StepMarks CpuTrainer::train_step(int run_index, int step, std::uint6
   marks.forward_end = now_if_marked();
   // Gradient accumulation: the first step of a group writes the buffer, the others add to it.
   const bool first_of_group = settings_.starts_accumulation(step);
-  const StepWork work = work_of_step(settings_, step, ranks_ > 1);
-  marks.update = work.update;
+  marks.work = work_of_step(settings_, step, ranks_ > 1);
   cpu::mlp_backward(model, parameters_.data(), inputs_.data(), local_batch_, activations_, grad_output_.data(),
                     static_cast<float>(model.dropout), first_of_group ? gradients_.data() : step_gradients_.data());
   if (!first_of_group) {
@@ -156,9 +155,9 @@ CpuTrainer::StepMarks CpuTrainer::train_step(int run_index, int step, std::uint6
   }
   marks.backward_end = now_if_marked();
   // One rank has nothing to reduce; the phase is then recorded as zero rather than as a no-op call's cost.
-  if (work.reduced) average_gradients();
+  if (marks.work.reduced) average_gradients();
   marks.allreduce_end = now_if_marked();
-  if (marks.update) {
+  if (marks.work.update) {
     // The mean of the K accumulated gradients (K = 1: the gradient as it is).
     if (settings_.accumulate_steps > 1) {
       const float scale = 1.0f / static_cast<float>(settings_.accumulate_steps);
@@ -209,7 +208,7 @@ RunRecord CpuTrainer::run(int run_index) {
     record.loss[step] = loss;
     if (unmarked) continue;
     if (step == settings_.warmup_steps) measured_start = marks.start;
-    record_marked_step(record, step, mark_times(marks), work_of_step(settings_, step, ranks_ > 1), phases);
+    record_marked_step(record, step, mark_times(marks), marks.work, phases);
   }
   // Includes the data generation between measured steps (the GPU path's wall span includes its launch gaps).
   record.measured_wall_ms = elapsed_ms(measured_start, Clock::now());
